@@ -1,0 +1,119 @@
+"""``enginesrv bench``: fixed rules benchmarks with a node-count signature.
+
+Each game lists perft positions (the public push/pop/legal_moves path, the last ply counted)
+and runs seeded random playouts (push to the end, then pop back to the start). Counts are
+deterministic, so the node total is a signature: it changes only when rules or the benchmark
+change, while the times show the speed.
+"""
+
+from __future__ import annotations
+
+import random
+import time
+from dataclasses import dataclass
+from typing import TextIO
+
+import games
+
+MAX_PLAYOUT_PLIES = 10_000
+"""A safety net for games the rules do not bound; a playout that hits it is counted as-is."""
+
+
+@dataclass(frozen=True, slots=True)
+class PerftCase:
+    """One benchmark position: a name, a position string and a depth."""
+
+    name: str
+    position: str
+    depth: int
+
+
+YINSH_P10 = "4/7/5B2/6B2/8BW/6B2/4B1W2W/3W4W/8/7/4 w m 0-0 51"
+
+BENCH: dict[str, tuple[PerftCase, ...]] = {
+    "yinsh": (
+        PerftCase("start", "4/7/8/9/10/9/10/9/8/7/4 w p 0-0 51", 3),
+        PerftCase("P10", YINSH_P10, 3),
+        PerftCase(
+            "P32", "4/2b4/bbb2b2/6B2/4BBb1bW/2BbbbbWW/4Bbwwww/2wwwwW1w/3bW3/7/4 w m 0-0 29", 3
+        ),
+        PerftCase("T7", "2wb/3wb2/3wb3/3wb4/2Wbw5/9/10/9/8/WWWW2B/BBBB w m 0-0 41", 3),
+    ),
+}
+"""Quick perft positions per game (a few seconds in all)."""
+
+DEEP: dict[str, tuple[PerftCase, ...]] = {
+    "yinsh": (PerftCase("P10", YINSH_P10, 4),),
+}
+"""The deep targets of the issues (``--deep``)."""
+
+
+def random_playouts(game: games.Game, count: int, seed: int = 1) -> tuple[int, int]:
+    """Play ``count`` seeded random games through push, then pop each back to the start.
+
+    Returns:
+        (games finished by the rules, plies pushed).
+    """
+    rng = random.Random(seed)
+    finished = 0
+    plies = 0
+    for _ in range(count):
+        state = game.new_state()
+        depth = 0
+        while not state.is_terminal() and depth < MAX_PLAYOUT_PLIES:
+            moves = state.legal_moves()
+            state.push(moves[rng.randrange(len(moves))])
+            depth += 1
+        finished += state.is_terminal()
+        plies += depth
+        while depth:
+            state.pop()
+            depth -= 1
+    return finished, plies
+
+
+def run_bench(
+    names: list[str] | None, *, deep: bool, playouts: int, out: TextIO, err: TextIO
+) -> int:
+    """Run the benchmark for ``names`` (default: every game with bench positions).
+
+    Returns the node total (the signature), which is also printed as the last line.
+    """
+    selected = names if names is not None else [n for n in games.available() if n in BENCH]
+    total_nodes = 0
+    total_time = 0.0
+    for name in selected:
+        game = games.load(name)
+        cases = BENCH.get(name, ()) + (DEEP.get(name, ()) if deep else ())
+        for case in cases:
+            err.write(f"{name} {case.name} depth {case.depth} ...\n")
+            state = game.state_from_string(case.position)
+            started = time.perf_counter()
+            leaves = games.perft(state, case.depth)
+            elapsed = time.perf_counter() - started
+            total_nodes += leaves
+            total_time += elapsed
+            out.write(
+                f"{name} perft {case.name} depth {case.depth}: leaves {leaves} "
+                f"seconds {elapsed:.3f} leaves/s {_rate(leaves, elapsed)}\n"
+            )
+        if playouts:
+            err.write(f"{name} {playouts} random playouts ...\n")
+            started = time.perf_counter()
+            finished, plies = random_playouts(game, playouts)
+            elapsed = time.perf_counter() - started
+            total_nodes += plies
+            total_time += elapsed
+            out.write(
+                f"{name} playouts {playouts}: finished {finished} plies {plies} "
+                f"seconds {elapsed:.3f} plies/s {_rate(plies, elapsed)}\n"
+            )
+    out.write(
+        f"bench: nodes {total_nodes} time {round(total_time * 1000)} "
+        f"nps {_rate(total_nodes, total_time)}\n"
+    )
+    return total_nodes
+
+
+def _rate(count: int, seconds: float) -> int:
+    return round(count / seconds) if seconds > 0 else 0

@@ -1,0 +1,295 @@
+"""The ``enginesrv`` command line.
+
+Every subcommand prints its result on stdout in a form other tools may parse, and chatter
+(progress, timings) on stderr. Every error, from a bad argument to an unreadable file, is one
+line on stderr naming the input and the reason, with exit status 2; never a traceback.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import time
+from collections.abc import Callable, Sequence
+from typing import NoReturn, TextIO
+
+import games
+from enginesrv import __version__
+from enginesrv.bench import run_bench
+from enginesrv.records import RecordError, read_record_file
+
+EXIT_USAGE = 2
+
+
+class CommandError(Exception):
+    """A user-facing failure: printed as one line on stderr, exit status 2."""
+
+
+class _Parser(argparse.ArgumentParser):
+    """argparse, but a usage error is one line on stderr (with a pointer to --help)."""
+
+    def error(self, message: str) -> NoReturn:
+        sys.stderr.write(f"{self.prog}: error: {message} (see '{self.prog} --help')\n")
+        sys.exit(EXIT_USAGE)
+
+
+def _add_position_args(p: argparse.ArgumentParser) -> None:
+    p.add_argument("game", metavar="GAME", help="game name: " + ", ".join(games.available()))
+    p.add_argument(
+        "--pos",
+        metavar="POSITION",
+        help="start from this position string (quote it) instead of the start position",
+    )
+    p.add_argument(
+        "--moves",
+        metavar="MOVE",
+        nargs="+",
+        default=[],
+        help="move tokens to play first, each checked for legality",
+    )
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """The argument parser of the ``enginesrv`` command."""
+    parser = _Parser(
+        prog="enginesrv",
+        description="Engine server for Yinsh, Yohoho, Yoxii and Yin Yang: rules tools, "
+        "bots, the engine protocol and matches.",
+    )
+    parser.add_argument("--version", action="version", version=f"enginesrv {__version__}")
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
+    sub.required = True
+
+    p = sub.add_parser(
+        "perft",
+        help="count the positions DEPTH plies ahead (rules test)",
+        description="Count the leaf nodes DEPTH plies below a position, one ply per decision. "
+        "The count is the last line of stdout; with --divide a 'MOVE COUNT' line per legal move "
+        "comes first. Timing goes to stderr.",
+    )
+    _add_position_args(p)
+    p.add_argument("depth", metavar="DEPTH", type=_natural, help="plies to look ahead (>= 0)")
+    p.add_argument("--divide", action="store_true", help="print the count below each root move")
+    p.set_defaults(func=cmd_perft)
+
+    p = sub.add_parser(
+        "moves",
+        help="list the legal move tokens of a position",
+        description="Print the legal move tokens of a position, one per line, sorted.",
+    )
+    _add_position_args(p)
+    p.set_defaults(func=cmd_moves)
+
+    p = sub.add_parser(
+        "show",
+        help="draw a position with its side to act, phase and counters",
+        description="Draw the board with coordinates, and print the side to act, the phase, "
+        "the game's counters, the position string and, once the game is over, the outcome.",
+    )
+    _add_position_args(p)
+    p.set_defaults(func=cmd_show)
+
+    p = sub.add_parser(
+        "replay",
+        help="replay a game record, checking every move",
+        description="Replay a game record (the enginesrv record format, or a boardspace .sgf for "
+        "Yinsh), checking every move, and print the final position and outcome. A bad record "
+        "stops at its first bad move, with the move's number and the reason.",
+    )
+    p.add_argument("game", metavar="GAME", help="game name: " + ", ".join(games.available()))
+    p.add_argument("file", metavar="FILE", help="the record file")
+    p.set_defaults(func=cmd_replay)
+
+    p = sub.add_parser(
+        "bench",
+        help="benchmark the rules engines (perft and random playouts)",
+        description="Run fixed perft positions and seeded random playouts for each game and "
+        "print leaves, seconds and leaves/s per line; the last line is "
+        "'bench: nodes N time MS nps R', whose node total is a signature that changes only "
+        "when the rules or the benchmark change.",
+    )
+    p.add_argument(
+        "--game",
+        metavar="GAME",
+        action="append",
+        help="only this game (repeatable); default: every game with bench positions",
+    )
+    p.add_argument(
+        "--deep", action="store_true", help="include the deep targets (for example P10 at depth 4)"
+    )
+    p.add_argument(
+        "--playouts", metavar="N", type=_natural, default=200, help="random games per game"
+    )
+    p.set_defaults(func=cmd_bench)
+    return parser
+
+
+def _natural(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a whole number") from None
+    if value < 0:
+        raise argparse.ArgumentTypeError(f"{text!r} is negative")
+    return value
+
+
+# ---------------------------------------------------------------------------------------------
+# Helpers
+
+
+def load_game(name: str) -> games.Game:
+    """The game called ``name``, or a CommandError naming the known games."""
+    try:
+        return games.load(name)
+    except games.UnknownGameError as exc:
+        raise CommandError(f"game {name!r}: {exc.reason}") from None
+
+
+def build_state(game: games.Game, pos: str | None, moves: Sequence[str]) -> games.State:
+    """The position ``pos`` (or the start) after playing ``moves``, each checked."""
+    try:
+        state = game.state_from_string(pos) if pos is not None else game.new_state()
+    except games.InvalidPositionError as exc:
+        raise CommandError(f"position {pos!r}: {exc.reason}") from None
+    for number, token in enumerate(moves, 1):
+        try:
+            state.push(state.parse_move(token))
+        except games.GameError as exc:
+            raise CommandError(f"move {number} {token!r}: {exc.reason}") from None
+    return state
+
+
+def seat_name(game: games.Game, seat: int) -> str:
+    """``White (p1)`` and so on; ``nobody`` for a finished game."""
+    if seat < 0:
+        return "nobody (game over)"
+    return f"{game.colours[seat]} (p{seat + 1})"
+
+
+# ---------------------------------------------------------------------------------------------
+# Commands
+
+
+def cmd_perft(args: argparse.Namespace, out: TextIO, err: TextIO) -> None:
+    """``enginesrv perft``."""
+    state = build_state(load_game(args.game), args.pos, args.moves)
+    depth: int = args.depth
+    started = time.perf_counter()
+    if args.divide and depth >= 1:
+        total = 0
+        for token, count in games.perft_divide(state, depth):
+            out.write(f"{token} {count}\n")
+            total += count
+    else:
+        total = games.perft(state, depth)
+    elapsed = time.perf_counter() - started
+    out.write(f"{total}\n")
+    rate = total / elapsed if elapsed > 0 else 0.0
+    err.write(f"perft {depth}: {total} leaves in {elapsed:.3f} s ({rate:,.0f} leaves/s)\n")
+
+
+def cmd_moves(args: argparse.Namespace, out: TextIO, err: TextIO) -> None:
+    """``enginesrv moves``."""
+    del err
+    state = build_state(load_game(args.game), args.pos, args.moves)
+    for token in sorted(state.move_to_str(m) for m in state.legal_moves()):
+        out.write(token + "\n")
+
+
+def describe(state: games.State) -> str:
+    """The text of ``enginesrv show``: board, side, phase, position string, outcome."""
+    game = state.game
+    lines = [
+        state.render(),
+        f"to act:   {seat_name(game, state.to_move())}",
+        f"phase:    {state.phase()} ({state.phase_name()})",
+        f"position: {state.to_string()}",
+    ]
+    outcome = state.outcome()
+    if outcome is not None:
+        lines.append(f"outcome:  {outcome}")
+    return "\n".join(lines)
+
+
+def cmd_show(args: argparse.Namespace, out: TextIO, err: TextIO) -> None:
+    """``enginesrv show``."""
+    del err
+    state = build_state(load_game(args.game), args.pos, args.moves)
+    out.write(describe(state) + "\n")
+
+
+def cmd_replay(args: argparse.Namespace, out: TextIO, err: TextIO) -> None:
+    """``enginesrv replay``."""
+    del err
+    game = load_game(args.game)
+    path: str = args.file
+    try:
+        record = read_record_file(path)
+    except RecordError as exc:
+        raise CommandError(str(exc)) from None
+    if record.game is not None and record.game != game.name:
+        raise CommandError(f"{path}: the record is a {record.game!r} game, not {game.name!r}")
+    start = record.start_position()
+    try:
+        state = game.state_from_string(start) if start is not None else game.new_state()
+    except games.InvalidPositionError as exc:
+        raise CommandError(f"{path}: Start position {start!r}: {exc.reason}") from None
+    for number, entry in enumerate(record.moves, 1):
+        try:
+            state.push(state.parse_move(entry.token))
+        except games.GameError as exc:
+            raise CommandError(
+                f"{path}:{entry.line}: move {number} {entry.token!r}: {exc.reason}"
+            ) from None
+    final = state.to_string()
+    if record.final is not None and record.final != final:
+        raise CommandError(
+            f"{path}: the moves lead to {final!r}, but the record's Final is {record.final!r}"
+        )
+    outcome = state.outcome()
+    result = record.result()
+    if outcome is not None and result.winner not in (None, "*", outcome.winner):
+        raise CommandError(
+            f"{path}: the game ends '{outcome.winner}' but the record's Result is {result.text!r}"
+        )
+    out.write(f"plies {len(record.moves)}\n")
+    out.write(f"final {final}\n")
+    out.write(f"outcome {outcome if outcome is not None else '* (the game is not over)'}\n")
+    if result.text:
+        out.write(f"result {result.text}\n")
+    reason = record.headers.get("Reason")
+    if reason:
+        out.write(f"reason {reason}\n")
+
+
+def cmd_bench(args: argparse.Namespace, out: TextIO, err: TextIO) -> None:
+    """``enginesrv bench``."""
+    names: list[str] = args.game or []
+    for name in names:
+        load_game(name)
+    run_bench(names or None, deep=args.deep, playouts=args.playouts, out=out, err=err)
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Run the command line; returns the exit status."""
+    args = build_parser().parse_args(argv)
+    func: Callable[[argparse.Namespace, TextIO, TextIO], None] = args.func
+    try:
+        func(args, sys.stdout, sys.stderr)
+    except CommandError as exc:
+        sys.stdout.flush()
+        sys.stderr.write(f"enginesrv {args.command}: error: {exc}\n")
+        return EXIT_USAGE
+    except KeyboardInterrupt:
+        sys.stderr.write(f"enginesrv {args.command}: interrupted\n")
+        return 130
+    except BrokenPipeError:
+        # The reader went away (``enginesrv moves yinsh | head``): not an error of ours.
+        sys.stderr.close()
+        return 0
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

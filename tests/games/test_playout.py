@@ -1,0 +1,158 @@
+"""Random playouts over every registered game (design §7): one test, every game joins by
+registering. Also fuzzing of the two text inputs of every game, positions and move tokens."""
+
+from __future__ import annotations
+
+import random
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+import games
+
+MAX_PLIES = 3000
+GAMES_PER_NAME = 12
+
+
+def check_position_string(state: games.State) -> None:
+    text = state.to_string()
+    again = state.game.state_from_string(text)
+    assert again.to_string() == text
+    assert again.key() == state.key(), f"incremental key differs from a fresh parse of {text}"
+    assert again.to_move() == state.to_move()
+    for viewer in (games.P1, games.P2, None):
+        view = state.view(viewer).to_string()
+        assert state.game.state_from_string(view).to_string() == view
+
+
+def check_moves(state: games.State, rng: random.Random) -> None:
+    moves = list(state.legal_moves())
+    assert moves, f"no legal move but not terminal: {state}"
+    assert state.count_moves() == len(moves)
+    tokens = [state.move_to_str(m) for m in moves]
+    assert len(set(tokens)) == len(tokens), "two moves share a token"
+    for move in rng.sample(moves, min(4, len(moves))):
+        assert state.parse_move(state.move_to_str(move)) == move
+        assert state.public_move_str(move, state.to_move())
+
+
+@pytest.mark.parametrize("name", games.available())
+def test_random_playouts(name: str) -> None:
+    game = games.load(name)
+    rng = random.Random(name)
+    for _ in range(GAMES_PER_NAME):
+        state = game.new_state()
+        assert state.to_string() == game.start_position
+        history: list[tuple[str, int]] = []
+        while not state.is_terminal():
+            assert len(history) < MAX_PLIES, f"{name}: no end after {MAX_PLIES} plies"
+            assert state.to_move() in (games.P1, games.P2)
+            assert state.outcome() is None
+            check_moves(state, rng)
+            if rng.random() < 0.2:
+                check_position_string(state)
+            before = (state.to_string(), state.key())
+            move = rng.choice(list(state.legal_moves()))
+            # push/pop restores exactly, and a copy is independent of its original
+            state.push(move)
+            assert state.pop() == move
+            assert (state.to_string(), state.key()) == before
+            twin = state.copy()
+            twin.push(move)
+            assert (state.to_string(), state.key()) == before
+            history.append(before)
+            state.push(move)
+            assert twin.to_string() == state.to_string()
+            assert twin.key() == state.key()
+            assert state.ply() == len(history)
+
+        check_position_string(state)
+        assert state.to_move() == games.NOBODY
+        assert list(state.legal_moves()) == []
+        assert state.count_moves() == 0
+        outcome = state.outcome()
+        assert outcome is not None
+        assert outcome.winner in ("p1", "p2", "draw")
+        assert outcome.reason
+        assert " " not in outcome.reason
+        assert all(isinstance(v, int) for _, v in outcome.scores)
+        assert games.perft(state, 2) == 0
+        # unwinding the whole game restores every position on the way back
+        while history:
+            state.pop()
+            assert (state.to_string(), state.key()) == history.pop()
+        with pytest.raises(IndexError):
+            state.pop()
+
+
+def sample_positions(name: str, count: int = 40) -> list[str]:
+    """Positions from seeded random games, for the fuzz tests."""
+    game = games.load(name)
+    rng = random.Random(7)
+    out: list[str] = []
+    while len(out) < count:
+        state = game.new_state()
+        while not state.is_terminal() and rng.random() > 0.02:
+            out.append(state.to_string())
+            moves = state.legal_moves()
+            state.push(moves[rng.randrange(len(moves))])
+    return out[:count]
+
+
+@pytest.mark.parametrize("name", games.available())
+@settings(max_examples=150, deadline=None)
+@given(data=st.data())
+def test_mutated_position_strings_parse_or_raise(name: str, data: st.DataObject) -> None:
+    game = games.load(name)
+    base = data.draw(st.sampled_from([game.start_position, *sample_positions(name)]))
+    i = data.draw(st.integers(0, len(base)))
+    j = data.draw(st.integers(i, min(len(base), i + 3)))
+    filler = data.draw(
+        st.text(alphabet=st.sampled_from([*list(set(base)), "0", "?", "é"]), max_size=3)
+    )
+    text = base[:i] + filler + base[j:]
+    try:
+        state = game.state_from_string(text)
+    except games.InvalidPositionError as exc:
+        assert text in str(exc)
+        return
+    assert state.to_string() == text
+
+
+@pytest.mark.parametrize("name", games.available())
+@settings(max_examples=150, deadline=None)
+@given(text=st.text(max_size=40))
+def test_arbitrary_text_is_a_position_error(name: str, text: str) -> None:
+    game = games.load(name)
+    try:
+        state = game.state_from_string(text)
+    except games.InvalidPositionError:
+        return
+    assert state.to_string() == text
+
+
+@pytest.mark.parametrize("name", games.available())
+@settings(max_examples=200, deadline=None)
+@given(data=st.data())
+def test_arbitrary_tokens_are_move_errors(name: str, data: st.DataObject) -> None:
+    game = games.load(name)
+    state = game.state_from_string(data.draw(st.sampled_from(sample_positions(name))))
+    legal = [state.move_to_str(m) for m in state.legal_moves()]
+    text = data.draw(
+        st.one_of(
+            st.text(max_size=12),
+            st.sampled_from(legal).map(lambda t: t[:-1]),
+            st.sampled_from(legal).map(lambda t: t.upper()),
+            st.sampled_from(legal).map(lambda t: t + "1"),
+        )
+    )
+    before = state.to_string()
+    try:
+        move = state.parse_move(text)
+    except (games.InvalidMoveError, games.IllegalMoveError) as exc:
+        assert exc.text == text
+        assert state.to_string() == before
+        return
+    assert text in legal
+    assert state.move_to_str(move) == text

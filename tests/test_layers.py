@@ -1,0 +1,54 @@
+"""The direction of imports between our packages: games <- bots <- enginesrv -> protocol."""
+
+from __future__ import annotations
+
+import ast
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).parent.parent
+OURS = {"games", "bots", "protocol", "enginesrv"}
+# package -> (our packages it may import, third-party roots it may import; None = any)
+ALLOWED: dict[str, tuple[set[str], set[str] | None]] = {
+    "games": (set(), set()),
+    "bots": ({"games"}, set()),
+    "protocol": (set(), {"msgpack"}),
+    "enginesrv": ({"games", "bots", "protocol"}, None),
+}
+
+
+def imported_roots(path: Path) -> list[tuple[int, str]]:
+    """(line, top-level module) of every absolute import in a file."""
+    tree = ast.parse(path.read_text(encoding="utf-8"))
+    out: list[tuple[int, str]] = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            out.extend((node.lineno, alias.name.split(".")[0]) for alias in node.names)
+        elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
+            out.append((node.lineno, node.module.split(".")[0]))
+    return out
+
+
+@pytest.mark.parametrize("package", sorted(ALLOWED))
+def test_imports_point_the_right_way(package: str) -> None:
+    ours_ok, third_ok = ALLOWED[package]
+    stdlib = set(sys.stdlib_module_names) | {"__future__"}
+    bad = []
+    files = sorted((ROOT / package).rglob("*.py"))
+    assert files, f"package {package} has no modules"
+    for path in files:
+        for line, root in imported_roots(path):
+            if root == package or root in stdlib:
+                continue
+            ok = root in ours_ok if root in OURS else third_ok is None or root in third_ok
+            if not ok:
+                bad.append(f"{path.relative_to(ROOT)}:{line} imports {root}")
+    assert not bad, "imports point the wrong way:\n" + "\n".join(bad)
+
+
+def test_checker_catches_a_wrong_import(tmp_path: Path) -> None:
+    bad = tmp_path / "mod.py"
+    bad.write_text("import trio\nfrom bots.x import y\n", encoding="utf-8")
+    assert [root for _, root in imported_roots(bad)] == ["trio", "bots"]
