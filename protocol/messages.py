@@ -1,0 +1,499 @@
+"""The message model: frozen value objects for every command and reply of protocol version 1.
+
+Both framings decode to, and encode from, these objects, so one dispatcher serves both. Moves
+and positions are opaque strings here; nothing in this module knows a rule of any game.
+
+Commands go from client to server; each class names its wire method in ``METHOD`` (the text
+command word and the msgpack-RPC method are the same). Replies go from server to client. A few
+replies exist only as text lines that together make one msgpack result (the ``ugi`` handshake,
+the ``bots``/``options`` listings, ``show``); those have their own line classes for clients
+that read the text framing line by line.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import ClassVar, Literal, TypeAlias
+
+PROTOCOL_VERSION = 1
+"""The major version of the protocol described by docs/protocol.md."""
+
+QUERY_WHATS: tuple[str, ...] = (
+    "gameover",
+    "p1turn",
+    "result",
+    "moves",
+    "position",
+    "turn",
+    "outcome",
+    "phase",
+)
+"""What ``query`` may ask: the three of UGI, then the extensions for rules-free clients."""
+
+GO_INT_FIELDS: tuple[str, ...] = (
+    "p1time",
+    "p2time",
+    "p1inc",
+    "p2inc",
+    "movestogo",
+    "movetime",
+    "depth",
+    "nodes",
+)
+"""The integer limits of ``go``, in the order they are written."""
+
+OPTION_TYPES: tuple[str, ...] = ("check", "spin", "combo", "string", "button")
+
+# ---------------------------------------------------------------------------------------------
+# Commands: client -> server
+
+
+@dataclass(frozen=True, slots=True)
+class Ugi:
+    """``ugi``: start of the handshake; answered by the capabilities and ``ugiok``.
+
+    ``protocol`` and ``client`` can only be given in the msgpack framing (the text form stays
+    exactly UGI's bare ``ugi``).
+    """
+
+    METHOD: ClassVar[str] = "ugi"
+    protocol: int | None = None
+    client: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class IsReady:
+    """``isready``: answered by ``readyok`` at once, even during a search."""
+
+    METHOD: ClassVar[str] = "isready"
+
+
+@dataclass(frozen=True, slots=True)
+class Ping:
+    """``ping N``: answered by ``pong N`` at once, even during a search."""
+
+    METHOD: ClassVar[str] = "ping"
+    token: int
+
+
+@dataclass(frozen=True, slots=True)
+class SetOption:
+    """``setoption name NAME [value VALUE]``; silent on success."""
+
+    METHOD: ClassVar[str] = "setoption"
+    name: str
+    value: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class NewGame:
+    """``uginewgame [GAME]``: a new game (of ``game``, else of the Game option)."""
+
+    METHOD: ClassVar[str] = "uginewgame"
+    game: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class Position:
+    """``position startpos|fen POS [moves M ...]``; ``fen`` None means the start position."""
+
+    METHOD: ClassVar[str] = "position"
+    fen: str | None = None
+    moves: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True, slots=True)
+class Go:
+    """``go`` with its limits; times in milliseconds. Answered by exactly one ``bestmove``."""
+
+    METHOD: ClassVar[str] = "go"
+    p1time: int | None = None
+    p2time: int | None = None
+    p1inc: int | None = None
+    p2inc: int | None = None
+    movestogo: int | None = None
+    movetime: int | None = None
+    depth: int | None = None
+    nodes: int | None = None
+    infinite: bool = False
+
+
+@dataclass(frozen=True, slots=True)
+class Stop:
+    """``stop``: the running search ends with its best move. ``search`` (msgpack only) names
+    the ``go`` request to cancel."""
+
+    METHOD: ClassVar[str] = "stop"
+    search: int | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class Quit:
+    """``quit``: end the session and close the connection."""
+
+    METHOD: ClassVar[str] = "quit"
+
+
+@dataclass(frozen=True, slots=True)
+class Query:
+    """``query WHAT`` with WHAT one of ``QUERY_WHATS``; answered by ``response``."""
+
+    METHOD: ClassVar[str] = "query"
+    what: str
+
+
+@dataclass(frozen=True, slots=True)
+class Play:
+    """``play MOVE``: play a move on the session position; answered by the new position."""
+
+    METHOD: ClassVar[str] = "play"
+    move: str
+
+
+@dataclass(frozen=True, slots=True)
+class Undo:
+    """``undo [N]``: take back N moves (default 1); answered by the new position."""
+
+    METHOD: ClassVar[str] = "undo"
+    n: int = 1
+
+
+@dataclass(frozen=True, slots=True)
+class Bots:
+    """``bots``: list the bots and the games each plays."""
+
+    METHOD: ClassVar[str] = "bots"
+
+
+@dataclass(frozen=True, slots=True)
+class Options:
+    """``options``: list the options of the session (the bot's included)."""
+
+    METHOD: ClassVar[str] = "options"
+
+
+@dataclass(frozen=True, slots=True)
+class Show:
+    """``show``: a drawing of the session position."""
+
+    METHOD: ClassVar[str] = "show"
+
+
+Command: TypeAlias = (
+    Ugi
+    | IsReady
+    | Ping
+    | SetOption
+    | NewGame
+    | Position
+    | Go
+    | Stop
+    | Quit
+    | Query
+    | Play
+    | Undo
+    | Bots
+    | Options
+    | Show
+)
+
+COMMAND_CLASSES: tuple[type[Command], ...] = (
+    Ugi,
+    IsReady,
+    Ping,
+    SetOption,
+    NewGame,
+    Position,
+    Go,
+    Stop,
+    Quit,
+    Query,
+    Play,
+    Undo,
+    Bots,
+    Options,
+    Show,
+)
+METHODS: dict[str, type[Command]] = {cls.METHOD: cls for cls in COMMAND_CLASSES}
+
+
+@dataclass(frozen=True, slots=True)
+class Request:
+    """A decoded command with its msgpack-RPC id (None for text and for notifications)."""
+
+    command: Command
+    msgid: int | None = None
+
+
+# ---------------------------------------------------------------------------------------------
+# Replies: server -> client
+
+
+@dataclass(frozen=True, slots=True)
+class OptionSpec:
+    """One option: ``option name N type T [default D] [min A] [max B] [var V]...`` (UCI form).
+
+    ``default`` is text as on the wire (``true``/``false`` for a check); None for a button.
+    """
+
+    name: str
+    type: Literal["check", "spin", "combo", "string", "button"]
+    default: str | None = None
+    min: int | None = None
+    max: int | None = None
+    vars: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True, slots=True)
+class GameInfo:
+    """A game the server plays: ``game NAME colours C1 C2 start POSITION``."""
+
+    name: str
+    colours: tuple[str, str]
+    start: str
+
+
+@dataclass(frozen=True, slots=True)
+class BotInfo:
+    """A bot: ``bot NAME games G ...``."""
+
+    name: str
+    games: tuple[str, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class LimitInfo:
+    """A limit of the connection: ``limit NAME VALUE`` (line and frame in bytes, inflight in
+    requests, idle in milliseconds; 0 means no limit)."""
+
+    name: str
+    value: int
+
+
+@dataclass(frozen=True, slots=True)
+class IdLine:
+    """``id KEY VALUE``: name, author, version, protocol."""
+
+    key: str
+    value: str
+
+
+@dataclass(frozen=True, slots=True)
+class Handshake:
+    """The answer to ``ugi``: one msgpack result, or a sequence of text lines ending in
+    ``ugiok``."""
+
+    name: str
+    author: str
+    version: str
+    protocol: int
+    games: tuple[GameInfo, ...] = ()
+    bots: tuple[BotInfo, ...] = ()
+    options: tuple[OptionSpec, ...] = ()
+    limits: tuple[LimitInfo, ...] = ()
+
+
+@dataclass(frozen=True, slots=True)
+class UgiOk:
+    """``ugiok``: the end of the handshake lines."""
+
+
+@dataclass(frozen=True, slots=True)
+class ReadyOk:
+    """``readyok``."""
+
+
+@dataclass(frozen=True, slots=True)
+class Pong:
+    """``pong N``."""
+
+    token: int
+
+
+@dataclass(frozen=True, slots=True)
+class Score:
+    """A search score from the side to move: ``cp N`` (hundredths of a unit of the game's
+    evaluation), or a proven ``win N``/``loss N`` in N plies. ``bound`` marks a fail-high or
+    fail-low score (``lowerbound``/``upperbound`` on the wire)."""
+
+    kind: Literal["cp", "win", "loss"]
+    value: int
+    bound: Literal["lower", "upper"] | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class Info:
+    """``info ...``: search progress, or ``info string TEXT``.
+
+    ``search`` is the id of the ``go`` request it belongs to (msgpack only; it is not compared).
+    """
+
+    depth: int | None = None
+    seldepth: int | None = None
+    score: Score | None = None
+    nodes: int | None = None
+    nps: int | None = None
+    time: int | None = None
+    hashfull: int | None = None
+    pv: tuple[str, ...] = ()
+    string: str | None = None
+    search: int | None = field(default=None, compare=False)
+
+
+@dataclass(frozen=True, slots=True)
+class BestMove:
+    """``bestmove MOVE``; ``move`` None is ``bestmove none`` (no move: the game is over).
+
+    In the msgpack framing the result of ``go`` also carries the search's final figures; the
+    text framing has only the move (the figures were in the last ``info``).
+    """
+
+    move: str | None
+    ponder: str | None = None
+    score: Score | None = None
+    depth: int | None = None
+    seldepth: int | None = None
+    nodes: int | None = None
+    time: int | None = None
+    pv: tuple[str, ...] = ()
+    stopped: bool | None = None
+
+
+ResponseValue: TypeAlias = bool | int | str | tuple[str, ...] | Mapping[str, str | int] | None
+
+
+@dataclass(frozen=True, slots=True)
+class Response:
+    """``response VALUE``: the answer to ``query``, ``play`` and ``undo``.
+
+    Text encoding: booleans as ``true``/``false``, None as ``none``, a tuple of tokens joined
+    by spaces, a mapping as ``key=value`` pairs. The text decoder returns the raw text; only the
+    msgpack framing keeps the type.
+    """
+
+    value: ResponseValue
+
+
+@dataclass(frozen=True, slots=True)
+class ErrorReply:
+    """``error CODE NAME TEXT``, or a msgpack-RPC error ``[code, name, message, data]``."""
+
+    code: int
+    name: str
+    message: str
+    data: Mapping[str, str | int] | None = field(default=None, compare=False)
+
+
+@dataclass(frozen=True, slots=True)
+class InvalidMove:
+    """``invalidmove MOVE REASON``: a rejected move (error 201 in the msgpack framing)."""
+
+    move: str
+    reason: str
+
+
+@dataclass(frozen=True, slots=True)
+class OptionList:
+    """The answer to ``options``: ``option`` lines then ``optionsok``."""
+
+    options: tuple[OptionSpec, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class OptionsOk:
+    """``optionsok``: the end of an ``options`` listing."""
+
+
+@dataclass(frozen=True, slots=True)
+class BotList:
+    """The answer to ``bots``: ``bot`` lines then ``botsok``."""
+
+    bots: tuple[BotInfo, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class BotsOk:
+    """``botsok``: the end of a ``bots`` listing."""
+
+
+@dataclass(frozen=True, slots=True)
+class ShowText:
+    """The answer to ``show``: the drawing, as ``show LINE`` lines then ``showok``."""
+
+    text: str
+
+
+@dataclass(frozen=True, slots=True)
+class ShowLine:
+    """One ``show LINE`` (the line kept exactly, spaces included)."""
+
+    line: str
+
+
+@dataclass(frozen=True, slots=True)
+class ShowOk:
+    """``showok``: the end of a drawing."""
+
+
+@dataclass(frozen=True, slots=True)
+class Ack:
+    """A success with nothing to say: no text at all, ``{}`` as a msgpack result."""
+
+
+Reply: TypeAlias = (
+    Handshake
+    | ReadyOk
+    | Pong
+    | Info
+    | BestMove
+    | Response
+    | ErrorReply
+    | InvalidMove
+    | OptionList
+    | BotList
+    | ShowText
+    | Ack
+)
+"""What a server sends (one object per answer)."""
+
+ReplyLine: TypeAlias = (
+    IdLine
+    | GameInfo
+    | BotInfo
+    | LimitInfo
+    | OptionSpec
+    | UgiOk
+    | ReadyOk
+    | Pong
+    | Info
+    | BestMove
+    | Response
+    | ErrorReply
+    | InvalidMove
+    | OptionsOk
+    | BotsOk
+    | ShowLine
+    | ShowOk
+)
+"""What a client reads from the text framing, one object per line."""
+
+
+@dataclass(frozen=True, slots=True)
+class RpcResult:
+    """A msgpack-RPC response as a client reads it: the id and either an error or the result
+    map (its shape depends on the method of the request; see ``protocol.mpack.parse_result``).
+    """
+
+    msgid: int
+    error: ErrorReply | None
+    result: object
+
+
+@dataclass(frozen=True, slots=True)
+class Notification:
+    """A msgpack-RPC notification other than ``info`` and ``error``: kept raw for forward
+    compatibility."""
+
+    method: str
+    params: Mapping[str, object]

@@ -1,0 +1,653 @@
+"""The msgpack framing: msgpack-RPC over a byte stream.
+
+* request ``[0, msgid, method, [params]]``, response ``[1, msgid, error, result]``,
+  notification ``[2, method, [params]]``; ``params`` is ``[]`` or ``[map]`` of named arguments,
+  named as the text framing names them.
+* ``error`` is nil or ``[code, name, message, data]`` with the codes of ``protocol.errors``.
+* Decoding is strict (``raw=False``: strings are UTF-8; ``strict_map_key``: keys are strings)
+  and bounded: ``max_frame`` caps the bytes buffered and every string, array and map length,
+  so a few bytes cannot announce a huge allocation. A decoder whose unpacker failed is never
+  used again (msgpack-python does not support it); it keeps raising the same fatal error.
+* Unknown keys in a params or result map are ignored: that is how fields are added without a
+  new protocol version.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Mapping
+from typing import Final, Literal, TypeAlias, cast
+
+import msgpack
+
+from protocol.errors import (
+    BAD_ARGUMENTS,
+    BAD_FRAME,
+    FRAME_TOO_LARGE,
+    UNKNOWN_COMMAND,
+    ErrorCode,
+    ProtocolError,
+)
+from protocol.messages import (
+    GO_INT_FIELDS,
+    METHODS,
+    OPTION_TYPES,
+    QUERY_WHATS,
+    Ack,
+    BestMove,
+    BotInfo,
+    BotList,
+    Bots,
+    Command,
+    ErrorReply,
+    GameInfo,
+    Go,
+    Handshake,
+    Info,
+    InvalidMove,
+    IsReady,
+    LimitInfo,
+    NewGame,
+    Notification,
+    OptionList,
+    Options,
+    OptionSpec,
+    Ping,
+    Play,
+    Pong,
+    Position,
+    Query,
+    Quit,
+    ReadyOk,
+    Reply,
+    Request,
+    Response,
+    ResponseValue,
+    RpcResult,
+    Score,
+    SetOption,
+    Show,
+    ShowText,
+    Stop,
+    Ugi,
+    Undo,
+)
+
+DEFAULT_MAX_FRAME: Final = 1024 * 1024
+"""The default largest frame (and buffer) in bytes."""
+
+REQUEST: Final = 0
+RESPONSE: Final = 1
+NOTIFY: Final = 2
+MAX_MSGID: Final = 2**32 - 1
+_MAX_INT: Final = 2**63 - 1
+
+Role: TypeAlias = Literal["server", "client"]
+Params: TypeAlias = Mapping[str, object]
+
+
+def _bad(message: str, msgid: int | None, method: str | None) -> ProtocolError:
+    return ProtocolError(BAD_ARGUMENTS, message, msgid=msgid, method=method)
+
+
+class _Args:
+    """Typed access to a params map, raising 101 with the request's id on a wrong type."""
+
+    def __init__(self, params: Params, msgid: int | None, method: str) -> None:
+        self.params = params
+        self.msgid = msgid
+        self.method = method
+
+    def fail(self, message: str) -> ProtocolError:
+        return _bad(f"{self.method}: {message}", self.msgid, self.method)
+
+    def integer(self, key: str, *, minimum: int | None = 0, required: bool = False) -> int | None:
+        value = self.params.get(key)
+        if value is None:
+            if required:
+                raise self.fail(f"{key!r} is required")
+            return None
+        if type(value) is not int or abs(value) > _MAX_INT:
+            raise self.fail(f"{key!r} must be an integer, got {value!r}")
+        if minimum is not None and value < minimum:
+            raise self.fail(f"{key!r} must be at least {minimum}, got {value}")
+        return value
+
+    def text(self, key: str, *, required: bool = False, token: bool = False) -> str | None:
+        value = self.params.get(key)
+        if value is None:
+            if required:
+                raise self.fail(f"{key!r} is required")
+            return None
+        if not isinstance(value, str):
+            raise self.fail(f"{key!r} must be a string, got {type(value).__name__}")
+        _check_text(self, key, value, token=token)
+        return value
+
+    def flag(self, key: str) -> bool:
+        value = self.params.get(key, False)
+        if not isinstance(value, bool):
+            raise self.fail(f"{key!r} must be true or false, got {value!r}")
+        return value
+
+    def tokens(self, key: str) -> tuple[str, ...]:
+        value = self.params.get(key)
+        if value is None:
+            return ()
+        if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
+            raise self.fail(f"{key!r} must be an array of strings")
+        for item in value:
+            _check_text(self, key, item, token=True)
+        return tuple(value)
+
+
+def _check_text(args: _Args, key: str, value: str, *, token: bool) -> None:
+    # Every value must be writable in the text framing too, so both framings carry the same
+    # messages: tokens are single words, other text is a single line.
+    if token and (not value or len(value.split()) != 1 or value != value.strip()):
+        raise args.fail(f"{key!r} must be one non-empty token without spaces, got {value!r}")
+    if not token and ("\n" in value or "\r" in value):
+        raise args.fail(f"{key!r} must not contain a line break")
+
+
+def command_from_params(method: str, params: Params, msgid: int | None = None) -> Command:
+    """Build the command of a msgpack request from its method and params map.
+
+    Raises:
+        ProtocolError: 100 for an unknown method, 101 for a wrong or missing argument.
+    """
+    cls = METHODS.get(method)
+    if cls is None:
+        raise ProtocolError(
+            UNKNOWN_COMMAND, f"unknown method {method!r}", msgid=msgid, method=method
+        )
+    a = _Args(params, msgid, method)
+    if cls is Ugi:
+        return Ugi(a.integer("protocol"), a.text("client"))
+    if cls is Ping:
+        return Ping(cast(int, a.integer("token", required=True)))
+    if cls is SetOption:
+        name = cast(str, a.text("name", required=True))
+        if not name.strip():
+            raise a.fail("'name' must not be empty")
+        value = params.get("value")
+        if isinstance(value, bool):
+            value = "true" if value else "false"
+        elif type(value) is int:
+            value = str(value)
+        elif value is not None and not isinstance(value, str):
+            raise a.fail(f"'value' must be a string, number or boolean, got {value!r}")
+        if isinstance(value, str):
+            _check_text(a, "value", value, token=False)
+        return SetOption(name, value)
+    if cls is NewGame:
+        return NewGame(a.text("game", token=True))
+    if cls is Position:
+        return Position(a.text("fen"), a.tokens("moves"))
+    if cls is Go:
+        p1time = a.integer("p1time", minimum=None)
+        p2time = a.integer("p2time", minimum=None)
+        rest = {k: a.integer(k) for k in GO_INT_FIELDS[2:]}
+        return Go(p1time, p2time, **rest, infinite=a.flag("infinite"))
+    if cls is Stop:
+        return Stop(a.integer("search"))
+    if cls is Query:
+        what = cast(str, a.text("what", required=True))
+        if what not in QUERY_WHATS:
+            raise a.fail(f"'what' must be one of {' '.join(QUERY_WHATS)}, got {what!r}")
+        return Query(what)
+    if cls is Play:
+        return Play(cast(str, a.text("move", required=True, token=True)))
+    if cls is Undo:
+        n = a.integer("n", minimum=1)
+        return Undo(1 if n is None else n)
+    return cls()  # type: ignore[call-arg]  # the commands without arguments
+
+
+def params_of(command: Command) -> dict[str, object]:
+    """The params map of a command (defaults left out)."""
+    match command:
+        case Ugi(protocol, client):
+            out: dict[str, object] = {}
+            if protocol is not None:
+                out["protocol"] = protocol
+            if client is not None:
+                out["client"] = client
+            return out
+        case Ping(token):
+            return {"token": token}
+        case SetOption(name, value):
+            return {"name": name} if value is None else {"name": name, "value": value}
+        case NewGame(game):
+            return {} if game is None else {"game": game}
+        case Position(fen, moves):
+            out = {} if fen is None else {"fen": fen}
+            if moves:
+                out["moves"] = list(moves)
+            return out
+        case Go():
+            out = {k: getattr(command, k) for k in GO_INT_FIELDS if getattr(command, k) is not None}
+            if command.infinite:
+                out["infinite"] = True
+            return out
+        case Stop(search):
+            return {} if search is None else {"search": search}
+        case Query(what):
+            return {"what": what}
+        case Play(move):
+            return {"move": move}
+        case Undo(n):
+            return {} if n == 1 else {"n": n}
+        case IsReady() | Quit() | Bots() | Options() | Show():
+            return {}
+
+
+# ---------------------------------------------------------------------------------------------
+# Results (server -> client)
+
+
+def score_map(score: Score) -> dict[str, object]:
+    """``{"cp": 35}``, ``{"win": 7}``, with ``"bound"`` when the score is a bound."""
+    out: dict[str, object] = {score.kind: score.value}
+    if score.bound is not None:
+        out["bound"] = score.bound
+    return out
+
+
+def option_map(option: OptionSpec) -> dict[str, object]:
+    """The map form of an option spec."""
+    out: dict[str, object] = {"name": option.name, "type": option.type}
+    if option.default is not None:
+        out["default"] = option.default
+    if option.min is not None:
+        out["min"] = option.min
+    if option.max is not None:
+        out["max"] = option.max
+    if option.vars:
+        out["vars"] = list(option.vars)
+    return out
+
+
+def info_map(info: Info) -> dict[str, object]:
+    """The params map of an ``info`` notification."""
+    out: dict[str, object] = {}
+    if info.search is not None:
+        out["search"] = info.search
+    for key in ("depth", "seldepth", "nodes", "nps", "time", "hashfull"):
+        value = getattr(info, key)
+        if value is not None:
+            out[key] = value
+    if info.score is not None:
+        out["score"] = score_map(info.score)
+    if info.pv:
+        out["pv"] = list(info.pv)
+    if info.string is not None:
+        out["string"] = info.string
+    return out
+
+
+def _value_obj(value: ResponseValue) -> object:
+    if isinstance(value, tuple):
+        return list(value)
+    if isinstance(value, Mapping):
+        return dict(value)
+    return value
+
+
+def result_of(reply: Reply) -> dict[str, object]:
+    """The result map of a successful reply (errors and ``info`` travel otherwise)."""
+    match reply:
+        case Handshake():
+            return {
+                "name": reply.name,
+                "author": reply.author,
+                "version": reply.version,
+                "protocol": reply.protocol,
+                "games": [
+                    {"name": g.name, "colours": list(g.colours), "start": g.start}
+                    for g in reply.games
+                ],
+                "bots": [{"name": b.name, "games": list(b.games)} for b in reply.bots],
+                "options": [option_map(o) for o in reply.options],
+                "limits": {lim.name: lim.value for lim in reply.limits},
+            }
+        case Pong(token):
+            return {"token": token}
+        case BestMove():
+            out: dict[str, object] = {"move": reply.move}
+            if reply.ponder is not None:
+                out["ponder"] = reply.ponder
+            if reply.score is not None:
+                out["score"] = score_map(reply.score)
+            for key in ("depth", "seldepth", "nodes", "time"):
+                value = getattr(reply, key)
+                if value is not None:
+                    out[key] = value
+            if reply.pv:
+                out["pv"] = list(reply.pv)
+            if reply.stopped is not None:
+                out["stopped"] = reply.stopped
+            return out
+        case Response(value):
+            return {"value": _value_obj(value)}
+        case OptionList(options):
+            return {"options": [option_map(o) for o in options]}
+        case BotList(bots):
+            return {"bots": [{"name": b.name, "games": list(b.games)} for b in bots]}
+        case ShowText(text):
+            return {"text": text}
+        case ReadyOk() | Ack():
+            return {}
+        case Info() | ErrorReply() | InvalidMove():
+            raise TypeError(f"{type(reply).__name__} is not a result")
+
+
+def error_of(reply: ErrorReply | InvalidMove) -> list[object]:
+    """The ``[code, name, message, data]`` error array."""
+    if isinstance(reply, InvalidMove):
+        data: Mapping[str, object] | None = {"move": reply.move, "reason": reply.reason}
+        return [201, "illegal-move", f"{reply.move}: {reply.reason}", data]
+    return [reply.code, reply.name, reply.message, None if reply.data is None else dict(reply.data)]
+
+
+def _pack(obj: object) -> bytes:
+    return msgpack.packb(obj, use_bin_type=True)
+
+
+def encode_request(msgid: int, command: Command) -> bytes:
+    """A request frame."""
+    return _pack([REQUEST, msgid, command.METHOD, [params_of(command)]])
+
+
+def encode_notify(command: Command) -> bytes:
+    """A command sent as a notification (no response; for ``stop`` and ``quit``)."""
+    return _pack([NOTIFY, command.METHOD, [params_of(command)]])
+
+
+def encode_reply(msgid: int | None, reply: Reply) -> bytes:
+    """The frame of a reply: a response to ``msgid``, or for ``info`` (and errors without an
+    id) a notification."""
+    if isinstance(reply, Info):
+        return _pack([NOTIFY, "info", [info_map(reply)]])
+    if isinstance(reply, (ErrorReply, InvalidMove)):
+        error = error_of(reply)
+        if msgid is None:
+            keys = ("code", "name", "message", "data")
+            return _pack([NOTIFY, "error", [dict(zip(keys, error, strict=True))]])
+        return _pack([RESPONSE, msgid, error, None])
+    if msgid is None:
+        raise ValueError(f"a {type(reply).__name__} result needs the id of its request")
+    return _pack([RESPONSE, msgid, None, result_of(reply)])
+
+
+# ---------------------------------------------------------------------------------------------
+# Decoding
+
+
+def _frame_error(message: str) -> ProtocolError:
+    return ProtocolError(BAD_FRAME, message)
+
+
+def _params(raw: object, msgid: int | None, method: str) -> Params:
+    if not isinstance(raw, list) or len(raw) > 1 or (raw and not isinstance(raw[0], dict)):
+        raise _bad(f"{method}: params must be [] or [map], got {raw!r:.60}", msgid, method)
+    return cast(Params, raw[0]) if raw else {}
+
+
+def _is_int(value: object) -> bool:
+    return type(value) is int
+
+
+def parse_request(frame: object) -> Request:
+    """The request or notification of a frame a server received.
+
+    Raises:
+        ProtocolError: fatal 103 when the frame is not a request or notification at all; 100
+            or 101 (carrying the msgid) when the method or its params are wrong.
+    """
+    if not isinstance(frame, list):
+        raise _frame_error(f"a frame must be an array, got {type(frame).__name__}")
+    if len(frame) == 4 and frame[0] == REQUEST and _is_int(frame[0]):
+        _, msgid, method, raw = frame
+        if not _is_int(msgid) or not 0 <= msgid <= MAX_MSGID:
+            raise _frame_error(f"a request id must be an integer 0..2**32-1, got {msgid!r:.40}")
+    elif len(frame) == 3 and frame[0] == NOTIFY and _is_int(frame[0]):
+        _, method, raw = frame
+        msgid = None
+    else:
+        raise _frame_error(f"not a request or notification: {frame!r:.60}")
+    if not isinstance(method, str) or not method or len(method) > 64:
+        raise _frame_error(f"a method must be a short string, got {method!r:.40}")
+    return Request(command_from_params(method, _params(raw, msgid, method), msgid), msgid)
+
+
+def _score(raw: object) -> Score | None:
+    if not isinstance(raw, dict):
+        return None
+    bound = raw.get("bound")
+    for kind in ("cp", "win", "loss"):
+        value = raw.get(kind)
+        if _is_int(value):
+            return Score(kind, value, bound if bound in ("lower", "upper") else None)  # type: ignore[arg-type]
+    return None
+
+
+def _opt_int(raw: Mapping[str, object], key: str) -> int | None:
+    value = raw.get(key)
+    return value if _is_int(value) else None  # type: ignore[return-value]
+
+
+def _strs(raw: object) -> tuple[str, ...]:
+    if isinstance(raw, list) and all(isinstance(v, str) for v in raw):
+        return tuple(raw)
+    return ()
+
+
+def info_from_map(raw: Mapping[str, object]) -> Info:
+    """An ``info`` notification's params map as an ``Info`` (wrong-typed fields are dropped)."""
+    string = raw.get("string")
+    return Info(
+        depth=_opt_int(raw, "depth"),
+        seldepth=_opt_int(raw, "seldepth"),
+        score=_score(raw.get("score")),
+        nodes=_opt_int(raw, "nodes"),
+        nps=_opt_int(raw, "nps"),
+        time=_opt_int(raw, "time"),
+        hashfull=_opt_int(raw, "hashfull"),
+        pv=_strs(raw.get("pv")),
+        string=string if isinstance(string, str) else None,
+        search=_opt_int(raw, "search"),
+    )
+
+
+def _error_reply(raw: object) -> ErrorReply:
+    if isinstance(raw, dict):
+        raw = [raw.get("code"), raw.get("name"), raw.get("message"), raw.get("data")]
+    if (
+        not isinstance(raw, list)
+        or len(raw) != 4
+        or not _is_int(raw[0])
+        or not isinstance(raw[1], str)
+        or not isinstance(raw[2], str)
+        or not (raw[3] is None or isinstance(raw[3], dict))
+    ):
+        raise _frame_error(f"an error must be [code, name, message, data], got {raw!r:.60}")
+    return ErrorReply(raw[0], raw[1], raw[2], raw[3])
+
+
+def parse_server_frame(frame: object) -> RpcResult | Info | ErrorReply | Notification:
+    """What a client receives: a response, or an ``info``/``error``/other notification.
+
+    Raises:
+        ProtocolError: fatal 103 when the frame is not a response or notification.
+    """
+    if not isinstance(frame, list):
+        raise _frame_error(f"a frame must be an array, got {type(frame).__name__}")
+    if len(frame) == 4 and frame[0] == RESPONSE and _is_int(frame[0]):
+        _, msgid, error, result = frame
+        if not _is_int(msgid):
+            raise _frame_error(f"a response id must be an integer, got {msgid!r:.40}")
+        return RpcResult(msgid, None if error is None else _error_reply(error), result)
+    if len(frame) == 3 and frame[0] == NOTIFY and _is_int(frame[0]) and isinstance(frame[1], str):
+        params = _params(frame[2], None, frame[1])
+        if frame[1] == "info":
+            return info_from_map(params)
+        if frame[1] == "error":
+            return _error_reply(dict(params))
+        return Notification(frame[1], params)
+    raise _frame_error(f"not a response or notification: {frame!r:.60}")
+
+
+def _option(raw: object) -> OptionSpec:
+    if not isinstance(raw, dict) or raw.get("type") not in OPTION_TYPES:
+        raise _bad(f"not an option: {raw!r:.60}", None, "options")
+    default = raw.get("default")
+    return OptionSpec(
+        str(raw.get("name", "")),
+        raw["type"],
+        None if default is None else str(default),
+        _opt_int(raw, "min"),
+        _opt_int(raw, "max"),
+        _strs(raw.get("vars")),
+    )
+
+
+def _bot(raw: object) -> BotInfo:
+    if not isinstance(raw, dict) or not isinstance(raw.get("name"), str):
+        raise _bad(f"not a bot: {raw!r:.60}", None, "bots")
+    return BotInfo(raw["name"], _strs(raw.get("games")))
+
+
+def _list(raw: Mapping[str, object], key: str) -> list[object]:
+    value = raw.get(key, [])
+    return value if isinstance(value, list) else []
+
+
+def parse_result(method: str, result: object) -> Reply:
+    """Turn the result map of a response to ``method`` into its reply object (client side).
+
+    Raises:
+        ProtocolError: 101 when the result does not have the shape the method promises.
+    """
+    if not isinstance(result, dict):
+        raise _bad(f"{method}: a result must be a map, got {result!r:.60}", None, method)
+    if method == "ugi":
+        games = []
+        for g in _list(result, "games"):
+            if not isinstance(g, dict) or len(_strs(g.get("colours"))) != 2:
+                raise _bad(f"ugi: not a game: {g!r:.60}", None, method)
+            c1, c2 = _strs(g.get("colours"))
+            games.append(GameInfo(str(g.get("name")), (c1, c2), str(g.get("start"))))
+        limits = result.get("limits", {})
+        return Handshake(
+            name=str(result.get("name", "")),
+            author=str(result.get("author", "")),
+            version=str(result.get("version", "")),
+            protocol=_opt_int(result, "protocol") or 0,
+            games=tuple(games),
+            bots=tuple(_bot(b) for b in _list(result, "bots")),
+            options=tuple(_option(o) for o in _list(result, "options")),
+            limits=tuple(
+                LimitInfo(k, v)
+                for k, v in (limits.items() if isinstance(limits, dict) else ())
+                if _is_int(v)
+            ),
+        )
+    if method == "isready":
+        return ReadyOk()
+    if method == "ping":
+        token = _opt_int(result, "token")
+        if token is None:
+            raise _bad("ping: the result has no token", None, method)
+        return Pong(token)
+    if method == "go":
+        move = result.get("move")
+        stopped = result.get("stopped")
+        return BestMove(
+            move if isinstance(move, str) else None,
+            ponder=p if isinstance(p := result.get("ponder"), str) else None,
+            score=_score(result.get("score")),
+            depth=_opt_int(result, "depth"),
+            seldepth=_opt_int(result, "seldepth"),
+            nodes=_opt_int(result, "nodes"),
+            time=_opt_int(result, "time"),
+            pv=_strs(result.get("pv")),
+            stopped=stopped if isinstance(stopped, bool) else None,
+        )
+    if method in ("query", "play", "undo"):
+        value = result.get("value")
+        if isinstance(value, list):
+            value = _strs(value)
+        return Response(value)
+    if method == "options":
+        return OptionList(tuple(_option(o) for o in _list(result, "options")))
+    if method == "bots":
+        return BotList(tuple(_bot(b) for b in _list(result, "bots")))
+    if method == "show":
+        return ShowText(str(result.get("text", "")))
+    return Ack()
+
+
+class MsgpackDecoder:
+    """Incremental msgpack-RPC decoder (sans I/O).
+
+    Args:
+        role: ``"server"`` decodes requests and notifications into ``Request`` objects;
+            ``"client"`` decodes responses and notifications.
+        max_frame: the largest frame in bytes; also caps the bytes buffered at once.
+    """
+
+    def __init__(self, role: Role = "server", *, max_frame: int = DEFAULT_MAX_FRAME) -> None:
+        self.role = role
+        self.max_frame = max_frame
+        self._unpacker = msgpack.Unpacker(
+            raw=False, strict_map_key=True, use_list=True, max_buffer_size=max_frame
+        )
+        self._broken: ProtocolError | None = None
+
+    def feed(self, data: bytes) -> None:
+        """Add received bytes.
+
+        Raises:
+            ProtocolError: fatal 102 when more than ``max_frame`` bytes would be buffered.
+        """
+        if self._broken is not None:
+            raise self._broken
+        try:
+            self._unpacker.feed(data)
+        except msgpack.BufferFull:
+            raise self._break(
+                FRAME_TOO_LARGE, f"more than {self.max_frame} bytes buffered in one frame"
+            ) from None
+
+    def next_message(self) -> Request | RpcResult | Info | ErrorReply | Notification | None:
+        """The next message; None when more data is needed.
+
+        Raises:
+            ProtocolError: non-fatal (100, 101, with ``msgid``) for a well-framed request with
+                a wrong method or params; fatal for anything else.
+        """
+        if self._broken is not None:
+            raise self._broken
+        try:
+            frame = next(self._unpacker)
+        except StopIteration:
+            return None
+        except (ValueError, msgpack.UnpackException, RecursionError, TypeError) as exc:
+            raise self._break(BAD_FRAME, f"invalid msgpack: {exc}") from None
+        try:
+            if self.role == "server":
+                return parse_request(frame)
+            return parse_server_frame(frame)
+        except ProtocolError as exc:
+            if exc.fatal:
+                self._broken = exc
+            raise
+
+    def __iter__(self) -> Iterator[Request | RpcResult | Info | ErrorReply | Notification]:
+        """Messages until more data is needed (see ``TextDecoder.__iter__``)."""
+        while (message := self.next_message()) is not None:
+            yield message
+
+    def _break(self, error: ErrorCode, message: str) -> ProtocolError:
+        self._broken = ProtocolError(error, message)
+        return self._broken

@@ -1,0 +1,694 @@
+"""The text framing: UTF-8 lines, a strict superset of UGI.
+
+Lines end in LF (CRLF accepted); runs of whitespace separate tokens; empty lines are ignored.
+``TextDecoder`` is incremental and sans-I/O: ``feed(bytes)``, then ``next_message()`` until it
+returns None. Its ``role`` says which side it serves: a server decodes commands, a client
+decodes reply lines. ``encode_command`` and ``encode_reply`` write the other direction.
+
+Strictness: a server-side decoder rejects unknown commands (100) and wrong arguments (101),
+each a non-fatal ``ProtocolError`` after which decoding goes on with the next line. A client
+reading an engine is lenient about ``info`` keys it does not know, since UGI engines add their
+own (``tthits``). A line over the limit (102) or invalid UTF-8 (103) is fatal.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from typing import Final, Literal, TypeAlias
+
+from protocol.errors import (
+    BAD_ARGUMENTS,
+    BAD_FRAME,
+    FRAME_TOO_LARGE,
+    UNKNOWN_COMMAND,
+    ErrorCode,
+    ProtocolError,
+)
+from protocol.messages import (
+    GO_INT_FIELDS,
+    OPTION_TYPES,
+    QUERY_WHATS,
+    Ack,
+    BestMove,
+    BotInfo,
+    BotList,
+    Bots,
+    BotsOk,
+    Command,
+    ErrorReply,
+    GameInfo,
+    Go,
+    Handshake,
+    IdLine,
+    Info,
+    InvalidMove,
+    IsReady,
+    LimitInfo,
+    NewGame,
+    OptionList,
+    Options,
+    OptionsOk,
+    OptionSpec,
+    Ping,
+    Play,
+    Pong,
+    Position,
+    Query,
+    Quit,
+    ReadyOk,
+    Reply,
+    ReplyLine,
+    Request,
+    Response,
+    ResponseValue,
+    Score,
+    SetOption,
+    Show,
+    ShowLine,
+    ShowOk,
+    ShowText,
+    Stop,
+    Ugi,
+    UgiOk,
+    Undo,
+)
+
+DEFAULT_MAX_LINE: Final = 64 * 1024
+"""The default longest line, in bytes, without its line end."""
+
+Role: TypeAlias = Literal["server", "client"]
+
+_INT_RE: Final = re.compile(r"-?[0-9]{1,19}")
+_MAX_INT: Final = 2**63 - 1  # the msgpack framing carries 64-bit integers
+_INFO_INT_KEYS: Final = ("depth", "seldepth", "nodes", "nps", "time", "hashfull")
+_OPTION_KEYS: Final = frozenset({"default", "min", "max", "var"})
+
+
+def _fail(error: ErrorCode, message: str, method: str | None = None) -> ProtocolError:
+    return ProtocolError(error, message, method=method)
+
+
+def _int(token: str, what: str, verb: str, *, minimum: int | None = 0) -> int:
+    if not _INT_RE.fullmatch(token) or abs(value := int(token)) > _MAX_INT:
+        raise _fail(BAD_ARGUMENTS, f"{verb}: {what} {token!r} is not a whole number", verb)
+    if minimum is not None and value < minimum:
+        raise _fail(BAD_ARGUMENTS, f"{verb}: {what} {token!r} is below {minimum}", verb)
+    return value
+
+
+def _no_args(cls: Callable[[], Command]) -> Callable[[list[str]], Command]:
+    def parse(args: list[str]) -> Command:
+        command = cls()
+        if args:
+            raise _fail(
+                BAD_ARGUMENTS,
+                f"{command.METHOD} takes no arguments, got {' '.join(args)!r}",
+                command.METHOD,
+            )
+        return command
+
+    return parse
+
+
+# ---------------------------------------------------------------------------------------------
+# Commands (decoded by a server)
+
+
+def _parse_ping(args: list[str]) -> Command:
+    if len(args) != 1:
+        raise _fail(BAD_ARGUMENTS, "ping takes one number: ping N", "ping")
+    return Ping(_int(args[0], "token", "ping"))
+
+
+def _parse_setoption(args: list[str]) -> Command:
+    if len(args) < 2 or args[0] != "name":
+        raise _fail(BAD_ARGUMENTS, "usage: setoption name NAME [value VALUE]", SetOption.METHOD)
+    rest = args[1:]
+    if "value" in rest:
+        cut = rest.index("value")
+        name_words, value = rest[:cut], " ".join(rest[cut + 1 :])
+    else:
+        name_words, value = rest, None
+    if not name_words:
+        raise _fail(BAD_ARGUMENTS, "setoption: the option name is missing", SetOption.METHOD)
+    return SetOption(" ".join(name_words), value)
+
+
+def _parse_newgame(args: list[str]) -> Command:
+    if len(args) > 1:
+        raise _fail(BAD_ARGUMENTS, "usage: uginewgame [GAME]", NewGame.METHOD)
+    return NewGame(args[0] if args else None)
+
+
+def _parse_position(args: list[str]) -> Command:
+    usage = "usage: position startpos|fen POSITION [moves MOVE ...]"
+    if not args or args[0] not in ("startpos", "fen"):
+        raise _fail(BAD_ARGUMENTS, usage, Position.METHOD)
+    cut = args.index("moves") if "moves" in args else len(args)
+    moves = tuple(args[cut + 1 :])
+    if args[0] == "startpos":
+        if cut != 1:
+            raise _fail(
+                BAD_ARGUMENTS,
+                f"position startpos: unexpected {' '.join(args[1:cut])!r}; {usage}",
+                Position.METHOD,
+            )
+        return Position(None, moves)
+    if cut == 1:
+        raise _fail(BAD_ARGUMENTS, "position fen: the position string is missing", "position")
+    return Position(" ".join(args[1:cut]), moves)
+
+
+def _parse_go(args: list[str]) -> Command:
+    values: dict[str, int] = {}
+    infinite = False
+    i = 0
+    while i < len(args):
+        key = args[i]
+        if key == "infinite":
+            if infinite:
+                raise _fail(BAD_ARGUMENTS, "go: infinite given twice", Go.METHOD)
+            infinite = True
+            i += 1
+            continue
+        if key not in GO_INT_FIELDS:
+            raise _fail(
+                BAD_ARGUMENTS,
+                f"go: unknown limit {key!r} (known: {' '.join(GO_INT_FIELDS)} infinite)",
+                Go.METHOD,
+            )
+        if key in values:
+            raise _fail(BAD_ARGUMENTS, f"go: {key} given twice", Go.METHOD)
+        if i + 1 >= len(args):
+            raise _fail(BAD_ARGUMENTS, f"go: {key} needs a number", Go.METHOD)
+        # A tournament manager may send a clock that has just run below zero: keep it and let
+        # time management clamp it, rather than fail the search.
+        minimum = None if key in ("p1time", "p2time") else 0
+        values[key] = _int(args[i + 1], key, Go.METHOD, minimum=minimum)
+        i += 2
+    return Go(
+        p1time=values.get("p1time"),
+        p2time=values.get("p2time"),
+        p1inc=values.get("p1inc"),
+        p2inc=values.get("p2inc"),
+        movestogo=values.get("movestogo"),
+        movetime=values.get("movetime"),
+        depth=values.get("depth"),
+        nodes=values.get("nodes"),
+        infinite=infinite,
+    )
+
+
+def _parse_query(args: list[str]) -> Command:
+    if len(args) != 1 or args[0] not in QUERY_WHATS:
+        got = " ".join(args) or "nothing"
+        raise _fail(
+            BAD_ARGUMENTS,
+            f"query: {got!r} is not one of {' '.join(QUERY_WHATS)}",
+            Query.METHOD,
+        )
+    return Query(args[0])
+
+
+def _parse_play(args: list[str]) -> Command:
+    if len(args) != 1:
+        raise _fail(BAD_ARGUMENTS, "usage: play MOVE (one move token)", Play.METHOD)
+    return Play(args[0])
+
+
+def _parse_undo(args: list[str]) -> Command:
+    if len(args) > 1:
+        raise _fail(BAD_ARGUMENTS, "usage: undo [N]", Undo.METHOD)
+    return Undo(_int(args[0], "count", Undo.METHOD, minimum=1) if args else 1)
+
+
+_COMMAND_PARSERS: Final[dict[str, Callable[[list[str]], Command]]] = {
+    "ugi": _no_args(Ugi),
+    "isready": _no_args(IsReady),
+    "ping": _parse_ping,
+    "setoption": _parse_setoption,
+    "uginewgame": _parse_newgame,
+    "position": _parse_position,
+    "go": _parse_go,
+    "stop": _no_args(Stop),
+    "quit": _no_args(Quit),
+    "query": _parse_query,
+    "play": _parse_play,
+    "undo": _parse_undo,
+    "bots": _no_args(Bots),
+    "options": _no_args(Options),
+    "show": _no_args(Show),
+}
+
+
+def parse_command(line: str) -> Command | None:
+    """Parse one command line (without its line end); None for a blank line.
+
+    Raises:
+        ProtocolError: 100 for an unknown command, 101 for bad arguments (both non-fatal).
+    """
+    tokens = line.split()
+    if not tokens:
+        return None
+    parser = _COMMAND_PARSERS.get(tokens[0])
+    if parser is None:
+        raise _fail(UNKNOWN_COMMAND, f"unknown command {tokens[0]!r}")
+    return parser(tokens[1:])
+
+
+# ---------------------------------------------------------------------------------------------
+# Reply lines (decoded by a client)
+
+
+def _parse_score(args: list[str], i: int) -> tuple[Score, int]:
+    if i + 1 >= len(args):
+        raise _fail(BAD_ARGUMENTS, "info: score needs a kind and a number", "info")
+    kind, value = args[i], _int(args[i + 1], "score", "info", minimum=None)
+    if kind == "mate":  # a UCI engine: mate in N moves, negative when mated
+        score = Score("win" if value > 0 else "loss", abs(value))
+    elif kind in ("cp", "win", "loss"):
+        score = Score(kind, value)  # type: ignore[arg-type]  # checked just above
+    else:
+        raise _fail(BAD_ARGUMENTS, f"info: unknown score kind {kind!r}", "info")
+    i += 2
+    if i < len(args) and args[i] in ("lowerbound", "upperbound"):
+        score = Score(score.kind, score.value, "lower" if args[i] == "lowerbound" else "upper")
+        i += 1
+    return score, i
+
+
+def parse_info(args: Sequence[str], *, strict: bool = False, line: str | None = None) -> Info:
+    """Parse the tokens after ``info``.
+
+    Unknown keys (other engines send ``tthits``, ``multipv``...) are skipped with the number
+    that follows them, unless ``strict``. ``pv`` runs to ``string`` or the end of the line;
+    ``string`` runs to the end (its spacing kept when the whole ``line`` is given).
+
+    Raises:
+        ProtocolError: 101 for a malformed known key (or any unknown key when strict).
+    """
+    tokens = list(args)
+    ints: dict[str, int] = {}
+    score: Score | None = None
+    pv: tuple[str, ...] = ()
+    string: str | None = None
+    i = 0
+    while i < len(tokens):
+        key = tokens[i]
+        if key in _INFO_INT_KEYS:
+            if i + 1 >= len(tokens):
+                raise _fail(BAD_ARGUMENTS, f"info: {key} needs a number", "info")
+            ints[key] = _int(tokens[i + 1], key, "info")
+            i += 2
+        elif key == "score":
+            score, i = _parse_score(tokens, i + 1)
+        elif key == "pv":
+            end = tokens.index("string", i) if "string" in tokens[i:] else len(tokens)
+            pv = tuple(tokens[i + 1 : end])
+            i = end
+        elif key == "string":
+            string = _words_after(line, i + 2) if line is not None else " ".join(tokens[i + 1 :])
+            break
+        elif strict:
+            raise _fail(BAD_ARGUMENTS, f"info: unknown key {key!r}", "info")
+        else:
+            i += 2 if i + 1 < len(tokens) and _INT_RE.fullmatch(tokens[i + 1]) else 1
+    return Info(
+        depth=ints.get("depth"),
+        seldepth=ints.get("seldepth"),
+        score=score,
+        nodes=ints.get("nodes"),
+        nps=ints.get("nps"),
+        time=ints.get("time"),
+        hashfull=ints.get("hashfull"),
+        pv=pv,
+        string=string,
+    )
+
+
+def parse_option(args: Sequence[str]) -> OptionSpec:
+    """Parse the tokens after ``option`` (UCI form; names and defaults may hold spaces).
+
+    Raises:
+        ProtocolError: 101 when ``name`` or ``type`` is missing or a number is malformed.
+    """
+    tokens = list(args)
+    if not tokens or tokens[0] != "name" or "type" not in tokens:
+        raise _fail(BAD_ARGUMENTS, "usage: option name NAME type TYPE ...", "option")
+    cut = tokens.index("type")
+    name = " ".join(tokens[1:cut])
+    if not name or cut + 1 >= len(tokens) or tokens[cut + 1] not in OPTION_TYPES:
+        raise _fail(BAD_ARGUMENTS, "option: a name and a known type are needed", "option")
+    kind = tokens[cut + 1]
+    default: str | None = None
+    minimum: int | None = None
+    maximum: int | None = None
+    vars_: list[str] = []
+    i = cut + 2
+    while i < len(tokens):
+        key = tokens[i]
+        j = i + 1
+        while j < len(tokens) and tokens[j] not in _OPTION_KEYS:
+            j += 1
+        text = " ".join(tokens[i + 1 : j])
+        if key == "default":
+            default = "" if text == "<empty>" else text
+        elif key == "min":
+            minimum = _int(text, "min", "option", minimum=None)
+        elif key == "max":
+            maximum = _int(text, "max", "option", minimum=None)
+        elif key == "var":
+            vars_.append(text)
+        else:
+            raise _fail(BAD_ARGUMENTS, f"option: unexpected {key!r}", "option")
+        i = j
+    return OptionSpec(name, kind, default, minimum, maximum, tuple(vars_))  # type: ignore[arg-type]
+
+
+def _words_after(line: str, count: int) -> str:
+    """The text after the first ``count`` tokens of ``line``, inner spacing kept."""
+    rest = line.strip()
+    for _ in range(count):
+        parts = rest.split(None, 1)
+        rest = parts[1] if len(parts) == 2 else ""
+    return rest
+
+
+def parse_reply_line(line: str) -> ReplyLine | None:
+    """Parse one line a server (or any UGI engine) sent; None for a blank line.
+
+    Raises:
+        ProtocolError: 100 for an unknown line, 101 for a malformed one (both non-fatal).
+    """
+    tokens = line.split()
+    if not tokens:
+        return None
+    verb, args = tokens[0], tokens[1:]
+    simple: dict[str, ReplyLine] = {
+        "ugiok": UgiOk(),
+        "readyok": ReadyOk(),
+        "optionsok": OptionsOk(),
+        "botsok": BotsOk(),
+        "showok": ShowOk(),
+    }
+    if verb in simple:
+        return simple[verb]
+    if verb == "id" and args:
+        return IdLine(args[0], _words_after(line, 2))
+    if verb == "option":
+        return parse_option(args)
+    if verb == "info":
+        return parse_info(args, line=line)
+    if verb == "bestmove" and args:
+        ponder = args[2] if len(args) >= 3 and args[1] == "ponder" else None
+        return BestMove(None if args[0] == "none" else args[0], ponder)
+    if verb == "response":
+        return Response(_words_after(line, 1))
+    if verb == "pong" and len(args) == 1:
+        return Pong(_int(args[0], "token", "pong"))
+    if verb == "error" and len(args) >= 2:
+        return ErrorReply(_int(args[0], "code", "error"), args[1], _words_after(line, 3))
+    if verb == "invalidmove" and args:
+        return InvalidMove(args[0], _words_after(line, 2))
+    if verb == "show":
+        return ShowLine(line[5:].rstrip("\r") if len(line) > 5 else "")
+    if verb == "game" and len(args) >= 6 and args[1] == "colours" and args[4] == "start":
+        return GameInfo(args[0], (args[2], args[3]), _words_after(line, 6))
+    if verb == "bot" and len(args) >= 2 and args[1] == "games":
+        return BotInfo(args[0], tuple(args[2:]))
+    if verb == "limit" and len(args) == 2:
+        return LimitInfo(args[0], _int(args[1], args[0], "limit"))
+    if verb in ("id", "bestmove", "pong", "error", "invalidmove", "game", "bot", "limit"):
+        raise _fail(BAD_ARGUMENTS, f"malformed {verb!r} line: {line.strip()!r}", verb)
+    raise _fail(UNKNOWN_COMMAND, f"unknown line {line.strip()!r}", verb)
+
+
+# ---------------------------------------------------------------------------------------------
+# The incremental decoder
+
+
+class TextDecoder:
+    """Split a byte stream into lines and parse each into a message.
+
+    Args:
+        role: ``"server"`` decodes commands into ``Request`` objects; ``"client"`` decodes
+            reply lines.
+        max_line: the longest accepted line in bytes, without its line end.
+    """
+
+    def __init__(self, role: Role = "server", *, max_line: int = DEFAULT_MAX_LINE) -> None:
+        self.role = role
+        self.max_line = max_line
+        self._buffer = bytearray()
+        self._scanned = 0  # bytes of the buffer known to hold no line feed
+        self._broken: ProtocolError | None = None
+
+    def feed(self, data: bytes) -> None:
+        """Add received bytes (any split; empty is fine)."""
+        if self._broken is None:
+            self._buffer += data
+
+    def next_line(self) -> str | None:
+        """The next complete line, decoded, without its line end; None if none is complete.
+
+        Raises:
+            ProtocolError: fatal 102 (line too long) or 103 (invalid UTF-8).
+        """
+        if self._broken is not None:
+            raise self._broken
+        end = self._buffer.find(b"\n", self._scanned)
+        if end < 0:
+            self._scanned = len(self._buffer)
+            if self._scanned > self.max_line + 1:  # + 1: room for a CR before the LF
+                raise self._break(FRAME_TOO_LARGE, f"a line is longer than {self.max_line} bytes")
+            return None
+        raw = bytes(self._buffer[:end])
+        del self._buffer[: end + 1]
+        self._scanned = 0
+        if raw.endswith(b"\r"):
+            raw = raw[:-1]
+        if len(raw) > self.max_line:
+            raise self._break(FRAME_TOO_LARGE, f"a line of {len(raw)} bytes is over the limit")
+        try:
+            return raw.decode("utf-8")
+        except UnicodeDecodeError as exc:
+            raise self._break(
+                BAD_FRAME, f"invalid UTF-8 at byte {exc.start} of a line: {raw[:40]!r}"
+            ) from None
+
+    def next_message(self) -> Request | ReplyLine | None:
+        """The next message, skipping blank lines; None when more data is needed.
+
+        Raises:
+            ProtocolError: non-fatal for one bad line (it is consumed; call again for the
+                next), fatal for a broken stream (every later call raises it again).
+        """
+        while (line := self.next_line()) is not None:
+            if self.role == "server":
+                command = parse_command(line)
+                if command is not None:
+                    return Request(command)
+            else:
+                reply = parse_reply_line(line)
+                if reply is not None:
+                    return reply
+        return None
+
+    def __iter__(self) -> Iterator[Request | ReplyLine]:
+        """Messages until more data is needed (a ProtocolError ends the iteration; iterate
+        again after a non-fatal one)."""
+        while (message := self.next_message()) is not None:
+            yield message
+
+    @property
+    def buffered(self) -> int:
+        """Bytes received but not yet consumed."""
+        return len(self._buffer)
+
+    def _break(self, error: ErrorCode, message: str) -> ProtocolError:
+        self._broken = ProtocolError(error, message)
+        self._buffer.clear()
+        return self._broken
+
+
+# ---------------------------------------------------------------------------------------------
+# Encoding
+
+
+def _clean(text: str) -> str:
+    """One line of free text: line breaks become spaces, so they cannot break the framing."""
+    return text.replace("\r", " ").replace("\n", " ")
+
+
+def encode_command(command: Command) -> bytes:
+    """The text line of a command (with its line feed)."""
+    return (_command_text(command) + "\n").encode("utf-8")
+
+
+def _command_text(command: Command) -> str:
+    match command:
+        case Ping(token):
+            return f"ping {token}"
+        case SetOption(name, value):
+            text = f"setoption name {_clean(name)}"
+            return text if value is None else f"{text} value {_clean(value)}"
+        case NewGame(game):
+            return "uginewgame" if game is None else f"uginewgame {game}"
+        case Position(fen, moves):
+            text = "position startpos" if fen is None else f"position fen {_clean(fen)}"
+            return f"{text} moves {' '.join(moves)}" if moves else text
+        case Go():
+            parts = ["go"]
+            for key in GO_INT_FIELDS:
+                value = getattr(command, key)
+                if value is not None:
+                    parts.append(f"{key} {value}")
+            if command.infinite:
+                parts.append("infinite")
+            return " ".join(parts)
+        case Query(what):
+            return f"query {what}"
+        case Play(move):
+            return f"play {move}"
+        case Undo(n):
+            return "undo" if n == 1 else f"undo {n}"
+        case _:
+            return command.METHOD
+
+
+def format_score(score: Score) -> str:
+    """``cp 35``, ``win 7``, ``loss 4 upperbound``."""
+    text = f"{score.kind} {score.value}"
+    return text if score.bound is None else f"{text} {score.bound}bound"
+
+
+def format_info(info: Info) -> str:
+    """The ``info`` line of a progress report (without its line feed)."""
+    parts = ["info"]
+    for key in ("depth", "seldepth"):
+        value = getattr(info, key)
+        if value is not None:
+            parts.append(f"{key} {value}")
+    if info.score is not None:
+        parts.append("score " + format_score(info.score))
+    for key in ("nodes", "nps", "time", "hashfull"):
+        value = getattr(info, key)
+        if value is not None:
+            parts.append(f"{key} {value}")
+    if info.pv:
+        parts.append("pv " + " ".join(info.pv))
+    if info.string is not None:
+        parts.append("string " + _clean(info.string))
+    return " ".join(parts)
+
+
+def format_option(option: OptionSpec) -> str:
+    """The ``option`` line of an option (UCI form)."""
+    parts = [f"option name {option.name} type {option.type}"]
+    if option.default is not None:
+        parts.append(f"default {option.default or '<empty>'}")
+    if option.min is not None:
+        parts.append(f"min {option.min}")
+    if option.max is not None:
+        parts.append(f"max {option.max}")
+    parts.extend(f"var {v}" for v in option.vars)
+    return " ".join(parts)
+
+
+def format_value(value: ResponseValue) -> str:
+    """The text form of a response value."""
+    if value is None:
+        return "none"
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, (int, str)):
+        return _clean(str(value))
+    if isinstance(value, tuple):
+        return " ".join(value)
+    return " ".join(f"{k}={_clean(str(v))}" for k, v in value.items())
+
+
+def _reply_lines(reply: Reply) -> list[str]:
+    match reply:
+        case Handshake():
+            lines = [
+                f"id name {reply.name}",
+                f"id author {reply.author}",
+                f"id version {reply.version}",
+                f"id protocol {reply.protocol}",
+            ]
+            lines += [
+                f"game {g.name} colours {g.colours[0]} {g.colours[1]} start {g.start}"
+                for g in reply.games
+            ]
+            lines += [f"bot {b.name} games {' '.join(b.games)}" for b in reply.bots]
+            lines += [f"limit {lim.name} {lim.value}" for lim in reply.limits]
+            lines += [format_option(o) for o in reply.options]
+            return [*lines, "ugiok"]
+        case ReadyOk():
+            return ["readyok"]
+        case Pong(token):
+            return [f"pong {token}"]
+        case Info():
+            return [format_info(reply)]
+        case BestMove(move, ponder):
+            text = f"bestmove {move if move is not None else 'none'}"
+            return [text if ponder is None else f"{text} ponder {ponder}"]
+        case Response(value):
+            text = format_value(value)
+            return [f"response {text}" if text else "response"]
+        case ErrorReply(code, name, message):
+            return [f"error {code} {name} {_clean(message)}"]
+        case InvalidMove(move, reason):
+            return [f"invalidmove {move} {_clean(reason)}"]
+        case OptionList(options):
+            return [*(format_option(o) for o in options), "optionsok"]
+        case BotList(bots):
+            return [*(f"bot {b.name} games {' '.join(b.games)}" for b in bots), "botsok"]
+        case ShowText(text):
+            return [*(f"show {line}" for line in text.splitlines()), "showok"]
+        case Ack():
+            return []
+
+
+def encode_reply(reply: Reply) -> bytes:
+    """The text lines of a reply (each with its line feed; nothing for an ``Ack``)."""
+    return "".join(line + "\n" for line in _reply_lines(reply)).encode("utf-8")
+
+
+def encode_reply_line(line: ReplyLine) -> bytes:
+    """The text of one reply line as a client reads it (for tests and proxies)."""
+    match line:
+        case IdLine(key, value):
+            text = f"id {key} {value}"
+        case GameInfo(name, colours, start):
+            text = f"game {name} colours {colours[0]} {colours[1]} start {start}"
+        case BotInfo(name, games):
+            text = f"bot {name} games {' '.join(games)}"
+        case LimitInfo(name, value):
+            text = f"limit {name} {value}"
+        case OptionSpec():
+            text = format_option(line)
+        case UgiOk():
+            text = "ugiok"
+        case OptionsOk():
+            text = "optionsok"
+        case BotsOk():
+            text = "botsok"
+        case ShowLine(content):
+            text = f"show {content}"
+        case ShowOk():
+            text = "showok"
+        case _:
+            return encode_reply(line)
+    return (text + "\n").encode("utf-8")
+
+
+def response_mapping(text: str) -> Mapping[str, str]:
+    """Read back a mapping written by ``format_value`` (``key=value`` pairs)."""
+    out: dict[str, str] = {}
+    for pair in text.split():
+        key, _, value = pair.partition("=")
+        out[key] = value
+    return out
