@@ -18,6 +18,10 @@ import games
 MAX_PLAYOUT_PLIES = 10_000
 """A safety net for games the rules do not bound; a playout that hits it is counted as-is."""
 
+PLAYOUT_TURNS: dict[str, int] = {"yohoho": 200}
+"""Per game, the turn cap of its issue's playout target ("random games of at most 200 turns");
+a turn is a run of plies by one player. Games not listed play to the end (or the safety net)."""
+
 
 @dataclass(frozen=True, slots=True)
 class PerftCase:
@@ -39,17 +43,29 @@ BENCH: dict[str, tuple[PerftCase, ...]] = {
         ),
         PerftCase("T7", "2wb/3wb2/3wb3/3wb4/2Wbw5/9/10/9/8/WWWW2B/BBBB w m 0-0 41", 3),
     ),
+    "yoxii": (PerftCase("rand-04", "3/DaA2/1d2b2/2C4/2T4/2C2/3 b t w:4532 b:4452", 7),),
+    "yohoho": (
+        PerftCase("start", "1ccgrgcc1/8/4a4/8/9/8/4A4/8/1CCGRGCC1 w 1 1", 3),
+        PerftCase("goal-step", "1c1g5/3g1A2/4a4/8/5GR2/2C1c3/r8/8/2CG2CC1 w 1 0", 4),
+        PerftCase("arno", "3g1gc2/8/5r3/A4c2/4c4/3G4/3a1R3/1C1G4/2C4C1 b 1 0", 4),
+    ),
 }
 """Quick perft positions per game (a few seconds in all)."""
 
 DEEP: dict[str, tuple[PerftCase, ...]] = {
     "yinsh": (PerftCase("P10", YINSH_P10, 4),),
+    "yoxii": (PerftCase("start", "3/5/7/3T3/7/5/3 w t w:5553 b:5553", 6),),
+    "yohoho": (PerftCase("start", "1ccgrgcc1/8/4a4/8/9/8/4A4/8/1CCGRGCC1 w 1 1", 4),),
 }
 """The deep targets of the issues (``--deep``)."""
 
 
-def random_playouts(game: games.Game, count: int, seed: int = 1) -> tuple[int, int]:
+def random_playouts(
+    game: games.Game, count: int, seed: int = 1, max_turns: int | None = None
+) -> tuple[int, int]:
     """Play ``count`` seeded random games through push, then pop each back to the start.
+
+    A game stops early after ``max_turns`` turns (None: no cap but ``MAX_PLAYOUT_PLIES``).
 
     Returns:
         (games finished by the rules, plies pushed).
@@ -60,10 +76,17 @@ def random_playouts(game: games.Game, count: int, seed: int = 1) -> tuple[int, i
     for _ in range(count):
         state = game.new_state()
         depth = 0
+        turns = 0
+        mover = state.to_move()
         while not state.is_terminal() and depth < MAX_PLAYOUT_PLIES:
+            if max_turns is not None and turns >= max_turns:
+                break
             moves = state.legal_moves()
             state.push(moves[rng.randrange(len(moves))])
             depth += 1
+            if max_turns is not None and state.to_move() != mover:
+                mover = state.to_move()
+                turns += 1
         finished += state.is_terminal()
         plies += depth
         while depth:
@@ -100,7 +123,7 @@ def run_bench(
         if playouts:
             err.write(f"{name} {playouts} random playouts ...\n")
             started = time.perf_counter()
-            finished, plies = random_playouts(game, playouts)
+            finished, plies = random_playouts(game, playouts, max_turns=PLAYOUT_TURNS.get(name))
             elapsed = time.perf_counter() - started
             total_nodes += plies
             total_time += elapsed

@@ -60,6 +60,8 @@ __all__ = [
 _REGISTRY: dict[str, tuple[str, str, str]] = {
     "yinsh": ("games.yinsh", "YinshGame", "yinsh"),
     "yinsh+blitz": ("games.yinsh", "YinshGame", "yinsh+blitz"),
+    "yohoho": ("games.yohoho", "YohohoGame", "yohoho"),
+    "yoxii": ("games.yoxii", "YoxiiGame", "yoxii"),
 }
 
 _loaded: dict[str, Game] = {}
