@@ -81,12 +81,15 @@ class Game(ABC):
         players: always 2.
         colours: the rule file's names of p1 and p2 (``("White", "Black")``).
         start_position: the canonical position string of the start.
+        max_plies: a bound on the plies of any game from the start, or None when the rules let
+            a game go on for ever (then a match runner adjudicates long games).
     """
 
     name: str
     players: int = 2
     colours: tuple[str, str]
     start_position: str
+    max_plies: int | None = None
 
     def new_state(self) -> State:
         """A fresh state at the start position."""

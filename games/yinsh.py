@@ -202,6 +202,9 @@ class YinshGame(Game):
 
     colours = COLOURS
     start_position = "4/7/8/9/10/9/10/9/8/7/4 w p 0-0 51"
+    # 10 placements, at most 71 ring moves (rules §5), a pass before each ring move but the
+    # first (two in a row end the game), and 2 plies per removed row (at most 5 per side).
+    max_plies = 10 + 71 + 72 + 2 * 10
 
     def __init__(self, variant: str = "yinsh") -> None:
         if variant not in ("yinsh", "yinsh+blitz"):

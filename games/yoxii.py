@@ -210,6 +210,7 @@ class YoxiiGame(Game):
 
     colours = COLOURS
     start_position = "3/5/7/3T3/7/5/3 w t w:5553 b:5553"
+    max_plies = 72  # every turn (two plies) places a piece: at most 36 turns (rules §6)
 
     def __init__(self, name: str = "yoxii") -> None:
         if name != "yoxii":

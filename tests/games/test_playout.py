@@ -12,6 +12,7 @@ from hypothesis import strategies as st
 import games
 
 MAX_PLIES = 3000
+"""Where the rules bound nothing (``Game.max_plies`` None), a playout stops here."""
 GAMES_PER_NAME = 12
 
 
@@ -45,8 +46,11 @@ def test_random_playouts(name: str) -> None:
         state = game.new_state()
         assert state.to_string() == game.start_position
         history: list[tuple[str, int]] = []
+        limit = game.max_plies if game.max_plies is not None else MAX_PLIES
         while not state.is_terminal():
-            assert len(history) < MAX_PLIES, f"{name}: no end after {MAX_PLIES} plies"
+            if len(history) >= limit:
+                assert game.max_plies is None, f"{name}: no end after {limit} plies"
+                break
             assert state.to_move() in (games.P1, games.P2)
             assert state.outcome() is None
             check_moves(state, rng)
@@ -68,22 +72,28 @@ def test_random_playouts(name: str) -> None:
             assert state.ply() == len(history)
 
         check_position_string(state)
-        assert state.to_move() == games.NOBODY
-        assert list(state.legal_moves()) == []
-        assert state.count_moves() == 0
-        outcome = state.outcome()
-        assert outcome is not None
-        assert outcome.winner in ("p1", "p2", "draw")
-        assert outcome.reason
-        assert " " not in outcome.reason
-        assert all(isinstance(v, int) for _, v in outcome.scores)
-        assert games.perft(state, 2) == 0
+        if state.is_terminal():
+            check_outcome(state)
         # unwinding the whole game restores every position on the way back
         while history:
             state.pop()
             assert (state.to_string(), state.key()) == history.pop()
         with pytest.raises(IndexError):
             state.pop()
+
+
+def check_outcome(state: games.State) -> None:
+    """A finished game: nobody to act, no moves, a well-formed outcome."""
+    assert state.to_move() == games.NOBODY
+    assert list(state.legal_moves()) == []
+    assert state.count_moves() == 0
+    outcome = state.outcome()
+    assert outcome is not None
+    assert outcome.winner in ("p1", "p2", "draw")
+    assert outcome.reason
+    assert " " not in outcome.reason
+    assert all(isinstance(v, int) for _, v in outcome.scores)
+    assert games.perft(state, 2) == 0
 
 
 def sample_positions(name: str, count: int = 40) -> list[str]:
@@ -156,3 +166,23 @@ def test_arbitrary_tokens_are_move_errors(name: str, data: st.DataObject) -> Non
         return
     assert text in legal
     assert state.move_to_str(move) == text
+
+
+@pytest.mark.parametrize("name", games.available())
+def test_max_plies_is_a_true_bound(name: str) -> None:
+    """Long random games (many seeds) never pass the bound a game declares."""
+    game = games.load(name)
+    if game.max_plies is None:
+        pytest.skip(f"{name} does not bound the length of a game")
+    rng = random.Random(99)
+    longest = 0
+    for _ in range(300):
+        state = game.new_state()
+        plies = 0
+        while not state.is_terminal():
+            moves = state.legal_moves()
+            state.push(moves[rng.randrange(len(moves))])
+            plies += 1
+            assert plies <= game.max_plies
+        longest = max(longest, plies)
+    assert longest > game.max_plies // 4  # the games were not all trivially short
