@@ -1,0 +1,96 @@
+"""``alphabeta``: the main bot, the search core of ``bots.search`` with each game's evaluation.
+
+Options: ``Hash`` (transposition table size in MB), ``Depth`` (a cap on the iteration depth, 0
+for none), ``Quiescence`` (search noisy moves beyond the horizon). The table and the history of
+good moves are kept from one move to the next within a game and cleared by ``new_game``.
+"""
+
+from __future__ import annotations
+
+from typing import ClassVar
+
+from bots.engine import (
+    Engine,
+    InfoFn,
+    Limits,
+    Option,
+    OptionError,
+    SearchResult,
+    StopFn,
+    ignore_info,
+    never_stop,
+)
+from bots.eval import Evaluator, evaluated_games, evaluator_for
+from bots.search import MAX_PLY, Searcher, TranspositionTable
+from games import Game, Move, State
+
+
+class AlphaBeta(Engine):
+    """Iterative deepening alpha-beta with a transposition table (see ``bots.search``)."""
+
+    name: ClassVar[str] = "alphabeta"
+    options: ClassVar[tuple[Option, ...]] = (
+        Option("Hash", "spin", 64, 1, 4096),
+        Option("Depth", "spin", 0, 0, MAX_PLY),
+        Option("Quiescence", "check", True),
+    )
+
+    def __init__(self) -> None:
+        super().__init__()
+        self._table: TranspositionTable | None = None
+        self._table_mb = 0
+        self._history: dict[Move, int] = {}
+        self._evaluators: dict[str, Evaluator] = {}
+
+    def game_names(self) -> tuple[str, ...]:
+        """The games that have an evaluation."""
+        return evaluated_games()
+
+    def _evaluator(self, game: Game) -> Evaluator:
+        evaluator = self._evaluators.get(game.name)
+        if evaluator is None:
+            try:
+                evaluator = evaluator_for(game.name)
+            except KeyError:
+                raise OptionError(f"{self.name} does not play {game.name}") from None
+            self._evaluators[game.name] = evaluator
+        return evaluator
+
+    def _table_for_options(self) -> TranspositionTable:
+        megabytes = int(self.values["Hash"] or 1)
+        if self._table is None or megabytes != self._table_mb:
+            self._table = TranspositionTable(megabytes)
+            self._table_mb = megabytes
+        return self._table
+
+    def new_game(self, game: Game) -> None:
+        self._evaluator(game)
+        self._table_for_options().clear()
+        self._history.clear()
+
+    def search(
+        self,
+        state: State,
+        limits: Limits,
+        stop: StopFn = never_stop,
+        on_info: InfoFn = ignore_info,
+    ) -> SearchResult:
+        cap = int(self.values["Depth"] or 0)
+        searcher = Searcher(
+            state.copy(),
+            evaluator=self._evaluator(state.game),
+            table=self._table_for_options(),
+            history=self._history,
+            limits=_capped(limits, cap),
+            stop=stop,
+            on_info=on_info,
+            quiescence=bool(self.values["Quiescence"]),
+        )
+        return searcher.run()
+
+
+def _capped(limits: Limits, cap: int) -> Limits:
+    """``limits`` with the depth capped at ``cap`` (0: no cap)."""
+    if not cap or (limits.depth is not None and limits.depth <= cap):
+        return limits
+    return Limits(cap, limits.nodes, limits.target, limits.deadline, limits.clock)

@@ -1,0 +1,463 @@
+"""The game-agnostic alpha-beta search core.
+
+Iterative deepening over a negamax with principal variation search, aspiration windows at the
+root, a transposition table, killer and history move ordering and a quiescence search over the
+moves the game's evaluation marks as noisy.
+
+Several plies in a row may belong to one player (Yinsh removals, Yoxii's two-part turn), so
+scores are kept from the point of view of the side to act at each node and negated only where
+``to_move()`` changes between a node and its child. A finished game has nobody to act; its
+value is scored from the point of view of the player who made the last move.
+
+Scores: evaluations stay below ``MAX_EVAL``; a proven win in N plies from the root is
+``WIN - N`` and a loss ``-(WIN - N)``. In the transposition table such scores are stored
+relative to the node (plies from the node), so an entry stays valid at any depth.
+
+Determinism: with depth or node limits only, a search visits the same nodes in the same order
+on every run (no clocks, no hash randomisation: move ordering breaks ties by the move's value).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from bots.engine import InfoFn, Limits, Score, SearchInfo, SearchResult, StopFn
+from bots.eval import MAX_EVAL, Evaluator
+from games import Move, Outcome, State
+
+WIN = 10_000_000
+"""The score of a win at the root; a win in N plies scores WIN - N."""
+PROVEN = WIN - 10_000
+"""Scores at or above this magnitude are proven results."""
+INF = WIN + 1
+MAX_PLY = 128
+QUIESCENCE_PLIES = 8
+"""How far quiescence may go beyond the nominal depth."""
+CHECK_EVERY = 128
+"""Nodes between two looks at the clock and the stop flag (well under 20 ms of search)."""
+ASPIRATION = 50
+
+EXACT, LOWER, UPPER = 0, 1, 2
+"""Bound kinds of a transposition table entry."""
+
+ENTRY_BYTES = 120
+"""Rough memory of one table entry (a tuple of six ints in a list slot), for the size option."""
+
+
+class _AbortError(Exception):
+    """Raised inside the search when a limit or a stop request ends it."""
+
+
+class TranspositionTable:
+    """A fixed number of slots indexed by the low bits of the position key.
+
+    Each slot holds ``(key, depth, bound, score, move, age)``. Replacement keeps the more
+    useful entry: a new entry replaces one from an older search, one for the same position, or
+    one searched less deep; otherwise the old deeper entry stays (depth-preferred with aging).
+    """
+
+    def __init__(self, megabytes: int) -> None:
+        slots = max(1024, megabytes * 1024 * 1024 // ENTRY_BYTES)
+        self.size = 1 << (slots.bit_length() - 1)  # a power of two, so a mask indexes
+        self.mask = self.size - 1
+        self.slots: list[tuple[int, int, int, int, Move, int] | None] = [None] * self.size
+        self.age = 0
+
+    def clear(self) -> None:
+        """Forget everything."""
+        self.slots = [None] * self.size
+        self.age = 0
+
+    def new_search(self) -> None:
+        """Mark the entries written from now on as the newest."""
+        self.age = (self.age + 1) & 0xFF
+
+    def probe(self, key: int) -> tuple[int, int, int, int, Move, int] | None:
+        """The entry of ``key``, or None."""
+        entry = self.slots[key & self.mask]
+        if entry is not None and entry[0] == key:
+            return entry
+        return None
+
+    def store(self, key: int, depth: int, bound: int, score: int, move: Move) -> None:
+        """Store a result, under the replacement policy of the class docstring."""
+        index = key & self.mask
+        old = self.slots[index]
+        if old is None or old[5] != self.age or old[0] == key or depth >= old[1]:
+            if move < 0 and old is not None and old[0] == key:
+                move = old[4]  # keep the best move known for this position
+            self.slots[index] = (key, depth, bound, score, move, self.age)
+
+    def hashfull(self) -> int:
+        """Permille of the first 1000 slots holding entries of the current search."""
+        sample = self.slots[: min(1000, self.size)]
+        used = sum(1 for e in sample if e is not None and e[5] == self.age)
+        return used * 1000 // len(sample)
+
+
+def terminal_score(outcome: Outcome | None, me: int, ply: int) -> int:
+    """The value of a finished game for seat ``me``, reached ``ply`` plies from the root."""
+    if outcome is None or outcome.winner_seat is None:
+        return 0
+    return WIN - ply if outcome.winner_seat == me else -(WIN - ply)
+
+
+def to_score(value: int) -> Score:
+    """A root value as a ``Score``: ``cp`` or a proven ``win``/``loss`` in plies."""
+    if value >= PROVEN:
+        return Score("win", WIN - value)
+    if value <= -PROVEN:
+        return Score("loss", WIN + value)
+    return Score("cp", value)
+
+
+@dataclass
+class _Progress:
+    depth: int = 0
+    value: int = 0
+    move: Move = -1
+    pv: tuple[Move, ...] = ()
+
+
+class Searcher:
+    """One search of one position. Create it, call ``run``; reusable tables are passed in."""
+
+    def __init__(
+        self,
+        state: State,
+        *,
+        evaluator: Evaluator,
+        table: TranspositionTable,
+        history: dict[Move, int],
+        limits: Limits,
+        stop: StopFn,
+        on_info: InfoFn,
+        quiescence: bool = True,
+    ) -> None:
+        self.state = state
+        self.evaluator = evaluator
+        self.table = table
+        self.history = history
+        self.limits = limits
+        self.stop = stop
+        self.on_info = on_info
+        self.quiescence = quiescence
+        self.nodes = 0
+        self.seldepth = 0
+        self.next_check = CHECK_EVERY
+        self.killers: list[list[Move]] = [[-1, -1] for _ in range(MAX_PLY + QUIESCENCE_PLIES + 2)]
+        self.pv_table: list[list[Move]] = [[] for _ in range(MAX_PLY + QUIESCENCE_PLIES + 2)]
+        self.started = limits.clock()
+        self.stopped = False
+
+    # -- limits --------------------------------------------------------------------------------
+
+    def elapsed(self) -> float:
+        """Seconds since the search started, on the limits' clock."""
+        return self.limits.clock() - self.started
+
+    def _check(self) -> None:
+        self.next_check = self.nodes + CHECK_EVERY
+        limits = self.limits
+        if limits.nodes is not None and self.nodes >= limits.nodes:
+            raise _AbortError
+        if self.stop():
+            self.stopped = True
+            raise _AbortError
+        if limits.deadline is not None and self.elapsed() >= limits.deadline:
+            self.stopped = True
+            raise _AbortError
+
+    # -- the driver ----------------------------------------------------------------------------
+
+    def run(self) -> SearchResult:
+        """Iterative deepening until a limit; the result of the last completed iteration (or of
+        the interrupted one, once its first root move has been searched)."""
+        state = self.state
+        self.table.new_search()
+        root_moves = list(state.legal_moves())
+        if not root_moves:
+            return SearchResult(None, None)
+        if len(root_moves) == 1 and not self.limits.is_infinite:
+            # A forced move needs no search: do not spend the clock on it.
+            move = root_moves[0]
+            return SearchResult(move, state.move_to_str(move), pv=(state.move_to_str(move),))
+        best = _Progress(move=root_moves[0], pv=(root_moves[0],))
+        max_depth = self.limits.depth if self.limits.depth is not None else MAX_PLY
+        value = 0
+        try:
+            for depth in range(1, max_depth + 1):
+                value, move, pv = self._aspiration(depth, value, root_moves, best)
+                best = _Progress(depth, value, move, pv)
+                self._report(best)
+                # put the best move first for the next iteration
+                root_moves.remove(move)
+                root_moves.insert(0, move)
+                if abs(value) >= PROVEN and WIN - abs(value) <= depth:
+                    break  # a proven result within the full-width horizon: nothing to improve
+                target = self.limits.target
+                if target is not None and self.elapsed() >= target * 0.6:
+                    break  # the next iteration would likely not finish before the target
+        except _AbortError:
+            pass
+        return self._result(best)
+
+    def _aspiration(
+        self, depth: int, guess: int, root_moves: list[Move], best: _Progress
+    ) -> tuple[int, Move, tuple[Move, ...]]:
+        if depth < 3 or abs(guess) >= PROVEN:
+            return self._root(depth, -INF, INF, root_moves, best)
+        delta = ASPIRATION
+        alpha, beta = guess - delta, guess + delta
+        while True:
+            value, move, pv = self._root(depth, alpha, beta, root_moves, best)
+            if value <= alpha:
+                alpha = max(-INF, alpha - delta * 4)
+            elif value >= beta:
+                beta = min(INF, beta + delta * 4)
+            else:
+                return value, move, pv
+            delta *= 4
+            if delta > 4 * MAX_EVAL:
+                alpha, beta = -INF, INF
+
+    def _root(
+        self, depth: int, alpha: int, beta: int, root_moves: list[Move], best: _Progress
+    ) -> tuple[int, Move, tuple[Move, ...]]:
+        state = self.state
+        me = state.to_move()
+        alpha_start = alpha
+        best_value = -INF
+        best_move = root_moves[0]
+        first = True
+        for move in root_moves:
+            state.push(move)
+            try:
+                if first:
+                    value = self._child(me, depth - 1, alpha, beta, 1)
+                else:
+                    value = self._child(me, depth - 1, alpha, alpha + 1, 1)
+                    if alpha < value < beta:
+                        value = self._child(me, depth - 1, alpha, beta, 1)
+            finally:
+                state.pop()
+            if value > best_value:
+                best_value, best_move = value, move
+                self.pv_table[0] = [move, *self.pv_table[1]]
+                if not first and value > alpha:
+                    # An interrupted iteration still plays a move proven better than the
+                    # previous iteration's choice.
+                    best.move, best.value, best.pv = move, value, tuple(self.pv_table[0])
+                if value > alpha:
+                    alpha = value
+                    if value >= beta:
+                        break
+            first = False
+        bound = EXACT
+        if best_value <= alpha_start:
+            bound = UPPER
+        elif best_value >= beta:
+            bound = LOWER
+        self.table.store(state.key(), depth, bound, best_value, best_move)
+        return best_value, best_move, tuple(self.pv_table[0])
+
+    # -- the tree ------------------------------------------------------------------------------
+
+    def _child(self, me: int, depth: int, alpha: int, beta: int, ply: int) -> int:
+        """The value for ``me`` of the position just pushed, within (alpha, beta) for ``me``."""
+        state = self.state
+        if state.is_terminal():
+            self.nodes += 1
+            if self.nodes >= self.next_check:
+                self._check()
+            self.pv_table[ply] = []
+            return terminal_score(state.outcome(), me, ply)
+        if state.to_move() == me:
+            return self._negamax(depth, alpha, beta, ply)
+        return -self._negamax(depth, -beta, -alpha, ply)
+
+    def _negamax(self, depth: int, alpha: int, beta: int, ply: int) -> int:
+        self.nodes += 1
+        if self.nodes >= self.next_check:
+            self._check()
+        self.pv_table[ply] = []
+        if ply > self.seldepth:
+            self.seldepth = ply
+        if depth <= 0 or ply >= MAX_PLY:
+            return self._quiesce(alpha, beta, ply, 0)
+
+        state = self.state
+        key = state.key()
+        alpha_start = alpha
+        tt_move: Move = -1
+        entry = self.table.probe(key)
+        if entry is not None:
+            tt_move = entry[4]
+            if entry[1] >= depth:
+                score = _from_table(entry[3], ply)
+                bound = entry[2]
+                if (
+                    bound == EXACT
+                    or (bound == LOWER and score >= beta)
+                    or (bound == UPPER and score <= alpha)
+                ):
+                    return score
+
+        moves = self._ordered(state, tt_move, ply)
+        me = state.to_move()
+        best_value = -INF
+        best_move: Move = -1
+        first = True
+        for move in moves:
+            state.push(move)
+            if first:
+                value = self._child(me, depth - 1, alpha, beta, ply + 1)
+            else:
+                value = self._child(me, depth - 1, alpha, alpha + 1, ply + 1)
+                if alpha < value < beta:
+                    value = self._child(me, depth - 1, alpha, beta, ply + 1)
+            state.pop()
+            first = False
+            if value > best_value:
+                best_value, best_move = value, move
+                if value > alpha:
+                    alpha = value
+                    self.pv_table[ply] = [move, *self.pv_table[ply + 1]]
+                    if value >= beta:
+                        self._reward(move, depth, ply)
+                        break
+        bound = EXACT
+        if best_value <= alpha_start:
+            bound = UPPER
+        elif best_value >= beta:
+            bound = LOWER
+        self.table.store(key, depth, bound, _to_table(best_value, ply), best_move)
+        return best_value
+
+    def _quiesce(self, alpha: int, beta: int, ply: int, qply: int) -> int:
+        state = self.state
+        evaluator = self.evaluator
+        quiet = evaluator.is_quiet(state)
+        stand = evaluator.evaluate(state)
+        if not self.quiescence or qply >= QUIESCENCE_PLIES or ply >= MAX_PLY + QUIESCENCE_PLIES:
+            return stand
+        if quiet:
+            if stand >= beta:
+                return stand
+            alpha = max(alpha, stand)
+            moves = evaluator.noisy_moves(state, state.legal_moves())
+            best_value = stand
+        else:
+            moves = evaluator.order_moves(state, state.legal_moves())
+            best_value = -INF
+        if not moves:
+            return stand
+        me = state.to_move()
+        for move in moves:
+            state.push(move)
+            self.nodes += 1
+            if self.nodes >= self.next_check:
+                self._check()
+            if ply + 1 > self.seldepth:
+                self.seldepth = ply + 1
+            if state.is_terminal():
+                value = terminal_score(state.outcome(), me, ply + 1)
+            elif state.to_move() == me:
+                value = self._quiesce(alpha, beta, ply + 1, qply + 1)
+            else:
+                value = -self._quiesce(-beta, -alpha, ply + 1, qply + 1)
+            state.pop()
+            if value > best_value:
+                best_value = value
+                if value > alpha:
+                    alpha = value
+                    if value >= beta:
+                        break
+        return best_value
+
+    # -- ordering ------------------------------------------------------------------------------
+
+    def _ordered(self, state: State, tt_move: Move, ply: int) -> list[Move]:
+        moves = self.evaluator.order_moves(state, state.legal_moves())
+        history = self.history
+        killers = self.killers[ply]
+        if history:
+            # stable sort: the evaluation's order breaks ties
+            moves.sort(key=lambda m: -history.get(m, 0))
+        front: list[Move] = []
+        for special in (tt_move, killers[0], killers[1]):
+            if special >= 0 and special not in front and special in moves:
+                front.append(special)
+        if front:
+            moves = front + [m for m in moves if m not in front]
+        return moves
+
+    def _reward(self, move: Move, depth: int, ply: int) -> None:
+        killers = self.killers[ply]
+        if killers[0] != move:
+            killers[1] = killers[0]
+            killers[0] = move
+        self.history[move] = self.history.get(move, 0) + depth * depth
+
+    # -- reporting -----------------------------------------------------------------------------
+
+    def _report(self, best: _Progress) -> None:
+        elapsed = self.elapsed()
+        self.on_info(
+            SearchInfo(
+                depth=best.depth,
+                seldepth=max(self.seldepth, best.depth),
+                score=to_score(best.value),
+                nodes=self.nodes,
+                nps=int(self.nodes / elapsed) if elapsed > 0 else 0,
+                time=int(elapsed * 1000),
+                pv=self._tokens(best.pv),
+                hashfull=self.table.hashfull(),
+            )
+        )
+
+    def _tokens(self, pv: Sequence[Move]) -> tuple[str, ...]:
+        state = self.state
+        tokens: list[str] = []
+        pushed = 0
+        for move in pv:
+            if move not in state.legal_moves():
+                break  # never print a move that is not legal where it stands
+            tokens.append(state.move_to_str(move))
+            state.push(move)
+            pushed += 1
+        for _ in range(pushed):
+            state.pop()
+        return tuple(tokens)
+
+    def _result(self, best: _Progress) -> SearchResult:
+        state = self.state
+        return SearchResult(
+            move=best.move,
+            token=state.move_to_str(best.move),
+            score=to_score(best.value) if best.depth else None,
+            depth=best.depth,
+            seldepth=max(self.seldepth, best.depth),
+            nodes=self.nodes,
+            time=int(self.elapsed() * 1000),
+            pv=self._tokens(best.pv) or (state.move_to_str(best.move),),
+            hashfull=self.table.hashfull(),
+            stopped=self.stopped,
+        )
+
+
+def _to_table(score: int, ply: int) -> int:
+    if score >= PROVEN:
+        return score + ply
+    if score <= -PROVEN:
+        return score - ply
+    return score
+
+
+def _from_table(score: int, ply: int) -> int:
+    if score >= PROVEN:
+        return score - ply
+    if score <= -PROVEN:
+        return score + ply
+    return score
