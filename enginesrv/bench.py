@@ -1,9 +1,10 @@
-"""``enginesrv bench``: fixed rules benchmarks with a node-count signature.
+"""``enginesrv bench``: fixed benchmarks with a node-count signature.
 
-Each game lists perft positions (the public push/pop/legal_moves path, the last ply counted)
-and runs seeded random playouts (push to the end, then pop back to the start). Counts are
-deterministic, so the node total is a signature: it changes only when rules or the benchmark
-change, while the times show the speed.
+The search bench (the default) runs alphabeta at a fixed depth on fixed positions of each game;
+the rules bench (``--rules``) counts perft positions (the public push/pop/legal_moves path, the
+last ply counted) and runs seeded random playouts (push to the end, then pop back). Every count
+is deterministic, so the node total is a signature: it changes only when the search, an
+evaluation, the rules or the benchmark change, while the times show the speed.
 """
 
 from __future__ import annotations
@@ -14,6 +15,8 @@ from dataclasses import dataclass
 from typing import TextIO
 
 import games
+from bots.alphabeta import AlphaBeta
+from bots.engine import Limits
 
 MAX_PLAYOUT_PLIES = 10_000
 """A safety net for games the rules do not bound; a playout that hits it is counted as-is."""
@@ -58,6 +61,26 @@ DEEP: dict[str, tuple[PerftCase, ...]] = {
     "yohoho": (PerftCase("start", "1ccgrgcc1/8/4a4/8/9/8/4A4/8/1CCGRGCC1 w 1 1", 4),),
 }
 """The deep targets of the issues (``--deep``)."""
+
+
+SEARCH_BENCH: dict[str, tuple[PerftCase, ...]] = {
+    "yinsh": (
+        PerftCase("start", "4/7/8/9/10/9/10/9/8/7/4 w p 0-0 51", 2),
+        PerftCase("P10", YINSH_P10, 3),
+        PerftCase(
+            "P32", "4/2b4/bbb2b2/6B2/4BBb1bW/2BbbbbWW/4Bbwwww/2wwwwW1w/3bW3/7/4 w m 0-0 29", 4
+        ),
+    ),
+    "yohoho": (
+        PerftCase("start", "1ccgrgcc1/8/4a4/8/9/8/4A4/8/1CCGRGCC1 w 1 1", 4),
+        PerftCase("arno", "3g1gc2/8/5r3/A4c2/4c4/3G4/3a1R3/1C1G4/2C4C1 b 1 0", 4),
+    ),
+    "yoxii": (
+        PerftCase("start", "3/5/7/3T3/7/5/3 w t w:5553 b:5553", 4),
+        PerftCase("rand-04", "3/DaA2/1d2b2/2C4/2T4/2C2/3 b t w:4532 b:4452", 5),
+    ),
+}
+"""Search positions per game, with the depth alphabeta searches them to (a fresh bot each)."""
 
 
 def random_playouts(
@@ -140,3 +163,40 @@ def run_bench(
 
 def _rate(count: int, seconds: float) -> int:
     return round(count / seconds) if seconds > 0 else 0
+
+
+def run_search_bench(
+    names: list[str] | None, *, depth: int | None, out: TextIO, err: TextIO
+) -> int:
+    """Search every bench position of ``names`` (default: all) with a fresh alphabeta at the
+    position's depth (or ``depth``); print one line each and the signature line.
+
+    Returns the node total.
+    """
+    selected = names if names is not None else [n for n in games.available() if n in SEARCH_BENCH]
+    total_nodes = 0
+    total_time = 0.0
+    for name in selected:
+        game = games.load(name)
+        for case in SEARCH_BENCH.get(name, ()):
+            plies = depth if depth is not None else case.depth
+            err.write(f"{name} {case.name} depth {plies} ...\n")
+            bot = AlphaBeta()
+            bot.set_option("Hash", "16")
+            bot.new_game(game)
+            state = game.state_from_string(case.position)
+            started = time.perf_counter()
+            result = bot.search(state, Limits(depth=plies))
+            elapsed = time.perf_counter() - started
+            total_nodes += result.nodes
+            total_time += elapsed
+            out.write(
+                f"{name} {case.name} depth {plies}: nodes {result.nodes} "
+                f"time {round(elapsed * 1000)} nps {_rate(result.nodes, elapsed)} "
+                f"move {result.token} score {result.score}\n"
+            )
+    out.write(
+        f"bench: nodes {total_nodes} time {round(total_time * 1000)} "
+        f"nps {_rate(total_nodes, total_time)}\n"
+    )
+    return total_nodes

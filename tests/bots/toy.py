@@ -215,3 +215,67 @@ class NimEvaluator(Evaluator):
     def order_moves(self, state: State, moves: Sequence[Move]) -> list[Move]:
         del state
         return sorted(moves)
+
+
+class TwoHeaps(Game):
+    """Take 1 or 2 stones from either of two heaps; taking the last stone wins. Orders of
+    moves transpose, so a transposition table is exercised. The side to act loses exactly
+    when ``a % 3 == b % 3`` (the Grundy values of the two heaps are equal)."""
+
+    colours = ("First", "Second")
+
+    def __init__(self, a: int, b: int) -> None:
+        self.name = "two-heaps"
+        self.start_position = f"{a} {b} 0"
+
+    def state_from_string(self, text: str) -> TwoHeapsState:
+        a, b, side = (int(t) for t in text.split())
+        return TwoHeapsState(self, a, b, side)
+
+
+class TwoHeapsState(NimState):
+    """Heaps ``a`` and ``b``; moves are ``heap * 2 + take - 1``."""
+
+    def __init__(self, game: Game, a: int, b: int, side: int) -> None:
+        self.game = game
+        self.a, self.b, self.side = a, b, side
+        self.hstack: list[tuple[int, int, int]] = []
+
+    @property
+    def heap(self) -> int:  # type: ignore[override]
+        return self.a + self.b
+
+    def legal_moves(self) -> list[Move]:
+        out = []
+        for heap, size in enumerate((self.a, self.b)):
+            out.extend(heap * 2 + take - 1 for take in (1, 2) if take <= size)
+        return out
+
+    def push(self, move: Move) -> None:
+        self.hstack.append((self.a, self.b, self.side))
+        take = move % 2 + 1
+        if move < 2:
+            self.a -= take
+        else:
+            self.b -= take
+        self.side = 1 - self.side
+
+    def pop(self) -> Move:
+        a, b, side = self.hstack.pop()
+        move = (0 if a != self.a else 2) + (abs(a - self.a) + abs(b - self.b)) - 1
+        self.a, self.b, self.side = a, b, side
+        return move
+
+    def copy(self) -> TwoHeapsState:
+        other = TwoHeapsState(self.game, self.a, self.b, self.side)
+        other.hstack = list(self.hstack)
+        return other
+
+    def ply(self) -> int:
+        return len(self.hstack)
+
+    def to_string(self) -> str:
+        return f"{self.a} {self.b} {self.side}"
+
+    def key(self) -> int:
+        return (self.a * 64 + self.b) * 2 + self.side

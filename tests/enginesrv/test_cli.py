@@ -167,8 +167,8 @@ def test_every_command_has_help(capsys: pytest.CaptureFixture[str]) -> None:
         assert "usage: enginesrv " + command in out
 
 
-def test_bench_ends_with_the_signature_line(capsys: pytest.CaptureFixture[str]) -> None:
-    code, out, _ = run(capsys, "bench", "--game", "yinsh", "--playouts", "5")
+def test_rules_bench_ends_with_the_signature_line(capsys: pytest.CaptureFixture[str]) -> None:
+    code, out, _ = run(capsys, "bench", "--rules", "--game", "yinsh", "--playouts", "5")
     assert code == 0
     last = out.splitlines()[-1].split()
     assert last[0] == "bench:"
@@ -176,7 +176,7 @@ def test_bench_ends_with_the_signature_line(capsys: pytest.CaptureFixture[str]) 
     assert last[3] == "time"
     assert last[5] == "nps"
     assert "yinsh perft P10 depth 3: leaves 240259" in out
-    _, out2, _ = run(capsys, "bench", "--game", "yinsh", "--playouts", "5")
+    _, out2, _ = run(capsys, "bench", "--rules", "--game", "yinsh", "--playouts", "5")
     assert out2.splitlines()[-1].split()[2] == last[2]  # the node signature is deterministic
 
 

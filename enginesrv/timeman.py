@@ -1,0 +1,73 @@
+"""Time management: from clocks to a search's soft target and hard deadline.
+
+One pure function, used by the server and by in-process matches alike, so that a bot behaves
+the same whoever runs it. The rules of thumb (after the usual practice of chess engines):
+
+* ``movetime`` is exact: target and deadline are both the move time less the overhead.
+* With a clock, spend the remaining time over the moves still expected (``movestogo``, or a
+  default horizon) plus most of the increment; never plan to use more than a fixed share of what
+  is left, so a long think cannot flag.
+* The deadline allows an iteration to finish past the target, up to a multiple of it, but stays
+  within a safe share of the remaining time.
+* ``MoveOverhead`` is kept back from every move for transport and process latency.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+DEFAULT_MOVES_TO_GO = 25
+"""Moves assumed left in the game when the clock gives no ``movestogo``."""
+MAX_SHARE = 0.4
+"""The largest share of the remaining time one move may plan to use."""
+DEADLINE_FACTOR = 2.5
+DEADLINE_SHARE = 0.7
+MIN_MS = 5
+"""A search always gets at least this long, even on a nearly empty clock."""
+
+
+@dataclass(frozen=True, slots=True)
+class Budget:
+    """The time a search may use, in milliseconds (None: not limited by time)."""
+
+    target_ms: int | None
+    deadline_ms: int | None
+
+
+def allot(
+    *,
+    time_ms: int | None = None,
+    inc_ms: int = 0,
+    movestogo: int | None = None,
+    movetime_ms: int | None = None,
+    overhead_ms: int = 50,
+) -> Budget:
+    """The budget of one move of the player whose clock is ``time_ms`` (with ``inc_ms``).
+
+    Args:
+        time_ms: the mover's remaining clock (may be negative: treated as nearly empty).
+        inc_ms: the mover's increment per move.
+        movestogo: moves to the next time control, if the clock has one.
+        movetime_ms: a fixed time for this move; it wins over the clock.
+        overhead_ms: time kept back for latency (the ``MoveOverhead`` option).
+
+    Returns:
+        The target (after which no new iteration starts) and the deadline (by which the search
+        must return); both None when nothing limits the time.
+    """
+    overhead = max(0, overhead_ms)
+    if movetime_ms is not None:
+        exact = max(MIN_MS, movetime_ms - overhead)
+        return Budget(exact, exact)
+    if time_ms is None:
+        return Budget(None, None)
+    left = max(0, time_ms - overhead)
+    inc = max(0, inc_ms)
+    horizon = movestogo if movestogo is not None and movestogo > 0 else DEFAULT_MOVES_TO_GO
+    planned = left / horizon + inc * 0.75
+    target = min(planned, left * MAX_SHARE)
+    deadline = min(target * DEADLINE_FACTOR, left * DEADLINE_SHARE)
+    if movestogo == 1:
+        # the last move before the control: the whole clock is there to be used, safely
+        target = deadline = left * DEADLINE_SHARE
+    return Budget(max(MIN_MS, round(target)), max(MIN_MS, round(deadline)))
