@@ -8,15 +8,22 @@ line on stderr naming the input and the reason, with exit status 2; never a trac
 from __future__ import annotations
 
 import argparse
+import functools
+import os
 import sys
 import time
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import NoReturn, TextIO
 
+import trio
+
 import games
+from bots.registry import BotError, load_all
 from enginesrv import __version__
+from enginesrv.app import run_engine, run_server
 from enginesrv.bench import run_bench, run_search_bench
+from enginesrv.logs import configure as configure_logging
 from enginesrv.match import (
     DEFAULT_MAX_PLIES,
     GameResult,
@@ -27,6 +34,8 @@ from enginesrv.match import (
     run_match,
 )
 from enginesrv.records import RecordError, read_record_file
+from enginesrv.server import Limits
+from enginesrv.session import SessionConfig
 
 EXIT_USAGE = 2
 
@@ -111,6 +120,44 @@ def build_parser() -> argparse.ArgumentParser:
     p.set_defaults(func=cmd_replay)
 
     p = sub.add_parser(
+        "serve",
+        help="run the TCP server (both framings on one port)",
+        description="Serve the enginesrv protocol (docs/protocol.md) on TCP: text (UGI) and "
+        "msgpack-RPC on the same port, chosen by the first byte. Prints exactly one line "
+        "'listening HOST:PORT' on stdout when ready; logs go to stderr. SIGINT or SIGTERM stops "
+        "accepting, stops every search (sending its best move) and exits 0.",
+    )
+    p.add_argument("--host", default="127.0.0.1", help="address to listen on (127.0.0.1)")
+    p.add_argument("--port", type=_natural, default=7777, help="port (7777; 0: any free port)")
+    _add_server_args(p)
+    p.add_argument(
+        "--max-connections", metavar="N", type=_natural, default=256,
+        help="connections served at once (256; 0: no limit)",
+    )  # fmt: skip
+    p.add_argument(
+        "--idle-timeout", metavar="S", type=_seconds_or_zero, default=300.0,
+        help="close a connection idle this many seconds while no search runs (300; 0: never)",
+    )  # fmt: skip
+    p.add_argument("--max-line", metavar="BYTES", type=_positive, default=65536,
+                   help="longest text line (65536)")  # fmt: skip
+    p.add_argument("--max-frame", metavar="BYTES", type=_positive, default=1048576,
+                   help="largest msgpack frame (1048576)")  # fmt: skip
+    p.set_defaults(func=cmd_serve)
+
+    p = sub.add_parser(
+        "engine",
+        help="one protocol session over stdin/stdout (for GUIs and tournament managers)",
+        description="Speak the enginesrv protocol on stdin/stdout, as an engine that GUIs and "
+        "tournament managers (UGI ones included) start as a subprocess. Only protocol output "
+        "goes to stdout, flushed per line; logs go to stderr. End of input acts as quit.",
+    )
+    p.add_argument(
+        "--framing", choices=("text", "msgpack"), default="text", help="text (default) or msgpack"
+    )
+    _add_server_args(p, workers=1)
+    p.set_defaults(func=cmd_engine)
+
+    p = sub.add_parser(
         "bench",
         help="benchmark the search (default) or the rules (--rules)",
         description="Search fixed positions of each game with alphabeta at a fixed depth and "
@@ -167,6 +214,23 @@ def build_parser() -> argparse.ArgumentParser:
     )
     p.set_defaults(func=cmd_match)
     return parser
+
+
+def _add_server_args(p: argparse.ArgumentParser, workers: int | None = None) -> None:
+    p.add_argument("--game", metavar="GAME", help="the game sessions start with")
+    p.add_argument("--bot", metavar="BOT", default="alphabeta", help="the bot (alphabeta)")
+    p.add_argument(
+        "--workers",
+        metavar="N",
+        type=_positive,
+        default=workers or os.cpu_count() or 1,
+        help="search worker processes (default: %(default)s)",
+    )
+    p.add_argument("--log-json", action="store_true", help="log JSON lines on stderr")
+
+
+def _seconds_or_zero(text: str) -> float:
+    return 0.0 if text.strip() in ("0", "0.0") else _seconds(text)
 
 
 def _positive(text: str) -> int:
@@ -323,6 +387,54 @@ def cmd_replay(args: argparse.Namespace, out: TextIO, err: TextIO) -> None:
     reason = record.headers.get("Reason")
     if reason:
         out.write(f"reason {reason}\n")
+
+
+def _session_config(args: argparse.Namespace, limits: Limits) -> SessionConfig:
+    if args.game is not None:
+        load_game(args.game)
+    try:
+        bots = load_all()  # a broken plug-in stops start-up here, by name
+    except BotError as exc:
+        raise CommandError(str(exc)) from None
+    if args.bot not in bots:
+        raise CommandError(f"bot {args.bot!r}: unknown; known bots: {', '.join(sorted(bots))}")
+    return SessionConfig(default_game=args.game, default_bot=args.bot, limits=limits.announced())
+
+
+def cmd_serve(args: argparse.Namespace, out: TextIO, err: TextIO) -> None:
+    """``enginesrv serve``."""
+    del out, err
+    limits = Limits(
+        line=args.max_line,
+        frame=args.max_frame,
+        idle=args.idle_timeout,
+        connections=args.max_connections,
+    )
+    config = _session_config(args, limits)
+    configure_logging(json=args.log_json)
+    try:
+        trio.run(
+            functools.partial(
+                run_server,
+                host=args.host,
+                port=args.port,
+                workers=args.workers,
+                limits=limits,
+                config=config,
+            )
+        )
+    except OSError as exc:
+        raise CommandError(f"cannot listen on {args.host}:{args.port}: {exc.strerror}") from None
+
+
+def cmd_engine(args: argparse.Namespace, out: TextIO, err: TextIO) -> None:
+    """``enginesrv engine``."""
+    del out, err
+    config = _session_config(args, Limits(idle=0))
+    configure_logging(json=args.log_json)
+    trio.run(
+        functools.partial(run_engine, framing=args.framing, workers=args.workers, config=config)
+    )
 
 
 def cmd_bench(args: argparse.Namespace, out: TextIO, err: TextIO) -> None:

@@ -382,7 +382,7 @@ class ErrorReply:
     code: int
     name: str
     message: str
-    data: Mapping[str, str | int] | None = field(default=None, compare=False)
+    data: Mapping[str, object] | None = field(default=None, compare=False)
 
 
 @dataclass(frozen=True, slots=True)

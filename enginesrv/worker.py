@@ -1,0 +1,266 @@
+"""The search worker: a child process that runs bot searches for the server.
+
+Searches are CPU-bound pure Python, so the server never runs one on its event loop: it keeps a
+pool of these processes and talks to each over its stdin/stdout with msgpack-RPC frames.
+
+* request ``[0, id, "search", [job]]`` with the job map of ``SearchJob.to_map``; the response
+  ``[1, id, nil, result]`` carries the ``SearchResult`` fields, or an error
+  ``[500, "internal", text, nil]`` if the search failed;
+* while it runs, ``[2, "info", [{"search": id, ...}]]`` notifications report progress;
+* ``[2, "stop", [{"search": id}]]`` asks the running search to return now.
+
+A reader thread reads the pipe while the main thread searches, so a stop reaches the search at
+once (the search polls a flag). Bots are kept per session (least recently used first out), so a
+session's transposition table survives from one of its moves to the next on the same worker.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+import threading
+import time
+import traceback
+from collections import OrderedDict
+from dataclasses import dataclass
+from typing import Any, BinaryIO
+
+import msgpack
+
+import games
+from bots.engine import Engine, Limits, Score, SearchInfo, SearchResult
+from bots.registry import create_bot
+
+MAX_FRAME = 4 * 1024 * 1024
+BOTS_PER_WORKER = 4
+"""Sessions whose bots a worker keeps warm; older ones are dropped."""
+
+
+@dataclass(frozen=True, slots=True)
+class SearchJob:
+    """Everything a worker needs for one search."""
+
+    session: str
+    game: str
+    position: str
+    bot: str
+    options: tuple[tuple[str, str | None], ...]
+    depth: int | None = None
+    nodes: int | None = None
+    target: float | None = None
+    deadline: float | None = None
+    new_game: bool = False
+
+    def to_map(self) -> dict[str, Any]:
+        """The params map of a ``search`` request."""
+        return {
+            "session": self.session,
+            "game": self.game,
+            "position": self.position,
+            "bot": self.bot,
+            "options": [list(pair) for pair in self.options],
+            "depth": self.depth,
+            "nodes": self.nodes,
+            "target": self.target,
+            "deadline": self.deadline,
+            "new_game": self.new_game,
+        }
+
+    @classmethod
+    def from_map(cls, raw: dict[str, Any]) -> SearchJob:
+        """The inverse of ``to_map`` (the server is trusted: no validation beyond types)."""
+        return cls(
+            session=str(raw["session"]),
+            game=str(raw["game"]),
+            position=str(raw["position"]),
+            bot=str(raw["bot"]),
+            options=tuple((str(k), None if v is None else str(v)) for k, v in raw["options"]),
+            depth=raw.get("depth"),
+            nodes=raw.get("nodes"),
+            target=raw.get("target"),
+            deadline=raw.get("deadline"),
+            new_game=bool(raw.get("new_game")),
+        )
+
+
+def score_to_map(score: Score | None) -> dict[str, int] | None:
+    """A score as the msgpack framing writes it."""
+    return None if score is None else {score.kind: score.value}
+
+
+def score_from_map(raw: object) -> Score | None:
+    """The inverse of ``score_to_map``."""
+    if not isinstance(raw, dict) or len(raw) != 1:
+        return None
+    [(kind, value)] = raw.items()
+    if kind in ("cp", "win", "loss") and isinstance(value, int):
+        return Score(kind, value)
+    return None
+
+
+def info_to_map(info: SearchInfo, search: int) -> dict[str, Any]:
+    """An ``info`` notification's params."""
+    return {
+        "search": search,
+        "depth": info.depth,
+        "seldepth": info.seldepth,
+        "score": score_to_map(info.score),
+        "nodes": info.nodes,
+        "nps": info.nps,
+        "time": info.time,
+        "pv": list(info.pv),
+        "hashfull": info.hashfull,
+        "string": info.string,
+    }
+
+
+def info_from_map(raw: dict[str, Any]) -> SearchInfo:
+    """The inverse of ``info_to_map``."""
+    return SearchInfo(
+        depth=raw.get("depth"),
+        seldepth=raw.get("seldepth"),
+        score=score_from_map(raw.get("score")),
+        nodes=raw.get("nodes"),
+        nps=raw.get("nps"),
+        time=raw.get("time"),
+        pv=tuple(raw.get("pv") or ()),
+        hashfull=raw.get("hashfull"),
+        string=raw.get("string"),
+    )
+
+
+def result_to_map(result: SearchResult) -> dict[str, Any]:
+    """A search result as the response map."""
+    return {
+        "token": result.token,
+        "score": score_to_map(result.score),
+        "depth": result.depth,
+        "seldepth": result.seldepth,
+        "nodes": result.nodes,
+        "time": result.time,
+        "pv": list(result.pv),
+        "hashfull": result.hashfull,
+        "stopped": result.stopped,
+    }
+
+
+def result_from_map(raw: dict[str, Any]) -> SearchResult:
+    """The inverse of ``result_to_map`` (moves travel as tokens; ``move`` is left at -1)."""
+    token = raw.get("token")
+    return SearchResult(
+        move=None if token is None else -1,
+        token=token,
+        score=score_from_map(raw.get("score")),
+        depth=int(raw.get("depth") or 0),
+        seldepth=int(raw.get("seldepth") or 0),
+        nodes=int(raw.get("nodes") or 0),
+        time=int(raw.get("time") or 0),
+        pv=tuple(raw.get("pv") or ()),
+        hashfull=int(raw.get("hashfull") or 0),
+        stopped=bool(raw.get("stopped")),
+    )
+
+
+class _Worker:
+    """The worker's state: its bots, the running search and its stop flag."""
+
+    def __init__(self, out: BinaryIO) -> None:
+        self.out = out
+        self.out_lock = threading.Lock()
+        self.bots: OrderedDict[tuple[str, str], Engine] = OrderedDict()
+        self.running: int | None = None
+        self.stop_flag = threading.Event()
+
+    def send(self, frame: list[Any]) -> None:
+        data = msgpack.packb(frame, use_bin_type=True)
+        with self.out_lock:
+            self.out.write(data)
+            self.out.flush()
+
+    def bot_for(self, job: SearchJob) -> Engine:
+        key = (job.session, job.bot)
+        bot = self.bots.get(key)
+        if bot is None:
+            bot = create_bot(job.bot)
+            self.bots[key] = bot
+            while len(self.bots) > BOTS_PER_WORKER:
+                self.bots.popitem(last=False)
+        self.bots.move_to_end(key)
+        for name, value in job.options:
+            option = bot.option(name)
+            if bot.values[option.name] != option.parse(value):
+                bot.set_option(name, value)
+        return bot
+
+    def search(self, msgid: int, job: SearchJob) -> None:
+        self.stop_flag.clear()
+        self.running = msgid
+        try:
+            game = games.load(job.game)
+            state = game.state_from_string(job.position)
+            bot = self.bot_for(job)
+            if job.new_game:
+                bot.new_game(game)
+            limits = Limits(job.depth, job.nodes, job.target, job.deadline, time.monotonic)
+            result = bot.search(
+                state,
+                limits,
+                stop=self.stop_flag.is_set,
+                on_info=lambda info: self.send([2, "info", [info_to_map(info, msgid)]]),
+            )
+            self.send([1, msgid, None, result_to_map(result)])
+        except Exception as exc:  # any failure of a bot must reach the server, not kill us
+            detail = "".join(traceback.format_exception_only(type(exc), exc)).strip()
+            self.send([1, msgid, [500, "internal", f"search failed: {detail}", None], None])
+        finally:
+            self.running = None
+
+
+def _read_frames(
+    source: BinaryIO, worker: _Worker, jobs: list[tuple[int, SearchJob]], ready: threading.Condition
+) -> None:
+    unpacker = msgpack.Unpacker(raw=False, max_buffer_size=MAX_FRAME)
+    while True:
+        chunk = source.read1(65536) if hasattr(source, "read1") else source.read(65536)
+        if not chunk:
+            break
+        unpacker.feed(chunk)
+        for frame in unpacker:
+            if frame[0] == 0 and frame[2] == "search":
+                with ready:
+                    jobs.append((frame[1], SearchJob.from_map(frame[3][0])))
+                    ready.notify()
+            elif frame[0] == 2 and frame[1] == "stop":
+                params = frame[2][0] if frame[2] else {}
+                if params.get("search") in (None, worker.running):
+                    worker.stop_flag.set()
+    with ready:
+        jobs.append((-1, SearchJob("", "", "", "", ())))  # end of input: leave
+        worker.stop_flag.set()
+        ready.notify()
+
+
+def main() -> None:
+    """Serve searches on stdin/stdout until stdin closes."""
+    source = sys.stdin.buffer
+    out = sys.stdout.buffer
+    # Nothing else may write to the frame stream: send stray prints to stderr.
+    sys.stdout = sys.stderr
+    worker = _Worker(out)
+    jobs: list[tuple[int, SearchJob]] = []
+    ready = threading.Condition()
+    reader = threading.Thread(target=_read_frames, args=(source, worker, jobs, ready), daemon=True)
+    reader.start()
+    while True:
+        with ready:
+            while not jobs:
+                ready.wait()
+            msgid, job = jobs.pop(0)
+        if msgid < 0:
+            break
+        worker.search(msgid, job)
+    os._exit(0)  # the reader thread may still block on a closed pipe
+
+
+if __name__ == "__main__":
+    main()
