@@ -109,10 +109,19 @@ class _Worker:
 
 
 class WorkerPool:
-    """``size`` worker processes. Use as ``async with open_pool(size) as pool``."""
+    """``size`` worker processes running ``command``, owned by ``nursery``: call ``start``
+    first and ``aclose`` last."""
 
-    def __init__(self, nursery: trio.Nursery, size: int, *, grace: float = GRACE) -> None:
+    def __init__(
+        self,
+        nursery: trio.Nursery,
+        size: int,
+        *,
+        grace: float = GRACE,
+        command: tuple[str, ...] = (sys.executable, "-m", "enginesrv.worker"),
+    ) -> None:
         self.nursery = nursery
+        self.command = command
         self.size = max(1, size)
         self.grace = grace
         self._ids = itertools.count(1)
@@ -129,7 +138,7 @@ class WorkerPool:
 
     async def _spawn(self) -> None:
         process = await trio.lowlevel.open_process(
-            [sys.executable, "-m", "enginesrv.worker"],
+            list(self.command),
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
         )
@@ -223,28 +232,41 @@ class WorkerPool:
     async def _kill(self, worker: _Worker, why: str) -> None:
         log.warning("worker_restart", worker=worker.number, reason=why)
         worker.process.kill()
-        await worker.process.wait()
         await self._replace(worker)
 
     async def _replace(self, worker: _Worker) -> None:
-        self._workers.discard(worker)
-        self.restarts += 1
-        if not self.closed:
-            await self._spawn()
+        """Reap a dead or killed worker (its pipes closed, its exit awaited), start another."""
+        if worker.process.returncode is None:
+            worker.process.kill()
+        with trio.CancelScope(shield=True):
+            await _reap(worker.process)
+        if worker in self._workers:
+            self._workers.discard(worker)
+            self.restarts += 1
+            if not self.closed:
+                await self._spawn()
 
     async def aclose(self) -> None:
-        """Stop every worker and wait for them to exit."""
+        """Stop every worker (end of input first, a kill if it lingers) and reap it."""
         self.closed = True
-        for worker in list(self._workers):
+        workers = list(self._workers)
+        self._workers.clear()
+        for worker in workers:
             if worker.process.stdin is not None:
                 with trio.move_on_after(0.2):
                     await worker.process.stdin.aclose()
-        with trio.move_on_after(1.0) as scope:
-            for worker in list(self._workers):
+        with trio.move_on_after(1.0):
+            for worker in workers:
                 await worker.process.wait()
-        if scope.cancelled_caught:
-            for worker in list(self._workers):
-                if worker.process.returncode is None:
-                    worker.process.kill()
-                    await worker.process.wait()
-        self._workers.clear()
+        for worker in workers:
+            if worker.process.returncode is None:
+                worker.process.kill()
+            await _reap(worker.process)
+
+
+async def _reap(process: trio.Process) -> None:
+    """Close a child's pipes and wait for its exit (no zombie, no open file left)."""
+    for pipe in (process.stdin, process.stdout, process.stderr):
+        if pipe is not None:
+            await pipe.aclose()
+    await process.wait()

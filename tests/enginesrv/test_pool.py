@@ -1,0 +1,177 @@
+"""Worker processes: real searches, a client leaving mid-search, stuck and dying workers,
+the stdio engine and shutdown by signal, all with real child processes."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+
+import trio
+
+from bots.engine import SearchInfo
+from enginesrv.pool import WorkerPool
+from enginesrv.worker import SearchJob
+from tests.enginesrv.peer import TextPeer, running_server
+from tests.enginesrv.test_server import trio_test
+
+YOXII = "3/5/7/3T3/7/5/3 w t w:5553 b:5553"
+
+
+def job(**kwargs: object) -> SearchJob:
+    fields: dict[str, object] = {
+        "session": "t", "game": "yoxii", "position": YOXII, "bot": "random", "options": (),
+    }  # fmt: skip
+    fields.update(kwargs)
+    return SearchJob(**fields)  # type: ignore[arg-type]
+
+
+def children() -> set[int]:
+    """PIDs of this process's child processes (from /proc)."""
+    me = str(os.getpid())
+    out = set()
+    for entry in os.listdir("/proc"):
+        if entry.isdigit():
+            try:
+                with open(f"/proc/{entry}/stat") as f:
+                    if f.read().rsplit(")", 1)[1].split()[1] == me:
+                        out.add(int(entry))
+            except OSError:
+                pass
+    return out
+
+
+@trio_test
+async def test_real_workers_search_and_leave_no_process_behind() -> None:
+    before = children()
+    async with running_server(workers=2, game="yoxii") as (_, port):
+        peer = await TextPeer.connect(port)
+        await peer.send("go depth 1")
+        assert (await peer.until("bestmove"))[-1].startswith("bestmove ")
+        assert len(children() - before) == 2
+    assert children() - before == set()
+
+
+@trio_test
+async def test_a_client_leaving_mid_search_frees_its_worker() -> None:
+    async with running_server(workers=1, game="yoxii", bot="alphabeta") as (_, port):
+        leaving = await TextPeer.connect(port)
+        await leaving.send("setoption name Bot value random", "go infinite", "isready")
+        assert await leaving.line() == "readyok"
+        await leaving.aclose()
+        staying = await TextPeer.connect(port)
+        await staying.send("setoption name Bot value random", "go depth 1")
+        lines = await staying.until("bestmove")
+        assert lines[-1].startswith("bestmove ")
+
+
+@trio_test
+async def test_a_silent_worker_is_killed_at_the_deadline_and_replaced() -> None:
+    silent = (sys.executable, "-c", "import sys; sys.stdin.buffer.read()")
+    async with trio.open_nursery() as nursery:
+        pool = WorkerPool(nursery, 1, grace=0.1, command=silent)
+        await pool.start()
+        outcome = await pool.search(
+            job(), on_info=lambda i: None, stop=trio.Event(),
+            hard_deadline=trio.current_time() + 0.2,
+        )  # fmt: skip
+        assert outcome.killed
+        assert outcome.result is None
+        assert pool.restarts == 1
+        assert pool.idle == 1
+        await pool.aclose()
+
+
+@trio_test
+async def test_a_dying_worker_gives_an_error_and_is_replaced() -> None:
+    dying = (sys.executable, "-c", "import sys; sys.stdin.buffer.read(1)")
+    async with trio.open_nursery() as nursery:
+        pool = WorkerPool(nursery, 1, command=dying)
+        await pool.start()
+        outcome = await pool.search(
+            job(), on_info=lambda i: None, stop=trio.Event(), hard_deadline=None
+        )
+        assert outcome.error == "the search worker died"
+        assert pool.restarts == 1
+        await pool.aclose()
+
+
+@trio_test
+async def test_searches_wait_for_a_free_worker() -> None:
+    async with trio.open_nursery() as nursery:
+        pool = WorkerPool(nursery, 1)
+        await pool.start()
+        waited: list[bool] = []
+        infos: list[SearchInfo] = []
+        results = []
+
+        async def one(stop: trio.Event) -> None:
+            outcome = await pool.search(
+                job(bot="random"), on_info=infos.append, stop=stop, hard_deadline=None,
+                on_wait=lambda: waited.append(True),
+            )  # fmt: skip
+            results.append(outcome.result)
+
+        async with trio.open_nursery() as searches:
+            for _ in range(2):
+                searches.start_soon(one, trio.Event())
+        assert waited == [True]
+        assert all(r is not None and r.token for r in results)
+        await pool.aclose()
+
+
+def test_stdio_engine_speaks_only_protocol_on_stdout() -> None:
+    script = "\n".join(
+        ["ugi", "isready", "position startpos moves f6", "query turn", "go depth 1", "quit", ""]
+    )
+    proc = subprocess.run(
+        [sys.executable, "-m", "enginesrv.cli", "engine", "--game", "yinsh", "--bot", "random"],
+        input=script, capture_output=True, text=True, timeout=60, check=False,
+    )  # fmt: skip
+    assert proc.returncode == 0, proc.stderr
+    lines = proc.stdout.splitlines()
+    assert lines[0] == "id name enginesrv"
+    assert "ugiok" in lines
+    assert "readyok" in lines
+    assert "response p2" in lines
+    assert lines[-1].startswith("bestmove ")
+    keywords = {"id", "game", "bot", "limit", "option", "ugiok", "readyok", "response", "bestmove"}
+    assert {line.split()[0] for line in lines} <= keywords | {"info"}
+    assert "connection_open" in proc.stderr  # logs go to stderr
+
+
+def test_sigterm_sends_best_moves_and_exits_cleanly() -> None:
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "enginesrv.cli", "serve", "--port", "0", "--workers", "1",
+         "--game", "yoxii", "--bot", "random"],
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+    )  # fmt: skip
+    try:
+        assert proc.stdout is not None
+        ready = proc.stdout.readline()
+        assert ready.startswith("listening 127.0.0.1:")
+        port = int(ready.rsplit(":", 1)[1])
+        import socket
+
+        with socket.create_connection(("127.0.0.1", port), timeout=20) as sock:
+            sock.sendall(b"go infinite\nisready\n")
+            buffer = b""
+            while b"readyok" not in buffer:
+                buffer += sock.recv(4096)
+            proc.send_signal(signal.SIGTERM)
+            while b"error 304" not in buffer:
+                data = sock.recv(4096)
+                assert data, buffer
+                buffer += data
+        assert b"bestmove " in buffer
+        assert proc.wait(timeout=20) == 0
+        assert proc.stdout.read() == ""  # exactly one line on stdout
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+        if proc.stdout is not None:
+            proc.stdout.close()
+        if proc.stderr is not None:
+            proc.stderr.close()
