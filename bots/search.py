@@ -19,8 +19,9 @@ on every run (no clocks, no hash randomisation: move ordering breaks ties by the
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
+from typing import overload
 
 from bots.engine import InfoFn, Limits, Score, SearchInfo, SearchResult, StopFn
 from bots.eval import MAX_EVAL, Evaluator
@@ -43,6 +44,42 @@ EXACT, LOWER, UPPER = 0, 1, 2
 
 ENTRY_BYTES = 120
 """Rough memory of one table entry (a tuple of six ints in a list slot), for the size option."""
+
+
+class LazyMoves(Sequence[Move]):
+    """The legal moves of a position, generated only if someone looks at them.
+
+    Quiescence hands this to ``Evaluator.noisy_moves``: an evaluation that finds its noisy
+    moves by itself (and most positions have none) then never pays for a full generation.
+    Valid only until the position changes.
+    """
+
+    __slots__ = ("_moves", "_state")
+
+    def __init__(self, state: State) -> None:
+        self._state = state
+        self._moves: Sequence[Move] | None = None
+
+    def _get(self) -> Sequence[Move]:
+        if self._moves is None:
+            self._moves = self._state.legal_moves()
+        return self._moves
+
+    def __len__(self) -> int:
+        return len(self._get())
+
+    @overload
+    def __getitem__(self, index: int) -> Move: ...
+    @overload
+    def __getitem__(self, index: slice) -> Sequence[Move]: ...
+    def __getitem__(self, index: int | slice) -> Move | Sequence[Move]:
+        return self._get()[index]
+
+    def __contains__(self, move: object) -> bool:
+        return move in self._get()
+
+    def __iter__(self) -> Iterator[Move]:
+        return iter(self._get())
 
 
 class _AbortError(Exception):
@@ -346,7 +383,7 @@ class Searcher:
             if stand >= beta:
                 return stand
             alpha = max(alpha, stand)
-            moves = evaluator.noisy_moves(state, state.legal_moves())
+            moves = evaluator.noisy_moves(state, LazyMoves(state))
             best_value = stand
         else:
             moves = evaluator.order_moves(state, state.legal_moves())
