@@ -21,7 +21,7 @@ from bots.engine import Limits
 MAX_PLAYOUT_PLIES = 10_000
 """A safety net for games the rules do not bound; a playout that hits it is counted as-is."""
 
-PLAYOUT_TURNS: dict[str, int] = {"yohoho": 200}
+PLAYOUT_TURNS: dict[str, int] = {"yohoho": 200, "yinyang": 200}
 """Per game, the turn cap of its issue's playout target ("random games of at most 200 turns");
 a turn is a run of plies by one player. Games not listed play to the end (or the safety net)."""
 
@@ -51,6 +51,20 @@ BENCH: dict[str, tuple[PerftCase, ...]] = {
         PerftCase("start", "1ccgrgcc1/8/4a4/8/9/8/4A4/8/1CCGRGCC1 w 1 1", 3),
         PerftCase("goal-step", "1c1g5/3g1A2/4a4/8/5GR2/2C1c3/r8/8/2CG2CC1 w 1 0", 4),
         PerftCase("arno", "3g1gc2/8/5r3/A4c2/4c4/3G4/3a1R3/1C1G4/2C4C1 b 1 0", 4),
+    ),
+    "yinyang": (
+        PerftCase(
+            "post-setup-default",
+            "bwww/bwww/bbbw/bbbw b start -bwbb>b.bb,-..bb>bbbb,-bwbw>*,-bw.w>b..w "
+            "-wbww>w.ww,-..ww>wwww,-wbwb>*,-.bb.>wbbw 8 10 1",
+            2,
+        ),
+        PerftCase(
+            "rand-29",
+            "..b./b.ww/w.b./b... w start +w..w>...w,+.b.b>...b,-ww.w>.w.w,+wwbb>ww.b "
+            "+bww.>.ww.,+.bww>.b.w,+b.w.>*,-wbwb>.bwb 8 10 36",
+            4,
+        ),
     ),
 }
 """Quick perft positions per game (a few seconds in all)."""

@@ -316,9 +316,16 @@ def cmd_perft(args: argparse.Namespace, out: TextIO, err: TextIO) -> None:
 
 
 def cmd_moves(args: argparse.Namespace, out: TextIO, err: TextIO) -> None:
-    """``enginesrv moves``."""
+    """``enginesrv moves``: the sorted tokens, or for a huge move set (Yin Yang's setup,
+    405^4 tokens) the line ``count N`` and one line telling how such a token is written."""
     del err
+    listed_at_most = 100_000
     state = build_state(load_game(args.game), args.pos, args.moves)
+    count = state.count_moves()
+    if count > listed_at_most:
+        out.write(f"count {count}\n")
+        out.write((state.describe_moves() or "too many moves to list") + "\n")
+        return
     for token in sorted(state.move_to_str(m) for m in state.legal_moves()):
         out.write(token + "\n")
 

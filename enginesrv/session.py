@@ -431,10 +431,10 @@ class Session:
                     return "none"
                 return "draw" if outcome.winner == "draw" else f"{outcome.winner}win"
             case "moves":
-                moves = state.legal_moves()
-                if len(moves) > MOVES_LISTED:
-                    return f"count {len(moves)}"
-                return tuple(sorted(state.move_to_str(mv) for mv in moves))
+                count = state.count_moves()
+                if count > MOVES_LISTED:
+                    return f"count {count} {state.describe_moves()}".rstrip()
+                return tuple(sorted(state.move_to_str(mv) for mv in state.legal_moves()))
             case "position":
                 return state.to_string()
             case "turn":
@@ -554,7 +554,7 @@ class Session:
             candidates.append(result.token)
         if outcome.last_info is not None and outcome.last_info.pv:
             candidates.append(outcome.last_info.pv[0])
-        candidates.append(min(state.move_to_str(mv) for mv in state.legal_moves()))
+        candidates.append(state.move_to_str(state.legal_moves()[0]))  # any legal move will do
         token = next(t for t in candidates if _is_legal(state, t))
         if result is not None and token == result.token:
             return m.BestMove(

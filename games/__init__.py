@@ -62,6 +62,7 @@ _REGISTRY: dict[str, tuple[str, str, str]] = {
     "yinsh+blitz": ("games.yinsh", "YinshGame", "yinsh+blitz"),
     "yohoho": ("games.yohoho", "YohohoGame", "yohoho"),
     "yoxii": ("games.yoxii", "YoxiiGame", "yoxii"),
+    "yinyang": ("games.yinyang", "YinYangGame", "yinyang"),
 }
 
 _loaded: dict[str, Game] = {}

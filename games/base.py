@@ -147,6 +147,11 @@ class State(ABC):
         """The number of legal moves; games may answer faster than ``len(legal_moves())``."""
         return len(self.legal_moves())
 
+    def describe_moves(self) -> str:
+        """One line telling how the legal tokens are written, for a move set too large to list
+        (Yin Yang's setup); "" by default."""
+        return ""
+
     @abstractmethod
     def push(self, move: Move) -> None:
         """Play a move. Trusted: ``move`` must come from ``legal_moves()`` or ``parse_move()``
