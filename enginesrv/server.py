@@ -312,6 +312,8 @@ class Server:
         self.connections.add(connection)
         try:
             await connection.run(refuse=refuse)
+        except Exception:  # a fault of ours must cost one connection, never the server
+            connection.log.exception("connection_failed")
         finally:
             self.connections.discard(connection)
             with trio.move_on_after(1):

@@ -168,6 +168,11 @@ class Session:
             self.log.info("command_error", command=command.METHOD, error=str(exc.reply))
             await self.reply(exc.reply, msgid)
             return
+        except Exception as exc:  # a fault of ours: report it, keep the session (code 500)
+            self.log.exception("internal_error", command=command.METHOD)
+            text = f"{command.METHOD}: internal error ({type(exc).__name__}); it has been logged"
+            await self.reply(m.ErrorReply(INTERNAL.code, INTERNAL.name, text), msgid)
+            return
         if reply is not None:
             await self.reply(reply, msgid)
 
@@ -462,6 +467,8 @@ class Session:
     # -- searching -----------------------------------------------------------------------------
 
     async def _go(self, go: m.Go, msgid: int | None, nursery: trio.Nursery) -> None:
+        if self.framing == "msgpack" and msgid is None:
+            raise _error(BAD_ARGUMENTS, "go: send it as a request; its result is the best move")
         game, state = self._require_game("go")
         if state.is_terminal():
             # exactly one bestmove per go, even here

@@ -7,6 +7,7 @@ from functools import wraps
 from typing import Any
 
 import msgpack
+import pytest
 import trio
 
 from enginesrv.server import Limits
@@ -284,3 +285,31 @@ async def test_shutdown_sends_best_moves_then_closes() -> None:
         lines = await peer.until("error 304")
         assert lines[0].startswith("bestmove ")
         assert await peer.closed()
+
+
+@trio_test
+async def test_an_internal_fault_is_error_500_and_the_session_goes_on(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    from enginesrv.session import Session
+
+    def broken(self: Session) -> str:
+        raise ZeroDivisionError
+
+    monkeypatch.setattr(Session, "_show", broken)
+    async with running_server() as (_, port):
+        peer = await TextPeer.connect(port)
+        await peer.send("show", "isready")
+        line = await peer.line()
+        assert line.startswith("error 500 internal show: internal error (ZeroDivisionError)")
+        assert await peer.line() == "readyok"
+
+
+@trio_test
+async def test_msgpack_go_must_be_a_request() -> None:
+    async with running_server() as (_, port):
+        peer = await MsgpackPeer.connect(port)
+        await peer.notify("go", {"depth": 1})
+        note = await peer.frame()
+        assert note[:2] == [2, "error"]
+        assert note[2][0]["code"] == 101
