@@ -1,0 +1,164 @@
+"""The Yohoho evaluation: colour symmetry on mirrored positions, bounds, every phase, the noisy
+moves, the move order, and positions where one side is clearly better."""
+
+from __future__ import annotations
+
+import random
+from collections.abc import Iterator
+
+import pytest
+
+import games
+from bots.eval import MAX_EVAL, evaluator_for
+from bots.eval.yohoho import YohohoEvaluator
+from games import State
+from games.yohoho import CAPTURE
+
+YOHOHO = games.load("yohoho")
+EVAL = YohohoEvaluator()
+
+
+def state(pos: str) -> State:
+    return YOHOHO.state_from_string(pos)
+
+
+def mirror_cell(name: str) -> str:
+    """Reflection in row 5: (x, y) -> (x, 10 - y); east stays east, so the wind is unchanged."""
+    return f"{name[0]}{10 - int(name[1:])}"
+
+
+def mirror_position(pos: str) -> str:
+    """The same position with the colours swapped (rows reversed, case swapped, side swapped)."""
+    board, side, phase, first = pos.split(" ")
+    rows = board.split("/")[::-1]
+    phase = phase if phase == "1" else "2:" + mirror_cell(phase[2:])
+    return f"{'/'.join(r.swapcase() for r in rows)} {'b' if side == 'w' else 'w'} {phase} {first}"
+
+
+def random_positions(count: int, seed: int) -> Iterator[State]:
+    """Non-terminal states along seeded random games (the start included), ``count`` in all."""
+    rng = random.Random(seed)
+    made = 0
+    while True:
+        s = YOHOHO.new_state()
+        while not s.is_terminal():
+            yield s
+            made += 1
+            if made >= count:
+                return
+            moves = s.legal_moves()
+            if rng.random() < 0.01:
+                break
+            s.push(moves[rng.randrange(len(moves))])
+
+
+def test_registered() -> None:
+    assert isinstance(evaluator_for("yohoho"), YohohoEvaluator)
+
+
+def test_colour_symmetry_on_mirrored_positions() -> None:
+    checked = phases = 0
+    for s in random_positions(1500, seed=5):
+        pos = s.to_string()
+        if pos.endswith(" 1"):
+            continue  # White's single first sub-move has no Black counterpart
+        twin = state(mirror_position(pos))
+        assert twin.to_string() == mirror_position(pos)
+        assert EVAL.evaluate(twin) == EVAL.evaluate(s), pos
+        checked += 1
+        phases += s.phase() == "2"
+    assert checked > 1000
+    assert phases > 300
+
+
+def test_bounds_over_random_positions() -> None:
+    for s in random_positions(1500, seed=6):
+        value = EVAL.evaluate(s)
+        assert isinstance(value, int)
+        assert -MAX_EVAL < value < MAX_EVAL, s.to_string()
+
+
+# One position per phase and rule situation (rules §4, §9.3).
+PHASES = {
+    "start (White's single first sub-move)": "1ccgrgcc1/8/4a4/8/9/8/4A4/8/1CCGRGCC1 w 1 1",
+    "phase 1": "1ccgrgcc1/8/4a4/8/9/4A3/9/8/1CCGRGCC1 b 1 0",
+    "phase 2": "1ccgrgcc1/8/9/3a4/9/4A3/9/8/1CCGRGCC1 b 2:h6 0",
+    "capture available": "1c1g5/3g1A2/4a4/8/5GR2/2C1c3/r8/8/2CG2CC1 w 1 0",
+    "Arno: escape or freeing capture": "4a3r/8/9/3gg3/1c2A4/G7/9/8/R8 w 1 0",
+    "Arno: phase 2 after the escape": "4a3r/8/9/3gg3/1c7/G2A4/9/8/R8 w 2:h4 0",
+    "Arno: escape only": "3g2c2/1c6/3cg2c1/8/2C2r3/3CGa2/5AC2/1C1G4/4R4 b 1 0",
+    "Arno: freeing capture only": "3r5/8/2g2c3/2R1g3/2cac4/3AG3/3CG4/4C3/9 w 1 0",
+    "Arno in play": "3g1gc2/8/5r3/A4c2/4c4/3G4/3a1R3/1C1G4/2C4C1 b 1 0",
+    "bare board": "4a4/8/9/8/9/8/9/7r/1AC4cR w 1 0",
+}
+
+
+@pytest.mark.parametrize("pos", PHASES.values(), ids=PHASES.keys())
+def test_every_phase_is_evaluated(pos: str) -> None:
+    s = state(pos)
+    assert not s.is_terminal()
+    value = EVAL.evaluate(s)
+    assert -MAX_EVAL < value < MAX_EVAL
+    assert s.to_string() == pos, "evaluate must not change the position"
+    if not pos.endswith(" 1"):
+        assert EVAL.evaluate(state(mirror_position(pos))) == value
+
+
+def test_noisy_moves_are_the_legal_captures() -> None:
+    seen = 0
+    for s in random_positions(800, seed=7):
+        moves = s.legal_moves()
+        noisy = EVAL.noisy_moves(s, moves)
+        captures = [m for m in moves if m & CAPTURE]
+        assert sorted(noisy) == sorted(captures)
+        assert all(s.move_to_str(m).startswith("x:") for m in noisy)
+        seen += len(noisy)
+    assert seen > 0
+
+
+def test_move_order_is_a_permutation_with_captures_first() -> None:
+    for s in random_positions(400, seed=8):
+        moves = s.legal_moves()
+        ordered = EVAL.order_moves(s, moves)
+        assert sorted(ordered) == sorted(moves)
+        kinds = [bool(m & CAPTURE) for m in ordered]
+        assert kinds == sorted(kinds, reverse=True), s.to_string()
+
+
+# White's Admiral on p8 may step onto o9 or q9 (rows 9 and 8 have nothing to stop it).
+ADMIRAL_AT_THE_GOAL = "1ccgrgc2/7A/4a4/8/9/8/4c4/8/1CCGRGCC1"
+# Black has lost a Galleon; everything else is the start.
+GALLEON_AHEAD = "1ccgr1cc1/8/4a4/8/9/8/4A4/8/1CCGRGCC1"
+
+
+def test_an_admiral_a_step_from_its_goal_row() -> None:
+    white_to_act = EVAL.evaluate(state(ADMIRAL_AT_THE_GOAL + " w 1 0"))
+    black_to_act = EVAL.evaluate(state(ADMIRAL_AT_THE_GOAL + " b 1 0"))
+    assert white_to_act > 2000  # the step wins at once
+    assert black_to_act < -100  # Black must stop it with its whole turn
+    # Mid-turn: White still has its second sub-move for the step.
+    moved_first = ADMIRAL_AT_THE_GOAL.replace("/8/1CCGRGCC1", "/3G4/1CC1RGCC1")
+    assert EVAL.evaluate(state(moved_first + " w 2:h2 0")) > 2000
+    # ... but not when the Admiral itself made the first sub-move.
+    assert EVAL.evaluate(state(ADMIRAL_AT_THE_GOAL + " w 2:p8 0")) < 2000
+
+
+def test_a_galleon_ahead() -> None:
+    assert EVAL.evaluate(state(GALLEON_AHEAD + " w 1 0")) > 100
+    assert EVAL.evaluate(state(GALLEON_AHEAD + " b 1 0")) < -100
+    assert EVAL.evaluate(state(mirror_position(GALLEON_AHEAD + " w 1 0"))) > 100
+
+
+def test_quiet_except_under_arnos_rule() -> None:
+    assert EVAL.is_quiet(state(PHASES["phase 1"]))
+    assert EVAL.is_quiet(state(PHASES["phase 2"]))
+    assert EVAL.is_quiet(state(PHASES["Arno: phase 2 after the escape"]))
+    for name in ("Arno: escape or freeing capture", "Arno: escape only", "Arno in play"):
+        assert not EVAL.is_quiet(state(PHASES[name])), name
+
+
+def test_a_capturable_admiral_is_bad_for_its_side() -> None:
+    # Arno's rule: White must spend its turn on the Admiral (three escapes or a capture).
+    arno = state(PHASES["Arno: escape or freeing capture"])
+    calm = state("4a3r/7g/9/3g4/1c2A4/G7/9/8/R8 w 1 0")  # the Galleon on p8 instead of j6
+    assert EVAL.evaluate(arno) < EVAL.evaluate(calm)
