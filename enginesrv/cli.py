@@ -23,6 +23,7 @@ from bots.registry import BotError, load_all
 from enginesrv import __version__
 from enginesrv.app import run_engine, run_server
 from enginesrv.bench import run_bench, run_search_bench
+from enginesrv.check import run_check
 from enginesrv.logs import configure as configure_logging
 from enginesrv.match import (
     DEFAULT_MAX_PLIES,
@@ -156,6 +157,20 @@ def build_parser() -> argparse.ArgumentParser:
     )
     _add_server_args(p, workers=1)
     p.set_defaults(func=cmd_engine)
+
+    p = sub.add_parser(
+        "check",
+        help="check that a server or engine speaks the protocol",
+        description="Run a scripted conversation (handshake, options, positions, legal moves, "
+        "play/undo, go with each limit, stop and isready during a search, the error codes it "
+        "can provoke) against a running server (--connect HOST:PORT, both framings) or an "
+        "engine command given after -- (text framing over its stdin/stdout). Prints PASS or "
+        "FAIL per check; exit status 1 if any check fails.",
+    )
+    p.add_argument("--connect", metavar="HOST:PORT", help="a running server")
+    p.add_argument("--game", default="yinsh", help="the game to check with (yinsh)")
+    p.add_argument("command", nargs=argparse.REMAINDER, help="-- COMMAND ...: an engine to start")
+    p.set_defaults(func=cmd_check)
 
     p = sub.add_parser(
         "bench",
@@ -442,6 +457,26 @@ def cmd_engine(args: argparse.Namespace, out: TextIO, err: TextIO) -> None:
     trio.run(
         functools.partial(run_engine, framing=args.framing, workers=args.workers, config=config)
     )
+
+
+def cmd_check(args: argparse.Namespace, out: TextIO, err: TextIO) -> None:
+    """``enginesrv check``."""
+    del err
+    command = [c for c in args.command if c != "--"] if args.command else []
+    if (args.connect is None) == (not command):
+        raise CommandError("give either --connect HOST:PORT or -- COMMAND ...")
+    connect = None
+    if args.connect is not None:
+        host, _, port = args.connect.rpartition(":")
+        if not host or not port.isdigit():
+            raise CommandError(f"--connect {args.connect!r}: write HOST:PORT")
+        connect = (host, int(port))
+    try:
+        ok = run_check(connect=connect, command=command or None, game=args.game, out=out)
+    except OSError as exc:
+        raise CommandError(f"cannot reach {args.connect or command[0]!r}: {exc}") from None
+    if not ok:
+        raise SystemExit(1)
 
 
 def cmd_bench(args: argparse.Namespace, out: TextIO, err: TextIO) -> None:

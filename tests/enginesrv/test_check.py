@@ -1,0 +1,62 @@
+"""``enginesrv check`` passes against our own stdio engine and our own server (both framings),
+and fails, check by check, against a peer that is not an engine."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+
+
+def test_check_passes_against_the_stdio_engine() -> None:
+    proc = subprocess.run(
+        [sys.executable, "-m", "enginesrv.cli", "check", "--game", "yoxii", "--",
+         sys.executable, "-m", "enginesrv.cli", "engine", "--game", "yoxii", "--bot", "random"],
+        capture_output=True, text=True, timeout=120, check=False,
+    )  # fmt: skip
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert "FAIL" not in proc.stdout
+    assert proc.stdout.splitlines()[-1] == "check: all 15 checks pass"
+
+
+def test_check_passes_against_the_server() -> None:
+    server = subprocess.Popen(
+        [sys.executable, "-m", "enginesrv.cli", "serve", "--port", "0", "--workers", "1",
+         "--game", "yinsh", "--bot", "random"],
+        stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True,
+    )  # fmt: skip
+    try:
+        assert server.stdout is not None
+        port = server.stdout.readline().rsplit(":", 1)[1].strip()
+        proc = subprocess.run(
+            [sys.executable, "-m", "enginesrv.cli", "check", "--connect", f"127.0.0.1:{port}"],
+            capture_output=True, text=True, timeout=120, check=False,
+        )  # fmt: skip
+        assert proc.returncode == 0, proc.stdout + proc.stderr
+        assert "PASS msgpack: stop of no search is error 205" in proc.stdout
+        assert proc.stdout.splitlines()[-1] == "check: all 20 checks pass"
+    finally:
+        server.terminate()
+        assert server.wait(timeout=30) == 0
+        if server.stdout is not None:
+            server.stdout.close()
+
+
+def test_check_fails_against_something_that_is_not_an_engine() -> None:
+    silent = [sys.executable, "-c", "print('hello')"]  # says hello and leaves
+    proc = subprocess.run(
+        [sys.executable, "-m", "enginesrv.cli", "check", "--", *silent],
+        capture_output=True, text=True, timeout=300, check=False,
+    )  # fmt: skip
+    assert proc.returncode == 1
+    assert "FAIL text: handshake" in proc.stdout
+    assert proc.stdout.splitlines()[-1].startswith("check: ")
+    assert proc.stdout.splitlines()[-1].endswith("checks fail")
+
+
+def test_check_needs_a_target() -> None:
+    proc = subprocess.run(
+        [sys.executable, "-m", "enginesrv.cli", "check"],
+        capture_output=True, text=True, timeout=30, check=False,
+    )  # fmt: skip
+    assert proc.returncode == 2
+    assert "--connect HOST:PORT or -- COMMAND" in proc.stderr
