@@ -1,14 +1,21 @@
 """``alphabeta``: the main bot, the search core of ``bots.search`` with each game's evaluation.
 
 Options: ``Hash`` (transposition table size in MB), ``Depth`` (a cap on the iteration depth, 0
-for none), ``Quiescence`` (search noisy moves beyond the horizon). The table and the history of
-good moves are kept from one move to the next within a game and cleared by ``new_game``.
+for none), ``Quiescence`` (search noisy moves beyond the horizon), and for games of hidden
+information (Yin Yang) ``Samples`` (how many completions of a view are searched, see
+``bots.determinize``) and ``Seed`` (0: choices such as the laws written at setup come from the
+system's entropy, so an opponent cannot predict them; any other value repeats them). The table
+and the history of good moves are kept from one move to the next within a game and cleared by
+``new_game``.
 """
 
 from __future__ import annotations
 
+import os
+import random
 from typing import ClassVar
 
+from bots.determinize import determinized_search
 from bots.engine import (
     Engine,
     InfoFn,
@@ -33,6 +40,8 @@ class AlphaBeta(Engine):
         Option("Hash", "spin", 64, 1, 4096),
         Option("Depth", "spin", 0, 0, MAX_PLY),
         Option("Quiescence", "check", True),
+        Option("Samples", "spin", 4, 1, 64),
+        Option("Seed", "spin", 0, 0, 2**31 - 1),
     )
 
     def __init__(self) -> None:
@@ -41,6 +50,8 @@ class AlphaBeta(Engine):
         self._table_mb = 0
         self._history: dict[Move, int] = {}
         self._evaluators: dict[str, Evaluator] = {}
+        self._rng = random.Random()
+        self._seeded_with: object = None
 
     def game_names(self) -> tuple[str, ...]:
         """The games that have an evaluation."""
@@ -63,8 +74,19 @@ class AlphaBeta(Engine):
             self._table_mb = megabytes
         return self._table
 
+    def _random(self) -> random.Random:
+        """The generator of the hidden-information choices, reseeded by a new ``Seed``."""
+        seed = self.values["Seed"]
+        if seed != self._seeded_with:
+            self._rng = random.Random(seed or int.from_bytes(os.urandom(8), "little"))
+            self._seeded_with = seed
+        return self._rng
+
     def new_game(self, game: Game) -> None:
-        self._evaluator(game)
+        hidden = self._evaluator(game).hidden_information()
+        if hidden is not None:
+            hidden.new_game()
+        self._seeded_with = None
         self._table_for_options().clear()
         self._history.clear()
 
@@ -76,9 +98,25 @@ class AlphaBeta(Engine):
         on_info: InfoFn = ignore_info,
     ) -> SearchResult:
         cap = int(self.values["Depth"] or 0)
+        evaluator = self._evaluator(state.game)
+        hidden = evaluator.hidden_information()
+        if hidden is not None:
+            return determinized_search(
+                state.copy(),
+                evaluator=evaluator,
+                hidden=hidden,
+                table=self._table_for_options(),
+                history=self._history,
+                limits=_capped(limits, cap),
+                stop=stop,
+                on_info=on_info,
+                rng=self._random(),
+                samples=int(self.values["Samples"] or 1),
+                quiescence=bool(self.values["Quiescence"]),
+            )
         searcher = Searcher(
             state.copy(),
-            evaluator=self._evaluator(state.game),
+            evaluator=evaluator,
             table=self._table_for_options(),
             history=self._history,
             limits=_capped(limits, cap),

@@ -82,7 +82,7 @@ class LazyMoves(Sequence[Move]):
         return iter(self._get())
 
 
-class _AbortError(Exception):
+class SearchAbortedError(Exception):
     """Raised inside the search when a limit or a stop request ends it."""
 
 
@@ -198,13 +198,13 @@ class Searcher:
         self.next_check = self.nodes + CHECK_EVERY
         limits = self.limits
         if limits.nodes is not None and self.nodes >= limits.nodes:
-            raise _AbortError
+            raise SearchAbortedError
         if self.stop():
             self.stopped = True
-            raise _AbortError
+            raise SearchAbortedError
         if limits.deadline is not None and self.elapsed() >= limits.deadline:
             self.stopped = True
-            raise _AbortError
+            raise SearchAbortedError
 
     # -- the driver ----------------------------------------------------------------------------
 
@@ -213,7 +213,7 @@ class Searcher:
         the interrupted one, once its first root move has been searched)."""
         state = self.state
         self.table.new_search()
-        root_moves = list(state.legal_moves())
+        root_moves = list(self.evaluator.search_moves(state))
         if not root_moves:
             return SearchResult(None, None)
         if len(root_moves) == 1 and not self.limits.is_infinite:
@@ -236,7 +236,7 @@ class Searcher:
                 target = self.limits.target
                 if target is not None and self.elapsed() >= target * 0.6:
                     break  # the next iteration would likely not finish before the target
-        except _AbortError:
+        except SearchAbortedError:
             pass
         return self._result(best)
 
@@ -298,6 +298,38 @@ class Searcher:
             bound = LOWER
         self.table.store(state.key(), depth, bound, best_value, best_move)
         return best_value, best_move, tuple(self.pv_table[0])
+
+    def root_values(self, depth: int, root_moves: Sequence[Move]) -> dict[Move, int]:
+        """The exact value of every root move searched to ``depth`` plies, each with a full
+        window (no cut-offs between root moves): what a caller needs to add up the values of
+        one move over several positions (determinization). The best move is stored in the
+        table, so the next depth searches it first below the root.
+
+        Raises:
+            SearchAbortedError: a limit or a stop request ended the search; the values of this depth
+                are incomplete.
+        """
+        state = self.state
+        me = state.to_move()
+        values: dict[Move, int] = {}
+        best_move, best_value = -1, -INF
+        for move in root_moves:
+            state.push(move)
+            try:
+                value = self._child(me, depth - 1, -INF, INF, 1)
+            finally:
+                state.pop()
+            values[move] = value
+            if value > best_value:
+                best_value, best_move = value, move
+                self.pv_table[0] = [move, *self.pv_table[1]]
+        if best_move >= 0:
+            self.table.store(state.key(), depth, EXACT, best_value, best_move)
+        return values
+
+    def principal_variation(self) -> tuple[str, ...]:
+        """The tokens of the last best line found at the root (empty before any)."""
+        return self._tokens(self.pv_table[0])
 
     # -- the tree ------------------------------------------------------------------------------
 
@@ -386,7 +418,7 @@ class Searcher:
             moves = evaluator.noisy_moves(state, LazyMoves(state))
             best_value = stand
         else:
-            moves = evaluator.order_moves(state, state.legal_moves())
+            moves = evaluator.order_moves(state, evaluator.search_moves(state))
             best_value = -INF
         if not moves:
             return stand
@@ -416,7 +448,7 @@ class Searcher:
     # -- ordering ------------------------------------------------------------------------------
 
     def _ordered(self, state: State, tt_move: Move, ply: int) -> list[Move]:
-        moves = self.evaluator.order_moves(state, state.legal_moves())
+        moves = self.evaluator.order_moves(state, self.evaluator.search_moves(state))
         history = self.history
         killers = self.killers[ply]
         if history:

@@ -2,7 +2,9 @@
 
 ``random`` plays a uniformly random legal move from a seeded generator: the floor every other
 bot must beat. ``greedy`` looks one ply ahead with the game's evaluation (a finished game
-counts as won or lost outright) and breaks ties at random: the first real opponent.
+counts as won or lost outright) and breaks ties at random: the first real opponent. Where a
+ply has more than ``GREEDY_LIMIT`` legal moves (Yin Yang's setup: 405^4 ways to write four
+laws) greedy plays a random one, as ``random`` does.
 """
 
 from __future__ import annotations
@@ -25,6 +27,9 @@ from bots.engine import (
 from bots.eval import Evaluator, evaluated_games, evaluator_for
 from bots.search import WIN, terminal_score, to_score
 from games import Game, State
+
+GREEDY_LIMIT = 100_000
+"""Above this many legal moves greedy does not look at each one but plays a random move."""
 
 SEED_OPTION = Option("Seed", "spin", 0, 0, 2**31 - 1)
 """The generator's seed; the same seed, game and moves give the same choices."""
@@ -106,6 +111,10 @@ class GreedyBot(_Seeded):
         moves = state.legal_moves()
         if not len(moves):
             return SearchResult(None, None)
+        if len(moves) > GREEDY_LIMIT:
+            move = moves[self.rng().randrange(len(moves))]
+            token = state.move_to_str(move)
+            return SearchResult(move, token, depth=0, nodes=1, pv=(token,))
         me = state.to_move()
         work = state.copy()
         best_value = -WIN - 1

@@ -539,6 +539,32 @@ class YinYangState(State):
         """Whether some law is ``?`` here (a view that ignores a hidden law)."""
         return any(laws is not None and UNKNOWN in laws for laws in self._laws)
 
+    def laws(self, player: Player) -> tuple[Laws | None, int]:
+        """``player``'s four law numbers (indices into ``LAW_TEXTS``, ``UNKNOWN`` for ``?``)
+        and the mask of its revealed slots (bit i = slot i + 1); ``(None, 0)`` before setup."""
+        return self._laws[player], self._rev[player]
+
+    def applications(self, player: Player) -> list[tuple[int, Anchor, LawId]]:
+        """Every ``(slot, anchor, law)`` of ``player``'s known laws that R5 allows on this
+        board, whoever is to act (match, no conflict with a revealed law, reserve)."""
+        return self._applications(player)
+
+    def with_laws(self, player: Player, laws: Laws) -> YinYangState:
+        """A new state (empty history) where ``player``'s laws are ``laws``, revealed flags
+        unchanged: how a ``?`` of a view is filled in with a guess."""
+        both: list[Laws | None] = list(self._laws)
+        both[player] = laws
+        return YinYangState(
+            self.game,
+            board=(self._b, self._w),
+            side=self._side,
+            phase=self._phase,
+            laws=(both[0], both[1]),
+            revealed=self._rev,
+            reserves=(self._res_b, self._res_w),
+            turn=self._turn,
+        )
+
     # -- move generation ---------------------------------------------------------------------
 
     def legal_moves(self) -> Sequence[Move]:
@@ -562,6 +588,21 @@ class YinYangState(State):
             else:
                 out.append(K_APPLY | base)
         if phase == MOVED:
+            out.append(END)
+        return out
+
+    def base_moves(self) -> list[Move]:
+        """The legal moves outside setup with each applicable adaptation given only by its
+        ``:keep`` token (its 1,620 rewrites left out): the skeleton a bot adds its own choice
+        of rewrites to. Empty in setup and when the game is over."""
+        if self._outcome is not None or self._phase == SETUP:
+            return []
+        side = self._side
+        out = self._piece_moves(side) if self._phase == START else []
+        for slot, anchor, law in self._applications(side):
+            kind = K_KEEP if LAW_KIND[law] == ADAPTATION else K_APPLY
+            out.append(kind | slot << 3 | anchor << 5)
+        if self._phase == MOVED:
             out.append(END)
         return out
 

@@ -10,6 +10,7 @@ above every evaluation.
 from __future__ import annotations
 
 import importlib
+import random
 from collections.abc import Sequence
 
 from games import Move, State
@@ -40,12 +41,56 @@ class Evaluator:
         del state
         return list(moves)
 
+    def search_moves(self, state: State) -> Sequence[Move]:
+        """The moves the search tries in ``state``: every legal move by default. A game whose
+        legal moves include large families of near-twins (Yin Yang's 1,620 rewrites of each
+        adaptation) returns a useful subset instead; every move returned must be legal."""
+        return state.legal_moves()
+
+    def hidden_information(self) -> HiddenInformation | None:
+        """How to play this game when a position hides part of itself (a player's view), or
+        None for a game of perfect information (the default)."""
+        return None
+
     def is_quiet(self, state: State) -> bool:
         """Whether standing on the static evaluation is sound here. A position in the middle of
         a forced sequence (a row that must be removed) is not quiet: quiescence then searches
         all its moves. Quiet by default."""
         del state
         return True
+
+
+class HiddenInformation:
+    """What a search needs to play a game of hidden information by determinization: a
+    player's view is completed into full positions (samples) consistent with what that player
+    has seen, each sample is searched as a game of perfect information, and the values of each
+    move are added up over the samples (``bots.determinize``).
+
+    An instance belongs to one engine and one game at a time: ``new_game`` clears what it
+    remembers of the game so far.
+    """
+
+    def new_game(self) -> None:
+        """Forget the positions seen in the previous game."""
+
+    def is_hidden(self, state: State) -> bool:
+        """Whether ``state`` hides something from its holder (else it is searched as it is)."""
+        raise NotImplementedError
+
+    def choose_without_search(self, state: State, rng: random.Random) -> Move | None:
+        """A move for a ply the search cannot enumerate (Yin Yang's setup, 405^4 choices), or
+        None to search as usual."""
+        del state, rng
+        return None
+
+    def samples(self, state: State, rng: random.Random, count: int) -> list[State]:
+        """Up to ``count`` full positions consistent with the view ``state`` and with the views
+        remembered from this game; their legal moves for the holder equal the view's."""
+        raise NotImplementedError
+
+    def remember(self, state: State, move: Move) -> None:
+        """Note that the holder of the view ``state`` played ``move`` there."""
+        del state, move
 
 
 # game name -> (module, class)
@@ -82,3 +127,4 @@ def evaluator_for(game: str) -> Evaluator:
 register(("yinsh", "yinsh+blitz"), "bots.eval.yinsh", "YinshEvaluator")
 register(("yohoho",), "bots.eval.yohoho", "YohohoEvaluator")
 register(("yoxii",), "bots.eval.yoxii", "YoxiiEvaluator")
+register(("yinyang",), "bots.eval.yinyang", "YinYangEvaluator")

@@ -1,0 +1,664 @@
+"""Yin Yang: the evaluation, the moves the search tries, the laws a bot writes, and how it
+guesses the opponent's hidden laws.
+
+The game (rules/yinyang.md) is a race: a piece of your colour on the far corner at the end of
+your turn wins (Black aims at d4, White at a1), and each corner starts guarded by the enemy's
+piece. Laws are the only way to remove a guard or to put pieces where moving cannot, and each
+law fires only on one exact 2x2 pattern. So a position is judged by the race and by which laws
+can fire for each side.
+
+Evaluation (hundredths of a "move" of the race; from the side to act):
+
+* the race: the distance of each side's nearest piece to its goal, a bonus for every piece close
+  to it, a penalty while an enemy piece guards the goal, a bonus for guarding one's own home
+  corner (the enemy's goal), and a threat bonus when one's goal is empty next to one's piece
+  (worth far more to the side to act at the start of its turn: it wins by moving there);
+* mobility: piece moves available to each side;
+* laws: for each side, the best board change among its applicable destructions and
+  regenerations (valued by the race terms; a law that completes a goal is a near win), counted
+  almost fully for the side to act, which can fire it now, and at a third for the other side,
+  which may fire it next turn if the board stays; plus the number of applicable laws and
+  whether an adaptation is applicable (the means to write a fresh law for the board at hand).
+  Regenerations without reserve and laws blocked by a revealed law of the same cause are not
+  applicable, so the reserves and the conflicts count through this term.
+
+Moves the search tries (``search_moves``): every piece move, law application and ``end``, but
+of the 1,621 tokens of an applicable adaptation only ``:keep`` and a few rewrites: the best
+laws for the board as it stands (each destruction and regeneration whose cause is the pattern
+of some window now, valued by what it would do there; the next turn's board differs from this
+one by the opponent's reply only), written into the adaptation's own slot or into the own law
+that is least useful now (dead regenerations, laws blocked by a conflict, laws that fire
+nowhere). Laws cannot block the opponent in advance: a hidden law never conflicts, and a law
+whose cause matches an opponent's revealed law can never be applied to reveal it.
+
+Writing laws (setup): the laws are scored once against a few hundred boards that are plausible
+in play (the start board after random removals and moves), each law by the average of the best
+it would do where it fits. Four laws are then drawn at random, not picked: one that fits the
+start board and removes an enemy piece (Black loses at once without a law that fits the full
+board), one adaptation with a frequent cause, and two more from the best-scored laws in
+proportion to their score, all with different causes (two revealed laws with one cause block
+each other) and in a random slot order. So the set is strong but different every game.
+
+Guessing the opponent's hidden laws (determinization, ``bots.determinize``): each ``?`` slot
+gets a law drawn from an even mix of the uniform distribution (an opponent who writes at
+random) and the law scores above (one who writes as we do). What the bot has seen weighs in:
+a law that would have won the game at once at the start of one of the opponent's earlier
+turns, while the slot was already hidden, was very likely not there (the opponent did not win),
+so such laws are drawn five times less often. The bot remembers the position after each of its
+own turns; a slot seen revealed and later hidden was rewritten, so only the turns after that
+count. Without the tokens the opponent played, a silent rewrite of a hidden slot cannot be
+seen, which is why this is a weight and not a rule.
+"""
+
+from __future__ import annotations
+
+import random
+from collections.abc import Sequence
+from typing import Final
+
+from bots.eval import Evaluator, HiddenInformation
+from games import Move, State
+from games.yinyang import (
+    ABS_CAUSE,
+    ADAPTATION,
+    BLACK,
+    CELL_MASKS,
+    EFFECT_POSITIONS,
+    EMPTY,
+    FILE_A_MASK,
+    FILE_D_MASK,
+    K_KEEP,
+    K_PIECE,
+    K_REWRITE,
+    LAW_KIND,
+    N_ANCHORS,
+    N_LAWS,
+    REGEN_COLOUR,
+    UNKNOWN,
+    Laws,
+    YinYangState,
+    setup_move,
+    window_codes,
+)
+
+# -- geometry -----------------------------------------------------------------------------------
+
+GOAL_BIT: Final = (1 << 15, 1)  # Black aims at d4, White at a1
+HOME_BIT: Final = (1, 1 << 15)  # the own corner, which is the enemy's goal
+GOAL_ADJACENT: Final = (1 << 11 | 1 << 14, 1 << 1 | 1 << 4)  # d3 c4 / b1 a2
+DISTANCE: Final = (
+    tuple((3 - s % 4) + (3 - s // 4) for s in range(16)),
+    tuple(s % 4 + s // 4 for s in range(16)),
+)
+NO_PIECE_DISTANCE: Final = 8
+
+# -- weights --------------------------------------------------------------------------------------
+
+W_DISTANCE: Final = 40
+PROXIMITY: Final = (0, 30, 15, 6, 2, 0, 0)  # per piece, by its distance to the goal
+W_GUARDED_GOAL: Final = 60
+W_HOME_GUARD: Final = 50
+W_THREAT: Final = 150
+W_THREAT_TO_ACT: Final = 700
+W_MOBILITY: Final = 4
+W_LAW_COUNT: Final = 6
+W_ADAPTATION: Final = 30
+WIN_NOW: Final = 5000
+"""The value of a law application that completes one's goal (it ends the turn: a win)."""
+
+
+def _byte_tables(player: int) -> tuple[list[int], list[int], list[int], list[int]]:
+    """Per byte of a 16-bit mask (low, high): the least distance to ``player``'s goal and the
+    sum of the proximity bonuses of the pieces."""
+    dist = DISTANCE[player]
+    out: list[list[int]] = []
+    for shift in (0, 8):
+        mins, prox = [NO_PIECE_DISTANCE] * 256, [0] * 256
+        for m in range(1, 256):
+            low = m & -m
+            sq = low.bit_length() - 1 + shift
+            mins[m] = min(mins[m ^ low], dist[sq])
+            prox[m] = prox[m ^ low] + PROXIMITY[dist[sq]]
+        out += [mins, prox]
+    return out[0], out[1], out[2], out[3]
+
+
+_TABLES: Final = (_byte_tables(0), _byte_tables(1))
+
+
+def race(own: int, enemy: int, player: int) -> int:
+    """The board terms for ``player`` whose pieces are ``own`` (module docstring)."""
+    min_lo, prox_lo, min_hi, prox_hi = _TABLES[player]
+    lo, hi = own & 255, own >> 8
+    value = -W_DISTANCE * min(min_lo[lo], min_hi[hi]) + prox_lo[lo] + prox_hi[hi]
+    if enemy & GOAL_BIT[player]:
+        value -= W_GUARDED_GOAL
+    elif not own & GOAL_BIT[player] and own & GOAL_ADJACENT[player]:
+        value += W_THREAT
+    if own & HOME_BIT[player]:
+        value += W_HOME_GUARD
+    return value
+
+
+def board_value(black: int, white: int) -> int:
+    """The race terms from Black's side."""
+    return race(black, white, 0) - race(white, black, 1)
+
+
+def _piece_moves(own: int, empty: int) -> int:
+    return (
+        ((own << 4) & empty).bit_count()
+        + ((own >> 4) & empty).bit_count()
+        + (((own & ~FILE_D_MASK) << 1) & empty).bit_count()
+        + (((own & ~FILE_A_MASK) >> 1) & empty).bit_count()
+    )
+
+
+def apply_effect(black: int, white: int, player: int, anchor: int, law: int) -> tuple[int, int]:
+    """The board after ``player`` applies ``law`` on window ``anchor`` (no legality check)."""
+    kind = LAW_KIND[law]
+    if kind == ADAPTATION:
+        return black, white
+    mask = CELL_MASKS[anchor][EFFECT_POSITIONS[player][law]]
+    colour = REGEN_COLOUR[law]
+    if colour == EMPTY:
+        return black & ~mask, white & ~mask
+    if colour == BLACK:
+        return black | mask, white
+    return black, white | mask
+
+
+def law_gain(black: int, white: int, player: int, anchor: int, law: int) -> int:
+    """What applying ``law`` on ``anchor`` is worth to ``player``: ``WIN_NOW`` if it completes
+    the player's goal, ``-WIN_NOW`` if it completes only the enemy's, else the change of the
+    race terms."""
+    b2, w2 = apply_effect(black, white, player, anchor, law)
+    own2, enemy2 = (b2, w2) if player == 0 else (w2, b2)
+    if own2 & GOAL_BIT[player]:
+        return WIN_NOW
+    if enemy2 & GOAL_BIT[player ^ 1]:
+        return -WIN_NOW
+    before = board_value(black, white)
+    after = board_value(b2, w2)
+    return after - before if player == 0 else before - after
+
+
+def _laws_by_cause(owner: int) -> tuple[tuple[int, ...], ...]:
+    """Per absolute cause code, the destructions and regenerations ``owner`` could write with
+    it (adaptations left out)."""
+    table: list[list[int]] = [[] for _ in range(81)]
+    for law in range(N_LAWS):
+        if LAW_KIND[law] != ADAPTATION:
+            table[ABS_CAUSE[owner][law]].append(law)
+    return tuple(tuple(laws) for laws in table)
+
+
+LAWS_BY_CAUSE: Final = (_laws_by_cause(0), _laws_by_cause(1))
+ADAPTATION_BY_CAUSE: Final = tuple(
+    tuple(
+        next(
+            law
+            for law in range(N_LAWS)
+            if LAW_KIND[law] == ADAPTATION and ABS_CAUSE[owner][law] == code
+        )
+        for code in range(81)
+    )
+    for owner in (0, 1)
+)
+
+# -- law scores over plausible boards -------------------------------------------------------
+
+START_BOARD: Final = (0b0001_0001_0111_0111, 0b1110_1110_1000_1000)
+"""The start position's black and white masks (rules §3: Black a1 b1 c1 a2 b2 c2 a3 a4)."""
+N_PLAUSIBLE_BOARDS: Final = 300
+
+
+def _plausible_boards() -> list[tuple[int, int]]:
+    """The start board after 1 to 6 random removals and moves (a fixed seed: the same boards
+    on every run)."""
+    rng = random.Random(20261129)
+    boards = [START_BOARD]
+    while len(boards) < N_PLAUSIBLE_BOARDS:
+        black, white = START_BOARD
+        for _ in range(rng.randint(1, 6)):
+            pieces = [(c, s) for c in (0, 1) for s in range(16) if (black, white)[c] >> s & 1]
+            if not pieces:
+                break
+            colour, sq = rng.choice(pieces)
+            empty = ~(black | white) & 0xFFFF
+            targets = [
+                t
+                for t in (sq + 4, sq - 4, sq + 1 if sq % 4 < 3 else -1, sq - 1 if sq % 4 else -1)
+                if 0 <= t < 16 and empty >> t & 1
+            ]
+            bit = 1 << sq
+            if targets and rng.random() < 0.4:
+                bit |= 1 << rng.choice(targets)
+            if colour == 0:
+                black ^= bit
+            else:
+                white ^= bit
+        boards.append((black, white))
+    return boards
+
+
+SCORE_CAP: Final = 1000
+"""A law that wins where it fits scores this much there: the winning patterns are rare in
+play, more so than on boards made by random removals."""
+ADAPTATION_WORTH: Final = 150
+"""What an adaptation is worth on a board where it fits, in the units of a law's gain."""
+_law_scores: dict[int, tuple[float, ...]] = {}
+
+
+def law_scores(owner: int) -> tuple[float, ...]:
+    """Per law, its average usefulness to ``owner`` over the plausible boards: the best gain
+    where it fits (destructions and regenerations, capped at ``SCORE_CAP``), or how often its
+    cause appears, times ``ADAPTATION_WORTH`` (adaptations). Computed once per owner."""
+    cached = _law_scores.get(owner)
+    if cached is not None:
+        return cached
+    totals = [0.0] * N_LAWS
+    boards = _plausible_boards()
+    for black, white in boards:
+        best: dict[int, int] = {}
+        for anchor, code in enumerate(window_codes(black, white)):
+            for law in LAWS_BY_CAUSE[owner][code]:
+                gain = min(SCORE_CAP, law_gain(black, white, owner, anchor, law))
+                if gain > best.get(law, 0):
+                    best[law] = gain
+            best[ADAPTATION_BY_CAUSE[owner][code]] = ADAPTATION_WORTH
+        for law, gain in best.items():
+            totals[law] += gain
+    scores = tuple(t / len(boards) for t in totals)
+    _law_scores[owner] = scores
+    return scores
+
+
+def _weighted_choice(rng: random.Random, items: Sequence[int], weights: Sequence[float]) -> int:
+    return rng.choices(items, weights=weights, k=1)[0]
+
+
+ADAPTATION_CHOICES: Final = 5
+"""The adaptation written at setup is one of the best this many (all fit the start board)."""
+
+
+def _draw_laws(owner: int, rng: random.Random) -> list[int]:
+    """Four laws drawn at random from the strong ones (module docstring)."""
+    scores = law_scores(owner)
+    causes: set[int] = set()
+    chosen: list[int] = []
+
+    def take(law: int) -> None:
+        chosen.append(law)
+        causes.add(ABS_CAUSE[owner][law])
+
+    black, white = START_BOARD
+    openers: list[int] = []
+    opener_gain: list[float] = []
+    for anchor, code in enumerate(window_codes(black, white)):
+        for law in LAWS_BY_CAUSE[owner][code]:
+            gain = law_gain(black, white, owner, anchor, law)
+            if gain > 0 and law not in openers:
+                openers.append(law)
+                opener_gain.append(float(gain) ** 0.5)  # flattened: variety
+    take(_weighted_choice(rng, openers, opener_gain))
+
+    adaptations = sorted(
+        (law for law in range(N_LAWS) if LAW_KIND[law] == ADAPTATION),
+        key=lambda law: -scores[law],
+    )
+    pool = [law for law in adaptations[:ADAPTATION_CHOICES] if ABS_CAUSE[owner][law] not in causes]
+    take(_weighted_choice(rng, pool, [scores[law] for law in pool]))
+
+    ranked = sorted(
+        (law for law in range(N_LAWS) if LAW_KIND[law] != ADAPTATION and scores[law] > 0),
+        key=lambda law: -scores[law],
+    )[:40]
+    while len(chosen) < 4:
+        pool = [law for law in ranked if ABS_CAUSE[owner][law] not in causes]
+        take(_weighted_choice(rng, pool, [scores[law] for law in pool]))
+    return chosen
+
+
+_window_sets: list[frozenset[int]] = []
+
+
+def _first_turn_boards(owner: int) -> list[tuple[int, int]]:
+    """The boards ``owner`` may face on its first turn: the start board for Black; for White
+    the start board (Black adapted) and the start board less any one piece (Black destroyed)."""
+    if owner == 0:
+        return [START_BOARD]
+    black, white = START_BOARD
+    return [START_BOARD] + [(black & ~(1 << sq), white & ~(1 << sq)) for sq in range(16)]
+
+
+def _piece_move_boards(black: int, white: int, player: int) -> list[tuple[int, int]]:
+    """The boards after each piece move of ``player``."""
+    own = white if player else black
+    empty = ~(black | white) & 0xFFFF
+    out: list[tuple[int, int]] = []
+    for frm in range(16):
+        if not own >> frm & 1:
+            continue
+        for to in (frm + 4, frm - 4, frm + 1 if frm % 4 < 3 else -1, frm - 1 if frm % 4 else -1):
+            if 0 <= to < 16 and empty >> to & 1:
+                moved = own ^ (1 << frm | 1 << to)
+                out.append((black, moved) if player else (moved, white))
+    return out
+
+
+def _has_token(black: int, white: int, player: int, laws: Sequence[int]) -> bool:
+    """Whether ``player`` holding ``laws`` (all hidden) can act on this board."""
+    own = white if player else black
+    if _piece_moves(own, ~(black | white) & 0xFFFF):
+        return True
+    codes = window_codes(black, white)
+    return any(ABS_CAUSE[player][law] in codes for law in laws)
+
+
+def _survives(black: int, white: int, owner: int, laws: Sequence[int]) -> bool:
+    """Whether ``owner``, to act on this board with ``laws``, has a turn after which it can act
+    again whatever piece move the opponent replies (the opponent's laws are not known here)."""
+    results: list[tuple[int, int]] = _piece_move_boards(black, white, owner)
+    for anchor, code in enumerate(window_codes(black, white)):
+        for law in laws:
+            if ABS_CAUSE[owner][law] == code:
+                results.append(apply_effect(black, white, owner, anchor, law))
+    for b2, w2 in results:
+        replies = _piece_move_boards(b2, w2, owner ^ 1) or [(b2, w2)]
+        if all(_has_token(b3, w3, owner, laws) for b3, w3 in replies):
+            return True
+    return False
+
+
+def law_set_value(owner: int, laws: Sequence[int]) -> float:
+    """How robust and strong a set of laws is for ``owner``: the share of the possible
+    first-turn boards where ``owner`` has a token (losing there is losing the game) and where
+    it has a first turn that leaves it a token whatever piece move the opponent answers, the
+    share of the plausible boards where some law fits, and the laws' own scores."""
+    if not _window_sets:
+        _window_sets.extend(frozenset(window_codes(b, w)) for b, w in _plausible_boards())
+    causes = {ABS_CAUSE[owner][law] for law in laws}
+    first = _first_turn_boards(owner)
+    covered = survived = 0
+    for black, white in first:
+        if _has_token(black, white, owner, laws):
+            covered += 1
+            if _survives(black, white, owner, laws):
+                survived += 1
+    fits = sum(1 for codes in _window_sets if causes & codes)
+    scores = law_scores(owner)
+    return (
+        1000 * covered / len(first)
+        + 600 * survived / len(first)
+        + 500 * fits / len(_window_sets)
+        + sum(scores[i] for i in laws)
+    )
+
+
+SETUP_DRAWS: Final = 24
+"""Law sets drawn at setup; one of the best few is written."""
+
+
+def write_laws(owner: int, rng: random.Random) -> Laws:
+    """Four laws for ``owner`` to write at setup: the best few of ``SETUP_DRAWS`` random draws
+    by ``law_set_value``, one of them at random, in a random slot order."""
+    draws = [_draw_laws(owner, rng) for _ in range(SETUP_DRAWS)]
+    draws.sort(key=lambda laws: -law_set_value(owner, laws))
+    chosen = list(rng.choice(draws[:4]))
+    rng.shuffle(chosen)
+    return chosen[0], chosen[1], chosen[2], chosen[3]
+
+
+# -- the evaluator ---------------------------------------------------------------------------------
+
+REWRITE_LAWS: Final = 3
+"""How many new laws an adaptation may write in the search (into each target slot)."""
+
+
+class YinYangEvaluator(Evaluator):
+    """The Yin Yang evaluation and search advice (module docstring)."""
+
+    def __init__(self) -> None:
+        self._hidden = YinYangHidden()
+
+    def hidden_information(self) -> HiddenInformation:
+        return self._hidden
+
+    def evaluate(self, state: State) -> int:
+        assert isinstance(state, YinYangState)
+        black, white = state.board_masks()
+        side = state.side()
+        value = board_value(black, white)
+        if state.phase() == "start":
+            own = white if side else black
+            if own & GOAL_ADJACENT[side] and not (black | white) & GOAL_BIT[side]:
+                value += W_THREAT_TO_ACT if side == 0 else -W_THREAT_TO_ACT
+        empty = ~(black | white) & 0xFFFF
+        value += W_MOBILITY * (_piece_moves(black, empty) - _piece_moves(white, empty))
+        for player in (0, 1):
+            best = count = adapt = 0
+            for _, anchor, law in state.applications(player):
+                if LAW_KIND[law] == ADAPTATION:
+                    adapt = W_ADAPTATION
+                    continue
+                count += 1
+                gain = law_gain(black, white, player, anchor, law)
+                if gain > best:
+                    best = gain
+            term = best * (9 if player == side else 3) // 10 + W_LAW_COUNT * min(count, 4) + adapt
+            value += -term if player else term
+        return -value if side else value
+
+    def search_moves(self, state: State) -> Sequence[Move]:
+        assert isinstance(state, YinYangState)
+        moves = state.base_moves()
+        keeps = [m for m in moves if m & 7 == K_KEEP]
+        if keeps:
+            side = state.side()
+            black, white = state.board_masks()
+            laws = rewrite_laws(state, side, black, white)
+            for keep in keeps:
+                slot = keep >> 3 & 3
+                base = keep & ~7 | K_REWRITE
+                for target in _rewrite_targets(state, side, slot):
+                    for law in laws:
+                        moves.append(base | target << 9 | law << 11)
+        return moves
+
+    def order_moves(self, state: State, moves: Sequence[Move]) -> list[Move]:
+        assert isinstance(state, YinYangState)
+        side = state.side()
+        black, white = state.board_masks()
+        laws, _ = state.laws(side)
+        dist = DISTANCE[side]
+
+        def score(move: Move) -> int:
+            kind = move & 7
+            if kind == K_PIECE:
+                return 10 * (dist[move >> 3 & 15] - dist[move >> 7 & 15])
+            if kind == 2 and laws is not None:  # K_APPLY
+                law = laws[move >> 3 & 3]
+                return law_gain(black, white, side, move >> 5 & 15, law)
+            return 0
+
+        return sorted(moves, key=lambda m: -score(m))
+
+
+def rewrite_laws(state: YinYangState, side: int, black: int, white: int) -> list[int]:
+    """The best destructions and regenerations ``side`` could write for this board: each
+    valued by its best gain on a window it fits now, at most ``REWRITE_LAWS``, of different
+    causes. Left out: laws blocked by a revealed law, regenerations short of reserve, and laws
+    with the cause of one ``side`` holds already (two revealed laws with one cause block each
+    other)."""
+    blocked = set()
+    for player in (0, 1):
+        laws, revealed = state.laws(player)
+        if laws is None:
+            continue
+        for slot in range(4):
+            if revealed >> slot & 1 and laws[slot] != UNKNOWN:
+                blocked.add(ABS_CAUSE[player][laws[slot]])
+    own, _ = state.laws(side)
+    held = {ABS_CAUSE[side][law] for law in own or () if law != UNKNOWN}
+    res_b, res_w = state.reserves()
+    scored: list[tuple[int, int, int]] = []
+    for anchor, code in enumerate(window_codes(black, white)):
+        if code in blocked or code in held:
+            continue
+        for law in LAWS_BY_CAUSE[side][code]:
+            colour = REGEN_COLOUR[law]
+            if colour and (res_b if colour == BLACK else res_w) < 2:
+                continue
+            gain = law_gain(black, white, side, anchor, law)
+            if gain > 0:
+                scored.append((-gain, law, code))
+    scored.sort()
+    out: list[int] = []
+    causes: set[int] = set()
+    for _, law, code in scored:
+        if code in causes or law in out:
+            continue
+        out.append(law)
+        causes.add(code)
+        if len(out) == REWRITE_LAWS:
+            break
+    return out
+
+
+def _rewrite_targets(state: YinYangState, side: int, adapt_slot: int) -> list[int]:
+    """The slots an adaptation in ``adapt_slot`` rewrites in the search: itself and the other
+    own law that is least useful now."""
+    laws, revealed = state.laws(side)
+    assert laws is not None
+    applicable = {slot for slot, _, _ in state.applications(side)}
+    res_b, res_w = state.reserves()
+
+    def usefulness(slot: int) -> int:
+        law = laws[slot]
+        if slot in applicable:
+            return 100
+        if LAW_KIND[law] == ADAPTATION:
+            return 50
+        colour = REGEN_COLOUR[law]
+        if colour and (res_b if colour == BLACK else res_w) < 2:
+            return 0
+        return 20
+
+    others = sorted((s for s in range(4) if s != adapt_slot), key=lambda s: (usefulness(s), s))
+    del revealed
+    return [adapt_slot, others[0]]
+
+
+# -- hidden information --------------------------------------------------------------------------
+
+MISSED_WIN_WEIGHT: Final = 0.2
+
+
+class YinYangHidden(HiddenInformation):
+    """Setup by ``write_laws``; samples of the opponent's hidden laws (module docstring)."""
+
+    def __init__(self) -> None:
+        self._seen: list[YinYangState] = []
+
+    def new_game(self) -> None:
+        self._seen.clear()
+
+    def is_hidden(self, state: State) -> bool:
+        assert isinstance(state, YinYangState)
+        return state.is_view()
+
+    def choose_without_search(self, state: State, rng: random.Random) -> Move | None:
+        assert isinstance(state, YinYangState)
+        if state.phase() != "setup" or state.is_terminal():
+            return None
+        return setup_move(write_laws(state.side(), rng))
+
+    def remember(self, state: State, move: Move) -> None:
+        assert isinstance(state, YinYangState)
+        if state.phase() == "setup":
+            self._seen.clear()
+            return
+        if self._seen and self._seen[-1].turn() >= state.turn():
+            self._seen.clear()  # a new game, or positions out of order: start afresh
+        after = state.copy()
+        after.push(move)
+        if after.phase() == "start" and not after.is_terminal():
+            self._seen.append(after.with_laws(after.side(), _laws_of(after, after.side())))
+
+    def samples(self, state: State, rng: random.Random, count: int) -> list[State]:
+        assert isinstance(state, YinYangState)
+        filled: list[list[Laws]] = [[], []]
+        for player in (0, 1):
+            laws, _ = state.laws(player)
+            if laws is None or UNKNOWN not in laws:
+                continue
+            options = []
+            for slot in range(4):
+                if laws[slot] != UNKNOWN:
+                    options.append(([laws[slot]], [1.0]))
+                    continue
+                weights = self.slot_weights(state, player, slot)
+                options.append((list(range(N_LAWS)), weights))
+            for _ in range(count):
+                a, b, c, d = (_weighted_choice(rng, items, w) for items, w in options)
+                filled[player].append((a, b, c, d))
+        out: list[State] = []
+        for i in range(count):
+            sample = state
+            for player in (0, 1):
+                if filled[player]:
+                    sample = sample.with_laws(player, filled[player][i])
+            out.append(sample if sample is not state else state.copy())
+        return out
+
+    def slot_weights(self, state: YinYangState, player: int, slot: int) -> list[float]:
+        """The prior of a hidden law of ``player`` in ``slot``, lowered for the laws that
+        would have won at once at the start of a remembered turn of ``player``."""
+        scores = law_scores(player)
+        total = sum(scores)
+        weights = [0.5 / N_LAWS + 0.5 * s / total for s in scores]
+        for seen in reversed(self._seen):
+            if seen.turn() > state.turn():
+                continue
+            laws, _ = seen.laws(player)
+            if seen.side() != player or laws is None or laws[slot] != UNKNOWN:
+                if laws is not None and laws[slot] != UNKNOWN:
+                    break  # known then: the hidden law now was written after that turn
+                continue
+            for law in _winning_laws(seen, player):
+                weights[law] *= MISSED_WIN_WEIGHT
+        return weights
+
+
+def _laws_of(state: YinYangState, player: int) -> Laws:
+    laws, _ = state.laws(player)
+    assert laws is not None
+    return laws
+
+
+def _winning_laws(state: YinYangState, player: int) -> set[int]:
+    """The destructions and regenerations ``player`` could have applied in ``state`` (a view
+    at the start of its turn) that complete its goal at once."""
+    black, white = state.board_masks()
+    blocked = set()
+    for p in (0, 1):
+        laws, revealed = state.laws(p)
+        if laws is None:
+            continue
+        for slot in range(4):
+            if revealed >> slot & 1 and laws[slot] != UNKNOWN:
+                blocked.add(ABS_CAUSE[p][laws[slot]])
+    res_b, res_w = state.reserves()
+    out: set[int] = set()
+    for anchor in range(N_ANCHORS):
+        code = window_codes(black, white)[anchor]
+        if code in blocked:
+            continue
+        for law in LAWS_BY_CAUSE[player][code]:
+            colour = REGEN_COLOUR[law]
+            if colour and (res_b if colour == BLACK else res_w) < 2:
+                continue
+            if law_gain(black, white, player, anchor, law) == WIN_NOW:
+                out.add(law)
+    return out
