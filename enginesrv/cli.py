@@ -13,7 +13,6 @@ import os
 import sys
 import time
 from collections.abc import Callable, Sequence
-from pathlib import Path
 from typing import NoReturn, TextIO
 
 import trio
@@ -24,16 +23,8 @@ from enginesrv import __version__
 from enginesrv.app import run_engine, run_server
 from enginesrv.bench import run_bench, run_search_bench
 from enginesrv.check import run_check
+from enginesrv.eventcli import add_event_commands
 from enginesrv.logs import configure as configure_logging
-from enginesrv.match import (
-    DEFAULT_MAX_PLIES,
-    GameResult,
-    MatchLimits,
-    MatchScore,
-    PlayerSpecError,
-    parse_player,
-    run_match,
-)
 from enginesrv.records import RecordError, read_record_file
 from enginesrv.server import Limits
 from enginesrv.session import SessionConfig
@@ -201,33 +192,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
     p.set_defaults(func=cmd_bench)
 
-    p = sub.add_parser(
-        "match",
-        help="play a match between two bots",
-        description="Play GAMES games between two players, alternating colours, checking every "
-        "move with the rules. Prints each game's result and the running score, and writes a "
-        "record per game (replayable with 'enginesrv replay') under --out. A player is "
-        "bot:NAME[:OPTION=VALUE,...], for example bot:alphabeta:Hash=64 or bot:random.",
-    )
-    p.add_argument("game", metavar="GAME", help="game name: " + ", ".join(games.available()))
-    p.add_argument("players", metavar="PLAYER", nargs=2, help="bot:NAME[:OPTION=VALUE,...]")
-    p.add_argument("--games", metavar="N", type=_positive, default=2, help="games (default 2)")
-    limit = p.add_mutually_exclusive_group()
-    limit.add_argument(
-        "--st", metavar="SECONDS", type=_seconds, help="seconds per move (default 1)"
-    )
-    limit.add_argument("--depth", metavar="D", type=_positive, help="search depth per move")
-    limit.add_argument("--nodes", metavar="N", type=_positive, help="nodes per move")
-    p.add_argument("--seed", metavar="S", type=_natural, default=1, help="seed of the bots' seeds")
-    p.add_argument("--out", metavar="DIR", help="write one record per game into DIR")
-    p.add_argument(
-        "--max-plies",
-        metavar="N",
-        type=_positive,
-        default=DEFAULT_MAX_PLIES,
-        help=f"adjudicate a draw after N plies (default {DEFAULT_MAX_PLIES})",
-    )
-    p.set_defaults(func=cmd_match)
+    add_event_commands(sub, CommandError)
     return parser
 
 
@@ -488,57 +453,6 @@ def cmd_bench(args: argparse.Namespace, out: TextIO, err: TextIO) -> None:
         run_bench(names or None, deep=args.deep, playouts=args.playouts, out=out, err=err)
     else:
         run_search_bench(names or None, depth=args.depth, out=out, err=err)
-
-
-def cmd_match(args: argparse.Namespace, out: TextIO, err: TextIO) -> None:
-    """``enginesrv match``."""
-    game = load_game(args.game)
-    try:
-        specs = (parse_player(args.players[0]), parse_player(args.players[1]))
-    except PlayerSpecError as exc:
-        raise CommandError(str(exc)) from None
-    limits = MatchLimits(
-        seconds=args.st if args.st is not None or args.depth or args.nodes else 1.0,
-        depth=args.depth,
-        nodes=args.nodes,
-    )
-    out_dir = Path(args.out) if args.out else None
-    total: int = args.games
-
-    def report(result: GameResult, score: MatchScore) -> None:
-        first, second = (specs[0].label, specs[1].label)
-        seats = [first, second] if result.players == (0, 1) else [second, first]
-        out.write(
-            f"game {result.number}/{total}: {seats[0]} (p1) vs {seats[1]} (p2): "
-            f"{result.winner} {result.reason} after {result.plies} plies; "
-            f"score {first} {score.points:g} - {score.games - score.points:g} {second}\n"
-        )
-        out.flush()
-
-    err.write(
-        f"match {game.name}: {specs[0].label} vs {specs[1].label}, {total} games, "
-        f"{limits.describe()}\n"
-    )
-    try:
-        score = run_match(
-            game,
-            specs,
-            limits,
-            games_count=total,
-            seed=args.seed,
-            out_dir=out_dir,
-            report=report,
-            max_plies=args.max_plies,
-        )
-    except PlayerSpecError as exc:
-        raise CommandError(str(exc)) from None
-    except OSError as exc:
-        raise CommandError(f"cannot write records to {args.out!r}: {exc.strerror}") from None
-    percent = 100 * score.points / score.games
-    out.write(
-        f"result {specs[0].label} vs {specs[1].label}: +{score.wins} ={score.draws} "
-        f"-{score.losses}, {score.points:g}/{score.games} ({percent:.1f}%)\n"
-    )
 
 
 def main(argv: Sequence[str] | None = None) -> int:

@@ -28,6 +28,9 @@ from enginesrv.worker import SearchJob, info_from_map, result_from_map
 
 GRACE = 0.5
 """Seconds a worker gets past its deadline, or after a stop, before it is killed."""
+READY_TIMEOUT = 30.0
+"""Seconds a new worker gets to load the games and bots and report ready; one that does not
+is handed out anyway (its first search then waits for it)."""
 
 log = structlog.get_logger("enginesrv.pool")
 
@@ -60,6 +63,7 @@ class _Worker:
         self.process = process
         self.job: _Job | None = None
         self.alive = True
+        self.ready = trio.Event()
 
     def is_alive(self) -> bool:
         """Whether the process still answers (its pipe is open)."""
@@ -85,12 +89,16 @@ class _Worker:
             pass
         finally:
             self.alive = False
+            self.ready.set()
             job = self.job
             if job is not None and not job.done.is_set():
                 job.error = "the search worker died"
                 job.done.set()
 
     def _route(self, frame: list[Any]) -> None:
+        if frame[0] == 2 and frame[1] == "ready":
+            self.ready.set()
+            return
         job = self.job
         if job is None:
             return
@@ -119,9 +127,11 @@ class WorkerPool:
         *,
         grace: float = GRACE,
         command: tuple[str, ...] = (sys.executable, "-m", "enginesrv.worker"),
+        ready_timeout: float = READY_TIMEOUT,
     ) -> None:
         self.nursery = nursery
         self.command = command
+        self.ready_timeout = ready_timeout
         self.size = max(1, size)
         self.grace = grace
         self._ids = itertools.count(1)
@@ -132,9 +142,13 @@ class WorkerPool:
         self.closed = False
 
     async def start(self) -> None:
-        """Start the workers."""
+        """Start the workers and wait until they are ready (or ``ready_timeout`` has passed),
+        so that no search pays for a worker's start-up."""
         for _ in range(self.size):
             await self._spawn()
+        with trio.move_on_after(self.ready_timeout):
+            for worker in list(self._workers):
+                await worker.ready.wait()
 
     async def _spawn(self) -> None:
         process = await trio.lowlevel.open_process(
@@ -145,6 +159,15 @@ class WorkerPool:
         worker = _Worker(next(self._numbers), process)
         self._workers.add(worker)
         self.nursery.start_soon(worker.read_frames)
+        if self.ready_timeout > 0:
+            self.nursery.start_soon(self._when_ready, worker)
+        else:
+            self._idle_send.send_nowait(worker)
+
+    async def _when_ready(self, worker: _Worker) -> None:
+        """Hand a new worker out once it reports ready (or after ``ready_timeout``)."""
+        with trio.move_on_after(self.ready_timeout):
+            await worker.ready.wait()
         self._idle_send.send_nowait(worker)
 
     @property

@@ -16,7 +16,9 @@ session's transposition table survives from one of its moves to the next on the 
 
 from __future__ import annotations
 
+import contextlib
 import os
+import signal
 import sys
 import threading
 import time
@@ -29,7 +31,8 @@ import msgpack
 
 import games
 from bots.engine import Engine, Limits, Score, SearchInfo, SearchResult
-from bots.registry import create_bot
+from bots.eval import evaluated_games, evaluator_for
+from bots.registry import BotError, create_bot, load_all
 
 MAX_FRAME = 4 * 1024 * 1024
 BOTS_PER_WORKER = 4
@@ -174,8 +177,11 @@ class _Worker:
     def send(self, frame: list[Any]) -> None:
         data = msgpack.packb(frame, use_bin_type=True)
         with self.out_lock:
-            self.out.write(data)
-            self.out.flush()
+            try:
+                self.out.write(data)
+                self.out.flush()
+            except (BrokenPipeError, ValueError):
+                os._exit(0)  # the server is gone: nobody is left to answer
 
     def bot_for(self, job: SearchJob) -> Engine:
         key = (job.session, job.bot)
@@ -240,13 +246,30 @@ def _read_frames(
         ready.notify()
 
 
+def warm_up() -> None:
+    """Load now what a first search would load (every game, every bot, every evaluation and
+    its tables), so that no move's clock pays for it."""
+    for name in games.available():
+        games.load(name).new_state()
+    with contextlib.suppress(BotError):  # a broken plug-in is reported when it is asked for
+        load_all()
+    for name in evaluated_games():
+        evaluator_for(name).prepare()
+
+
 def main() -> None:
-    """Serve searches on stdin/stdout until stdin closes."""
+    """Serve searches on stdin/stdout until stdin closes; a ``ready`` notification is sent
+    once the worker has warmed up."""
     source = sys.stdin.buffer
     out = sys.stdout.buffer
     # Nothing else may write to the frame stream: send stray prints to stderr.
     sys.stdout = sys.stderr
+    # Ctrl-C reaches the whole process group; the server decides when a worker ends (it
+    # closes the worker's input), so the worker itself ignores the interrupt.
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    warm_up()
     worker = _Worker(out)
+    worker.send([2, "ready", []])
     jobs: list[tuple[int, SearchJob]] = []
     ready = threading.Condition()
     reader = threading.Thread(target=_read_frames, args=(source, worker, jobs, ready), daemon=True)

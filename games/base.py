@@ -83,6 +83,8 @@ class Game(ABC):
         start_position: the canonical position string of the start.
         max_plies: a bound on the plies of any game from the start, or None when the rules let
             a game go on for ever (then a match runner adjudicates long games).
+        hidden_information: whether a player's view may hide part of the position (then a
+            player is given its view as a position, never the moves that led there).
     """
 
     name: str
@@ -90,6 +92,7 @@ class Game(ABC):
     colours: tuple[str, str]
     start_position: str
     max_plies: int | None = None
+    hidden_information: bool = False
 
     def new_state(self) -> State:
         """A fresh state at the start position."""

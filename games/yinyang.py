@@ -427,6 +427,7 @@ class YinYangGame(Game):
     colours = COLOURS
     start_position = START_POSITION
     max_plies = None
+    hidden_information = True
 
     def __init__(self, name: str = "yinyang") -> None:
         if name != "yinyang":

@@ -41,6 +41,10 @@ class Evaluator:
         del state
         return list(moves)
 
+    def prepare(self) -> None:
+        """Build any tables now rather than in the first search (a worker process calls this
+        when it starts, so that no move's clock pays for it). Nothing by default."""
+
     def search_moves(self, state: State) -> Sequence[Move]:
         """The moves the search tries in ``state``: every legal move by default. A game whose
         legal moves include large families of near-twins (Yin Yang's 1,620 rewrites of each

@@ -425,6 +425,11 @@ class YinYangEvaluator(Evaluator):
     def hidden_information(self) -> HiddenInformation:
         return self._hidden
 
+    def prepare(self) -> None:
+        for owner in (0, 1):
+            law_scores(owner)
+        law_set_value(0, (0, 1, 2, 3))  # builds the window sets of the plausible boards
+
     def evaluate(self, state: State) -> int:
         assert isinstance(state, YinYangState)
         black, white = state.board_masks()
@@ -485,12 +490,8 @@ class YinYangEvaluator(Evaluator):
         return sorted(moves, key=lambda m: -score(m))
 
 
-def rewrite_laws(state: YinYangState, side: int, black: int, white: int) -> list[int]:
-    """The best destructions and regenerations ``side`` could write for this board: each
-    valued by its best gain on a window it fits now, at most ``REWRITE_LAWS``, of different
-    causes. Left out: laws blocked by a revealed law, regenerations short of reserve, and laws
-    with the cause of one ``side`` holds already (two revealed laws with one cause block each
-    other)."""
+def revealed_causes(state: YinYangState) -> set[int]:
+    """The absolute causes of every revealed law: no other law with one of them can fire."""
     blocked = set()
     for player in (0, 1):
         laws, revealed = state.laws(player)
@@ -499,6 +500,16 @@ def rewrite_laws(state: YinYangState, side: int, black: int, white: int) -> list
         for slot in range(4):
             if revealed >> slot & 1 and laws[slot] != UNKNOWN:
                 blocked.add(ABS_CAUSE[player][laws[slot]])
+    return blocked
+
+
+def rewrite_laws(state: YinYangState, side: int, black: int, white: int) -> list[int]:
+    """The best destructions and regenerations ``side`` could write for this board: each
+    valued by its best gain on a window it fits now, at most ``REWRITE_LAWS``, of different
+    causes. Left out: laws blocked by a revealed law, regenerations short of reserve, and laws
+    with the cause of one ``side`` holds already (two revealed laws with one cause block each
+    other)."""
+    blocked = revealed_causes(state)
     own, _ = state.laws(side)
     held = {ABS_CAUSE[side][law] for law in own or () if law != UNKNOWN}
     res_b, res_w = state.reserves()
@@ -641,14 +652,7 @@ def _winning_laws(state: YinYangState, player: int) -> set[int]:
     """The destructions and regenerations ``player`` could have applied in ``state`` (a view
     at the start of its turn) that complete its goal at once."""
     black, white = state.board_masks()
-    blocked = set()
-    for p in (0, 1):
-        laws, revealed = state.laws(p)
-        if laws is None:
-            continue
-        for slot in range(4):
-            if revealed >> slot & 1 and laws[slot] != UNKNOWN:
-                blocked.add(ABS_CAUSE[p][laws[slot]])
+    blocked = revealed_causes(state)
     res_b, res_w = state.reserves()
     out: set[int] = set()
     for anchor in range(N_ANCHORS):

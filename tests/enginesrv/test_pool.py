@@ -70,7 +70,7 @@ async def test_a_client_leaving_mid_search_frees_its_worker() -> None:
 async def test_a_silent_worker_is_killed_at_the_deadline_and_replaced() -> None:
     silent = (sys.executable, "-c", "import sys; sys.stdin.buffer.read()")
     async with trio.open_nursery() as nursery:
-        pool = WorkerPool(nursery, 1, grace=0.1, command=silent)
+        pool = WorkerPool(nursery, 1, grace=0.1, command=silent, ready_timeout=0)
         await pool.start()
         outcome = await pool.search(
             job(), on_info=lambda i: None, stop=trio.Event(),
@@ -87,7 +87,7 @@ async def test_a_silent_worker_is_killed_at_the_deadline_and_replaced() -> None:
 async def test_a_dying_worker_gives_an_error_and_is_replaced() -> None:
     dying = (sys.executable, "-c", "import sys; sys.stdin.buffer.read(1)")
     async with trio.open_nursery() as nursery:
-        pool = WorkerPool(nursery, 1, command=dying)
+        pool = WorkerPool(nursery, 1, command=dying, ready_timeout=0)
         await pool.start()
         outcome = await pool.search(
             job(), on_info=lambda i: None, stop=trio.Event(), hard_deadline=None

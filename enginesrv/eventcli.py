@@ -1,0 +1,406 @@
+"""The command line of events: ``enginesrv match``, ``enginesrv tournament`` and
+``enginesrv results``, with the progress display and the result tables.
+
+Flags follow cutechess-cli and fastchess where they have one (``--tc 40/60+0.6``, ``--st``,
+``--games``, ``--rounds``, ``--repeat``, ``--openings``, ``--concurrency``, ``--sprt``); the
+same settings may come from a TOML file (``--config``), the command line winning.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import tomllib
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any, TextIO
+
+import trio
+
+import games
+from enginesrv.arbiter import DEFAULT_MAX_PLIES
+from enginesrv.tournament import (
+    EventConfig,
+    EventError,
+    Finished,
+    PairingResult,
+    load_results,
+    prepare,
+    run_event,
+)
+
+Handler = Callable[[argparse.Namespace, TextIO, TextIO], None]
+
+# flag -> (EventConfig field, type); the TOML keys are the same names, dashes or underscores
+_SETTINGS: dict[str, str] = {
+    "tc": "tc", "st": "st", "depth": "depth", "nodes": "nodes", "games": "games",
+    "rounds": "rounds", "repeat": "repeat", "openings": "openings",
+    "openings_order": "openings_order", "concurrency": "concurrency", "seed": "seed",
+    "sprt": "sprt", "gauntlet": "gauntlet", "max_plies": "max_plies",
+    "repetitions": "repetitions", "resign": "resign", "draw": "draw",
+    "timemargin": "timemargin", "event": "event", "startup_timeout": "startup_timeout",
+    "ready_timeout": "ready_timeout",
+}  # fmt: skip
+
+
+def _positive(text: str) -> int:
+    value = int(text)
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a whole number of at least 1")
+    return value
+
+
+def _natural(text: str) -> int:
+    value = int(text)
+    if value < 0:
+        raise argparse.ArgumentTypeError(f"{text!r} is negative")
+    return value
+
+
+def _seconds(text: str) -> float:
+    value = float(text)
+    if not value > 0 or math.isinf(value):
+        raise argparse.ArgumentTypeError(f"{text!r} is not a positive number of seconds")
+    return value
+
+
+def add_event_commands(sub: Any, fail: type[Exception]) -> None:
+    """Register ``match``, ``tournament`` and ``results`` on the subcommands ``sub`` (an
+    argparse subparsers object); ``fail`` is the CLI's error type."""
+    players_help = (
+        "bot:NAME[:OPTION=VALUE,...] (a built-in or plug-in bot, e.g. bot:alphabeta:Hash=64), "
+        "cmd:COMMAND (an engine speaking the text protocol or UGI over stdio), or "
+        "tcp:HOST:PORT (a running server); name=NAME: before any of them names the player"
+    )
+    for name, tournament, summary, description, count in (
+        (
+            "match", False, "play a match between two players",
+            "Play a match between two players as a fair arbiter: every move checked with the "
+            "rules, clocks kept on the arbiter's side, forfeits and adjudications recorded with "
+            "their reason, colours alternated.", "the two players",
+        ),
+        (
+            "tournament", True, "play a round robin or gauntlet tournament",
+            "Play every pairing of the players (round robin), or the first player against each "
+            "other one (--gauntlet).", "two or more players",
+        ),
+    ):  # fmt: skip
+        p = sub.add_parser(name, help=summary, description=f"{description} {players_help}.")
+        p.add_argument(
+            "game", metavar="GAME", nargs="?", help="game: " + ", ".join(games.available())
+        )
+        p.add_argument("players", metavar="PLAYER", nargs="*", help=count)
+        _add_event_flags(p, tournament=tournament)
+        p.set_defaults(func=_handler(fail, tournament=tournament))
+
+    p = sub.add_parser(
+        "results",
+        help="print the results of a match or tournament directory",
+        description="Print the standings stored in DIR/results.sqlite: per pairing W/D/L (from "
+        "the first-named player's side), score, Elo with its 95% interval, LOS, the pentanomial "
+        "of paired games, and the SPRT log-likelihood ratio when SPRT ran.",
+    )
+    p.add_argument("dir", metavar="DIR", help="the --out directory of the event")
+    p.add_argument("--json", action="store_true", help='print {"pairings": [...]} as JSON')
+    p.set_defaults(func=_results_handler(fail))
+
+
+def _add_event_flags(p: argparse.ArgumentParser, *, tournament: bool) -> None:
+    a = p.add_argument
+    a("--config", metavar="FILE", help="a TOML file of settings (game, players, and the flags)")
+    a("--tc", metavar="[MOVES/]SECONDS[+INC]", help="a clock, e.g. 40/60+0.6 or 2+0.05")
+    a("--st", metavar="SECONDS", type=_seconds, help="seconds per move (default 1, no other limit)")
+    a("--depth", metavar="D", type=_positive, help="search depth per move")
+    a("--nodes", metavar="N", type=_positive, help="nodes per move")
+    a("--games", metavar="N", type=_positive, help="games per pairing and round (default 2)")
+    a("--rounds", metavar="N", type=_positive, help="rounds (default 1)")
+    a(
+        "--repeat",
+        action="store_true",
+        default=None,
+        help="play each opening twice, colours swapped",
+    )
+    a("--openings", metavar="FILE", help="openings: 'moves TOKEN ...' or 'fen POSITION' lines")
+    a(
+        "--openings-order",
+        choices=("sequential", "random"),
+        help="take the openings in file order (default) or shuffled by --seed",
+    )
+    a("--concurrency", metavar="N", type=_positive, help="games played at once (default 1)")
+    a("--seed", metavar="S", type=_natural, help="the seed of every random choice (default 1)")
+    a("--out", metavar="DIR", help="keep DIR/results.sqlite and DIR/games/ (needed to resume)")
+    a("--resume", action="store_true", help="finish the event stored in --out DIR")
+    a("--sprt", metavar="elo0=E0,elo1=E1,alpha=A,beta=B", help="stop at an SPRT decision")
+    a(
+        "--max-plies",
+        metavar="N",
+        type=_positive,
+        help=f"adjudicate a draw after N plies (default {DEFAULT_MAX_PLIES})",
+    )
+    a("--repetitions", metavar="N", type=_natural, help="a draw when a position occurs N times")
+    a("--resign", metavar="movecount=N,score=CP", help="resign on a low score held N moves")
+    a("--draw", metavar="movenumber=N,movecount=N,score=CP", help="a draw on level scores")
+    a("--timemargin", metavar="MS", type=_natural, help="lateness forgiven on a clock (default 0)")
+    a("--event", metavar="NAME", help="the event name written into the records")
+    a("--startup-timeout", metavar="SECONDS", type=_seconds, help="wait for ugiok (default 10)")
+    a("--ready-timeout", metavar="SECONDS", type=_seconds, help="wait for readyok (default 5)")
+    if tournament:
+        a("--gauntlet", action="store_true", default=None, help="the first player meets the rest")
+
+
+def _toml_settings(path: str, fail: type[Exception]) -> dict[str, Any]:
+    try:
+        with open(path, "rb") as fh:
+            raw = tomllib.load(fh)
+    except OSError as exc:
+        raise fail(f"--config {path}: {exc.strerror}") from None
+    except tomllib.TOMLDecodeError as exc:
+        raise fail(f"--config {path}: not TOML: {exc}") from None
+    out: dict[str, Any] = {}
+    for key, value in raw.items():
+        name = key.replace("-", "_")
+        if name == "players":
+            if not isinstance(value, list):
+                raise fail(f"--config {path}: players is a list of player specs")
+            players = []
+            for item in value:
+                if isinstance(item, str):
+                    players.append(item)
+                elif isinstance(item, dict) and isinstance(item.get("spec"), str):
+                    label = item.get("name")
+                    players.append(f"name={label}:{item['spec']}" if label else item["spec"])
+                else:
+                    raise fail(
+                        f"--config {path}: a player is a spec string or a table with spec "
+                        f"(and name), not {item!r}"
+                    )
+            out["players"] = tuple(players)
+        elif name in ("game", "out") or name in _SETTINGS:
+            out[name] = value
+        else:
+            raise fail(f"--config {path}: unknown setting {key!r}")
+    return out
+
+
+def _config(args: argparse.Namespace, fail: type[Exception], tournament: bool) -> EventConfig:
+    settings: dict[str, Any] = _toml_settings(args.config, fail) if args.config else {}
+    if args.game:
+        settings["game"] = args.game
+    if args.players:
+        settings["players"] = tuple(args.players)
+    for flag, name in _SETTINGS.items():
+        value = getattr(args, flag, None)
+        if value is not None:
+            settings[name] = value
+    if args.out:
+        settings["out"] = args.out
+    args.out = settings.pop("out", None)
+    if args.resume and "players" not in settings:
+        if set(settings) - {"game"}:
+            raise fail(
+                "--resume continues the stored event with its stored settings: give only "
+                "--resume --out DIR (or the very same arguments as the first run)"
+            )
+        return EventConfig(game=settings.get("game", ""), players=())
+    if "game" not in settings:
+        raise fail("give the GAME (or game in --config)")
+    players = settings.get("players", ())
+    if not tournament and len(players) != 2:
+        raise fail(f"a match has two players, got {len(players)}")
+    if all(settings.get(k) is None for k in ("tc", "st", "depth", "nodes")):
+        settings["st"] = 1.0
+    try:
+        return EventConfig(**settings)
+    except TypeError as exc:
+        raise fail(f"bad settings: {exc}") from None
+
+
+def _handler(fail: type[Exception], *, tournament: bool) -> Handler:
+    def run(args: argparse.Namespace, out: TextIO, err: TextIO) -> None:
+        config = _config(args, fail, tournament)
+        out_dir = Path(args.out) if args.out else None
+        try:
+            config = prepare(config, out_dir, resume=args.resume)
+        except EventError as exc:
+            raise fail(str(exc)) from None
+        display = Display(out, err, config, live=err.isatty())
+        try:
+            standings = trio.run(
+                lambda: run_event(config, out_dir, on_game=display.game, on_start=display.start)
+            )
+        except EventError as exc:
+            display.close()
+            raise fail(str(exc)) from None
+        except BaseExceptionGroup as group:
+            display.close()
+            if group.subgroup(KeyboardInterrupt) is not None:
+                raise KeyboardInterrupt from None  # the games stored so far are kept
+            raise
+        display.close()
+        write_tables(out, config, standings)
+
+    return run
+
+
+def _results_handler(fail: type[Exception]) -> Handler:
+    def run(args: argparse.Namespace, out: TextIO, err: TextIO) -> None:
+        del err
+        try:
+            config, standings, rows = load_results(Path(args.dir))
+        except EventError as exc:
+            raise fail(str(exc)) from None
+        if args.json:
+            sprt = config.sprt_params()
+            payload = {
+                "game": config.game,
+                "games": len(rows),
+                "pairings": [p.to_json(sprt) for p in standings],
+            }
+            out.write(json.dumps(payload, indent=2) + "\n")
+            return
+        out.write(f"{config.event}: {config.game}, {len(rows)} games\n")
+        write_tables(out, config, standings)
+
+    return run
+
+
+def _fmt_elo(value: float | None) -> str:
+    if value is None or math.isnan(value):
+        return "-"
+    if math.isinf(value):
+        return "+inf" if value > 0 else "-inf"
+    return f"{value:+.1f}"
+
+
+def _fmt_ci(value: float | None) -> str:
+    if value is None or math.isnan(value) or math.isinf(value):
+        return "inf"
+    return f"{value:.1f}"
+
+
+def write_tables(out: TextIO, config: EventConfig, standings: list[PairingResult]) -> None:
+    """The pairing table, a per-player table for tournaments, and the SPRT line."""
+    sprt = config.sprt_params()
+    rows = []
+    for pairing in standings:
+        s = pairing.summary(sprt)
+        t = s.trinomial
+        penta = "-" if s.pentanomial is None else " ".join(map(str, s.pentanomial.counts()))
+        rows.append(
+            (
+                f"{pairing.first} vs {pairing.second}",
+                str(t.wins), str(t.draws), str(t.losses), str(t.games),
+                f"{100 * t.score:.1f}%", _fmt_elo(s.estimate.elo), _fmt_ci(s.estimate.ci95),
+                f"{100 * s.los:.1f}%", penta,
+            )
+        )  # fmt: skip
+    head = ("pairing", "W", "D", "L", "games", "score", "elo", "+/-95%", "LOS", "pentanomial")
+    widths = [max(len(r[i]) for r in [head, *rows]) for i in range(len(head))]
+    for row in [head, *rows]:
+        cells = [row[0].ljust(widths[0])] + [
+            c.rjust(w) for c, w in zip(row[1:], widths[1:], strict=True)
+        ]
+        out.write("  ".join(cells).rstrip() + "\n")
+    if len(config.players) > 2:
+        points: dict[str, list[float]] = {}
+        for pairing in standings:
+            played = pairing.wins + pairing.draws + pairing.losses
+            for name, got in (
+                (pairing.first, pairing.wins + pairing.draws / 2),
+                (pairing.second, pairing.losses + pairing.draws / 2),
+            ):
+                entry = points.setdefault(name, [0.0, 0.0])
+                entry[0] += got
+                entry[1] += played
+        out.write("\nplayer standings\n")
+        # by score share, then points: in a gauntlet the first player plays more games
+        ranked = sorted(
+            points.items(),
+            key=lambda item: (-(item[1][0] / item[1][1]) if item[1][1] else 0, -item[1][0]),
+        )
+        width = max(len(name) for name in points)
+        for rank, (name, (total, count)) in enumerate(ranked, 1):
+            share = f"{100 * total / count:.1f}%" if count else "-"
+            out.write(f"{rank:>3}. {name.ljust(width)}  {total:g}/{count:g}  {share}\n")
+    if sprt is not None and standings:
+        s = standings[0].summary(sprt)
+        verdict = {"H0": "H0 accepted", "H1": "H1 accepted", None: "no decision yet"}[s.decision]
+        llr = "-" if s.llr is None else f"{s.llr:.2f}"
+        out.write(
+            f"SPRT elo0={sprt.elo0:g} elo1={sprt.elo1:g} alpha={sprt.alpha:g} "
+            f"beta={sprt.beta:g}: LLR {llr} [{sprt.lower:.2f}, {sprt.upper:.2f}] {verdict}\n"
+        )
+
+
+class Display:
+    """Progress: one line per finished game on stdout; on a terminal also a status line on
+    stderr (games done, running score, Elo so far, ETA), redrawn after each game."""
+
+    def __init__(self, out: TextIO, err: TextIO, config: EventConfig, *, live: bool) -> None:
+        self.out = out
+        self.err = err
+        self.config = config
+        self.live = live
+        self.status = ""
+        self.first_done = 0
+
+    def start(self, done: int, total: int) -> None:
+        self.first_done = done
+        limits = self.config.move_limits().describe()
+        what = "match" if len(self.config.players) == 2 else "tournament"
+        resumed = f", resuming after {done} games" if done else ""
+        self.err.write(
+            f"{what} {self.config.game}: {' vs '.join(self.config.players)}, {total} games, "
+            f"{limits}, concurrency {self.config.concurrency}{resumed}\n"
+        )
+        self.err.flush()
+
+    def _clear(self) -> None:
+        if self.live and self.status:
+            self.err.write("\r\x1b[K")
+            self.err.flush()
+
+    def game(self, done: Finished) -> None:
+        self._clear()
+        item, result = done.game, done.result
+        pairing = done.pairings[item.pairing]
+        line = (
+            f"game {item.id}/{done.total}: {done.names[0]} (p1) vs {done.names[1]} (p2): "
+            f"{result.winner} {result.reason} after {result.plies} plies"
+        )
+        if len(self.config.players) == 2:
+            got = pairing.wins + pairing.draws / 2
+            played = pairing.wins + pairing.draws + pairing.losses
+            line += f"; score {pairing.first} {got:g} - {played - got:g} {pairing.second}"
+        self.out.write(line + "\n")
+        self.out.flush()
+        summary = pairing.summary(done.sprt)
+        played_now = done.done - self.first_done
+        left = done.total - done.done
+        eta = done.elapsed / played_now * left if played_now else 0.0
+        self.status = (
+            f"[{done.done}/{done.total}] {pairing.first} vs {pairing.second}: "
+            f"{summary.trinomial.wins}-{summary.trinomial.draws}-{summary.trinomial.losses} "
+            f"elo {_fmt_elo(summary.estimate.elo)} +/- {_fmt_ci(summary.estimate.ci95)}"
+            + (f" llr {summary.llr:.2f}" if summary.llr is not None else "")
+            + f" eta {_duration(eta)}"
+        )
+        if self.live:
+            self.err.write(self.status)
+            self.err.flush()
+
+    def close(self) -> None:
+        self._clear()
+        self.status = ""
+
+
+def _duration(value: float) -> str:
+    seconds = max(0, round(value))
+    if seconds < 60:
+        return f"{seconds}s"
+    minutes, seconds = divmod(seconds, 60)
+    if minutes < 60:
+        return f"{minutes}m{seconds:02d}s"
+    hours, minutes = divmod(minutes, 60)
+    return f"{hours}h{minutes:02d}m"

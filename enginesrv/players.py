@@ -1,0 +1,605 @@
+"""The players of matches and tournaments, behind one async interface.
+
+* ``bot:NAME[:OPTION=VALUE,...]``: a built-in or plug-in bot, searching in a worker process of
+  the arbiter's pool (``enginesrv.pool``), so a slow or broken bot never blocks the arbiter;
+* ``cmd:COMMAND``: an external engine started as a command (split like a shell would, no shell
+  run) that speaks the text protocol over stdin/stdout; plain UGI engines included;
+* ``tcp:HOST:PORT``: a running server (``enginesrv serve``) or any engine listening there,
+  spoken to in the text framing.
+
+``name=`` before any of them sets the display name (``name=new:bot:alphabeta:Depth=4``).
+
+The arbiter drives a ``Player`` through ``start`` (launch and handshake), ``new_game`` before
+each game, ``go`` for each decision and ``close``. Every wait has a deadline. A misbehaving
+player raises ``ForfeitError`` with one of the forfeit reasons of design §6: ``crash`` (the
+process ended or the bot failed), ``disconnect`` (the TCP peer went away), ``stall`` (no
+``ugiok``/``readyok`` in time, or no answer to ``isready`` while searching without a clock) or
+``time-forfeit`` (no move by the time the clock ran out). A player that failed is dead; the
+arbiter starts it afresh for its next game.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import math
+import shlex
+import subprocess
+from abc import ABC, abstractmethod
+from dataclasses import dataclass, field
+from typing import Literal
+
+import trio
+
+import games
+from bots.engine import Engine, OptionError, Score
+from bots.registry import BotError, create_bot
+from enginesrv import timeman
+from enginesrv.session import SearchRunner
+from enginesrv.worker import SearchJob
+from protocol import messages as m
+from protocol.text import encode_command
+
+PlayerKind = Literal["bot", "cmd", "tcp"]
+
+MAX_LINE = 1 << 20
+"""The longest line an external engine may send (a ``query moves`` answer is never asked)."""
+
+
+_STREAM_GONE = (trio.BrokenResourceError, trio.ClosedResourceError, OSError)
+"""What reading or writing a pipe or socket raises once the other end is gone."""
+
+
+class PlayerSpecError(ValueError):
+    """A player spec that cannot be used; the message names the spec and the reason."""
+
+
+class ForfeitError(Exception):
+    """A player misbehaved: ``reason`` is the forfeit reason, ``detail`` says what happened."""
+
+    def __init__(self, reason: str, detail: str) -> None:
+        super().__init__(f"{reason}: {detail}")
+        self.reason = reason
+        self.detail = detail
+
+
+@dataclass(frozen=True, slots=True)
+class PlayerSpec:
+    """A parsed player spec (module docstring)."""
+
+    text: str
+    kind: PlayerKind
+    name: str
+    bot: str = ""
+    options: tuple[tuple[str, str], ...] = ()
+    command: tuple[str, ...] = ()
+    host: str = ""
+    port: int = 0
+
+
+def _parse_options(text: str, opts: str) -> tuple[tuple[str, str], ...]:
+    options: list[tuple[str, str]] = []
+    for pair in opts.split(","):
+        key, eq, value = pair.partition("=")
+        if not eq or not key.strip():
+            raise PlayerSpecError(f"player {text!r}: option {pair!r} is not NAME=VALUE")
+        options.append((key.strip(), value.strip()))
+    return tuple(options)
+
+
+def parse_player(text: str) -> PlayerSpec:
+    """Parse ``[name=NAME:]bot:...``, ``cmd:...`` or ``tcp:HOST:PORT``.
+
+    Raises:
+        PlayerSpecError: not one of those forms; the message shows the forms.
+    """
+    spec = text.strip()
+    name = ""
+    if spec.startswith("name="):
+        name, sep, spec = spec[5:].partition(":")
+        if not sep or not name:
+            raise PlayerSpecError(f"player {text!r}: write name=NAME:<player>")
+    kind, _, rest = spec.partition(":")
+    bot, _, opts = rest.partition(":")
+    if kind == "bot" and bot:
+        options = _parse_options(text, opts) if opts else ()
+        label = bot + (":" + ",".join(f"{k}={v}" for k, v in options) if options else "")
+        return PlayerSpec(text, "bot", name or label, bot=bot, options=options)
+    if kind == "cmd" and rest.strip():
+        try:
+            command = tuple(shlex.split(rest))
+        except ValueError as exc:
+            raise PlayerSpecError(f"player {text!r}: the command cannot be split: {exc}") from None
+        if not command or not command[0]:
+            raise PlayerSpecError(f"player {text!r}: the command is empty")
+        label = command[0].rsplit("/", 1)[-1]
+        return PlayerSpec(text, "cmd", name or label, command=command)
+    if kind == "tcp" and rest:
+        host, sep, port_text = rest.rpartition(":")
+        if not sep or not host or not port_text.isdigit() or not 0 < int(port_text) < 65536:
+            raise PlayerSpecError(f"player {text!r}: write tcp:HOST:PORT with a port 1-65535")
+        if host.startswith("[") and host.endswith("]"):
+            host = host[1:-1]  # an IPv6 address: tcp:[::1]:5000
+        return PlayerSpec(text, "tcp", name or rest, host=host, port=int(port_text))
+    raise PlayerSpecError(
+        f"player {text!r}: write bot:NAME[:OPTION=VALUE,...] (a built-in or plug-in bot), "
+        "cmd:COMMAND (an engine over stdio) or tcp:HOST:PORT (a running server), optionally "
+        "after name=NAME:"
+    )
+
+
+Clocks = m.Go
+"""What the arbiter tells the mover about time and depth: the protocol's ``go`` message."""
+
+
+def is_timed(clocks: Clocks) -> bool:
+    """Whether a clock or a move time bounds this search."""
+    return clocks.movetime is not None or clocks.p1time is not None or clocks.p2time is not None
+
+
+@dataclass(frozen=True, slots=True)
+class GoRequest:
+    """One decision asked of a player.
+
+    Attributes:
+        seat: the mover (0 = p1).
+        position: the position string the player is given (its own view).
+        start: the start position string of the game and ``moves`` the tokens played since,
+            when the player may be given the history (games of perfect information); None when
+            it must be given ``position`` alone (a view hiding the opponent's secrets).
+        clocks: the limits of this search.
+        forfeit_at: ``trio.current_time()`` after which the move is too late (None: no clock).
+    """
+
+    seat: int
+    position: str
+    start: str | None
+    moves: tuple[str, ...]
+    clocks: Clocks
+    forfeit_at: float | None
+
+
+@dataclass(frozen=True, slots=True)
+class Reply:
+    """A player's answer: the token (None: the player had no move), the last score, depth
+    and nodes it reported, and the seconds from the ``go`` to the answer, measured by the
+    arbiter."""
+
+    token: str | None
+    elapsed: float
+    score: Score | None = None
+    depth: int = 0
+    nodes: int = 0
+    search_ms: int | None = None
+    """The search time the player itself reported (``time`` of its last ``info``)."""
+
+
+@dataclass
+class Deadlines:
+    """Seconds the arbiter waits for each answer of an external engine."""
+
+    startup: float = 10.0
+    ready: float = 5.0
+    ping_every: float = 5.0
+    """While a search without a clock runs: seconds between two ``isready`` checks."""
+
+
+class Player(ABC):
+    """One player instance; it plays one game at a time."""
+
+    def __init__(self, spec: PlayerSpec) -> None:
+        self.spec = spec
+        self.alive = False
+
+    @property
+    def name(self) -> str:
+        """The display name."""
+        return self.spec.name
+
+    @abstractmethod
+    async def start(self, game: games.Game) -> None:
+        """Launch and greet the player.
+
+        Raises:
+            PlayerSpecError: the player cannot play at all (unknown bot, bad option, a game it
+                does not play): a configuration error, not a forfeit.
+            ForfeitError: it did not start or answer in time.
+        """
+
+    @abstractmethod
+    async def new_game(self, key: str, seed: int) -> None:
+        """Prepare a new game (``key`` names it; ``seed`` seeds a bot with a ``Seed`` option).
+
+        Raises:
+            ForfeitError: no answer in time, or the player is gone.
+        """
+
+    @abstractmethod
+    async def go(self, request: GoRequest) -> Reply:
+        """Ask for a decision.
+
+        Raises:
+            ForfeitError: crash, disconnect, stall or time-forfeit.
+        """
+
+    @abstractmethod
+    async def close(self) -> None:
+        """Let the player go (never raises)."""
+
+
+# -- bots in worker processes ---------------------------------------------------------------------
+
+
+def check_bot(spec: PlayerSpec, game: str) -> Engine:
+    """A configured instance of a ``bot:`` player's bot, to check that it can play ``game``.
+
+    Raises:
+        PlayerSpecError: an unknown bot, a game it does not play, or a bad option.
+    """
+    try:
+        engine = create_bot(spec.bot)
+    except BotError as exc:
+        raise PlayerSpecError(f"player {spec.text!r}: {exc}") from None
+    if not engine.supports(game):
+        raise PlayerSpecError(f"player {spec.text!r}: {spec.bot} does not play {game}")
+    for key, value in spec.options:
+        try:
+            engine.set_option(key, value)
+        except OptionError as exc:
+            raise PlayerSpecError(f"player {spec.text!r}: {exc}") from None
+    return engine
+
+
+class BotPlayer(Player):
+    """A bot searching in the arbiter's worker pool.
+
+    With a clock the bot keeps its tables from one move to the next when the pool gives it the
+    same worker; without one (depth or node limits) every search starts afresh, so that a game
+    replays exactly whatever worker it lands on (resumed tournaments end as uninterrupted ones).
+    """
+
+    def __init__(
+        self, spec: PlayerSpec, pool: SearchRunner | None, *, overhead_ms: int = 20
+    ) -> None:
+        super().__init__(spec)
+        self.pool = pool
+        self.overhead_ms = overhead_ms
+        self.game = ""
+        self.session = ""
+        self.seed = 0
+        self.fresh = True
+        self.has_seed = False
+
+    async def start(self, game: games.Game) -> None:
+        engine = check_bot(self.spec, game.name)
+        self.has_seed = any(option.name == "Seed" for option in engine.options)
+        self.game = game.name
+        self.alive = True
+
+    async def new_game(self, key: str, seed: int) -> None:
+        self.session = f"{self.spec.name}@{key}"
+        self.seed = seed
+        self.fresh = True
+
+    async def go(self, request: GoRequest) -> Reply:
+        clocks = request.clocks
+        target = deadline = None
+        if is_timed(clocks):
+            mine = clocks.p1time if request.seat == 0 else clocks.p2time
+            inc = clocks.p1inc if request.seat == 0 else clocks.p2inc
+            budget = timeman.allot(
+                time_ms=mine,
+                inc_ms=inc or 0,
+                movestogo=clocks.movestogo,
+                movetime_ms=clocks.movetime,
+                overhead_ms=self.overhead_ms,
+            )
+            if budget.target_ms is not None:
+                target = budget.target_ms / 1000
+            if budget.deadline_ms is not None:
+                deadline = budget.deadline_ms / 1000
+        options = self.spec.options
+        if self.has_seed and not any(k.lower() == "seed" for k, _ in options):
+            options = (*options, ("Seed", str(self.seed)))
+        job = SearchJob(
+            session=self.session,
+            game=self.game,
+            position=request.position,
+            bot=self.spec.bot,
+            options=tuple((k, v) for k, v in options),
+            depth=clocks.depth,
+            nodes=clocks.nodes,
+            target=target,
+            deadline=deadline,
+            new_game=self.fresh or not is_timed(clocks),
+        )
+        self.fresh = False
+        if self.pool is None:
+            raise ForfeitError("crash", "no search workers are running")
+        started = trio.current_time()
+        outcome = await self.pool.search(
+            job, on_info=lambda info: None, stop=trio.Event(), hard_deadline=request.forfeit_at
+        )
+        elapsed = trio.current_time() - started
+        result = outcome.result
+        if outcome.error is not None:
+            raise ForfeitError("crash", f"the bot failed: {outcome.error}")
+        if result is None:
+            if request.forfeit_at is not None:
+                raise ForfeitError("time-forfeit", f"no move after {elapsed:.3f} s")
+            raise ForfeitError("stall", "the search ended without a move")
+        return Reply(result.token, elapsed, result.score, result.depth, result.nodes, result.time)
+
+    async def close(self) -> None:
+        self.alive = False
+
+
+# -- external engines over the text protocol ------------------------------------------------------
+
+
+class _LineStream:
+    """Lines in and out of a trio stream, with a limit on line length."""
+
+    def __init__(self, stream: trio.abc.Stream) -> None:
+        self.stream = stream
+        self.buffer = bytearray()
+        self.eof = False
+
+    async def send(self, line: str) -> None:
+        await self.stream.send_all((line + "\n").encode())
+
+    async def line(self) -> str | None:
+        """The next line, or None at the end of the stream."""
+        while True:
+            end = self.buffer.find(b"\n")
+            if end >= 0:
+                raw = bytes(self.buffer[:end])
+                del self.buffer[: end + 1]
+                return raw.decode("utf-8", "replace").rstrip("\r")
+            if self.eof:
+                return None
+            if len(self.buffer) > MAX_LINE:
+                raise ForfeitError("crash", f"a line longer than {MAX_LINE} bytes")
+            data = await self.stream.receive_some(65536)
+            if not data:
+                self.eof = True
+                if not self.buffer:
+                    return None
+                self.buffer += b"\n"
+            else:
+                self.buffer += data
+
+
+@dataclass
+class _Handshake:
+    options: set[str] = field(default_factory=set)
+    games: set[str] = field(default_factory=set)
+
+
+class TextEnginePlayer(Player):
+    """An external engine speaking the text protocol (UGI commands suffice): started as a
+    command (``cmd:``) or reached over TCP (``tcp:``)."""
+
+    def __init__(self, spec: PlayerSpec, deadlines: Deadlines | None = None) -> None:
+        super().__init__(spec)
+        self.deadlines = deadlines or Deadlines()
+        self.process: trio.Process | None = None
+        self.lines: _LineStream | None = None
+        self.hello = _Handshake()
+        self.game = ""
+
+    @property
+    def _gone(self) -> str:
+        return "disconnect" if self.spec.kind == "tcp" else "crash"
+
+    async def _send(self, line: str) -> None:
+        assert self.lines is not None
+        try:
+            await self.lines.send(line)
+        except _STREAM_GONE as exc:
+            self.alive = False
+            raise ForfeitError(self._gone, f"cannot write to the engine: {exc}") from None
+
+    async def _line(self) -> str:
+        assert self.lines is not None
+        try:
+            line = await self.lines.line()
+        except _STREAM_GONE as exc:
+            line = None
+            detail = str(exc)
+        else:
+            detail = "end of output"
+        if line is None:
+            self.alive = False
+            what = "the connection closed" if self.spec.kind == "tcp" else "the engine exited"
+            code = self.process.returncode if self.process is not None else None
+            raise ForfeitError(
+                self._gone, f"{what} ({detail}{'' if code is None else f', code {code}'})"
+            )
+        return line
+
+    async def _until(self, word: str, seconds: float, doing: str) -> list[str]:
+        """Lines up to one whose first word is ``word``, within ``seconds`` (else a stall)."""
+        out: list[str] = []
+        with trio.move_on_after(seconds):
+            while True:
+                line = await self._line()
+                out.append(line)
+                if line.split()[:1] == [word]:
+                    return out
+        self.alive = False
+        raise ForfeitError("stall", f"no {word} within {seconds:g} s after {doing}")
+
+    async def start(self, game: games.Game) -> None:
+        self.game = game.name
+        try:
+            if self.spec.kind == "tcp":
+                stream: trio.abc.Stream = await trio.open_tcp_stream(self.spec.host, self.spec.port)
+            else:
+                self.process = await trio.lowlevel.open_process(
+                    list(self.spec.command),
+                    stdin=subprocess.PIPE,
+                    stdout=subprocess.PIPE,
+                    stderr=subprocess.DEVNULL,
+                )
+                assert self.process.stdin is not None
+                assert self.process.stdout is not None
+                stream = trio.StapledStream(self.process.stdin, self.process.stdout)
+        except OSError as exc:
+            where = (
+                f"{self.spec.host}:{self.spec.port}"
+                if self.spec.kind == "tcp"
+                else " ".join(self.spec.command)
+            )
+            raise ForfeitError(self._gone, f"cannot start {where}: {exc}") from None
+        self.lines = _LineStream(stream)
+        self.alive = True
+        await self._send("ugi")
+        hello = await self._until("ugiok", self.deadlines.startup, "ugi")
+        for line in hello:
+            words = line.split()
+            if words[:2] == ["option", "name"] and len(words) > 2:
+                self.hello.options.add(words[2].lower())
+            elif words[:1] == ["game"] and len(words) > 1:
+                self.hello.games.add(words[1])
+        if self.hello.games and game.name not in self.hello.games:
+            await self.close()
+            raise PlayerSpecError(
+                f"player {self.spec.text!r}: the engine plays {', '.join(sorted(self.hello.games))}"
+                f", not {game.name}"
+            )
+        if "game" in self.hello.options:
+            await self._send(f"setoption name Game value {game.name}")
+        for key, value in self.spec.options:
+            await self._send(f"setoption name {key} value {value}")
+        await self._ready("the handshake")
+
+    async def _ready(self, doing: str) -> None:
+        await self._send("isready")
+        await self._until("readyok", self.deadlines.ready, doing)
+
+    async def new_game(self, key: str, seed: int) -> None:
+        del key
+        if "seed" in self.hello.options:
+            await self._send(f"setoption name Seed value {seed}")
+        await self._send("uginewgame")
+        await self._ready("uginewgame")
+
+    async def go(self, request: GoRequest) -> Reply:
+        if request.start is None:
+            position = m.Position(fen=request.position)
+        else:
+            position = m.Position(fen=request.start, moves=request.moves)
+        await self._send(encode_command(position).decode().rstrip("\n"))
+        await self._send(encode_command(request.clocks).decode().rstrip("\n"))
+        started = trio.current_time()
+        score: Score | None = None
+        depth = nodes = 0
+        search_ms: int | None = None
+        # without a clock, a silent engine is told apart from a long search by isready
+        ping_at = (
+            math.inf if request.forfeit_at is not None else started + self.deadlines.ping_every
+        )
+        pending_ping: float | None = None
+        limit = request.forfeit_at if request.forfeit_at is not None else math.inf
+        while True:
+            wake = min(limit, ping_at, pending_ping if pending_ping is not None else math.inf)
+            line: str | None = None
+            with trio.move_on_at(wake):
+                line = await self._line()
+            now = trio.current_time()
+            if line is None:
+                if now >= limit:
+                    self.alive = False
+                    raise ForfeitError("time-forfeit", f"no bestmove within {now - started:.3f} s")
+                if pending_ping is not None and now >= pending_ping:
+                    self.alive = False
+                    raise ForfeitError(
+                        "stall",
+                        f"no readyok within {self.deadlines.ready:g} s while searching",
+                    )
+                await self._send("isready")
+                pending_ping = now + self.deadlines.ready
+                ping_at = math.inf
+                continue
+            words = line.split()
+            if not words:
+                continue
+            if words[0] == "bestmove":
+                token = words[1] if len(words) > 1 else None
+                if token in ("none", "(none)", "0000"):
+                    token = None
+                return Reply(token, now - started, score, depth, nodes, search_ms)
+            if words[0] == "readyok" and pending_ping is not None:
+                pending_ping = None
+                ping_at = now + self.deadlines.ping_every
+            elif words[0] == "info":
+                score, depth, nodes = _read_info(words, score, depth, nodes)
+                search_ms = _info_time(words, search_ms)
+
+    async def close(self) -> None:
+        self.alive = False
+        lines, self.lines = self.lines, None
+        process, self.process = self.process, None
+        # shielded: called while the event is being cancelled, it must still end the engine;
+        # every wait inside is bounded
+        with trio.CancelScope(shield=True):
+            if lines is not None:
+                with trio.move_on_after(0.2), contextlib.suppress(*_STREAM_GONE):
+                    await lines.send("quit")
+            if process is not None:
+                with trio.move_on_after(1.0):
+                    await process.wait()
+                if process.returncode is None:
+                    process.kill()
+                for pipe in (process.stdin, process.stdout):
+                    if pipe is not None:
+                        await pipe.aclose()
+                await process.wait()
+            elif lines is not None:
+                await lines.stream.aclose()
+
+
+def _read_info(
+    words: list[str], score: Score | None, depth: int, nodes: int
+) -> tuple[Score | None, int, int]:
+    """The score, depth and nodes of an ``info`` line (unchanged where it has none)."""
+    i = 1
+    while i < len(words):
+        key = words[i]
+        if key == "string":
+            break
+        try:
+            if key == "depth":
+                depth = int(words[i + 1])
+            elif key == "nodes":
+                nodes = int(words[i + 1])
+            elif key == "score" and words[i + 1] in ("cp", "win", "loss", "mate"):
+                kind = words[i + 1]
+                value = int(words[i + 2])
+                if kind == "mate":
+                    kind, value = ("win", value) if value > 0 else ("loss", -value)
+                score = Score(kind, value)  # type: ignore[arg-type]
+                i += 1
+        except (IndexError, ValueError):
+            pass
+        i += 2
+    return score, depth, nodes
+
+
+def _info_time(words: list[str], before: int | None) -> int | None:
+    """The ``time`` of an ``info`` line, or ``before``."""
+    for i in range(1, len(words) - 1):
+        if words[i] == "string":
+            break
+        if words[i] == "time" and words[i + 1].isdigit():
+            return int(words[i + 1])
+    return before
+
+
+def make_player(
+    spec: PlayerSpec, pool: SearchRunner | None, deadlines: Deadlines | None = None
+) -> Player:
+    """A fresh player instance for ``spec`` (bots share ``pool``)."""
+    if spec.kind == "bot":
+        return BotPlayer(spec, pool)
+    return TextEnginePlayer(spec, deadlines)

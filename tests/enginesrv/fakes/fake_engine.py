@@ -1,0 +1,180 @@
+"""A scripted engine for the player tests: ``python fake_engine.py MODE [ARGS]``.
+
+It speaks the text protocol (UGI commands) over stdin/stdout, one line at a time, flushed after
+each line. When it plays, it plays the first legal move, sorted by token, of the position it
+was given (``position fen X [moves ...]`` or ``position startpos [moves ...]``), in the game
+set with ``setoption name Game value G`` (default ``yoxii``). Before each ``bestmove`` it
+reports ``info depth 1 nodes N score cp 0`` (N: the number of legal moves).
+
+Modes:
+
+* ``good [GAMES]``: well behaved: ``id name fake``, the options ``Game`` (string, default
+  yoxii) and ``Seed`` (spin), then ``ugiok``. With GAMES (comma-separated) it also advertises
+  one ``game NAME start POSITION`` line per game, as the server does (the ``game`` capability).
+* ``ugi``: plain UGI only: no ``option`` or ``game`` lines, ``setoption`` ignored; plays yoxii.
+* ``crash [N]``: well behaved, then exits with code 3 on its Nth ``go`` (default 1) without
+  answering.
+* ``hang``: well behaved until a ``go``; then it answers nothing more (no bestmove, no
+  readyok) but stays alive, sleeping (for at most a minute, so that it never outlives a test
+  run for long).
+* ``illegal [legal-but-wrong]``: answers ``go`` with ``bestmove zz99`` (a malformed token), or
+  with ``legal-but-wrong`` a well-formed token that is not legal in the position.
+* ``late [MS]``: answers ``go`` after sleeping MS milliseconds (default 500).
+* ``silent``: never answers ``ugi`` (a stall at start-up); it still leaves on ``quit``.
+* ``noready``: answers the handshake, but no ``isready`` after a ``uginewgame`` (a stall at the
+  new game); it still leaves on ``quit``.
+
+Every mode leaves on ``quit`` or at the end of its input (``hang`` once it has hung: never).
+"""
+
+from __future__ import annotations
+
+import sys
+import time
+
+import games
+
+MODES = ("good", "ugi", "crash", "hang", "illegal", "late", "silent", "noready")
+MAX_SORTED = 10_000
+"""Above this many legal moves the first one generated is played instead of sorting them."""
+
+
+def say(line: str) -> None:
+    sys.stdout.write(line + "\n")
+    sys.stdout.flush()
+
+
+def first_move(state: games.State) -> str | None:
+    """The first legal move of ``state`` by token, None when there is none."""
+    moves = state.legal_moves()
+    if len(moves) == 0:
+        return None
+    if len(moves) > MAX_SORTED:
+        return state.move_to_str(moves[0])
+    return min(state.move_to_str(move) for move in moves)
+
+
+def illegal_token(state: games.State) -> str:
+    """A token that parses in ``state``'s game but is not legal in ``state``."""
+    game = state.game
+    candidates: list[str] = []
+    # tokens legal somewhere in a short game from the start: well-formed by construction
+    walk = game.new_state()
+    for _ in range(30):
+        if walk.is_terminal():
+            break
+        token = first_move(walk)
+        if token is None:
+            break
+        candidates.append(token)
+        walk.push(walk.parse_move(token))
+    # Yoxii-shaped tokens: every square, every placement
+    squares = [f + r for f in "abcdefg" for r in "1234567"]
+    candidates += squares + [f"{value}@{square}" for value in "1234" for square in squares]
+    for token in candidates:
+        try:
+            state.parse_move(token)
+        except games.IllegalMoveError:
+            return token
+        except games.GameError:
+            continue
+    return "zz99"
+
+
+class Fake:
+    def __init__(self, mode: str, arg: str | None) -> None:
+        self.mode = mode
+        self.arg = arg
+        self.game = games.load("yoxii")
+        self.state = self.game.new_state()
+        self.gos = 0
+        self.new_game_seen = False
+
+    def handle(self, line: str) -> None:
+        words = line.split()
+        if not words:
+            return
+        command = words[0]
+        if command == "quit":
+            sys.exit(0)
+        if command == "ugi":
+            if self.mode != "silent":
+                self.hello()
+        elif command == "isready":
+            if not (self.mode == "noready" and self.new_game_seen):
+                say("readyok")
+        elif command == "setoption":
+            self.setoption(words)
+        elif command == "uginewgame":
+            self.new_game_seen = True
+            self.state = self.game.new_state()
+        elif command == "position":
+            self.position(words)
+        elif command == "go":
+            self.go()
+
+    def hello(self) -> None:
+        say("id name fake")
+        say("id author enginesrv tests")
+        if self.mode == "ugi":
+            say("ugiok")
+            return
+        if self.mode == "good" and self.arg:
+            for name in self.arg.split(","):
+                say(f"game {name} start {games.load(name).start_position}")
+        say("option name Game type string default yoxii")
+        say("option name Seed type spin default 0 min 0 max 1000000")
+        say("ugiok")
+
+    def setoption(self, words: list[str]) -> None:
+        if self.mode == "ugi" or "value" not in words:
+            return
+        at = words.index("value")
+        name = " ".join(words[2:at]).lower()
+        value = " ".join(words[at + 1 :])
+        if name == "game":
+            self.game = games.load(value)
+            self.state = self.game.new_state()
+
+    def position(self, words: list[str]) -> None:
+        end = words.index("moves") if "moves" in words else len(words)
+        if words[1:2] == ["startpos"]:
+            state = self.game.new_state()
+        else:
+            state = self.game.state_from_string(" ".join(words[2:end]))
+        for token in words[end + 1 :]:
+            state.push(state.parse_move(token))
+        self.state = state
+
+    def go(self) -> None:
+        self.gos += 1
+        if self.mode == "crash" and self.gos >= int(self.arg or "1"):
+            sys.exit(3)
+        if self.mode == "hang":
+            time.sleep(60)
+            sys.exit(0)
+        if self.mode == "late":
+            time.sleep(int(self.arg or "500") / 1000)
+        if self.mode == "illegal":
+            token = illegal_token(self.state) if self.arg == "legal-but-wrong" else "zz99"
+        else:
+            token = first_move(self.state) or "none"
+        say(f"info depth 1 nodes {len(self.state.legal_moves())} score cp 0")
+        say(f"bestmove {token}")
+
+
+def main(argv: list[str]) -> int:
+    mode = argv[1] if len(argv) > 1 else "good"
+    if mode not in MODES:
+        sys.stderr.write(f"fake_engine: unknown mode {mode!r}; modes: {', '.join(MODES)}\n")
+        return 2
+    fake = Fake(mode, argv[2] if len(argv) > 2 else None)
+    while True:
+        line = sys.stdin.readline()
+        if not line:
+            return 0
+        fake.handle(line)
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv))
