@@ -37,6 +37,9 @@ QUIESCENCE_PLIES = 8
 """How far quiescence may go beyond the nominal depth."""
 CHECK_EVERY = 128
 """Nodes between two looks at the clock and the stop flag (well under 20 ms of search)."""
+CHECK_GAP = 0.004
+"""Seconds a timed search lets pass between two looks at the clock at most: where nodes are
+slow (an evaluation that solves endgames), it looks more often than every ``CHECK_EVERY``."""
 ASPIRATION = 50
 
 EXACT, LOWER, UPPER = 0, 1, 2
@@ -182,7 +185,10 @@ class Searcher:
         self.quiescence = quiescence
         self.nodes = 0
         self.seldepth = 0
-        self.next_check = CHECK_EVERY
+        # a timed search starts by looking often and widens the interval while nodes are fast
+        self.check_every = CHECK_EVERY if limits.deadline is None else 8
+        self.next_check = self.check_every
+        self.last_check = limits.clock()
         self.killers: list[list[Move]] = [[-1, -1] for _ in range(MAX_PLY + QUIESCENCE_PLIES + 2)]
         self.pv_table: list[list[Move]] = [[] for _ in range(MAX_PLY + QUIESCENCE_PLIES + 2)]
         self.started = limits.clock()
@@ -195,8 +201,18 @@ class Searcher:
         return self.limits.clock() - self.started
 
     def _check(self) -> None:
-        self.next_check = self.nodes + CHECK_EVERY
         limits = self.limits
+        if limits.deadline is not None:
+            # adapt the interval to the speed of the nodes (only under a deadline: with depth
+            # and node limits the search must stay the same from run to run)
+            now = limits.clock()
+            gap = now - self.last_check
+            self.last_check = now
+            if gap > CHECK_GAP:
+                self.check_every = max(1, int(self.check_every * CHECK_GAP / gap))
+            elif gap < CHECK_GAP / 4 and self.check_every < CHECK_EVERY:
+                self.check_every *= 2
+        self.next_check = self.nodes + self.check_every
         if limits.nodes is not None and self.nodes >= limits.nodes:
             raise SearchAbortedError
         if self.stop():
