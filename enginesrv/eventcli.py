@@ -168,12 +168,20 @@ def _toml_settings(path: str, fail: type[Exception]) -> dict[str, Any]:
                 if isinstance(item, str):
                     players.append(item)
                 elif isinstance(item, dict) and isinstance(item.get("spec"), str):
-                    label = item.get("name")
-                    players.append(f"name={label}:{item['spec']}" if label else item["spec"])
+                    spec = item["spec"]
+                    options = item.get("options", {})
+                    if not isinstance(options, dict):
+                        raise fail(f"--config {path}: options of {spec!r} must be a table")
+                    if options:
+                        pairs = ",".join(f"{k}={_toml_value(v)}" for k, v in options.items())
+                        spec = f"options={pairs}:{spec}"
+                    if item.get("name"):
+                        spec = f"name={item['name']}:{spec}"
+                    players.append(spec)
                 else:
                     raise fail(
                         f"--config {path}: a player is a spec string or a table with spec "
-                        f"(and name), not {item!r}"
+                        f"(and name, options), not {item!r}"
                     )
             out["players"] = tuple(players)
         elif name in ("game", "out") or name in _SETTINGS:
@@ -181,6 +189,13 @@ def _toml_settings(path: str, fail: type[Exception]) -> dict[str, Any]:
         else:
             raise fail(f"--config {path}: unknown setting {key!r}")
     return out
+
+
+def _toml_value(value: object) -> str:
+    """An option value from TOML as ``setoption`` text (``true``/``false`` for booleans)."""
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    return str(value)
 
 
 def _config(args: argparse.Namespace, fail: type[Exception], tournament: bool) -> EventConfig:

@@ -87,21 +87,30 @@ def _parse_options(text: str, opts: str) -> tuple[tuple[str, str], ...]:
 
 
 def parse_player(text: str) -> PlayerSpec:
-    """Parse ``[name=NAME:]bot:...``, ``cmd:...`` or ``tcp:HOST:PORT``.
+    """Parse ``bot:...``, ``cmd:...`` or ``tcp:HOST:PORT``, each optionally after the prefixes
+    ``name=NAME:`` (the display name) and ``options=NAME=VALUE,...:`` (options set with
+    ``setoption`` on an external engine, e.g. ``options=Bot=alphabeta,Hash=64:tcp:host:7777``;
+    for a bot, added to its own).
 
     Raises:
         PlayerSpecError: not one of those forms; the message shows the forms.
     """
     spec = text.strip()
     name = ""
-    if spec.startswith("name="):
-        name, sep, spec = spec[5:].partition(":")
-        if not sep or not name:
-            raise PlayerSpecError(f"player {text!r}: write name=NAME:<player>")
+    extra: tuple[tuple[str, str], ...] = ()
+    while spec.startswith(("name=", "options=")):
+        key, _, spec = spec.partition("=")
+        value, sep, spec = spec.partition(":")
+        if not sep or not value:
+            raise PlayerSpecError(f"player {text!r}: write {key}=...:<player>")
+        if key == "name":
+            name = value
+        else:
+            extra += _parse_options(text, value)
     kind, _, rest = spec.partition(":")
     bot, _, opts = rest.partition(":")
     if kind == "bot" and bot:
-        options = _parse_options(text, opts) if opts else ()
+        options = (_parse_options(text, opts) if opts else ()) + extra
         label = bot + (":" + ",".join(f"{k}={v}" for k, v in options) if options else "")
         return PlayerSpec(text, "bot", name or label, bot=bot, options=options)
     if kind == "cmd" and rest.strip():
@@ -112,18 +121,18 @@ def parse_player(text: str) -> PlayerSpec:
         if not command or not command[0]:
             raise PlayerSpecError(f"player {text!r}: the command is empty")
         label = command[0].rsplit("/", 1)[-1]
-        return PlayerSpec(text, "cmd", name or label, command=command)
+        return PlayerSpec(text, "cmd", name or label, options=extra, command=command)
     if kind == "tcp" and rest:
         host, sep, port_text = rest.rpartition(":")
         if not sep or not host or not port_text.isdigit() or not 0 < int(port_text) < 65536:
             raise PlayerSpecError(f"player {text!r}: write tcp:HOST:PORT with a port 1-65535")
         if host.startswith("[") and host.endswith("]"):
             host = host[1:-1]  # an IPv6 address: tcp:[::1]:5000
-        return PlayerSpec(text, "tcp", name or rest, host=host, port=int(port_text))
+        return PlayerSpec(text, "tcp", name or rest, options=extra, host=host, port=int(port_text))
     raise PlayerSpecError(
         f"player {text!r}: write bot:NAME[:OPTION=VALUE,...] (a built-in or plug-in bot), "
         "cmd:COMMAND (an engine over stdio) or tcp:HOST:PORT (a running server), optionally "
-        "after name=NAME:"
+        "after name=NAME: and options=NAME=VALUE,...:"
     )
 
 

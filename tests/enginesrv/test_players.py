@@ -382,6 +382,34 @@ async def test_a_server_over_tcp_plays_legal_moves() -> None:
                 await player.close()
 
 
+def test_the_options_prefix_reaches_every_kind_of_player() -> None:
+    spec = parse_player("name=srv:options=Bot=alphabeta,Hash=8:tcp:127.0.0.1:7777")
+    assert (spec.name, spec.options) == ("srv", (("Bot", "alphabeta"), ("Hash", "8")))
+    assert parse_player("options=Hash=8:cmd:engine --fast").options == (("Hash", "8"),)
+    bot = parse_player("options=Depth=2:bot:alphabeta:Hash=8")
+    assert bot.options == (("Hash", "8"), ("Depth", "2"))
+    for bad in ("options=:bot:random", "options=Hash:bot:random", "options=Hash=1"):
+        with pytest.raises(PlayerSpecError, match="options"):
+            parse_player(bad)
+
+
+@trio_test
+async def test_options_are_set_on_a_server_before_the_game() -> None:
+    with trio.fail_after(LIMIT):
+        async with running_server(game="yoxii", bot="random") as (_, port):
+            player = TextEnginePlayer(
+                parse_player(f"options=Bot=alphabeta,Depth=2:tcp:127.0.0.1:{port}")
+            )
+            await player.start(YOXII)
+            try:
+                await player.new_game("g1", 3)
+                reply = await player.go(request(clocks=Clocks(depth=5)))
+                assert reply.token in legal(YOXII, ())
+                assert reply.depth == 2  # alphabeta, capped by its Depth option; random says 0
+            finally:
+                await player.close()
+
+
 @trio_test
 async def test_a_closed_port_is_a_disconnect() -> None:
     with socket.socket() as sock:  # a port that was free a moment ago, and nobody listens

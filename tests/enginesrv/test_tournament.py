@@ -172,7 +172,7 @@ def test_toml_settings_with_the_command_line_winning(tmp_path: Path) -> None:
     config = tmp_path / "event.toml"
     config.write_text(
         'game = "yoxii"\n'
-        'players = ["bot:random", { name = "g", spec = "bot:greedy" }]\n'
+        'players = ["bot:random", { name = "g", spec = "bot:greedy", options = { Seed = 4 } }]\n'
         "depth = 1\ngames = 6\nseed = 5\n"
     )
     out = tmp_path / "t"
@@ -180,6 +180,10 @@ def test_toml_settings_with_the_command_line_winning(tmp_path: Path) -> None:
     assert proc.returncode == 0, proc.stderr
     assert len(stored(out)) == 2
     assert "random vs g" in proc.stdout
+    db = sqlite3.connect(out / "results.sqlite")
+    [(text,)] = db.execute("SELECT value FROM meta WHERE key = 'config'").fetchall()
+    db.close()
+    assert json.loads(text)["players"] == ["bot:random", "name=g:options=Seed=4:bot:greedy"]
     config.write_text('game = "yoxii"\nspeed = 3\n')
     bad = cli("tournament", "--config", str(config))
     assert bad.returncode == 2
