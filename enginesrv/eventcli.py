@@ -242,7 +242,13 @@ def _handler(fail: type[Exception], *, tournament: bool) -> Handler:
         display = Display(out, err, config, live=err.isatty())
         try:
             standings = trio.run(
-                lambda: run_event(config, out_dir, on_game=display.game, on_start=display.start)
+                lambda: run_event(
+                    config,
+                    out_dir,
+                    on_game=display.game,
+                    on_start=display.start,
+                    on_tick=display.tick if display.live else None,
+                )
             )
         except EventError as exc:
             display.close()
@@ -359,9 +365,12 @@ class Display:
         self.live = live
         self.status = ""
         self.first_done = 0
+        self.done = 0
+        self.total = 0
 
     def start(self, done: int, total: int) -> None:
-        self.first_done = done
+        self.first_done = self.done = done
+        self.total = total
         limits = self.config.move_limits().describe()
         what = "match" if len(self.config.players) == 2 else "tournament"
         resumed = f", resuming after {done} games" if done else ""
@@ -372,7 +381,7 @@ class Display:
         self.err.flush()
 
     def _clear(self) -> None:
-        if self.live and self.status:
+        if self.live:
             self.err.write("\r\x1b[K")
             self.err.flush()
 
@@ -391,23 +400,30 @@ class Display:
         self.out.write(line + "\n")
         self.out.flush()
         summary = pairing.summary(done.sprt)
-        played_now = done.done - self.first_done
-        left = done.total - done.done
-        eta = done.elapsed / played_now * left if played_now else 0.0
+        self.done = done.done
         self.status = (
             f"[{done.done}/{done.total}] {pairing.first} vs {pairing.second}: "
             f"{summary.trinomial.wins}-{summary.trinomial.draws}-{summary.trinomial.losses} "
             f"elo {_fmt_elo(summary.estimate.elo)} +/- {_fmt_ci(summary.estimate.ci95)}"
             + (f" llr {summary.llr:.2f}" if summary.llr is not None else "")
-            + f" eta {_duration(eta)}"
         )
-        if self.live:
-            self.err.write(self.status)
-            self.err.flush()
+        self.tick(done.elapsed)
+
+    def tick(self, elapsed: float) -> None:
+        """Redraw the status line with the time so far and the estimate of what is left."""
+        if not self.live:
+            return
+        played = self.done - self.first_done
+        left = self.total - self.done
+        eta = f"eta {_duration(elapsed / played * left)}" if played else "eta -"
+        status = self.status or f"[{self.done}/{self.total}]"
+        self.err.write(f"\r\x1b[K{status} time {_duration(elapsed)} {eta}")
+        self.err.flush()
 
     def close(self) -> None:
         self._clear()
         self.status = ""
+        self.live = False
 
 
 def _duration(value: float) -> str:

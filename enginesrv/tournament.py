@@ -467,9 +467,11 @@ async def run_event(
     *,
     on_game: Callable[[Finished], None],
     on_start: Callable[[int, int], None] = lambda done, total: None,
+    on_tick: Callable[[float], None] | None = None,
 ) -> list[PairingResult]:
     """Play the event's games not yet stored (``prepare`` first), ``config.concurrency`` at
-    a time; report each finished game; return the standings.
+    a time; report each finished game (``on_game``) and, every second, the time since the
+    start (``on_tick``, for a live display); return the standings.
 
     Raises:
         EventError: a player that cannot play (unknown bot, bad option, a game the engine does
@@ -577,11 +579,22 @@ async def run_event(
             if any(s.kind == "bot" for s in specs) and pending:
                 pool = WorkerPool(nursery, config.concurrency)
                 await pool.start()
+            ticker = trio.CancelScope()
+
+            async def tick(report: Callable[[float], None]) -> None:
+                with ticker:
+                    while True:
+                        await trio.sleep(1)
+                        report(trio.current_time() - started)
+
+            if on_tick is not None:
+                nursery.start_soon(tick, on_tick)
             try:
                 async with trio.open_nursery() as games_nursery:
                     for _ in range(min(config.concurrency, len(pending))):
                         games_nursery.start_soon(slot_task, pool, games_nursery.cancel_scope)
             finally:
+                ticker.cancel()
                 if pool is not None:
                     with trio.CancelScope(shield=True):
                         await pool.aclose()

@@ -11,6 +11,7 @@ import sqlite3
 import subprocess
 import sys
 import time
+from functools import partial
 from pathlib import Path
 
 import pytest
@@ -283,3 +284,38 @@ def test_misbehaving_engines_lose_with_the_right_reason_and_the_event_completes(
             continue
         assert reason in expected[bad], (p1, p2, reason)
         assert winner == ("p1" if p1 == "good" else "p2"), (p1, p2, winner)
+
+
+def test_live_display_on_a_terminal_and_plain_lines_otherwise() -> None:
+    from io import StringIO
+
+    from enginesrv.eventcli import Display
+
+    config = prepare(
+        EventConfig("yoxii", ("bot:random", "bot:greedy"), games=2, st=0.6), None, resume=False
+    )
+    for live in (True, False):
+        out, err = StringIO(), StringIO()
+        display = Display(out, err, config, live=live)
+        trio.run(
+            partial(
+                run_event,
+                config,
+                None,
+                on_game=display.game,
+                on_start=display.start,
+                on_tick=display.tick if live else None,
+            )
+        )
+        display.close()
+        lines = out.getvalue().splitlines()
+        assert [line[:9] for line in lines] == ["game 1/2:", "game 2/2:"]
+        status = err.getvalue()
+        assert status.startswith("match yoxii: bot:random vs bot:greedy, 2 games")
+        if live:
+            assert "\r\x1b[K[1/2] random vs greedy: " in status
+            assert " eta " in status
+            assert status.endswith("\r\x1b[K")  # the status line is cleared at the end
+        else:
+            assert "\x1b" not in status
+            assert status.count("\n") == 1
