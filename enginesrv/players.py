@@ -26,7 +26,8 @@ import shlex
 import subprocess
 from abc import ABC, abstractmethod
 from dataclasses import dataclass, field
-from typing import Literal
+from pathlib import Path
+from typing import IO, Literal
 
 import trio
 
@@ -388,9 +389,13 @@ class TextEnginePlayer(Player):
     """An external engine speaking the text protocol (UGI commands suffice): started as a
     command (``cmd:``) or reached over TCP (``tcp:``)."""
 
-    def __init__(self, spec: PlayerSpec, deadlines: Deadlines | None = None) -> None:
+    def __init__(
+        self, spec: PlayerSpec, deadlines: Deadlines | None = None, *, stderr: Path | None = None
+    ) -> None:
         super().__init__(spec)
         self.deadlines = deadlines or Deadlines()
+        self.stderr = stderr
+        """Where a ``cmd:`` engine's standard error goes (appended); None: discarded."""
         self.process: trio.Process | None = None
         self.lines: _LineStream | None = None
         self.hello = _Handshake()
@@ -444,12 +449,20 @@ class TextEnginePlayer(Player):
             if self.spec.kind == "tcp":
                 stream: trio.abc.Stream = await trio.open_tcp_stream(self.spec.host, self.spec.port)
             else:
-                self.process = await trio.lowlevel.open_process(
-                    list(self.spec.command),
-                    stdin=subprocess.PIPE,
-                    stdout=subprocess.PIPE,
-                    stderr=subprocess.DEVNULL,
-                )
+                errors: int | IO[bytes] = subprocess.DEVNULL
+                if self.stderr is not None:
+                    self.stderr.parent.mkdir(parents=True, exist_ok=True)
+                    errors = open(self.stderr, "ab")  # noqa: SIM115 - the child keeps it
+                try:
+                    self.process = await trio.lowlevel.open_process(
+                        list(self.spec.command),
+                        stdin=subprocess.PIPE,
+                        stdout=subprocess.PIPE,
+                        stderr=errors,
+                    )
+                finally:
+                    if not isinstance(errors, int):
+                        errors.close()  # the child has its own copy of the descriptor
                 assert self.process.stdin is not None
                 assert self.process.stdout is not None
                 stream = trio.StapledStream(self.process.stdin, self.process.stdout)
@@ -606,9 +619,14 @@ def _info_time(words: list[str], before: int | None) -> int | None:
 
 
 def make_player(
-    spec: PlayerSpec, pool: SearchRunner | None, deadlines: Deadlines | None = None
+    spec: PlayerSpec,
+    pool: SearchRunner | None,
+    deadlines: Deadlines | None = None,
+    *,
+    stderr: Path | None = None,
 ) -> Player:
-    """A fresh player instance for ``spec`` (bots share ``pool``)."""
+    """A fresh player instance for ``spec`` (bots share ``pool``; a ``cmd:`` engine's standard
+    error is appended to ``stderr`` when given)."""
     if spec.kind == "bot":
         return BotPlayer(spec, pool)
-    return TextEnginePlayer(spec, deadlines)
+    return TextEnginePlayer(spec, deadlines, stderr=stderr)

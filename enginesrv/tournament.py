@@ -9,7 +9,8 @@ bot seeds follow from the configuration and the seed alone, never from the order
 in, so a resumed event ends with exactly the games an uninterrupted one plays.
 
 Storage (``--out DIR``): ``DIR/results.sqlite`` holds the configuration and one row per finished
-game; ``DIR/games/game-NNNNN.txt`` the game records (design §6). A game is written (record
+game; ``DIR/games/game-NNNNN.txt`` the game records (design §6); ``DIR/logs/NAME.stderr`` what
+each ``cmd:`` engine wrote to its standard error. A game is written (record
 file first, then its row, in one transaction) only once it has ended, so an event killed at
 any point, ``kill -9`` included, loses at most the games that were being played, and
 ``--resume`` plays exactly those and the ones never started.
@@ -392,10 +393,17 @@ class Finished:
 class _Slot:
     """The player instances of one concurrent game slot (one per player, started lazily)."""
 
-    def __init__(self, specs: list[PlayerSpec], pool: WorkerPool | None, deadlines: Deadlines):
+    def __init__(
+        self,
+        specs: list[PlayerSpec],
+        pool: WorkerPool | None,
+        deadlines: Deadlines,
+        logs: Path | None,
+    ) -> None:
         self.specs = specs
         self.pool = pool
         self.deadlines = deadlines
+        self.logs = logs
         self.players: dict[int, Player] = {}
 
     async def get(self, index: int, game: games.Game) -> Player:
@@ -404,7 +412,11 @@ class _Slot:
             return player
         if player is not None:
             await player.close()
-        player = make_player(self.specs[index], self.pool, self.deadlines)
+        stderr = None
+        if self.logs is not None:
+            safe = "".join(c if c.isalnum() or c in "-_.=" else "_" for c in self.specs[index].name)
+            stderr = self.logs / f"{safe}.stderr"
+        player = make_player(self.specs[index], self.pool, self.deadlines, stderr=stderr)
         self.players[index] = player
         await player.start(game)
         return player
@@ -526,7 +538,7 @@ async def run_event(
 
     async def slot_task(pool: WorkerPool | None, cancel: trio.CancelScope) -> None:
         nonlocal done
-        slot = _Slot(specs, pool, deadlines)
+        slot = _Slot(specs, pool, deadlines, None if out_dir is None else out_dir / "logs")
         try:
             async for item in queue_receive:
                 if stop.is_set():

@@ -284,6 +284,9 @@ def test_misbehaving_engines_lose_with_the_right_reason_and_the_event_completes(
             continue
         assert reason in expected[bad], (p1, p2, reason)
         assert winner == ("p1" if p1 == "good" else "p2"), (p1, p2, winner)
+    # every engine started as a command has its standard error kept
+    logs = {path.name for path in (out / "logs").iterdir()}
+    assert {f"{name}.stderr" for name in ["good", *expected, "ugi"]} <= logs
 
 
 def test_live_display_on_a_terminal_and_plain_lines_otherwise() -> None:
