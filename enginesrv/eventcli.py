@@ -129,7 +129,7 @@ def _add_event_flags(p: argparse.ArgumentParser, *, tournament: bool) -> None:
     )
     a("--concurrency", metavar="N", type=_positive, help="games played at once (default 1)")
     a("--seed", metavar="S", type=_natural, help="the seed of every random choice (default 1)")
-    a("--out", metavar="DIR", help="keep DIR/results.sqlite and DIR/games/ (needed to resume)")
+    a("--out", metavar="DIR", help="keep DIR/results.sqlite, DIR/games/ and DIR/logs/ (to resume)")
     a("--resume", action="store_true", help="finish the event stored in --out DIR")
     a("--sprt", metavar="elo0=E0,elo1=E1,alpha=A,beta=B", help="stop at an SPRT decision")
     a(
