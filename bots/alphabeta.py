@@ -1,7 +1,9 @@
 """``alphabeta``: the main bot, the search core of ``bots.search`` with each game's evaluation.
 
 Options: ``Hash`` (transposition table size in MB), ``Depth`` (a cap on the iteration depth, 0
-for none), ``Quiescence`` (search noisy moves beyond the horizon), and for games of hidden
+for none), ``Quiescence`` (search noisy moves beyond the horizon), ``Aspiration`` (the
+half-width of the root window around the previous iteration's value; 0, the default, takes the
+game's own, see ``Evaluator.aspiration``), and for games of hidden
 information (Yin Yang) ``Samples`` (how many completions of a view are searched, see
 ``bots.determinize``) and ``Seed`` (0: choices such as the laws written at setup come from the
 system's entropy, so an opponent cannot predict them; any other value repeats them). The table
@@ -40,6 +42,7 @@ class AlphaBeta(Engine):
         Option("Hash", "spin", 64, 1, 4096),
         Option("Depth", "spin", 0, 0, MAX_PLY),
         Option("Quiescence", "check", True),
+        Option("Aspiration", "spin", 0, 0, 10_000),
         Option("Samples", "spin", 4, 1, 64),
         Option("Seed", "spin", 0, 0, 2**31 - 1),
     )
@@ -123,6 +126,7 @@ class AlphaBeta(Engine):
             stop=stop,
             on_info=on_info,
             quiescence=bool(self.values["Quiescence"]),
+            aspiration=int(self.values["Aspiration"] or evaluator.aspiration),
         )
         return searcher.run()
 

@@ -41,6 +41,7 @@ CHECK_GAP = 0.004
 """Seconds a timed search lets pass between two looks at the clock at most: where nodes are
 slow (an evaluation that solves endgames), it looks more often than every ``CHECK_EVERY``."""
 ASPIRATION = 50
+"""The default half-width of the root window around the previous iteration's value."""
 
 EXACT, LOWER, UPPER = 0, 1, 2
 """Bound kinds of a transposition table entry."""
@@ -174,8 +175,10 @@ class Searcher:
         stop: StopFn,
         on_info: InfoFn,
         quiescence: bool = True,
+        aspiration: int = ASPIRATION,
     ) -> None:
         self.state = state
+        self.aspiration = aspiration
         self.evaluator = evaluator
         self.table = table
         self.history = history
@@ -261,7 +264,7 @@ class Searcher:
     ) -> tuple[int, Move, tuple[Move, ...]]:
         if depth < 3 or abs(guess) >= PROVEN:
             return self._root(depth, -INF, INF, root_moves, best)
-        delta = ASPIRATION
+        delta = self.aspiration
         alpha, beta = guess - delta, guess + delta
         while True:
             value, move, pv = self._root(depth, alpha, beta, root_moves, best)

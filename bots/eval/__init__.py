@@ -22,8 +22,14 @@ MAX_EVAL = 100_000
 class Evaluator:
     """The evaluation of one game, and its advice to the search.
 
-    Subclasses implement ``evaluate`` and may override the two hooks.
+    Subclasses implement ``evaluate`` and may override the hooks.
+
+    Attributes:
+        aspiration: the half-width of the search's root window around the previous
+            iteration's value; games whose values swing from one ply to the next want more.
     """
+
+    aspiration: int = 50
 
     def evaluate(self, state: State) -> int:
         """The value of a non-terminal position for the side to act."""

@@ -337,6 +337,12 @@ class _Solver:
 class YoxiiEvaluator(Evaluator):
     """Exact closures, a capped endgame solver, then the totem-centred heuristic."""
 
+    # The value swings between the totem ply and the placement ply. A root window of 200
+    # against the default 50: 17/20 at 0.1 s per move (SPRT elo0=0 elo1=30 accepted H1), then
+    # 36/60 at 0.2 s; the same change lost in Yinsh (15/40) and made no difference in Yohoho
+    # (21/40), so it is Yoxii's alone.
+    aspiration = 200
+
     def __init__(self, weights: Weights | None = None, solve_nodes: int = SOLVE_NODES) -> None:
         w = weights if weights is not None else Weights()
         self.weights = w
