@@ -426,21 +426,24 @@ class Searcher:
     def _quiesce(self, alpha: int, beta: int, ply: int, qply: int) -> int:
         state = self.state
         evaluator = self.evaluator
-        quiet = evaluator.is_quiet(state)
-        stand = evaluator.evaluate(state)
         if not self.quiescence or qply >= QUIESCENCE_PLIES or ply >= MAX_PLY + QUIESCENCE_PLIES:
-            return stand
-        if quiet:
+            return evaluator.evaluate(state)
+        if evaluator.is_quiet(state):
+            stand = evaluator.evaluate(state)
             if stand >= beta:
                 return stand
             alpha = max(alpha, stand)
             moves = evaluator.noisy_moves(state, LazyMoves(state))
             best_value = stand
         else:
+            # in the middle of a forced sequence the static value is not used: all moves are
+            # searched, and the evaluation is taken only if there are none
             moves = evaluator.order_moves(state, evaluator.search_moves(state))
             best_value = -INF
+            if not moves:
+                return evaluator.evaluate(state)
         if not moves:
-            return stand
+            return best_value
         me = state.to_move()
         for move in moves:
             state.push(move)
