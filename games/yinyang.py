@@ -555,12 +555,16 @@ class YinYangState(State):
         unchanged: how a ``?`` of a view is filled in with a guess."""
         both: list[Laws | None] = list(self._laws)
         both[player] = laws
+        return self._with_all_laws(both[0], both[1])
+
+    def _with_all_laws(self, black: Laws | None, white: Laws | None) -> YinYangState:
+        """A new state (empty history) like this one but with these laws."""
         return YinYangState(
             self.game,
             board=(self._b, self._w),
             side=self._side,
             phase=self._phase,
-            laws=(both[0], both[1]),
+            laws=(black, white),
             revealed=self._rev,
             reserves=(self._res_b, self._res_w),
             turn=self._turn,
@@ -865,16 +869,7 @@ class YinYangState(State):
             rev = self._rev[p]
             a, b, c, d = (law if rev >> i & 1 else UNKNOWN for i, law in enumerate(own))
             laws[p] = (a, b, c, d)
-        return YinYangState(
-            self.game,
-            board=(self._b, self._w),
-            side=self._side,
-            phase=self._phase,
-            laws=(laws[0], laws[1]),
-            revealed=self._rev,
-            reserves=(self._res_b, self._res_w),
-            turn=self._turn,
-        )
+        return self._with_all_laws(laws[0], laws[1])
 
     def public_move_str(self, move: Move, viewer: Player | None) -> str:
         """The token of ``move`` as ``viewer`` is shown it (rules §8.4).
