@@ -53,7 +53,7 @@ def search(
     ).run()
 
 
-@pytest.mark.parametrize(("seed", "depth"), itertools.product(range(30), (1, 2, 3, 5)))
+@pytest.mark.parametrize(("seed", "depth"), list(itertools.product(range(30), (1, 2, 3, 5))))
 def test_alphabeta_equals_minimax_on_random_trees(seed: int, depth: int) -> None:
     game = TreeGame(seed)
     state = game.new_state()

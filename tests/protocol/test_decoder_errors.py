@@ -284,16 +284,34 @@ TEXT_WORDS = st.sampled_from(
 )
 
 
-@settings(max_examples=10_000, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-@given(
-    data=st.one_of(
+TEXT_INPUT = {
+    "data": st.one_of(
         st.binary(max_size=200),
         st.lists(TEXT_WORDS, max_size=30).map(lambda ws: " ".join(ws).encode("utf-8")),
     ),
-    chunk=st.integers(1, 64),
+    "chunk": st.integers(1, 64),
+}
+SHORT_FUZZ = settings(max_examples=400, deadline=None)
+LONG_FUZZ = settings(
+    max_examples=10_000, deadline=None, suppress_health_check=[HealthCheck.too_slow]
 )
-def test_fuzz_text_decoder(data: bytes, chunk: int) -> None:
+
+
+def fuzz_text_decoder(data: bytes, chunk: int) -> None:
     decode_all(TextDecoder(max_line=128), data, chunk)
+
+
+@SHORT_FUZZ
+@given(**TEXT_INPUT)
+def test_fuzz_text_decoder(data: bytes, chunk: int) -> None:
+    fuzz_text_decoder(data, chunk)
+
+
+@pytest.mark.slow
+@LONG_FUZZ
+@given(**TEXT_INPUT)
+def test_fuzz_text_decoder_long(data: bytes, chunk: int) -> None:
+    fuzz_text_decoder(data, chunk)
 
 
 MSGPACK_VALUES = st.recursive(
@@ -315,20 +333,34 @@ FRAMES = st.one_of(
 )  # fmt: skip
 
 
-@settings(max_examples=10_000, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-@given(
-    data=st.one_of(
+MSGPACK_INPUT = {
+    "data": st.one_of(
         st.binary(max_size=200),
         st.lists(FRAMES, max_size=4).map(
             lambda fs: b"".join(msgpack.packb(f, use_bin_type=True) for f in fs)
         ),
     ),
-    garbage=st.binary(max_size=8),
-    chunk=st.integers(1, 64),
-)
-def test_fuzz_msgpack_decoder(data: bytes, garbage: bytes, chunk: int) -> None:
+    "garbage": st.binary(max_size=8),
+    "chunk": st.integers(1, 64),
+}
+
+
+def fuzz_msgpack_decoder(data: bytes, garbage: bytes, chunk: int) -> None:
     decode_all(MsgpackDecoder(max_frame=4096), data + garbage, chunk)
     decode_all(MsgpackDecoder("client", max_frame=4096), data, chunk)
+
+
+@SHORT_FUZZ
+@given(**MSGPACK_INPUT)
+def test_fuzz_msgpack_decoder(data: bytes, garbage: bytes, chunk: int) -> None:
+    fuzz_msgpack_decoder(data, garbage, chunk)
+
+
+@pytest.mark.slow
+@LONG_FUZZ
+@given(**MSGPACK_INPUT)
+def test_fuzz_msgpack_decoder_long(data: bytes, garbage: bytes, chunk: int) -> None:
+    fuzz_msgpack_decoder(data, garbage, chunk)
 
 
 @settings(max_examples=300, deadline=None)
