@@ -1,15 +1,38 @@
-"""The long-running programs: ``enginesrv serve`` (TCP) and ``enginesrv engine`` (stdio)."""
+"""The long-running programs: ``enginesrv serve`` (TCP) and ``enginesrv engine`` (stdio).
+
+Both stop on SIGINT or SIGTERM: the first signal stops accepting and stops every search (a
+worker that ignores the stop is killed after the grace period), sends each its best move and
+exits 0 once every connection has closed and every worker has ended; a second signal kills the
+workers and exits at once.
+"""
 
 from __future__ import annotations
 
+import contextlib
+import os
+import resource
 import signal
 import sys
+from collections.abc import Callable
 
+import structlog
 import trio
 
 from enginesrv.pool import WorkerPool
-from enginesrv.server import Connection, Framing, Limits, Server, serve, stdio_streams
+from enginesrv.server import (
+    Connection,
+    Framing,
+    Limits,
+    Server,
+    open_listeners,
+    serve,
+    stdio_streams,
+)
 from enginesrv.session import SessionConfig
+
+EXIT_SECOND_SIGNAL = 130
+
+log = structlog.get_logger("enginesrv.app")
 
 
 def _print_ready(host: str, port: int) -> None:
@@ -18,50 +41,82 @@ def _print_ready(host: str, port: int) -> None:
     sys.stdout.flush()
 
 
+def raise_descriptor_limit() -> None:
+    """Let the process hold as many descriptors as the system allows (connections)."""
+    with contextlib.suppress(ValueError, OSError):
+        soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+        if hard == resource.RLIM_INFINITY or hard > soft:
+            resource.setrlimit(resource.RLIMIT_NOFILE, (hard, hard))
+
+
+def peer_searches(limits: Limits, workers: int) -> int:
+    """The per-peer search cap: the limit given, else half the workers (at least one)."""
+    return limits.peer_searches or max(1, workers // 2)
+
+
 async def run_server(
     *, host: str, port: int, workers: int, limits: Limits, config: SessionConfig
 ) -> None:
-    """Serve TCP until SIGINT/SIGTERM; exits after every connection has closed and every
-    worker process has ended."""
+    """Serve TCP until SIGINT/SIGTERM; returns after every connection has closed and every
+    worker process has ended.
+
+    Raises:
+        OSError: the address cannot be listened on (before anything else starts).
+    """
+    listeners = await open_listeners(host, port)
+    raise_descriptor_limit()
     async with trio.open_nursery() as nursery:
-        pool = WorkerPool(nursery, workers)
+        pool = WorkerPool(
+            nursery,
+            workers,
+            grace=config.grace,
+            per_peer=peer_searches(limits, workers),
+            hash_budget=limits.hash_mb or None,
+        )
         try:
             await pool.start()
             server = Server(config, pool, limits)
-            await serve(server, host, port, on_ready=_print_ready)
+            nursery.start_soon(_watch_signals, server.stop.set, pool)
+            await serve(server, listeners, on_ready=_print_ready)
         finally:
             with trio.CancelScope(shield=True):
                 await pool.aclose()
+            nursery.cancel_scope.cancel()
 
 
-async def run_engine(*, framing: Framing, workers: int, config: SessionConfig) -> None:
+async def run_engine(
+    *, framing: Framing, workers: int, limits: Limits, config: SessionConfig
+) -> None:
     """One session over stdin/stdout until ``quit``, end of input, or SIGINT/SIGTERM."""
     out, inp = stdio_streams()
     async with trio.open_nursery() as nursery:
-        pool = WorkerPool(nursery, workers)
+        pool = WorkerPool(nursery, workers, grace=config.grace, hash_budget=limits.hash_mb or None)
         try:
             await pool.start()
             connection = Connection(
-                out,
-                inp,
-                config=config,
-                runner=pool,
-                limits=Limits(idle=0, connections=0),
-                peer="stdio",
+                out, inp, config=config, runner=pool, limits=limits, peer="stdio",
                 framing=framing,
-            )
-            async with trio.open_nursery() as watch:
-                watch.start_soon(_shutdown_on_signal, connection)
-                await connection.run()
-                watch.cancel_scope.cancel()
+            )  # fmt: skip
+            nursery.start_soon(_watch_signals, connection.shutdown, pool)
+            await connection.run()
         finally:
             with trio.CancelScope(shield=True):
                 await pool.aclose()
                 await out.aclose()
+            nursery.cancel_scope.cancel()
 
 
-async def _shutdown_on_signal(connection: Connection) -> None:
+async def _watch_signals(first: Callable[[], None], pool: WorkerPool) -> None:
+    """The first SIGINT/SIGTERM stops gracefully; a second one exits at once."""
     with trio.open_signal_receiver(signal.SIGINT, signal.SIGTERM) as signals:
-        async for _ in signals:
-            connection.shutdown()
-            return
+        count = 0
+        async for signum in signals:
+            count += 1
+            log.info("signal", signal=signal.Signals(signum).name, count=count)
+            if count == 1:
+                first()
+                continue
+            pool.kill_all()
+            sys.stderr.write("enginesrv: second signal: exiting now\n")
+            sys.stderr.flush()
+            os._exit(EXIT_SECOND_SIGNAL)

@@ -8,6 +8,7 @@ line on stderr naming the input and the reason, with exit status 2; never a trac
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import functools
 import os
 import sys
@@ -20,7 +21,7 @@ import trio
 import games
 from bots.registry import BotError, load_all
 from enginesrv import __version__
-from enginesrv.app import run_engine, run_server
+from enginesrv.app import peer_searches, run_engine, run_server
 from enginesrv.bench import run_bench, run_search_bench
 from enginesrv.check import run_check
 from enginesrv.eventcli import add_event_commands
@@ -120,11 +121,27 @@ def build_parser() -> argparse.ArgumentParser:
         "accepting, stops every search (sending its best move) and exits 0.",
     )
     p.add_argument("--host", default="127.0.0.1", help="address to listen on (127.0.0.1)")
-    p.add_argument("--port", type=_natural, default=7777, help="port (7777; 0: any free port)")
+    p.add_argument(
+        "--port", type=_port, default=7777, help="port, 1-65535 (7777; 0: any free port)"
+    )
     _add_server_args(p)
     p.add_argument(
         "--max-connections", metavar="N", type=_natural, default=256,
-        help="connections served at once (256; 0: no limit)",
+        help="connections served at once (256; 0: no limit); one more is closed at once",
+    )  # fmt: skip
+    p.add_argument(
+        "--max-connections-per-peer", metavar="N", type=_natural, default=32,
+        help="connections one peer address may hold (32; 0: no limit)",
+    )  # fmt: skip
+    p.add_argument(
+        "--max-searches-per-peer", metavar="N", type=_natural, default=0,
+        help="searches one peer address may run at once (default: half the workers, at "
+        "least 1); more wait their turn",
+    )  # fmt: skip
+    p.add_argument(
+        "--first-command-timeout", metavar="S", type=_seconds_or_zero, default=10.0,
+        help="close a connection that has not sent a whole command within S seconds "
+        "(10; 0: never)",
     )  # fmt: skip
     p.add_argument(
         "--idle-timeout", metavar="S", type=_seconds_or_zero, default=300.0,
@@ -206,7 +223,29 @@ def _add_server_args(p: argparse.ArgumentParser, workers: int | None = None) -> 
         default=workers or os.cpu_count() or 1,
         help="search worker processes (default: %(default)s)",
     )
+    p.add_argument(
+        "--max-output-bytes", metavar="BYTES", type=_natural, default=8 * 1024 * 1024,
+        help="replies a client may leave unread before it is disconnected (8388608; 0: no "
+        "limit)",
+    )  # fmt: skip
+    p.add_argument(
+        "--max-hash", metavar="MB", type=_natural, default=512,
+        help="transposition table memory of all workers together (512; 0: no limit); a "
+        "session's Hash is at most this divided by the workers",
+    )  # fmt: skip
+    p.add_argument(
+        "--stop-grace", metavar="MS", type=_natural, default=200,
+        help="how long a search may take to answer a stop or overrun its deadline before its "
+        "worker is killed and replaced (200)",
+    )  # fmt: skip
     p.add_argument("--log-json", action="store_true", help="log JSON lines on stderr")
+
+
+def _port(text: str) -> int:
+    value = _natural(text)
+    if value > 65535:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a port (1-65535, or 0 for any)")
+    return value
 
 
 def _seconds_or_zero(text: str) -> float:
@@ -385,20 +424,34 @@ def _session_config(args: argparse.Namespace, limits: Limits) -> SessionConfig:
         raise CommandError(str(exc)) from None
     if args.bot not in bots:
         raise CommandError(f"bot {args.bot!r}: unknown; known bots: {', '.join(sorted(bots))}")
-    return SessionConfig(default_game=args.game, default_bot=args.bot, limits=limits.announced())
+    budget = limits.hash_mb or None
+    return SessionConfig(
+        default_game=args.game,
+        default_bot=args.bot,
+        limits=limits.announced(),
+        hash_limit=None if budget is None else max(1, budget // args.workers),
+        hash_budget=budget,
+        grace=args.stop_grace / 1000,
+    )
 
 
 def cmd_serve(args: argparse.Namespace, out: TextIO, err: TextIO) -> None:
     """``enginesrv serve``."""
     del out, err
-    limits = Limits(
+    base = Limits(
         line=args.max_line,
         frame=args.max_frame,
         idle=args.idle_timeout,
+        first_command=args.first_command_timeout,
+        output=args.max_output_bytes,
         connections=args.max_connections,
+        peer_connections=args.max_connections_per_peer,
+        hash_mb=args.max_hash,
     )
+    limits = dataclasses.replace(base, peer_searches=peer_searches(base, args.workers))
     config = _session_config(args, limits)
     configure_logging(json=args.log_json)
+    where = f"{args.host}:{args.port}"
     try:
         trio.run(
             functools.partial(
@@ -411,16 +464,48 @@ def cmd_serve(args: argparse.Namespace, out: TextIO, err: TextIO) -> None:
             )
         )
     except OSError as exc:
-        raise CommandError(f"cannot listen on {args.host}:{args.port}: {exc.strerror}") from None
+        raise CommandError(f"cannot listen on {where}: {_os_reason(exc)}") from None
+    except BaseExceptionGroup as group:
+        failure = _first_os_error(group)
+        if failure is None:
+            raise
+        raise CommandError(f"cannot listen on {where}: {_os_reason(failure)}") from None
+
+
+def _os_reason(exc: OSError) -> str:
+    reason = exc.strerror or str(exc)
+    return reason[:1].lower() + reason[1:]
+
+
+def _first_os_error(group: BaseExceptionGroup[BaseException]) -> OSError | None:
+    for exc in group.exceptions:
+        if isinstance(exc, OSError):
+            return exc
+        if isinstance(exc, BaseExceptionGroup):
+            found = _first_os_error(exc)
+            if found is not None:
+                return found
+    return None
 
 
 def cmd_engine(args: argparse.Namespace, out: TextIO, err: TextIO) -> None:
     """``enginesrv engine``."""
     del out, err
-    config = _session_config(args, Limits(idle=0))
+    limits = Limits(
+        idle=0,
+        first_command=0,
+        connections=0,
+        peer_connections=0,
+        output=args.max_output_bytes,
+        hash_mb=args.max_hash,
+        peer_searches=1,
+    )
+    config = _session_config(args, limits)
     configure_logging(json=args.log_json)
     trio.run(
-        functools.partial(run_engine, framing=args.framing, workers=args.workers, config=config)
+        functools.partial(
+            run_engine, framing=args.framing, workers=args.workers, limits=limits, config=config
+        )
     )
 
 

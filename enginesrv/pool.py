@@ -1,12 +1,19 @@
 """A bounded pool of search worker processes (see ``enginesrv.worker``), driven from trio.
 
-``WorkerPool.search`` hands one job to an idle worker (waiting for one if all are busy),
-forwards its progress, relays a stop, and enforces a hard deadline: a worker that has not
-answered by then, or within a grace period after a stop, is killed and replaced, and the search
-ends with no result (the session then plays the best move reported so far, or a legal move).
-A worker that dies is replaced; its search ends with an error. If the caller is cancelled (the
-client went away), the search is stopped and the worker returns to the pool once it has
-answered, or is killed after the grace period.
+``WorkerPool.search`` hands one job to an idle worker, forwards its progress, relays a stop and
+bounds every wait:
+
+* a stop (or the hard deadline) is sent to the worker, which then has ``grace`` seconds to
+  answer; a worker still silent after that is killed and replaced, and the search ends with no
+  result (the caller plays the best move reported so far, or any legal move);
+* a worker that dies is replaced; its search ends with an error;
+* a caller that is cancelled (its client went away) gets its search stopped; the worker comes
+  back to the pool once it has answered, or is killed after the grace period.
+
+Workers are shared fairly. Searches that must wait queue per peer (a client's address); a
+freed worker goes to the next peer in turn, so a peer that queues many searches delays the
+others by at most one search each. A peer may also hold at most ``per_peer`` workers at once:
+one client cannot take every worker with ``go infinite`` and starve the rest.
 """
 
 from __future__ import annotations
@@ -15,8 +22,9 @@ import itertools
 import math
 import subprocess
 import sys
+from collections import Counter, OrderedDict, deque
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 import msgpack
@@ -26,11 +34,12 @@ import trio
 from bots.engine import SearchInfo, SearchResult
 from enginesrv.worker import SearchJob, info_from_map, result_from_map
 
-GRACE = 0.5
+GRACE = 0.2
 """Seconds a worker gets past its deadline, or after a stop, before it is killed."""
 READY_TIMEOUT = 30.0
 """Seconds a new worker gets to load the games and bots and report ready; one that does not
 is handed out anyway (its first search then waits for it)."""
+MAX_WORKER_FRAME = 4 * 1024 * 1024
 
 log = structlog.get_logger("enginesrv.pool")
 
@@ -76,7 +85,7 @@ class _Worker:
     async def read_frames(self) -> None:
         """Route the worker's frames to its current job until the pipe closes."""
         assert self.process.stdout is not None
-        unpacker = msgpack.Unpacker(raw=False, max_buffer_size=4 * 1024 * 1024)
+        unpacker = msgpack.Unpacker(raw=False, max_buffer_size=MAX_WORKER_FRAME)
         try:
             while True:
                 chunk = await self.process.stdout.receive_some(65536)
@@ -116,9 +125,25 @@ class _Worker:
             job.done.set()
 
 
+@dataclass(eq=False)
+class _Waiter:
+    """A search waiting for a worker."""
+
+    peer: str | None
+    granted: trio.Event = field(default_factory=trio.Event)
+    worker: _Worker | None = None
+
+
 class WorkerPool:
     """``size`` worker processes running ``command``, owned by ``nursery``: call ``start``
-    first and ``aclose`` last."""
+    first and ``aclose`` last.
+
+    Args:
+        per_peer: the most workers one peer may hold at once (None: no cap). Searches without
+            a peer are not capped.
+        hash_budget: MB of transposition tables all workers together may keep (None: no
+            cap); each worker keeps at most its share, ``hash_share``.
+    """
 
     def __init__(
         self,
@@ -128,16 +153,24 @@ class WorkerPool:
         grace: float = GRACE,
         command: tuple[str, ...] = (sys.executable, "-m", "enginesrv.worker"),
         ready_timeout: float = READY_TIMEOUT,
+        per_peer: int | None = None,
+        hash_budget: int | None = None,
     ) -> None:
         self.nursery = nursery
         self.command = command
         self.ready_timeout = ready_timeout
         self.size = max(1, size)
         self.grace = grace
+        self.per_peer = per_peer
+        self.hash_share = None if hash_budget is None else max(1, hash_budget // self.size)
         self._ids = itertools.count(1)
         self._numbers = itertools.count(1)
-        self._idle_send, self._idle_receive = trio.open_memory_channel[_Worker](math.inf)
+        self._idle: list[_Worker] = []
+        self._waiting: OrderedDict[str | None, deque[_Waiter]] = OrderedDict()
+        self._holding: Counter[str | None] = Counter()
         self._workers: set[_Worker] = set()
+        self._pending = 0
+        """Workers being started (spawned or replaced) that are not in ``_idle`` yet."""
         self.restarts = 0
         self.closed = False
 
@@ -151,29 +184,114 @@ class WorkerPool:
                 await worker.ready.wait()
 
     async def _spawn(self) -> None:
-        process = await trio.lowlevel.open_process(
-            list(self.command),
-            stdin=subprocess.PIPE,
-            stdout=subprocess.PIPE,
-        )
+        self._pending += 1
+        try:
+            process = await trio.lowlevel.open_process(
+                list(self.command), stdin=subprocess.PIPE, stdout=subprocess.PIPE
+            )
+        except BaseException:
+            self._pending -= 1
+            raise
         worker = _Worker(next(self._numbers), process)
         self._workers.add(worker)
         self.nursery.start_soon(worker.read_frames)
         if self.ready_timeout > 0:
             self.nursery.start_soon(self._when_ready, worker)
         else:
-            self._idle_send.send_nowait(worker)
+            self._pending -= 1
+            self._release(worker)
 
     async def _when_ready(self, worker: _Worker) -> None:
         """Hand a new worker out once it reports ready (or after ``ready_timeout``)."""
         with trio.move_on_after(self.ready_timeout):
             await worker.ready.wait()
-        self._idle_send.send_nowait(worker)
+        self._pending -= 1
+        self._release(worker)
 
     @property
     def idle(self) -> int:
         """Workers free right now."""
-        return self._idle_receive.statistics().current_buffer_used
+        return len(self._idle)
+
+    @property
+    def busy(self) -> int:
+        """Workers searching, or finishing a stopped search, right now."""
+        return len(self._workers) - len(self._idle) - self._pending
+
+    def all_idle(self) -> bool:
+        """Whether every worker is idle and none is being started."""
+        return len(self._idle) == self.size and self._pending == 0
+
+    # -- fair hand-out -------------------------------------------------------------------------
+
+    def _may_hold(self, peer: str | None) -> bool:
+        return peer is None or self.per_peer is None or self._holding[peer] < self.per_peer
+
+    def _dispatch(self) -> None:
+        """Give idle workers to waiting searches, one peer after another in turn."""
+        while self._idle and self._waiting:
+            eligible = [p for p in self._waiting if self._may_hold(p)]
+            if not eligible:
+                return  # everyone waiting is at its cap
+            peer = eligible[0]
+            queue = self._waiting[peer]
+            waiter = queue.popleft()
+            if queue:
+                self._waiting.move_to_end(peer)  # the next worker goes to another peer
+            else:
+                del self._waiting[peer]
+            worker = self._idle.pop()
+            self._holding[peer] += 1
+            waiter.worker = worker
+            waiter.granted.set()
+
+    def _release(self, worker: _Worker) -> None:
+        if self.closed:
+            return
+        if worker.is_alive():
+            self._idle.append(worker)
+        else:
+            self.nursery.start_soon(self._replace, worker)
+        self._dispatch()
+
+    def _give_back(self, peer: str | None, worker: _Worker) -> None:
+        self._holding[peer] -= 1
+        if self._holding[peer] <= 0:
+            del self._holding[peer]
+        worker.job = None
+        self._release(worker)
+
+    async def _acquire(
+        self, peer: str | None, on_wait: Callable[[], None] | None, stop: trio.Event
+    ) -> _Worker | None:
+        """A worker for ``peer``, or None if ``stop`` is set before one is free."""
+        waiter = _Waiter(peer)
+        self._waiting.setdefault(peer, deque()).append(waiter)
+        self._dispatch()
+        if not waiter.granted.is_set() and on_wait is not None:
+            on_wait()
+        try:
+            await _first_of(waiter.granted, stop)
+        except BaseException:
+            self._withdraw(waiter)
+            raise
+        if waiter.worker is None:
+            self._withdraw(waiter)
+        return waiter.worker
+
+    def _withdraw(self, waiter: _Waiter) -> None:
+        """Take a waiter out of the queue, or give back the worker it was granted."""
+        if waiter.worker is not None:
+            self._give_back(waiter.peer, waiter.worker)
+            waiter.worker = None
+            return
+        queue = self._waiting.get(waiter.peer)
+        if queue is not None and waiter in queue:
+            queue.remove(waiter)
+            if not queue:
+                del self._waiting[waiter.peer]
+
+    # -- searching -----------------------------------------------------------------------------
 
     async def search(
         self,
@@ -183,6 +301,7 @@ class WorkerPool:
         stop: trio.Event,
         hard_deadline: float | None,
         on_wait: Callable[[], None] | None = None,
+        peer: str | None = None,
     ) -> SearchOutcome:
         """Run ``job`` on a worker.
 
@@ -193,46 +312,43 @@ class WorkerPool:
             hard_deadline: ``trio.current_time()`` by which a result must be back; past it
                 (plus the grace period) the worker is killed. None: no deadline.
             on_wait: called once if the job must wait for a free worker.
+            peer: who asks (a client's address), for the per-peer cap and the fair queue.
         """
-        if self.idle == 0 and on_wait is not None:
-            on_wait()
-        worker = await self._idle_receive.receive()
-        while not worker.is_alive():  # died while idle: replace it and take another
-            await self._replace(worker)
-            worker = await self._idle_receive.receive()
+        if self.hash_share is not None:
+            job = replace(job, hash_budget=self.hash_share)
+        while True:
+            worker = await self._acquire(peer, on_wait, stop)
+            if worker is None:
+                return SearchOutcome(None)  # stopped before it started: no worker needed
+            if worker.is_alive():
+                break
+            self._give_back(peer, worker)  # died while idle: it is replaced
         running = _Job(next(self._ids), on_info)
         worker.job = running
         released = False
         try:
-            await worker.send([0, running.msgid, "search", [job.to_map()]])
-            async with trio.open_nursery() as watch:
-
-                async def relay_stop() -> None:
-                    await stop.wait()
-                    await self._stop(worker, running)
-
-                watch.start_soon(relay_stop)
-                with trio.move_on_at(math.inf if hard_deadline is None else hard_deadline):
-                    await running.done.wait()
-                watch.cancel_scope.cancel()
+            try:
+                await worker.send([0, running.msgid, "search", [job.to_map()]])
+            except (trio.BrokenResourceError, trio.ClosedResourceError):
+                running.error = "the search worker died"
+                running.done.set()
+            until = math.inf if hard_deadline is None else hard_deadline
+            with trio.move_on_at(until):
+                await _first_of(running.done, stop)
             if not running.done.is_set():
-                # past the hard deadline: stop it, then kill it if it stays silent
+                # stopped, or past the hard deadline: the worker has the grace period to answer
                 await self._stop(worker, running)
             outcome = SearchOutcome(running.result, running.error, False, running.last_info)
             if not running.done.is_set():
                 outcome.killed = True
-                await self._kill(worker, "deadline")
-            elif not worker.is_alive():
-                await self._replace(worker)
-            else:
-                worker.job = None
-                self._idle_send.send_nowait(worker)
+                self._kill(worker, "no answer to stop" if stop.is_set() else "deadline")
             released = True
+            self._give_back(peer, worker)
             return outcome
         finally:
             if not released:
                 # cancelled (the client went away): clean up without blocking the caller
-                self.nursery.start_soon(self._abandon, worker, running)
+                self.nursery.start_soon(self._abandon, worker, running, peer)
 
     async def _stop(self, worker: _Worker, job: _Job) -> None:
         if job.done.is_set() or not worker.is_alive():
@@ -244,36 +360,50 @@ class WorkerPool:
         with trio.move_on_after(self.grace):
             await job.done.wait()
 
-    async def _abandon(self, worker: _Worker, job: _Job) -> None:
-        await self._stop(worker, job)
-        if job.done.is_set() and worker.is_alive():
-            worker.job = None
-            self._idle_send.send_nowait(worker)
-        else:
-            await self._kill(worker, "abandoned")
+    async def _abandon(self, worker: _Worker, job: _Job, peer: str | None) -> None:
+        with trio.move_on_after(self.grace * 2 + 1):  # the send may block on a full pipe
+            await self._stop(worker, job)
+        if not job.done.is_set():
+            self._kill(worker, "abandoned")
+        self._give_back(peer, worker)
 
-    async def _kill(self, worker: _Worker, why: str) -> None:
+    def _kill(self, worker: _Worker, why: str) -> None:
+        """Kill a worker; it is reaped and replaced when it is given back."""
         log.warning("worker_restart", worker=worker.number, reason=why)
-        worker.process.kill()
-        await self._replace(worker)
+        worker.alive = False
+        if worker.process.returncode is None:
+            worker.process.kill()
 
     async def _replace(self, worker: _Worker) -> None:
         """Reap a dead or killed worker (its pipes closed, its exit awaited), start another."""
-        if worker.process.returncode is None:
-            worker.process.kill()
-        with trio.CancelScope(shield=True):
-            await _reap(worker.process)
-        if worker in self._workers:
-            self._workers.discard(worker)
+        if worker not in self._workers:
+            return
+        self._workers.discard(worker)
+        self._pending += 1
+        try:
+            if worker.process.returncode is None:
+                worker.process.kill()
+            with trio.CancelScope(shield=True):
+                await _reap(worker.process)
             self.restarts += 1
-            if not self.closed:
-                await self._spawn()
+        finally:
+            self._pending -= 1
+        if not self.closed:
+            await self._spawn()
+
+    def kill_all(self) -> None:
+        """Kill every worker at once (the second interrupt: no waiting for anything)."""
+        self.closed = True
+        for worker in self._workers:
+            if worker.process.returncode is None:
+                worker.process.kill()
 
     async def aclose(self) -> None:
         """Stop every worker (end of input first, a kill if it lingers) and reap it."""
         self.closed = True
         workers = list(self._workers)
         self._workers.clear()
+        self._idle.clear()
         for worker in workers:
             if worker.process.stdin is not None:
                 with trio.move_on_after(0.2):
@@ -285,6 +415,21 @@ class WorkerPool:
             if worker.process.returncode is None:
                 worker.process.kill()
             await _reap(worker.process)
+
+
+async def _first_of(*events: trio.Event) -> None:
+    """Wait until any of ``events`` is set."""
+    if any(e.is_set() for e in events):
+        await trio.lowlevel.checkpoint()
+        return
+    async with trio.open_nursery() as nursery:
+
+        async def wait(event: trio.Event) -> None:
+            await event.wait()
+            nursery.cancel_scope.cancel()
+
+        for event in events:
+            nursery.start_soon(wait, event)
 
 
 async def _reap(process: trio.Process) -> None:

@@ -1,15 +1,25 @@
 """The trio server: connections, the TCP listener, the stdio engine and shutdown.
 
-Per connection: the reader (this module's ``Connection.run``) decodes commands and hands them
-to the ``Session`` one at a time; a single writer task drains a bounded queue of replies, so
-lines and frames never interleave; searches run as tasks beside them and in worker processes
-(``enginesrv.pool``), never on the event loop. The framing is the first byte's (``protocol.sniff``)
-on TCP, and fixed for stdio.
+Per connection three tasks share the work (docs/protocol.md §2 and §3 are the contract):
 
-Limits (docs/protocol.md §2): line and frame sizes are the decoders'; requests in flight are
-counted per connection; a connection idle longer than the limit while no search runs is closed;
-a server at its connection limit answers a new connection's first byte with error 303 and
-closes it. A client that disconnects mid-search gets its search stopped and its worker back.
+* the **reader** receives bytes, decodes them and queues at most ``inflight`` requests for the
+  handler; when that queue is full it stops reading, so a client that sends faster than it is
+  answered is slowed down by TCP (backpressure) instead of being refused;
+* the **handler** answers the requests one at a time, in order, through the ``Session``, and
+  yields to the other connections after every one, so no client's burst stalls the event loop;
+* the **writer** sends the encoded replies from an ``Outbox`` counted in bytes. A client that
+  does not read until its outbox holds ``output`` bytes is disconnected: its memory is bounded.
+  Progress reports are dropped rather than queued while a client is behind.
+
+Searches run as tasks beside them and in worker processes (``enginesrv.pool``), never on the
+event loop. When the client goes away (its connection breaks, or it is disconnected), what it
+left queued is discarded at once and its search is cancelled, which frees the worker.
+
+Admission (``Server``): a connection over the server's or its peer address's connection cap is
+closed at once, before a byte is read (its framing is not known yet, so nothing is sent), and
+the reason is logged; a connection that has not sent a whole first command within
+``first_command`` seconds is closed; later, one idle longer than ``idle`` while no search runs
+gets error 302 and is closed.
 """
 
 from __future__ import annotations
@@ -19,8 +29,8 @@ import functools
 import itertools
 import math
 import os
-import signal
 import sys
+from collections import Counter, deque
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Literal
@@ -35,8 +45,6 @@ from protocol.errors import (
     BAD_FRAME,
     IDLE_TIMEOUT,
     SHUTTING_DOWN,
-    TOO_MANY_CONNECTIONS,
-    TOO_MANY_REQUESTS,
     ErrorCode,
     ProtocolError,
 )
@@ -46,21 +54,26 @@ from protocol.text import TextDecoder
 
 Framing = Literal["text", "msgpack"]
 
-QUEUE = 256
-"""Replies a connection may have waiting for its writer (progress reports beyond it are
-dropped; everything else waits)."""
 RECEIVE = 65536
+FLUSH_TIMEOUT = 0.5
+"""Seconds a closing connection gets to send what it has queued."""
+WRITE_BATCH = 65536
 
 
 @dataclass(frozen=True)
 class Limits:
-    """Per-connection limits (0 means none)."""
+    """The limits of connections and of the server (0 means none; docs/protocol.md §2)."""
 
     line: int = 65536
     frame: int = 1024 * 1024
     inflight: int = 32
     idle: float = 300.0
+    first_command: float = 10.0
+    output: int = 8 * 1024 * 1024
     connections: int = 256
+    peer_connections: int = 32
+    peer_searches: int = 0
+    hash_mb: int = 0
 
     def announced(self) -> tuple[m.LimitInfo, ...]:
         """The ``limit`` lines of the handshake."""
@@ -69,6 +82,12 @@ class Limits:
             m.LimitInfo("frame", self.frame),
             m.LimitInfo("inflight", self.inflight),
             m.LimitInfo("idle", round(self.idle * 1000)),
+            m.LimitInfo("firstcommand", round(self.first_command * 1000)),
+            m.LimitInfo("output", self.output),
+            m.LimitInfo("connections", self.connections),
+            m.LimitInfo("peerconnections", self.peer_connections),
+            m.LimitInfo("peersearches", self.peer_searches),
+            m.LimitInfo("hash", self.hash_mb),
         )
 
 
@@ -83,8 +102,96 @@ def encode(framing: Framing, reply: m.Reply, msgid: int | None) -> bytes:
     return mpack.encode_reply(msgid, reply)
 
 
+def shortened(reply: m.Reply, room: int) -> m.Reply:
+    """An error or ``info string`` whose text is cut to about ``room`` bytes (the text of an
+    error may quote a long input); other replies are returned as they are."""
+    cut = max(16, room)
+    if isinstance(reply, m.ErrorReply) and len(reply.message.encode()) > cut:
+        return m.ErrorReply(reply.code, reply.name, _cut(reply.message, cut), reply.data)
+    if isinstance(reply, m.InvalidMove) and len(reply.move) + len(reply.reason) > cut:
+        return m.InvalidMove(_cut(reply.move, cut // 2), _cut(reply.reason, cut // 2))
+    if isinstance(reply, m.Info) and reply.string and len(reply.string.encode()) > cut:
+        return m.Info(string=_cut(reply.string, cut), search=reply.search)
+    return reply
+
+
+def _cut(text_: str, room: int) -> str:
+    data = text_.encode()
+    if len(data) <= room:
+        return text_
+    return data[: room - 3].decode("utf-8", "ignore") + "..."
+
+
+class Outbox:
+    """Encoded replies waiting for the writer, counted in bytes.
+
+    ``put`` never waits: a reply that would take the outbox over ``cap`` bytes is refused
+    (the connection is then closed), and a droppable one (progress) is dropped once ``soft``
+    bytes wait.
+    """
+
+    def __init__(self, cap: int, soft: int) -> None:
+        self.cap = cap
+        self.soft = soft
+        self.size = 0
+        self.closed = False
+        self._chunks: deque[bytes] = deque()
+        self._lot = trio.lowlevel.ParkingLot()
+
+    def put(self, data: bytes, *, droppable: bool = False) -> bool:
+        """Queue ``data``; False when it does not fit under the cap."""
+        if self.closed or not data:
+            return True
+        if droppable and self.size >= self.soft:
+            return True
+        if self.cap and self.size + len(data) > self.cap:
+            return False
+        self._chunks.append(data)
+        self.size += len(data)
+        self._lot.unpark_all()
+        return True
+
+    async def get(self) -> bytes | None:
+        """Up to ``WRITE_BATCH`` bytes of queued data (at least one reply), or None once the
+        outbox is closed and empty. The bytes still count until ``sent`` is called."""
+        while not self._chunks:
+            if self.closed:
+                return None
+            await self._lot.park()
+        batch = [self._chunks.popleft()]
+        length = len(batch[0])
+        while self._chunks and length + len(self._chunks[0]) <= WRITE_BATCH:
+            chunk = self._chunks.popleft()
+            batch.append(chunk)
+            length += len(chunk)
+        return b"".join(batch)
+
+    def sent(self, count: int) -> None:
+        """``count`` bytes of what ``get`` returned have been written."""
+        self.size -= count
+
+    def close(self) -> None:
+        """No more replies; ``get`` returns what is left, then None."""
+        self.closed = True
+        self._lot.unpark_all()
+
+    def discard(self) -> None:
+        """Drop everything queued (the client is gone)."""
+        self._chunks.clear()
+        self.size = 0
+        self.close()
+
+
+@dataclass(frozen=True)
+class _End:
+    """What the reader hands the handler last: why reading stopped."""
+
+    reason: str
+    reply: m.ErrorReply | None = None
+
+
 class Connection:
-    """One client: its stream, decoder, writer queue and session."""
+    """One client: its stream, reader, handler, writer and session."""
 
     _ids = itertools.count(1)
 
@@ -104,67 +211,90 @@ class Connection:
         self.config = config
         self.runner = runner
         self.limits = limits
+        self.peer = peer
         self.framing = framing
         self.id = f"c{next(self._ids)}"
         self.log = structlog.get_logger("enginesrv.connection").bind(conn=self.id, peer=peer)
-        self._queue_send, self._queue_receive = trio.open_memory_channel[
-            tuple[m.Reply, int | None]
-        ](QUEUE)
-        self.reader_scope = trio.CancelScope()
+        self.outbox = Outbox(limits.output, min(limits.output or 1 << 20, 1 << 18))
+        self.io_scope = trio.CancelScope()
         self.shutting_down = False
-        self.inflight = 0
+        self.gone: str | None = None
+        """Why the client can no longer be answered (None while it can)."""
+        self.started = trio.current_time()
+        self.session: Session | None = None
+        self.handling = False
 
     # -- writing -------------------------------------------------------------------------------
 
-    async def _writer(self) -> None:
-        framing = self.framing
-        assert framing is not None
-        try:
-            async for reply, msgid in self._queue_receive:
-                data = encode(framing, reply, msgid)
-                if data:
-                    await self.send_stream.send_all(data)
-        except (trio.BrokenResourceError, trio.ClosedResourceError):
-            self.log.info("peer_gone_while_writing")
-        finally:
-            # whoever still sends gets BrokenResourceError instead of waiting for ever
-            await self._queue_receive.aclose()
+    def _max_reply(self) -> int:
+        if self.framing == "text":
+            return self.limits.line or sys.maxsize
+        return self.limits.frame or sys.maxsize
+
+    def _queue(self, reply: m.Reply, msgid: int | None, *, droppable: bool = False) -> None:
+        if self.gone is not None:
+            return
+        assert self.framing is not None
+        data = encode(self.framing, reply, msgid)
+        limit = self._max_reply()
+        if len(data) > limit:
+            data = encode(self.framing, shortened(reply, limit - 64), msgid)
+        if not self.outbox.put(data, droppable=droppable):
+            self._lose(f"output cap: more than {self.limits.output} bytes of replies were not read")
 
     async def send(self, reply: m.Reply, msgid: int | None) -> None:
-        """Queue a reply (waits while the queue is full)."""
-        with contextlib.suppress(trio.ClosedResourceError, trio.BrokenResourceError):
-            await self._queue_send.send((reply, msgid))
+        """Queue a reply (never waits; a client over its output cap is disconnected)."""
+        self._queue(reply, msgid)
+        await trio.lowlevel.checkpoint()
 
     def send_nowait(self, reply: m.Reply, msgid: int | None) -> None:
         """Queue a progress report, or drop it if the client is not keeping up."""
-        dropped = (trio.WouldBlock, trio.ClosedResourceError, trio.BrokenResourceError)
-        with contextlib.suppress(*dropped):
-            self._queue_send.send_nowait((reply, msgid))
+        self._queue(reply, msgid, droppable=True)
+
+    def _lose(self, reason: str) -> None:
+        """The client can no longer be answered: drop its queued work and replies at once."""
+        if self.gone is not None:
+            return
+        self.gone = reason
+        self.log.info("client_lost", reason=reason)
+        self.outbox.discard()
+        self.io_scope.cancel()
+
+    async def _writer(self) -> None:
+        try:
+            while (data := await self.outbox.get()) is not None:
+                await self.send_stream.send_all(data)
+                self.outbox.sent(len(data))
+        except (trio.BrokenResourceError, trio.ClosedResourceError):
+            self._lose("connection lost while writing")
 
     async def _raw(self, data: bytes) -> None:
         with contextlib.suppress(trio.BrokenResourceError, trio.ClosedResourceError):
-            await self.send_stream.send_all(data)
+            with trio.move_on_after(FLUSH_TIMEOUT):
+                await self.send_stream.send_all(data)
 
     # -- the connection ------------------------------------------------------------------------
 
-    async def _first_chunk(self) -> bytes:
-        idle = self.limits.idle or math.inf
-        with trio.move_on_after(idle):
+    async def _receive(self, deadline: float) -> bytes | None:
+        """Bytes from the client; b"" at the end of input; None at ``deadline``."""
+        with trio.move_on_at(deadline):
             return bytes(await self.receive_stream.receive_some(RECEIVE))
-        return b""
+        return None
 
-    async def run(self, *, refuse: ErrorCode | None = None) -> None:
-        """Serve the connection until the client quits or goes, a fatal error, or shutdown.
-
-        Args:
-            refuse: answer the first byte with this error and close (the connection limit).
-        """
+    async def run(self) -> None:
+        """Serve the connection until the client quits or goes, a fatal error, or shutdown."""
         first = b""
+        first_by = self.started + (self.limits.first_command or math.inf)
         if self.framing is None:
-            first = await self._first_chunk()
-            if not first:
-                self.log.info("connection_closed", reason="nothing received")
+            try:
+                got = await self._receive(first_by)
+            except (trio.BrokenResourceError, trio.ClosedResourceError):
+                got = b""
+            if not got:
+                why = "no command in time" if got is None else "nothing received"
+                self.log.info("connection_closed", reason=why)
                 return
+            first = got
             self.framing = sniff(first[0])
             if self.framing is None:
                 await self._raw(
@@ -174,10 +304,6 @@ class Connection:
                 self.log.info("connection_closed", reason="unknown framing")
                 return
         self.log = self.log.bind(framing=self.framing)
-        if refuse is not None:
-            await self._raw(encode(self.framing, _error_reply(refuse, refuse.meaning), None))
-            self.log.info("connection_refused", reason=refuse.name)
-            return
         self.log.info("connection_open")
         session = Session(
             self.config,
@@ -186,23 +312,42 @@ class Connection:
             send=self.send,
             send_nowait=self.send_nowait,
             logger=self.log,
+            peer=_host(self.peer),
+            max_reply=self._max_reply(),
         )
+        self.session = session
         reason = "closed by the client"
+        requests_send, requests_receive = trio.open_memory_channel[
+            m.Request | ProtocolError | _End
+        ](max(0, self.limits.inflight - 1) if self.limits.inflight else math.inf)
         async with trio.open_nursery() as nursery:
             nursery.start_soon(self._writer)
             async with trio.open_nursery() as searches:
-                with self.reader_scope:
-                    reason = await self._read(session, searches, first)
+                with self.io_scope:
+                    async with trio.open_nursery() as io:
+                        io.start_soon(self._reader, first, first_by, requests_send)
+                        reason = await self._handle(session, searches, requests_receive)
+                        io.cancel_scope.cancel()
                 if self.shutting_down:
                     reason = "shutdown"
-                # Stop what runs; its best move is still sent (the client may be gone).
-                await session.stop_search()
-                if reason == "shutdown":
-                    await self.send(_error_reply(SHUTTING_DOWN, "the server is stopping"), None)
-            await self._queue_send.aclose()  # the writer sends what is queued, then ends
+                if self.gone is not None:
+                    reason = self.gone
+                    searches.cancel_scope.cancel()  # nobody to answer: free the workers now
+                else:
+                    # Stop what runs; its best move is still sent.
+                    await session.stop_search()
+                    if reason == "shutdown":
+                        self._queue(_error_reply(SHUTTING_DOWN, "the server is stopping"), None)
+            self.outbox.close()  # the writer sends what is queued, then ends
+            nursery.cancel_scope.deadline = trio.current_time() + FLUSH_TIMEOUT
         self.log.info("connection_closed", reason=reason)
 
-    async def _read(self, session: Session, searches: trio.Nursery, first: bytes) -> str:
+    async def _reader(
+        self,
+        first: bytes,
+        first_by: float,
+        requests: trio.MemorySendChannel[m.Request | ProtocolError | _End],
+    ) -> None:
         assert self.framing is not None
         decoder: TextDecoder | MsgpackDecoder
         if self.framing == "text":
@@ -210,113 +355,164 @@ class Connection:
         else:
             decoder = MsgpackDecoder("server", max_frame=self.limits.frame or 2**31)
         data = first
-        while True:
-            if data:
-                try:
-                    decoder.feed(data)
-                except ProtocolError as exc:
-                    await self._report(session, exc)
-                    return exc.error.name
-                outcome = await self._drain(session, searches, decoder)
-                if outcome is not None:
-                    return outcome
-            idle = self.limits.idle if session.search is None and self.limits.idle else math.inf
-            with trio.move_on_after(idle) as scope:
-                try:
-                    data = bytes(await self.receive_stream.receive_some(RECEIVE))
-                except (trio.BrokenResourceError, trio.ClosedResourceError):
-                    return "connection lost"
-            if scope.cancelled_caught:
-                await session.reply(
-                    _error_reply(IDLE_TIMEOUT, f"nothing received for {self.limits.idle:g} s"),
-                    None,
-                )
-                return IDLE_TIMEOUT.name
-            if not data:
-                return "end of input"
+        commands = 0
+        async with requests:
+            while True:
+                if data:
+                    try:
+                        decoder.feed(data)
+                    except ProtocolError as exc:
+                        await requests.send(exc)
+                        await requests.send(_End(exc.error.name))
+                        return
+                    while True:
+                        try:
+                            message = decoder.next_message()
+                        except ProtocolError as exc:
+                            commands += 1
+                            await requests.send(exc)
+                            if exc.fatal:
+                                await requests.send(_End(exc.error.name))
+                                return
+                            continue
+                        if message is None:
+                            break
+                        commands += 1
+                        assert isinstance(message, m.Request)
+                        await requests.send(message)  # waits while `inflight` are queued
+                end = await self._next_chunk(commands, first_by)
+                if isinstance(end, _End):
+                    await requests.send(end)
+                    return
+                data = end
 
-    async def _drain(
-        self, session: Session, searches: trio.Nursery, decoder: TextDecoder | MsgpackDecoder
-    ) -> str | None:
+    async def _next_chunk(self, commands: int, first_by: float) -> bytes | _End:
+        """The next bytes, or why there are none (end of input, a lost connection, the
+        first-command or the idle timeout)."""
         while True:
+            if commands == 0:
+                deadline = first_by
+            elif self.limits.idle:
+                deadline = trio.current_time() + self.limits.idle
+            else:
+                deadline = math.inf
             try:
-                message = decoder.next_message()
-            except ProtocolError as exc:
-                await self._report(session, exc)
-                if exc.fatal:
-                    return exc.error.name
-                continue
-            if message is None:
-                return None
-            assert isinstance(message, m.Request)
-            if self.limits.inflight and self._pending(session) >= self.limits.inflight:
-                await session.reply(
-                    _error_reply(
-                        TOO_MANY_REQUESTS,
-                        f"{message.command.METHOD}: more than {self.limits.inflight} requests "
-                        "in flight",
-                    ),
-                    message.msgid,
-                )
-                continue
-            await session.handle(message, searches)
-            if session.closing:
-                return "quit"
+                data = await self._receive(deadline)
+            except (trio.BrokenResourceError, trio.ClosedResourceError):
+                self._lose("connection lost")
+                return _End("connection lost")
+            if data is None:
+                if commands == 0:
+                    return _End("no command in time")
+                if self._busy():
+                    continue  # a search (or a command) is running: that is not idleness
+                message = f"nothing received for {self.limits.idle:g} s"
+                return _End(IDLE_TIMEOUT.name, _error_reply(IDLE_TIMEOUT, message))
+            if not data:
+                return _End("end of input")
+            return data
 
-    def _pending(self, session: Session) -> int:
-        # Commands are answered in order, so what is in flight is a running search plus the
-        # replies still queued for the writer.
-        queued = self._queue_receive.statistics().current_buffer_used
-        return queued + (1 if session.search is not None else 0)
+    def _busy(self) -> bool:
+        session = self.session
+        return self.handling or (session is not None and session.search is not None)
 
-    async def _report(self, session: Session, exc: ProtocolError) -> None:
-        self.log.info("protocol_error", code=exc.code, error=exc.message)
-        await session.reply(_error_reply(exc.error, exc.message), exc.msgid)
+    async def _handle(
+        self,
+        session: Session,
+        searches: trio.Nursery,
+        requests: trio.MemoryReceiveChannel[m.Request | ProtocolError | _End],
+    ) -> str:
+        async with requests:
+            async for item in requests:
+                if isinstance(item, _End):
+                    if item.reply is not None:
+                        await session.reply(item.reply, None)
+                    return item.reason
+                self.handling = True
+                try:
+                    if isinstance(item, ProtocolError):
+                        self.log.info("protocol_error", code=item.code, error=item.message)
+                        await session.reply(_error_reply(item.error, item.message), item.msgid)
+                        if item.fatal:
+                            return item.error.name
+                    else:
+                        await session.handle(item, searches)
+                        if session.closing:
+                            return "quit"
+                finally:
+                    self.handling = False
+                # one command at a time per turn of the event loop: the others get theirs
+                await trio.lowlevel.checkpoint()
+        return "end of input"
 
     def shutdown(self) -> None:
         """Stop reading; the connection then stops its search, says why and closes."""
         self.shutting_down = True
-        self.reader_scope.cancel()
+        self.io_scope.cancel()
 
 
 def _error_reply(code: ErrorCode, message: str) -> m.ErrorReply:
     return m.ErrorReply(code.code, code.name, message)
 
 
+def _host(peer: str) -> str:
+    """The address part of ``host:port`` (IPv6 included)."""
+    host, sep, _ = peer.rpartition(":")
+    return host if sep else peer
+
+
 class Server:
-    """The TCP server: accepts connections and tracks them for the limit and for shutdown."""
+    """The TCP server: admits connections and tracks them for the caps and for shutdown."""
 
     def __init__(self, config: SessionConfig, runner: SearchRunner, limits: Limits) -> None:
         self.config = config
         self.runner = runner
         self.limits = limits
         self.connections: set[Connection] = set()
+        self.per_host: Counter[str] = Counter()
         self.log = structlog.get_logger("enginesrv.server")
         self.stopping = False
         self.stop = trio.Event()
+        self.refused = 0
+
+    def _refusal(self, host: str) -> str | None:
+        if self.stopping:
+            return "the server is stopping"
+        if self.limits.connections and len(self.connections) >= self.limits.connections:
+            return f"the server holds its limit of {self.limits.connections} connections"
+        if self.limits.peer_connections and self.per_host[host] >= self.limits.peer_connections:
+            return f"{host} holds its limit of {self.limits.peer_connections} connections"
+        return None
 
     async def handle(self, stream: trio.SocketStream) -> None:
-        """Serve one accepted TCP connection."""
+        """Serve one accepted TCP connection (or close it at once if it is over a cap)."""
         try:
             peer = "{}:{}".format(*stream.socket.getpeername()[:2])
         except OSError:
-            peer = "?"
+            peer = "?:?"
+        host = _host(peer)
+        refusal = self._refusal(host)
+        if refusal is not None:
+            self.refused += 1
+            self.log.info("connection_refused", peer=peer, reason=refusal)
+            with trio.CancelScope(shield=True), trio.move_on_after(1):
+                await stream.aclose()
+            return
         connection = Connection(
             stream, stream, config=self.config, runner=self.runner, limits=self.limits, peer=peer
         )
-        refuse = None
-        if self.stopping:
-            refuse = SHUTTING_DOWN
-        elif self.limits.connections and len(self.connections) >= self.limits.connections:
-            refuse = TOO_MANY_CONNECTIONS
         self.connections.add(connection)
+        self.per_host[host] += 1
         try:
-            await connection.run(refuse=refuse)
+            await connection.run()
         except Exception:  # a fault of ours must cost one connection, never the server
             connection.log.exception("connection_failed")
         finally:
             self.connections.discard(connection)
-            with trio.move_on_after(1):
+            self.per_host[host] -= 1
+            if self.per_host[host] <= 0:
+                del self.per_host[host]
+            with trio.CancelScope(shield=True), trio.move_on_after(1):
                 await stream.aclose()
 
     def shutdown(self) -> None:
@@ -326,17 +522,21 @@ class Server:
             connection.shutdown()
 
 
+async def open_listeners(host: str, port: int) -> list[trio.SocketListener]:
+    """Bind the listening sockets (raises ``OSError`` for a port in use, an unknown host or
+    an address that is not this machine's)."""
+    return await trio.open_tcp_listeners(port, host=host)
+
+
 async def serve(
     server: Server,
-    host: str,
-    port: int,
+    listeners: list[trio.SocketListener],
     *,
     on_ready: Callable[[str, int], None],
     task_status: trio.TaskStatus[None] = trio.TASK_STATUS_IGNORED,
 ) -> None:
-    """Listen and serve until SIGINT/SIGTERM (or ``server.stop``); then stop accepting, let
-    every connection send its best move and close, and return."""
-    listeners = await trio.open_tcp_listeners(port, host=host)
+    """Serve on ``listeners`` until ``server.stop`` is set; then stop accepting, let every
+    connection send its best move and close, and return."""
     bound = listeners[0].socket.getsockname()
     async with trio.open_nursery() as connections:
         async with trio.open_nursery() as accepting:
@@ -345,7 +545,6 @@ async def serve(
                     trio.serve_listeners, server.handle, listeners, handler_nursery=connections
                 )
             )
-            accepting.start_soon(_signals_to_stop, server)
             on_ready(bound[0], bound[1])
             task_status.started()
             await server.stop.wait()
@@ -353,14 +552,6 @@ async def serve(
         for listener in listeners:
             await listener.aclose()
         server.shutdown()
-
-
-async def _signals_to_stop(server: Server) -> None:
-    with trio.open_signal_receiver(signal.SIGINT, signal.SIGTERM) as signals:
-        async for signum in signals:
-            server.log.info("signal", signal=signal.Signals(signum).name)
-            server.stop.set()
-            return
 
 
 def stdio_streams() -> tuple[trio.abc.SendStream, trio.abc.ReceiveStream]:

@@ -10,6 +10,7 @@ while one runs, the session keeps answering the commands that do not change it.
 
 from __future__ import annotations
 
+import functools
 import itertools
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
@@ -31,6 +32,7 @@ from protocol.errors import (
     GAME_OVER,
     INTERNAL,
     INVALID_POSITION,
+    MOVES_HIDDEN,
     NO_GAME,
     NOT_SEARCHING,
     SEARCH_IN_PROGRESS,
@@ -41,6 +43,10 @@ from protocol.errors import (
 
 MOVES_LISTED = 100_000
 """``query moves`` lists at most this many moves; beyond it, it reports the count."""
+REPLY_OVERHEAD = {"text": len("response "), "msgpack": 64}
+"""Bytes of a ``query moves`` reply besides its tokens (the keyword; msgpack's envelope)."""
+TOKEN_OVERHEAD = {"text": 1, "msgpack": 3}
+"""Bytes a token costs besides its text: a space, or at most a msgpack string header."""
 
 READ_ONLY = (m.Ugi, m.IsReady, m.Ping, m.Stop, m.Quit, m.Query, m.Bots, m.Options, m.Show)
 """The commands answered even while a search runs (docs/protocol.md §3)."""
@@ -59,6 +65,7 @@ class SearchRunner(Protocol):
         stop: trio.Event,
         hard_deadline: float | None,
         on_wait: Callable[[], None] | None = None,
+        peer: str | None = None,
     ) -> SearchOutcome:
         """Run one search (see ``WorkerPool.search``)."""
         ...
@@ -73,6 +80,13 @@ class SessionConfig:
     default_game: str | None = None
     default_bot: str = "alphabeta"
     limits: tuple[m.LimitInfo, ...] = ()
+    hash_limit: int | None = None
+    """The largest ``Hash`` (MB) one search may have: the server's hash budget shared by its
+    workers (None: only the option's own maximum)."""
+    hash_budget: int | None = None
+    """The server's hash budget (MB), named when a ``Hash`` over ``hash_limit`` is refused."""
+    grace: float = GRACE
+    """Seconds a search gets past its deadline before the worker is killed."""
 
 
 Send = Callable[[m.Reply, int | None], Awaitable[None]]
@@ -100,6 +114,8 @@ class _Search:
 
 
 SESSION_OPTIONS = ("Game", "Bot", "Hash", "MoveOverhead", "Compat")
+DEFAULT_HASH = 64
+MAX_HASH = 4096
 
 
 class Session:
@@ -116,8 +132,12 @@ class Session:
         send: Send,
         send_nowait: SendNowait,
         logger: structlog.typing.FilteringBoundLogger | None = None,
+        peer: str | None = None,
+        max_reply: int = 65536,
     ) -> None:
         self.config = config
+        self.peer = peer
+        self.max_reply = max_reply
         self.runner = runner
         self.framing = framing
         self._send = send
@@ -129,7 +149,7 @@ class Session:
         self.played: list[str] = []
         self.bot_name = config.default_bot
         self.bot_options: dict[str, str | None] = {}
-        self.hash_mb = 64
+        self.hash_mb = min(DEFAULT_HASH, config.hash_limit or DEFAULT_HASH)
         self.move_overhead = 50
         self.compat = False
         self.fresh_game = True
@@ -158,11 +178,16 @@ class Session:
         command = request.command
         msgid = request.msgid
         try:
-            if self.search is not None and not isinstance(command, READ_ONLY):
-                raise _error(
-                    SEARCH_IN_PROGRESS,
-                    f"{command.METHOD}: a search is running; send stop first",
-                )
+            search = self.search
+            if search is not None and not isinstance(command, READ_ONLY):
+                if not search.stop.is_set():
+                    raise _error(
+                        SEARCH_IN_PROGRESS,
+                        f"{command.METHOD}: a search is running; send stop first",
+                    )
+                # After a stop, commands wait for that search's best move, then run. The wait
+                # is bounded: the pool kills a worker that does not answer within its grace.
+                await search.done.wait()
             reply = await self._dispatch(command, msgid, nursery)
         except _Error as exc:
             self.log.info("command_error", command=command.METHOD, error=str(exc.reply))
@@ -225,32 +250,19 @@ class Session:
     # -- handshake, options --------------------------------------------------------------------
 
     def _handshake(self) -> m.Handshake:
-        game_infos = []
-        for name in games.available():
-            game = games.load(name)
-            game_infos.append(m.GameInfo(name, game.colours, game.start_position))
         return m.Handshake(
             name=self.config.name,
             author=self.config.author,
             version=__version__,
             protocol=m.PROTOCOL_VERSION,
-            games=tuple(game_infos),
+            games=_game_infos(),
             bots=self._bots(),
             options=self._options(),
             limits=self.config.limits,
         )
 
     def _bots(self) -> tuple[m.BotInfo, ...]:
-        out = []
-        for name in bot_names():
-            try:
-                plays = create_bot(name).game_names()
-            except BotError:
-                continue
-            out.append(
-                m.BotInfo(name, tuple(plays) if plays is not None else tuple(games.available()))
-            )
-        return tuple(out)
+        return _bot_infos()
 
     def _bot_class(self) -> type[Engine]:
         return bot_class(self.bot_name)
@@ -264,7 +276,7 @@ class Session:
                 vars=tuple(games.available()),
             ),
             m.OptionSpec("Bot", "combo", self.bot_name, vars=tuple(bot_names())),
-            m.OptionSpec("Hash", "spin", str(self.hash_mb), 1, 4096),
+            m.OptionSpec("Hash", "spin", str(self.hash_mb), 1, self._hash_max()),
             m.OptionSpec("MoveOverhead", "spin", str(self.move_overhead), 0, 5000),
             m.OptionSpec("Compat", "check", "true" if self.compat else "false"),
         ]
@@ -298,17 +310,18 @@ class Session:
                     f"setoption: unknown bot {value!r}; known bots: {', '.join(bot_names())}",
                 )
             try:
-                engine = create_bot(chosen)
+                plays = _plays(chosen)
             except BotError as exc:
                 raise _error(BAD_ARGUMENTS, f"setoption: {exc}") from None
-            if self.game is not None and not engine.supports(self.game.name):
+            if self.game is not None and plays is not None and self.game.name not in plays:
                 raise _error(
                     BAD_ARGUMENTS, f"setoption: bot {chosen!r} does not play {self.game.name}"
                 )
             self.bot_name = chosen
-            self.bot_options = {}
+            self.bot_options = {}  # the new bot starts from its defaults, and so do its tables
+            self.fresh_game = True
         elif key == "hash":
-            self.hash_mb = self._spin(name, value, 1, 4096)
+            self.hash_mb = self._hash(name, value)
         elif key == "moveoverhead":
             self.move_overhead = self._spin(name, value, 0, 5000)
         elif key == "compat":
@@ -318,6 +331,23 @@ class Session:
             self.compat = lowered == "true"
         else:
             self._set_bot_option(name, value)
+
+    def _hash_max(self) -> int:
+        limit = self.config.hash_limit
+        return MAX_HASH if limit is None else max(1, min(MAX_HASH, limit))
+
+    def _hash(self, name: str, value: str | None) -> int:
+        number = self._spin(name, value, 1, MAX_HASH)
+        if number > self._hash_max():
+            budget = self.config.hash_budget
+            whose = (
+                f"the server's hash budget of {budget} MB leaves {self._hash_max()} MB "
+                "to each search"
+                if budget is not None
+                else f"the most a search may have is {self._hash_max()} MB"
+            )
+            raise _error(BAD_ARGUMENTS, f"setoption: Hash {number} MB is too much: {whose}")
+        return number
 
     def _spin(self, name: str, value: str | None, low: int, high: int) -> int:
         try:
@@ -331,14 +361,11 @@ class Session:
         return number
 
     def _set_bot_option(self, name: str, value: str | None) -> None:
-        probe = create_bot(self.bot_name)
-        try:
-            option = probe.option(name)
-        except OptionError:
-            known = ", ".join([*SESSION_OPTIONS, *(o.name for o in probe.options)])
-            raise _error(
-                BAD_ARGUMENTS, f"setoption: unknown option {name!r} (options: {known})"
-            ) from None
+        options = self._bot_class().options
+        option = next((o for o in options if o.name.lower() == name.strip().lower()), None)
+        if option is None:
+            known = ", ".join([*SESSION_OPTIONS, *(o.name for o in options)])
+            raise _error(BAD_ARGUMENTS, f"setoption: unknown option {name!r} (options: {known})")
         try:
             option.parse(value)
         except OptionError as exc:
@@ -346,10 +373,18 @@ class Session:
         self.bot_options[option.name] = value
 
     def _job_options(self) -> tuple[tuple[str, str | None], ...]:
-        names = {o.name for o in self._bot_class().options}
-        options = dict(self.bot_options)
-        if "Hash" in names:
-            options["Hash"] = str(self.hash_mb)
+        """Every option of the bot with the value ``options`` reports, so the worker's bot
+        searches with exactly those (a kept bot never keeps a value the session dropped)."""
+        options: dict[str, str | None] = {}
+        for option in self._bot_class().options:
+            if option.type == "button":
+                continue
+            if option.name == "Hash":
+                options["Hash"] = str(self.hash_mb)
+            elif option.name in self.bot_options:
+                options[option.name] = self.bot_options[option.name]
+            elif option.default is not None:
+                options[option.name] = option.text(option.default)
         return tuple(sorted(options.items()))
 
     # -- game and position ---------------------------------------------------------------------
@@ -365,10 +400,10 @@ class Session:
         self.state = game.new_state()
         self.played = []
         self.fresh_game = True
-        if not create_bot(self.bot_name).supports(game.name):
+        if not _supports(self.bot_name, game.name):
             # keep a bot that plays the game: the default, else any
             for name in [self.config.default_bot, *bot_names()]:
-                if create_bot(name).supports(game.name):
+                if _supports(name, game.name):
                     self.bot_name = name
                     self.bot_options = {}
                     break
@@ -439,7 +474,7 @@ class Session:
                 count = state.count_moves()
                 if count > MOVES_LISTED:
                     return f"count {count} {state.describe_moves()}".rstrip()
-                return tuple(sorted(state.move_to_str(mv) for mv in state.legal_moves()))
+                return self._fit_moves(sorted(state.move_to_str(mv) for mv in state.legal_moves()))
             case "position":
                 return state.to_string()
             case "turn":
@@ -449,6 +484,24 @@ class Session:
                 return None if outcome is None else outcome.as_dict()
             case _:  # "phase"
                 return state.phase()
+
+    def _fit_moves(self, tokens: list[str]) -> m.ResponseValue:
+        """The move list, or, when it would make a reply longer than the line or frame limit,
+        ``count N moves`` and the first moves that fit (docs/protocol.md §4.1)."""
+        room = self.max_reply - REPLY_OVERHEAD[self.framing]
+        extra = TOKEN_OVERHEAD[self.framing]
+        costs = [len(t.encode()) + extra for t in tokens]
+        if sum(costs) <= room:
+            return tuple(tokens)
+        head = f"count {len(tokens)} moves"
+        room -= len(head)
+        kept = 0
+        for cost in costs:
+            if cost > room:
+                break
+            room -= cost
+            kept += 1
+        return " ".join([head, *tokens[:kept]])
 
     def _show(self) -> str:
         game, state = self._require_game("show")
@@ -471,13 +524,15 @@ class Session:
             raise _error(BAD_ARGUMENTS, "go: send it as a request; its result is the best move")
         game, state = self._require_game("go")
         if state.is_terminal():
-            # exactly one bestmove per go, even here
-            if self.framing == "msgpack" and msgid is not None:
-                raise _error(GAME_OVER, "go: the game is over", {"move": None})
-            await self.reply(
-                m.ErrorReply(GAME_OVER.code, GAME_OVER.name, "go: the game is over"), msgid
+            await self._no_move(GAME_OVER, "go: the game is over", msgid)
+            return
+        if state.moves_hidden():
+            await self._no_move(
+                MOVES_HIDDEN,
+                "go: the side to act has moves that depend on information hidden in this "
+                "position; send the position of the side to act (its own view)",
+                msgid,
             )
-            await self._send(m.BestMove(None), msgid)
             return
         seat = state.to_move()
         budget = allot(
@@ -509,11 +564,20 @@ class Session:
         self.search = search
         nursery.start_soon(self._run_search, job, search, state.copy())
 
+    async def _no_move(self, code: ErrorCode, message: str, msgid: int | None) -> None:
+        """Answer a ``go`` that has no move to search: the error, then its one best move
+        (none). In msgpack both are the one error response, with ``{move: nil}``."""
+        if self.framing == "msgpack":
+            raise _error(code, message, {"move": None})
+        await self.reply(m.ErrorReply(code.code, code.name, message), msgid)
+        await self._send(m.BestMove(None), msgid)
+
     async def _run_search(self, job: SearchJob, search: _Search, state: games.State) -> None:
         log = self.log.bind(search=search.msgid)
         log.info("search_start", bot=job.bot, depth=job.depth, nodes=job.nodes,
                  deadline=job.deadline)  # fmt: skip
-        hard = None if job.deadline is None else trio.current_time() + job.deadline + GRACE
+        grace = self.config.grace
+        hard = None if job.deadline is None else trio.current_time() + job.deadline + grace
         sent_best = False
         try:
 
@@ -528,12 +592,21 @@ class Session:
                     search.msgid,
                 )
 
-            outcome = await self.runner.search(
-                job, on_info=on_info, stop=search.stop, hard_deadline=hard, on_wait=on_wait
-            )
+            try:
+                outcome = await self.runner.search(
+                    job,
+                    on_info=on_info,
+                    stop=search.stop,
+                    hard_deadline=hard,
+                    on_wait=on_wait,
+                    peer=self.peer,
+                )
+            except Exception as exc:  # a fault of ours: the go still gets its one answer
+                log.exception("search_failed")
+                outcome = SearchOutcome(None, error=f"search failed ({type(exc).__name__})")
             if search.infinite and not search.stop.is_set():
                 await search.stop.wait()  # UCI: no bestmove before stop in infinite mode
-            best = self._best_of(outcome, state)
+            best = _best_of(outcome, state)
             if outcome.error is not None:
                 await self.reply(m.ErrorReply(INTERNAL.code, INTERNAL.name, outcome.error), None)
             log.info(
@@ -553,28 +626,6 @@ class Session:
             search.done.set()
             if not sent_best:
                 log.info("search_abandoned")
-
-    def _best_of(self, outcome: SearchOutcome, state: games.State) -> m.BestMove:
-        result: SearchResult | None = outcome.result
-        candidates: list[str] = []
-        if result is not None and result.token is not None:
-            candidates.append(result.token)
-        if outcome.last_info is not None and outcome.last_info.pv:
-            candidates.append(outcome.last_info.pv[0])
-        candidates.append(state.move_to_str(state.legal_moves()[0]))  # any legal move will do
-        token = next(t for t in candidates if _is_legal(state, t))
-        if result is not None and token == result.token:
-            return m.BestMove(
-                token,
-                score=_score(result.score),
-                depth=result.depth,
-                seldepth=result.seldepth,
-                nodes=result.nodes,
-                time=result.time,
-                pv=result.pv,
-                stopped=result.stopped or outcome.killed,
-            )
-        return m.BestMove(token, stopped=True)
 
     def _stop(self, search_id: int | None, msgid: int | None) -> m.Reply | None:
         search = self.search
@@ -598,12 +649,80 @@ class Session:
             await search.done.wait()
 
 
+def _best_of(outcome: SearchOutcome, state: games.State) -> m.BestMove:
+    """The one answer to a ``go``: the search's move if it is legal, else the first move of
+    the last reported line, else any legal move (None only when there is none)."""
+    result: SearchResult | None = outcome.result
+    candidates: list[str] = []
+    if result is not None and result.token is not None:
+        candidates.append(result.token)
+    if outcome.last_info is not None and outcome.last_info.pv:
+        candidates.append(outcome.last_info.pv[0])
+    token = next((t for t in candidates if _is_legal(state, t)), None)
+    if token is None:
+        moves = state.legal_moves()
+        token = state.move_to_str(moves[0]) if len(moves) else None
+    if result is not None and token is not None and token == result.token:
+        return m.BestMove(
+            token,
+            score=_score(result.score),
+            depth=result.depth,
+            seldepth=result.seldepth,
+            nodes=result.nodes,
+            time=result.time,
+            pv=result.pv,
+            stopped=result.stopped or outcome.killed,
+        )
+    return m.BestMove(token, stopped=True)
+
+
 def _is_legal(state: games.State, token: str) -> bool:
     try:
         state.parse_move(token)
     except games.GameError:
         return False
     return True
+
+
+@functools.cache
+def _game_infos() -> tuple[m.GameInfo, ...]:
+    """The handshake's games (built once: the registry does not change while serving)."""
+    infos = []
+    for name in games.available():
+        game = games.load(name)
+        infos.append(m.GameInfo(name, game.colours, game.start_position))
+    return tuple(infos)
+
+
+@functools.cache
+def _plays(bot: str) -> tuple[str, ...] | None:
+    """The games ``bot`` plays, None for every game (asked once per bot).
+
+    Raises:
+        BotError: the bot cannot be built.
+    """
+    return create_bot(bot).game_names()
+
+
+def _supports(bot: str, game: str) -> bool:
+    try:
+        plays = _plays(bot)
+    except BotError:
+        return False
+    return plays is None or game in plays
+
+
+@functools.cache
+def _bot_infos() -> tuple[m.BotInfo, ...]:
+    """The bots and the games each plays (built once)."""
+    out = []
+    for name in bot_names():
+        try:
+            plays = _plays(name)
+        except BotError:
+            continue
+        out.append(m.BotInfo(name, tuple(plays) if plays is not None else tuple(games.available())))
+    return tuple(out)
 
 
 def _score(score: Score | None) -> m.Score | None:

@@ -7,11 +7,15 @@ pool of these processes and talks to each over its stdin/stdout with msgpack-RPC
   ``[1, id, nil, result]`` carries the ``SearchResult`` fields, or an error
   ``[500, "internal", text, nil]`` if the search failed;
 * while it runs, ``[2, "info", [{"search": id, ...}]]`` notifications report progress;
-* ``[2, "stop", [{"search": id}]]`` asks the running search to return now.
+* ``[2, "stop", [{"search": id}]]`` asks that search to return now, whether it runs already or
+  is still on its way (a stop that overtakes its search is remembered, so the search returns at
+  once when it starts).
 
 A reader thread reads the pipe while the main thread searches, so a stop reaches the search at
 once (the search polls a flag). Bots are kept per session (least recently used first out), so a
-session's transposition table survives from one of its moves to the next on the same worker.
+session's transposition table survives from one of its moves to the next on the same worker;
+the tables kept stay within the job's ``hash_budget`` (MB), so that the server's hash budget
+bounds what its workers hold whatever the sessions ask for.
 """
 
 from __future__ import annotations
@@ -53,6 +57,8 @@ class SearchJob:
     target: float | None = None
     deadline: float | None = None
     new_game: bool = False
+    hash_budget: int | None = None
+    """MB of transposition tables this worker may keep over all its bots (None: no cap)."""
 
     def to_map(self) -> dict[str, Any]:
         """The params map of a ``search`` request."""
@@ -67,6 +73,7 @@ class SearchJob:
             "target": self.target,
             "deadline": self.deadline,
             "new_game": self.new_game,
+            "hash_budget": self.hash_budget,
         }
 
     @classmethod
@@ -83,6 +90,7 @@ class SearchJob:
             target=raw.get("target"),
             deadline=raw.get("deadline"),
             new_game=bool(raw.get("new_game")),
+            hash_budget=raw.get("hash_budget"),
         )
 
 
@@ -173,6 +181,9 @@ class _Worker:
         self.bots: OrderedDict[tuple[str, str], Engine] = OrderedDict()
         self.running: int | None = None
         self.stop_flag = threading.Event()
+        self.stopped: set[int] = set()
+        """Ids of searches stopped before they started."""
+        self.state_lock = threading.Lock()
 
     def send(self, frame: list[Any]) -> None:
         data = msgpack.packb(frame, use_bin_type=True)
@@ -183,24 +194,61 @@ class _Worker:
             except (BrokenPipeError, ValueError):
                 os._exit(0)  # the server is gone: nobody is left to answer
 
+    def request_stop(self, msgid: int | None) -> None:
+        """Stop search ``msgid`` (None: whatever runs), now or as soon as it starts."""
+        with self.state_lock:
+            if msgid is None or msgid == self.running:
+                self.stop_flag.set()
+            else:
+                self.stopped.add(msgid)
+
+    def _begin(self, msgid: int) -> None:
+        with self.state_lock:
+            self.running = msgid
+            if msgid in self.stopped:
+                self.stop_flag.set()
+            else:
+                self.stop_flag.clear()
+            # ids grow: a stop for an id below this one can no longer be wanted
+            self.stopped = {i for i in self.stopped if i > msgid}
+
     def bot_for(self, job: SearchJob) -> Engine:
         key = (job.session, job.bot)
         bot = self.bots.get(key)
         if bot is None:
             bot = create_bot(job.bot)
             self.bots[key] = bot
-            while len(self.bots) > BOTS_PER_WORKER:
-                self.bots.popitem(last=False)
         self.bots.move_to_end(key)
-        for name, value in job.options:
-            option = bot.option(name)
-            if bot.values[option.name] != option.parse(value):
-                bot.set_option(name, value)
+        # Every option takes the job's value, or its default when the job names none, so a
+        # kept bot never searches with a value the session no longer has.
+        given = {bot.option(name).name: value for name, value in job.options}
+        for option in bot.options:
+            if option.type == "button":
+                continue
+            wanted = option.parse(given[option.name]) if option.name in given else option.default
+            if bot.values[option.name] == wanted:
+                continue
+            if wanted is None:
+                bot.values[option.name] = None
+            else:
+                bot.set_option(option.name, option.text(wanted))
+        self._evict(job.hash_budget)
         return bot
 
+    def _evict(self, budget: int | None) -> None:
+        """Drop the least recently used bots beyond ``BOTS_PER_WORKER`` or the hash budget
+        (the newest bot always stays)."""
+
+        def held() -> int:
+            return sum(int(b.values.get("Hash") or 0) for b in self.bots.values())
+
+        while len(self.bots) > 1 and (
+            len(self.bots) > BOTS_PER_WORKER or (budget is not None and held() > budget)
+        ):
+            self.bots.popitem(last=False)
+
     def search(self, msgid: int, job: SearchJob) -> None:
-        self.stop_flag.clear()
-        self.running = msgid
+        self._begin(msgid)
         try:
             game = games.load(job.game)
             state = game.state_from_string(job.position)
@@ -219,7 +267,8 @@ class _Worker:
             detail = "".join(traceback.format_exception_only(type(exc), exc)).strip()
             self.send([1, msgid, [500, "internal", f"search failed: {detail}", None], None])
         finally:
-            self.running = None
+            with self.state_lock:
+                self.running = None
 
 
 def _read_frames(
@@ -238,8 +287,7 @@ def _read_frames(
                     ready.notify()
             elif frame[0] == 2 and frame[1] == "stop":
                 params = frame[2][0] if frame[2] else {}
-                if params.get("search") in (None, worker.running):
-                    worker.stop_flag.set()
+                worker.request_stop(params.get("search"))
     with ready:
         jobs.append((-1, SearchJob("", "", "", "", ())))  # end of input: leave
         worker.stop_flag.set()

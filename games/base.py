@@ -155,6 +155,11 @@ class State(ABC):
         (Yin Yang's setup); "" by default."""
         return ""
 
+    def moves_hidden(self) -> bool:
+        """Whether the side to act has moves this state cannot list because they depend on
+        information hidden from it (a view, with the opponent to act). False by default."""
+        return False
+
     @abstractmethod
     def push(self, move: Move) -> None:
         """Play a move. Trusted: ``move`` must come from ``legal_moves()`` or ``parse_move()``

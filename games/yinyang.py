@@ -536,6 +536,14 @@ class YinYangState(State):
         rev = self._rev[player]
         return tuple(_entry(law, rev >> i & 1) for i, law in enumerate(laws))
 
+    def moves_hidden(self) -> bool:
+        """Whether the side to act has a ``?`` law here: its moves then depend on a law this
+        view does not know (only the moves that depend on no hidden law are listed)."""
+        if self._outcome is not None or self._phase == SETUP:
+            return False
+        laws = self._laws[self._side]
+        return laws is not None and UNKNOWN in laws
+
     def is_view(self) -> bool:
         """Whether some law is ``?`` here (a view that ignores a hidden law)."""
         return any(laws is not None and UNKNOWN in laws for laws in self._laws)

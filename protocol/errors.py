@@ -53,6 +53,9 @@ SEARCH_IN_PROGRESS: Final = ErrorCode(
     204, "search-in-progress", False, "the command cannot run while a search runs"
 )
 NOT_SEARCHING: Final = ErrorCode(205, "not-searching", False, "no search is running")
+MOVES_HIDDEN: Final = ErrorCode(
+    206, "moves-hidden", False, "the moves of the side to act depend on hidden information"
+)
 BUSY: Final = ErrorCode(300, "busy", False, "the server is at capacity")
 TOO_MANY_REQUESTS: Final = ErrorCode(
     301, "too-many-requests", False, "too many requests are in flight on this connection"
@@ -78,6 +81,7 @@ ERROR_CODES: Final[tuple[ErrorCode, ...]] = (
     GAME_OVER,
     SEARCH_IN_PROGRESS,
     NOT_SEARCHING,
+    MOVES_HIDDEN,
     BUSY,
     TOO_MANY_REQUESTS,
     IDLE_TIMEOUT,

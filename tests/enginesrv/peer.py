@@ -16,7 +16,7 @@ from bots.engine import Limits, SearchInfo
 from bots.registry import create_bot
 from enginesrv.pool import SearchOutcome, WorkerPool
 from enginesrv.server import Limits as ConnLimits
-from enginesrv.server import Server, serve
+from enginesrv.server import Server, open_listeners, serve
 from enginesrv.session import SessionConfig
 from enginesrv.worker import SearchJob
 
@@ -39,8 +39,9 @@ class ThreadRunner:
         stop: trio.Event,
         hard_deadline: float | None,
         on_wait: Callable[[], None] | None = None,
+        peer: str | None = None,
     ) -> SearchOutcome:
-        del hard_deadline, on_wait
+        del hard_deadline, on_wait, peer
         self.searches += 1
         flag = threading.Event()
         token = trio.lowlevel.current_trio_token()
@@ -91,10 +92,10 @@ async def running_server(
             runner = pool
         server = Server(config, runner or ThreadRunner(), limits)
         ports: list[int] = []
+        listeners = await open_listeners("127.0.0.1", 0)
         await nursery.start(
             lambda task_status: serve(
-                server, "127.0.0.1", 0, on_ready=lambda h, p: ports.append(p),
-                task_status=task_status,
+                server, listeners, on_ready=lambda h, p: ports.append(p), task_status=task_status,
             )
         )  # fmt: skip
         try:

@@ -42,6 +42,14 @@ def children() -> set[int]:
     return out
 
 
+async def settled(pool: WorkerPool) -> None:
+    """Wait (at most 10 s) until every worker is idle again: a killed or dead worker is
+    replaced in the background, after the search that lost it has returned."""
+    with trio.fail_after(10):
+        while not pool.all_idle():
+            await trio.sleep(0.01)
+
+
 @trio_test
 async def test_real_workers_search_and_leave_no_process_behind() -> None:
     before = children()
@@ -78,6 +86,7 @@ async def test_a_silent_worker_is_killed_at_the_deadline_and_replaced() -> None:
         )  # fmt: skip
         assert outcome.killed
         assert outcome.result is None
+        await settled(pool)
         assert pool.restarts == 1
         assert pool.idle == 1
         await pool.aclose()
@@ -93,6 +102,7 @@ async def test_a_dying_worker_gives_an_error_and_is_replaced() -> None:
             job(), on_info=lambda i: None, stop=trio.Event(), hard_deadline=None
         )
         assert outcome.error == "the search worker died"
+        await settled(pool)
         assert pool.restarts == 1
         await pool.aclose()
 
