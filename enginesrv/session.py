@@ -43,6 +43,8 @@ from protocol.errors import (
 
 MOVES_LISTED = 100_000
 """``query moves`` lists at most this many moves; beyond it, it reports the count."""
+MOVES_PER_TURN = 256
+"""Moves of a ``position`` command replayed between two yields to the event loop."""
 REPLY_OVERHEAD = {"text": len("response "), "msgpack": 64}
 """Bytes of a ``query moves`` reply besides its tokens (the keyword; msgpack's envelope)."""
 TOKEN_OVERHEAD = {"text": 1, "msgpack": 3}
@@ -224,7 +226,7 @@ class Session:
                 self._new_game(name)
                 return m.Ack()
             case m.Position(fen, moves):
-                self._set_position(fen, moves)
+                await self._set_position(fen, moves)
                 return m.Ack()
             case m.Go():
                 await self._go(command, msgid, nursery)
@@ -420,13 +422,16 @@ class Session:
         game, _ = self._require_game("uginewgame")
         self._set_game(game)
 
-    def _set_position(self, fen: str | None, moves: tuple[str, ...]) -> None:
+    async def _set_position(self, fen: str | None, moves: tuple[str, ...]) -> None:
         game, _ = self._require_game("position")
         try:
             state = game.state_from_string(fen) if fen is not None else game.new_state()
         except games.InvalidPositionError as exc:
             raise _error(INVALID_POSITION, f"position {fen!r}: {exc.reason}") from None
-        for token in moves:
+        for i, token in enumerate(moves):
+            if i % MOVES_PER_TURN == MOVES_PER_TURN - 1:
+                # a frame may carry a hundred thousand moves: let the other clients run
+                await trio.lowlevel.checkpoint()
             try:
                 state.push(state.parse_move(token))
             except games.GameError as exc:
