@@ -20,8 +20,9 @@ import structlog
 import trio
 
 import games
+from bots import registry
 from bots.engine import Engine, OptionError, Score, SearchInfo, SearchResult
-from bots.registry import BotError, bot_class, bot_names, create_bot
+from bots.registry import BotError
 from enginesrv import __version__
 from enginesrv.pool import GRACE, SearchOutcome
 from enginesrv.timeman import allot
@@ -267,7 +268,7 @@ class Session:
         return _bot_infos()
 
     def _bot_class(self) -> type[Engine]:
-        return bot_class(self.bot_name)
+        return _bot_class(self.bot_name)
 
     def _options(self) -> tuple[m.OptionSpec, ...]:
         specs = [
@@ -277,7 +278,7 @@ class Session:
                 self.game.name if self.game is not None else "",
                 vars=tuple(games.available()),
             ),
-            m.OptionSpec("Bot", "combo", self.bot_name, vars=tuple(bot_names())),
+            m.OptionSpec("Bot", "combo", self.bot_name, vars=tuple(_bot_names())),
             m.OptionSpec("Hash", "spin", str(self.hash_mb), 1, self._hash_max()),
             m.OptionSpec("MoveOverhead", "spin", str(self.move_overhead), 0, 5000),
             m.OptionSpec("Compat", "check", "true" if self.compat else "false"),
@@ -305,11 +306,11 @@ class Session:
             game = self._load_game(value or "", "setoption")
             self._set_game(game)
         elif key == "bot":
-            chosen = next((b for b in bot_names() if b.lower() == (value or "").lower()), None)
+            chosen = next((b for b in _bot_names() if b.lower() == (value or "").lower()), None)
             if chosen is None:
                 raise _error(
                     BAD_ARGUMENTS,
-                    f"setoption: unknown bot {value!r}; known bots: {', '.join(bot_names())}",
+                    f"setoption: unknown bot {value!r}; known bots: {', '.join(_bot_names())}",
                 )
             try:
                 plays = _plays(chosen)
@@ -404,7 +405,7 @@ class Session:
         self.fresh_game = True
         if not _supports(self.bot_name, game.name):
             # keep a bot that plays the game: the default, else any
-            for name in [self.config.default_bot, *bot_names()]:
+            for name in [self.config.default_bot, *_bot_names()]:
                 if _supports(name, game.name):
                     self.bot_name = name
                     self.bot_options = {}
@@ -700,13 +701,26 @@ def _game_infos() -> tuple[m.GameInfo, ...]:
 
 
 @functools.cache
+def _bot_names() -> tuple[str, ...]:
+    """The registered bots (read once: scanning the installed distributions takes
+    milliseconds, and the bots cannot change while a server runs)."""
+    return tuple(registry.bot_names())
+
+
+@functools.cache
+def _bot_class(name: str) -> type[Engine]:
+    """The class of a registered bot (loaded once; see ``registry.bot_class``)."""
+    return registry.bot_class(name)
+
+
+@functools.cache
 def _plays(bot: str) -> tuple[str, ...] | None:
     """The games ``bot`` plays, None for every game (asked once per bot).
 
     Raises:
         BotError: the bot cannot be built.
     """
-    return create_bot(bot).game_names()
+    return _bot_class(bot)().game_names()
 
 
 def _supports(bot: str, game: str) -> bool:
@@ -721,7 +735,7 @@ def _supports(bot: str, game: str) -> bool:
 def _bot_infos() -> tuple[m.BotInfo, ...]:
     """The bots and the games each plays (built once)."""
     out = []
-    for name in bot_names():
+    for name in _bot_names():
         try:
             plays = _plays(name)
         except BotError:
