@@ -593,7 +593,9 @@ class Session:
             def on_wait() -> None:
                 self._send_nowait(
                     m.Info(
-                        string="all search workers are busy; waiting for one", search=search.msgid
+                        string="waiting for a search worker (all are busy, or this address "
+                        "has its share)",
+                        search=search.msgid,
                     ),
                     search.msgid,
                 )
