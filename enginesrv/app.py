@@ -18,7 +18,7 @@ from collections.abc import Callable
 import structlog
 import trio
 
-from enginesrv.pool import WorkerPool
+from enginesrv.pool import WORKER_COMMAND, WorkerPool
 from enginesrv.server import (
     Connection,
     Framing,
@@ -55,10 +55,17 @@ def peer_searches(limits: Limits, workers: int) -> int:
 
 
 async def run_server(
-    *, host: str, port: int, workers: int, limits: Limits, config: SessionConfig
+    *,
+    host: str,
+    port: int,
+    workers: int,
+    limits: Limits,
+    config: SessionConfig,
+    worker_command: tuple[str, ...] | None = None,
 ) -> None:
     """Serve TCP until SIGINT/SIGTERM; returns after every connection has closed and every
-    worker process has ended.
+    worker process has ended. ``worker_command`` replaces the search worker (tests run
+    misbehaving ones).
 
     Raises:
         OSError: the address cannot be listened on (before anything else starts).
@@ -72,6 +79,7 @@ async def run_server(
             grace=config.grace,
             per_peer=peer_searches(limits, workers),
             hash_budget=limits.hash_mb or None,
+            command=worker_command or WORKER_COMMAND,
         )
         try:
             await pool.start()

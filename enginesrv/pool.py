@@ -40,6 +40,8 @@ READY_TIMEOUT = 30.0
 """Seconds a new worker gets to load the games and bots and report ready; one that does not
 is handed out anyway (its first search then waits for it)."""
 MAX_WORKER_FRAME = 4 * 1024 * 1024
+WORKER_COMMAND = (sys.executable, "-m", "enginesrv.worker")
+"""How a search worker is started."""
 
 log = structlog.get_logger("enginesrv.pool")
 
@@ -151,7 +153,7 @@ class WorkerPool:
         size: int,
         *,
         grace: float = GRACE,
-        command: tuple[str, ...] = (sys.executable, "-m", "enginesrv.worker"),
+        command: tuple[str, ...] = WORKER_COMMAND,
         ready_timeout: float = READY_TIMEOUT,
         per_peer: int | None = None,
         hash_budget: int | None = None,
