@@ -40,6 +40,8 @@ READY_TIMEOUT = 30.0
 """Seconds a new worker gets to load the games and bots and report ready; one that does not
 is handed out anyway (its first search then waits for it)."""
 MAX_WORKER_FRAME = 4 * 1024 * 1024
+CLOSE_TIMEOUT = 0.5
+"""Seconds a worker gets to exit once its input is closed before it is killed."""
 WORKER_COMMAND = (sys.executable, "-m", "enginesrv.worker")
 """How a search worker is started."""
 
@@ -194,6 +196,12 @@ class WorkerPool:
         except BaseException:
             self._pending -= 1
             raise
+        if self.closed:  # the pool closed while the process started: end it here
+            self._pending -= 1
+            process.kill()
+            with trio.CancelScope(shield=True):
+                await _reap(process)
+            return
         worker = _Worker(next(self._numbers), process)
         self._workers.add(worker)
         self.nursery.start_soon(worker.read_frames)
@@ -407,10 +415,12 @@ class WorkerPool:
         self._workers.clear()
         self._idle.clear()
         for worker in workers:
+            if not worker.ready.is_set() and worker.process.returncode is None:
+                worker.process.kill()  # still starting: it has nothing to finish
             if worker.process.stdin is not None:
                 with trio.move_on_after(0.2):
                     await worker.process.stdin.aclose()
-        with trio.move_on_after(1.0):
+        with trio.move_on_after(CLOSE_TIMEOUT):
             for worker in workers:
                 await worker.process.wait()
         for worker in workers:

@@ -209,3 +209,32 @@ class MsgpackPeer:
 
     async def aclose(self) -> None:
         await self.stream.aclose()
+
+
+async def open_stream(port: int, local: str | None = None) -> trio.SocketStream:
+    """A client stream to 127.0.0.1:``port``, from the address ``local`` (a loopback address
+    such as 127.0.0.2) if given; ``running_server`` and ``serving`` close it when they end."""
+    stream = await trio.open_tcp_stream("127.0.0.1", port, local_address=local)
+    _OPEN.append(stream)
+    return stream
+
+
+@asynccontextmanager
+async def serving(server: Server) -> AsyncIterator[int]:
+    """Serve ``server`` (built by the caller, with its own config and runner) on
+    127.0.0.1:<free port>, yielding the port; the runner is the caller's to close."""
+    async with trio.open_nursery() as nursery:
+        ports: list[int] = []
+        listeners = await open_listeners("127.0.0.1", 0)
+        await nursery.start(
+            lambda task_status: serve(
+                server, listeners, on_ready=lambda h, p: ports.append(p), task_status=task_status,
+            )
+        )  # fmt: skip
+        try:
+            yield ports[0]
+        finally:
+            with trio.CancelScope(shield=True):
+                while _OPEN:
+                    await _OPEN.pop().aclose()
+            server.stop.set()
