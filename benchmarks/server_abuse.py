@@ -93,7 +93,7 @@ from collections import Counter, deque
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, NoReturn
+from typing import Any
 
 import msgpack
 import trio
@@ -343,7 +343,7 @@ class ServerProcess:
                 text = file.read().decode(errors="replace")
         except OSError as exc:
             return f"(cannot read {self.log_path}: {exc})"
-        return "\n".join(text.splitlines()[-lines:])
+        return "\n".join(text.splitlines()[-lines:]) or "(empty)"
 
 
 async def take(server: ServerProcess) -> Snapshot:
@@ -1352,8 +1352,16 @@ def summarize(
 # -- the program -------------------------------------------------------------------------------
 
 
-def _exit_on_signal(signum: int, frame: object) -> NoReturn:
-    raise SystemExit(128 + signum)
+def _interrupt_on_sigterm(signum: int, frame: object) -> None:
+    # as SIGINT, which trio turns into KeyboardInterrupt at a safe point: the server is stopped
+    signal.raise_signal(signal.SIGINT)
+
+
+def _interrupt_only(exc: BaseException) -> bool:
+    """A KeyboardInterrupt, maybe wrapped in trio's exception groups."""
+    if isinstance(exc, BaseExceptionGroup):
+        return exc.split(KeyboardInterrupt)[1] is None
+    return isinstance(exc, KeyboardInterrupt)
 
 
 def main() -> int:
@@ -1386,7 +1394,10 @@ def main() -> int:
         "--workers", str(args.workers), "--game", args.game, "--bot", args.bot,
         *args.server_arg,
     ]  # fmt: skip
-    signal.signal(signal.SIGTERM, _exit_on_signal)
+    # KeyboardInterrupt on SIGINT even when started in the background (which ignores SIGINT),
+    # and on SIGTERM through it: either way the server is stopped before the exit
+    signal.signal(signal.SIGINT, signal.default_int_handler)
+    signal.signal(signal.SIGTERM, _interrupt_on_sigterm)
     handle, log_name = tempfile.mkstemp(prefix="server_abuse-", suffix=".log")
     os.close(handle)
     server = ServerProcess(command, Path(log_name))
@@ -1417,9 +1428,11 @@ def main() -> int:
     except StartupError as exc:
         print(f"the server did not start: {exc}", flush=True)
         crashed = True
-    except BaseException:
+    except BaseException as exc:
         crashed = True
-        raise
+        if not _interrupt_only(exc):
+            raise
+        print("interrupted", flush=True)
     finally:
         print(f"server: {server.stop()}", flush=True)
         failed = [r.name for r in reports if r.failures]

@@ -81,11 +81,12 @@ async def run_server(
             hash_budget=limits.hash_mb or None,
             command=worker_command or WORKER_COMMAND,
         )
+        server = Server(config, pool, limits)
+        await nursery.start(_watch_signals, server.stop.set, pool)
         try:
-            await pool.start()
-            server = Server(config, pool, limits)
-            nursery.start_soon(_watch_signals, server.stop.set, pool)
-            await serve(server, listeners, on_ready=_print_ready)
+            await _start_unless(pool, server.stop)
+            if not server.stop.is_set():
+                await serve(server, listeners, on_ready=_print_ready)
         finally:
             with trio.CancelScope(shield=True):
                 await pool.aclose()
@@ -99,14 +100,20 @@ async def run_engine(
     out, inp = stdio_streams()
     async with trio.open_nursery() as nursery:
         pool = WorkerPool(nursery, workers, grace=config.grace, hash_budget=limits.hash_mb or None)
+        connection = Connection(
+            out, inp, config=config, runner=pool, limits=limits, peer="stdio", framing=framing
+        )
+        stopped = trio.Event()
+
+        def stop() -> None:
+            stopped.set()
+            connection.shutdown()
+
+        await nursery.start(_watch_signals, stop, pool)
         try:
-            await pool.start()
-            connection = Connection(
-                out, inp, config=config, runner=pool, limits=limits, peer="stdio",
-                framing=framing,
-            )  # fmt: skip
-            nursery.start_soon(_watch_signals, connection.shutdown, pool)
-            await connection.run()
+            await _start_unless(pool, stopped)
+            if not stopped.is_set():
+                await connection.run()
         finally:
             with trio.CancelScope(shield=True):
                 await pool.aclose()
@@ -114,9 +121,34 @@ async def run_engine(
             nursery.cancel_scope.cancel()
 
 
-async def _watch_signals(first: Callable[[], None], pool: WorkerPool) -> None:
+async def _start_unless(pool: WorkerPool, stop: trio.Event) -> None:
+    """Start the pool's workers, unless ``stop`` is set first (a signal during start-up)."""
+    async with trio.open_nursery() as nursery:
+
+        async def watch() -> None:
+            await stop.wait()
+            nursery.cancel_scope.cancel()
+
+        nursery.start_soon(watch)
+        await pool.start()
+        nursery.cancel_scope.cancel()
+
+
+def exit_on_early_signal() -> None:
+    """Until the server watches its signals, SIGTERM exits at once with status 0 (nothing
+    has started that needs stopping yet)."""
+    signal.signal(signal.SIGTERM, lambda signum, frame: os._exit(0))
+
+
+async def _watch_signals(
+    first: Callable[[], None],
+    pool: WorkerPool,
+    *,
+    task_status: trio.TaskStatus[None] = trio.TASK_STATUS_IGNORED,
+) -> None:
     """The first SIGINT/SIGTERM stops gracefully; a second one exits at once."""
     with trio.open_signal_receiver(signal.SIGINT, signal.SIGTERM) as signals:
+        task_status.started()
         count = 0
         async for signum in signals:
             count += 1

@@ -21,7 +21,7 @@ import trio
 import games
 from bots.registry import BotError, load_all
 from enginesrv import __version__
-from enginesrv.app import peer_searches, run_engine, run_server
+from enginesrv.app import exit_on_early_signal, peer_searches, run_engine, run_server
 from enginesrv.bench import run_bench, run_search_bench
 from enginesrv.check import run_check
 from enginesrv.eventcli import add_event_commands
@@ -438,6 +438,7 @@ def _session_config(args: argparse.Namespace, limits: Limits) -> SessionConfig:
 def cmd_serve(args: argparse.Namespace, out: TextIO, err: TextIO) -> None:
     """``enginesrv serve``."""
     del out, err
+    exit_on_early_signal()
     base = Limits(
         line=args.max_line,
         frame=args.max_frame,
@@ -491,6 +492,7 @@ def _first_os_error(group: BaseExceptionGroup[BaseException]) -> OSError | None:
 def cmd_engine(args: argparse.Namespace, out: TextIO, err: TextIO) -> None:
     """``enginesrv engine``."""
     del out, err
+    exit_on_early_signal()
     limits = Limits(
         idle=0,
         first_command=0,

@@ -272,16 +272,22 @@ class WorkerPool:
         self._release(worker)
 
     async def _acquire(
-        self, peer: str | None, on_wait: Callable[[], None] | None, stop: trio.Event
+        self,
+        peer: str | None,
+        on_wait: Callable[[], None] | None,
+        stop: trio.Event,
+        until: float,
     ) -> _Worker | None:
-        """A worker for ``peer``, or None if ``stop`` is set before one is free."""
+        """A worker for ``peer``, or None if ``stop`` is set, or ``until`` passes, before one
+        is free."""
         waiter = _Waiter(peer)
         self._waiting.setdefault(peer, deque()).append(waiter)
         self._dispatch()
         if not waiter.granted.is_set() and on_wait is not None:
             on_wait()
         try:
-            await _first_of(waiter.granted, stop)
+            with trio.move_on_at(until):
+                await _first_of(waiter.granted, stop)
         except BaseException:
             self._withdraw(waiter)
             raise
@@ -326,10 +332,12 @@ class WorkerPool:
         """
         if self.hash_share is not None:
             job = replace(job, hash_budget=self.hash_share)
+        until = math.inf if hard_deadline is None else hard_deadline
         while True:
-            worker = await self._acquire(peer, on_wait, stop)
+            worker = await self._acquire(peer, on_wait, stop, until)
             if worker is None:
-                return SearchOutcome(None)  # stopped before it started: no worker needed
+                # stopped, or out of time, before a worker was free: no search at all
+                return SearchOutcome(None, killed=not stop.is_set())
             if worker.is_alive():
                 break
             self._give_back(peer, worker)  # died while idle: it is replaced
@@ -342,7 +350,6 @@ class WorkerPool:
             except (trio.BrokenResourceError, trio.ClosedResourceError):
                 running.error = "the search worker died"
                 running.done.set()
-            until = math.inf if hard_deadline is None else hard_deadline
             with trio.move_on_at(until):
                 await _first_of(running.done, stop)
             if not running.done.is_set():

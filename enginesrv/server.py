@@ -217,6 +217,7 @@ class Connection:
         self.log = structlog.get_logger("enginesrv.connection").bind(conn=self.id, peer=peer)
         self.outbox = Outbox(limits.output, min(limits.output or 1 << 20, 1 << 18))
         self.io_scope = trio.CancelScope()
+        self.first_scope = trio.CancelScope()
         self.shutting_down = False
         self.gone: str | None = None
         """Why the client can no longer be answered (None while it can)."""
@@ -286,12 +287,17 @@ class Connection:
         first = b""
         first_by = self.started + (self.limits.first_command or math.inf)
         if self.framing is None:
-            try:
-                got = await self._receive(first_by)
-            except (trio.BrokenResourceError, trio.ClosedResourceError):
-                got = b""
+            got: bytes | None = None
+            with self.first_scope:  # shutdown cancels the wait for the first byte too
+                try:
+                    got = await self._receive(first_by)
+                except (trio.BrokenResourceError, trio.ClosedResourceError):
+                    got = b""
             if not got:
-                why = "no command in time" if got is None else "nothing received"
+                if self.shutting_down:
+                    why = "shutdown"
+                else:
+                    why = "no command in time" if got is None else "nothing received"
                 self.log.info("connection_closed", reason=why)
                 return
             first = got
@@ -448,6 +454,7 @@ class Connection:
     def shutdown(self) -> None:
         """Stop reading; the connection then stops its search, says why and closes."""
         self.shutting_down = True
+        self.first_scope.cancel()
         self.io_scope.cancel()
 
 

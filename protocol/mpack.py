@@ -14,6 +14,7 @@
 
 from __future__ import annotations
 
+import reprlib
 from collections.abc import Iterator, Mapping
 from typing import Final, Literal, TypeAlias, cast
 
@@ -107,7 +108,7 @@ class _Args:
                 raise self.fail(f"{key!r} is required")
             return None
         if type(value) is not int or abs(value) > _MAX_INT:
-            raise self.fail(f"{key!r} must be an integer, got {value!r}")
+            raise self.fail(f"{key!r} must be an integer, got {_show(value)}")
         if minimum is not None and value < minimum:
             raise self.fail(f"{key!r} must be at least {minimum}, got {value}")
         return value
@@ -126,7 +127,7 @@ class _Args:
     def flag(self, key: str) -> bool:
         value = self.params.get(key, False)
         if not isinstance(value, bool):
-            raise self.fail(f"{key!r} must be true or false, got {value!r}")
+            raise self.fail(f"{key!r} must be true or false, got {_show(value)}")
         return value
 
     def tokens(self, key: str) -> tuple[str, ...]:
@@ -144,7 +145,7 @@ def _check_text(args: _Args, key: str, value: str, *, token: bool) -> None:
     # Every value must be writable in the text framing too, so both framings carry the same
     # messages: tokens are single words, other text is a single line.
     if token and (not value or len(value.split()) != 1 or value != value.strip()):
-        raise args.fail(f"{key!r} must be one non-empty token without spaces, got {value!r}")
+        raise args.fail(f"{key!r} must be one non-empty token without spaces, got {_show(value)}")
     if not token and ("\n" in value or "\r" in value):
         raise args.fail(f"{key!r} must not contain a line break")
 
@@ -175,7 +176,7 @@ def command_from_params(method: str, params: Params, msgid: int | None = None) -
         elif type(value) is int:
             value = str(value)
         elif value is not None and not isinstance(value, str):
-            raise a.fail(f"'value' must be a string, number or boolean, got {value!r}")
+            raise a.fail(f"'value' must be a string, number or boolean, got {_show(value)}")
         if isinstance(value, str):
             _check_text(a, "value", value, token=False)
         return SetOption(name, value)
@@ -193,7 +194,7 @@ def command_from_params(method: str, params: Params, msgid: int | None = None) -
     if cls is Query:
         what = cast(str, a.text("what", required=True))
         if what not in QUERY_WHATS:
-            raise a.fail(f"'what' must be one of {' '.join(QUERY_WHATS)}, got {what!r}")
+            raise a.fail(f"'what' must be one of {' '.join(QUERY_WHATS)}, got {_show(what)}")
         return Query(what)
     if cls is Play:
         return Play(cast(str, a.text("move", required=True, token=True)))
@@ -383,13 +384,27 @@ def encode_reply(msgid: int | None, reply: Reply) -> bytes:
 # Decoding
 
 
+_SHOW = reprlib.Repr()
+_SHOW.maxlevel = 2
+_SHOW.maxlist = _SHOW.maxdict = _SHOW.maxtuple = 4
+_SHOW.maxstring = _SHOW.maxother = 40
+
+
+def _show(value: object, width: int = 60) -> str:
+    """A short repr of a received value for an error text: bounded in length, depth and
+    time whatever the value (a plain repr of a deeply nested frame recurses past Python's
+    limit, and one of a huge array takes long and quotes it whole)."""
+    text = _SHOW.repr(value)
+    return text if len(text) <= width else text[: width - 3] + "..."
+
+
 def _frame_error(message: str) -> ProtocolError:
     return ProtocolError(BAD_FRAME, message)
 
 
 def _params(raw: object, msgid: int | None, method: str) -> Params:
     if not isinstance(raw, list) or len(raw) > 1 or (raw and not isinstance(raw[0], dict)):
-        raise _bad(f"{method}: params must be [] or [map], got {raw!r:.60}", msgid, method)
+        raise _bad(f"{method}: params must be [] or [map], got {_show(raw)}", msgid, method)
     return cast(Params, raw[0]) if raw else {}
 
 
@@ -409,14 +424,16 @@ def parse_request(frame: object) -> Request:
     if len(frame) == 4 and frame[0] == REQUEST and _is_int(frame[0]):
         _, msgid, method, raw = frame
         if not _is_int(msgid) or not 0 <= msgid <= MAX_MSGID:
-            raise _frame_error(f"a request id must be an integer 0..2**32-1, got {msgid!r:.40}")
+            raise _frame_error(
+                f"a request id must be an integer 0..2**32-1, got {_show(msgid, 40)}"
+            )
     elif len(frame) == 3 and frame[0] == NOTIFY and _is_int(frame[0]):
         _, method, raw = frame
         msgid = None
     else:
-        raise _frame_error(f"not a request or notification: {frame!r:.60}")
+        raise _frame_error(f"not a request or notification: {_show(frame)}")
     if not isinstance(method, str) or not method or len(method) > 64:
-        raise _frame_error(f"a method must be a short string, got {method!r:.40}")
+        raise _frame_error(f"a method must be a short string, got {_show(method, 40)}")
     return Request(command_from_params(method, _params(raw, msgid, method), msgid), msgid)
 
 
@@ -470,7 +487,7 @@ def _error_reply(raw: object) -> ErrorReply:
         or not isinstance(raw[2], str)
         or not (raw[3] is None or isinstance(raw[3], dict))
     ):
-        raise _frame_error(f"an error must be [code, name, message, data], got {raw!r:.60}")
+        raise _frame_error(f"an error must be [code, name, message, data], got {_show(raw)}")
     return ErrorReply(raw[0], raw[1], raw[2], raw[3])
 
 
@@ -485,7 +502,7 @@ def parse_server_frame(frame: object) -> RpcResult | Info | ErrorReply | Notific
     if len(frame) == 4 and frame[0] == RESPONSE and _is_int(frame[0]):
         _, msgid, error, result = frame
         if not _is_int(msgid):
-            raise _frame_error(f"a response id must be an integer, got {msgid!r:.40}")
+            raise _frame_error(f"a response id must be an integer, got {_show(msgid, 40)}")
         return RpcResult(msgid, None if error is None else _error_reply(error), result)
     if len(frame) == 3 and frame[0] == NOTIFY and _is_int(frame[0]) and isinstance(frame[1], str):
         params = _params(frame[2], None, frame[1])
@@ -494,12 +511,12 @@ def parse_server_frame(frame: object) -> RpcResult | Info | ErrorReply | Notific
         if frame[1] == "error":
             return _error_reply(dict(params))
         return Notification(frame[1], params)
-    raise _frame_error(f"not a response or notification: {frame!r:.60}")
+    raise _frame_error(f"not a response or notification: {_show(frame)}")
 
 
 def _option(raw: object) -> OptionSpec:
     if not isinstance(raw, dict) or raw.get("type") not in OPTION_TYPES:
-        raise _bad(f"not an option: {raw!r:.60}", None, "options")
+        raise _bad(f"not an option: {_show(raw)}", None, "options")
     default = raw.get("default")
     return OptionSpec(
         str(raw.get("name", "")),
@@ -513,7 +530,7 @@ def _option(raw: object) -> OptionSpec:
 
 def _bot(raw: object) -> BotInfo:
     if not isinstance(raw, dict) or not isinstance(raw.get("name"), str):
-        raise _bad(f"not a bot: {raw!r:.60}", None, "bots")
+        raise _bad(f"not a bot: {_show(raw)}", None, "bots")
     return BotInfo(raw["name"], _strs(raw.get("games")))
 
 
@@ -529,12 +546,12 @@ def parse_result(method: str, result: object) -> Reply:
         ProtocolError: 101 when the result does not have the shape the method promises.
     """
     if not isinstance(result, dict):
-        raise _bad(f"{method}: a result must be a map, got {result!r:.60}", None, method)
+        raise _bad(f"{method}: a result must be a map, got {_show(result)}", None, method)
     if method == "ugi":
         games = []
         for g in _list(result, "games"):
             if not isinstance(g, dict) or len(_strs(g.get("colours"))) != 2:
-                raise _bad(f"ugi: not a game: {g!r:.60}", None, method)
+                raise _bad(f"ugi: not a game: {_show(g)}", None, method)
             c1, c2 = _strs(g.get("colours"))
             games.append(GameInfo(str(g.get("name")), (c1, c2), str(g.get("start"))))
         limits = result.get("limits", {})
@@ -587,6 +604,18 @@ def parse_result(method: str, result: object) -> Reply:
     return Ack()
 
 
+MAX_ARRAY: Final = 65536
+"""The longest array a frame may hold (a ``position`` move list is the longest use)."""
+MAX_MAP: Final = 256
+"""The most keys a map may hold."""
+MAX_ITEMS: Final = 131072
+"""The most arrays, maps and items in them one frame may hold, nested ones included."""
+
+
+class _TooManyItemsError(Exception):
+    """Raised inside the unpacker's hooks to stop a frame with too many values."""
+
+
 class MsgpackDecoder:
     """Incremental msgpack-RPC decoder (sans I/O).
 
@@ -599,10 +628,34 @@ class MsgpackDecoder:
     def __init__(self, role: Role = "server", *, max_frame: int = DEFAULT_MAX_FRAME) -> None:
         self.role = role
         self.max_frame = max_frame
+        self._items = 0
         self._unpacker = msgpack.Unpacker(
-            raw=False, strict_map_key=True, use_list=True, max_buffer_size=max_frame
+            raw=False,
+            strict_map_key=True,
+            use_list=True,
+            max_buffer_size=max_frame,
+            max_array_len=min(max_frame, MAX_ARRAY),
+            max_map_len=min(max_frame, MAX_MAP),
+            list_hook=self._count_list,
+            object_hook=self._count_map,
         )
         self._broken: ProtocolError | None = None
+
+    # A byte of msgpack can become a container of 60 bytes or more, so the bytes of a frame do
+    # not bound what decoding it builds; these hooks count the containers and their items as
+    # the unpacker builds them, and stop a frame that holds too many.
+    def _count(self, items: int) -> None:
+        self._items += items + 1
+        if self._items > MAX_ITEMS:
+            raise _TooManyItemsError
+
+    def _count_list(self, value: list[object]) -> list[object]:
+        self._count(len(value))
+        return value
+
+    def _count_map(self, value: dict[str, object]) -> dict[str, object]:
+        self._count(len(value))
+        return value
 
     def feed(self, data: bytes) -> None:
         """Add received bytes.
@@ -632,8 +685,13 @@ class MsgpackDecoder:
             frame = next(self._unpacker)
         except StopIteration:
             return None
+        except _TooManyItemsError:
+            raise self._break(
+                FRAME_TOO_LARGE, f"a frame holds more than {MAX_ITEMS} values"
+            ) from None
         except (ValueError, msgpack.UnpackException, RecursionError, TypeError) as exc:
             raise self._break(BAD_FRAME, f"invalid msgpack: {exc}") from None
+        self._items = 0
         try:
             if self.role == "server":
                 return parse_request(frame)
