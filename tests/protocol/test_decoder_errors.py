@@ -203,8 +203,64 @@ def test_frame_over_the_limit_is_fatal_102() -> None:
 def test_a_tiny_header_cannot_announce_a_huge_array() -> None:
     # array32 announcing 4 billion elements, then nothing
     error = mp_error(b"\xdd\xff\xff\xff\xff")
-    assert error.code in (102, 103)
+    assert error.code == 102
     assert error.fatal
+
+
+def _first_error(data: bytes, chunk: int = 1 << 20) -> ProtocolError:
+    decoder = MsgpackDecoder()
+    with pytest.raises(ProtocolError) as caught:
+        for i in range(0, len(data), chunk):
+            decoder.feed(data[i : i + chunk])
+            while decoder.next_message() is not None:
+                pass
+    return caught.value
+
+
+@pytest.mark.parametrize("chunk", [1 << 20, 4096])
+def test_deep_nesting_is_a_bad_frame_not_a_recursion_error(chunk: int) -> None:
+    error = _first_error(b"\x91" * 1000 + b"\xc0", chunk)
+    assert error.code == 103
+    assert len(error.message) < 120
+
+
+def test_a_deep_value_in_the_params_is_quoted_briefly() -> None:
+    deep: object = None
+    for _ in range(1000):
+        deep = [deep]
+    error = _first_error(msgpack.packb([0, 7, "go", [{"depth": deep}]]))
+    assert (error.code, error.msgid) == (101, 7)
+    assert len(error.message) < 120
+
+
+def test_a_huge_value_is_quoted_briefly() -> None:
+    error = _first_error(msgpack.packb([0, 3, "go", [{"depth": [{}] * 60_000}]]))
+    assert (error.code, error.msgid) == (101, 3)
+    assert len(error.message) < 120
+
+
+@pytest.mark.parametrize(
+    "payload",
+    [
+        [[{}] * 60_000] * 3,  # one byte each, and each would build a map
+        [[[]] * 60_000, [[]] * 60_000, [[]] * 60_000],
+    ],
+    ids=["maps", "nested-arrays"],
+)
+def test_a_frame_of_too_many_values_is_fatal_102(payload: object) -> None:
+    # an ignored key still has to be decoded: what that builds is bounded too
+    error = _first_error(msgpack.packb([0, 1, "isready", [{"ignored": payload}]]))
+    assert error.code == 102
+    assert error.fatal
+
+
+def test_a_long_move_list_still_decodes() -> None:
+    decoder = MsgpackDecoder()
+    decoder.feed(msgpack.packb([0, 1, "position", [{"moves": ["a1"] * 60_000}]]))
+    message = decoder.next_message()
+    assert isinstance(message, m.Request)
+    assert isinstance(message.command, m.Position)
+    assert len(message.command.moves) == 60_000
 
 
 def test_error_table_is_consistent() -> None:
