@@ -185,3 +185,29 @@ def test_sigterm_sends_best_moves_and_exits_cleanly() -> None:
             proc.stdout.close()
         if proc.stderr is not None:
             proc.stderr.close()
+
+
+def test_a_stop_that_overtakes_its_search_stops_it_when_it_starts() -> None:
+    import io
+    import threading
+
+    import msgpack
+
+    from enginesrv.worker import _Worker
+
+    out = io.BytesIO()
+    worker = _Worker(out)
+    worker.request_stop(7)  # the stop of search 7 arrives before search 7 starts
+    infinite = job(bot="alphabeta")  # no limit at all: only a stop ends it
+    thread = threading.Thread(target=worker.search, args=(7, infinite), daemon=True)
+    thread.start()
+    thread.join(timeout=20)
+    assert not thread.is_alive(), "the search ignored the stop that came before it"
+    frames = list(msgpack.Unpacker(io.BytesIO(out.getvalue()), raw=False))
+    answer = frames[-1]
+    assert answer[:3] == [1, 7, None]
+    assert answer[3]["stopped"]
+    # a stop for an earlier search does not stop the next one
+    worker.request_stop(3)
+    worker.search(8, job(bot="random"))
+    assert not worker.stop_flag.is_set()

@@ -45,8 +45,7 @@ def main() -> None:
         sys.exit(2)
     send([2, "ready", []])
     unpacker = msgpack.Unpacker(raw=False)
-    source = sys.stdin.buffer
-    while chunk := source.read1(65536):
+    while chunk := os.read(sys.stdin.fileno(), 65536):
         unpacker.feed(chunk)
         for frame in unpacker:
             if frame[0] != 0 or frame[2] != "search":
