@@ -190,3 +190,39 @@ def test_console_script_runs_as_a_process() -> None:
     assert proc.returncode == 2
     assert proc.stdout == ""
     assert proc.stderr.count("\n") == 1
+
+
+def _serve(*argv: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "enginesrv.cli", "serve", "--workers", "1", *argv],
+        capture_output=True, text=True, timeout=60, check=False,
+    )  # fmt: skip
+
+
+@pytest.mark.parametrize(
+    ("argv", "needle"),
+    [
+        (("--port", "99999"), "is not a port"),
+        (("--port", "-1"), "is negative"),
+        (("--host", "no-such-host.invalid"), "cannot listen on no-such-host.invalid:7777"),
+        (("--host", "192.0.2.1", "--port", "7"), "cannot assign requested address"),
+    ],
+)
+def test_serve_start_up_errors_are_one_line_with_status_2(
+    argv: tuple[str, ...], needle: str
+) -> None:
+    proc = _serve(*argv)
+    assert_one_line_error(proc.returncode, proc.stdout, proc.stderr, needle)
+
+
+def test_serve_on_a_port_in_use_is_one_line_with_status_2() -> None:
+    import socket
+
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        port = taken.getsockname()[1]
+        proc = _serve("--port", str(port))
+    assert_one_line_error(
+        proc.returncode, proc.stdout, proc.stderr, f"127.0.0.1:{port}", "address already in use"
+    )
