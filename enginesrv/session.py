@@ -5,7 +5,10 @@ framing-aware only where the protocol says the framings differ (silent successes
 to ``go`` on a finished game, ``Compat``); encoding is the connection's job. Every command is
 checked completely before anything changes, so a rejected command leaves the session exactly
 as it was. Searches run elsewhere (a ``SearchRunner``: the worker pool, or a thread in tests);
-while one runs, the session keeps answering the commands that do not change it.
+while one runs, the session keeps answering the commands that do not change it, refuses the
+others (204) until a ``stop`` arrives, and after a stop makes them wait for the search's best
+move. Every accepted ``go`` is answered exactly once, by ``_run_search`` or ``_no_move``, even
+when the runner fails.
 """
 
 from __future__ import annotations
