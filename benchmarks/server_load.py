@@ -47,7 +47,7 @@ class Text:
         return line.decode()
 
     async def until(self, prefix: str) -> list[str]:
-        lines = []
+        lines: list[str] = []
         while not (lines and lines[-1].startswith(prefix)):
             lines.append(await self.line())
         return lines
@@ -128,16 +128,21 @@ async def many_clients(port: int, game: str, bot: str, count: int) -> None:
     errors: list[str] = []
     done = 0
 
-    async def text_client() -> None:
-        c = Text(await trio.open_tcp_stream("127.0.0.1", port))
+    # The server holds at most 32 connections per peer address: the sessions come from
+    # several loopback addresses, as many clients of one server would.
+    def local(i: int) -> str:
+        return f"127.0.0.{10 + i // 32}"
+
+    async def text_client(i: int) -> None:
+        c = Text(await trio.open_tcp_stream("127.0.0.1", port, local_address=local(i)))
         await c.send(f"setoption name Bot value {bot}", f"uginewgame {game}", "position startpos",
                      "query moves", "go depth 2")  # fmt: skip
         lines = await c.until("bestmove")
         errors.extend(line for line in lines if line.startswith(("error", "invalidmove")))
         await c.stream.aclose()
 
-    async def packed_client() -> None:
-        c = Packed(await trio.open_tcp_stream("127.0.0.1", port))
+    async def packed_client(i: int) -> None:
+        c = Packed(await trio.open_tcp_stream("127.0.0.1", port, local_address=local(i)))
         answers = [
             await c.call(1, "setoption", {"name": "Bot", "value": bot}),
             await c.call(2, "uginewgame", {"game": game}),
@@ -150,7 +155,7 @@ async def many_clients(port: int, game: str, bot: str, count: int) -> None:
 
     async def one(i: int) -> None:
         nonlocal done
-        await (text_client() if i % 2 else packed_client())
+        await (text_client(i) if i % 2 else packed_client(i))
         done += 1
 
     started = time.perf_counter()
