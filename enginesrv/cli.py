@@ -118,7 +118,9 @@ def build_parser() -> argparse.ArgumentParser:
         description="Serve the enginesrv protocol (docs/protocol.md) on TCP: text (UGI) and "
         "msgpack-RPC on the same port, chosen by the first byte. Prints exactly one line "
         "'listening HOST:PORT' on stdout when ready; logs go to stderr. SIGINT or SIGTERM stops "
-        "accepting, stops every search (sending its best move) and exits 0.",
+        "accepting, stops every search (sending its best move; a worker that does not answer "
+        "is killed after the stop grace) and exits 0; a second signal exits at once. Every "
+        "limit below is announced to clients in the handshake.",
     )
     p.add_argument("--host", default="127.0.0.1", help="address to listen on (127.0.0.1)")
     p.add_argument(
