@@ -228,7 +228,7 @@ def _add_server_args(p: argparse.ArgumentParser, workers: int | None = None) -> 
     p.add_argument(
         "--max-output-bytes", metavar="BYTES", type=_natural, default=8 * 1024 * 1024,
         help="replies a client may leave unread before it is disconnected (8388608; 0: no "
-        "limit)",
+        "limit; else at least --max-frame and --max-line)",
     )  # fmt: skip
     p.add_argument(
         "--max-hash", metavar="MB", type=_natural, default=512,
@@ -441,6 +441,7 @@ def cmd_serve(args: argparse.Namespace, out: TextIO, err: TextIO) -> None:
     """``enginesrv serve``."""
     del out, err
     exit_on_early_signal()
+    _check_output_cap(args.max_output_bytes, max(args.max_line, args.max_frame))
     base = Limits(
         line=args.max_line,
         frame=args.max_frame,
@@ -491,10 +492,20 @@ def _first_os_error(group: BaseExceptionGroup[BaseException]) -> OSError | None:
     return None
 
 
+def _check_output_cap(cap: int, largest: int) -> None:
+    if 0 < cap < largest:
+        raise CommandError(
+            f"--max-output-bytes {cap}: must be 0 (no limit) or at least the largest reply, "
+            f"{largest} bytes (the line and frame limits)"
+        )
+
+
 def cmd_engine(args: argparse.Namespace, out: TextIO, err: TextIO) -> None:
     """``enginesrv engine``."""
     del out, err
     exit_on_early_signal()
+    defaults = Limits()
+    _check_output_cap(args.max_output_bytes, max(defaults.line, defaults.frame))
     limits = Limits(
         idle=0,
         first_command=0,

@@ -58,6 +58,8 @@ RECEIVE = 65536
 FLUSH_TIMEOUT = 0.5
 """Seconds a closing connection gets to send what it has queued."""
 WRITE_BATCH = 65536
+ERROR_TEXT = 1024
+"""Bytes of an error's text (or an ``info string``) at most; longer ones are cut."""
 
 
 @dataclass(frozen=True)
@@ -125,9 +127,10 @@ def _cut(text_: str, room: int) -> str:
 class Outbox:
     """Encoded replies waiting for the writer, counted in bytes.
 
-    ``put`` never waits: a reply that would take the outbox over ``cap`` bytes is refused
-    (the connection is then closed), and a droppable one (progress) is dropped once ``soft``
-    bytes wait.
+    ``put`` never waits: a reply that would take a backlog over ``cap`` bytes is refused (the
+    connection is then closed), and a droppable one (progress) is dropped once ``soft`` bytes
+    wait or when it does not fit. A reply to a client that is keeping up (nothing waits) is
+    always taken, however long, so the cap only ever closes a connection that does not read.
     """
 
     def __init__(self, cap: int, soft: int) -> None:
@@ -142,9 +145,10 @@ class Outbox:
         """Queue ``data``; False when it does not fit under the cap."""
         if self.closed or not data:
             return True
-        if droppable and self.size >= self.soft:
+        over = self.cap and self.size and self.size + len(data) > self.cap
+        if droppable and (over or self.size >= self.soft):
             return True
-        if self.cap and self.size + len(data) > self.cap:
+        if over:
             return False
         self._chunks.append(data)
         self.size += len(data)
@@ -236,10 +240,16 @@ class Connection:
         if self.gone is not None:
             return
         assert self.framing is not None
-        data = encode(self.framing, reply, msgid)
+        # error texts are for people: one that quotes a long input is cut, so no client can
+        # make the server echo a megabyte back
+        data = encode(self.framing, shortened(reply, ERROR_TEXT), msgid)
         limit = self._max_reply()
-        if len(data) > limit:
-            data = encode(self.framing, shortened(reply, limit - 64), msgid)
+        room = limit - 64
+        while len(data) > limit and room > 64:
+            # an error quoting a long input (msgpack quotes a rejected move twice: in the
+            # message and in its data) is cut until it fits
+            data = encode(self.framing, shortened(reply, room), msgid)
+            room //= 4
         if not self.outbox.put(data, droppable=droppable):
             self._lose(f"output cap: more than {self.limits.output} bytes of replies were not read")
 

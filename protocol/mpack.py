@@ -629,6 +629,7 @@ class MsgpackDecoder:
         self.role = role
         self.max_frame = max_frame
         self._items = 0
+        self._frame_start = 0
         self._unpacker = msgpack.Unpacker(
             raw=False,
             strict_map_key=True,
@@ -640,6 +641,12 @@ class MsgpackDecoder:
             object_hook=self._count_map,
         )
         self._broken: ProtocolError | None = None
+
+    def _check_size(self) -> None:
+        """Refuse a frame, whole or not yet, of more than ``max_frame`` bytes (the buffer
+        limit alone does not see the bytes already decoded into a frame still growing)."""
+        if self._unpacker.tell() - self._frame_start > self.max_frame:
+            raise self._break(FRAME_TOO_LARGE, f"a frame is longer than {self.max_frame} bytes")
 
     # A byte of msgpack can become a container of 60 bytes or more, so the bytes of a frame do
     # not bound what decoding it builds; these hooks count the containers and their items as
@@ -684,6 +691,7 @@ class MsgpackDecoder:
         try:
             frame = next(self._unpacker)
         except StopIteration:
+            self._check_size()  # the unpacker keeps what it built of a frame not yet whole
             return None
         except _TooManyItemsError:
             raise self._break(
@@ -691,7 +699,9 @@ class MsgpackDecoder:
             ) from None
         except (ValueError, msgpack.UnpackException, RecursionError, TypeError) as exc:
             raise self._break(BAD_FRAME, f"invalid msgpack: {exc}") from None
+        self._check_size()
         self._items = 0
+        self._frame_start = self._unpacker.tell()
         try:
             if self.role == "server":
                 return parse_request(frame)

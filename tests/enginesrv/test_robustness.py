@@ -912,3 +912,35 @@ async def test_a_flood_that_is_never_read_does_not_stall_another_client() -> Non
         await eventually(second_gone)
         assert len(server.connections) == 1
         assert await ready(other) == ["readyok"]
+
+
+@trio_test
+async def test_a_client_that_reads_is_never_cut_off_by_the_output_cap() -> None:
+    # every reply of this session is longer than the whole cap, yet the client reads each
+    async with running_server(game="yinyang", limits=Limits(output=1_000)) as (_, port):
+        peer = await TextPeer.connect(port)
+        await peer.send(f"position fen {VIEW}")
+        for _ in range(5):
+            await peer.send("query moves")
+            assert len(await peer.expect("response ")) > 1_000
+        await peer.send("ugi")
+        await peer.until("ugiok")
+        await peer.send("isready")
+        assert await peer.line() == "readyok"
+
+
+@trio_test
+async def test_an_error_quoting_a_long_input_is_cut() -> None:
+    async with running_server() as (_, port):
+        peer = await TextPeer.connect(port)
+        await peer.send(f"position fen {'x' * 60_000}", f"play {'y' * 60_000}", "isready")
+        invalid = await peer.expect("error 202 invalid-position ")
+        assert len(invalid) <= 1_100
+        refused = await peer.expect("invalidmove ")
+        assert len(refused) <= 1_100
+        assert await peer.line() == "readyok"
+        packed = await MsgpackPeer.connect(port)
+        await packed.request(1, "play", {"move": "z" * 900_000})
+        frame = await packed.response(1)
+        assert frame[2][0] == 201
+        assert len(msgpack.packb(frame)) <= 4_096

@@ -450,3 +450,26 @@ def test_both_framings_agree(command: m.Command) -> None:
     assert isinstance(from_text, m.Request)
     assert isinstance(from_mp, m.Request)
     assert from_text.command == from_mp.command == command
+
+
+def test_a_frame_that_grows_past_the_limit_in_pieces_is_fatal_102() -> None:
+    # the unpacker decodes a partial frame as it comes: the bytes it has taken count too
+    decoder = MsgpackDecoder(max_frame=100_000)
+    decoder.feed(b"\x94\x00\x01\xa7isready\x91\x81\xa1x\xdd\x00\x00\x10\x00")
+    assert decoder.next_message() is None
+    piece = msgpack.packb("y" * 30_000)
+    with pytest.raises(ProtocolError) as caught:
+        for _ in range(10):
+            decoder.feed(piece)
+            assert decoder.next_message() is None
+    assert caught.value.code == 102
+    assert caught.value.fatal
+
+
+def test_frames_just_under_the_limit_keep_coming() -> None:
+    decoder = MsgpackDecoder(max_frame=10_000)
+    frame = encode_request(1, m.Position("x" * 9_900))
+    assert len(frame) <= 10_000
+    for _ in range(5):
+        decoder.feed(frame)
+        assert isinstance(decoder.next_message(), m.Request)
