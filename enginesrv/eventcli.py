@@ -40,7 +40,7 @@ _SETTINGS: dict[str, str] = {
     "sprt": "sprt", "gauntlet": "gauntlet", "max_plies": "max_plies",
     "repetitions": "repetitions", "resign": "resign", "draw": "draw",
     "timemargin": "timemargin", "event": "event", "startup_timeout": "startup_timeout",
-    "ready_timeout": "ready_timeout",
+    "ready_timeout": "ready_timeout", "move_timeout": "move_timeout",
 }  # fmt: skip
 
 
@@ -145,6 +145,11 @@ def _add_event_flags(p: argparse.ArgumentParser, *, tournament: bool) -> None:
     a("--event", metavar="NAME", help="the event name written into the records")
     a("--startup-timeout", metavar="SECONDS", type=_seconds, help="wait for ugiok (default 10)")
     a("--ready-timeout", metavar="SECONDS", type=_seconds, help="wait for readyok (default 5)")
+    a(
+        "--move-timeout", metavar="SECONDS", type=_seconds,
+        help="without a clock (--depth, --nodes), the longest one move may take before the "
+        "player is forfeited with stall (default 60)",
+    )  # fmt: skip
     if tournament:
         a("--gauntlet", action="store_true", default=None, help="the first player meets the rest")
 

@@ -22,7 +22,9 @@ from __future__ import annotations
 
 import contextlib
 import math
+import os
 import shlex
+import signal
 import subprocess
 from abc import ABC, abstractmethod
 from dataclasses import dataclass, field
@@ -45,6 +47,11 @@ PlayerKind = Literal["bot", "cmd", "tcp"]
 MAX_LINE = 1 << 20
 """The longest line an external engine may send (a ``query moves`` answer is never asked)."""
 
+
+MOVE_TIMEOUT = 60.0
+"""Seconds a search without a clock may take by default (``--move-timeout``)."""
+KILL_WAIT = 1.0
+"""Seconds an engine gets to exit after ``quit`` before its process group is killed."""
 
 _STREAM_GONE = (trio.BrokenResourceError, trio.ClosedResourceError, OSError)
 """What reading or writing a pipe or socket raises once the other end is gone."""
@@ -191,6 +198,10 @@ class Deadlines:
     ready: float = 5.0
     ping_every: float = 5.0
     """While a search without a clock runs: seconds between two ``isready`` checks."""
+    move: float = MOVE_TIMEOUT
+    """The longest a search without a clock (depth, nodes) may take before the player is
+    forfeited with ``stall``: an engine that answers ``isready`` but never ``bestmove`` cannot
+    hold a game for ever."""
 
 
 class Player(ABC):
@@ -268,11 +279,17 @@ class BotPlayer(Player):
     """
 
     def __init__(
-        self, spec: PlayerSpec, pool: SearchRunner | None, *, overhead_ms: int = 20
+        self,
+        spec: PlayerSpec,
+        pool: SearchRunner | None,
+        *,
+        overhead_ms: int = 20,
+        move_timeout: float = MOVE_TIMEOUT,
     ) -> None:
         super().__init__(spec)
         self.pool = pool
         self.overhead_ms = overhead_ms
+        self.move_timeout = move_timeout
         self.game = ""
         self.session = ""
         self.seed = 0
@@ -326,8 +343,11 @@ class BotPlayer(Player):
         if self.pool is None:
             raise ForfeitError("crash", "no search workers are running")
         started = trio.current_time()
+        hard = request.forfeit_at
+        if hard is None:
+            hard = started + self.move_timeout
         outcome = await self.pool.search(
-            job, on_info=lambda info: None, stop=trio.Event(), hard_deadline=request.forfeit_at
+            job, on_info=lambda info: None, stop=trio.Event(), hard_deadline=hard
         )
         elapsed = trio.current_time() - started
         result = outcome.result
@@ -336,6 +356,10 @@ class BotPlayer(Player):
         if result is None:
             if request.forfeit_at is not None:
                 raise ForfeitError("time-forfeit", f"no move after {elapsed:.3f} s")
+            if outcome.killed:
+                raise ForfeitError(
+                    "stall", f"no move within the move timeout of {self.move_timeout:g} s"
+                )
             raise ForfeitError("stall", "the search ended without a move")
         return Reply(result.token, elapsed, result.score, result.depth, result.nodes, result.time)
 
@@ -454,11 +478,13 @@ class TextEnginePlayer(Player):
                     self.stderr.parent.mkdir(parents=True, exist_ok=True)
                     errors = open(self.stderr, "ab")  # noqa: SIM115 - the child keeps it
                 try:
+                    # a session of its own: whatever the engine starts is ended with it
                     self.process = await trio.lowlevel.open_process(
                         list(self.spec.command),
                         stdin=subprocess.PIPE,
                         stdout=subprocess.PIPE,
                         stderr=errors,
+                        start_new_session=True,
                     )
                 finally:
                     if not isinstance(errors, int):
@@ -523,8 +549,9 @@ class TextEnginePlayer(Player):
         )
         pending_ping: float | None = None
         limit = request.forfeit_at if request.forfeit_at is not None else math.inf
+        cap = started + self.deadlines.move if request.forfeit_at is None else math.inf
         while True:
-            wake = min(limit, ping_at, pending_ping if pending_ping is not None else math.inf)
+            wake = min(limit, cap, ping_at, pending_ping if pending_ping is not None else math.inf)
             line: str | None = None
             with trio.move_on_at(wake):
                 line = await self._line()
@@ -533,6 +560,12 @@ class TextEnginePlayer(Player):
                 if now >= limit:
                     self.alive = False
                     raise ForfeitError("time-forfeit", f"no bestmove within {now - started:.3f} s")
+                if now >= cap:
+                    self.alive = False
+                    raise ForfeitError(
+                        "stall",
+                        f"no bestmove within the move timeout of {self.deadlines.move:g} s",
+                    )
                 if pending_ping is not None and now >= pending_ping:
                     self.alive = False
                     raise ForfeitError(
@@ -569,8 +602,10 @@ class TextEnginePlayer(Player):
                 with trio.move_on_after(0.2), contextlib.suppress(*_STREAM_GONE):
                     await lines.send("quit")
             if process is not None:
-                with trio.move_on_after(1.0):
+                with trio.move_on_after(KILL_WAIT):
                     await process.wait()
+                # the engine, and everything it started that is still in its process group
+                _kill_group(process.pid)
                 if process.returncode is None:
                     process.kill()
                 for pipe in (process.stdin, process.stdout):
@@ -579,6 +614,12 @@ class TextEnginePlayer(Player):
                 await process.wait()
             elif lines is not None:
                 await lines.stream.aclose()
+
+
+def _kill_group(pgid: int) -> None:
+    """Kill every process of the group ``pgid`` (gone already: nothing to do)."""
+    with contextlib.suppress(ProcessLookupError, PermissionError):
+        os.killpg(pgid, signal.SIGKILL)
 
 
 def _read_info(
@@ -628,5 +669,5 @@ def make_player(
     """A fresh player instance for ``spec`` (bots share ``pool``; a ``cmd:`` engine's standard
     error is appended to ``stderr`` when given)."""
     if spec.kind == "bot":
-        return BotPlayer(spec, pool)
+        return BotPlayer(spec, pool, move_timeout=(deadlines or Deadlines()).move)
     return TextEnginePlayer(spec, deadlines, stderr=stderr)

@@ -51,6 +51,7 @@ from enginesrv.arbiter import (
     read_openings,
 )
 from enginesrv.players import (
+    MOVE_TIMEOUT,
     Deadlines,
     ForfeitError,
     Player,
@@ -97,6 +98,7 @@ class EventConfig:
     event: str = "enginesrv"
     startup_timeout: float = 10.0
     ready_timeout: float = 5.0
+    move_timeout: float = MOVE_TIMEOUT
 
     def to_json(self) -> str:
         """The configuration as JSON."""
@@ -507,7 +509,7 @@ async def run_event(
     limits = config.move_limits()
     rules = config.adjudication()
     sprt = config.sprt_params()
-    deadlines = Deadlines(config.startup_timeout, config.ready_timeout)
+    deadlines = Deadlines(config.startup_timeout, config.ready_timeout, move=config.move_timeout)
 
     db_path = None
     if out_dir is not None:

@@ -23,18 +23,25 @@ Modes:
 * ``silent``: never answers ``ugi`` (a stall at start-up); it still leaves on ``quit``.
 * ``noready``: answers the handshake, but no ``isready`` after a ``uginewgame`` (a stall at the
   new game); it still leaves on ``quit``.
+* ``nobest``: well behaved, answering ``isready`` at any time, but never a ``bestmove``.
+* ``fork PIDFILE``: on its first ``go`` it starts a child that sleeps for a minute (writing the
+  child's PID to PIDFILE), then exits without answering: what it started must not outlive it.
 
 Every mode leaves on ``quit`` or at the end of its input (``hang`` once it has hung: never).
 """
 
 from __future__ import annotations
 
+import os
+import subprocess
 import sys
 import time
 
 import games
 
-MODES = ("good", "ugi", "crash", "hang", "illegal", "late", "silent", "noready")
+MODES = (
+    "good", "ugi", "crash", "hang", "illegal", "late", "silent", "noready", "nobest", "fork",
+)  # fmt: skip
 MAX_SORTED = 10_000
 """Above this many legal moves the first one generated is played instead of sorting them."""
 
@@ -153,6 +160,16 @@ class Fake:
         if self.mode == "hang":
             time.sleep(60)
             sys.exit(0)
+        if self.mode == "nobest":
+            return
+        if self.mode == "fork":
+            child = subprocess.Popen(
+                [sys.executable, "-c", "import time; time.sleep(60)"],
+                stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+            )  # fmt: skip
+            with open(self.arg or "fork.pid", "w") as f:
+                f.write(str(child.pid))
+            os._exit(3)  # no wait for the child: it is left running
         if self.mode == "late":
             time.sleep(int(self.arg or "500") / 1000)
         if self.mode == "illegal":
