@@ -84,6 +84,34 @@ class PlayerSpec:
     port: int = 0
 
 
+def control_character(text: str) -> str | None:
+    """The first control character of ``text`` (newline, carriage return, NUL, ...) as a
+    readable escape, or None: such a character would end a protocol line early, so that the
+    rest reached an engine as a command of its own."""
+    for char in text:
+        if ord(char) < 32 or ord(char) == 127:
+            return repr(char)[1:-1]
+    return None
+
+
+def _check_field(text: str, what: str, value: str) -> None:
+    bad = control_character(value)
+    if bad is not None:
+        raise PlayerSpecError(f"player {text!r}: {what} contains a control character ({bad})")
+
+
+def _check_spec(spec: PlayerSpec) -> PlayerSpec:
+    for key, value in spec.options:
+        _check_field(spec.text, f"option {key!r}", key)
+        _check_field(spec.text, f"the value of option {key!r}", value)
+    for word in spec.command:
+        _check_field(spec.text, "the command", word)
+    _check_field(spec.text, "the host", spec.host)
+    _check_field(spec.text, "the bot name", spec.bot)
+    _check_field(spec.text, "the name", spec.name)  # last: it may be made of the fields above
+    return spec
+
+
 def _parse_options(text: str, opts: str) -> tuple[tuple[str, str], ...]:
     options: list[tuple[str, str]] = []
     for pair in opts.split(","):
@@ -120,7 +148,7 @@ def parse_player(text: str) -> PlayerSpec:
     if kind == "bot" and bot:
         options = (_parse_options(text, opts) if opts else ()) + extra
         label = bot + (":" + ",".join(f"{k}={v}" for k, v in options) if options else "")
-        return PlayerSpec(text, "bot", name or label, bot=bot, options=options)
+        return _check_spec(PlayerSpec(text, "bot", name or label, bot=bot, options=options))
     if kind == "cmd" and rest.strip():
         try:
             command = tuple(shlex.split(rest))
@@ -129,14 +157,16 @@ def parse_player(text: str) -> PlayerSpec:
         if not command or not command[0]:
             raise PlayerSpecError(f"player {text!r}: the command is empty")
         label = command[0].rsplit("/", 1)[-1]
-        return PlayerSpec(text, "cmd", name or label, options=extra, command=command)
+        return _check_spec(PlayerSpec(text, "cmd", name or label, options=extra, command=command))
     if kind == "tcp" and rest:
         host, sep, port_text = rest.rpartition(":")
         if not sep or not host or not port_text.isdigit() or not 0 < int(port_text) < 65536:
             raise PlayerSpecError(f"player {text!r}: write tcp:HOST:PORT with a port 1-65535")
         if host.startswith("[") and host.endswith("]"):
             host = host[1:-1]  # an IPv6 address: tcp:[::1]:5000
-        return PlayerSpec(text, "tcp", name or rest, options=extra, host=host, port=int(port_text))
+        return _check_spec(
+            PlayerSpec(text, "tcp", name or rest, options=extra, host=host, port=int(port_text))
+        )
     raise PlayerSpecError(
         f"player {text!r}: write bot:NAME[:OPTION=VALUE,...] (a built-in or plug-in bot), "
         "cmd:COMMAND (an engine over stdio) or tcp:HOST:PORT (a running server), optionally "
@@ -431,6 +461,8 @@ class TextEnginePlayer(Player):
 
     async def _send(self, line: str) -> None:
         assert self.lines is not None
+        if control_character(line) is not None:  # the specs are checked: this is a bug
+            raise ValueError(f"refusing to send a line with a control character: {line!r}")
         try:
             await self.lines.send(line)
         except _STREAM_GONE as exc:

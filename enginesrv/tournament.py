@@ -58,6 +58,7 @@ from enginesrv.players import (
     PlayerSpec,
     PlayerSpecError,
     check_bot,
+    control_character,
     make_player,
     parse_player,
 )
@@ -453,6 +454,9 @@ def prepare(config: EventConfig, out_dir: Path | None, *, resume: bool) -> Event
         )
     if config.game not in games.available():
         raise EventError(f"unknown game {config.game!r}; known: {', '.join(games.available())}")
+    bad = control_character(config.event)
+    if bad is not None:
+        raise EventError(f"--event {config.event!r}: the name contains a control character ({bad})")
     if len(config.players) < 2:
         raise EventError("an event needs at least two players")
     for text in config.players:
