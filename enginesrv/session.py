@@ -554,10 +554,13 @@ class Session:
         infinite = go.infinite or (
             budget.deadline_ms is None and go.depth is None and go.nodes is None
         )
+        # The bot searches from what the side to act may know. A plain UGI manager hands
+        # both sides the full move list, the other side's secret laws included; the search
+        # never sees them (for a perfect-information game the view is the position itself).
         job = SearchJob(
             session=self.id,
             game=game.name,
-            position=state.to_string(),
+            position=state.view(seat).to_string(),
             bot=self.bot_name,
             options=self._job_options(),
             depth=go.depth,

@@ -3,7 +3,14 @@ laws refused with their reason, and the bot answering from views (both framings)
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
+import trio
+
 import games
+from bots.engine import SearchInfo
+from enginesrv.pool import SearchOutcome
+from enginesrv.worker import SearchJob
 from tests.enginesrv.peer import MsgpackPeer, TextPeer, running_server
 from tests.enginesrv.test_server import trio_test
 
@@ -106,3 +113,41 @@ async def test_msgpack_setup_count_and_a_search_on_a_view() -> None:
         best = await peer.response(4)
         assert best[2] is None
         GAME.state_from_string(REFEREE).parse_move(best[3]["move"])
+
+
+class _Capture:
+    """A search runner that keeps the jobs it is given and answers with no result (the
+    session then plays a legal move)."""
+
+    def __init__(self) -> None:
+        self.jobs: list[SearchJob] = []
+
+    async def search(
+        self,
+        job: SearchJob,
+        *,
+        on_info: Callable[[SearchInfo], None],
+        stop: trio.Event,
+        hard_deadline: float | None,
+        on_wait: Callable[[], None] | None = None,
+        peer: str | None = None,
+    ) -> SearchOutcome:
+        del on_info, stop, hard_deadline, on_wait, peer
+        self.jobs.append(job)
+        await trio.lowlevel.checkpoint()
+        return SearchOutcome(None)
+
+
+@trio_test
+async def test_a_full_position_is_searched_from_the_view_of_the_side_to_act() -> None:
+    # a plain UGI manager sends the whole game, the opponent's secret laws included
+    runner = _Capture()
+    async with running_server(game="yinyang", bot="alphabeta", runner=runner) as (_, port):
+        peer = await TextPeer.connect(port)
+        await peer.send(f"position fen {REFEREE}", "go depth 1")
+        await peer.until("bestmove ")
+    referee = GAME.state_from_string(REFEREE)
+    seat = referee.to_move()
+    [job] = runner.jobs
+    assert job.position == referee.view(seat).to_string()
+    assert "?" in job.position  # the other side's laws are not in what the bot is given
