@@ -9,6 +9,7 @@ same settings may come from a TOML file (``--config``), the command line winning
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import math
 import tomllib
@@ -26,6 +27,7 @@ from enginesrv.tournament import (
     Finished,
     PairingResult,
     load_results,
+    lock_event,
     prepare,
     run_event,
 )
@@ -240,30 +242,33 @@ def _handler(fail: type[Exception], *, tournament: bool) -> Handler:
     def run(args: argparse.Namespace, out: TextIO, err: TextIO) -> None:
         config = _config(args, fail, tournament)
         out_dir = Path(args.out) if args.out else None
-        try:
-            config = prepare(config, out_dir, resume=args.resume)
-        except EventError as exc:
-            raise fail(str(exc)) from None
-        display = Display(out, err, config, live=err.isatty())
-        try:
-            standings = trio.run(
-                lambda: run_event(
-                    config,
-                    out_dir,
-                    on_game=display.game,
-                    on_start=display.start,
-                    on_tick=display.tick if display.live else None,
+        with contextlib.ExitStack() as held:
+            try:
+                # the directory is this run's from the look at what it holds to the last game
+                held.enter_context(lock_event(out_dir))
+                config = prepare(config, out_dir, resume=args.resume)
+            except EventError as exc:
+                raise fail(str(exc)) from None
+            display = Display(out, err, config, live=err.isatty())
+            try:
+                standings = trio.run(
+                    lambda: run_event(
+                        config,
+                        out_dir,
+                        on_game=display.game,
+                        on_start=display.start,
+                        on_tick=display.tick if display.live else None,
+                    )
                 )
-            )
-        except EventError as exc:
+            except EventError as exc:
+                display.close()
+                raise fail(str(exc)) from None
+            except BaseExceptionGroup as group:
+                display.close()
+                if group.subgroup(KeyboardInterrupt) is not None:
+                    raise KeyboardInterrupt from None  # the games stored so far are kept
+                raise
             display.close()
-            raise fail(str(exc)) from None
-        except BaseExceptionGroup as group:
-            display.close()
-            if group.subgroup(KeyboardInterrupt) is not None:
-                raise KeyboardInterrupt from None  # the games stored so far are kept
-            raise
-        display.close()
         write_tables(out, config, standings)
 
     return run

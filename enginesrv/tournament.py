@@ -13,7 +13,9 @@ game; ``DIR/games/game-NNNNN.txt`` the game records (design §6); ``DIR/logs/NAM
 each ``cmd:`` engine wrote to its standard error. A game is written (record
 file first, then its row, in one transaction) only once it has ended, so an event killed at
 any point, ``kill -9`` included, loses at most the games that were being played, and
-``--resume`` plays exactly those and the ones never started.
+``--resume`` plays exactly those and the ones never started. One run at a time holds the
+directory (``DIR/lock``, ``lock_event``); a damaged store is an ``EventError`` naming the file,
+and nothing deletes or rewrites a results file it could not read.
 
 SPRT (``--sprt``, two players): after each game, from the tenth on, the log-likelihood ratio of
 the pairing is compared with the bounds (pentanomial when game pairs are complete, trinomial
@@ -25,14 +27,19 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
+import fcntl
+import itertools
 import json
+import math
 import os
 import random
 import sqlite3
-from collections.abc import Callable, Iterable
+import time
+import types
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import asdict, dataclass, field, fields
 from pathlib import Path
-from typing import Any
+from typing import Any, Union, get_args, get_origin, get_type_hints
 
 import trio
 
@@ -284,37 +291,171 @@ class GameRow:
     record: str | None
 
 
+_GAME_COLUMNS = tuple(f.name for f in fields(GameRow))
+
+
 class ResultsDB:
-    """The SQLite store of one event (``:memory:`` when there is no ``--out``)."""
+    """The SQLite store of one event (``:memory:`` when there is no ``--out``).
+
+    ``ResultsDB(path)`` opens a store that exists and checks it, writing nothing: its pages,
+    its tables and columns, and then each value read (``config``, ``rows``). Whatever is wrong
+    (not SQLite, damaged pages, a table or column missing, a configuration or a game row that
+    does not parse) is an ``EventError`` naming the file, which is kept as it is. A new store
+    is made by ``ResultsDB.create``.
+    """
 
     def __init__(self, path: Path | None) -> None:
         self.path = path
         try:
-            self.db = sqlite3.connect(":memory:" if path is None else str(path))
-            self.db.executescript(_SCHEMA)
+            if path is None:
+                self.db = sqlite3.connect(":memory:")
+                self.db.executescript(_SCHEMA)
+                return
+            # mode=rw: never create the file (a missing store is not an empty one)
+            self.db = sqlite3.connect(f"{path.resolve().as_uri()}?mode=rw", uri=True)
         except sqlite3.Error as exc:
-            raise EventError(f"{path}: cannot open the results database: {exc}") from None
+            raise self._error(exc) from None
+        try:
+            self._check()
+        except EventError:
+            self.db.close()
+            raise
+
+    @classmethod
+    def create(cls, path: Path | None, config: EventConfig) -> ResultsDB:
+        """A new store holding ``config`` and no game. The file appears whole or not at all
+        (it is made under a temporary name, then linked into place), and one that exists is
+        never replaced.
+
+        Raises:
+            EventError: the file cannot be made, or ``path`` exists.
+        """
+        if path is None:
+            store = cls(None)
+            store.put("config", config.to_json())
+            return store
+        tmp = path.with_name(path.name + ".new")
+        try:
+            # what a run killed while making the store left: it never held a game
+            for stale in (tmp, tmp.with_name(tmp.name + "-journal")):
+                stale.unlink(missing_ok=True)
+            db = sqlite3.connect(tmp)
+            try:
+                db.executescript(_SCHEMA)
+                with db:
+                    db.execute("INSERT INTO meta VALUES ('config', ?)", (config.to_json(),))
+            finally:
+                db.close()
+            try:
+                os.link(tmp, path)  # fails, rather than replace, if path exists
+            except FileExistsError:
+                raise EventError(
+                    f"{path} already exists; it is kept as it is: add --resume to finish its "
+                    "event, or choose another --out"
+                ) from None
+            except OSError:
+                # a file system without hard links: rename, which would replace, if still free
+                if path.exists():
+                    raise
+                os.rename(tmp, path)
+            finally:
+                tmp.unlink(missing_ok=True)
+        except sqlite3.Error as exc:
+            raise EventError(f"{path}: cannot create the results database: {exc}") from None
+        except OSError as exc:
+            raise EventError(
+                f"{path}: cannot create the results database: {exc.strerror or exc}"
+            ) from None
+        return cls(path)
 
     def close(self) -> None:
         self.db.close()
 
+    def _damaged(self, what: str) -> EventError:
+        return EventError(
+            f"{self.path}: the results database is damaged ({what}); it is kept as it is"
+        )
+
+    def _error(self, exc: sqlite3.Error) -> EventError:
+        """A SQLite error as an ``EventError`` naming the file."""
+        text = _short(str(exc), 200)
+        name = getattr(exc, "sqlite_errorname", "")
+        if name in ("SQLITE_CORRUPT", "SQLITE_NOTADB") or text.startswith(
+            ("no such table", "no such column")
+        ):
+            return self._damaged(text)
+        if name in ("SQLITE_BUSY", "SQLITE_LOCKED"):
+            return EventError(f"{self.path}: the results database is busy ({text}); try again")
+        return EventError(f"{self.path}: the results database failed ({text})")
+
+    @contextlib.contextmanager
+    def _sqlite(self) -> Iterator[None]:
+        try:
+            yield
+        except sqlite3.Error as exc:
+            raise self._error(exc) from None
+
+    def _check(self) -> None:
+        """Check the pages, the tables and their columns (a damaged store raises)."""
+        with self._sqlite():
+            problems = [str(row[0]) for row in self.db.execute("PRAGMA quick_check")]
+            if problems != ["ok"]:
+                raise self._damaged(_short(problems[0] if problems else "no answer", 200))
+            for table, wanted in (("meta", ("key", "value")), ("games", _GAME_COLUMNS)):
+                have = {str(row[1]) for row in self.db.execute(f"PRAGMA table_info({table})")}
+                if not have:
+                    raise self._damaged(f"no table {table}")
+                missing = [name for name in wanted if name not in have]
+                if missing:
+                    raise self._damaged(f"table {table} has no column {', '.join(missing)}")
+
     def get(self, key: str) -> str | None:
-        row = self.db.execute("SELECT value FROM meta WHERE key = ?", (key,)).fetchone()
-        return None if row is None else str(row[0])
+        with self._sqlite():
+            row = self.db.execute("SELECT value FROM meta WHERE key = ?", (key,)).fetchone()
+        if row is None:
+            return None
+        if not isinstance(row[0], str):
+            raise self._damaged(f"meta {key!r} is {_short(repr(row[0]))}, not text")
+        return row[0]
 
     def put(self, key: str, value: str) -> None:
-        with self.db:
+        with self._sqlite(), self.db:
             self.db.execute("INSERT OR REPLACE INTO meta VALUES (?, ?)", (key, value))
 
     def config(self) -> EventConfig | None:
+        """The stored configuration, checked field by field; ``None`` if there is none."""
         text = self.get("config")
-        return None if text is None else EventConfig.from_json(text)
+        if text is None:
+            return None
+        try:
+            raw = json.loads(text)
+        except ValueError as exc:
+            raise self._damaged(f"the stored configuration is not JSON: {exc}") from None
+        if not isinstance(raw, dict):
+            raise self._damaged("the stored configuration is not a JSON object")
+        hints = get_type_hints(EventConfig)
+        for f in fields(EventConfig):
+            if f.name not in raw:
+                continue
+            value = raw[f.name]
+            if not _fits(tuple(value) if isinstance(value, list) else value, hints[f.name]):
+                raise self._damaged(
+                    f"the stored configuration has {f.name} = {_short(json.dumps(value))}"
+                )
+        try:
+            config = EventConfig.from_json(text)
+        except (TypeError, ValueError, AttributeError) as exc:
+            raise self._damaged(f"the stored configuration is not valid: {exc}") from None
+        if len(config.players) < 2:
+            raise self._damaged("the stored configuration has fewer than two players")
+        return config
 
     def add(self, row: GameRow) -> None:
         """Store a finished game (one transaction)."""
-        with self.db:
+        with self._sqlite(), self.db:
             self.db.execute(
-                "INSERT OR REPLACE INTO games VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
+                f"INSERT OR REPLACE INTO games ({', '.join(_GAME_COLUMNS)}) "
+                f"VALUES ({', '.join('?' * len(_GAME_COLUMNS))})",
                 (
                     row.id, row.round, row.pairing, row.first, row.second, row.p1, row.p2,
                     row.pair, row.opening, row.winner, row.reason, row.first_points, row.plies,
@@ -323,9 +464,169 @@ class ResultsDB:
             )  # fmt: skip
 
     def rows(self) -> list[GameRow]:
-        """Every finished game, by id."""
-        cursor = self.db.execute("SELECT * FROM games ORDER BY id")
-        return [GameRow(*row) for row in cursor.fetchall()]
+        """Every finished game, by id, each value checked."""
+        with self._sqlite():
+            cursor = self.db.execute(f"SELECT {', '.join(_GAME_COLUMNS)} FROM games ORDER BY id")
+            raw = cursor.fetchall()
+        hints = get_type_hints(GameRow)
+        out = []
+        for values in raw:
+            row = GameRow(*values)
+            for name, value in zip(_GAME_COLUMNS, values, strict=True):
+                if not _fits(value, hints[name]) or not _plausible(name, value):
+                    raise self._damaged(
+                        f"game {_short(repr(row.id))} has {name} = {_short(repr(value))}"
+                    )
+            out.append(row)
+        return out
+
+
+def _fits(value: object, hint: Any) -> bool:
+    """Whether a value read back from the store has the type of its field."""
+    origin = get_origin(hint)
+    if origin in (types.UnionType, Union):
+        return any(_fits(value, arg) for arg in get_args(hint))
+    if origin is tuple:
+        args = get_args(hint)
+        if not isinstance(value, tuple):
+            return False
+        return len(args) != 2 or args[1] is not Ellipsis or all(_fits(v, args[0]) for v in value)
+    if hint is type(None):
+        return value is None
+    if hint is bool:
+        return isinstance(value, bool)
+    if hint is int:
+        return isinstance(value, int) and not isinstance(value, bool)
+    if hint is float:
+        return (
+            isinstance(value, int | float) and not isinstance(value, bool) and math.isfinite(value)
+        )
+    if hint is str:
+        return isinstance(value, str)
+    return True
+
+
+def _plausible(column: str, value: object) -> bool:
+    """Whether a game row's value (of the right type) is one a run stores."""
+    if column == "winner":
+        return value in ("p1", "p2", "draw")
+    if column == "first_points":
+        return value in (0, 0.5, 1)
+    if column in ("id", "round"):
+        return isinstance(value, int) and value >= 1
+    if column in ("pairing", "pair", "opening", "plies", "wall", "engine_time"):
+        return not isinstance(value, int | float) or value >= 0
+    return True
+
+
+def _short(text: str, limit: int = 60) -> str:
+    """``text`` on one line and cut to ``limit`` characters (for an error message)."""
+    text = " ".join(text.split())
+    return text if len(text) <= limit else text[: limit - 3] + "..."
+
+
+LOCK_NAME = "lock"
+"""The lock file of an event directory (``lock_event``)."""
+
+_held: set[Path] = set()
+"""The event directories this process holds."""
+
+
+@contextlib.contextmanager
+def lock_event(out_dir: Path | None) -> Iterator[None]:
+    """Hold the event directory ``out_dir`` (made if missing) while the block runs, so that a
+    second run on it, ``--resume`` included, is refused instead of playing the same games.
+
+    ``DIR/lock`` is locked with ``flock`` and holds the holder's PID. The kernel drops the lock
+    when the process ends however it ends, so the file a killed run leaves blocks nothing; on
+    leaving, the file is removed (while still locked: whoever opened it meanwhile sees that it
+    is gone and takes a new one). Holding a directory this process already holds is a no-op;
+    ``None`` (no ``--out``) holds nothing.
+
+    Raises:
+        EventError: another process holds the directory (the message names its PID), or the
+            directory or its lock file cannot be made.
+    """
+    if out_dir is None or out_dir.resolve() in _held:
+        yield
+        return
+    key = out_dir.resolve()
+    # the directories made here, deepest first: removed on leaving if the run left them empty
+    made = list(itertools.takewhile(lambda p: not p.exists(), (out_dir, *out_dir.parents)))
+    try:
+        out_dir.mkdir(parents=True, exist_ok=True)
+        path = out_dir / LOCK_NAME
+        fd = _take_lock(out_dir, path)
+    except OSError as exc:
+        _remove_empty(made)
+        raise EventError(
+            f"{out_dir}: cannot create the results directory: {exc.strerror or exc}"
+        ) from None
+    except EventError:
+        _remove_empty(made)
+        raise
+    _held.add(key)
+    try:
+        yield
+    finally:
+        _held.discard(key)
+        with contextlib.suppress(OSError):
+            path.unlink()
+        os.close(fd)
+        _remove_empty(made)
+
+
+def _remove_empty(dirs: list[Path]) -> None:
+    """Remove ``dirs`` in turn, stopping at the first that is not empty."""
+    for path in dirs:
+        try:
+            path.rmdir()
+        except OSError:
+            return
+
+
+def _take_lock(out_dir: Path, path: Path) -> int:
+    """Lock ``path`` for this process and write our PID into it; returns its descriptor."""
+    while True:
+        try:
+            fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o644)
+        except OSError as exc:
+            raise EventError(f"{path}: cannot open the lock file: {exc.strerror or exc}") from None
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            holder = _lock_holder(fd)
+            os.close(fd)
+            raise EventError(
+                f"{out_dir} is in use by another run (PID {holder}); wait for it or stop it"
+            ) from None
+        except OSError as exc:
+            os.close(fd)
+            raise EventError(f"{path}: cannot lock the directory: {exc.strerror or exc}") from None
+        try:
+            current: os.stat_result | None = os.stat(path)
+        except FileNotFoundError:
+            current = None
+        if current is not None and os.path.samestat(os.fstat(fd), current):
+            break
+        os.close(fd)  # the run that held it removed it as it left: lock the new one
+    try:
+        os.ftruncate(fd, 0)
+        os.write(fd, f"{os.getpid()}\n".encode())
+    except OSError as exc:
+        os.close(fd)
+        raise EventError(f"{path}: cannot write the lock file: {exc.strerror or exc}") from None
+    return fd
+
+
+def _lock_holder(fd: int) -> str:
+    """The PID written in a lock file another process holds (``unknown`` if none yet)."""
+    for _ in range(20):  # the holder writes it just after locking
+        text = os.pread(fd, 32, 0).decode("ascii", "replace").strip()
+        if text.isdigit():
+            return text
+        time.sleep(0.005)
+    return "unknown"
 
 
 # -- statistics ------------------------------------------------------------------------------------
@@ -489,13 +790,29 @@ async def run_event(
 ) -> list[PairingResult]:
     """Play the event's games not yet stored (``prepare`` first), ``config.concurrency`` at
     a time; report each finished game (``on_game``) and, every second, the time since the
-    start (``on_tick``, for a live display); return the standings.
+    start (``on_tick``, for a live display); return the standings. ``out_dir`` is held
+    (``lock_event``) throughout.
 
     Raises:
         EventError: a player that cannot play (unknown bot, bad option, a game the engine does
-            not play), an unreadable openings file, or a results directory that cannot be
-            written.
+            not play), an unreadable openings file, a results directory that another run
+            holds or that cannot be written, or a damaged results database (kept as it is).
     """
+    with lock_event(out_dir):
+        return await _run_event(
+            config, out_dir, on_game=on_game, on_start=on_start, on_tick=on_tick
+        )
+
+
+async def _run_event(
+    config: EventConfig,
+    out_dir: Path | None,
+    *,
+    on_game: Callable[[Finished], None],
+    on_start: Callable[[int, int], None],
+    on_tick: Callable[[float], None] | None,
+) -> list[PairingResult]:
+    """``run_event`` with ``out_dir`` held."""
     game = games.load(config.game)
     specs = [parse_player(text) for text in config.players]
     names = display_names(specs)
@@ -522,10 +839,16 @@ async def run_event(
         except OSError as exc:
             raise EventError(f"{out_dir}: cannot create the results directory: {exc}") from None
         db_path = out_dir / "results.sqlite"
-    db = ResultsDB(db_path)
-    if db.config() is None:
-        db.put("config", config.to_json())
-    rows = db.rows()
+    # only a store this run makes may be removed (when it ends before a game is stored)
+    created = db_path is None or not db_path.exists()
+    db = ResultsDB.create(db_path, config) if created else ResultsDB(db_path)
+    try:
+        if db.config() is None:
+            db.put("config", config.to_json())
+        rows = db.rows()
+    except EventError:
+        db.close()
+        raise
     done_ids = {row.id for row in rows}
     standings = pairing_results(rows, names, config.gauntlet)
     pending = [g for g in schedule if g.id not in done_ids]
@@ -618,8 +941,9 @@ async def run_event(
                         await pool.aclose()
         if failure:
             error = failure[0]
-            if db_path is not None and not db.rows():
-                # nothing was played: leave no event behind, so the corrected command runs
+            if db_path is not None and created and done == 0:
+                # this run made the store and stored no game in it: leave no event behind, so
+                # the corrected command runs (a store that was there before is never removed)
                 db.close()
                 db_path.unlink(missing_ok=True)
                 with contextlib.suppress(OSError):
@@ -717,10 +1041,11 @@ def _write_atomic(path: Path, text: str) -> None:
 
 
 def _stored_event(out_dir: Path, missing: str) -> tuple[EventConfig, list[GameRow]]:
-    """The configuration and finished games stored in ``out_dir``.
+    """The configuration and finished games stored in ``out_dir``, read without writing.
 
     Raises:
-        EventError: no database there (``missing`` says what that means), or no event in it.
+        EventError: no database there (``missing`` says what that means), no event in it, or
+            a damaged one (the error names the file, which is kept as it is).
     """
     path = out_dir / "results.sqlite"
     if not path.exists():
@@ -729,7 +1054,7 @@ def _stored_event(out_dir: Path, missing: str) -> tuple[EventConfig, list[GameRo
     try:
         config = db.config()
         if config is None:
-            raise EventError(f"{path} holds no event configuration")
+            raise EventError(f"{path} holds no event configuration; it is kept as it is")
         return config, db.rows()
     finally:
         db.close()
@@ -739,8 +1064,15 @@ def load_results(out_dir: Path) -> tuple[EventConfig, list[PairingResult], list[
     """The configuration, standings and games of a stored event.
 
     Raises:
-        EventError: no event there.
+        EventError: no event there, or a damaged one.
     """
     config, rows = _stored_event(out_dir, f"no event results in {out_dir}")
-    names = display_names(parse_player(text) for text in config.players)
+    try:
+        names = display_names(parse_player(text) for text in config.players)
+        config.sprt_params()
+    except (PlayerSpecError, EventError) as exc:
+        raise EventError(
+            f"{out_dir / 'results.sqlite'}: the results database is damaged (the stored "
+            f"configuration is not valid: {exc}); it is kept as it is"
+        ) from None
     return config, pairing_results(rows, names, config.gauntlet), rows

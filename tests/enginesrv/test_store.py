@@ -1,0 +1,272 @@
+"""The results store is safe: one run at a time holds an event directory (``DIR/lock``), and a
+damaged database, configuration or game row is a one-line error naming the file, which is
+left byte for byte as it was (issue 14, item 7)."""
+
+from __future__ import annotations
+
+import fcntl
+import hashlib
+import os
+import random
+import shutil
+import signal
+import sqlite3
+import subprocess
+import sys
+import time
+from collections.abc import Callable, Iterator
+from pathlib import Path
+
+import pytest
+
+from enginesrv.cli import main
+from enginesrv.tournament import LOCK_NAME, EventConfig, ResultsDB, lock_event
+
+ROOT = Path(__file__).resolve().parents[2]
+FAKE = ROOT / "tests" / "enginesrv" / "fakes" / "fake_engine.py"
+MATCH = ("match", "yoxii", "bot:random", "bot:random:Seed=2", "--games", "2", "--depth", "1")
+
+
+def run(capsys: pytest.CaptureFixture[str], *args: str) -> tuple[int, str, str]:
+    """``enginesrv ARGS`` in this process: the exit status, stdout and stderr."""
+    capsys.readouterr()
+    status = main(list(args))
+    out, err = capsys.readouterr()
+    return status, out, err
+
+
+def digest(path: Path) -> str:
+    return hashlib.sha256(path.read_bytes()).hexdigest()
+
+
+def listing(directory: Path) -> list[str]:
+    return sorted(str(p.relative_to(directory)) for p in directory.rglob("*"))
+
+
+def one_line_error(err: str, *needles: str) -> None:
+    assert err.count("\n") == 1, err
+    assert err.endswith("\n"), err
+    assert "Traceback" not in err
+    for needle in needles:
+        assert needle in err, err
+
+
+@pytest.fixture(scope="module")
+def finished_event(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A finished two-game match (copy it before changing it)."""
+    out = tmp_path_factory.mktemp("store") / "event"
+    assert main([*MATCH, "--out", str(out)]) == 0
+    assert not (out / LOCK_NAME).exists()  # a run that ends removes its lock file
+    return out
+
+
+@pytest.fixture
+def event(finished_event: Path, tmp_path: Path) -> Path:
+    out = tmp_path / "event"
+    shutil.copytree(finished_event, out)
+    return out
+
+
+@pytest.fixture
+def held_lock(event: Path) -> Iterator[int]:
+    """``event``'s lock, held by this test (as another run would) with PID 4242 in it."""
+    fd = os.open(event / LOCK_NAME, os.O_RDWR | os.O_CREAT)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        os.write(fd, b"4242\n")
+        yield fd
+    finally:
+        os.close(fd)
+
+
+# -- the lock --------------------------------------------------------------------------------------
+
+
+def test_a_second_run_is_refused_while_the_directory_is_held(
+    event: Path, held_lock: int, capsys: pytest.CaptureFixture[str]
+) -> None:
+    del held_lock
+    before = digest(event / "results.sqlite")
+    message = f"{event} is in use by another run (PID 4242); wait for it or stop it"
+    for args in (
+        ("match", "--resume", "--out", str(event)),
+        ("tournament", "--resume", "--out", str(event)),
+        (*MATCH, "--resume", "--out", str(event)),
+        (*MATCH, "--out", str(event)),
+    ):
+        status, out, err = run(capsys, *args)
+        assert status == 2, (args, out, err)
+        one_line_error(err, message)
+        assert out == ""
+    assert digest(event / "results.sqlite") == before
+    assert (event / LOCK_NAME).read_text() == "4242\n"  # the holder's file is left alone
+    # reading the results needs no lock
+    status, out, err = run(capsys, "results", str(event))
+    assert (status, err) == (0, "")
+    assert "random vs random:Seed=2" in out
+
+
+def test_a_running_event_holds_its_directory_and_a_killed_one_blocks_nothing(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    out = tmp_path / "running"
+    child = subprocess.Popen(
+        [sys.executable, "-m", "enginesrv.cli", *MATCH[:5], "1000", "--depth", "1",
+         "--out", str(out)],
+        cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True,
+    )  # fmt: skip
+    try:
+        lock = out / LOCK_NAME
+        deadline = time.monotonic() + 10
+        while time.monotonic() < deadline:
+            if lock.exists() and lock.read_text().strip() == str(child.pid):
+                break
+            time.sleep(0.02)
+        else:
+            pytest.fail("the run never wrote its PID into its lock file")
+        status, _, err = run(capsys, "match", "--resume", "--out", str(out))
+        assert status == 2
+        one_line_error(err, f"{out} is in use by another run (PID {child.pid})")
+    finally:
+        os.killpg(child.pid, signal.SIGKILL)
+        child.wait()
+    # kill -9 leaves the file, but not the lock: the directory is free again
+    assert lock.read_text().strip() == str(child.pid)
+    with lock_event(out):
+        assert lock.read_text().strip() == str(os.getpid())
+    assert not lock.exists()
+
+
+def test_a_stale_lock_file_does_not_block(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    out = tmp_path / "stale"
+    out.mkdir()
+    (out / LOCK_NAME).write_text("999999999\n")  # a killed run's: nobody holds it
+    status, stdout, err = run(capsys, *MATCH, "--out", str(out))
+    assert status == 0, err
+    assert "game 2/2" in stdout
+    assert not (out / LOCK_NAME).exists()
+
+
+def test_a_refused_event_leaves_no_directory_behind(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    out = tmp_path / "new" / "event"
+    status, _, err = run(capsys, "match", "yoxii", "bot:random", "bot:nobot", "--depth", "1",
+                         "--out", str(out))  # fmt: skip
+    assert status == 2
+    one_line_error(err, "unknown bot 'nobot'")
+    assert not (tmp_path / "new").exists()
+
+
+# -- damage ----------------------------------------------------------------------------------------
+
+
+def _sql(statement: str) -> Callable[[Path], None]:
+    def damage(db: Path) -> None:
+        connection = sqlite3.connect(db)
+        try:
+            with connection:
+                connection.execute(statement)
+        finally:
+            connection.close()
+
+    return damage
+
+
+def _null_reason(db: Path) -> None:
+    """A NULL where a value is needed (in a table made again without NOT NULL)."""
+    connection = sqlite3.connect(db)
+    try:
+        columns = [row[1] for row in connection.execute("PRAGMA table_info(games)")]
+        connection.executescript(
+            f"ALTER TABLE games RENAME TO old; CREATE TABLE games ({', '.join(columns)});"
+            "INSERT INTO games SELECT * FROM old; DROP TABLE old;"
+            "UPDATE games SET reason = NULL WHERE id = 2; VACUUM;"
+        )
+    finally:
+        connection.close()
+
+
+def _garbage(db: Path) -> None:
+    db.write_bytes(random.Random(1).randbytes(db.stat().st_size))
+
+
+def _bad_pages(db: Path) -> None:
+    data = bytearray(db.read_bytes())
+    data[4096 + 100 :] = b"\x5a" * (len(data) - 4096 - 100)  # every page after the first
+    db.write_bytes(bytes(data))
+
+
+DAMAGE: dict[str, tuple[Callable[[Path], None], str]] = {
+    "garbage bytes": (_garbage, "(file is not a database)"),
+    "damaged pages": (_bad_pages, "malformed"),
+    "a dropped table": (_sql("DROP TABLE games"), "(no table games)"),
+    "a dropped column": (_sql("ALTER TABLE games DROP COLUMN record"), "no column record"),
+    "config not JSON": (
+        _sql("UPDATE meta SET value = '{\"game\": \"yoxii\", ' WHERE key = 'config'"),
+        "the stored configuration is not JSON",
+    ),
+    "config field of the wrong type": (
+        _sql(
+            "UPDATE meta SET value = json_set(value, '$.players', 'bot:random') "
+            "WHERE key = 'config'"
+        ),
+        'players = "bot:random"',
+    ),
+    "a row of the wrong type": (
+        _sql("UPDATE games SET plies = 'many' WHERE id = 2"),
+        "game 2 has plies = 'many'",
+    ),
+    "a NULL in a row": (_null_reason, "game 2 has reason = None"),
+    "a row value out of range": (
+        _sql("UPDATE games SET winner = 'nobody' WHERE id = 1"),
+        "game 1 has winner = 'nobody'",
+    ),
+}
+
+
+@pytest.mark.parametrize("kind", DAMAGE)
+def test_a_damaged_store_is_a_one_line_error_and_is_kept(
+    kind: str, event: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    damage, detail = DAMAGE[kind]
+    db = event / "results.sqlite"
+    damage(db)
+    before, files = digest(db), listing(event)
+    for args in (
+        ("results", str(event)),
+        ("results", str(event), "--json"),
+        ("match", "--resume", "--out", str(event)),
+        ("tournament", "--resume", "--out", str(event)),
+        (*MATCH, "--resume", "--out", str(event)),
+    ):
+        status, out, err = run(capsys, *args)
+        assert status == 2, (args, out, err)
+        one_line_error(err, f"{db}: the results database is damaged", detail, "kept as it is")
+        assert digest(db) == before, args
+        assert listing(event) == files, args
+
+
+def test_a_failed_resume_keeps_a_store_without_games_and_a_new_event_leaves_none(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # an engine that plays another game stops the event before any game is stored
+    args = ("match", "yoxii", "bot:random", f"cmd:{sys.executable} {FAKE} good yinsh",
+            "--depth", "1")  # fmt: skip
+    fresh = tmp_path / "fresh"
+    status, _, err = run(capsys, *args, "--out", str(fresh))
+    assert status == 2
+    assert "the engine plays yinsh, not yoxii" in err.splitlines()[-1]
+    assert not (fresh / "results.sqlite").exists()  # this run made it: nothing is left
+    # the same event, stored by an earlier run killed before its first game ended
+    kept = tmp_path / "kept"
+    kept.mkdir()
+    config = EventConfig("yoxii", (args[2], args[3]), depth=1)
+    ResultsDB.create(kept / "results.sqlite", config).close()
+    before = digest(kept / "results.sqlite")
+    status, _, err = run(capsys, "match", "--resume", "--out", str(kept))
+    assert status == 2
+    assert "the engine plays yinsh, not yoxii" in err.splitlines()[-1]
+    assert digest(kept / "results.sqlite") == before  # it was there before: never removed
