@@ -26,6 +26,7 @@ import os
 import shlex
 import signal
 import subprocess
+import time
 from abc import ABC, abstractmethod
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -368,6 +369,7 @@ class BotPlayer(Player):
             target=target,
             deadline=deadline,
             new_game=self.fresh or not is_timed(clocks),
+            issued=time.monotonic(),
         )
         self.fresh = False
         if self.pool is None:

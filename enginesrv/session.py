@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import functools
 import itertools
+import time
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import Literal, Protocol
@@ -570,6 +571,7 @@ class Session:
             if go.infinite or budget.deadline_ms is None
             else budget.deadline_ms / 1000,
             new_game=self.fresh_game,
+            issued=time.monotonic(),
         )
         self.fresh_game = False
         search = _Search(msgid, infinite)

@@ -39,6 +39,8 @@ from bots.eval import evaluated_games, evaluator_for
 from bots.registry import BotError, create_bot, load_all
 
 MAX_FRAME = 4 * 1024 * 1024
+MIN_SEARCH = 0.002
+"""Seconds a timed search gets at least, however late it starts."""
 BOTS_PER_WORKER = 4
 """Sessions whose bots a worker keeps warm; older ones are dropped."""
 
@@ -59,6 +61,20 @@ class SearchJob:
     new_game: bool = False
     hash_budget: int | None = None
     """MB of transposition tables this worker may keep over all its bots (None: no cap)."""
+    issued: float | None = None
+    """``time.monotonic()`` when the move was asked for: ``target`` and ``deadline`` count
+    from then, so the time a job spends reaching a busy worker is the search's, not extra."""
+
+    def limits(self, now: float) -> Limits:
+        """The search's limits for a search that starts at ``time.monotonic()`` ``now``."""
+        lag = 0.0 if self.issued is None else max(0.0, now - self.issued)
+
+        def left(seconds: float | None) -> float | None:
+            return None if seconds is None else max(MIN_SEARCH, seconds - lag)
+
+        return Limits(
+            self.depth, self.nodes, left(self.target), left(self.deadline), time.monotonic
+        )
 
     def to_map(self) -> dict[str, Any]:
         """The params map of a ``search`` request."""
@@ -74,6 +90,7 @@ class SearchJob:
             "deadline": self.deadline,
             "new_game": self.new_game,
             "hash_budget": self.hash_budget,
+            "issued": self.issued,
         }
 
     @classmethod
@@ -91,6 +108,7 @@ class SearchJob:
             deadline=raw.get("deadline"),
             new_game=bool(raw.get("new_game")),
             hash_budget=raw.get("hash_budget"),
+            issued=raw.get("issued"),
         )
 
 
@@ -255,7 +273,7 @@ class _Worker:
             bot = self.bot_for(job)
             if job.new_game:
                 bot.new_game(game)
-            limits = Limits(job.depth, job.nodes, job.target, job.deadline, time.monotonic)
+            limits = job.limits(time.monotonic())
             result = bot.search(
                 state,
                 limits,
