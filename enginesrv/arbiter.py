@@ -382,6 +382,11 @@ async def play_game(
         engine_time += reply.elapsed
         search_time += (reply.search_ms or 0) / 1000
         used_ms = reply.elapsed * 1000
+        given = None
+        if tc is not None:
+            given = remaining[seat]
+        elif limits.st_ms is not None:
+            given = float(limits.st_ms)
         if allowed is not None and used_ms > allowed:
             left = remaining[seat] if tc is not None else float(limits.st_ms or 0)
             forfeit(seat, "time-forfeit", f"answered after {used_ms:.0f} ms with {left:.0f} ms")
@@ -404,6 +409,9 @@ async def play_game(
             forfeit(seat, "illegal-move", f"played {exc.text!r}: {exc.reason}")
             break
         notes = [("ms", str(round(used_ms)))]
+        if given is not None:
+            # the overrun: measured minus what the move was given (negative: time to spare)
+            notes.append(("over", str(round(used_ms - given))))
         if reply.score is not None:
             notes.append(("score", f"{reply.score.kind}:{reply.score.value}"))
         if reply.depth:

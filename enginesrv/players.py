@@ -49,6 +49,9 @@ MAX_LINE = 1 << 20
 """The longest line an external engine may send (a ``query moves`` answer is never asked)."""
 
 
+BOT_OVERHEAD_MS = 50
+"""Milliseconds a bot keeps back from each move's time for the trip to and from its worker
+and for the moments a busy machine does not run it: the arbiter measures the whole."""
 MOVE_TIMEOUT = 60.0
 """Seconds a search without a clock may take by default (``--move-timeout``)."""
 KILL_WAIT = 1.0
@@ -314,7 +317,7 @@ class BotPlayer(Player):
         spec: PlayerSpec,
         pool: SearchRunner | None,
         *,
-        overhead_ms: int = 20,
+        overhead_ms: int = BOT_OVERHEAD_MS,
         move_timeout: float = MOVE_TIMEOUT,
     ) -> None:
         super().__init__(spec)
