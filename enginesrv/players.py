@@ -21,6 +21,7 @@ arbiter starts it afresh for its next game.
 from __future__ import annotations
 
 import contextlib
+import itertools
 import math
 import os
 import shlex
@@ -49,6 +50,7 @@ MAX_LINE = 1 << 20
 """The longest line an external engine may send (a ``query moves`` answer is never asked)."""
 
 
+_BOT_INSTANCES = itertools.count(1)
 BOT_OVERHEAD_MS = 50
 """Milliseconds a bot keeps back from each move's time for the trip to and from its worker
 and for the moments a busy machine does not run it: the arbiter measures the whole."""
@@ -326,6 +328,8 @@ class BotPlayer(Player):
         self.move_timeout = move_timeout
         self.game = ""
         self.session = ""
+        self.instance = next(_BOT_INSTANCES)
+        self.game_key = ""
         self.seed = 0
         self.fresh = True
         self.has_seed = False
@@ -337,7 +341,11 @@ class BotPlayer(Player):
         self.alive = True
 
     async def new_game(self, key: str, seed: int) -> None:
-        self.session = f"{self.spec.name}@{key}"
+        # one worker-side bot per player instance, not per game: a new game clears its tables
+        # (new_game), while a bot per game would make the workers drop a full table at every
+        # game's first moves, time that move's clock pays for
+        self.session = f"{self.spec.name}#{self.instance}"
+        self.game_key = key
         self.seed = seed
         self.fresh = True
 
@@ -372,6 +380,7 @@ class BotPlayer(Player):
             target=target,
             deadline=deadline,
             new_game=self.fresh or not is_timed(clocks),
+            game_key=self.game_key,
             issued=time.monotonic(),
         )
         self.fresh = False

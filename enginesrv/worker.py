@@ -61,6 +61,9 @@ class SearchJob:
     new_game: bool = False
     hash_budget: int | None = None
     """MB of transposition tables this worker may keep over all its bots (None: no cap)."""
+    game_key: str | None = None
+    """The game the search is for: a bot that last searched for another game starts this one
+    afresh (``new_game``), on whichever worker the search lands."""
     issued: float | None = None
     """``time.monotonic()`` when the move was asked for: ``target`` and ``deadline`` count
     from then, so the time a job spends reaching a busy worker is the search's, not extra."""
@@ -90,6 +93,7 @@ class SearchJob:
             "deadline": self.deadline,
             "new_game": self.new_game,
             "hash_budget": self.hash_budget,
+            "game_key": self.game_key,
             "issued": self.issued,
         }
 
@@ -108,6 +112,7 @@ class SearchJob:
             deadline=raw.get("deadline"),
             new_game=bool(raw.get("new_game")),
             hash_budget=raw.get("hash_budget"),
+            game_key=raw.get("game_key"),
             issued=raw.get("issued"),
         )
 
@@ -197,10 +202,14 @@ class _Worker:
         self.out = out
         self.out_lock = threading.Lock()
         self.bots: OrderedDict[tuple[str, str], Engine] = OrderedDict()
+        self.games: dict[tuple[str, str], str | None] = {}
+        """The game each kept bot last searched for."""
         self.running: int | None = None
         self.stop_flag = threading.Event()
         self.stopped: set[int] = set()
         """Ids of searches stopped before they started."""
+        self.retired: list[Engine] = []
+        """Bots dropped from the cache, freed once the running search has answered."""
         self.state_lock = threading.Lock()
 
     def send(self, frame: list[Any]) -> None:
@@ -263,7 +272,10 @@ class _Worker:
         while len(self.bots) > 1 and (
             len(self.bots) > BOTS_PER_WORKER or (budget is not None and held() > budget)
         ):
-            self.bots.popitem(last=False)
+            # freed after the answer is sent: dropping a full table takes tens of ms
+            key, bot = self.bots.popitem(last=False)
+            self.games.pop(key, None)
+            self.retired.append(bot)
 
     def search(self, msgid: int, job: SearchJob) -> None:
         self._begin(msgid)
@@ -271,8 +283,10 @@ class _Worker:
             game = games.load(job.game)
             state = game.state_from_string(job.position)
             bot = self.bot_for(job)
-            if job.new_game:
+            key = (job.session, job.bot)
+            if job.new_game or self.games.get(key, job.game_key) != job.game_key:
                 bot.new_game(game)
+            self.games[key] = job.game_key
             limits = job.limits(time.monotonic())
             result = bot.search(
                 state,
@@ -287,6 +301,7 @@ class _Worker:
         finally:
             with self.state_lock:
                 self.running = None
+            self.retired.clear()
 
 
 def _read_frames(
