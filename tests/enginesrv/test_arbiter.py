@@ -250,6 +250,22 @@ def test_clocks_are_kept_and_sent() -> None:
     assert one.requests[3].clocks.p1time == 3550
     assert result.record.moves[0].annotations[0] == ("ms", "250")
     assert ("clock", "1850") in result.record.moves[0].annotations
+    # the overrun: measured less what the clock held (250 - 2000)
+    assert ("over", "-1750") in result.record.moves[0].annotations
+    # one's second move: 250 ms of the 1850 left
+    assert ("over", "-1600") in result.record.moves[1].annotations
+
+
+def test_the_overrun_of_a_move_time_is_recorded() -> None:
+    game = games.load("yoxii")
+    result = play(
+        game, (Scripted(game, think=0.1), Scripted(game)), MoveLimits(st_ms=300),
+        Adjudication(max_plies=2),
+    )  # fmt: skip
+    assert ("over", "-200") in result.record.moves[0].annotations
+    untimed = play(game, (Scripted(game), Scripted(game)), MoveLimits(depth=1),
+                   Adjudication(max_plies=2))  # fmt: skip
+    assert all(key != "over" for key, _ in untimed.record.moves[0].annotations)
 
 
 def test_time_forfeit_on_the_clock_and_per_move() -> None:

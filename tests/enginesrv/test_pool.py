@@ -8,6 +8,7 @@ import signal
 import subprocess
 import sys
 
+import pytest
 import trio
 
 from bots.engine import SearchInfo
@@ -211,3 +212,36 @@ def test_a_stop_that_overtakes_its_search_stops_it_when_it_starts() -> None:
     worker.request_stop(3)
     worker.search(8, job(bot="random"))
     assert not worker.stop_flag.is_set()
+
+
+def test_a_job_counts_its_time_from_when_the_move_was_asked_for() -> None:
+    timed = job(target=0.15, deadline=0.15, issued=100.0)
+    limits = timed.limits(100.05)  # it reached the worker 50 ms late
+    assert limits.deadline is not None
+    assert limits.target is not None
+    assert abs(limits.deadline - 0.10) < 1e-9
+    assert abs(limits.target - 0.10) < 1e-9
+    late = timed.limits(101.0)  # later than its whole budget: it still searches a moment
+    assert late.deadline is not None
+    assert 0 < late.deadline < 0.01
+    assert job(depth=3).limits(5.0).deadline is None
+
+
+def test_a_kept_bot_starts_afresh_when_its_next_search_is_for_another_game(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    import io
+
+    from bots.simple import RandomBot
+    from enginesrv.worker import _Worker
+
+    started: list[str] = []
+    monkeypatch.setattr(RandomBot, "new_game", lambda self, game: started.append(game.name))
+    worker = _Worker(io.BytesIO())
+    worker.search(1, job(game_key="g1"))
+    worker.search(2, job(game_key="g1"))
+    assert started == []  # a new bot, then the same game: nothing to forget
+    worker.search(3, job(game_key="g2"))
+    assert started == ["yoxii"]
+    worker.search(4, job(game_key="g2", new_game=True))
+    assert started == ["yoxii", "yoxii"]
