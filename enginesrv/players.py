@@ -27,6 +27,7 @@ import os
 import shlex
 import signal
 import subprocess
+import tempfile
 import time
 from abc import ABC, abstractmethod
 from dataclasses import dataclass, field
@@ -463,7 +464,10 @@ class TextEnginePlayer(Player):
         super().__init__(spec)
         self.deadlines = deadlines or Deadlines()
         self.stderr = stderr
-        """Where a ``cmd:`` engine's standard error goes (appended); None: discarded."""
+        """Where a ``cmd:`` engine's standard error is published (appended) once each game
+        is over; None: discarded. While a game runs it goes to a private file of its own."""
+        self._private: Path | None = None
+        self._published = 0
         self.process: trio.Process | None = None
         self.lines: _LineStream | None = None
         self.hello = _Handshake()
@@ -521,8 +525,11 @@ class TextEnginePlayer(Player):
             else:
                 errors: int | IO[bytes] = subprocess.DEVNULL
                 if self.stderr is not None:
-                    self.stderr.parent.mkdir(parents=True, exist_ok=True)
-                    errors = open(self.stderr, "ab")  # noqa: SIM115 - the child keeps it
+                    # what an engine writes during a game may hold its secrets (Yin Yang
+                    # laws): it is kept where the event's readers cannot look until then
+                    fd, name = tempfile.mkstemp(prefix="enginesrv-stderr-")
+                    self._private, self._published = Path(name), 0
+                    errors = os.fdopen(fd, "ab")
                 try:
                     # a session of its own: whatever the engine starts is ended with it
                     self.process = await trio.lowlevel.open_process(
@@ -571,8 +578,23 @@ class TextEnginePlayer(Player):
         await self._send("isready")
         await self._until("readyok", self.deadlines.ready, doing)
 
+    def publish_stderr(self) -> None:
+        """Append what the engine wrote to its standard error since the last call to the
+        public log (the game it was written in is over)."""
+        if self._private is None or self.stderr is None:
+            return
+        with contextlib.suppress(OSError):
+            with open(self._private, "rb") as private:
+                private.seek(self._published)
+                data = private.read()
+            self.stderr.parent.mkdir(parents=True, exist_ok=True)
+            with open(self.stderr, "ab") as public:  # made even when empty: it was looked at
+                public.write(data)
+            self._published += len(data)
+
     async def new_game(self, key: str, seed: int) -> None:
         del key
+        self.publish_stderr()  # the previous game is over
         if "seed" in self.hello.options:
             await self._send(f"setoption name Seed value {seed}")
         await self._send("uginewgame")
@@ -658,6 +680,11 @@ class TextEnginePlayer(Player):
                     if pipe is not None:
                         await pipe.aclose()
                 await process.wait()
+            self.publish_stderr()
+            if self._private is not None:
+                with contextlib.suppress(OSError):
+                    self._private.unlink()
+                self._private = None
             elif lines is not None:
                 await lines.stream.aclose()
 

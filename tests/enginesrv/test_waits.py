@@ -104,3 +104,23 @@ def test_a_match_without_a_clock_against_a_silent_engine_ends(tmp_path: Path) ->
     assert "crash" in {reasons[("fork", "rnd")], reasons[("rnd", "fork")]}
     # the match is over: nothing the engines started is left
     assert not _alive(int(pidfile.read_text()))
+
+
+@trio_test
+async def test_an_engines_standard_error_is_published_only_once_its_game_is_over(
+    tmp_path: Path,
+) -> None:
+    log = tmp_path / "logs" / "fake.stderr"
+    player = TextEnginePlayer(fake("good"), stderr=log)
+    with trio.fail_after(LIMIT):
+        await player.start(YOXII)
+        await player.new_game("g1", 1)
+        await player.go(request(clocks=Clocks(depth=1)))
+        await player.go(request(moves=("c5",), clocks=Clocks(depth=1)))
+        # during the game nothing of it is where the event's readers look
+        assert not log.exists() or "thinking" not in log.read_text()
+        await player.new_game("g2", 2)  # the first game is over: it is published
+        assert log.read_text().count("thinking about go") == 2
+        await player.go(request(clocks=Clocks(depth=1)))
+        await player.close()
+    assert log.read_text().count("thinking about go") == 3

@@ -155,6 +155,8 @@ class Fake:
 
     def go(self) -> None:
         self.gos += 1
+        sys.stderr.write(f"fake: thinking about go {self.gos}\n")
+        sys.stderr.flush()
         if self.mode == "crash" and self.gos >= int(self.arg or "1"):
             sys.exit(3)
         if self.mode == "hang":
