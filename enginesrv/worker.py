@@ -21,6 +21,7 @@ bounds what its workers hold whatever the sessions ask for.
 from __future__ import annotations
 
 import contextlib
+import gc
 import os
 import signal
 import sys
@@ -39,6 +40,8 @@ from bots.eval import evaluated_games, evaluator_for
 from bots.registry import BotError, create_bot, load_all
 
 MAX_FRAME = 4 * 1024 * 1024
+IDLE_BEFORE_COLLECT = 0.02
+"""Seconds without a new search after which an idle worker collects its garbage."""
 MIN_SEARCH = 0.002
 """Seconds a timed search gets at least, however late it starts."""
 BOTS_PER_WORKER = 4
@@ -349,13 +352,27 @@ def main() -> None:
     # closes the worker's input), so the worker itself ignores the interrupt.
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     warm_up()
+    # A full collection of the cyclic garbage collector can stop the search for tens of ms,
+    # which a timed move cannot spare: collect between searches, when the worker is idle,
+    # and never during one. What warm-up loaded is set aside for good (freeze).
+    gc.collect()
+    gc.freeze()
+    gc.disable()
     worker = _Worker(out)
     worker.send([2, "ready", []])
     jobs: list[tuple[int, SearchJob]] = []
     ready = threading.Condition()
     reader = threading.Thread(target=_read_frames, args=(source, worker, jobs, ready), daemon=True)
     reader.start()
+    litter = False  # whether a search ran since the last collection
     while True:
+        with ready:
+            if litter and not jobs:
+                ready.wait(timeout=IDLE_BEFORE_COLLECT)
+            idle = not jobs
+        if litter and idle:
+            gc.collect()
+            litter = False
         with ready:
             while not jobs:
                 ready.wait()
@@ -363,6 +380,7 @@ def main() -> None:
         if msgid < 0:
             break
         worker.search(msgid, job)
+        litter = True
     os._exit(0)  # the reader thread may still block on a closed pipe
 
 
