@@ -19,6 +19,7 @@ on every run (no clocks, no hash randomisation: move ordering breaks ties by the
 
 from __future__ import annotations
 
+import math
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from typing import overload
@@ -196,6 +197,12 @@ class Searcher:
         self.pv_table: list[list[Move]] = [[] for _ in range(MAX_PLY + QUIESCENCE_PLIES + 2)]
         self.started = limits.clock()
         self.stopped = False
+        # Looked at on every node, besides the periodic check: a node can be slow (an
+        # evaluation that solves an endgame), and a batch of them between two periodic checks
+        # would overrun the deadline by their sum. One clock read per node costs well under 1%.
+        self.clock = limits.clock
+        self.timed = limits.deadline is not None
+        self.deadline_at = math.inf if limits.deadline is None else self.started + limits.deadline
 
     # -- limits --------------------------------------------------------------------------------
 
@@ -357,7 +364,7 @@ class Searcher:
         state = self.state
         if state.is_terminal():
             self.nodes += 1
-            if self.nodes >= self.next_check:
+            if self.nodes >= self.next_check or (self.timed and self.clock() >= self.deadline_at):
                 self._check()
             self.pv_table[ply] = []
             return terminal_score(state.outcome(), me, ply)
@@ -367,7 +374,7 @@ class Searcher:
 
     def _negamax(self, depth: int, alpha: int, beta: int, ply: int) -> int:
         self.nodes += 1
-        if self.nodes >= self.next_check:
+        if self.nodes >= self.next_check or (self.timed and self.clock() >= self.deadline_at):
             self._check()
         self.pv_table[ply] = []
         if ply > self.seldepth:
@@ -448,7 +455,7 @@ class Searcher:
         for move in moves:
             state.push(move)
             self.nodes += 1
-            if self.nodes >= self.next_check:
+            if self.nodes >= self.next_check or (self.timed and self.clock() >= self.deadline_at):
                 self._check()
             if ply + 1 > self.seldepth:
                 self.seldepth = ply + 1
