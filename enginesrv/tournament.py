@@ -6,7 +6,10 @@ game k of a pairing gives the first-named player p1 when k is even, p2 when odd,
 in pairs with colours swapped; with ``repeat`` both games of a pair start from the same opening
 (``--openings``), otherwise each game takes the next opening. The schedule and every game's
 bot seeds follow from the configuration and the seed alone, never from the order games finish
-in, so a resumed event ends with exactly the games an uninterrupted one plays.
+in, so a resumed event ends with exactly the games an uninterrupted one plays; the one
+exception is a game with hidden information (Yin Yang), whose bot seeds are drawn from the
+operating system for each game, so that the event's seed does not give a bot's secret laws
+away. They are stored (``seeds:ID`` in the meta table) once the game is over.
 
 Storage (``--out DIR``): ``DIR/results.sqlite`` holds the configuration and one row per finished
 game; ``DIR/games/game-NNNNN.txt`` the game records (design §6); ``DIR/logs/NAME.stderr`` what
@@ -33,6 +36,7 @@ import json
 import math
 import os
 import random
+import secrets
 import sqlite3
 import time
 import types
@@ -225,8 +229,13 @@ def make_schedule(config: EventConfig, openings: int) -> list[ScheduledGame]:
     return out
 
 
-def game_seeds(config: EventConfig, game_id: int) -> tuple[int, int]:
-    """The seeds of p1's and p2's bots in one game (from the event seed and the game alone)."""
+def game_seeds(config: EventConfig, game_id: int, *, secret: bool = False) -> tuple[int, int]:
+    """The seeds of p1's and p2's bots in one game: from the event seed and the game alone,
+    or, for a game with hidden information (``secret``), drawn from the operating system, so
+    that no one who knows the event's seed can compute a bot's secret choices (Yin Yang laws).
+    """
+    if secret:
+        return secrets.randbelow(2**31 - 1) + 1, secrets.randbelow(2**31 - 1) + 1
     rng = random.Random(f"game:{config.seed}:{game_id}")
     return rng.randrange(2**31), rng.randrange(2**31)
 
@@ -872,7 +881,7 @@ async def _run_event(
             async for item in queue_receive:
                 if stop.is_set():
                     break
-                result = await _play(
+                result, seeds = await _play(
                     game,
                     slot,
                     item,
@@ -894,6 +903,10 @@ async def _run_event(
                     item.pair, item.opening, result.winner, result.reason, first_points,
                     result.plies, result.wall, result.engine_time, record_name,
                 )  # fmt: skip
+                if game.hidden_information:
+                    # the secret seeds are kept for audit, once the game is over (stored
+                    # before its row: a stored game always has them)
+                    db.put(f"seeds:{item.id}", json.dumps(list(seeds)))
                 db.add(row)
                 standings[item.pairing].add(row)
                 done += 1
@@ -968,8 +981,9 @@ async def _play(
     limits: MoveLimits,
     rules: Adjudication,
     config: EventConfig,
-) -> GameResult:
-    """One game of the schedule; a player that cannot start loses it with the reason."""
+) -> tuple[GameResult, tuple[int, int]]:
+    """One game of the schedule and its bots' seeds; a player that cannot start loses it
+    with the reason."""
     p2 = item.second if item.p1 == item.first else item.first
     seats = (item.p1, p2)
     setup = GameSetup(
@@ -978,7 +992,7 @@ async def _play(
         limits=limits,
         adjudication=rules,
         opening=openings[item.opening],
-        seeds=game_seeds(config, item.id),
+        seeds=game_seeds(config, item.id, secret=game.hidden_information),
         event=config.event,
     )
     players: list[Player] = []
@@ -986,11 +1000,11 @@ async def _play(
         try:
             players.append(await slot.get(index, game))
         except ForfeitError as exc:
-            return _no_start(game, setup, seat, exc)
+            return _no_start(game, setup, seat, exc), setup.seeds
     result = await play_game(game, (players[0], players[1]), setup)
     for seat in result.failed:
         await players[seat].close()
-    return result
+    return result, setup.seeds
 
 
 def _no_start(game: games.Game, setup: GameSetup, seat: int, exc: ForfeitError) -> GameResult:

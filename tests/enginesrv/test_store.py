@@ -270,3 +270,31 @@ def test_a_failed_resume_keeps_a_store_without_games_and_a_new_event_leaves_none
     assert status == 2
     assert "the engine plays yinsh, not yoxii" in err.splitlines()[-1]
     assert digest(kept / "results.sqlite") == before  # it was there before: never removed
+
+
+def test_yin_yang_bot_seeds_are_secret_and_kept_once_the_game_is_over(tmp_path: Path) -> None:
+    import json as json_
+
+    from enginesrv.tournament import EventConfig, game_seeds
+
+    config = EventConfig("yinyang", ("bot:alphabeta", "bot:greedy"), seed=3)
+    # perfect information: from the event's seed alone; hidden information: not derivable
+    assert game_seeds(config, 1) == game_seeds(config, 1)
+    assert game_seeds(config, 1, secret=True) != game_seeds(config, 1, secret=True)
+    out = tmp_path / "yy"
+    proc = subprocess.run(
+        [sys.executable, "-m", "enginesrv.cli", "match", "yinyang", "bot:alphabeta",
+         "bot:greedy", "--depth", "1", "--games", "2", "--seed", "3", "--out", str(out)],
+        capture_output=True, text=True, timeout=120, check=False,
+    )  # fmt: skip
+    assert proc.returncode == 0, proc.stderr
+    db = sqlite3.connect(out / "results.sqlite")
+    try:
+        stored = dict(db.execute("SELECT key, value FROM meta WHERE key LIKE 'seeds:%'"))
+        ids = [row[0] for row in db.execute("SELECT id FROM games")]
+    finally:
+        db.close()
+    assert sorted(stored) == sorted(f"seeds:{i}" for i in ids)
+    for game_id in ids:
+        seeds = json_.loads(stored[f"seeds:{game_id}"])
+        assert seeds != list(game_seeds(config, game_id))  # not the public derivation
