@@ -42,7 +42,7 @@ _SETTINGS: dict[str, str] = {
     "sprt": "sprt", "gauntlet": "gauntlet", "max_plies": "max_plies",
     "repetitions": "repetitions", "resign": "resign", "draw": "draw",
     "timemargin": "timemargin", "event": "event", "startup_timeout": "startup_timeout",
-    "ready_timeout": "ready_timeout", "move_timeout": "move_timeout",
+    "ready_timeout": "ready_timeout", "move_timeout": "move_timeout", "isolate": "isolate",
 }  # fmt: skip
 
 
@@ -151,6 +151,11 @@ def _add_event_flags(p: argparse.ArgumentParser, *, tournament: bool) -> None:
         "--move-timeout", metavar="SECONDS", type=_seconds,
         help="without a clock (--depth, --nodes), the longest one move may take before the "
         "player is forfeited with stall (default 60)",
+    )  # fmt: skip
+    a(
+        "--isolate", action="store_true", default=None,
+        help="run each cmd: engine under bubblewrap (bwrap): a private /tmp, its own /proc, "
+        "and no view of the event's directory",
     )  # fmt: skip
     if tournament:
         a("--gauntlet", action="store_true", default=None, help="the first player meets the rest")

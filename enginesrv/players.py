@@ -459,10 +459,17 @@ class TextEnginePlayer(Player):
     command (``cmd:``) or reached over TCP (``tcp:``)."""
 
     def __init__(
-        self, spec: PlayerSpec, deadlines: Deadlines | None = None, *, stderr: Path | None = None
+        self,
+        spec: PlayerSpec,
+        deadlines: Deadlines | None = None,
+        *,
+        stderr: Path | None = None,
+        wrapper: tuple[str, ...] = (),
     ) -> None:
         super().__init__(spec)
         self.deadlines = deadlines or Deadlines()
+        self.wrapper = wrapper
+        """A command a ``cmd:`` engine is run under (``--isolate``: bubblewrap)."""
         self.stderr = stderr
         """Where a ``cmd:`` engine's standard error is published (appended) once each game
         is over; None: discarded. While a game runs it goes to a private file of its own."""
@@ -533,7 +540,7 @@ class TextEnginePlayer(Player):
                 try:
                     # a session of its own: whatever the engine starts is ended with it
                     self.process = await trio.lowlevel.open_process(
-                        list(self.spec.command),
+                        [*self.wrapper, *self.spec.command],
                         stdin=subprocess.PIPE,
                         stdout=subprocess.PIPE,
                         stderr=errors,
@@ -738,9 +745,10 @@ def make_player(
     deadlines: Deadlines | None = None,
     *,
     stderr: Path | None = None,
+    wrapper: tuple[str, ...] = (),
 ) -> Player:
     """A fresh player instance for ``spec`` (bots share ``pool``; a ``cmd:`` engine's standard
     error is appended to ``stderr`` when given)."""
     if spec.kind == "bot":
         return BotPlayer(spec, pool, move_timeout=(deadlines or Deadlines()).move)
-    return TextEnginePlayer(spec, deadlines, stderr=stderr)
+    return TextEnginePlayer(spec, deadlines, stderr=stderr, wrapper=wrapper)

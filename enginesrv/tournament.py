@@ -37,6 +37,7 @@ import math
 import os
 import random
 import secrets
+import shutil
 import sqlite3
 import time
 import types
@@ -111,6 +112,7 @@ class EventConfig:
     startup_timeout: float = 10.0
     ready_timeout: float = 5.0
     move_timeout: float = MOVE_TIMEOUT
+    isolate: bool = False
 
     def to_json(self) -> str:
         """The configuration as JSON."""
@@ -238,6 +240,21 @@ def game_seeds(config: EventConfig, game_id: int, *, secret: bool = False) -> tu
         return secrets.randbelow(2**31 - 1) + 1, secrets.randbelow(2**31 - 1) + 1
     rng = random.Random(f"game:{config.seed}:{game_id}")
     return rng.randrange(2**31), rng.randrange(2**31)
+
+
+def isolation(out_dir: Path | None) -> tuple[str, ...]:
+    """The bubblewrap command that ``--isolate`` puts before each ``cmd:`` engine: the file
+    system read-only, a private /tmp, a /proc of its own (it sees no other process) and, over
+    the event's directory, an empty one."""
+    wrapper = [
+        "bwrap", "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc", "--tmpfs", "/tmp",
+        "--unshare-pid", "--die-with-parent", "--new-session",
+    ]  # fmt: skip
+    if out_dir is not None:
+        event = out_dir.resolve()
+        if not event.is_relative_to("/tmp"):  # under /tmp it is hidden already
+            wrapper += ["--tmpfs", str(event)]
+    return (*wrapper, "--")
 
 
 def display_names(specs: Iterable[PlayerSpec]) -> list[str]:
@@ -712,11 +729,13 @@ class _Slot:
         pool: WorkerPool | None,
         deadlines: Deadlines,
         logs: Path | None,
+        wrapper: tuple[str, ...] = (),
     ) -> None:
         self.specs = specs
         self.pool = pool
         self.deadlines = deadlines
         self.logs = logs
+        self.wrapper = wrapper
         self.players: dict[int, Player] = {}
 
     async def get(self, index: int, game: games.Game) -> Player:
@@ -729,7 +748,9 @@ class _Slot:
         if self.logs is not None:
             safe = "".join(c if c.isalnum() or c in "-_.=" else "_" for c in self.specs[index].name)
             stderr = self.logs / f"{safe}.stderr"
-        player = make_player(self.specs[index], self.pool, self.deadlines, stderr=stderr)
+        player = make_player(
+            self.specs[index], self.pool, self.deadlines, stderr=stderr, wrapper=self.wrapper
+        )
         self.players[index] = player
         await player.start(game)
         return player
@@ -764,6 +785,11 @@ def prepare(config: EventConfig, out_dir: Path | None, *, resume: bool) -> Event
         )
     if config.game not in games.available():
         raise EventError(f"unknown game {config.game!r}; known: {', '.join(games.available())}")
+    if config.isolate and shutil.which("bwrap") is None:
+        raise EventError(
+            "--isolate needs bubblewrap (the bwrap command), which is not installed: install "
+            "it (Debian: apt-get install bubblewrap) or leave --isolate out"
+        )
     bad = control_character(config.event)
     if bad is not None:
         raise EventError(f"--event {config.event!r}: the name contains a control character ({bad})")
@@ -876,7 +902,8 @@ async def _run_event(
 
     async def slot_task(pool: WorkerPool | None, cancel: trio.CancelScope) -> None:
         nonlocal done
-        slot = _Slot(specs, pool, deadlines, None if out_dir is None else out_dir / "logs")
+        wrapper = isolation(out_dir) if config.isolate else ()
+        slot = _Slot(specs, pool, deadlines, None if out_dir is None else out_dir / "logs", wrapper)
         try:
             async for item in queue_receive:
                 if stop.is_set():

@@ -24,6 +24,9 @@ Modes:
 * ``noready``: answers the handshake, but no ``isready`` after a ``uginewgame`` (a stall at the
   new game); it still leaves on ``quit``.
 * ``nobest``: well behaved, answering ``isready`` at any time, but never a ``bestmove``.
+* ``snoop DIR``: well behaved; on every ``go`` it reports on its standard error what it can
+  see: the entries of DIR (the event's directory), the processes in /proc and the entries of
+  /tmp, as ``snoop dir=N procs=N tmp=N`` (N = -1 when it cannot look).
 * ``fork PIDFILE``: on its first ``go`` it starts a child that sleeps for a minute (writing the
   child's PID to PIDFILE), then exits without answering: what it started must not outlive it.
 
@@ -41,9 +44,19 @@ import games
 
 MODES = (
     "good", "ugi", "crash", "hang", "illegal", "late", "silent", "noready", "nobest", "fork",
+    "snoop",
 )  # fmt: skip
 MAX_SORTED = 10_000
 """Above this many legal moves the first one generated is played instead of sorting them."""
+
+
+def _count(path: str, *, digits: bool = False) -> int:
+    """The entries of a directory (only the numeric ones: processes), -1 if it is unreadable."""
+    try:
+        names = os.listdir(path)
+    except OSError:
+        return -1
+    return sum(1 for name in names if name.isdigit()) if digits else len(names)
 
 
 def say(line: str) -> None:
@@ -164,6 +177,12 @@ class Fake:
             sys.exit(0)
         if self.mode == "nobest":
             return
+        if self.mode == "snoop":
+            sys.stderr.write(
+                f"snoop dir={_count(self.arg or '.')} "
+                f"procs={_count('/proc', digits=True)} tmp={_count('/tmp')}\n"
+            )
+            sys.stderr.flush()
         if self.mode == "fork":
             child = subprocess.Popen(
                 [sys.executable, "-c", "import time; time.sleep(60)"],
