@@ -242,19 +242,30 @@ def game_seeds(config: EventConfig, game_id: int, *, secret: bool = False) -> tu
     return rng.randrange(2**31), rng.randrange(2**31)
 
 
-def isolation(out_dir: Path | None) -> tuple[str, ...]:
-    """The bubblewrap command that ``--isolate`` puts before each ``cmd:`` engine: the file
+def isolation(out_dir: Path | None, command: tuple[str, ...] = ()) -> tuple[str, ...]:
+    """The bubblewrap command that ``--isolate`` puts before a ``cmd:`` engine: the file
     system read-only, a private /tmp, a /proc of its own (it sees no other process) and, over
-    the event's directory, an empty one."""
-    wrapper = [
-        "bwrap", "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc", "--tmpfs", "/tmp",
-        "--unshare-pid", "--die-with-parent", "--new-session",
-    ]  # fmt: skip
+    the event's directory, an empty one. What the engine needs from the real /tmp (its own
+    files named on its command line, the working directory) is bound into the private one,
+    read-only."""
+    wrapper = ["bwrap", "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc"]
+    wrapper += ["--tmpfs", "/tmp"]
+    tmp = Path("/tmp")
+    needed = {Path.cwd().resolve()}
+    for word in command:
+        if word.startswith("-"):
+            continue
+        with contextlib.suppress(OSError, ValueError):
+            path = Path(word).resolve()
+            if path.exists():
+                needed.add(path)
+    for path in sorted(p for p in needed if p.is_relative_to(tmp) and p != tmp):
+        wrapper += ["--ro-bind", str(path), str(path)]
     if out_dir is not None:
-        event = out_dir.resolve()
-        if not event.is_relative_to("/tmp"):  # under /tmp it is hidden already
-            wrapper += ["--tmpfs", str(event)]
-    return (*wrapper, "--")
+        event = str(out_dir.resolve())
+        wrapper += ["--tmpfs", event]  # after the binds: hidden even inside one of them
+    wrapper += ["--unshare-pid", "--die-with-parent", "--new-session", "--"]
+    return tuple(wrapper)
 
 
 def display_names(specs: Iterable[PlayerSpec]) -> list[str]:
@@ -729,13 +740,14 @@ class _Slot:
         pool: WorkerPool | None,
         deadlines: Deadlines,
         logs: Path | None,
-        wrapper: tuple[str, ...] = (),
+        isolate: Callable[[tuple[str, ...]], tuple[str, ...]] | None = None,
     ) -> None:
         self.specs = specs
         self.pool = pool
         self.deadlines = deadlines
         self.logs = logs
-        self.wrapper = wrapper
+        self.isolate = isolate
+        """The command to run a ``cmd:`` engine's command under (``--isolate``), if any."""
         self.players: dict[int, Player] = {}
 
     async def get(self, index: int, game: games.Game) -> Player:
@@ -748,9 +760,9 @@ class _Slot:
         if self.logs is not None:
             safe = "".join(c if c.isalnum() or c in "-_.=" else "_" for c in self.specs[index].name)
             stderr = self.logs / f"{safe}.stderr"
-        player = make_player(
-            self.specs[index], self.pool, self.deadlines, stderr=stderr, wrapper=self.wrapper
-        )
+        spec = self.specs[index]
+        wrapper = self.isolate(spec.command) if self.isolate and spec.kind == "cmd" else ()
+        player = make_player(spec, self.pool, self.deadlines, stderr=stderr, wrapper=wrapper)
         self.players[index] = player
         await player.start(game)
         return player
@@ -902,8 +914,13 @@ async def _run_event(
 
     async def slot_task(pool: WorkerPool | None, cancel: trio.CancelScope) -> None:
         nonlocal done
-        wrapper = isolation(out_dir) if config.isolate else ()
-        slot = _Slot(specs, pool, deadlines, None if out_dir is None else out_dir / "logs", wrapper)
+        slot = _Slot(
+            specs,
+            pool,
+            deadlines,
+            None if out_dir is None else out_dir / "logs",
+            (lambda command: isolation(out_dir, command)) if config.isolate else None,
+        )
         try:
             async for item in queue_receive:
                 if stop.is_set():

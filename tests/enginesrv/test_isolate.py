@@ -39,11 +39,16 @@ def test_an_isolated_engine_sees_no_event_files_no_processes_and_its_own_tmp(
     tmp_path: Path,
 ) -> None:
     out = _event_dir(tmp_path)
+    # a file of the host's /tmp, named to the engine by its name alone (a path on an engine's
+    # command line is bound into its sandbox: that is how it finds its own files)
+    marker = Path("/tmp") / f"enginesrv-test-marker-{os.getpid()}"
+    marker.write_text("secret")
     try:
         for isolate in (False, True):
             shutil.rmtree(out, ignore_errors=True)
+            snoop = f"name=snoop:cmd:{sys.executable} {FAKE} snoop {out} {marker.name}"
             proc = cli(
-                "match", "yoxii", f"name=snoop:cmd:{sys.executable} {FAKE} snoop {out}",
+                "match", "yoxii", snoop,
                 "bot:random", "--depth", "1", "--games", "2", "--out", str(out),
                 *(["--isolate"] if isolate else []),
             )  # fmt: skip
@@ -53,12 +58,14 @@ def test_an_isolated_engine_sees_no_event_files_no_processes_and_its_own_tmp(
             if isolate:
                 assert all(s["dir"] <= 0 for s in seen), seen  # an empty directory at most
                 assert all(s["procs"] <= 4 for s in seen), seen  # bwrap, its init, the engine
-                assert all(s["tmp"] == 0 for s in seen), seen
+                assert all(s["marker"] == 0 for s in seen), seen
             else:  # the control: without --isolate all of it is in view
                 assert any(s["dir"] > 0 for s in seen), seen
                 assert any(s["procs"] > 4 for s in seen), seen
+                assert all(s["marker"] == 1 for s in seen), seen
     finally:
         shutil.rmtree(out, ignore_errors=True)
+        marker.unlink(missing_ok=True)
 
 
 def test_isolate_without_bubblewrap_is_a_clear_error(tmp_path: Path) -> None:

@@ -24,9 +24,9 @@ Modes:
 * ``noready``: answers the handshake, but no ``isready`` after a ``uginewgame`` (a stall at the
   new game); it still leaves on ``quit``.
 * ``nobest``: well behaved, answering ``isready`` at any time, but never a ``bestmove``.
-* ``snoop DIR``: well behaved; on every ``go`` it reports on its standard error what it can
-  see: the entries of DIR (the event's directory), the processes in /proc and the entries of
-  /tmp, as ``snoop dir=N procs=N tmp=N`` (N = -1 when it cannot look).
+* ``snoop DIR [MARKER]``: well behaved; on every ``go`` it reports on its standard error what
+  it can see: the entries of DIR (the event's directory), the processes in /proc and whether
+  /tmp/MARKER exists, as ``snoop dir=N procs=N marker=0|1`` (N = -1 when it cannot look).
 * ``fork PIDFILE``: on its first ``go`` it starts a child that sleeps for a minute (writing the
   child's PID to PIDFILE), then exits without answering: what it started must not outlive it.
 
@@ -178,9 +178,11 @@ class Fake:
         if self.mode == "nobest":
             return
         if self.mode == "snoop":
+            marker = sys.argv[3] if len(sys.argv) > 3 else ""
+            seen = bool(marker) and os.path.exists(os.path.join("/tmp", marker))
             sys.stderr.write(
-                f"snoop dir={_count(self.arg or '.')} "
-                f"procs={_count('/proc', digits=True)} tmp={_count('/tmp')}\n"
+                f"snoop dir={_count(self.arg or '.')} procs={_count('/proc', digits=True)} "
+                f"marker={int(seen)}\n"
             )
             sys.stderr.flush()
         if self.mode == "fork":
