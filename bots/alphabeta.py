@@ -5,18 +5,18 @@ for none), ``Quiescence`` (search noisy moves beyond the horizon), ``Aspiration`
 half-width of the root window around the previous iteration's value; 0, the default, takes the
 game's own, see ``Evaluator.aspiration``), and for games of hidden
 information (Yin Yang) ``Samples`` (how many completions of a view are searched, see
-``bots.determinize``) and ``Seed`` (0: choices such as the laws written at setup come from the
-system's entropy, so an opponent cannot predict them; any other value repeats them). The table
+``bots.determinize``) and ``SecretSeed`` (0, the default: its choices of chance, the laws
+written at setup and the worlds sampled, come from the operating system's randomness, so an
+opponent cannot predict them; any other value repeats them; see ``bots.chance``). The table
 and the history of good moves are kept from one move to the next within a game and cleared by
 ``new_game``.
 """
 
 from __future__ import annotations
 
-import os
-import random
 from typing import ClassVar
 
+from bots.chance import SECRET_SEED_OPTION, Chance
 from bots.determinize import determinized_search
 from bots.engine import (
     Engine,
@@ -44,7 +44,7 @@ class AlphaBeta(Engine):
         Option("Quiescence", "check", True),
         Option("Aspiration", "spin", 0, 0, 10_000),
         Option("Samples", "spin", 4, 1, 64),
-        Option("Seed", "spin", 0, 0, 2**31 - 1),
+        SECRET_SEED_OPTION,
     )
 
     def __init__(self) -> None:
@@ -53,8 +53,6 @@ class AlphaBeta(Engine):
         self._table_mb = 0
         self._history: dict[Move, int] = {}
         self._evaluators: dict[str, Evaluator] = {}
-        self._rng = random.Random()
-        self._seeded_with: object = None
 
     def game_names(self) -> tuple[str, ...]:
         """The games that have an evaluation."""
@@ -77,19 +75,10 @@ class AlphaBeta(Engine):
             self._table_mb = megabytes
         return self._table
 
-    def _random(self) -> random.Random:
-        """The generator of the hidden-information choices, reseeded by a new ``Seed``."""
-        seed = self.values["Seed"]
-        if seed != self._seeded_with:
-            self._rng = random.Random(seed or int.from_bytes(os.urandom(8), "little"))
-            self._seeded_with = seed
-        return self._rng
-
     def new_game(self, game: Game) -> None:
         hidden = self._evaluator(game).hidden_information()
         if hidden is not None:
             hidden.new_game()
-        self._seeded_with = None
         self._table_for_options().clear()
         self._history.clear()
 
@@ -113,7 +102,8 @@ class AlphaBeta(Engine):
                 limits=_capped(limits, cap),
                 stop=stop,
                 on_info=on_info,
-                rng=self._random(),
+                # every choice of chance alphabeta makes is hidden from the opponent
+                rng=Chance(state, 0, int(self.values["SecretSeed"] or 0)).secret,
                 samples=int(self.values["Samples"] or 1),
                 quiescence=bool(self.values["Quiescence"]),
             )

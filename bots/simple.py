@@ -1,17 +1,19 @@
 """The two reference bots: ``random`` and ``greedy``.
 
-``random`` plays a uniformly random legal move from a seeded generator: the floor every other
+``random`` plays a uniformly random legal move from seeded generators: the floor every other
 bot must beat. ``greedy`` looks one ply ahead with the game's evaluation (a finished game
 counts as won or lost outright) and breaks ties at random: the first real opponent. Where a
 ply has more than ``GREEDY_LIMIT`` legal moves (Yin Yang's setup: 405^4 ways to write four
-laws) greedy plays a random one, as ``random`` does.
+laws) greedy plays a random one, as ``random`` does. Their chance is split as
+``bots.chance`` says: ``Seed`` repeats what the opponent sees, ``SecretSeed`` (0: the
+operating system's randomness) what it is not shown.
 """
 
 from __future__ import annotations
 
-import random
 from typing import ClassVar
 
+from bots.chance import SECRET_SEED_OPTION, SEED_OPTION, Chance
 from bots.engine import (
     Engine,
     InfoFn,
@@ -26,38 +28,19 @@ from bots.engine import (
 )
 from bots.eval import Evaluator, evaluated_games, evaluator_for
 from bots.search import WIN, terminal_score, to_score
-from games import Game, State
+from games import State
 
 GREEDY_LIMIT = 100_000
 """Above this many legal moves greedy does not look at each one but plays a random move."""
 
-SEED_OPTION = Option("Seed", "spin", 0, 0, 2**31 - 1)
-"""The generator's seed; the same seed, game and moves give the same choices."""
-
 
 class _Seeded(Engine):
-    options: ClassVar[tuple[Option, ...]] = (SEED_OPTION,)
+    options: ClassVar[tuple[Option, ...]] = (SEED_OPTION, SECRET_SEED_OPTION)
 
-    def __init__(self) -> None:
-        super().__init__()
-        self._rng = random.Random(0)
-        self._seeded_with: object = None
-
-    def set_option(self, name: str, text: str | None) -> None:
-        super().set_option(name, text)
-        self._seeded_with = None
-
-    def new_game(self, game: Game) -> None:
-        del game
-        self._seeded_with = None
-
-    def rng(self) -> random.Random:
-        """The generator, reseeded after a new game or a new seed."""
-        seed = self.values["Seed"]
-        if self._seeded_with != seed:
-            self._rng = random.Random(seed)
-            self._seeded_with = seed
-        return self._rng
+    def chance(self, state: State) -> Chance:
+        """The generators for a search of ``state``."""
+        seed, secret_seed = self.values["Seed"], self.values["SecretSeed"]
+        return Chance(state, int(seed or 0), int(secret_seed or 0))
 
 
 class RandomBot(_Seeded):
@@ -76,7 +59,7 @@ class RandomBot(_Seeded):
         moves = state.legal_moves()
         if not len(moves):
             return SearchResult(None, None)
-        move = moves[self.rng().randrange(len(moves))]
+        move = self.chance(state).pick(state, moves)
         token = state.move_to_str(move)
         return SearchResult(move, token, depth=0, nodes=1, pv=(token,))
 
@@ -112,7 +95,7 @@ class GreedyBot(_Seeded):
         if not len(moves):
             return SearchResult(None, None)
         if len(moves) > GREEDY_LIMIT:
-            move = moves[self.rng().randrange(len(moves))]
+            move = self.chance(state).pick(state, moves)
             token = state.move_to_str(move)
             return SearchResult(move, token, depth=0, nodes=1, pv=(token,))
         me = state.to_move()
@@ -132,7 +115,7 @@ class GreedyBot(_Seeded):
                 best_value, best = value, [move]
             elif value == best_value:
                 best.append(move)
-        move = best[self.rng().randrange(len(best))] if len(best) > 1 else best[0]
+        move = self.chance(state).pick(state, best)
         token = state.move_to_str(move)
         score: Score = to_score(best_value)
         return SearchResult(move, token, score, depth=1, nodes=len(moves), pv=(token,))

@@ -303,6 +303,7 @@ class GameSetup:
     adjudication: Adjudication
     opening: Opening = Opening()
     seeds: tuple[int, int] = (0, 0)
+    secret_seeds: tuple[int, int] = (0, 0)
     event: str = "enginesrv match"
 
 
@@ -341,7 +342,7 @@ async def play_game(
 
     for seat in (0, 1):
         try:
-            await players[seat].new_game(setup.key, setup.seeds[seat])
+            await players[seat].new_game(setup.key, setup.seeds[seat], setup.secret_seeds[seat])
         except ForfeitError as exc:
             failed.append(seat)
             forfeit(seat, exc.reason, exc.detail)

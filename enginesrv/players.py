@@ -264,8 +264,10 @@ class Player(ABC):
         """
 
     @abstractmethod
-    async def new_game(self, key: str, seed: int) -> None:
-        """Prepare a new game (``key`` names it; ``seed`` seeds a bot with a ``Seed`` option).
+    async def new_game(self, key: str, seed: int, secret_seed: int = 0) -> None:
+        """Prepare a new game (``key`` names it). ``seed`` is given to a bot with a ``Seed``
+        option; ``secret_seed`` (not 0) to a built-in bot's ``SecretSeed``, over the private
+        channel to its worker only: an external engine draws its own secrets.
 
         Raises:
             ForfeitError: no answer in time, or the player is gone.
@@ -332,22 +334,26 @@ class BotPlayer(Player):
         self.instance = next(_BOT_INSTANCES)
         self.game_key = ""
         self.seed = 0
+        self.secret_seed = 0
         self.fresh = True
         self.has_seed = False
+        self.has_secret_seed = False
 
     async def start(self, game: games.Game) -> None:
         engine = check_bot(self.spec, game.name)
         self.has_seed = any(option.name == "Seed" for option in engine.options)
+        self.has_secret_seed = any(option.name == "SecretSeed" for option in engine.options)
         self.game = game.name
         self.alive = True
 
-    async def new_game(self, key: str, seed: int) -> None:
+    async def new_game(self, key: str, seed: int, secret_seed: int = 0) -> None:
         # one worker-side bot per player instance, not per game: a new game clears its tables
         # (new_game), while a bot per game would make the workers drop a full table at every
         # game's first moves, time that move's clock pays for
         self.session = f"{self.spec.name}#{self.instance}"
         self.game_key = key
         self.seed = seed
+        self.secret_seed = secret_seed
         self.fresh = True
 
     async def go(self, request: GoRequest) -> Reply:
@@ -368,8 +374,11 @@ class BotPlayer(Player):
             if budget.deadline_ms is not None:
                 deadline = budget.deadline_ms / 1000
         options = self.spec.options
-        if self.has_seed and not any(k.lower() == "seed" for k, _ in options):
+        given = {k.lower() for k, _ in options}
+        if self.has_seed and "seed" not in given:
             options = (*options, ("Seed", str(self.seed)))
+        if self.has_secret_seed and self.secret_seed and "secretseed" not in given:
+            options = (*options, ("SecretSeed", str(self.secret_seed)))
         job = SearchJob(
             session=self.session,
             game=self.game,
@@ -599,8 +608,8 @@ class TextEnginePlayer(Player):
                 public.write(data)
             self._published += len(data)
 
-    async def new_game(self, key: str, seed: int) -> None:
-        del key
+    async def new_game(self, key: str, seed: int, secret_seed: int = 0) -> None:
+        del key, secret_seed  # an engine's secrets are its own to draw
         self.publish_stderr()  # the previous game is over
         if "seed" in self.hello.options:
             await self._send(f"setoption name Seed value {seed}")

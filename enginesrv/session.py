@@ -371,7 +371,9 @@ class Session:
         options = self._bot_class().options
         option = next((o for o in options if o.name.lower() == name.strip().lower()), None)
         if option is None:
-            known = ", ".join([*SESSION_OPTIONS, *(o.name for o in options)])
+            session = {n.lower() for n in SESSION_OPTIONS}
+            own = [o.name for o in options if o.name.lower() not in session]
+            known = ", ".join([*SESSION_OPTIONS, *own])
             raise _error(BAD_ARGUMENTS, f"setoption: unknown option {name!r} (options: {known})")
         try:
             option.parse(value)

@@ -5,11 +5,12 @@ or gauntlet (the first player meets every other). Every pairing plays ``rounds *
 game k of a pairing gives the first-named player p1 when k is even, p2 when odd, so games come
 in pairs with colours swapped; with ``repeat`` both games of a pair start from the same opening
 (``--openings``), otherwise each game takes the next opening. The schedule and every game's
-bot seeds follow from the configuration and the seed alone, never from the order games finish
-in, so a resumed event ends with exactly the games an uninterrupted one plays; the one
-exception is a game with hidden information (Yin Yang), whose bot seeds are drawn from the
-operating system for each game, so that the event's seed does not give a bot's secret laws
-away. They are stored (``seeds:ID`` in the meta table) once the game is over.
+bot seeds (``Seed``) follow from the configuration and the seed alone, never from the order
+games finish in, so a resumed event ends with exactly the games an uninterrupted one plays. In
+a game with hidden information (Yin Yang) each built-in bot also gets a ``SecretSeed`` for the
+choices its opponent is not shown (``bots.chance``), drawn from the operating system for each
+game, so that the event's seed does not give a bot's secret laws away; they are kept in memory
+only and stored (``seeds:ID`` in the meta table) once the game is over, for audit.
 
 Storage (``--out DIR``): ``DIR/results.sqlite`` holds the configuration and one row per finished
 game; ``DIR/games/game-NNNNN.txt`` the game records (design §6); ``DIR/logs/NAME.stderr`` what
@@ -231,15 +232,17 @@ def make_schedule(config: EventConfig, openings: int) -> list[ScheduledGame]:
     return out
 
 
-def game_seeds(config: EventConfig, game_id: int, *, secret: bool = False) -> tuple[int, int]:
-    """The seeds of p1's and p2's bots in one game: from the event seed and the game alone,
-    or, for a game with hidden information (``secret``), drawn from the operating system, so
-    that no one who knows the event's seed can compute a bot's secret choices (Yin Yang laws).
-    """
-    if secret:
-        return secrets.randbelow(2**31 - 1) + 1, secrets.randbelow(2**31 - 1) + 1
+def game_seeds(config: EventConfig, game_id: int) -> tuple[int, int]:
+    """The ``Seed`` of p1's and p2's bots in one game: from the event seed and the game alone."""
     rng = random.Random(f"game:{config.seed}:{game_id}")
     return rng.randrange(2**31), rng.randrange(2**31)
+
+
+def secret_seeds() -> tuple[int, int]:
+    """The ``SecretSeed`` of p1's and p2's bots in a game with hidden information: drawn from the
+    operating system, so that no one who knows the event's seed can compute a bot's secret
+    choices (Yin Yang laws)."""
+    return secrets.randbelow(2**31 - 1) + 1, secrets.randbelow(2**31 - 1) + 1
 
 
 def isolation(out_dir: Path | None, command: tuple[str, ...] = ()) -> tuple[str, ...]:
@@ -1026,8 +1029,8 @@ async def _play(
     rules: Adjudication,
     config: EventConfig,
 ) -> tuple[GameResult, tuple[int, int]]:
-    """One game of the schedule and its bots' seeds; a player that cannot start loses it
-    with the reason."""
+    """One game of the schedule and its bots' secret seeds; a player that cannot start loses
+    it with the reason."""
     p2 = item.second if item.p1 == item.first else item.first
     seats = (item.p1, p2)
     setup = GameSetup(
@@ -1036,7 +1039,8 @@ async def _play(
         limits=limits,
         adjudication=rules,
         opening=openings[item.opening],
-        seeds=game_seeds(config, item.id, secret=game.hidden_information),
+        seeds=game_seeds(config, item.id),
+        secret_seeds=secret_seeds() if game.hidden_information else (0, 0),
         event=config.event,
     )
     players: list[Player] = []
@@ -1044,11 +1048,11 @@ async def _play(
         try:
             players.append(await slot.get(index, game))
         except ForfeitError as exc:
-            return _no_start(game, setup, seat, exc), setup.seeds
+            return _no_start(game, setup, seat, exc), setup.secret_seeds
     result = await play_game(game, (players[0], players[1]), setup)
     for seat in result.failed:
         await players[seat].close()
-    return result, setup.seeds
+    return result, setup.secret_seeds
 
 
 def _no_start(game: games.Game, setup: GameSetup, seat: int, exc: ForfeitError) -> GameResult:

@@ -240,7 +240,7 @@ def test_alphabeta_writes_laws_at_setup_seeded_or_not() -> None:
     tokens = []
     for seed in (7, 7, 0, 0, 0):
         bot = AlphaBeta()
-        bot.set_option("Seed", str(seed))
+        bot.set_option("SecretSeed", str(seed))
         bot.new_game(GAME)
         result = bot.search(start, Limits(depth=2))
         assert result.token is not None
@@ -257,7 +257,7 @@ def test_alphabeta_takes_a_win_from_a_view() -> None:
         "-wbww>w.ww,-..ww>wwww,-wbwb>*,-.bb.>wbbw 8 10 31"
     )
     bot = AlphaBeta()
-    bot.set_option("Seed", "3")
+    bot.set_option("SecretSeed", "3")
     bot.new_game(GAME)
     result = bot.search(referee.view(0), Limits(depth=3))
     assert result.token == "L2@c3"
@@ -273,7 +273,7 @@ def test_alphabeta_takes_a_win_from_a_view() -> None:
 @pytest.mark.parametrize("depth", [1, 3])
 def test_alphabeta_plays_legal_moves_from_views(depth: int) -> None:
     bot = AlphaBeta()
-    bot.set_option("Seed", "1")
+    bot.set_option("SecretSeed", "1")
     bot.set_option("Samples", "3")
     bot.new_game(GAME)
     for state in random_positions(25, seed=depth):
@@ -285,12 +285,12 @@ def test_alphabeta_plays_legal_moves_from_views(depth: int) -> None:
         assert state.parse_move(result.token) == result.move  # legal for the referee
 
 
-def test_alphabeta_is_deterministic_with_a_seed() -> None:
+def test_alphabeta_is_deterministic_with_a_secret_seed() -> None:
     view = state_of(START_BLACK_TURN).view(0)
     results = []
     for _ in range(2):
         bot = AlphaBeta()
-        bot.set_option("Seed", "9")
+        bot.set_option("SecretSeed", "9")
         bot.new_game(GAME)
         result = bot.search(view, Limits(depth=4))
         results.append((result.token, result.nodes, result.score))

@@ -59,7 +59,7 @@ class Scripted(Player):
     async def start(self, game: games.Game) -> None:
         self.alive = True
 
-    async def new_game(self, key: str, seed: int) -> None:
+    async def new_game(self, key: str, seed: int, secret_seed: int = 0) -> None:
         if self.fail_at == 0:
             raise ForfeitError(self.failure, "no readyok")
 

@@ -409,7 +409,7 @@ GO_LIMITS = st.one_of(
 )
 OPTIONS = st.one_of(
     st.tuples(st.just("Depth"), st.integers(0, 3).map(str)),
-    st.tuples(st.just("Seed"), st.integers(0, 5).map(str)),
+    st.tuples(st.just("SecretSeed"), st.integers(0, 5).map(str)),
     st.tuples(st.just("Bot"), st.sampled_from(BOTS)),
 )
 FRAMINGS = st.sampled_from(["text", "msgpack"])

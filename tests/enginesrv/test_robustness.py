@@ -764,7 +764,7 @@ async def test_a_bot_change_resets_its_options_in_the_listing_and_in_the_worker(
         await peer.send("setoption name Depth value 1", "go depth 3")
         assert max(depths(await peer.until("bestmove"))) == 1  # the cap holds
         await peer.send(
-            "setoption name Seed value 5",
+            "setoption name SecretSeed value 5",
             "setoption name Quiescence value false",
             "setoption name Bot value alphabeta",
             "options",
@@ -786,11 +786,12 @@ def test_a_kept_bot_takes_the_defaults_of_options_a_job_does_not_name() -> None:
     worker = _Worker(io.BytesIO())
     given = (
         ("Aspiration", "50"), ("Depth", "1"), ("Hash", "8"), ("Quiescence", "false"),
-        ("Samples", "2"), ("Seed", "9"),
+        ("Samples", "2"), ("SecretSeed", "9"),
     )  # fmt: skip
     bot = worker.bot_for(job(bot="alphabeta", options=given))
     assert bot.values == {
-        "Aspiration": 50, "Depth": 1, "Hash": 8, "Quiescence": False, "Samples": 2, "Seed": 9,
+        "Aspiration": 50, "Depth": 1, "Hash": 8, "Quiescence": False, "Samples": 2,
+        "SecretSeed": 9,
     }  # fmt: skip
     again = worker.bot_for(job(bot="alphabeta", options=()))
     assert again is bot

@@ -84,7 +84,7 @@ async def test_alphabeta_answers_a_view_and_a_setup() -> None:
     async with running_server(game="yinyang", bot="alphabeta") as (_, port):
         peer = await TextPeer.connect(port)
         await peer.send(
-            "setoption name Seed value 3", f"position fen {P2_SETUP_VIEW}", "go depth 1"
+            "setoption name SecretSeed value 3", f"position fen {P2_SETUP_VIEW}", "go depth 1"
         )
         token = (await peer.until("bestmove "))[-1].split()[1]
         setup_state = GAME.state_from_string(P2_SETUP_VIEW)

@@ -272,29 +272,58 @@ def test_a_failed_resume_keeps_a_store_without_games_and_a_new_event_leaves_none
     assert digest(kept / "results.sqlite") == before  # it was there before: never removed
 
 
-def test_yin_yang_bot_seeds_are_secret_and_kept_once_the_game_is_over(tmp_path: Path) -> None:
+def test_yin_yang_secret_seeds_are_drawn_per_game_kept_at_its_end_and_replay_it(
+    tmp_path: Path,
+) -> None:
     import json as json_
 
-    from enginesrv.tournament import EventConfig, game_seeds
+    from bots.engine import Engine, Limits
+    from bots.registry import create_bot
+    from enginesrv.records import parse_record
+    from enginesrv.tournament import game_seeds, secret_seeds
+    from games import load
 
-    config = EventConfig("yinyang", ("bot:alphabeta", "bot:greedy"), seed=3)
-    # perfect information: from the event's seed alone; hidden information: not derivable
-    assert game_seeds(config, 1) == game_seeds(config, 1)
-    assert game_seeds(config, 1, secret=True) != game_seeds(config, 1, secret=True)
-    out = tmp_path / "yy"
-    proc = subprocess.run(
-        [sys.executable, "-m", "enginesrv.cli", "match", "yinyang", "bot:alphabeta",
-         "bot:greedy", "--depth", "1", "--games", "2", "--seed", "3", "--out", str(out)],
-        capture_output=True, text=True, timeout=120, check=False,
-    )  # fmt: skip
-    assert proc.returncode == 0, proc.stderr
-    db = sqlite3.connect(out / "results.sqlite")
-    try:
-        stored = dict(db.execute("SELECT key, value FROM meta WHERE key LIKE 'seeds:%'"))
-        ids = [row[0] for row in db.execute("SELECT id FROM games")]
-    finally:
-        db.close()
-    assert sorted(stored) == sorted(f"seeds:{i}" for i in ids)
-    for game_id in ids:
-        seeds = json_.loads(stored[f"seeds:{game_id}"])
-        assert seeds != list(game_seeds(config, game_id))  # not the public derivation
+    config = EventConfig("yinyang", ("bot:alphabeta", "bot:random"), seed=3)
+    assert game_seeds(config, 1) == game_seeds(config, 1)  # public: from the event's seed
+    assert secret_seeds() != secret_seeds()  # secret: from the operating system
+    runs = []
+    for run_number in range(2):
+        out = tmp_path / f"yy{run_number}"
+        proc = subprocess.run(
+            [sys.executable, "-m", "enginesrv.cli", "match", "yinyang", "bot:alphabeta",
+             "bot:random", "--depth", "1", "--games", "2", "--seed", "3", "--out", str(out)],
+            capture_output=True, text=True, timeout=120, check=False,
+        )  # fmt: skip
+        assert proc.returncode == 0, proc.stderr
+        db = sqlite3.connect(out / "results.sqlite")
+        try:
+            stored = dict(db.execute("SELECT key, value FROM meta WHERE key LIKE 'seeds:%'"))
+            rows = list(db.execute("SELECT id, p1, p2, record FROM games ORDER BY id"))
+        finally:
+            db.close()
+        assert sorted(stored) == sorted(f"seeds:{row[0]}" for row in rows)
+        runs.append(stored)
+        game = load("yinyang")
+        for game_id, p1, p2, record_name in rows:
+            seeds = json_.loads(stored[f"seeds:{game_id}"])
+            assert len(seeds) == 2
+            assert all(isinstance(x, int) and x > 0 for x in seeds)
+            # the audit: the public seeds and the stored secret ones replay the game exactly
+            record = parse_record((out / record_name).read_text())
+            bots: list[Engine] = []
+            for seat, name in enumerate((p1, p2)):
+                bot = create_bot(name)
+                if any(option.name == "Seed" for option in bot.options):
+                    bot.set_option("Seed", str(game_seeds(config, game_id)[seat]))
+                bot.set_option("SecretSeed", str(seeds[seat]))
+                bot.new_game(game)
+                bots.append(bot)
+            state = game.new_state()
+            for move in record.moves:
+                seat = state.to_move()
+                result = bots[seat].search(state.view(seat), Limits(depth=1))
+                assert result.token == move.token, (game_id, state.ply())
+                state.push(state.parse_move(move.token))
+            assert state.is_terminal()
+    # two runs with one --seed: new secrets for every game
+    assert set(runs[0].values()).isdisjoint(runs[1].values())

@@ -156,7 +156,7 @@ def test_match_command_results_and_json(tmp_path: Path) -> None:
 def test_event_command_errors_are_one_line(tmp_path: Path) -> None:
     for args, message in [
         (("match", "yoxii", "bot:random", "bot:random:Speed=9", "--depth", "1"),
-         "random has no option 'Speed' (its options: Seed)"),
+         "random has no option 'Speed' (its options: Seed, SecretSeed)"),
         (("match", "yoxii", "bot:random"), "a match has two players, got 1"),
         (("match", "yoxii", "bot:random", "bot:nobot", "--depth", "1"), "nobot"),
         (("tournament", "yoxii", "bot:random", "bot:greedy", "--tc", "1/"), "time control"),
