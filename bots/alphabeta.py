@@ -10,10 +10,17 @@ written at setup and the worlds sampled, come from the operating system's random
 opponent cannot predict them; any other value repeats them; see ``bots.chance``). The table
 and the history of good moves are kept from one move to the next within a game and cleared by
 ``new_game``.
+
+Whole turns: where a player makes several decisions in a row (Yohoho's two sub-moves, Yoxii's
+Totem move and placement, Yinsh's removals), the search of the turn's first decision already
+looked through the rest of the turn. Under a clock (``Limits.from_pv``) a later decision of the
+turn, reached by playing that search's principal variation, is answered from it at once; any
+other position, or a fixed time, depth or node count per decision, is searched as usual.
 """
 
 from __future__ import annotations
 
+from dataclasses import dataclass, replace
 from typing import ClassVar
 
 from bots.chance import SECRET_SEED_OPTION, Chance
@@ -24,6 +31,8 @@ from bots.engine import (
     Limits,
     Option,
     OptionError,
+    Score,
+    SearchInfo,
     SearchResult,
     StopFn,
     ignore_info,
@@ -31,7 +40,18 @@ from bots.engine import (
 )
 from bots.eval import Evaluator, evaluated_games, evaluator_for
 from bots.search import MAX_PLY, Searcher, TranspositionTable
-from games import Game, Move, State
+from games import Game, GameError, Move, State
+
+
+@dataclass(frozen=True, slots=True)
+class _TurnPlan:
+    """The rest of a turn as a search planned it: the position it expects next (the same
+    player to act) and the principal variation from there."""
+
+    position: str
+    pv: tuple[str, ...]
+    score: Score | None
+    depth: int
 
 
 class AlphaBeta(Engine):
@@ -53,6 +73,7 @@ class AlphaBeta(Engine):
         self._table_mb = 0
         self._history: dict[Move, int] = {}
         self._evaluators: dict[str, Evaluator] = {}
+        self._plan: _TurnPlan | None = None
 
     def game_names(self) -> tuple[str, ...]:
         """The games that have an evaluation."""
@@ -81,6 +102,7 @@ class AlphaBeta(Engine):
             hidden.new_game()
         self._table_for_options().clear()
         self._history.clear()
+        self._plan = None
 
     def search(
         self,
@@ -107,6 +129,15 @@ class AlphaBeta(Engine):
                 samples=int(self.values["Samples"] or 1),
                 quiescence=bool(self.values["Quiescence"]),
             )
+        plan, self._plan = self._plan, None
+        if limits.from_pv and plan is not None:
+            planned = _from_plan(state, plan)
+            if planned is not None:
+                result, self._plan = planned
+                note = "from the search of this turn's first decision"
+                on_info(SearchInfo(result.depth, score=result.score, nodes=0, pv=result.pv,
+                                   string=note))  # fmt: skip
+                return result
         searcher = Searcher(
             state.copy(),
             evaluator=evaluator,
@@ -118,11 +149,46 @@ class AlphaBeta(Engine):
             quiescence=bool(self.values["Quiescence"]),
             aspiration=int(self.values["Aspiration"] or evaluator.aspiration),
         )
-        return searcher.run()
+        result = searcher.run()
+        self._plan = _plan_after(state, result.move, result.pv, result.score, result.depth)
+        return result
+
+
+def _plan_after(
+    state: State, move: Move | None, pv: tuple[str, ...], score: Score | None, depth: int
+) -> _TurnPlan | None:
+    """What is left of the turn once ``move`` (``pv[0]``) is played in ``state``: None when
+    the turn ends with it, or nothing of the variation is left."""
+    if move is None or len(pv) < 2 or depth < 2:
+        return None
+    after = state.copy()
+    after.push(move)
+    if after.is_terminal() or after.to_move() != state.to_move():
+        return None
+    if score is not None and score.kind in ("win", "loss"):
+        # a proven result counts plies from the position searched: one fewer from the next
+        score = Score(score.kind, max(1, score.value - 1))
+    return _TurnPlan(after.to_string(), pv[1:], score, depth - 1)
+
+
+def _from_plan(state: State, plan: _TurnPlan) -> tuple[SearchResult, _TurnPlan | None] | None:
+    """The answer ``plan`` gives in ``state`` and the plan after it, or None when ``state`` is
+    not the position the plan expected or its move is not legal there."""
+    if state.to_string() != plan.position:
+        return None
+    token = plan.pv[0]
+    try:
+        move = state.parse_move(token)
+    except GameError:
+        return None
+    if move not in state.legal_moves():
+        return None
+    result = SearchResult(move, token, plan.score, depth=plan.depth, nodes=0, pv=plan.pv)
+    return result, _plan_after(state, move, plan.pv, plan.score, plan.depth)
 
 
 def _capped(limits: Limits, cap: int) -> Limits:
     """``limits`` with the depth capped at ``cap`` (0: no cap)."""
     if not cap or (limits.depth is not None and limits.depth <= cap):
         return limits
-    return Limits(cap, limits.nodes, limits.target, limits.deadline, limits.clock)
+    return replace(limits, depth=cap)

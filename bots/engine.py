@@ -111,6 +111,10 @@ class Limits:
             iteration (soft).
         deadline: seconds after the start by which the search must return (hard).
         clock: the only clock a bot may read (seconds, monotonic). Tests inject a fake one.
+        from_pv: the time comes from a clock that budgets whole turns (not a fixed time per
+            decision, nor a depth or node count): a decision that continues the turn of the
+            previous search, in the position that search expected, may be answered from its
+            principal variation at once.
     """
 
     depth: int | None = None
@@ -118,6 +122,7 @@ class Limits:
     target: float | None = None
     deadline: float | None = None
     clock: Callable[[], float] = field(default=time.monotonic, compare=False)
+    from_pv: bool = False
 
     @property
     def is_infinite(self) -> bool:

@@ -373,6 +373,7 @@ async def play_game(
             moves=() if hidden else tuple(tokens),
             clocks=clocks,
             forfeit_at=None if allowed is None else clock() + max(0.0, allowed) / 1000,
+            turn=state.turn_position(),
         )
         try:
             reply = await players[seat].go(request)

@@ -202,6 +202,7 @@ class GoRequest:
             it must be given ``position`` alone (a view hiding the opponent's secrets).
         clocks: the limits of this search.
         forfeit_at: ``trio.current_time()`` after which the move is too late (None: no clock).
+        turn: where the decision stands in the mover's turn (``State.turn_position``).
     """
 
     seat: int
@@ -210,6 +211,7 @@ class GoRequest:
     moves: tuple[str, ...]
     clocks: Clocks
     forfeit_at: float | None
+    turn: tuple[int, int] = (0, 1)
 
 
 @dataclass(frozen=True, slots=True)
@@ -359,6 +361,7 @@ class BotPlayer(Player):
     async def go(self, request: GoRequest) -> Reply:
         clocks = request.clocks
         target = deadline = None
+        from_pv = False
         if is_timed(clocks):
             mine = clocks.p1time if request.seat == 0 else clocks.p2time
             inc = clocks.p1inc if request.seat == 0 else clocks.p2inc
@@ -368,11 +371,15 @@ class BotPlayer(Player):
                 movestogo=clocks.movestogo,
                 movetime_ms=clocks.movetime,
                 overhead_ms=self.overhead_ms,
+                turn=request.turn,
             )
             if budget.target_ms is not None:
                 target = budget.target_ms / 1000
             if budget.deadline_ms is not None:
                 deadline = budget.deadline_ms / 1000
+            # a clock that budgets turns, not a time, depth or node count per decision
+            from_pv = mine is not None and clocks.movetime is None
+            from_pv = from_pv and clocks.depth is None and clocks.nodes is None
         options = self.spec.options
         given = {k.lower() for k, _ in options}
         if self.has_seed and "seed" not in given:
@@ -392,6 +399,7 @@ class BotPlayer(Player):
             new_game=self.fresh or not is_timed(clocks),
             game_key=self.game_key,
             issued=time.monotonic(),
+            from_pv=from_pv,
         )
         self.fresh = False
         if self.pool is None:

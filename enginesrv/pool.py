@@ -13,7 +13,9 @@ bounds every wait:
 Workers are shared fairly. Searches that must wait queue per peer (a client's address); a
 freed worker goes to the next peer in turn, so a peer that queues many searches delays the
 others by at most one search each. A peer may also hold at most ``per_peer`` workers at once:
-one client cannot take every worker with ``go infinite`` and starve the rest.
+one client cannot take every worker with ``go infinite`` and starve the rest. Among the idle
+workers a search goes to the one that last searched for its session, where its bot's table and
+the plan of its turn are warm.
 """
 
 from __future__ import annotations
@@ -42,6 +44,8 @@ is handed out anyway (its first search then waits for it)."""
 MAX_WORKER_FRAME = 4 * 1024 * 1024
 CLOSE_TIMEOUT = 0.5
 """Seconds a worker gets to exit once its input is closed before it is killed."""
+REMEMBERED_SESSIONS = 1024
+"""Sessions whose last worker the pool remembers, to send their next search there."""
 WORKER_COMMAND = (sys.executable, "-m", "enginesrv.worker")
 """How a search worker is started."""
 
@@ -134,6 +138,7 @@ class _Waiter:
     """A search waiting for a worker."""
 
     peer: str | None
+    session: str | None = None
     granted: trio.Event = field(default_factory=trio.Event)
     worker: _Worker | None = None
 
@@ -170,6 +175,8 @@ class WorkerPool:
         self._ids = itertools.count(1)
         self._numbers = itertools.count(1)
         self._idle: list[_Worker] = []
+        self._last_worker: OrderedDict[str, _Worker] = OrderedDict()
+        """The worker that last searched for each session (the latest ``REMEMBERED_SESSIONS``)."""
         self._waiting: OrderedDict[str | None, deque[_Waiter]] = OrderedDict()
         self._holding: Counter[str | None] = Counter()
         self._workers: set[_Worker] = set()
@@ -250,10 +257,26 @@ class WorkerPool:
                 self._waiting.move_to_end(peer)  # the next worker goes to another peer
             else:
                 del self._waiting[peer]
-            worker = self._idle.pop()
+            worker = self._warm_worker(waiter.session)
             self._holding[peer] += 1
             waiter.worker = worker
             waiter.granted.set()
+
+    def _warm_worker(self, session: str | None) -> _Worker:
+        """Take the idle worker that last searched for ``session`` (its bot's table and the
+        plan of its turn are warm there), else the most lately freed one."""
+        warm = self._last_worker.get(session) if session is not None else None
+        if warm is not None and warm in self._idle:
+            self._idle.remove(warm)
+            worker = warm
+        else:
+            worker = self._idle.pop()
+        if session is not None:
+            self._last_worker[session] = worker
+            self._last_worker.move_to_end(session)
+            while len(self._last_worker) > REMEMBERED_SESSIONS:
+                self._last_worker.popitem(last=False)
+        return worker
 
     def _release(self, worker: _Worker) -> None:
         if self.closed:
@@ -274,13 +297,14 @@ class WorkerPool:
     async def _acquire(
         self,
         peer: str | None,
+        session: str | None,
         on_wait: Callable[[], None] | None,
         stop: trio.Event,
         until: float,
     ) -> _Worker | None:
         """A worker for ``peer``, or None if ``stop`` is set, or ``until`` passes, before one
         is free."""
-        waiter = _Waiter(peer)
+        waiter = _Waiter(peer, session)
         self._waiting.setdefault(peer, deque()).append(waiter)
         self._dispatch()
         if not waiter.granted.is_set() and on_wait is not None:
@@ -334,7 +358,7 @@ class WorkerPool:
             job = replace(job, hash_budget=self.hash_share)
         until = math.inf if hard_deadline is None else hard_deadline
         while True:
-            worker = await self._acquire(peer, on_wait, stop, until)
+            worker = await self._acquire(peer, job.session, on_wait, stop, until)
             if worker is None:
                 # stopped, or out of time, before a worker was free: no search at all
                 return SearchOutcome(None, killed=not stop.is_set())

@@ -553,6 +553,7 @@ class Session:
             movestogo=go.movestogo,
             movetime_ms=go.movetime,
             overhead_ms=self.move_overhead,
+            turn=state.turn_position(),
         )
         infinite = go.infinite or (
             budget.deadline_ms is None and go.depth is None and go.nodes is None
@@ -574,6 +575,12 @@ class Session:
             else budget.deadline_ms / 1000,
             new_game=self.fresh_game,
             issued=time.monotonic(),
+            # a clock that budgets turns, not a time, depth or node count per decision
+            from_pv=(go.p1time if seat == 0 else go.p2time) is not None
+            and go.movetime is None
+            and go.depth is None
+            and go.nodes is None
+            and not go.infinite,
         )
         self.fresh_game = False
         search = _Search(msgid, infinite)

@@ -10,6 +10,11 @@ the same whoever runs it. The rules of thumb (after the usual practice of chess 
 * The deadline allows an iteration to finish past the target, up to a multiple of it, but stays
   within a safe share of the remaining time.
 * ``MoveOverhead`` is kept back from every move for transport and process latency.
+* The clock is budgeted by the **turn**, not by the decision: where a player makes several
+  decisions in a row (Yohoho's two sub-moves, Yoxii's Totem move and placement, Yinsh's
+  removals), the turn gets what one move would, plus the increments its decisions earn. Its
+  first decision, whose search looks through the whole turn, takes most of it; each later
+  one ``FOLLOW_SHARE`` (a bot answers it from the first decision's search where it can).
 """
 
 from __future__ import annotations
@@ -17,7 +22,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 DEFAULT_MOVES_TO_GO = 25
-"""Moves assumed left in the game when the clock gives no ``movestogo``."""
+"""Turns assumed left in the game when the clock gives no ``movestogo``."""
+FOLLOW_SHARE = 0.2
+"""The share of a turn's budget for each decision after its first."""
 MAX_SHARE = 0.4
 """The largest share of the remaining time one move may plan to use."""
 DEADLINE_FACTOR = 2.5
@@ -41,6 +48,7 @@ def allot(
     movestogo: int | None = None,
     movetime_ms: int | None = None,
     overhead_ms: int = 50,
+    turn: tuple[int, int] = (0, 1),
 ) -> Budget:
     """The budget of one move of the player whose clock is ``time_ms`` (with ``inc_ms``).
 
@@ -50,6 +58,8 @@ def allot(
         movestogo: moves to the next time control, if the clock has one.
         movetime_ms: a fixed time for this move; it wins over the clock.
         overhead_ms: time kept back for latency (the ``MoveOverhead`` option).
+        turn: where the decision stands in its turn (``State.turn_position``): decisions
+            made before it in the turn, and the turn's decisions in all.
 
     Returns:
         The target (after which no new iteration starts) and the deadline (by which the search
@@ -63,8 +73,16 @@ def allot(
         return Budget(None, None)
     left = max(0, time_ms - overhead)
     inc = max(0, inc_ms)
-    horizon = movestogo if movestogo is not None and movestogo > 0 else DEFAULT_MOVES_TO_GO
-    planned = left / horizon + inc * 0.75
+    made, decisions = max(0, turn[0]), max(1, turn[1])
+    if movestogo is not None and movestogo > 0:
+        # the control counts decisions: the turn holds its share of them
+        planned = left * min(1.0, decisions / movestogo)
+    else:
+        planned = left / DEFAULT_MOVES_TO_GO
+    planned += inc * 0.75 * decisions
+    if decisions > 1:
+        first = 1.0 - FOLLOW_SHARE * (decisions - 1)
+        planned *= FOLLOW_SHARE if made > 0 else max(FOLLOW_SHARE, first)
     target = min(planned, left * MAX_SHARE)
     deadline = min(target * DEADLINE_FACTOR, left * DEADLINE_SHARE)
     if movestogo == 1:

@@ -70,6 +70,8 @@ class SearchJob:
     issued: float | None = None
     """``time.monotonic()`` when the move was asked for: ``target`` and ``deadline`` count
     from then, so the time a job spends reaching a busy worker is the search's, not extra."""
+    from_pv: bool = False
+    """The time is a clock's, budgeted by turns (``Limits.from_pv``)."""
 
     def limits(self, now: float) -> Limits:
         """The search's limits for a search that starts at ``time.monotonic()`` ``now``."""
@@ -79,7 +81,12 @@ class SearchJob:
             return None if seconds is None else max(MIN_SEARCH, seconds - lag)
 
         return Limits(
-            self.depth, self.nodes, left(self.target), left(self.deadline), time.monotonic
+            self.depth,
+            self.nodes,
+            left(self.target),
+            left(self.deadline),
+            time.monotonic,
+            from_pv=self.from_pv,
         )
 
     def to_map(self) -> dict[str, Any]:
@@ -98,6 +105,7 @@ class SearchJob:
             "hash_budget": self.hash_budget,
             "game_key": self.game_key,
             "issued": self.issued,
+            "from_pv": self.from_pv,
         }
 
     @classmethod
@@ -117,6 +125,7 @@ class SearchJob:
             hash_budget=raw.get("hash_budget"),
             game_key=raw.get("game_key"),
             issued=raw.get("issued"),
+            from_pv=bool(raw.get("from_pv")),
         )
 
 

@@ -138,6 +138,14 @@ class State(ABC):
         """A readable name of the phase (``"remove own row"``); the code itself by default."""
         return self.phase()
 
+    def turn_position(self) -> tuple[int, int]:
+        """Where this decision stands in the side to act's turn: how many decisions of the turn
+        it made before this one, and how many the turn holds in all as far as the rules say
+        from here (Yohoho's first sub-move: ``(0, 2)``, its second: ``(1, 2)``). A time
+        manager budgets the turn with it. ``(0, 1)`` by default: one decision a turn.
+        """
+        return 0, 1
+
     @abstractmethod
     def legal_moves(self) -> Sequence[Move]:
         """All legal moves of the player to act, in no particular order.

@@ -146,6 +146,8 @@ PHASE_NAMES: Final = (
     "placement", "ring move", "ring move after a pass", "remove own row", "remove own ring",
     "remove row made by the opponent", "remove ring after that row", "game over",
 )  # fmt: skip
+_TURN_POSITION: Final = ((0, 1), (0, 1), (0, 1), (1, 3), (2, 3), (0, 3), (1, 3), (0, 1))
+"""``turn_position`` by phase: a move alone; move, row, ring; row, ring, move."""
 SIDE_CHARS: Final = "wb"
 COLOURS: Final = ("White", "Black")
 
@@ -269,6 +271,12 @@ class YinshState(State):
     def phase_name(self) -> str:
         """A readable name of the phase (``"remove own row"``)."""
         return PHASE_NAMES[self._phase]
+
+    def turn_position(self) -> tuple[int, int]:
+        """A ring move (or placement) alone, unless a row was made: then a row and a ring are
+        removed, after the mover's own move (``x``, ``r``) or, for a row the opponent made,
+        before it (``X``, ``R``)."""
+        return _TURN_POSITION[self._phase]
 
     def is_terminal(self) -> bool:
         return self._phase == PH_E

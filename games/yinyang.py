@@ -496,6 +496,12 @@ class YinYangState(State):
         """A readable name of the phase (``"after a piece move"``)."""
         return PHASE_NAMES[self._phase]
 
+    def turn_position(self) -> tuple[int, int]:
+        """A piece move, then a law (or ``end``); the laws at setup are a turn of their own."""
+        if self._phase == SETUP:
+            return 0, 1
+        return (1, 2) if self._phase == MOVED else (0, 2)
+
     def is_terminal(self) -> bool:
         """Whether the game is over. On a view: only when the view can prove it (module doc)."""
         return self._outcome is not None

@@ -439,6 +439,12 @@ class YohohoState(State):
             return "start of White's first turn (a single sub-move)"
         return "start of a turn"
 
+    def turn_position(self) -> tuple[int, int]:
+        """Two sub-moves a turn (White's first turn: one); the second is the turn's last."""
+        if self._p2 >= 0:
+            return 1, 2
+        return (0, 1) if self._first else (0, 2)
+
     def remembered_cell(self) -> str | None:
         """In phase 2, the cell of the piece that made the first sub-move; else None."""
         return CELL_NAMES[self._p2] if self._p2 >= 0 else None

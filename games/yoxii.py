@@ -287,6 +287,10 @@ class YoxiiState(State):
             return f"game over: {COLOURS[self._side]} cannot move the Totem"
         return PHASE_NAMES[self._phase]
 
+    def turn_position(self) -> tuple[int, int]:
+        """A Totem move, then a placement."""
+        return (1, 2) if self._phase == PH_P else (0, 2)
+
     def is_terminal(self) -> bool:
         return self._over
 

@@ -3,14 +3,21 @@ the stdio engine and shutdown by signal, all with real child processes."""
 
 from __future__ import annotations
 
+import io
 import os
 import signal
 import subprocess
 import sys
+from collections.abc import AsyncIterator, Callable
+from contextlib import asynccontextmanager
+from dataclasses import replace
+from typing import Any
 
+import msgpack
 import pytest
 import trio
 
+import games
 from bots.engine import SearchInfo
 from enginesrv.pool import WorkerPool
 from enginesrv.worker import SearchJob
@@ -245,3 +252,203 @@ def test_a_kept_bot_starts_afresh_when_its_next_search_is_for_another_game(
     assert started == ["yoxii"]
     worker.search(4, job(game_key="g2", new_game=True))
     assert started == ["yoxii", "yoxii"]
+
+
+# -- whole turns: from_pv on the job, and a session's search on its own worker -------------------
+
+# Yohoho: White's single first sub-move i3-j4 made; Black's two-sub-move turn starts
+YOHOHO_TURN = "1ccgrgcc1/8/4a4/8/9/8/9/3A4/1CCGRGCC1 b 1 0"
+
+
+def test_a_job_carries_from_pv_to_the_worker_and_its_limits() -> None:
+    timed = job(target=1.0, deadline=2.0, from_pv=True)
+    raw = timed.to_map()
+    assert raw["from_pv"] is True
+    assert SearchJob.from_map(raw) == timed
+    assert SearchJob.from_map(raw).from_pv
+    assert timed.limits(0.0).from_pv
+    plain = job(target=1.0, deadline=2.0)
+    assert not plain.from_pv
+    assert SearchJob.from_map(plain.to_map()) == plain
+    assert not plain.limits(0.0).from_pv
+    older = dict(raw)
+    del older["from_pv"]  # a job map from before the field: no plan is used
+    assert not SearchJob.from_map(older).from_pv
+
+
+def _answers(out: io.BytesIO) -> dict[int, dict[str, Any]]:
+    """The result maps a worker wrote, by search id."""
+    frames = list(msgpack.Unpacker(io.BytesIO(out.getvalue()), raw=False))
+    return {frame[1]: frame[3] for frame in frames if frame[0] == 1}
+
+
+@pytest.mark.parametrize(("from_pv", "planned"), [(True, True), (False, False)])
+def test_a_worker_answers_a_turns_second_decision_from_the_plan_only_with_from_pv(
+    from_pv: bool, planned: bool
+) -> None:
+    from enginesrv.worker import _Worker
+
+    game = games.load("yohoho")
+    out = io.BytesIO()
+    worker = _Worker(out)
+    first = job(game="yohoho", position=YOHOHO_TURN, bot="alphabeta", depth=3, from_pv=True)
+    worker.search(1, first)
+    answer = _answers(out)[1]
+    assert len(answer["pv"]) >= 2
+    state = game.state_from_string(YOHOHO_TURN)
+    state.push(state.parse_move(answer["token"]))
+    assert state.phase() == "2"
+    second = replace(first, position=state.to_string(), from_pv=from_pv)
+    worker.search(2, second)
+    reply = _answers(out)[2]
+    assert state.parse_move(reply["token"]) in state.legal_moves()
+    if planned:
+        assert reply["nodes"] == 0
+        assert reply["token"] == answer["pv"][1]
+        assert reply["pv"] == answer["pv"][1:]
+    else:
+        assert reply["nodes"] > 0
+
+
+PID_WORKER = """
+import os, sys, msgpack
+def send(frame):
+    sys.stdout.buffer.write(msgpack.packb(frame, use_bin_type=True))
+    sys.stdout.buffer.flush()
+def answer(msgid):
+    send([2, "info", [{"search": msgid, "string": str(os.getpid())}]])
+    send([1, msgid, None, {"token": "c4", "depth": 1, "nodes": 1}])
+send([2, "ready", []])
+held = set()
+unpacker = msgpack.Unpacker(raw=False)
+while chunk := os.read(0, 65536):
+    unpacker.feed(chunk)
+    for frame in unpacker:
+        if frame[0] == 0 and frame[2] == "search":
+            if frame[3][0].get("depth") is None:
+                held.add(frame[1])  # no depth: it runs until stopped
+            else:
+                answer(frame[1])
+        elif frame[0] == 2 and frame[1] == "stop" and frame[2][0]["search"] in held:
+            held.discard(frame[2][0]["search"])
+            answer(frame[2][0]["search"])
+"""
+"""A worker that names itself: each answer comes with an ``info`` whose string is its PID.
+A search with a depth is answered at once; one without runs until it is stopped."""
+
+
+async def _until(condition: Callable[[], bool]) -> None:
+    with trio.fail_after(10):
+        while not condition():
+            await trio.sleep(0.005)
+
+
+class _PidPool:
+    """A pool of ``PID_WORKER``s and searches that report the PID that ran them."""
+
+    def __init__(self, pool: WorkerPool) -> None:
+        self.pool = pool
+
+    async def search(self, session: str, stop: trio.Event | None = None) -> str:
+        """The PID of the worker that ran a search for ``session``: held until ``stop`` is
+        set if given, else answered at once."""
+        outcome = await self.pool.search(
+            job(session=session, depth=None if stop is not None else 1), on_info=lambda i: None,
+            stop=trio.Event() if stop is None else stop, hard_deadline=None,
+        )  # fmt: skip
+        assert outcome.result is not None
+        assert outcome.last_info is not None
+        assert outcome.last_info.string is not None
+        return outcome.last_info.string
+
+    async def both_at_once(self, first: str, second: str) -> dict[str, str]:
+        """Searches for two sessions that overlap, so that each gets a worker of its own;
+        ``second`` is stopped (and its worker freed) before ``first``."""
+        pids: dict[str, str] = {}
+        stops = {first: trio.Event(), second: trio.Event()}
+
+        async def one(session: str) -> None:
+            pids[session] = await self.search(session, stops[session])
+
+        async with trio.open_nursery() as nursery:
+            nursery.start_soon(one, first)
+            await _until(lambda: self.pool.idle == 1)
+            nursery.start_soon(one, second)
+            await _until(lambda: self.pool.idle == 0)
+            stops[second].set()
+            await _until(lambda: second in pids)
+            stops[first].set()
+        assert pids[first] != pids[second]
+        return pids
+
+
+@asynccontextmanager
+async def pid_pool(size: int) -> AsyncIterator[_PidPool]:
+    async with trio.open_nursery() as nursery:
+        pool = WorkerPool(nursery, size, command=(sys.executable, "-c", PID_WORKER))
+        await pool.start()
+        try:
+            yield _PidPool(pool)
+        finally:
+            with trio.CancelScope(shield=True):
+                await pool.aclose()
+
+
+@trio_test
+async def test_each_session_goes_back_to_its_own_worker() -> None:
+    async with pid_pool(2) as pids:
+        own = await pids.both_at_once("a", "b")  # "a" freed its worker last
+        for _ in range(3):
+            # both workers idle each time: without the affinity both would take the one
+            # freed last
+            assert await pids.search("b") == own["b"]
+            assert await pids.search("a") == own["a"]
+        assert await pids.search("b") == own["b"]
+        assert await pids.search("b") == own["b"]
+        assert await pids.search("a") == own["a"]
+
+
+@trio_test
+async def test_a_new_session_takes_the_worker_freed_last() -> None:
+    async with pid_pool(2) as pids:
+        own = await pids.both_at_once("a", "b")  # "a" freed its worker last
+        assert await pids.search("new") == own["a"]
+        assert await pids.search("b") == own["b"]  # and "b" keeps its own
+        assert await pids.search("newer") == own["b"]
+
+
+@trio_test
+async def test_a_session_whose_worker_is_busy_takes_another_at_once() -> None:
+    async with pid_pool(2) as pids:
+        own = await pids.both_at_once("a", "b")
+        hold = trio.Event()
+        got: dict[str, str] = {}
+
+        async def held() -> None:
+            got["held"] = await pids.search("b", hold)  # on "b"'s worker
+
+        async with trio.open_nursery() as nursery:
+            nursery.start_soon(held)
+            await _until(lambda: pids.pool.idle == 1)
+            # "b"'s worker is busy: "b" does not wait for it
+            got["b"] = await pids.search("b")
+            hold.set()
+        assert got["held"] == own["b"]
+        assert got["b"] == own["a"]
+        # "b" now last searched on the other worker, and goes back there
+        assert await pids.search("b") == own["a"]
+
+
+@trio_test
+async def test_the_pool_remembers_a_bounded_number_of_sessions(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    from enginesrv import pool as pool_module
+
+    monkeypatch.setattr(pool_module, "REMEMBERED_SESSIONS", 2)
+    async with pid_pool(1) as pids:
+        for session in ("a", "b", "c"):
+            await pids.search(session)
+        assert list(pids.pool._last_worker) == ["b", "c"]  # "a", the oldest, is forgotten
+        await pids.search("b")
+        assert list(pids.pool._last_worker) == ["c", "b"]

@@ -2,10 +2,20 @@
 
 from __future__ import annotations
 
+import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from enginesrv.timeman import MIN_MS, Budget, allot
+from enginesrv.timeman import (
+    DEADLINE_FACTOR,
+    DEADLINE_SHARE,
+    DEFAULT_MOVES_TO_GO,
+    FOLLOW_SHARE,
+    MAX_SHARE,
+    MIN_MS,
+    Budget,
+    allot,
+)
 
 
 def test_movetime_is_exact_less_overhead() -> None:
@@ -52,3 +62,140 @@ def test_budget_never_plans_to_flag(
     assert MIN_MS <= budget.target_ms <= budget.deadline_ms
     left = max(0, time_ms - overhead)
     assert budget.deadline_ms <= max(MIN_MS, round(left * 0.7))
+
+
+# -- whole turns --------------------------------------------------------------------------------
+
+
+def old_allot(
+    time_ms: int | None, inc_ms: int, movestogo: int | None, movetime_ms: int | None, overhead: int
+) -> Budget:
+    """The time manager as it was before turns were budgeted (one decision = one move)."""
+    overhead = max(0, overhead)
+    if movetime_ms is not None:
+        exact = max(MIN_MS, movetime_ms - overhead)
+        return Budget(exact, exact)
+    if time_ms is None:
+        return Budget(None, None)
+    left = max(0, time_ms - overhead)
+    horizon = movestogo if movestogo is not None and movestogo > 0 else DEFAULT_MOVES_TO_GO
+    target = min(left / horizon + max(0, inc_ms) * 0.75, left * MAX_SHARE)
+    deadline = min(target * DEADLINE_FACTOR, left * DEADLINE_SHARE)
+    if movestogo == 1:
+        target = deadline = left * DEADLINE_SHARE
+    return Budget(max(MIN_MS, round(target)), max(MIN_MS, round(deadline)))
+
+
+@given(
+    time_ms=st.none() | st.integers(-1000, 10**8),
+    inc_ms=st.integers(0, 10**6),
+    movestogo=st.none() | st.integers(0, 200),
+    movetime=st.none() | st.integers(0, 10**6),
+    overhead=st.integers(0, 5000),
+)
+def test_a_single_decision_turn_is_the_old_budget(
+    time_ms: int | None, inc_ms: int, movestogo: int | None, movetime: int | None, overhead: int
+) -> None:
+    old = old_allot(time_ms, inc_ms, movestogo, movetime, overhead)
+    kwargs = {"time_ms": time_ms, "inc_ms": inc_ms, "movestogo": movestogo,
+              "movetime_ms": movetime, "overhead_ms": overhead}  # fmt: skip
+    assert allot(**kwargs) == old  # type: ignore[arg-type]
+    assert allot(**kwargs, turn=(0, 1)) == old  # type: ignore[arg-type]
+
+
+def test_a_two_decision_turn_gives_its_first_decision_most_of_it() -> None:
+    # caps far away: the turn plans 600_000/25 + 0.75 * 2000 * 2 = 27_000 ms
+    first = allot(time_ms=600_000, inc_ms=2000, overhead_ms=0, turn=(0, 2))
+    second = allot(time_ms=600_000, inc_ms=2000, overhead_ms=0, turn=(1, 2))
+    assert FOLLOW_SHARE == 0.2
+    assert first == Budget(21_600, round(21_600 * DEADLINE_FACTOR))  # 0.8 of the turn
+    assert second == Budget(5_400, round(5_400 * DEADLINE_FACTOR))  # 0.2 of the turn
+
+
+def test_a_three_decision_turn_shares_out_its_budget() -> None:
+    # 500_000/25 = 20_000 ms for the turn, no increment: 0.6, 0.2, 0.2 of it
+    targets = [allot(time_ms=500_000, overhead_ms=0, turn=(made, 3)).target_ms for made in range(3)]
+    assert targets == [12_000, 4_000, 4_000]
+
+
+@pytest.mark.parametrize("decisions", [2, 3])
+@pytest.mark.parametrize(("time_ms", "inc_ms"), [(600_000, 0), (300_000, 3000), (90_000, 500)])
+def test_a_turn_costs_what_one_move_did_plus_its_increments(
+    decisions: int, time_ms: int, inc_ms: int
+) -> None:
+    single = allot(time_ms=time_ms, inc_ms=inc_ms, overhead_ms=0).target_ms
+    parts = [
+        allot(time_ms=time_ms, inc_ms=inc_ms, overhead_ms=0, turn=(made, decisions)).target_ms
+        for made in range(decisions)
+    ]
+    assert single is not None
+    assert all(part is not None for part in parts)
+    total = sum(part for part in parts if part is not None)
+    extra = 0.75 * inc_ms * (decisions - 1)  # the increments the later decisions earn
+    assert abs(total - (single + extra)) <= decisions  # rounding of each part
+    # a later decision of the turn gets less than a single-decision turn would
+    assert all(part is not None and part < single for part in parts[1:])
+
+
+def test_a_turn_spent_from_the_clock_still_costs_about_one_move() -> None:
+    """The later decisions read the clock the first one left: the turn costs no more."""
+    time_ms, inc_ms = 120_000, 1000
+    single = allot(time_ms=time_ms, inc_ms=inc_ms, overhead_ms=0).target_ms
+    assert single is not None
+    left, spent = time_ms, 0
+    for made in range(2):
+        target = allot(time_ms=left, inc_ms=inc_ms, overhead_ms=0, turn=(made, 2)).target_ms
+        assert target is not None
+        spent += target
+        left += inc_ms - target
+    assert spent <= single + 0.75 * inc_ms
+    assert spent >= 0.9 * single
+
+
+def test_movestogo_counts_the_decisions_of_the_turn() -> None:
+    one = allot(time_ms=40_000, movestogo=40, overhead_ms=0, turn=(0, 1))
+    first = allot(time_ms=40_000, movestogo=40, overhead_ms=0, turn=(0, 2))
+    second = allot(time_ms=40_000, movestogo=40, overhead_ms=0, turn=(1, 2))
+    assert one.target_ms == 1000
+    assert first.target_ms == 1600  # 0.8 of 2/40 of the clock
+    assert second.target_ms == 400  # 0.2 of it
+
+
+@pytest.mark.parametrize("turn", [(0, 1), (0, 2), (1, 2), (0, 3), (2, 3)])
+def test_movetime_and_no_clock_ignore_the_turn(turn: tuple[int, int]) -> None:
+    assert allot(movetime_ms=1000, overhead_ms=50, turn=turn) == Budget(950, 950)
+    assert allot(time_ms=60_000, movetime_ms=300, overhead_ms=0, turn=turn) == Budget(300, 300)
+    assert allot(turn=turn) == Budget(None, None)
+
+
+TURNS = st.integers(1, 4).flatmap(lambda n: st.tuples(st.integers(0, n - 1), st.just(n)))
+"""(made, decisions) of a turn of up to four decisions."""
+
+
+@given(
+    time_ms=st.integers(-1000, 10**8),
+    inc_ms=st.integers(0, 10**6),
+    movestogo=st.none() | st.integers(0, 200),
+    overhead=st.integers(0, 5000),
+    turn=TURNS,
+)
+def test_a_turns_decisions_never_plan_to_flag(
+    time_ms: int, inc_ms: int, movestogo: int | None, overhead: int, turn: tuple[int, int]
+) -> None:
+    budget = allot(
+        time_ms=time_ms, inc_ms=inc_ms, movestogo=movestogo, overhead_ms=overhead, turn=turn
+    )
+    assert budget.target_ms is not None
+    assert budget.deadline_ms is not None
+    assert MIN_MS <= budget.target_ms <= budget.deadline_ms
+    left = max(0, time_ms - overhead)
+    assert budget.deadline_ms <= max(MIN_MS, round(left * DEADLINE_SHARE))
+    if movestogo != 1:  # the last move before a control may use the safe share of it all
+        assert budget.target_ms <= max(MIN_MS, round(left * MAX_SHARE))
+    # no decision of a turn gets more than the turn's first one
+    first = allot(
+        time_ms=time_ms, inc_ms=inc_ms, movestogo=movestogo, overhead_ms=overhead,
+        turn=(0, turn[1]),
+    )  # fmt: skip
+    assert first.target_ms is not None
+    assert budget.target_ms <= first.target_ms
