@@ -1,0 +1,121 @@
+"""Strength against a fixed baseline: an SPRT match of today's alphabeta against the alphabeta
+of a chosen commit, each run as an external engine (``enginesrv engine``), through the
+project's own arbiter.
+
+Usage: python benchmarks/ladder.py GAME [--tc 10+0.1 | --st S] [--elo0 0] [--elo1 50]
+                                   [--alpha 0.05] [--beta 0.05] [--games 4000]
+                                   [--concurrency 2] [--baseline COMMIT] [--new COMMIT]
+                                   [--option NAME=VALUE ...] [--out DIR] [--resume]
+
+The baseline (default ``BASELINE``, the last commit of the arbiter's time keeping, on which the
+stronger-bots work is measured) is checked out once as a git worktree under
+``.ladder/COMMIT`` (ignored by git) and run from there: ``env PYTHONPATH=WORKTREE python -m
+enginesrv.cli engine --bot alphabeta``, so its search, evaluation and rules are that commit's
+and its worker processes inherit them. The new side is the working tree (or ``--new COMMIT``,
+checked out the same way). Both sides pay the same protocol and process costs.
+
+The match stops at the SPRT's decision; it is an ordinary event directory (``--out``, default
+``.ladder/runs/GAME-TC-BASELINE``), so ``--resume`` goes on where an interrupted run stopped,
+across sessions, and ``enginesrv results DIR`` prints it. Exit status: 0 when H1 is accepted
+(the new bot is stronger by elo1), 1 for H0, 2 when no decision was reached.
+"""
+
+from __future__ import annotations
+
+import argparse
+import shlex
+import subprocess
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+BASELINE = "4396702"
+"""The commit the stronger-bots measurements compare against."""
+LADDER = ROOT / ".ladder"
+
+
+def worktree(commit: str) -> Path:
+    """A checkout of ``commit`` under ``.ladder``, made once."""
+    full = subprocess.run(
+        ["git", "-C", str(ROOT), "rev-parse", "--verify", f"{commit}^{{commit}}"],
+        capture_output=True, text=True, check=False,
+    )  # fmt: skip
+    if full.returncode != 0:
+        raise SystemExit(f"ladder: no commit {commit!r}: {full.stderr.strip()}")
+    path = LADDER / full.stdout.strip()[:12]
+    if not (path / "enginesrv").is_dir():
+        LADDER.mkdir(exist_ok=True)
+        subprocess.run(
+            ["git", "-C", str(ROOT), "worktree", "add", "--detach", str(path), commit],
+            check=True, capture_output=True,
+        )  # fmt: skip
+    return path
+
+
+def engine(name: str, source: Path | None, options: list[str]) -> str:
+    """The player spec of alphabeta run from ``source`` (None: the working tree)."""
+    command = [sys.executable, "-m", "enginesrv.cli", "engine", "--bot", "alphabeta"]
+    if source is not None:
+        command = ["env", f"PYTHONPATH={source}", *command]
+    prefix = f"name={name}:"
+    if options:
+        prefix += "options=" + ",".join(options) + ":"
+    return f"{prefix}cmd:{shlex.join(command)}"
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("game", help="yinsh, yinsh+blitz, yohoho, yoxii or yinyang")
+    limit = parser.add_mutually_exclusive_group()
+    limit.add_argument("--tc", help="a clock per player (default 10+0.1)")
+    limit.add_argument("--st", help="a fixed time per move, seconds")
+    parser.add_argument("--elo0", type=float, default=0.0)
+    parser.add_argument("--elo1", type=float, default=50.0)
+    parser.add_argument("--alpha", type=float, default=0.05)
+    parser.add_argument("--beta", type=float, default=0.05)
+    parser.add_argument("--games", type=int, default=4000, help="the most games (pairs)")
+    parser.add_argument("--concurrency", type=int, default=2)
+    parser.add_argument("--baseline", default=BASELINE, help=f"a commit (default {BASELINE})")
+    parser.add_argument("--new", help="a commit for the new side (default: the working tree)")
+    parser.add_argument(
+        "--option", action="append", default=[], help="NAME=VALUE for both sides, repeatable"
+    )
+    parser.add_argument("--out", help="the event directory")
+    parser.add_argument("--resume", action="store_true", help="go on with --out")
+    args = parser.parse_args()
+    base = worktree(args.baseline)
+    new = worktree(args.new) if args.new else None
+    control = ["--st", args.st] if args.st else ["--tc", args.tc or "10+0.1"]
+    label = (args.st and f"st{args.st}") or (args.tc or "10+0.1")
+    out = Path(args.out) if args.out else LADDER / "runs" / f"{args.game}-{label}-{base.name}"
+    out.parent.mkdir(parents=True, exist_ok=True)
+    command = [
+        sys.executable, "-m", "enginesrv.cli", "match", args.game,
+        engine("new", new, args.option), engine("base", base, args.option),
+        *control, "--games", str(args.games), "--concurrency", str(args.concurrency),
+        "--sprt", f"elo0={args.elo0},elo1={args.elo1},alpha={args.alpha},beta={args.beta}",
+        "--out", str(out), "--event", f"ladder {args.game} against {base.name}",
+    ]  # fmt: skip
+    if args.resume:
+        if not (out / "results.sqlite").exists():
+            raise SystemExit(f"ladder: nothing to resume in {out}")
+        # the stored event holds the players and limits; the flags above are not repeated
+        command = [sys.executable, "-m", "enginesrv.cli", "match", "--resume", "--out", str(out)]
+    print("ladder:", shlex.join(command), flush=True)
+    proc = subprocess.run(command, check=False, capture_output=False)
+    if proc.returncode != 0:
+        return proc.returncode
+    text = subprocess.run(
+        [sys.executable, "-m", "enginesrv.cli", "results", str(out)],
+        capture_output=True, text=True, check=False,
+    ).stdout  # fmt: skip
+    print(text, end="")
+    if "H1 accepted" in text:
+        return 0
+    if "H0 accepted" in text:
+        return 1
+    return 2
+
+
+if __name__ == "__main__":
+    sys.exit(main())
