@@ -29,6 +29,12 @@ the race (side to      RACE[d]: 120 (2),   whoever reaches the goal row first wi
 act)                   80, 45, 25, 10      to act is ahead when its distance is not longer
                                            (it moves first); an Admiral that already made
                                            this turn's first sub-move needs one more turn.
+a race decided         RACE_WON 3000 less  an Admiral within RACE_HORIZON (4) turns whose
+(side to act)          RACE_TURN 150 per   route no defender can reach in time (``_race``:
+                       turn to sail; it    occupy a cell of it, or bring strength above 5
+                       replaces the race   next to one, moving at its speed and against the
+                       term                wind), arriving before the other Admiral can:
+                                           the game is won, whatever the material says.
 Admiral's safe steps   -120 (none), -45    an Admiral with no safe step is one enemy ship
                        (one), -10 (two)    away from a trap; the wind takes the east step
                                            away, so only five cells count.
@@ -83,9 +89,11 @@ from games.yohoho import (
     NW,
     RADIUS2,
     SE,
+    SHIFTS,
     SHIP_NBR,
     SOURCE,
     SW,
+    E,
     W,
     YohohoState,
 )
@@ -110,6 +118,11 @@ OWN_HANG_P2 = (25, 90)
 ENEMY_HANG_P2 = 15
 TEMPO_P1 = 10
 TEMPO_P2 = -20
+RACE_HORIZON = 4
+"""Races are judged when an Admiral is at most this many turns from its goal row."""
+RACE_WON = 3000
+RACE_TURN = 150
+"""A race decided: ``RACE_WON`` less ``RACE_TURN`` per turn the winner still has to sail."""
 
 LIMIT = MAX_EVAL - 1
 
@@ -231,6 +244,164 @@ def _attacked(e: int, empty: int, unsafe: int, attacker: tuple[int, int, int]) -
     return ATTACKED[escapes] // (2 if freeing else 1)
 
 
+# -- races ---------------------------------------------------------------------------------------
+#
+# An Admiral sails one cell a turn (a turn's two sub-moves move two different pieces), so an
+# Admiral d open steps from its goal row arrives in d turns unless the other side gets in its
+# way first: stands on a cell of its route, or brings strength above 5 next to one (rule 7:
+# the Admiral may not stop there), before the Admiral gets there. ``_race`` asks whether the
+# other side can do that anywhere on the Admiral's shortest routes, in the turns it has, with
+# every defender moving at its own speed against the wind (ships never sail east) on the board
+# as it stands. The defenders are counted generously (a whole group of ships counts once any
+# of them arrives, and pieces pass through each other's cells), so an Admiral said to be
+# unstoppable is; a material lead then counts for nothing against a race it cannot stop.
+
+_OPPOSITE = {NE: SW, NW: SE, W: E, SE: NW, SW: NE, E: W}
+_UP = (NE, NW, W)
+_DOWN = (SE, SW, W)
+_SHIP = (NE, NW, W, SW, SE)
+_ALL = (E, NE, NW, W, SW, SE)
+
+
+def _shifts(directions: tuple[int, ...]) -> tuple[tuple[int, int, int], ...]:
+    """Per direction: the cells with a neighbour that way, and the left and right shift that
+    take a cell to it (one of them 0): what ``_step`` does, unrolled for the hot loops."""
+    return tuple((SOURCE[d], max(0, SHIFTS[d]), max(0, -SHIFTS[d])) for d in directions)
+
+
+_SHIP_SHIFTS = _shifts(_SHIP)
+_ALL_SHIFTS = _shifts(_ALL)
+_UP_SHIFTS = _shifts(_UP)
+_DOWN_SHIFTS = _shifts(_DOWN)
+_UP_BACK = _shifts(tuple(_OPPOSITE[d] for d in _UP))
+_DOWN_BACK = _shifts(tuple(_OPPOSITE[d] for d in _DOWN))
+
+
+def _dilate(cells: int) -> int:
+    """The cells next to any of ``cells``."""
+    out = 0
+    for source, left, right in _ALL_SHIFTS:
+        out |= ((cells & source) << left) >> right
+    return out
+
+
+def _moves(cells: int, empty: int, shifts: tuple[tuple[int, int, int], ...], reach: int) -> int:
+    """Where pieces on ``cells`` can stop with one sub-move: up to ``reach`` empty cells in a
+    straight line in one of the directions of ``shifts`` (set-wise: every piece at once)."""
+    out = 0
+    for source, left, right in shifts:
+        front = cells
+        for _ in range(reach):
+            front = (((front & source) << left) >> right) & empty
+            if not front:
+                break
+            out |= front
+    return out
+
+
+def _advance(cells: int, shifts: tuple[tuple[int, int, int], ...]) -> int:
+    """The cells one step from ``cells`` in any of the directions of ``shifts``."""
+    out = 0
+    for source, left, right in shifts:
+        out |= ((cells & source) << left) >> right
+    return out
+
+
+_RACES: dict[tuple[int, ...], int] = {}
+"""Races already judged (siblings in a search tree often share one); cleared when full."""
+RACE_CACHE = 1 << 14
+
+
+def _race_cached(
+    admiral: int,
+    up: bool,
+    passable: int,
+    empty: int,
+    *,
+    defenders: tuple[int, int, int, int],
+    defenders_first: bool,
+) -> int:
+    """``_race``, remembered."""
+    key = (admiral, up, passable, empty, *defenders, defenders_first)
+    turns = _RACES.get(key)
+    if turns is None:
+        if len(_RACES) >= RACE_CACHE:
+            _RACES.clear()
+        turns = _RACES[key] = _race(
+            admiral, up, passable, empty, defenders=defenders, defenders_first=defenders_first
+        )
+    return turns
+
+
+def _race(
+    admiral: int,
+    up: bool,
+    passable: int,
+    empty: int,
+    *,
+    defenders: tuple[int, int, int, int],
+    defenders_first: bool,
+) -> int:
+    """The turns the Admiral on ``admiral`` needs to reach ``goal`` if the defenders cannot
+    stop it, else 0 (also when it is farther than ``RACE_HORIZON``).
+
+    ``up``: White's Admiral (to row 9), else Black's (to row 1); ``passable``: the cells it may
+    cross now (no enemy piece, no enemy strength above 5); ``defenders``: their Admiral,
+    Galleons, Chebecs and Rock; ``defenders_first``: whether they move before the Admiral's
+    next step.
+    """
+    forward, back, goal = (
+        (_UP_SHIFTS, _UP_BACK, _GOAL_W) if up else (_DOWN_SHIFTS, _DOWN_BACK, _GOAL_B)
+    )
+    layers: list[int] = []
+    free = passable & ~admiral
+    front = admiral
+    while front and len(layers) < RACE_HORIZON:
+        front = _advance(front, forward) & free
+        free &= ~front
+        layers.append(front)
+        if front & goal:
+            break
+    else:
+        return 0
+    if not front & goal:
+        return 0
+    turns = len(layers)
+    # the cells of the shortest routes, by the step on which the Admiral reaches them
+    tube = [0] * turns
+    tube[-1] = layers[-1] & goal
+    for k in range(turns - 2, -1, -1):
+        tube[k] = layers[k] & _advance(tube[k + 1], back)
+    da, dg, dc, dr = defenders
+    galleons, chebecs = dg.bit_count(), dc.bit_count()
+    free = empty | da | dg | dc | dr  # the defenders pass through each other's cells
+    route = admiral
+    for k in range(turns):
+        if k or defenders_first:  # one more defenders' turn before the Admiral's step k + 1
+            da |= _moves(da, free, _SHIP_SHIFTS, 1)
+            dg |= _moves(dg, free, _SHIP_SHIFTS, 2)
+            dc |= _moves(dc, free, _SHIP_SHIFTS, 3)
+            dr |= _moves(dr, free, _ALL_SHIFTS, 8)
+        route = _advance(route, forward) & tube[k] & ~(da | dg | dc | dr)
+        if not route:
+            return 0
+        # strength above 5 next to a cell: the Admiral and any ship, two Galleons, three
+        # Chebecs, or a Galleon and two Chebecs
+        near_g = _dilate(dg) if galleons else 0
+        near_c = _dilate(dc) if chebecs else 0
+        unsafe = _dilate(da) & (near_g | near_c) if da else 0
+        if galleons >= 2:
+            unsafe |= near_g
+        if chebecs >= 3:
+            unsafe |= near_c
+        if galleons and chebecs >= 2:
+            unsafe |= near_g & near_c
+        route &= ~unsafe
+        if not route:
+            return 0
+    return turns
+
+
 class YohohoEvaluator(Evaluator):
     """The Yohoho! evaluation (see the module docstring for its features)."""
 
@@ -325,7 +496,18 @@ class YohohoEvaluator(Evaluator):
             elif own_win:
                 score += WIN_NOW
         # The race: the side to act moves first, so it leads on equal distances.
-        if own_d <= en_d:
+        decided = 0
+        if min(own_d, en_d) <= RACE_HORIZON:
+            decided = self._race_verdict(
+                s,
+                p2,
+                empty,
+                passable=(FULL_MASK & ~(black | b6), FULL_MASK & ~(white | w6)),
+                distances=(dw, db),
+            )
+        if decided:
+            score += decided
+        elif own_d <= en_d:
             score += RACE[own_d]
         else:
             score -= RACE[en_d]
@@ -334,6 +516,46 @@ class YohohoEvaluator(Evaluator):
         if score < -LIMIT:
             return -LIMIT
         return score
+
+    @staticmethod
+    def _race_verdict(
+        s: YohohoState,
+        p2: int,
+        empty: int,
+        *,
+        passable: tuple[int, int],
+        distances: tuple[int, int],
+    ) -> int:
+        """For the side to act: ``RACE_WON`` less the turns to sail when its Admiral wins a
+        race the enemy cannot stop, the same negated when the enemy's Admiral does, else 0.
+
+        ``p2``: the cell of this turn's first sub-move (-1 in phase 1); ``passable``: the
+        cells White's and Black's Admirals may cross now; ``distances``: their open steps to
+        the goal row (``_dist_up``, ``_dist_down``).
+        """
+        mask = s.pieces_mask
+        side = s.to_move()
+        pieces = [(mask(p, 0), mask(p, 1), mask(p, 2), mask(p, 3)) for p in (0, 1)]
+        own_a, en_a = pieces[side][0], pieces[1 - side][0]
+        own_d, en_d = distances[side], distances[1 - side]
+        moved = p2 >= 0 and bool(own_a >> p2 & 1)  # the own Admiral made this turn's step
+        # Turn i of the side to act comes before the enemy's turn i. An Admiral needs at
+        # least as many turns as rows to its goal row, whatever is in its way.
+        own_row, en_row = ROW_OF[own_a.bit_length() - 1], ROW_OF[en_a.bit_length() - 1]
+        late = 1 if moved else 0
+        own_rows = (own_row - 1 if side else 9 - own_row) + late
+        en_rows = en_row - 1 if side == 0 else 9 - en_row
+        if own_d + late <= en_rows:  # else the enemy may arrive first: no win to prove
+            own = _race_cached(own_a, side == 0, passable[side], empty, defenders=pieces[1 - side],
+                        defenders_first=moved)  # fmt: skip
+            if own:
+                return RACE_WON - RACE_TURN * (own + late)
+        if en_d < own_rows:  # else the own Admiral arrives first, or at once
+            enemy = _race_cached(en_a, side == 1, passable[1 - side], empty, defenders=pieces[side],
+                          defenders_first=True)  # fmt: skip
+            if enemy:
+                return -(RACE_WON - RACE_TURN * enemy)
+        return 0
 
     def noisy_moves(self, state: State, moves: Sequence[Move]) -> list[Move]:
         """The captures: only a phase-1 decision can be one (a capture is a whole turn)."""

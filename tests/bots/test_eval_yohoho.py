@@ -139,8 +139,11 @@ def test_an_admiral_a_step_from_its_goal_row() -> None:
     # Mid-turn: White still has its second sub-move for the step.
     moved_first = ADMIRAL_AT_THE_GOAL.replace("/8/1CCGRGCC1", "/3G4/1CC1RGCC1")
     assert EVAL.evaluate(state(moved_first + " w 2:h2 0")) > 2000
-    # ... but not when the Admiral itself made the first sub-move.
-    assert EVAL.evaluate(state(ADMIRAL_AT_THE_GOAL + " w 2:p8 0")) < 2000
+    # ... but not when the Admiral itself made the first sub-move: it steps next turn, which
+    # Black cannot stop here (a won race, not a win now)
+    stepped = EVAL.evaluate(state(ADMIRAL_AT_THE_GOAL + " w 2:p8 0"))
+    assert stepped < EVAL.evaluate(state(moved_first + " w 2:h2 0"))
+    assert stepped < white_to_act
 
 
 def test_a_galleon_ahead() -> None:
@@ -162,3 +165,63 @@ def test_a_capturable_admiral_is_bad_for_its_side() -> None:
     arno = state(PHASES["Arno: escape or freeing capture"])
     calm = state("4a3r/7g/9/3g4/1c2A4/G7/9/8/R8 w 1 0")  # the Galleon on p8 instead of j6
     assert EVAL.evaluate(arno) < EVAL.evaluate(calm)
+
+
+# -- races ---------------------------------------------------------------------------------------
+
+# Black to act, up a Galleon if it takes f2; but its own Admiral (e3) needs two turns to row 1
+# and White's (m7) two to row 9, White moving first after the capture, with nothing of Black's
+# able to get in its way in time.
+CAPTURE_LOSES_THE_RACE = "1cc6/3gr3/6A2/4g3/9/3c4/1Ra6/2C1G3/9 b 1 0"
+# Black to act: x:g5 wins a Galleon, but then White's Admiral (a7, on the west edge) steps to
+# b8 and Black can close only one of a9 and c9; d8-b8 stands in its way first.
+CAPTURE_OPENS_THE_EDGE = "9/1cg5/A8/3a4/3G5/8/9/8/4R3r b 1 0"
+
+
+def after(position: str, token: str) -> State:
+    played = state(position)
+    played.push(played.parse_move(token))
+    return played
+
+
+@pytest.mark.parametrize(
+    ("position", "capture"),
+    [(CAPTURE_LOSES_THE_RACE, "x:f2"), (CAPTURE_OPENS_THE_EDGE, "x:g5")],
+)
+def test_a_material_lead_does_not_hide_a_lost_race(position: str, capture: str) -> None:
+    taken = after(position, capture)
+    assert taken.to_move() == 0
+    # White, to act, wins the race whatever Black's extra Galleon is worth
+    assert EVAL.evaluate(taken) > 2000
+
+
+def test_a_race_the_defender_can_still_stop_is_not_decided() -> None:
+    # Black to act first can put its Chebec on b8, the one cell of the Admiral's route
+    assert abs(EVAL.evaluate(state(CAPTURE_OPENS_THE_EDGE))) < 2000
+    # ... and once it stands there, White's Admiral has no open route at all
+    blocked = after(CAPTURE_OPENS_THE_EDGE, "d8-b8")
+    assert abs(EVAL.evaluate(blocked)) < 2000
+
+
+def test_the_search_races_instead_of_capturing() -> None:
+    from bots.alphabeta import AlphaBeta
+    from bots.engine import Limits
+
+    bot = AlphaBeta()
+    bot.new_game(YOHOHO)
+    for position in (CAPTURE_LOSES_THE_RACE, CAPTURE_OPENS_THE_EDGE):
+        result = bot.search(state(position), Limits(depth=3))
+        assert result.token is not None
+        assert not result.token.startswith("x:"), (position, result.token)
+    bot.new_game(YOHOHO)
+    result = bot.search(state(CAPTURE_LOSES_THE_RACE), Limits(depth=2))
+    assert result.score is not None
+    # the race is seen as won at depth 2 (a win of 1 turn's difference, not a few pawns)
+    assert result.score.kind == "win" or result.score.value > 2000
+
+
+def test_races_are_judged_the_same_for_both_colours() -> None:
+    for position, capture in ((CAPTURE_LOSES_THE_RACE, "x:f2"), (CAPTURE_OPENS_THE_EDGE, "x:g5")):
+        taken = after(position, capture)
+        mirrored = state(mirror_position(taken.to_string()))
+        assert EVAL.evaluate(mirrored) == EVAL.evaluate(taken)
