@@ -12,9 +12,10 @@ the same whoever runs it. The rules of thumb (after the usual practice of chess 
 * ``MoveOverhead`` is kept back from every move for transport and process latency.
 * The clock is budgeted by the **turn**, not by the decision: where a player makes several
   decisions in a row (Yohoho's two sub-moves, Yoxii's Totem move and placement, Yinsh's
-  removals), the turn gets what one move would, plus the increments its decisions earn. Its
-  first decision, whose search looks through the whole turn, takes most of it; each later
-  one ``FOLLOW_SHARE`` (a bot answers it from the first decision's search where it can).
+  removals), the turn gets what its decisions would have one by one, but its first decision,
+  whose search looks through the whole turn, takes most of it; each later one
+  ``FOLLOW_SHARE`` (a bot answers it from the first decision's search where it can, and the
+  time it does not use stays on the clock).
 """
 
 from __future__ import annotations
@@ -22,7 +23,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 DEFAULT_MOVES_TO_GO = 25
-"""Turns assumed left in the game when the clock gives no ``movestogo``."""
+"""Decisions assumed left in the game when the clock gives no ``movestogo``."""
 FOLLOW_SHARE = 0.2
 """The share of a turn's budget for each decision after its first."""
 MAX_SHARE = 0.4
@@ -74,12 +75,9 @@ def allot(
     left = max(0, time_ms - overhead)
     inc = max(0, inc_ms)
     made, decisions = max(0, turn[0]), max(1, turn[1])
-    if movestogo is not None and movestogo > 0:
-        # the control counts decisions: the turn holds its share of them
-        planned = left * min(1.0, decisions / movestogo)
-    else:
-        planned = left / DEFAULT_MOVES_TO_GO
-    planned += inc * 0.75 * decisions
+    # the horizon counts decisions (a control's movestogo does): the turn holds its share
+    horizon = movestogo if movestogo is not None and movestogo > 0 else DEFAULT_MOVES_TO_GO
+    planned = left * min(1.0, decisions / horizon) + inc * 0.75 * decisions
     if decisions > 1:
         first = 1.0 - FOLLOW_SHARE * (decisions - 1)
         planned *= FOLLOW_SHARE if made > 0 else max(FOLLOW_SHARE, first)
