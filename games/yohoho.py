@@ -453,6 +453,15 @@ class YohohoState(State):
         """The first-turn flag: White's first turn, which is a single sub-move (rule 10)."""
         return bool(self._first)
 
+    def packed_pieces(self) -> tuple[Bitboard, ...]:
+        """All eight bitboards at once: White's Admiral, Galleons, Chebecs and Rock, then
+        Black's (``pieces_mask(p, k)`` is item ``4 * p + k``)."""
+        return tuple(self._pcs)
+
+    def first_cell(self) -> int:
+        """In phase 2, the cell index of the piece that made the first sub-move; else -1."""
+        return self._p2
+
     def pieces_mask(self, player: Player, kind: int) -> Bitboard:
         """The bitboard of ``player``'s pieces of ``kind`` (ADMIRAL, GALLEON, CHEBEC, ROCK)."""
         return self._pcs[player * 4 + kind]

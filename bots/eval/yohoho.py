@@ -73,7 +73,10 @@ Speed: set-wise bitboard arithmetic on the game's tables, about 10 µs per posit
 
 from __future__ import annotations
 
+import importlib
+import os
 from collections.abc import Sequence
+from typing import Protocol, cast
 
 from bots.eval import MAX_EVAL, Evaluator
 from games import Move, State
@@ -406,6 +409,13 @@ class YohohoEvaluator(Evaluator):
     """The Yohoho! evaluation (see the module docstring for its features)."""
 
     def evaluate(self, state: State) -> int:
+        if _native is not None:
+            s: YohohoState = state  # type: ignore[assignment]
+            return _native.evaluate(s.packed_pieces(), s.to_move(), s.first_cell())
+        return self.evaluate_python(state)
+
+    def evaluate_python(self, state: State) -> int:
+        """The evaluation in Python: the reference the native one is checked against."""
         s: YohohoState = state  # type: ignore[assignment]
         mask = s.pieces_mask
         wa, wg, wc, wr = mask(0, 0), mask(0, 1), mask(0, 2), mask(0, 3)
@@ -577,3 +587,42 @@ class YohohoEvaluator(Evaluator):
         Admiral step or a freeing capture), and standing pat would ignore the threat."""
         s: YohohoState = state  # type: ignore[assignment]
         return s.phase() != "1" or s.attack_on_admiral(s.to_move()) <= 5
+
+
+# -- the native evaluation -------------------------------------------------------------------
+
+
+def _native_weights() -> tuple[int, ...]:
+    """The weights in the order ``_yohoho_native.init`` reads them."""
+    return (
+        CHEBEC, GALLEON, ROW_STEP, *PROG, *RACE, *STEP_SAFE, *ROBUST, ROCK_CONE, PRESSURE,
+        *ATTACKED, TRAP_SOON, WIN_NOW, *OWN_HANG_P1, ENEMY_HANG_P1, *OWN_HANG_P2, ENEMY_HANG_P2,
+        TEMPO_P1, TEMPO_P2, RACE_HORIZON, RACE_WON, RACE_TURN, LIMIT, _FAR,
+    )  # fmt: skip
+
+
+class _Native(Protocol):
+    """What ``bots/eval/_yohoho_native.c`` offers."""
+
+    def init(self, *tables: object) -> None: ...
+
+    def evaluate(self, pieces: tuple[int, ...], side: int, p2: int, /) -> int: ...
+
+
+def _load_native() -> _Native | None:
+    """The C evaluation (``bots/eval/_yohoho_native.c``), given this module's tables and
+    weights; None when it is not built, or ``ENGINESRV_PURE_PYTHON`` is set."""
+    if os.environ.get("ENGINESRV_PURE_PYTHON"):
+        return None
+    try:
+        native = cast(_Native, importlib.import_module("bots.eval._yohoho_native"))
+    except ImportError:
+        return None
+    native.init(
+        NBR, SHIP_NBR, RADIUS2, CONE_UP, CONE_DOWN, ROW_OF, SOURCE, SHIFTS, GOAL_MASK,
+        FULL_MASK, _native_weights(),
+    )  # fmt: skip
+    return native
+
+
+_native = _load_native()

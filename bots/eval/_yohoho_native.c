@@ -1,0 +1,468 @@
+/* The Yohoho! evaluation in C: the same arithmetic as bots/eval/yohoho.py, term for term.
+ *
+ * bots/eval/yohoho.py is the reference and the only place the tables and weights are defined:
+ * it hands them to init() once, and calls evaluate() with a state's packed pieces. The tests
+ * compare the two on many positions (tests/bots/test_native.py). A board of 77 cells fits in
+ * one unsigned __int128, so the Python bitboard expressions carry over as they are.
+ */
+#define PY_SSIZE_T_CLEAN
+#include <Python.h>
+#include <string.h>
+
+typedef unsigned __int128 bb;
+
+#define N_CELLS 77
+#define N_PROG 13
+#define N_RACE 14
+
+static bb NBR[N_CELLS], SHIP_NBR[N_CELLS], RADIUS2[N_CELLS], CONE_UP[N_CELLS], CONE_DOWN[N_CELLS];
+static int ROW_OF[N_CELLS];
+static bb SOURCE[6];
+static int SHIFTS[6];
+static bb GOAL_W, GOAL_B, FULL;
+static int CHEBEC, GALLEON, ROW_STEP, ROCK_CONE, PRESSURE, TRAP_SOON, WIN_NOW;
+static int PROG[N_PROG], RACE[N_RACE], STEP_SAFE[6], ROBUST[6], ATTACKED[6];
+static int OWN_HANG_P1[2], ENEMY_HANG_P1, OWN_HANG_P2[2], ENEMY_HANG_P2, TEMPO_P1, TEMPO_P2;
+static int RACE_HORIZON, RACE_WON, RACE_TURN, LIMIT, FAR;
+static int ready = 0;
+
+/* directions, as in games/yohoho.py */
+enum { E, NE, NW, W, SW, SE };
+static const int UP[3] = {NE, NW, W}, DOWN[3] = {SE, SW, W};
+static const int UP_BACK[3] = {SW, SE, E}, DOWN_BACK[3] = {NW, NE, E};
+static const int SHIP[5] = {NE, NW, W, SW, SE}, ALL[6] = {E, NE, NW, W, SW, SE};
+
+static inline int popcount(bb x) {
+    return __builtin_popcountll((unsigned long long)x) +
+           __builtin_popcountll((unsigned long long)(x >> 64));
+}
+
+static inline int lowest(bb x) { /* the index of the lowest set bit (x != 0) */
+    unsigned long long lo = (unsigned long long)x;
+    return lo ? __builtin_ctzll(lo) : 64 + __builtin_ctzll((unsigned long long)(x >> 64));
+}
+
+static inline int cell_of(bb single) { return single ? lowest(single) : -1; }
+
+static inline bb step(bb cells, int d) {
+    bb moved = cells & SOURCE[d];
+    int s = SHIFTS[d];
+    return s > 0 ? moved << s : moved >> -s;
+}
+
+/* -- reading Python values ------------------------------------------------------------------ */
+
+static int to_bb(PyObject *obj, bb *out) {
+    if (!PyLong_Check(obj)) {
+        PyErr_SetString(PyExc_TypeError, "a bitboard must be an int");
+        return -1;
+    }
+    unsigned char bytes[16];
+#if PY_VERSION_HEX >= 0x030D0000
+    if (_PyLong_AsByteArray((PyLongObject *)obj, bytes, 16, 1, 0, 1) < 0) return -1;
+#else
+    if (_PyLong_AsByteArray((PyLongObject *)obj, bytes, 16, 1, 0) < 0) return -1;
+#endif
+    bb value = 0;
+    for (int i = 15; i >= 0; i--) value = value << 8 | bytes[i];
+    *out = value;
+    return 0;
+}
+
+static int bb_table(PyObject *seq, bb *out, Py_ssize_t n) {
+    PyObject *fast = PySequence_Fast(seq, "a table must be a sequence");
+    if (!fast) return -1;
+    if (PySequence_Fast_GET_SIZE(fast) != n) {
+        Py_DECREF(fast);
+        PyErr_Format(PyExc_ValueError, "a table of %zd bitboards was expected", n);
+        return -1;
+    }
+    for (Py_ssize_t i = 0; i < n; i++) {
+        if (to_bb(PySequence_Fast_GET_ITEM(fast, i), &out[i]) < 0) {
+            Py_DECREF(fast);
+            return -1;
+        }
+    }
+    Py_DECREF(fast);
+    return 0;
+}
+
+static int int_table(PyObject *seq, int *out, Py_ssize_t n) {
+    PyObject *fast = PySequence_Fast(seq, "a table must be a sequence");
+    if (!fast) return -1;
+    if (PySequence_Fast_GET_SIZE(fast) < n) {
+        Py_DECREF(fast);
+        PyErr_Format(PyExc_ValueError, "a table of %zd numbers was expected", n);
+        return -1;
+    }
+    for (Py_ssize_t i = 0; i < n; i++) {
+        long v = PyLong_AsLong(PySequence_Fast_GET_ITEM(fast, i));
+        if (v == -1 && PyErr_Occurred()) {
+            Py_DECREF(fast);
+            return -1;
+        }
+        out[i] = (int)v;
+    }
+    Py_DECREF(fast);
+    return 0;
+}
+
+/* -- the terms --------------------------------------------------------------------------------- */
+
+static void coverage(int a, bb g, bb c, bb *ge3, bb *ge4, bb *ge6) {
+    bb am = a >= 0 ? NBR[a] : 0;
+    bb g1 = 0, g2 = 0, c1 = 0, c2 = 0, c3 = 0;
+    while (g) {
+        int i = lowest(g);
+        g &= g - 1;
+        bb m = NBR[i];
+        g2 |= g1 & m;
+        g1 |= m;
+    }
+    while (c) {
+        int i = lowest(c);
+        c &= c - 1;
+        bb m = NBR[i];
+        c3 |= c2 & m;
+        c2 |= c1 & m;
+        c1 |= m;
+    }
+    *ge3 = am | g1 | c2;
+    *ge4 = am | g2 | c2 | (g1 & c1);
+    *ge6 = (am & (g1 | c1)) | g2 | c3 | (g1 & c2);
+}
+
+static int dist(bb a_bit, bb passable, const int *dirs, bb goal) {
+    bb free = passable & ~a_bit, front = a_bit;
+    int d = 0;
+    while (front && d < FAR - 1) {
+        d++;
+        bb next = 0;
+        for (int k = 0; k < 3; k++) next |= step(front, dirs[k]);
+        front = next & free;
+        if (front & goal) return d;
+        free ^= front;
+    }
+    return FAR;
+}
+
+static int attacked(int e, bb empty, bb unsafe, bb a, bb g, bb c) {
+    bb near = NBR[e];
+    bb ng = near & g, nc = near & c;
+    int attack = 3 * popcount(ng) + 2 * popcount(nc) + ((near & a) ? 5 : 0);
+    int escapes = popcount(SHIP_NBR[e] & empty & ~unsafe);
+    int freeing = (ng && attack <= 8) || (nc && attack <= 7);
+    if (!escapes && !freeing) return TRAP_SOON;
+    return ATTACKED[escapes] / (freeing ? 2 : 1);
+}
+
+static bb dilate(bb cells) {
+    bb out = 0;
+    for (int k = 0; k < 6; k++) out |= step(cells, ALL[k]);
+    return out;
+}
+
+static bb moves(bb cells, bb empty, const int *dirs, int ndirs, int reach) {
+    bb out = 0;
+    for (int k = 0; k < ndirs; k++) {
+        bb front = cells;
+        for (int r = 0; r < reach; r++) {
+            front = step(front, dirs[k]) & empty;
+            if (!front) break;
+            out |= front;
+        }
+    }
+    return out;
+}
+
+static int race(bb admiral, int up, bb passable, bb empty, const bb *def, int defenders_first) {
+    const int *forward = up ? UP : DOWN, *back = up ? UP_BACK : DOWN_BACK;
+    bb goal = up ? GOAL_W : GOAL_B;
+    bb layers[32], tube[32];
+    int turns = 0;
+    bb free = passable & ~admiral, front = admiral;
+    int reached = 0;
+    while (front && turns < RACE_HORIZON) {
+        bb next = 0;
+        for (int k = 0; k < 3; k++) next |= step(front, forward[k]);
+        front = next & free;
+        free &= ~front;
+        layers[turns++] = front;
+        if (front & goal) {
+            reached = 1;
+            break;
+        }
+    }
+    if (!reached) return 0;
+    tube[turns - 1] = layers[turns - 1] & goal;
+    for (int k = turns - 2; k >= 0; k--) {
+        bb b = 0;
+        for (int j = 0; j < 3; j++) b |= step(tube[k + 1], back[j]);
+        tube[k] = layers[k] & b;
+    }
+    bb da = def[0], dg = def[1], dc = def[2], dr = def[3];
+    int galleons = popcount(dg), chebecs = popcount(dc);
+    bb dfree = empty | da | dg | dc | dr;
+    bb route = admiral;
+    for (int k = 0; k < turns; k++) {
+        if (k || defenders_first) {
+            da |= moves(da, dfree, SHIP, 5, 1);
+            dg |= moves(dg, dfree, SHIP, 5, 2);
+            dc |= moves(dc, dfree, SHIP, 5, 3);
+            dr |= moves(dr, dfree, ALL, 6, 8);
+        }
+        bb next = 0;
+        for (int j = 0; j < 3; j++) next |= step(route, forward[j]);
+        route = next & tube[k] & ~(da | dg | dc | dr);
+        if (!route) return 0;
+        bb near_g = galleons ? dilate(dg) : 0;
+        bb near_c = chebecs ? dilate(dc) : 0;
+        bb unsafe = da ? dilate(da) & (near_g | near_c) : 0;
+        if (galleons >= 2) unsafe |= near_g;
+        if (chebecs >= 3) unsafe |= near_c;
+        if (galleons && chebecs >= 2) unsafe |= near_g & near_c;
+        route &= ~unsafe;
+        if (!route) return 0;
+    }
+    return turns;
+}
+
+static int race_verdict(const bb *pcs, int side, int p2, bb empty, bb pass_w, bb pass_b,
+                        int dw, int db) {
+    int me = side ? 1 : 0, en = 1 - me;
+    bb own_a = pcs[me * 4], en_a = pcs[en * 4];
+    int moved = p2 >= 0 && ((own_a >> p2) & 1);
+    int own_d = me ? db : dw, en_d = me ? dw : db;
+    bb own_pass = me ? pass_b : pass_w, en_pass = me ? pass_w : pass_b;
+    int own_row = ROW_OF[lowest(own_a)], en_row = ROW_OF[lowest(en_a)];
+    int late = moved ? 1 : 0;
+    int own_rows = (me ? own_row - 1 : 9 - own_row) + late;
+    int en_rows = me == 0 ? en_row - 1 : 9 - en_row;
+    if (own_d + late <= en_rows) {
+        int own = race(own_a, me == 0, own_pass, empty, &pcs[en * 4], moved);
+        if (own) return RACE_WON - RACE_TURN * (own + late);
+    }
+    if (en_d < own_rows) {
+        int enemy = race(en_a, me == 1, en_pass, empty, &pcs[me * 4], 1);
+        if (enemy) return -(RACE_WON - RACE_TURN * enemy);
+    }
+    return 0;
+}
+
+static long evaluate_bb(const bb *pcs, int side, int p2) {
+    bb wa = pcs[0], wg = pcs[1], wc = pcs[2], wr = pcs[3];
+    bb ba = pcs[4], bg = pcs[5], bc = pcs[6], br = pcs[7];
+    bb white = wa | wg | wc | wr, black = ba | bg | bc | br;
+    bb empty = FULL ^ (white | black);
+    int aw = cell_of(wa), ab = cell_of(ba);
+    bb b3, b4, b6, w3, w4, w6;
+    coverage(ab, bg, bc, &b3, &b4, &b6);
+    coverage(aw, wg, wc, &w3, &w4, &w6);
+
+    long score = (long)CHEBEC * (popcount(wc) - popcount(bc)) +
+                 (long)GALLEON * (popcount(wg) - popcount(bg));
+    score += (long)ROW_STEP * (ROW_OF[aw] + ROW_OF[ab] - 10);
+    bb pass_w = FULL & ~(black | b6), pass_b = FULL & ~(white | w6);
+    int dw = dist(wa, pass_w, UP, GOAL_W);
+    int db = dist(ba, pass_b, DOWN, GOAL_B);
+    score += PROG[dw] - PROG[db];
+    bb nw = SHIP_NBR[aw] & empty, nb = SHIP_NBR[ab] & empty;
+    score += STEP_SAFE[popcount(nw & ~b6)] - STEP_SAFE[popcount(nb & ~w6)];
+    score += ROBUST[popcount(nw & ~b4)] - ROBUST[popcount(nb & ~w4)];
+    if (wr & CONE_UP[ab]) score += ROCK_CONE;
+    if (br & CONE_DOWN[aw]) score -= ROCK_CONE;
+    bb rb = RADIUS2[ab], rw = RADIUS2[aw];
+    score += (long)PRESSURE * (3 * popcount(wg & rb) + 2 * popcount(wc & rb) -
+                               3 * popcount(bg & rw) - 2 * popcount(bc & rw));
+
+    bb own_a, en_a, own_hang_c, own_hang_g, en_hang_c, en_hang_g, own_unsafe, en_unsafe, own_win;
+    int own_d, en_d;
+    const bb *own_pieces, *en_pieces;
+    if (side) {
+        score = -score;
+        own_a = ba;
+        en_a = wa;
+        own_hang_c = bc & w3;
+        own_hang_g = bg & w4;
+        en_hang_c = wc & b3;
+        en_hang_g = wg & b4;
+        own_unsafe = w6;
+        en_unsafe = b6;
+        own_d = db;
+        en_d = dw;
+        own_pieces = &pcs[4];
+        en_pieces = &pcs[0];
+        own_win = SHIP_NBR[ab] & GOAL_B & empty & ~w6;
+    } else {
+        own_a = wa;
+        en_a = ba;
+        own_hang_c = wc & b3;
+        own_hang_g = wg & b4;
+        en_hang_c = bc & w3;
+        en_hang_g = bg & w4;
+        own_unsafe = b6;
+        en_unsafe = w6;
+        own_d = dw;
+        en_d = db;
+        own_pieces = &pcs[0];
+        en_pieces = &pcs[4];
+        own_win = SHIP_NBR[aw] & GOAL_W & empty & ~b6;
+    }
+    int hang_g = popcount(own_hang_g);
+    int hanging = hang_g + popcount(own_hang_c);
+    long first = hang_g ? GALLEON : CHEBEC;
+    long second = hang_g > 1 ? GALLEON : CHEBEC;
+    long en_best = en_hang_g ? GALLEON : (en_hang_c ? CHEBEC : 0);
+    if (p2 < 0) {
+        score += TEMPO_P1 + en_best * ENEMY_HANG_P1 / 100;
+        if (hanging) {
+            score -= first * OWN_HANG_P1[0] / 100;
+            if (hanging > 1) score -= second * OWN_HANG_P1[1] / 100;
+        }
+        if (own_a & own_unsafe)
+            score -= attacked(cell_of(own_a), empty, own_unsafe, en_pieces[0], en_pieces[1],
+                              en_pieces[2]);
+        if (own_win) score += WIN_NOW;
+    } else {
+        score += TEMPO_P2 + en_best * ENEMY_HANG_P2 / 100;
+        if (hanging) {
+            score -= first * OWN_HANG_P2[0] / 100;
+            if (hanging > 1) score -= second * OWN_HANG_P2[1] / 100;
+        }
+        if (en_a & en_unsafe)
+            score += attacked(cell_of(en_a), empty, en_unsafe, own_pieces[0], own_pieces[1],
+                              own_pieces[2]);
+        if ((own_a >> p2) & 1)
+            own_d += 1;
+        else if (own_win)
+            score += WIN_NOW;
+    }
+    int decided = 0;
+    if ((own_d < en_d ? own_d : en_d) <= RACE_HORIZON)
+        decided = race_verdict(pcs, side, p2, empty, pass_w, pass_b, dw, db);
+    if (decided)
+        score += decided;
+    else if (own_d <= en_d)
+        score += RACE[own_d];
+    else
+        score -= RACE[en_d];
+    if (score > LIMIT) return LIMIT;
+    if (score < -LIMIT) return -LIMIT;
+    return score;
+}
+
+/* -- the module ------------------------------------------------------------------------------ */
+
+static PyObject *py_init(PyObject *self, PyObject *args) {
+    PyObject *nbr, *ship_nbr, *radius2, *cone_up, *cone_down, *row_of, *source, *shifts;
+    PyObject *goals, *full, *weights;
+    if (!PyArg_ParseTuple(args, "OOOOOOOOOOO", &nbr, &ship_nbr, &radius2, &cone_up, &cone_down,
+                          &row_of, &source, &shifts, &goals, &full, &weights))
+        return NULL;
+    bb goal_pair[2];
+    if (bb_table(nbr, NBR, N_CELLS) || bb_table(ship_nbr, SHIP_NBR, N_CELLS) ||
+        bb_table(radius2, RADIUS2, N_CELLS) || bb_table(cone_up, CONE_UP, N_CELLS) ||
+        bb_table(cone_down, CONE_DOWN, N_CELLS) || int_table(row_of, ROW_OF, N_CELLS) ||
+        bb_table(source, SOURCE, 6) || int_table(shifts, SHIFTS, 6) ||
+        bb_table(goals, goal_pair, 2) || to_bb(full, &FULL))
+        return NULL;
+    GOAL_W = goal_pair[0];
+    GOAL_B = goal_pair[1];
+    /* the weights, flat, in the order bots/eval/yohoho.py lists them (_native_weights) */
+    Py_ssize_t n = PySequence_Size(weights);
+    if (n < 0) return NULL;
+    /* 16 single weights; PROG, RACE, STEP_SAFE, ROBUST, ATTACKED; two pairs of shares */
+    if (n != 16 + N_PROG + N_RACE + 6 * 3 + 2 * 2) {
+        PyErr_Format(PyExc_ValueError, "weights: %zd numbers, not the expected layout", n);
+        return NULL;
+    }
+    int all[128];
+    if (int_table(weights, all, n)) return NULL;
+    int *p = all;
+    CHEBEC = *p++;
+    GALLEON = *p++;
+    ROW_STEP = *p++;
+    memcpy(PROG, p, sizeof PROG);
+    p += N_PROG;
+    memcpy(RACE, p, sizeof RACE);
+    p += N_RACE;
+    memcpy(STEP_SAFE, p, sizeof STEP_SAFE);
+    p += 6;
+    memcpy(ROBUST, p, sizeof ROBUST);
+    p += 6;
+    ROCK_CONE = *p++;
+    PRESSURE = *p++;
+    memcpy(ATTACKED, p, sizeof ATTACKED);
+    p += 6;
+    TRAP_SOON = *p++;
+    WIN_NOW = *p++;
+    OWN_HANG_P1[0] = *p++;
+    OWN_HANG_P1[1] = *p++;
+    ENEMY_HANG_P1 = *p++;
+    OWN_HANG_P2[0] = *p++;
+    OWN_HANG_P2[1] = *p++;
+    ENEMY_HANG_P2 = *p++;
+    TEMPO_P1 = *p++;
+    TEMPO_P2 = *p++;
+    RACE_HORIZON = *p++;
+    RACE_WON = *p++;
+    RACE_TURN = *p++;
+    LIMIT = *p++;
+    FAR = *p++;
+    if (RACE_HORIZON < 0 || RACE_HORIZON > 30 || FAR < 1 || FAR > N_PROG - 1 ||
+        FAR > N_RACE - 1) {
+        PyErr_SetString(PyExc_ValueError, "weights: RACE_HORIZON or _FAR out of range");
+        return NULL;
+    }
+    ready = 1;
+    Py_RETURN_NONE;
+}
+
+static PyObject *py_evaluate(PyObject *self, PyObject *const *args, Py_ssize_t nargs) {
+    if (!ready) {
+        PyErr_SetString(PyExc_RuntimeError, "init() first");
+        return NULL;
+    }
+    if (nargs != 3) {
+        PyErr_SetString(PyExc_TypeError, "evaluate(pieces, side, p2)");
+        return NULL;
+    }
+    PyObject *fast = PySequence_Fast(args[0], "pieces must be a sequence");
+    if (!fast) return NULL;
+    if (PySequence_Fast_GET_SIZE(fast) != 8) {
+        Py_DECREF(fast);
+        PyErr_SetString(PyExc_ValueError, "pieces: eight bitboards");
+        return NULL;
+    }
+    bb pcs[8];
+    for (int i = 0; i < 8; i++) {
+        if (to_bb(PySequence_Fast_GET_ITEM(fast, i), &pcs[i]) < 0) {
+            Py_DECREF(fast);
+            return NULL;
+        }
+    }
+    Py_DECREF(fast);
+    long side = PyLong_AsLong(args[1]);
+    long p2 = PyLong_AsLong(args[2]);
+    if (PyErr_Occurred()) return NULL;
+    if (!pcs[0] || !pcs[4] || p2 >= N_CELLS) {
+        PyErr_SetString(PyExc_ValueError, "a position needs both Admirals");
+        return NULL;
+    }
+    return PyLong_FromLong(evaluate_bb(pcs, (int)side, (int)p2));
+}
+
+static PyMethodDef methods[] = {
+    {"init", py_init, METH_VARARGS, "Take the tables and weights of bots/eval/yohoho.py."},
+    {"evaluate", (PyCFunction)(void (*)(void))py_evaluate, METH_FASTCALL,
+     "evaluate(pieces, side, p2): YohohoEvaluator.evaluate on a state's packed fields."},
+    {NULL, NULL, 0, NULL},
+};
+
+static struct PyModuleDef module = {
+    PyModuleDef_HEAD_INIT, "_yohoho_native",
+    "The Yohoho! evaluation in C (see bots/eval/yohoho.py, the reference).", -1, methods,
+    NULL, NULL, NULL, NULL,
+};
+
+PyMODINIT_FUNC PyInit__yohoho_native(void) { return PyModule_Create(&module); }
