@@ -8,11 +8,12 @@ Usage: python benchmarks/ladder.py GAME [--tc 10+0.1 | --st S] [--elo0 0] [--elo
                                    [--option NAME=VALUE ...] [--out DIR] [--resume]
 
 The baseline (default ``BASELINE``, the last commit of the arbiter's time keeping, on which the
-stronger-bots work is measured) is checked out once as a git worktree under
-``.ladder/COMMIT`` (ignored by git) and run from there: ``env PYTHONPATH=WORKTREE python -m
-enginesrv.cli engine --bot alphabeta``, so its search, evaluation and rules are that commit's
-and its worker processes inherit them. The new side is the working tree (or ``--new COMMIT``,
-checked out the same way). Both sides pay the same protocol and process costs.
+stronger-bots work is measured) is checked out once as a git worktree under ``.ladder/COMMIT``
+(ignored by git; its native accelerators are built in place) and run from there: ``env
+PYTHONPATH=WORKTREE python -m enginesrv.cli engine --bot alphabeta``, so its search, evaluation
+and rules are that commit's and its worker processes inherit them. The new side is the working
+tree (or ``--new COMMIT``, checked out the same way). Both sides pay the same protocol and
+process costs.
 
 The match stops at the SPRT's decision; it is an ordinary event directory (``--out``, default
 ``.ladder/runs/GAME-TC-BASELINE``), so ``--resume`` goes on where an interrupted run stopped,
@@ -49,6 +50,11 @@ def worktree(commit: str) -> Path:
             ["git", "-C", str(ROOT), "worktree", "add", "--detach", str(path), commit],
             check=True, capture_output=True,
         )  # fmt: skip
+        if (path / "setup.py").exists():  # its native accelerators, built in place
+            subprocess.run(
+                [sys.executable, "setup.py", "-q", "build_ext", "--inplace"],
+                cwd=path, check=True, capture_output=True,
+            )  # fmt: skip
     return path
 
 
