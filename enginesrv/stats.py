@@ -395,16 +395,24 @@ def _finite_or_none(value: float | None) -> float | None:
     return value if value is not None and math.isfinite(value) else None
 
 
+MIN_SPRT_GAMES = 40
+"""Games before an SPRT may decide. The LLR divides by the spread of the results seen so far,
+and from a handful of games (colour-swapped pairs between near-deterministic bots often score
+the same) that spread is guessed far too small: ten games once accepted H0 at -3.03."""
+
+
 def summarize(
     t: Trinomial, pn: Pentanomial | None = None, sprt: SprtParams | None = None
 ) -> PairingStats:
-    """Gather the statistics of a pairing; the pentanomial, when given, drives Elo and LLR."""
+    """Gather the statistics of a pairing; the pentanomial, when given, drives Elo and LLR.
+    The SPRT decides nothing before ``MIN_SPRT_GAMES`` games."""
     estimate = elo_estimate_pentanomial(pn) if pn is not None else elo_estimate(t)
     llr: float | None = None
     decision: Decision | None = None
     if sprt is not None:
         llr = llr_pentanomial(pn, sprt) if pn is not None else llr_trinomial(t, sprt)
-        decision = sprt_decision(llr, sprt)
+        if t.games >= MIN_SPRT_GAMES:
+            decision = sprt_decision(llr, sprt)
     return PairingStats(
         trinomial=t,
         pentanomial=pn,

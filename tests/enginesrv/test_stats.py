@@ -370,3 +370,21 @@ def test_summarize_degenerate_is_strict_json(t: Trinomial) -> None:
     if t.draws == t.games:
         assert out["elo"] == 0.0
     assert isinstance(out["llr"], float)
+
+
+def test_an_sprt_decides_nothing_from_a_handful_of_games() -> None:
+    from enginesrv.stats import MIN_SPRT_GAMES, summarize
+
+    sprt = SprtParams(0.0, 50.0, 0.05, 0.05)
+    # five colour-swapped pairs, four of them split: the spread looks tiny, the LLR large
+    few = Pentanomial(0, 1, 4, 0, 0)
+    assert llr_pentanomial(few, sprt) <= sprt.lower
+    early = summarize(Trinomial(3, 3, 4), few, sprt)
+    assert early.llr is not None
+    assert early.llr <= sprt.lower
+    assert early.decision is None
+    # the same results, many times over: decided
+    many = Pentanomial(0, 8, 32, 0, 0)
+    late = summarize(Trinomial(24, 24, 32), many, sprt)
+    assert late.trinomial.games >= MIN_SPRT_GAMES
+    assert late.decision == "H0"
