@@ -8,13 +8,17 @@ a failed build leaves the package installable on the reference alone.
 
 from setuptools import Extension, setup
 
+FLAGS = ["-O2", "-std=c11", "-Wall", "-Wextra", "-Wno-unused-parameter"]
+
 NATIVE = [
+    # optional: without a compiler the package installs, and runs on the references
     Extension(
-        "bots.eval._yohoho_native",
-        sources=["bots/eval/_yohoho_native.c"],
-        extra_compile_args=["-O2", "-std=c11", "-Wall", "-Wextra", "-Wno-unused-parameter"],
-        optional=True,  # without a compiler the package installs, and runs on the reference
-    ),
+        f"bots.eval._{game}_native",
+        [f"bots/eval/_{game}_native.c"],
+        extra_compile_args=FLAGS,
+        optional=True,
+    )
+    for game in ("yohoho", "yoxii")
 ]
 
 setup(ext_modules=NATIVE)

@@ -85,7 +85,9 @@ second): 19/20 against greedy, 20/20 against random.
 
 from __future__ import annotations
 
-from typing import Final, NamedTuple, cast
+import importlib
+import os
+from typing import Final, NamedTuple, Protocol, cast
 
 from bots.eval import MAX_EVAL, Evaluator
 from games import State
@@ -94,6 +96,7 @@ from games.yoxii import (
     FULL_MASK,
     N_SQUARES,
     NEIGHBOURS_MASK,
+    RAYS,
     YoxiiState,
     totem_destinations,
 )
@@ -349,8 +352,17 @@ class YoxiiEvaluator(Evaluator):
         self._stock = _stock_table(w.stock)
         self._solver = _Solver(solve_nodes)
         self._cache: dict[int, int | None] = {}
+        # the C evaluation has the default weights and node cap built in at load
+        default = w == Weights() and solve_nodes == SOLVE_NODES
+        self._native = _native if default else None
 
     def evaluate(self, state: State) -> int:
+        if self._native is not None:
+            return self._native.evaluate(*_raw(state))
+        return self.evaluate_python(state)
+
+    def evaluate_python(self, state: State) -> int:
+        """The evaluation in Python: the reference the native one is checked against."""
         white, black, values, t, stock, side, phase = _raw(state)
         if side:
             me, opp = black, white
@@ -524,3 +536,41 @@ class YoxiiEvaluator(Evaluator):
         result = _result(diff, cdiff)
         cache[key] = result
         return result
+
+
+# ---------------------------------------------------------------------------------------------
+# The native evaluation
+
+
+class _Native(Protocol):
+    """What ``bots/eval/_yoxii_native.c`` offers."""
+
+    def init(self, *tables: object) -> None: ...
+
+    def evaluate(  # noqa: PLR0917 - the packed fields, as ``_raw`` gives them
+        self, white: int, black: int, values: int, t: int, stock: int, side: int, phase: int, /
+    ) -> int: ...
+
+    def destinations(self, totem: int, own: int, opp: int, /) -> int: ...
+
+
+def _load_native() -> _Native | None:
+    """The C evaluation (``bots/eval/_yoxii_native.c``) with this module's tables and default
+    weights; None when it is not built, or ``ENGINESRV_PURE_PYTHON`` is set."""
+    if os.environ.get("ENGINESRV_PURE_PYTHON"):
+        return None
+    try:
+        native = cast(_Native, importlib.import_module("bots.eval._yoxii_native"))
+    except ImportError:
+        return None
+    w = Weights()
+    native.init(
+        NEIGHBOURS_MASK, _RING2, _RING3, RAYS, FULL_MASK,
+        (w.ring1, w.ring2, w.ring3, w.count1, w.mobility, SOLVED, HEURISTIC_CAP, SOLVE_EMPTIES,
+         SOLVE_NODES, _WIDE, MAX_EVAL),
+        _stock_table(w.stock),
+    )  # fmt: skip
+    return native
+
+
+_native = _load_native()

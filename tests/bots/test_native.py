@@ -13,6 +13,7 @@ import pytest
 import games
 from bots.engine import Limits
 from bots.eval import yohoho as yohoho_eval
+from bots.eval import yoxii as yoxii_eval
 from bots.simple import GreedyBot
 from games import State
 from tests.bots.test_eval_yohoho import (
@@ -26,20 +27,38 @@ YOHOHO = games.load("yohoho")
 PURE = bool(os.environ.get("ENGINESRV_PURE_PYTHON"))
 
 
-def test_the_native_evaluation_is_built_and_used() -> None:
+YOXII = games.load("yoxii")
+
+
+def test_the_native_evaluations_are_built_and_used() -> None:
     if PURE:
         assert yohoho_eval._native is None
+        assert yoxii_eval._native is None
         return
     assert yohoho_eval._native is not None, "bots/eval/_yohoho_native.c was not built"
+    assert yoxii_eval._native is not None, "bots/eval/_yoxii_native.c was not built"
+    assert yoxii_eval.YoxiiEvaluator()._native is yoxii_eval._native
 
 
-def test_the_pure_python_switch_turns_it_off() -> None:
-    code = "import bots.eval.yohoho as y; print(y._native is None)"
+def test_the_pure_python_switch_turns_them_off() -> None:
+    code = (
+        "import bots.eval.yohoho as y, bots.eval.yoxii as x; "
+        "print(y._native is None and x._native is None)"
+    )
     env = {**os.environ, "ENGINESRV_PURE_PYTHON": "1"}
     out = subprocess.run(
         [sys.executable, "-c", code], capture_output=True, text=True, env=env, check=True
     ).stdout
     assert out.strip() == "True"
+
+
+def test_a_yoxii_evaluator_with_other_weights_uses_the_reference() -> None:
+    tuned = yoxii_eval.YoxiiEvaluator(yoxii_eval.Weights(ring1=90))
+    assert tuned._native is None
+    capped = yoxii_eval.YoxiiEvaluator(solve_nodes=100)
+    assert capped._native is None
+    state = YOXII.new_state()
+    assert tuned.evaluate(state) == tuned.evaluate_python(state)
 
 
 def games_of(seed: int, count: int, *, greedy: bool) -> Iterator[State]:
@@ -106,3 +125,55 @@ def test_the_native_module_refuses_bad_input_with_an_error() -> None:
         native.evaluate(("a",) * 8, 0, -1)
     with pytest.raises(ValueError, match="Admirals"):
         native.evaluate((0,) * 8, 0, -1)
+
+
+def yoxii_games(seed: int, count: int) -> Iterator[State]:
+    """Every position of ``count`` random Yoxii games (played to the end: the closures and the
+    endgame solver are exercised in the last plies)."""
+    rng = random.Random(seed)
+    for _ in range(count):
+        state = YOXII.new_state()
+        while not state.is_terminal():
+            yield state
+            moves = state.legal_moves()
+            state.push(moves[rng.randrange(len(moves))])
+
+
+@pytest.mark.skipif(yoxii_eval._native is None, reason="the native evaluation is not built")
+def test_the_native_yoxii_evaluation_is_the_python_one() -> None:
+    evaluator = yoxii_eval.YoxiiEvaluator()
+    reference = yoxii_eval.YoxiiEvaluator()
+    checked = proven = 0
+    for state in yoxii_games(21, 150):
+        value = evaluator.evaluate(state)
+        assert value == reference.evaluate_python(state), state.to_string()
+        checked += 1
+        proven += abs(value) >= yoxii_eval.SOLVED
+    assert checked > 5000
+    assert proven > 300  # the closures and the solver were exercised, not only the heuristic
+
+
+@pytest.mark.skipif(yoxii_eval._native is None, reason="the native evaluation is not built")
+def test_the_native_yoxii_totem_destinations_are_the_rules_ones() -> None:
+    from games.yoxii import totem_destinations
+
+    native = yoxii_eval._native
+    assert native is not None
+    for state in yoxii_games(22, 40):
+        pieces = (state.pieces_mask(0), state.pieces_mask(1))
+        t = state.totem()
+        for side in (0, 1):
+            own, opp = pieces[side], pieces[1 - side]
+            assert native.destinations(t, own, opp) == totem_destinations(t, own, opp)
+
+
+@pytest.mark.skipif(yoxii_eval._native is None, reason="the native evaluation is not built")
+def test_the_native_yoxii_module_refuses_bad_input_with_an_error() -> None:
+    native = yoxii_eval._native
+    assert native is not None
+    with pytest.raises(ValueError, match="out of range"):
+        native.evaluate(0, 0, 0, 99, 0, 0, 0)
+    with pytest.raises(ValueError, match="off the board"):
+        native.evaluate(1 << 40, 0, 0, 3, 0, 0, 0)
+    with pytest.raises(TypeError):
+        native.evaluate(0, 0, "x", 3, 0, 0, 0)

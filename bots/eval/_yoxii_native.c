@@ -1,0 +1,458 @@
+/* The Yoxii evaluation in C: exact one-turn closures, the capped endgame solver and the
+ * totem-centred heuristic of bots/eval/yoxii.py, term for term.
+ *
+ * bots/eval/yoxii.py is the reference and defines the board tables and the weights: it hands
+ * them to init() once, and calls evaluate() with a state's packed fields. The tests compare the
+ * two on many positions (tests/bots/test_native.py). The board has 37 squares: one uint64.
+ * The Python evaluator caches solver results by position key; the result of a position does
+ * not depend on the cache, so this one simply solves again (a capped run takes microseconds).
+ */
+#define PY_SSIZE_T_CLEAN
+#include <Python.h>
+#include <stdint.h>
+#include <string.h>
+
+typedef uint64_t u64;
+
+#define N_SQUARES 37
+
+static u64 NEIGHBOURS[N_SQUARES], RING2[N_SQUARES], RING3[N_SQUARES], FULL;
+/* BEYOND_SQ[t][n] lists the squares past neighbour n of t, on the line from t, in walking
+ * order; BEYOND_LEN[t][n] how many (neighbours only: other entries stay empty). */
+static signed char BEYOND_SQ[N_SQUARES][N_SQUARES][8];
+static signed char BEYOND_LEN[N_SQUARES][N_SQUARES];
+static long W_RING1, W_RING2, W_RING3, W_COUNT1, W_MOBILITY;
+static long STOCK_VALUE[4096];
+static long SOLVED, HEURISTIC_CAP, SOLVE_EMPTIES, SOLVE_NODES, WIDE, MAX_EVAL;
+static int ready = 0;
+
+static inline int popcount(u64 x) { return __builtin_popcountll(x); }
+static inline int lowest(u64 x) { return __builtin_ctzll(x); }
+
+static u64 totem_destinations(int t, u64 own, u64 opp) {
+    u64 empty = FULL ^ (own | opp | (1ULL << t));
+    u64 neighbours = NEIGHBOURS[t];
+    u64 dests = neighbours & empty;
+    u64 runs = neighbours & own;
+    while (runs) {
+        int n = lowest(runs);
+        runs &= runs - 1;
+        for (int i = 0; i < BEYOND_LEN[t][n]; i++) {
+            u64 bit = 1ULL << BEYOND_SQ[t][n][i];
+            if (!(own & bit)) {
+                if (empty & bit) dests |= bit;
+                break;
+            }
+        }
+    }
+    return dests;
+}
+
+static inline int max_value(int st) { /* the highest value in a player's packed stock */
+    for (int v = 3; v >= 0; v--)
+        if ((st >> (3 * v)) & 7) return v + 1;
+    return 0;
+}
+
+static inline long floordiv(long a, long b) {
+    long q = a / b;
+    if ((a % b != 0) && ((a < 0) != (b < 0))) q--;
+    return q;
+}
+
+static long result(long diff, long cdiff) {
+    if (diff > 0 || (diff == 0 && cdiff > 0)) return SOLVED + 100 * diff + 10 * cdiff;
+    if (diff == 0 && cdiff == 0) return 0;
+    return -SOLVED + 100 * diff + 10 * cdiff;
+}
+
+/* -- the endgame solver: whole turns on bare bitboards ------------------------------------ */
+
+typedef struct {
+    long nodes;
+    long cap;
+    int over; /* the cap was reached */
+} Solver;
+
+static long place(Solver *s, u64 me, u64 me_lo, u64 me_hi, u64 opp, u64 opp_lo, u64 opp_hi,
+                  int t, u64 empty, int st_me, int st_opp, long alpha, long beta);
+
+static long turn(Solver *s, u64 me, u64 me_lo, u64 me_hi, u64 opp, u64 opp_lo, u64 opp_hi,
+                 int t, int st_me, int st_opp, long alpha, long beta) {
+    s->nodes++;
+    if (s->nodes > s->cap) {
+        s->over = 1;
+        return 0;
+    }
+    u64 dests = totem_destinations(t, me, opp);
+    if (!dests) {
+        u64 r = NEIGHBOURS[t];
+        long mine = popcount(r & me), theirs = popcount(r & opp);
+        long diff = mine + popcount(r & me_lo) + 2 * popcount(r & me_hi) - theirs -
+                    popcount(r & opp_lo) - 2 * popcount(r & opp_hi);
+        return 20 * diff + mine - theirs;
+    }
+    u64 empty = FULL ^ (me | opp | (1ULL << t));
+    long best = -MAX_EVAL;
+    while (dests) {
+        u64 low = dests & (~dests + 1);
+        dests ^= low;
+        u64 empty_d = (empty ^ low) | (1ULL << t);
+        long value = place(s, me, me_lo, me_hi, opp, opp_lo, opp_hi, lowest(low), empty_d,
+                           st_me, st_opp, alpha, beta);
+        if (s->over) return 0;
+        if (value > best) {
+            best = value;
+            if (value > alpha) {
+                alpha = value;
+                if (value >= beta) break;
+            }
+        }
+    }
+    return best;
+}
+
+static long place(Solver *s, u64 me, u64 me_lo, u64 me_hi, u64 opp, u64 opp_lo, u64 opp_hi,
+                  int t, u64 empty, int st_me, int st_opp, long alpha, long beta) {
+    u64 targets = NEIGHBOURS[t] & empty;
+    if (!targets) targets = empty;
+    long best = -MAX_EVAL;
+    while (targets) {
+        u64 sb = targets & (~targets + 1);
+        targets ^= sb;
+        for (int v = 3; v >= 0; v--) {
+            if (!((st_me >> (3 * v)) & 7)) continue;
+            int dec = 1 << (3 * v);
+            u64 lo = (v & 1) ? sb : 0, hi = (v >> 1) ? sb : 0;
+            long value = -turn(s, opp, opp_lo, opp_hi, me | sb, me_lo | lo, me_hi | hi, t,
+                               st_opp, st_me - dec, -beta, -alpha);
+            if (s->over) return 0;
+            if (value > best) {
+                best = value;
+                if (value > alpha) {
+                    alpha = value;
+                    if (value >= beta) return best;
+                }
+            }
+        }
+    }
+    return best;
+}
+
+/* -- the evaluation ------------------------------------------------------------------------ */
+
+static long evaluate(u64 white, u64 black, u64 lo, u64 hi, int t, int stock, int side,
+                     int phase) {
+    u64 me, opp;
+    int st_me, st_opp;
+    if (side) {
+        me = black;
+        opp = white;
+        st_me = stock >> 12;
+        st_opp = stock & 4095;
+    } else {
+        me = white;
+        opp = black;
+        st_me = stock & 4095;
+        st_opp = stock >> 12;
+    }
+    st_me &= 4095;
+    u64 me_lo = me & lo, me_hi = me & hi, opp_lo = opp & lo, opp_hi = opp & hi;
+    u64 empty = FULL ^ (me | opp | (1ULL << t));
+    long floor_ = -MAX_EVAL;
+
+    if (phase == 0) {
+        u64 dests = totem_destinations(t, me, opp);
+        int vmax = max_value(st_me);
+        int all_close = 1;
+        long best = -MAX_EVAL;
+        u64 after = empty | (1ULL << t);
+        while (dests) {
+            int d = lowest(dests);
+            dests &= dests - 1;
+            u64 nb = NEIGHBOURS[d];
+            u64 left = nb & after;
+            long added, counted;
+            if (left & (left - 1)) {
+                all_close = 0;
+                continue;
+            }
+            if (left) {
+                if (totem_destinations(d, opp, me | left)) {
+                    all_close = 0;
+                    continue;
+                }
+                added = vmax;
+                counted = 1;
+            } else {
+                u64 land = totem_destinations(d, opp, me);
+                if (land & (land - 1)) {
+                    all_close = 0;
+                    continue;
+                }
+                if (land) all_close = 0;
+                added = counted = 0;
+            }
+            long mine = popcount(nb & me), theirs = popcount(nb & opp);
+            long diff = mine + popcount(nb & me_lo) + 2 * popcount(nb & me_hi) + added - theirs -
+                        popcount(nb & opp_lo) - 2 * popcount(nb & opp_hi);
+            long r = result(diff, mine + counted - theirs);
+            if (r > best) best = r;
+        }
+        if (best > 0 || all_close) return best;
+        floor_ = best;
+    } else {
+        u64 nb = NEIGHBOURS[t];
+        u64 left = nb & empty;
+        if (!(left & (left - 1))) {
+            int closes, chosen;
+            long added, counted;
+            if (left) {
+                closes = !totem_destinations(t, opp, me | left);
+                added = max_value(st_me);
+                counted = 1;
+                chosen = 0;
+            } else {
+                u64 land = totem_destinations(t, opp, me);
+                closes = !(land & (land - 1));
+                chosen = land != 0;
+                added = counted = 0;
+            }
+            if (closes) {
+                long mine = popcount(nb & me), theirs = popcount(nb & opp);
+                long diff = mine + popcount(nb & me_lo) + 2 * popcount(nb & me_hi) + added -
+                            theirs - popcount(nb & opp_lo) - 2 * popcount(nb & opp_hi);
+                long r = result(diff, mine + counted - theirs);
+                if (!chosen || r > 0) return r;
+                floor_ = r;
+            }
+        }
+    }
+
+    if (popcount(empty) <= SOLVE_EMPTIES + phase) {
+        Solver s = {0, SOLVE_NODES, 0};
+        long v;
+        if (phase)
+            v = place(&s, me, me_lo, me_hi, opp, opp_lo, opp_hi, t, empty, st_me, st_opp,
+                      -WIDE, WIDE);
+        else
+            v = turn(&s, me, me_lo, me_hi, opp, opp_lo, opp_hi, t, st_me, st_opp, -WIDE, WIDE);
+        if (!s.over) {
+            long diff = floordiv(v + 10, 20);
+            long cdiff = v - 20 * diff;
+            return result(diff, cdiff);
+        }
+    }
+
+    u64 r1 = NEIGHBOURS[t], r2 = RING2[t], r3 = RING3[t];
+    long mine1 = popcount(r1 & me), theirs1 = popcount(r1 & opp);
+    long h = W_RING1 * (mine1 + popcount(r1 & me_lo) + 2 * popcount(r1 & me_hi) - theirs1 -
+                        popcount(r1 & opp_lo) - 2 * popcount(r1 & opp_hi)) +
+             W_RING2 * (popcount(r2 & me) + popcount(r2 & me_lo) + 2 * popcount(r2 & me_hi) -
+                        popcount(r2 & opp) - popcount(r2 & opp_lo) - 2 * popcount(r2 & opp_hi)) +
+             W_RING3 * (popcount(r3 & me) + popcount(r3 & me_lo) + 2 * popcount(r3 & me_hi) -
+                        popcount(r3 & opp) - popcount(r3 & opp_lo) - 2 * popcount(r3 & opp_hi)) +
+             W_COUNT1 * (mine1 - theirs1) +
+             W_MOBILITY * (popcount(totem_destinations(t, me, opp)) -
+                           popcount(totem_destinations(t, opp, me))) +
+             STOCK_VALUE[st_me] - STOCK_VALUE[st_opp & 4095];
+    if (h > HEURISTIC_CAP)
+        h = HEURISTIC_CAP;
+    else if (h < -HEURISTIC_CAP)
+        h = -HEURISTIC_CAP;
+    return h > floor_ ? h : floor_;
+}
+
+/* -- the module ---------------------------------------------------------------------------- */
+
+static int to_u64(PyObject *obj, u64 *out) {
+    unsigned long long v = PyLong_AsUnsignedLongLong(obj);
+    if (v == (unsigned long long)-1 && PyErr_Occurred()) return -1;
+    *out = v;
+    return 0;
+}
+
+static int u64_table(PyObject *seq, u64 *out, Py_ssize_t n) {
+    PyObject *fast = PySequence_Fast(seq, "a table must be a sequence");
+    if (!fast) return -1;
+    if (PySequence_Fast_GET_SIZE(fast) != n) {
+        Py_DECREF(fast);
+        PyErr_Format(PyExc_ValueError, "a table of %zd bitboards was expected", n);
+        return -1;
+    }
+    for (Py_ssize_t i = 0; i < n; i++) {
+        if (to_u64(PySequence_Fast_GET_ITEM(fast, i), &out[i]) < 0) {
+            Py_DECREF(fast);
+            return -1;
+        }
+    }
+    Py_DECREF(fast);
+    return 0;
+}
+
+static int read_rays(PyObject *rays) {
+    /* rays[s][d]: the squares from s outwards in direction d */
+    PyObject *fast = PySequence_Fast(rays, "rays must be a sequence");
+    if (!fast) return -1;
+    if (PySequence_Fast_GET_SIZE(fast) != N_SQUARES) {
+        Py_DECREF(fast);
+        PyErr_SetString(PyExc_ValueError, "rays: one entry per square");
+        return -1;
+    }
+    memset(BEYOND_LEN, 0, sizeof BEYOND_LEN);
+    for (int s = 0; s < N_SQUARES; s++) {
+        PyObject *dirs = PySequence_Fast(PySequence_Fast_GET_ITEM(fast, s), "rays of a square");
+        if (!dirs) {
+            Py_DECREF(fast);
+            return -1;
+        }
+        for (Py_ssize_t d = 0; d < PySequence_Fast_GET_SIZE(dirs); d++) {
+            PyObject *ray = PySequence_Fast(PySequence_Fast_GET_ITEM(dirs, d), "a ray");
+            if (!ray) {
+                Py_DECREF(dirs);
+                Py_DECREF(fast);
+                return -1;
+            }
+            Py_ssize_t len = PySequence_Fast_GET_SIZE(ray);
+            if (len > 9) len = 9;
+            if (len > 0) {
+                long n = PyLong_AsLong(PySequence_Fast_GET_ITEM(ray, 0));
+                if (n < 0 || n >= N_SQUARES) {
+                    Py_DECREF(ray);
+                    Py_DECREF(dirs);
+                    Py_DECREF(fast);
+                    if (!PyErr_Occurred()) PyErr_SetString(PyExc_ValueError, "rays: a square");
+                    return -1;
+                }
+                BEYOND_LEN[s][n] = (signed char)(len - 1);
+                for (Py_ssize_t i = 1; i < len; i++)
+                    BEYOND_SQ[s][n][i - 1] =
+                        (signed char)PyLong_AsLong(PySequence_Fast_GET_ITEM(ray, i));
+            }
+            Py_DECREF(ray);
+        }
+        Py_DECREF(dirs);
+    }
+    Py_DECREF(fast);
+    return PyErr_Occurred() ? -1 : 0;
+}
+
+static PyObject *py_init(PyObject *self, PyObject *args) {
+    PyObject *neighbours, *ring2, *ring3, *rays, *full, *weights, *stock_values;
+    if (!PyArg_ParseTuple(args, "OOOOOOO", &neighbours, &ring2, &ring3, &rays, &full, &weights,
+                          &stock_values))
+        return NULL;
+    if (u64_table(neighbours, NEIGHBOURS, N_SQUARES) || u64_table(ring2, RING2, N_SQUARES) ||
+        u64_table(ring3, RING3, N_SQUARES) || read_rays(rays) || to_u64(full, &FULL))
+        return NULL;
+    long w[11];
+    PyObject *fw = PySequence_Fast(weights, "weights must be a sequence");
+    if (!fw) return NULL;
+    if (PySequence_Fast_GET_SIZE(fw) != 11) {
+        Py_DECREF(fw);
+        PyErr_SetString(PyExc_ValueError, "weights: eleven numbers");
+        return NULL;
+    }
+    for (int i = 0; i < 11; i++) w[i] = PyLong_AsLong(PySequence_Fast_GET_ITEM(fw, i));
+    Py_DECREF(fw);
+    if (PyErr_Occurred()) return NULL;
+    W_RING1 = w[0];
+    W_RING2 = w[1];
+    W_RING3 = w[2];
+    W_COUNT1 = w[3];
+    W_MOBILITY = w[4];
+    SOLVED = w[5];
+    HEURISTIC_CAP = w[6];
+    SOLVE_EMPTIES = w[7];
+    SOLVE_NODES = w[8];
+    WIDE = w[9];
+    MAX_EVAL = w[10];
+    PyObject *fs = PySequence_Fast(stock_values, "stock values must be a sequence");
+    if (!fs) return NULL;
+    if (PySequence_Fast_GET_SIZE(fs) != 4096) {
+        Py_DECREF(fs);
+        PyErr_SetString(PyExc_ValueError, "stock values: 4096 numbers");
+        return NULL;
+    }
+    for (int i = 0; i < 4096; i++) STOCK_VALUE[i] = PyLong_AsLong(PySequence_Fast_GET_ITEM(fs, i));
+    Py_DECREF(fs);
+    if (PyErr_Occurred()) return NULL;
+    ready = 1;
+    Py_RETURN_NONE;
+}
+
+static PyObject *py_evaluate(PyObject *self, PyObject *const *args, Py_ssize_t nargs) {
+    if (!ready) {
+        PyErr_SetString(PyExc_RuntimeError, "init() first");
+        return NULL;
+    }
+    if (nargs != 7) {
+        PyErr_SetString(PyExc_TypeError,
+                        "evaluate(white, black, values, totem, stock, side, phase)");
+        return NULL;
+    }
+    u64 white, black;
+    if (to_u64(args[0], &white) || to_u64(args[1], &black)) return NULL;
+    /* values: value - 1 in two bits per square (74 bits): split into the two planes */
+    PyObject *values = args[2];
+    if (!PyLong_Check(values)) {
+        PyErr_SetString(PyExc_TypeError, "values must be an int");
+        return NULL;
+    }
+    unsigned char bytes[16];
+#if PY_VERSION_HEX >= 0x030D0000
+    if (_PyLong_AsByteArray((PyLongObject *)values, bytes, 16, 1, 0, 1) < 0) return NULL;
+#else
+    if (_PyLong_AsByteArray((PyLongObject *)values, bytes, 16, 1, 0) < 0) return NULL;
+#endif
+    u64 lo = 0, hi = 0;
+    for (int s = 0; s < N_SQUARES; s++) {
+        int bit = 2 * s;
+        int v = (bytes[bit >> 3] >> (bit & 7)) & 3;
+        lo |= (u64)(v & 1) << s;
+        hi |= (u64)(v >> 1) << s;
+    }
+    long t = PyLong_AsLong(args[3]);
+    long stock = PyLong_AsLong(args[4]);
+    long side = PyLong_AsLong(args[5]);
+    long phase = PyLong_AsLong(args[6]);
+    if (PyErr_Occurred()) return NULL;
+    if (t < 0 || t >= N_SQUARES || stock < 0 || stock >= (1L << 24) || (phase != 0 && phase != 1)) {
+        PyErr_SetString(PyExc_ValueError, "evaluate: a field out of range");
+        return NULL;
+    }
+    if ((white | black) & ~FULL) {
+        PyErr_SetString(PyExc_ValueError, "evaluate: a piece off the board");
+        return NULL;
+    }
+    return PyLong_FromLong(
+        evaluate(white, black, lo, hi, (int)t, (int)stock, (int)side, (int)phase));
+}
+
+static PyObject *py_destinations(PyObject *self, PyObject *args) {
+    int t;
+    unsigned long long own, opp;
+    if (!PyArg_ParseTuple(args, "iKK", &t, &own, &opp)) return NULL;
+    if (!ready || t < 0 || t >= N_SQUARES) {
+        PyErr_SetString(PyExc_ValueError, "destinations: init() first, and a square");
+        return NULL;
+    }
+    return PyLong_FromUnsignedLongLong(totem_destinations(t, own, opp));
+}
+
+static PyMethodDef methods[] = {
+    {"init", py_init, METH_VARARGS, "Take the tables and weights of bots/eval/yoxii.py."},
+    {"evaluate", (PyCFunction)(void (*)(void))py_evaluate, METH_FASTCALL,
+     "evaluate(white, black, values, totem, stock, side, phase): YoxiiEvaluator.evaluate."},
+    {"destinations", py_destinations, METH_VARARGS,
+     "destinations(totem, own, opp): games.yoxii.totem_destinations."},
+    {NULL, NULL, 0, NULL},
+};
+
+static struct PyModuleDef module = {
+    PyModuleDef_HEAD_INIT, "_yoxii_native",
+    "The Yoxii evaluation in C (see bots/eval/yoxii.py, the reference).", -1, methods,
+    NULL, NULL, NULL, NULL,
+};
+
+PyMODINIT_FUNC PyInit__yoxii_native(void) { return PyModule_Create(&module); }
