@@ -15,6 +15,11 @@ and rules are that commit's and its worker processes inherit them. The new side 
 tree (or ``--new COMMIT``, checked out the same way). Both sides pay the same protocol and
 process costs.
 
+Between near-deterministic bots one start position gives much the same game every time, so the
+games start from an openings file (``--openings``; by default ``.ladder/openings-GAME.txt``,
+written by ``benchmarks/openings.py`` on first use), each line played twice with colours
+swapped (``--repeat``), in an order shuffled by the seed.
+
 The match stops at the SPRT's decision; it is an ordinary event directory (``--out``, default
 ``.ladder/runs/GAME-TC-BASELINE``), so ``--resume`` goes on where an interrupted run stopped,
 across sessions, and ``enginesrv results DIR`` prints it. Exit status: 0 when H1 is accepted
@@ -86,6 +91,11 @@ def main() -> int:
     parser.add_argument(
         "--option", action="append", default=[], help="NAME=VALUE for both sides, repeatable"
     )
+    parser.add_argument(
+        "--openings",
+        help="an openings file (default: .ladder/openings-GAME.txt, made by "
+        "benchmarks/openings.py on first use; none for Yin Yang), played with --repeat",
+    )
     parser.add_argument("--out", help="the event directory")
     parser.add_argument("--resume", action="store_true", help="go on with --out")
     args = parser.parse_args()
@@ -95,10 +105,22 @@ def main() -> int:
     label = (args.st and f"st{args.st}") or (args.tc or "10+0.1")
     out = Path(args.out) if args.out else LADDER / "runs" / f"{args.game}-{label}-{base.name}"
     out.parent.mkdir(parents=True, exist_ok=True)
+    openings = args.openings
+    if openings is None and args.game != "yinyang":
+        made = LADDER / f"openings-{args.game}.txt"
+        if not made.exists():
+            print(f"ladder: writing {made}", flush=True)
+            subprocess.run(
+                [sys.executable, str(ROOT / "benchmarks" / "openings.py"), args.game,
+                 "--out", str(made)],
+                check=True,
+            )  # fmt: skip
+        openings = str(made)
+    book = ["--openings", openings, "--repeat", "--openings-order", "random"] if openings else []
     command = [
         sys.executable, "-m", "enginesrv.cli", "match", args.game,
         engine("new", new, args.option), engine("base", base, args.option),
-        *control, "--games", str(args.games), "--concurrency", str(args.concurrency),
+        *control, *book, "--games", str(args.games), "--concurrency", str(args.concurrency),
         "--sprt", f"elo0={args.elo0},elo1={args.elo1},alpha={args.alpha},beta={args.beta}",
         "--out", str(out), "--event", f"ladder {args.game} against {base.name}",
     ]  # fmt: skip
