@@ -10,10 +10,10 @@ Usage: python benchmarks/ladder.py GAME [--tc 10+0.1 | --st S] [--elo0 0] [--elo
 The baseline (default ``BASELINE``, the last commit of the arbiter's time keeping, on which the
 stronger-bots work is measured) is checked out once as a git worktree under ``.ladder/COMMIT``
 (ignored by git; its native accelerators are built in place) and run from there: ``env
-PYTHONPATH=WORKTREE python -m enginesrv.cli engine --bot alphabeta``, so its search, evaluation
-and rules are that commit's and its worker processes inherit them. The new side is the working
-tree (or ``--new COMMIT``, checked out the same way). Both sides pay the same protocol and
-process costs.
+PYTHONSAFEPATH=1 PYTHONPATH=WORKTREE python -m enginesrv.cli engine --bot alphabeta``, so its
+search, evaluation and rules are that commit's and its worker processes inherit them. The new
+side is the working tree (or ``--new COMMIT``, checked out the same way). Both sides pay the
+same protocol and process costs.
 
 Between near-deterministic bots one start position gives much the same game every time, so the
 games start from an openings file (``--openings``; by default ``.ladder/openings-GAME.txt``,
@@ -67,7 +67,9 @@ def engine(name: str, source: Path | None, options: list[str]) -> str:
     """The player spec of alphabeta run from ``source`` (None: the working tree)."""
     command = [sys.executable, "-m", "enginesrv.cli", "engine", "--bot", "alphabeta"]
     if source is not None:
-        command = ["env", f"PYTHONPATH={source}", *command]
+        # PYTHONSAFEPATH: ``python -m`` would otherwise put the working directory (the
+        # arbiter's, this checkout) first on the path of the engine and of its workers
+        command = ["env", "PYTHONSAFEPATH=1", f"PYTHONPATH={source}", *command]
     prefix = f"name={name}:"
     if options:
         prefix += "options=" + ",".join(options) + ":"
