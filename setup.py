@@ -6,19 +6,38 @@ Python code uses it only when it was built (``ENGINESRV_PURE_PYTHON=1`` turns th
 a failed build leaves the package installable on the reference alone.
 """
 
+import platform
+from pathlib import Path
+
 from setuptools import Extension, setup
 
+
+def _has_popcnt() -> bool:
+    """Whether this machine's processor counts bits in one instruction (x86 ``popcnt``); the
+    accelerators are built for the machine that builds them."""
+    if platform.machine() not in ("x86_64", "AMD64"):
+        return False
+    try:
+        return " popcnt" in Path("/proc/cpuinfo").read_text(encoding="ascii", errors="replace")
+    except OSError:
+        return False
+
+
 FLAGS = ["-O2", "-std=c11", "-Wall", "-Wextra", "-Wno-unused-parameter"]
+if _has_popcnt():
+    FLAGS.append("-mpopcnt")
+
+MODULES = (
+    "games._yinsh_native",  # ring moves
+    "bots.eval._yinsh_native",  # the board counts of the evaluation
+    "bots.eval._yohoho_native",  # the evaluation
+    "bots.eval._yoxii_native",  # the evaluation, with its endgame solver
+)
 
 NATIVE = [
     # optional: without a compiler the package installs, and runs on the references
-    Extension(
-        f"bots.eval._{game}_native",
-        [f"bots/eval/_{game}_native.c"],
-        extra_compile_args=FLAGS,
-        optional=True,
-    )
-    for game in ("yohoho", "yoxii")
+    Extension(name, [name.replace(".", "/") + ".c"], extra_compile_args=FLAGS, optional=True)
+    for name in MODULES
 ]
 
 setup(ext_modules=NATIVE)

@@ -32,11 +32,13 @@ Moves are ints: a placement is the point itself; other kinds carry a tag above b
 from __future__ import annotations
 
 import functools
+import importlib
 import operator
+import os
 import random
 import re
 from collections.abc import Iterable
-from typing import Final, TypeAlias
+from typing import Final, Literal, Protocol, TypeAlias, cast, overload
 
 from games.base import NOBODY, Game, Move, Outcome, Player, State, Winner
 from games.errors import IllegalMoveError, InvalidMoveError, InvalidPositionError
@@ -337,6 +339,13 @@ class YinshState(State):
         return []
 
     def _ring_moves(self) -> list[Move]:
+        if _native is not None:
+            own = self._br if self._side else self._wr
+            return _native.ring_moves(own, self._wr | self._br, self._wm | self._bm, False)
+        return self._ring_moves_python()
+
+    def _ring_moves_python(self) -> list[Move]:
+        """The ring moves in Python: the reference of the native ones."""
         rings = self._wr | self._br
         markers = self._wm | self._bm
         out: list[Move] = []
@@ -369,6 +378,9 @@ class YinshState(State):
         return 0
 
     def _count_ring_moves(self) -> int:
+        if _native is not None:
+            own = self._br if self._side else self._wr
+            return _native.ring_moves(own, self._wr | self._br, self._wm | self._bm, True)
         rings = self._wr | self._br
         markers = self._wm | self._bm
         n = 0
@@ -840,3 +852,38 @@ def render_board(state: YinshState) -> str:
         f"markers: {on_board} on the board, {state.pool()} in the pool",
     ]
     return "\n".join([header, *body, header, "", *info])
+
+
+# ---------------------------------------------------------------------------------------------
+# The native ring moves
+
+
+class _Native(Protocol):
+    """What ``games/_yinsh_native.c`` offers."""
+
+    def init(self, rays: object, ring_move: int, /) -> None: ...
+
+    @overload
+    def ring_moves(
+        self, own: int, rings: int, markers: int, count_only: Literal[False], /
+    ) -> list[Move]: ...
+    @overload
+    def ring_moves(
+        self, own: int, rings: int, markers: int, count_only: Literal[True], /
+    ) -> int: ...
+
+
+def _load_native() -> _Native | None:
+    """The C ring moves, given this module's rays; None when they are not built, or
+    ``ENGINESRV_PURE_PYTHON`` is set."""
+    if os.environ.get("ENGINESRV_PURE_PYTHON"):
+        return None
+    try:
+        native = cast(_Native, importlib.import_module("games._yinsh_native"))
+    except ImportError:
+        return None
+    native.init(RAYS, RING_MOVE)
+    return native
+
+
+_native = _load_native()

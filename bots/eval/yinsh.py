@@ -59,8 +59,10 @@ row or a ring to remove are not quiet, so quiescence plays the removals out.
 
 from __future__ import annotations
 
+import importlib
+import os
 from collections.abc import Sequence
-from typing import NamedTuple, cast
+from typing import NamedTuple, Protocol, cast
 
 from bots.eval import MAX_EVAL, Evaluator
 from games import Move, State
@@ -308,30 +310,49 @@ def terms(s: YinshState) -> Terms:
     return Terms(*_counts(s))
 
 
-def _counts(s: YinshState) -> tuple[int, ...]:
-    """The fields of ``Terms`` as a plain tuple (a NamedTuple costs a Python call to build)."""
+def _removals(s: YinshState) -> tuple[int, int, int]:
+    """Rings removed by White and by Black, counting the rows and rings about to be removed,
+    and the player who makes the next ring move."""
+    rem_w, rem_b = s.removed()
+    phase = s.phase()
+    side = s.to_move()
+    removal = _REMOVAL.get(phase)
+    if removal is None:
+        return rem_w, rem_b, side
+    rem_w += _disjoint_rows(s.pending_rows(0))
+    rem_b += _disjoint_rows(s.pending_rows(1))
+    if removal >= 2:  # a ring of the side to act goes now
+        if side:
+            rem_b += 1
+        else:
+            rem_w += 1
+    # the next ring move is the opponent's after x and r, the side's own after X and R
+    return rem_w, rem_b, side ^ 1 if removal in (0, 2) else side
+
+
+def _counts_native(s: YinshState) -> tuple[int, ...]:
+    """``_counts_python``, the board counts done by ``bots/eval/_yinsh_native.c``."""
     wm = s.markers_mask(0)
     bm = s.markers_mask(1)
     wr = s.rings_mask(0)
     br = s.rings_mask(1)
-    rem_w, rem_b = s.removed()
-    phase = s.phase()
-    side = s.to_move()
+    assert _native is not None
+    board = _native.counts(wm, bm, wr, br)
+    return (
+        *_removals(s), s.pool(), s.game.target, wm.bit_count(), bm.bit_count(), *board[:4],
+        (wr & C3).bit_count(), (br & C3).bit_count(), (wr & C2).bit_count(),
+        (br & C2).bit_count(), (wr & C1).bit_count(), (br & C1).bit_count(), *board[4:],
+    )  # fmt: skip
 
-    # Rows and rings about to be removed count as removed.
-    removal = _REMOVAL.get(phase)
-    if removal is not None:
-        rem_w += _disjoint_rows(s.pending_rows(0))
-        rem_b += _disjoint_rows(s.pending_rows(1))
-        if removal >= 2:  # a ring of the side to act goes now
-            if side:
-                rem_b += 1
-            else:
-                rem_w += 1
-        # the next ring move is the opponent's after x and r, the side's own after X and R
-        next_mover = side ^ 1 if removal in (0, 2) else side
-    else:
-        next_mover = side
+
+def _counts_python(s: YinshState) -> tuple[int, ...]:
+    """The fields of ``Terms`` as a plain tuple (a NamedTuple costs a Python call to build):
+    the reference of the native counts."""
+    wm = s.markers_mask(0)
+    bm = s.markers_mask(1)
+    wr = s.rings_mask(0)
+    br = s.rings_mask(1)
+    rem_w, rem_b, next_mover = _removals(s)
 
     # Pack White markers, Black markers, White rings, Black rings and the empty points.
     empty = FULL ^ (wm | bm | wr | br)
@@ -719,3 +740,33 @@ def _jump_over(o: int, direction: int, d: int, all_rings: int, allm: int) -> int
         if jumped:
             return t if BETWEEN[o << 7 | t] >> d & 1 else -1
     return -1
+
+
+# ---------------------------------------------------------------------------------------------
+# The native board counts
+
+
+class _Native(Protocol):
+    """What ``bots/eval/_yinsh_native.c`` offers."""
+
+    def init(self, rays: object, windows: object, /) -> None: ...
+
+    def counts(self, wm: int, bm: int, wr: int, br: int, /) -> tuple[int, ...]: ...
+
+
+def _load_native() -> _Native | None:
+    """The C board counts, given the rules' rays and windows; None when they are not built,
+    or ``ENGINESRV_PURE_PYTHON`` is set."""
+    if os.environ.get("ENGINESRV_PURE_PYTHON"):
+        return None
+    try:
+        native = cast(_Native, importlib.import_module("bots.eval._yinsh_native"))
+    except ImportError:
+        return None
+    native.init(RAYS, WINDOW_POINTS)
+    return native
+
+
+_native = _load_native()
+_counts = _counts_python if _native is None else _counts_native
+"""The fields of ``Terms`` as a plain tuple, natively where built."""

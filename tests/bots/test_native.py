@@ -12,6 +12,7 @@ import pytest
 
 import games
 from bots.engine import Limits
+from bots.eval import yinsh as yinsh_eval
 from bots.eval import yohoho as yohoho_eval
 from bots.eval import yoxii as yoxii_eval
 from bots.simple import GreedyBot
@@ -34,16 +35,20 @@ def test_the_native_evaluations_are_built_and_used() -> None:
     if PURE:
         assert yohoho_eval._native is None
         assert yoxii_eval._native is None
+        assert yinsh_eval._native is None
         return
+    assert yinsh_eval._native is not None, "bots/eval/_yinsh_native.c was not built"
+    assert yinsh_eval._counts is yinsh_eval._counts_native
     assert yohoho_eval._native is not None, "bots/eval/_yohoho_native.c was not built"
     assert yoxii_eval._native is not None, "bots/eval/_yoxii_native.c was not built"
     assert yoxii_eval.YoxiiEvaluator()._native is yoxii_eval._native
 
 
 def test_the_pure_python_switch_turns_them_off() -> None:
+    modules = ("bots.eval.yohoho", "bots.eval.yoxii", "bots.eval.yinsh", "games.yinsh")
     code = (
-        "import bots.eval.yohoho as y, bots.eval.yoxii as x; "
-        "print(y._native is None and x._native is None)"
+        "import importlib; "
+        f"print(all(importlib.import_module(m)._native is None for m in {modules!r}))"
     )
     env = {**os.environ, "ENGINESRV_PURE_PYTHON": "1"}
     out = subprocess.run(
@@ -177,3 +182,35 @@ def test_the_native_yoxii_module_refuses_bad_input_with_an_error() -> None:
         native.evaluate(1 << 40, 0, 0, 3, 0, 0, 0)
     with pytest.raises(TypeError):
         native.evaluate(0, 0, "x", 3, 0, 0, 0)
+
+
+@pytest.mark.skipif(yinsh_eval._native is None, reason="the native counts are not built")
+@pytest.mark.parametrize("name", ["yinsh", "yinsh+blitz"])
+def test_the_native_yinsh_counts_are_the_python_ones(name: str) -> None:
+    from games.yinsh import YinshState
+
+    game = games.load(name)
+    rng = random.Random(name)
+    checked = threats = 0
+    for _ in range(80):
+        state = game.new_state()
+        while not state.is_terminal():
+            assert isinstance(state, YinshState)
+            counts = yinsh_eval._counts_native(state)
+            assert counts == yinsh_eval._counts_python(state), state.to_string()
+            checked += 1
+            threats += counts[-1] + counts[-2]
+            moves = state.legal_moves()
+            state.push(moves[rng.randrange(len(moves))])
+    assert checked > 4000
+    assert threats > 0  # four markers and a ring in a window: the rarest count was exercised
+
+
+@pytest.mark.skipif(yinsh_eval._native is None, reason="the native counts are not built")
+def test_the_native_yinsh_counts_refuse_bad_input_with_an_error() -> None:
+    native = yinsh_eval._native
+    assert native is not None
+    with pytest.raises(ValueError, match="off the board"):
+        native.counts(1 << 100, 0, 0, 0)
+    with pytest.raises(TypeError):
+        native.counts(0, 0, 0, "x")  # type: ignore[arg-type]
