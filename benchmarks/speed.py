@@ -32,19 +32,24 @@ from bots.engine import Limits
 import games
 cases = json.loads(sys.argv[1])
 out = {}
-for name, positions in cases.items():
-    game = games.load(name)
+def run(game, positions):
     nodes = 0
-    started = time.perf_counter()
     for position, depth in positions:
         bot = AlphaBeta()
         bot.new_game(game)
         nodes += bot.search(game.state_from_string(position), Limits(depth=depth)).nodes
+    return nodes
+for name, positions in cases.items():
+    game = games.load(name)
+    run(game, positions)  # warm-up: imports, tables built on first use
+    started = time.perf_counter()
+    nodes = run(game, positions)
     out[name] = [nodes, time.perf_counter() - started]
 print(json.dumps(out))
 """
 """Run in a child process with the side's source first on its path: node counts and seconds
-of a game's bench searches (a fresh bot per position, as ``enginesrv bench`` does)."""
+of a game's bench searches (a fresh bot per position, as ``enginesrv bench`` does), after one
+untimed pass that loads the game's modules and tables."""
 
 CASES = """
 import json
