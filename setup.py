@@ -29,6 +29,7 @@ if _has_popcnt():
 
 MODULES = (
     "games._yinsh_native",  # ring moves
+    "games._yohoho_native",  # ship slides
     "bots.eval._yinsh_native",  # the board counts of the evaluation
     "bots.eval._yohoho_native",  # the evaluation
     "bots.eval._yoxii_native",  # the evaluation, with its endgame solver

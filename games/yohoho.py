@@ -39,10 +39,12 @@ Moves are ints: a sub-move is ``from << 7 | to``; a capture is ``CAPTURE | cell`
 from __future__ import annotations
 
 import functools
+import importlib
 import operator
+import os
 import random
 import re
-from typing import Final, TypeAlias
+from typing import Final, Protocol, TypeAlias, cast
 
 from games.base import NOBODY, Game, Move, Outcome, Player, State, Winner
 from games.errors import IllegalMoveError, InvalidMoveError, InvalidPositionError
@@ -203,8 +205,9 @@ def _safe_cells(a: Cell, ea: Bitboard, eg: Bitboard, ec: Bitboard) -> Bitboard:
     return safe
 
 
-def _count_slides(pieces: Bitboard, empty: Bitboard, reach: int) -> int:
-    """Ship sub-moves of all ``pieces`` (one kind) of 1..``reach`` cells over ``empty`` cells.
+def _count_slides_python(pieces: Bitboard, empty: Bitboard, reach: int) -> int:
+    """Ship sub-moves of all ``pieces`` (one kind) of 1..``reach`` cells over ``empty`` cells
+    (the reference of the native ``count_slides``).
 
     For a fixed direction and distance every destination has one origin, so the popcounts of
     the stepped sets add up to the number of moves.
@@ -227,8 +230,9 @@ def _count_slides(pieces: Bitboard, empty: Bitboard, reach: int) -> int:
     return n
 
 
-def _add_slides(out: list[Move], pieces: Bitboard, empty: Bitboard, reach: int) -> None:
-    """Append the sub-moves counted by ``_count_slides``."""
+def _add_slides_python(out: list[Move], pieces: Bitboard, empty: Bitboard, reach: int) -> None:
+    """Append the sub-moves counted by ``_count_slides`` (the reference of the native
+    ``add_slides``)."""
     append = out.append
     for src, s in _SHIP_UP:
         cur = pieces
@@ -1026,3 +1030,37 @@ def render_board(state: YohohoState) -> str:
     if extras:
         lines.append("; ".join(extras))
     return "\n".join(lines)
+
+
+# ---------------------------------------------------------------------------------------------
+# The native slides
+
+
+class _Native(Protocol):
+    """What ``games/_yohoho_native.c`` offers."""
+
+    def init(self, up: object, down: object, /) -> None: ...
+
+    def count_slides(self, pieces: Bitboard, empty: Bitboard, reach: int, /) -> int: ...
+
+    def add_slides(
+        self, out: list[Move], pieces: Bitboard, empty: Bitboard, reach: int, /
+    ) -> None: ...
+
+
+def _load_native() -> _Native | None:
+    """The C slides, given this module's tables; None when they are not built, or
+    ``ENGINESRV_PURE_PYTHON`` is set."""
+    if os.environ.get("ENGINESRV_PURE_PYTHON"):
+        return None
+    try:
+        native = cast(_Native, importlib.import_module("games._yohoho_native"))
+    except ImportError:
+        return None
+    native.init(_SHIP_UP, _SHIP_DOWN)
+    return native
+
+
+_native = _load_native()
+_count_slides = _count_slides_python if _native is None else _native.count_slides
+_add_slides = _add_slides_python if _native is None else _native.add_slides

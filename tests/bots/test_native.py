@@ -45,7 +45,8 @@ def test_the_native_evaluations_are_built_and_used() -> None:
 
 
 def test_the_pure_python_switch_turns_them_off() -> None:
-    modules = ("bots.eval.yohoho", "bots.eval.yoxii", "bots.eval.yinsh", "games.yinsh")
+    modules = ("bots.eval.yohoho", "bots.eval.yoxii", "bots.eval.yinsh", "games.yinsh",
+               "games.yohoho")  # fmt: skip
     code = (
         "import importlib; "
         f"print(all(importlib.import_module(m)._native is None for m in {modules!r}))"

@@ -1,0 +1,200 @@
+/* Yohoho! ship slides in C: what _count_slides and _add_slides of games/yohoho.py compute,
+ * in the same order.
+ *
+ * games/yohoho.py is the reference: it hands its slide tables (per ship direction, the cells
+ * that have a neighbour that way and the index shift to it) to init() once; the tests compare
+ * both on many positions (tests/games/test_native.py). 77 cells: one unsigned __int128.
+ */
+#define PY_SSIZE_T_CLEAN
+#include <Python.h>
+
+typedef unsigned __int128 bb;
+
+#define N_CELLS 77
+#define MAX_DIRS 6
+
+static bb UP_SRC[MAX_DIRS], DOWN_SRC[MAX_DIRS];
+static int UP_SHIFT[MAX_DIRS], DOWN_SHIFT[MAX_DIRS];
+static int N_UP = 0, N_DOWN = 0;
+static int ready = 0;
+
+static int to_bb(PyObject *obj, bb *out) {
+    if (!PyLong_Check(obj)) {
+        PyErr_SetString(PyExc_TypeError, "a bitboard must be an int");
+        return -1;
+    }
+    unsigned char bytes[16];
+#if PY_VERSION_HEX >= 0x030D0000
+    if (_PyLong_AsByteArray((PyLongObject *)obj, bytes, 16, 1, 0, 1) < 0) return -1;
+#else
+    if (_PyLong_AsByteArray((PyLongObject *)obj, bytes, 16, 1, 0) < 0) return -1;
+#endif
+    bb value = 0;
+    for (int i = 15; i >= 0; i--) value = value << 8 | bytes[i];
+    if (value >> N_CELLS) {
+        PyErr_SetString(PyExc_ValueError, "a bitboard off the board");
+        return -1;
+    }
+    *out = value;
+    return 0;
+}
+
+static int read_pairs(PyObject *seq, bb *src, int *shift, int *n) {
+    PyObject *fast = PySequence_Fast(seq, "slide tables must be sequences");
+    if (!fast) return -1;
+    Py_ssize_t len = PySequence_Fast_GET_SIZE(fast);
+    if (len > MAX_DIRS) {
+        Py_DECREF(fast);
+        PyErr_SetString(PyExc_ValueError, "slide tables: too many directions");
+        return -1;
+    }
+    for (Py_ssize_t i = 0; i < len; i++) {
+        PyObject *pair = PySequence_Fast(PySequence_Fast_GET_ITEM(fast, i), "a pair");
+        if (!pair || PySequence_Fast_GET_SIZE(pair) != 2) {
+            Py_XDECREF(pair);
+            Py_DECREF(fast);
+            if (!PyErr_Occurred()) PyErr_SetString(PyExc_ValueError, "slide tables: pairs");
+            return -1;
+        }
+        long s = PyLong_AsLong(PySequence_Fast_GET_ITEM(pair, 1));
+        if (to_bb(PySequence_Fast_GET_ITEM(pair, 0), &src[i]) < 0 || s <= 0 || s >= 64) {
+            Py_DECREF(pair);
+            Py_DECREF(fast);
+            if (!PyErr_Occurred()) PyErr_SetString(PyExc_ValueError, "slide tables: a shift");
+            return -1;
+        }
+        shift[i] = (int)s;
+        Py_DECREF(pair);
+    }
+    Py_DECREF(fast);
+    *n = (int)len;
+    return 0;
+}
+
+static PyObject *py_init(PyObject *self, PyObject *args) {
+    PyObject *up, *down;
+    if (!PyArg_ParseTuple(args, "OO", &up, &down)) return NULL;
+    if (read_pairs(up, UP_SRC, UP_SHIFT, &N_UP) || read_pairs(down, DOWN_SRC, DOWN_SHIFT, &N_DOWN))
+        return NULL;
+    ready = 1;
+    Py_RETURN_NONE;
+}
+
+static inline int popcount(bb x) {
+    return __builtin_popcountll((unsigned long long)x) +
+           __builtin_popcountll((unsigned long long)(x >> 64));
+}
+
+static inline int lowest(bb x) {
+    unsigned long long lo = (unsigned long long)x;
+    return lo ? __builtin_ctzll(lo) : 64 + __builtin_ctzll((unsigned long long)(x >> 64));
+}
+
+static int parse(PyObject *const *args, Py_ssize_t nargs, Py_ssize_t first, bb *pieces,
+                 bb *empty, long *reach) {
+    if (!ready) {
+        PyErr_SetString(PyExc_RuntimeError, "init() first");
+        return -1;
+    }
+    if (nargs != first + 3) {
+        PyErr_SetString(PyExc_TypeError, "slides: pieces, empty, reach");
+        return -1;
+    }
+    if (to_bb(args[first], pieces) || to_bb(args[first + 1], empty)) return -1;
+    *reach = PyLong_AsLong(args[first + 2]);
+    if (*reach == -1 && PyErr_Occurred()) return -1;
+    if (*reach < 0 || *reach > 16) {
+        PyErr_SetString(PyExc_ValueError, "slides: a reach of 0 to 16");
+        return -1;
+    }
+    return 0;
+}
+
+/* count_slides(pieces, empty, reach): _count_slides */
+static PyObject *py_count_slides(PyObject *self, PyObject *const *args, Py_ssize_t nargs) {
+    bb pieces, empty;
+    long reach;
+    if (parse(args, nargs, 0, &pieces, &empty, &reach) < 0) return NULL;
+    long n = 0;
+    for (int d = 0; d < N_UP; d++) {
+        bb cur = pieces;
+        for (long r = 0; r < reach; r++) {
+            cur = ((cur & UP_SRC[d]) << UP_SHIFT[d]) & empty;
+            if (!cur) break;
+            n += popcount(cur);
+        }
+    }
+    for (int d = 0; d < N_DOWN; d++) {
+        bb cur = pieces;
+        for (long r = 0; r < reach; r++) {
+            cur = ((cur & DOWN_SRC[d]) >> DOWN_SHIFT[d]) & empty;
+            if (!cur) break;
+            n += popcount(cur);
+        }
+    }
+    return PyLong_FromLong(n);
+}
+
+static int append(PyObject *out, long move) {
+    PyObject *v = PyLong_FromLong(move);
+    if (!v) return -1;
+    int rc = PyList_Append(out, v);
+    Py_DECREF(v);
+    return rc;
+}
+
+/* add_slides(out, pieces, empty, reach): _add_slides, appending to the list out */
+static PyObject *py_add_slides(PyObject *self, PyObject *const *args, Py_ssize_t nargs) {
+    bb pieces, empty;
+    long reach;
+    if (nargs < 1 || !PyList_Check(args[0])) {
+        PyErr_SetString(PyExc_TypeError, "add_slides(out: list, pieces, empty, reach)");
+        return NULL;
+    }
+    if (parse(args, nargs, 1, &pieces, &empty, &reach) < 0) return NULL;
+    PyObject *out = args[0];
+    for (int d = 0; d < N_UP; d++) {
+        bb cur = pieces;
+        int back = 0;
+        for (long r = 0; r < reach; r++) {
+            cur = ((cur & UP_SRC[d]) << UP_SHIFT[d]) & empty;
+            if (!cur) break;
+            back += UP_SHIFT[d];
+            for (bb bits = cur; bits; bits &= bits - 1) {
+                int t = lowest(bits);
+                if (append(out, (long)(t - back) << 7 | t) < 0) return NULL;
+            }
+        }
+    }
+    for (int d = 0; d < N_DOWN; d++) {
+        bb cur = pieces;
+        int back = 0;
+        for (long r = 0; r < reach; r++) {
+            cur = ((cur & DOWN_SRC[d]) >> DOWN_SHIFT[d]) & empty;
+            if (!cur) break;
+            back += DOWN_SHIFT[d];
+            for (bb bits = cur; bits; bits &= bits - 1) {
+                int t = lowest(bits);
+                if (append(out, (long)(t + back) << 7 | t) < 0) return NULL;
+            }
+        }
+    }
+    Py_RETURN_NONE;
+}
+
+static PyMethodDef methods[] = {
+    {"init", py_init, METH_VARARGS, "Take the slide tables of games/yohoho.py."},
+    {"count_slides", (PyCFunction)(void (*)(void))py_count_slides, METH_FASTCALL,
+     "count_slides(pieces, empty, reach): games.yohoho._count_slides."},
+    {"add_slides", (PyCFunction)(void (*)(void))py_add_slides, METH_FASTCALL,
+     "add_slides(out, pieces, empty, reach): games.yohoho._add_slides."},
+    {NULL, NULL, 0, NULL},
+};
+
+static struct PyModuleDef module = {
+    PyModuleDef_HEAD_INIT, "_yohoho_native",
+    "Yohoho! ship slides in C (see games/yohoho.py, the reference).", -1, methods,
+    NULL, NULL, NULL, NULL,
+};
+
+PyMODINIT_FUNC PyInit__yohoho_native(void) { return PyModule_Create(&module); }
