@@ -105,11 +105,17 @@ class TranspositionTable:
         self.mask = self.size - 1
         self.slots: list[tuple[int, int, int, int, Move, int] | None] = [None] * self.size
         self.age = 0
+        self.searched = False
+        """Whether entries may have been written since the table was made or cleared."""
 
     def clear(self) -> None:
-        """Forget everything."""
+        """Forget everything (nothing to do when no search used the table since: a fresh
+        table of 64 MB takes milliseconds to make again)."""
+        if not self.searched:
+            return
         self.slots = [None] * self.size
         self.age = 0
+        self.searched = False
 
     def new_search(self) -> None:
         """Mark the entries written from now on as the newest."""
@@ -124,6 +130,7 @@ class TranspositionTable:
 
     def store(self, key: int, depth: int, bound: int, score: int, move: Move) -> None:
         """Store a result, under the replacement policy of the class docstring."""
+        self.searched = True
         index = key & self.mask
         old = self.slots[index]
         if old is None or old[5] != self.age or old[0] == key or depth >= old[1]:

@@ -195,3 +195,21 @@ def test_replacement_keeps_deeper_entries_of_the_current_search() -> None:
     table.new_search()
     table.store(other, 2, 0, 20, 4)  # the old entry is from an older search: replaced
     assert table.probe(other) is not None
+
+
+def test_clearing_a_table_forgets_what_was_stored_and_skips_an_unused_one() -> None:
+    from bots.search import EXACT
+
+    table = TranspositionTable(1)
+    fresh = table.slots
+    table.clear()
+    assert table.slots is fresh  # nothing written: no new list of a million slots
+    table.store(12345, 3, EXACT, 7, 9)
+    assert table.probe(12345) is not None
+    table.clear()
+    assert table.probe(12345) is None
+    assert table.slots is not fresh
+    kept = table.slots
+    table.new_search()
+    table.clear()  # a search that stored nothing leaves nothing to forget
+    assert table.slots is kept
