@@ -42,7 +42,13 @@ static inline int lowest(bb x) { /* the index of the lowest set bit (x != 0) */
     return lo ? __builtin_ctzll(lo) : 64 + __builtin_ctzll((unsigned long long)(x >> 64));
 }
 
-static inline int cell_of(bb single) { return single ? lowest(single) : -1; }
+static inline int highest(bb x) { /* the index of the highest set bit (x != 0) */
+    unsigned long long hi = (unsigned long long)(x >> 64);
+    return hi ? 127 - __builtin_clzll(hi) : 63 - __builtin_clzll((unsigned long long)x);
+}
+
+/* a piece's cell as the Python reference reads it (``bit_length() - 1``), -1 for none */
+static inline int cell_of(bb single) { return single ? highest(single) : -1; }
 
 static inline bb step(bb cells, int d) {
     bb moved = cells & SOURCE[d];
@@ -234,7 +240,7 @@ static int race_verdict(const bb *pcs, int side, int p2, bb empty, bb pass_w, bb
     int moved = p2 >= 0 && ((own_a >> p2) & 1);
     int own_d = me ? db : dw, en_d = me ? dw : db;
     bb own_pass = me ? pass_b : pass_w, en_pass = me ? pass_w : pass_b;
-    int own_row = ROW_OF[lowest(own_a)], en_row = ROW_OF[lowest(en_a)];
+    int own_row = ROW_OF[cell_of(own_a)], en_row = ROW_OF[cell_of(en_a)];
     int late = moved ? 1 : 0;
     int own_rows = (me ? own_row - 1 : 9 - own_row) + late;
     int en_rows = me == 0 ? en_row - 1 : 9 - en_row;
@@ -409,8 +415,9 @@ static PyObject *py_init(PyObject *self, PyObject *args) {
     RACE_TURN = *p++;
     LIMIT = *p++;
     FAR = *p++;
+    /* PROG is read at distances up to FAR, RACE up to FAR + 1 (an Admiral that moved) */
     if (RACE_HORIZON < 0 || RACE_HORIZON > 30 || FAR < 1 || FAR > N_PROG - 1 ||
-        FAR > N_RACE - 1) {
+        FAR > N_RACE - 2) {
         PyErr_SetString(PyExc_ValueError, "weights: RACE_HORIZON or _FAR out of range");
         return NULL;
     }
@@ -445,6 +452,12 @@ static PyObject *py_evaluate(PyObject *self, PyObject *const *args, Py_ssize_t n
     long side = PyLong_AsLong(args[1]);
     long p2 = PyLong_AsLong(args[2]);
     if (PyErr_Occurred()) return NULL;
+    for (int i = 0; i < 8; i++) {
+        if (pcs[i] & ~FULL) {
+            PyErr_SetString(PyExc_ValueError, "evaluate: a piece off the board");
+            return NULL;
+        }
+    }
     if (!pcs[0] || !pcs[4] || p2 >= N_CELLS) {
         PyErr_SetString(PyExc_ValueError, "a position needs both Admirals");
         return NULL;

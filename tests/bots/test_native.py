@@ -131,6 +131,8 @@ def test_the_native_module_refuses_bad_input_with_an_error() -> None:
         native.evaluate(("a",) * 8, 0, -1)
     with pytest.raises(ValueError, match="Admirals"):
         native.evaluate((0,) * 8, 0, -1)
+    with pytest.raises(ValueError, match="off the board"):
+        native.evaluate((1 << 100,) + (1,) * 7, 0, -1)
 
 
 def yoxii_games(seed: int, count: int) -> Iterator[State]:
