@@ -37,7 +37,14 @@ MODULES = (
 
 NATIVE = [
     # optional: without a compiler the package installs, and runs on the references
-    Extension(name, [name.replace(".", "/") + ".c"], extra_compile_args=FLAGS, optional=True)
+    Extension(
+        name,
+        [name.replace(".", "/") + ".c"],
+        include_dirs=["native"],  # bitboard128.h, which they share
+        depends=["native/bitboard128.h"],
+        extra_compile_args=FLAGS,
+        optional=True,
+    )
     for name in MODULES
 ]
 

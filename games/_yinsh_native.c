@@ -5,10 +5,7 @@
  * of the six directions) to init() once; the tests compare both on many positions
  * (tests/games/test_native.py). The board has 85 points: one unsigned __int128.
  */
-#define PY_SSIZE_T_CLEAN
-#include <Python.h>
-
-typedef unsigned __int128 bb;
+#include "bitboard128.h"
 
 #define N_POINTS 85
 #define MAX_RAY 10
@@ -17,27 +14,6 @@ static signed char RAY[N_POINTS][6][MAX_RAY];
 static signed char RAY_LEN[N_POINTS][6];
 static long RING_MOVE_TAG = 0;
 static int ready = 0;
-
-static int to_bb(PyObject *obj, bb *out) {
-    if (!PyLong_Check(obj)) {
-        PyErr_SetString(PyExc_TypeError, "a bitboard must be an int");
-        return -1;
-    }
-    unsigned char bytes[16];
-#if PY_VERSION_HEX >= 0x030D0000
-    if (_PyLong_AsByteArray((PyLongObject *)obj, bytes, 16, 1, 0, 1) < 0) return -1;
-#else
-    if (_PyLong_AsByteArray((PyLongObject *)obj, bytes, 16, 1, 0) < 0) return -1;
-#endif
-    bb value = 0;
-    for (int i = 15; i >= 0; i--) value = value << 8 | bytes[i];
-    if (value >> N_POINTS) {
-        PyErr_SetString(PyExc_ValueError, "a bitboard off the board");
-        return -1;
-    }
-    *out = value;
-    return 0;
-}
 
 static PyObject *py_init(PyObject *self, PyObject *args) {
     PyObject *rays;
@@ -87,11 +63,6 @@ static PyObject *py_init(PyObject *self, PyObject *args) {
     Py_RETURN_NONE;
 }
 
-static int lowest(bb x) {
-    unsigned long long lo = (unsigned long long)x;
-    return lo ? __builtin_ctzll(lo) : 64 + __builtin_ctzll((unsigned long long)(x >> 64));
-}
-
 /* ring_moves(own rings, all rings, all markers, count_only): the moves of the rings of the side
  * to act as YinshState._ring_moves lists them, or with count_only their number */
 static PyObject *py_ring_moves(PyObject *self, PyObject *const *args, Py_ssize_t nargs) {
@@ -104,13 +75,15 @@ static PyObject *py_ring_moves(PyObject *self, PyObject *const *args, Py_ssize_t
         return NULL;
     }
     bb own, rings, markers;
-    if (to_bb(args[0], &own) || to_bb(args[1], &rings) || to_bb(args[2], &markers)) return NULL;
+    if (bb_from_int(args[0], N_POINTS, &own) || bb_from_int(args[1], N_POINTS, &rings) ||
+        bb_from_int(args[2], N_POINTS, &markers))
+        return NULL;
     int count_only = PyObject_IsTrue(args[3]);
     if (count_only < 0) return NULL;
     long moves[512];
     int n = 0;
     while (own) {
-        int o = lowest(own);
+        int o = bb_lowest(own);
         own &= own - 1;
         long base = RING_MOVE_TAG | (long)o << 7;
         for (int d = 0; d < 6; d++) {

@@ -5,10 +5,7 @@
  * that have a neighbour that way and the index shift to it) to init() once; the tests compare
  * both on many positions (tests/games/test_native.py). 77 cells: one unsigned __int128.
  */
-#define PY_SSIZE_T_CLEAN
-#include <Python.h>
-
-typedef unsigned __int128 bb;
+#include "bitboard128.h"
 
 #define N_CELLS 77
 #define MAX_DIRS 6
@@ -17,27 +14,6 @@ static bb UP_SRC[MAX_DIRS], DOWN_SRC[MAX_DIRS];
 static int UP_SHIFT[MAX_DIRS], DOWN_SHIFT[MAX_DIRS];
 static int N_UP = 0, N_DOWN = 0;
 static int ready = 0;
-
-static int to_bb(PyObject *obj, bb *out) {
-    if (!PyLong_Check(obj)) {
-        PyErr_SetString(PyExc_TypeError, "a bitboard must be an int");
-        return -1;
-    }
-    unsigned char bytes[16];
-#if PY_VERSION_HEX >= 0x030D0000
-    if (_PyLong_AsByteArray((PyLongObject *)obj, bytes, 16, 1, 0, 1) < 0) return -1;
-#else
-    if (_PyLong_AsByteArray((PyLongObject *)obj, bytes, 16, 1, 0) < 0) return -1;
-#endif
-    bb value = 0;
-    for (int i = 15; i >= 0; i--) value = value << 8 | bytes[i];
-    if (value >> N_CELLS) {
-        PyErr_SetString(PyExc_ValueError, "a bitboard off the board");
-        return -1;
-    }
-    *out = value;
-    return 0;
-}
 
 static int read_pairs(PyObject *seq, bb *src, int *shift, int *n) {
     PyObject *fast = PySequence_Fast(seq, "slide tables must be sequences");
@@ -57,7 +33,7 @@ static int read_pairs(PyObject *seq, bb *src, int *shift, int *n) {
             return -1;
         }
         long s = PyLong_AsLong(PySequence_Fast_GET_ITEM(pair, 1));
-        if (to_bb(PySequence_Fast_GET_ITEM(pair, 0), &src[i]) < 0 || s <= 0 || s >= 64) {
+        if (bb_from_int(PySequence_Fast_GET_ITEM(pair, 0), N_CELLS, &src[i]) < 0 || s <= 0 || s >= 64) {
             Py_DECREF(pair);
             Py_DECREF(fast);
             if (!PyErr_Occurred()) PyErr_SetString(PyExc_ValueError, "slide tables: a shift");
@@ -80,16 +56,6 @@ static PyObject *py_init(PyObject *self, PyObject *args) {
     Py_RETURN_NONE;
 }
 
-static inline int popcount(bb x) {
-    return __builtin_popcountll((unsigned long long)x) +
-           __builtin_popcountll((unsigned long long)(x >> 64));
-}
-
-static inline int lowest(bb x) {
-    unsigned long long lo = (unsigned long long)x;
-    return lo ? __builtin_ctzll(lo) : 64 + __builtin_ctzll((unsigned long long)(x >> 64));
-}
-
 static int parse(PyObject *const *args, Py_ssize_t nargs, Py_ssize_t first, bb *pieces,
                  bb *empty, long *reach) {
     if (!ready) {
@@ -100,7 +66,8 @@ static int parse(PyObject *const *args, Py_ssize_t nargs, Py_ssize_t first, bb *
         PyErr_SetString(PyExc_TypeError, "slides: pieces, empty, reach");
         return -1;
     }
-    if (to_bb(args[first], pieces) || to_bb(args[first + 1], empty)) return -1;
+    if (bb_from_int(args[first], N_CELLS, pieces) || bb_from_int(args[first + 1], N_CELLS, empty))
+        return -1;
     *reach = PyLong_AsLong(args[first + 2]);
     if (*reach == -1 && PyErr_Occurred()) return -1;
     if (*reach < 0 || *reach > 16) {
@@ -121,7 +88,7 @@ static PyObject *py_count_slides(PyObject *self, PyObject *const *args, Py_ssize
         for (long r = 0; r < reach; r++) {
             cur = ((cur & UP_SRC[d]) << UP_SHIFT[d]) & empty;
             if (!cur) break;
-            n += popcount(cur);
+            n += bb_popcount(cur);
         }
     }
     for (int d = 0; d < N_DOWN; d++) {
@@ -129,7 +96,7 @@ static PyObject *py_count_slides(PyObject *self, PyObject *const *args, Py_ssize
         for (long r = 0; r < reach; r++) {
             cur = ((cur & DOWN_SRC[d]) >> DOWN_SHIFT[d]) & empty;
             if (!cur) break;
-            n += popcount(cur);
+            n += bb_popcount(cur);
         }
     }
     return PyLong_FromLong(n);
@@ -161,7 +128,7 @@ static PyObject *py_add_slides(PyObject *self, PyObject *const *args, Py_ssize_t
             if (!cur) break;
             back += UP_SHIFT[d];
             for (bb bits = cur; bits; bits &= bits - 1) {
-                int t = lowest(bits);
+                int t = bb_lowest(bits);
                 if (append(out, (long)(t - back) << 7 | t) < 0) return NULL;
             }
         }
@@ -174,7 +141,7 @@ static PyObject *py_add_slides(PyObject *self, PyObject *const *args, Py_ssize_t
             if (!cur) break;
             back += DOWN_SHIFT[d];
             for (bb bits = cur; bits; bits &= bits - 1) {
-                int t = lowest(bits);
+                int t = bb_lowest(bits);
                 if (append(out, (long)(t + back) << 7 | t) < 0) return NULL;
             }
         }

@@ -32,9 +32,7 @@ Moves are ints: a placement is the point itself; other kinds carry a tag above b
 from __future__ import annotations
 
 import functools
-import importlib
 import operator
-import os
 import random
 import re
 from collections.abc import Iterable
@@ -42,6 +40,7 @@ from typing import Final, Literal, Protocol, TypeAlias, cast, overload
 
 from games.base import NOBODY, Game, Move, Outcome, Player, State, Winner
 from games.errors import IllegalMoveError, InvalidMoveError, InvalidPositionError
+from games.native import native_module
 
 Point: TypeAlias = int
 Bitboard: TypeAlias = int
@@ -876,12 +875,10 @@ class _Native(Protocol):
 def _load_native() -> _Native | None:
     """The C ring moves, given this module's rays; None when they are not built, or
     ``ENGINESRV_PURE_PYTHON`` is set."""
-    if os.environ.get("ENGINESRV_PURE_PYTHON"):
+    module = native_module("games._yinsh_native")
+    if module is None:
         return None
-    try:
-        native = cast(_Native, importlib.import_module("games._yinsh_native"))
-    except ImportError:
-        return None
+    native = cast(_Native, module)
     native.init(RAYS, RING_MOVE)
     return native
 

@@ -39,15 +39,14 @@ Moves are ints: a sub-move is ``from << 7 | to``; a capture is ``CAPTURE | cell`
 from __future__ import annotations
 
 import functools
-import importlib
 import operator
-import os
 import random
 import re
 from typing import Final, Protocol, TypeAlias, cast
 
 from games.base import NOBODY, Game, Move, Outcome, Player, State, Winner
 from games.errors import IllegalMoveError, InvalidMoveError, InvalidPositionError
+from games.native import native_module
 
 Cell: TypeAlias = int
 Bitboard: TypeAlias = int
@@ -1051,12 +1050,10 @@ class _Native(Protocol):
 def _load_native() -> _Native | None:
     """The C slides, given this module's tables; None when they are not built, or
     ``ENGINESRV_PURE_PYTHON`` is set."""
-    if os.environ.get("ENGINESRV_PURE_PYTHON"):
+    module = native_module("games._yohoho_native")
+    if module is None:
         return None
-    try:
-        native = cast(_Native, importlib.import_module("games._yohoho_native"))
-    except ImportError:
-        return None
+    native = cast(_Native, module)
     native.init(_SHIP_UP, _SHIP_DOWN)
     return native
 

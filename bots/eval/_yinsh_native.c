@@ -6,10 +6,7 @@
  * bitboards; the tests compare the two on many positions (tests/bots/test_native.py). The board
  * has 85 points: one unsigned __int128.
  */
-#define PY_SSIZE_T_CLEAN
-#include <Python.h>
-
-typedef unsigned __int128 bb;
+#include "bitboard128.h"
 
 #define N_POINTS 85
 #define MAX_WINDOWS 256
@@ -18,28 +15,6 @@ static int NEIGHBOUR[N_POINTS][6]; /* -1 off the board */
 static bb WINDOW[MAX_WINDOWS];
 static int N_WINDOWS = 0;
 static int ready = 0;
-
-static inline int popcount(bb x) {
-    return __builtin_popcountll((unsigned long long)x) +
-           __builtin_popcountll((unsigned long long)(x >> 64));
-}
-
-static int to_bb(PyObject *obj, bb *out) {
-    if (!PyLong_Check(obj)) {
-        PyErr_SetString(PyExc_TypeError, "a bitboard must be an int");
-        return -1;
-    }
-    unsigned char bytes[16];
-#if PY_VERSION_HEX >= 0x030D0000
-    if (_PyLong_AsByteArray((PyLongObject *)obj, bytes, 16, 1, 0, 1) < 0) return -1;
-#else
-    if (_PyLong_AsByteArray((PyLongObject *)obj, bytes, 16, 1, 0) < 0) return -1;
-#endif
-    bb value = 0;
-    for (int i = 15; i >= 0; i--) value = value << 8 | bytes[i];
-    *out = value;
-    return 0;
-}
 
 static PyObject *py_init(PyObject *self, PyObject *args) {
     PyObject *rays, *windows;
@@ -123,13 +98,9 @@ static PyObject *py_counts(PyObject *self, PyObject *const *args, Py_ssize_t nar
     }
     bb board[4];
     for (int i = 0; i < 4; i++)
-        if (to_bb(args[i], &board[i]) < 0) return NULL;
+        if (bb_from_int(args[i], N_POINTS, &board[i]) < 0) return NULL;
     bb markers[2] = {board[0], board[1]}, rings[2] = {board[2], board[3]};
     bb all = board[0] | board[1] | board[2] | board[3];
-    if (all >> N_POINTS) {
-        PyErr_SetString(PyExc_ValueError, "counts: a piece off the board");
-        return NULL;
-    }
     bb marker_any = markers[0] | markers[1];
     long c[16] = {0};
     for (int colour = 0; colour < 2; colour++) {
@@ -137,8 +108,7 @@ static PyObject *py_counts(PyObject *self, PyObject *const *args, Py_ssize_t nar
         long contact = 0;
         bb r = rings[colour];
         while (r) {
-            unsigned long long lo = (unsigned long long)r;
-            int p = lo ? __builtin_ctzll(lo) : 64 + __builtin_ctzll((unsigned long long)(r >> 64));
+            int p = bb_lowest(r);
             r &= r - 1;
             for (int d = 0; d < 6; d++) {
                 int q = NEIGHBOUR[p][d];
@@ -148,12 +118,12 @@ static PyObject *py_counts(PyObject *self, PyObject *const *args, Py_ssize_t nar
                 if (marker_any & bit) contact++;
             }
         }
-        c[0 + colour] = popcount(adjacent);
+        c[0 + colour] = bb_popcount(adjacent);
         c[2 + colour] = contact;
     }
     for (int w = 0; w < N_WINDOWS; w++) {
         bb mask = WINDOW[w];
-        int n0 = popcount(mask & markers[0]), n1 = popcount(mask & markers[1]);
+        int n0 = bb_popcount(mask & markers[0]), n1 = bb_popcount(mask & markers[1]);
         for (int colour = 0; colour < 2; colour++) {
             int own = colour ? n1 : n0, opp = colour ? n0 : n1;
             if (own == 2) {

@@ -5,11 +5,9 @@
  * compare the two on many positions (tests/bots/test_native.py). A board of 77 cells fits in
  * one unsigned __int128, so the Python bitboard expressions carry over as they are.
  */
-#define PY_SSIZE_T_CLEAN
-#include <Python.h>
-#include <string.h>
+#include "bitboard128.h"
 
-typedef unsigned __int128 bb;
+#include <string.h>
 
 #define N_CELLS 77
 #define N_PROG 13
@@ -32,23 +30,8 @@ static const int UP[3] = {NE, NW, W}, DOWN[3] = {SE, SW, W};
 static const int UP_BACK[3] = {SW, SE, E}, DOWN_BACK[3] = {NW, NE, E};
 static const int SHIP[5] = {NE, NW, W, SW, SE}, ALL[6] = {E, NE, NW, W, SW, SE};
 
-static inline int popcount(bb x) {
-    return __builtin_popcountll((unsigned long long)x) +
-           __builtin_popcountll((unsigned long long)(x >> 64));
-}
-
-static inline int lowest(bb x) { /* the index of the lowest set bit (x != 0) */
-    unsigned long long lo = (unsigned long long)x;
-    return lo ? __builtin_ctzll(lo) : 64 + __builtin_ctzll((unsigned long long)(x >> 64));
-}
-
-static inline int highest(bb x) { /* the index of the highest set bit (x != 0) */
-    unsigned long long hi = (unsigned long long)(x >> 64);
-    return hi ? 127 - __builtin_clzll(hi) : 63 - __builtin_clzll((unsigned long long)x);
-}
-
 /* a piece's cell as the Python reference reads it (``bit_length() - 1``), -1 for none */
-static inline int cell_of(bb single) { return single ? highest(single) : -1; }
+static inline int cell_of(bb single) { return single ? bb_highest(single) : -1; }
 
 static inline bb step(bb cells, int d) {
     bb moved = cells & SOURCE[d];
@@ -57,41 +40,6 @@ static inline bb step(bb cells, int d) {
 }
 
 /* -- reading Python values ------------------------------------------------------------------ */
-
-static int to_bb(PyObject *obj, bb *out) {
-    if (!PyLong_Check(obj)) {
-        PyErr_SetString(PyExc_TypeError, "a bitboard must be an int");
-        return -1;
-    }
-    unsigned char bytes[16];
-#if PY_VERSION_HEX >= 0x030D0000
-    if (_PyLong_AsByteArray((PyLongObject *)obj, bytes, 16, 1, 0, 1) < 0) return -1;
-#else
-    if (_PyLong_AsByteArray((PyLongObject *)obj, bytes, 16, 1, 0) < 0) return -1;
-#endif
-    bb value = 0;
-    for (int i = 15; i >= 0; i--) value = value << 8 | bytes[i];
-    *out = value;
-    return 0;
-}
-
-static int bb_table(PyObject *seq, bb *out, Py_ssize_t n) {
-    PyObject *fast = PySequence_Fast(seq, "a table must be a sequence");
-    if (!fast) return -1;
-    if (PySequence_Fast_GET_SIZE(fast) != n) {
-        Py_DECREF(fast);
-        PyErr_Format(PyExc_ValueError, "a table of %zd bitboards was expected", n);
-        return -1;
-    }
-    for (Py_ssize_t i = 0; i < n; i++) {
-        if (to_bb(PySequence_Fast_GET_ITEM(fast, i), &out[i]) < 0) {
-            Py_DECREF(fast);
-            return -1;
-        }
-    }
-    Py_DECREF(fast);
-    return 0;
-}
 
 static int int_table(PyObject *seq, int *out, Py_ssize_t n) {
     PyObject *fast = PySequence_Fast(seq, "a table must be a sequence");
@@ -119,14 +67,14 @@ static void coverage(int a, bb g, bb c, bb *ge3, bb *ge4, bb *ge6) {
     bb am = a >= 0 ? NBR[a] : 0;
     bb g1 = 0, g2 = 0, c1 = 0, c2 = 0, c3 = 0;
     while (g) {
-        int i = lowest(g);
+        int i = bb_lowest(g);
         g &= g - 1;
         bb m = NBR[i];
         g2 |= g1 & m;
         g1 |= m;
     }
     while (c) {
-        int i = lowest(c);
+        int i = bb_lowest(c);
         c &= c - 1;
         bb m = NBR[i];
         c3 |= c2 & m;
@@ -155,8 +103,8 @@ static int dist(bb a_bit, bb passable, const int *dirs, bb goal) {
 static int attacked(int e, bb empty, bb unsafe, bb a, bb g, bb c) {
     bb near = NBR[e];
     bb ng = near & g, nc = near & c;
-    int attack = 3 * popcount(ng) + 2 * popcount(nc) + ((near & a) ? 5 : 0);
-    int escapes = popcount(SHIP_NBR[e] & empty & ~unsafe);
+    int attack = 3 * bb_popcount(ng) + 2 * bb_popcount(nc) + ((near & a) ? 5 : 0);
+    int escapes = bb_popcount(SHIP_NBR[e] & empty & ~unsafe);
     int freeing = (ng && attack <= 8) || (nc && attack <= 7);
     if (!escapes && !freeing) return TRAP_SOON;
     return ATTACKED[escapes] / (freeing ? 2 : 1);
@@ -207,7 +155,7 @@ static int race(bb admiral, int up, bb passable, bb empty, const bb *def, int de
         tube[k] = layers[k] & b;
     }
     bb da = def[0], dg = def[1], dc = def[2], dr = def[3];
-    int galleons = popcount(dg), chebecs = popcount(dc);
+    int galleons = bb_popcount(dg), chebecs = bb_popcount(dc);
     bb dfree = empty | da | dg | dc | dr;
     bb route = admiral;
     for (int k = 0; k < turns; k++) {
@@ -265,21 +213,21 @@ static long evaluate_bb(const bb *pcs, int side, int p2) {
     coverage(ab, bg, bc, &b3, &b4, &b6);
     coverage(aw, wg, wc, &w3, &w4, &w6);
 
-    long score = (long)CHEBEC * (popcount(wc) - popcount(bc)) +
-                 (long)GALLEON * (popcount(wg) - popcount(bg));
+    long score = (long)CHEBEC * (bb_popcount(wc) - bb_popcount(bc)) +
+                 (long)GALLEON * (bb_popcount(wg) - bb_popcount(bg));
     score += (long)ROW_STEP * (ROW_OF[aw] + ROW_OF[ab] - 10);
     bb pass_w = FULL & ~(black | b6), pass_b = FULL & ~(white | w6);
     int dw = dist(wa, pass_w, UP, GOAL_W);
     int db = dist(ba, pass_b, DOWN, GOAL_B);
     score += PROG[dw] - PROG[db];
     bb nw = SHIP_NBR[aw] & empty, nb = SHIP_NBR[ab] & empty;
-    score += STEP_SAFE[popcount(nw & ~b6)] - STEP_SAFE[popcount(nb & ~w6)];
-    score += ROBUST[popcount(nw & ~b4)] - ROBUST[popcount(nb & ~w4)];
+    score += STEP_SAFE[bb_popcount(nw & ~b6)] - STEP_SAFE[bb_popcount(nb & ~w6)];
+    score += ROBUST[bb_popcount(nw & ~b4)] - ROBUST[bb_popcount(nb & ~w4)];
     if (wr & CONE_UP[ab]) score += ROCK_CONE;
     if (br & CONE_DOWN[aw]) score -= ROCK_CONE;
     bb rb = RADIUS2[ab], rw = RADIUS2[aw];
-    score += (long)PRESSURE * (3 * popcount(wg & rb) + 2 * popcount(wc & rb) -
-                               3 * popcount(bg & rw) - 2 * popcount(bc & rw));
+    score += (long)PRESSURE * (3 * bb_popcount(wg & rb) + 2 * bb_popcount(wc & rb) -
+                               3 * bb_popcount(bg & rw) - 2 * bb_popcount(bc & rw));
 
     bb own_a, en_a, own_hang_c, own_hang_g, en_hang_c, en_hang_g, own_unsafe, en_unsafe, own_win;
     int own_d, en_d;
@@ -314,8 +262,8 @@ static long evaluate_bb(const bb *pcs, int side, int p2) {
         en_pieces = &pcs[4];
         own_win = SHIP_NBR[aw] & GOAL_W & empty & ~b6;
     }
-    int hang_g = popcount(own_hang_g);
-    int hanging = hang_g + popcount(own_hang_c);
+    int hang_g = bb_popcount(own_hang_g);
+    int hanging = hang_g + bb_popcount(own_hang_c);
     long first = hang_g ? GALLEON : CHEBEC;
     long second = hang_g > 1 ? GALLEON : CHEBEC;
     long en_best = en_hang_g ? GALLEON : (en_hang_c ? CHEBEC : 0);
@@ -366,11 +314,11 @@ static PyObject *py_init(PyObject *self, PyObject *args) {
                           &row_of, &source, &shifts, &goals, &full, &weights))
         return NULL;
     bb goal_pair[2];
-    if (bb_table(nbr, NBR, N_CELLS) || bb_table(ship_nbr, SHIP_NBR, N_CELLS) ||
-        bb_table(radius2, RADIUS2, N_CELLS) || bb_table(cone_up, CONE_UP, N_CELLS) ||
-        bb_table(cone_down, CONE_DOWN, N_CELLS) || int_table(row_of, ROW_OF, N_CELLS) ||
-        bb_table(source, SOURCE, 6) || int_table(shifts, SHIFTS, 6) ||
-        bb_table(goals, goal_pair, 2) || to_bb(full, &FULL))
+    if (bb_table(nbr, N_CELLS, NBR, N_CELLS) || bb_table(ship_nbr, N_CELLS, SHIP_NBR, N_CELLS) ||
+        bb_table(radius2, N_CELLS, RADIUS2, N_CELLS) || bb_table(cone_up, N_CELLS, CONE_UP, N_CELLS) ||
+        bb_table(cone_down, N_CELLS, CONE_DOWN, N_CELLS) || int_table(row_of, ROW_OF, N_CELLS) ||
+        bb_table(source, N_CELLS, SOURCE, 6) || int_table(shifts, SHIFTS, 6) ||
+        bb_table(goals, N_CELLS, goal_pair, 2) || bb_from_int(full, N_CELLS, &FULL))
         return NULL;
     GOAL_W = goal_pair[0];
     GOAL_B = goal_pair[1];
@@ -443,7 +391,7 @@ static PyObject *py_evaluate(PyObject *self, PyObject *const *args, Py_ssize_t n
     }
     bb pcs[8];
     for (int i = 0; i < 8; i++) {
-        if (to_bb(PySequence_Fast_GET_ITEM(fast, i), &pcs[i]) < 0) {
+        if (bb_from_int(PySequence_Fast_GET_ITEM(fast, i), N_CELLS, &pcs[i]) < 0) {
             Py_DECREF(fast);
             return NULL;
         }

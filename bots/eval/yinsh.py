@@ -59,13 +59,12 @@ row or a ring to remove are not quiet, so quiescence plays the removals out.
 
 from __future__ import annotations
 
-import importlib
-import os
 from collections.abc import Sequence
 from typing import NamedTuple, Protocol, cast
 
 from bots.eval import MAX_EVAL, Evaluator
 from games import Move, State
+from games.native import native_module
 from games.yinsh import (
     BETWEEN,
     BIT,
@@ -757,12 +756,10 @@ class _Native(Protocol):
 def _load_native() -> _Native | None:
     """The C board counts, given the rules' rays and windows; None when they are not built,
     or ``ENGINESRV_PURE_PYTHON`` is set."""
-    if os.environ.get("ENGINESRV_PURE_PYTHON"):
+    module = native_module("bots.eval._yinsh_native")
+    if module is None:
         return None
-    try:
-        native = cast(_Native, importlib.import_module("bots.eval._yinsh_native"))
-    except ImportError:
-        return None
+    native = cast(_Native, module)
     native.init(RAYS, WINDOW_POINTS)
     return native
 

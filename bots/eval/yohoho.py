@@ -73,13 +73,12 @@ Speed: set-wise bitboard arithmetic on the game's tables, about 10 µs per posit
 
 from __future__ import annotations
 
-import importlib
-import os
 from collections.abc import Sequence
 from typing import Protocol, cast
 
 from bots.eval import MAX_EVAL, Evaluator
 from games import Move, State
+from games.native import native_module
 from games.yohoho import (
     CAPTURE,
     CELL_OF_NAME,
@@ -612,12 +611,10 @@ class _Native(Protocol):
 def _load_native() -> _Native | None:
     """The C evaluation (``bots/eval/_yohoho_native.c``), given this module's tables and
     weights; None when it is not built, or ``ENGINESRV_PURE_PYTHON`` is set."""
-    if os.environ.get("ENGINESRV_PURE_PYTHON"):
+    module = native_module("bots.eval._yohoho_native")
+    if module is None:
         return None
-    try:
-        native = cast(_Native, importlib.import_module("bots.eval._yohoho_native"))
-    except ImportError:
-        return None
+    native = cast(_Native, module)
     native.init(
         NBR, SHIP_NBR, RADIUS2, CONE_UP, CONE_DOWN, ROW_OF, SOURCE, SHIFTS, GOAL_MASK,
         FULL_MASK, _native_weights(),

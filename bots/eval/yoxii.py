@@ -86,12 +86,11 @@ second): 19/20 against greedy, 20/20 against random.
 from __future__ import annotations
 
 import functools
-import importlib
-import os
 from typing import Final, NamedTuple, Protocol, cast
 
 from bots.eval import MAX_EVAL, Evaluator
 from games import State
+from games.native import native_module
 from games.yoxii import (
     COORDS,
     FULL_MASK,
@@ -561,12 +560,10 @@ class _Native(Protocol):
 def _load_native() -> _Native | None:
     """The C evaluation (``bots/eval/_yoxii_native.c``) with this module's tables and default
     weights; None when it is not built, or ``ENGINESRV_PURE_PYTHON`` is set."""
-    if os.environ.get("ENGINESRV_PURE_PYTHON"):
+    module = native_module("bots.eval._yoxii_native")
+    if module is None:
         return None
-    try:
-        native = cast(_Native, importlib.import_module("bots.eval._yoxii_native"))
-    except ImportError:
-        return None
+    native = cast(_Native, module)
     w = Weights()
     native.init(
         NEIGHBOURS_MASK, _RING2, _RING3, RAYS, FULL_MASK,
