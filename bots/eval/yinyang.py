@@ -35,9 +35,11 @@ Writing laws (setup): the laws are scored once against a few hundred boards that
 in play (the start board after random removals and moves), each law by the average of the best
 it would do where it fits. Four laws are then drawn at random, not picked: one that fits the
 start board and removes an enemy piece (Black loses at once without a law that fits the full
-board), one adaptation with a frequent cause, and two more from the best-scored laws in
-proportion to their score, all with different causes (two revealed laws with one cause block
-each other) and in a random slot order. So the set is strong but different every game.
+board; the strongest such opener in ``OPENER_SHARE`` of the games only, and then not in the
+rest of the set either), one of the adaptations whose cause is on the start board, and two more
+from the best-scored laws in proportion to their score, all with different causes (two revealed
+laws with one cause block each other) and in a random slot order. So the set is strong but
+different every game, and no law is in most of a side's sets.
 
 Guessing the opponent's hidden laws (determinization, ``bots.determinize``): each ``?`` slot
 gets a law drawn from an even mix of the uniform distribution (an opponent who writes at
@@ -278,12 +280,49 @@ def _weighted_choice(rng: random.Random, items: Sequence[int], weights: Sequence
     return rng.choices(items, weights=weights, k=1)[0]
 
 
-ADAPTATION_CHOICES: Final = 5
-"""The adaptation written at setup is one of the best this many (all fit the start board)."""
+ADAPTATION_CHOICES: Final = 6
+"""The adaptation written at setup is one of the best this many, all of them alike (the six
+best of each side all fit the start board)."""
 
 
-def _draw_laws(owner: int, rng: random.Random) -> list[int]:
-    """Four laws drawn at random from the strong ones (module docstring)."""
+def _openers(owner: int) -> tuple[list[int], list[float]]:
+    """The laws of ``owner`` that fit the start board and remove an enemy piece there, with
+    their gains."""
+    black, white = START_BOARD
+    openers: list[int] = []
+    gains: list[float] = []
+    for anchor, code in enumerate(window_codes(black, white)):
+        for law in LAWS_BY_CAUSE[owner][code]:
+            gain = law_gain(black, white, owner, anchor, law)
+            if gain > 0 and law not in openers:
+                openers.append(law)
+                gains.append(float(gain))
+    return openers, gains
+
+
+OPENER_SHARE: Final = 0.4
+"""The chance of writing the strongest opener: never a law in most of a side's sets, so an
+opponent cannot count on it (it was in 93% of Black's sets and 97% of White's)."""
+
+
+def choose_opener(owner: int, rng: random.Random) -> tuple[int, frozenset[int]]:
+    """The opener of a law set: the strongest with ``OPENER_SHARE``, else one of the others,
+    drawn by the square root of its gain; and the laws the rest of the set must not hold (the
+    strongest opener, when another was drawn: else most sets would hold it all the same)."""
+    openers, gains = _openers(owner)
+    best = max(range(len(openers)), key=lambda i: gains[i])
+    others = [i for i in range(len(openers)) if i != best]
+    if not others or rng.random() < OPENER_SHARE:
+        return openers[best], frozenset()
+    chosen = openers[_weighted_choice(rng, others, [gains[i] ** 0.5 for i in others])]
+    return chosen, frozenset({openers[best]})
+
+
+def _draw_laws(
+    owner: int, rng: random.Random, opener: int, avoid: frozenset[int] = frozenset()
+) -> list[int]:
+    """Four laws drawn at random from the strong ones, ``opener`` first and none of ``avoid``
+    (module docstring)."""
     scores = law_scores(owner)
     causes: set[int] = set()
     chosen: list[int] = []
@@ -292,26 +331,21 @@ def _draw_laws(owner: int, rng: random.Random) -> list[int]:
         chosen.append(law)
         causes.add(ABS_CAUSE[owner][law])
 
-    black, white = START_BOARD
-    openers: list[int] = []
-    opener_gain: list[float] = []
-    for anchor, code in enumerate(window_codes(black, white)):
-        for law in LAWS_BY_CAUSE[owner][code]:
-            gain = law_gain(black, white, owner, anchor, law)
-            if gain > 0 and law not in openers:
-                openers.append(law)
-                opener_gain.append(float(gain) ** 0.5)  # flattened: variety
-    take(_weighted_choice(rng, openers, opener_gain))
+    take(opener)
 
     adaptations = sorted(
         (law for law in range(N_LAWS) if LAW_KIND[law] == ADAPTATION),
         key=lambda law: -scores[law],
     )
     pool = [law for law in adaptations[:ADAPTATION_CHOICES] if ABS_CAUSE[owner][law] not in causes]
-    take(_weighted_choice(rng, pool, [scores[law] for law in pool]))
+    take(rng.choice(pool))  # all fit the start board: any of them, for variety
 
     ranked = sorted(
-        (law for law in range(N_LAWS) if LAW_KIND[law] != ADAPTATION and scores[law] > 0),
+        (
+            law
+            for law in range(N_LAWS)
+            if LAW_KIND[law] != ADAPTATION and scores[law] > 0 and law not in avoid
+        ),
         key=lambda law: -scores[law],
     )[:40]
     while len(chosen) < 4:
@@ -403,7 +437,8 @@ SETUP_DRAWS: Final = 24
 def write_laws(owner: int, rng: random.Random) -> Laws:
     """Four laws for ``owner`` to write at setup: the best few of ``SETUP_DRAWS`` random draws
     by ``law_set_value``, one of them at random, in a random slot order."""
-    draws = [_draw_laws(owner, rng) for _ in range(SETUP_DRAWS)]
+    opener, avoid = choose_opener(owner, rng)
+    draws = [_draw_laws(owner, rng, opener, avoid) for _ in range(SETUP_DRAWS)]
     draws.sort(key=lambda laws: -law_set_value(owner, laws))
     chosen = list(rng.choice(draws[:4]))
     rng.shuffle(chosen)

@@ -181,6 +181,20 @@ def test_written_laws_are_valid_robust_and_varied(owner: int) -> None:
     assert len(sets) >= 15, "the laws must not be predictable"
 
 
+@pytest.mark.parametrize("owner", [0, 1])
+def test_no_law_is_in_most_of_a_sides_sets(owner: int) -> None:
+    from collections import Counter
+
+    rng = random.Random(100 + owner)
+    counts: Counter[int] = Counter()
+    sets = 200
+    for _ in range(sets):
+        counts.update(set(write_laws(owner, rng)))
+    law, seen = counts.most_common(1)[0]
+    # the strongest opener was in 93% (Black) and 97% (White) of the sets
+    assert seen <= 0.5 * sets, (LAW_TEXTS[law], seen)
+
+
 def test_law_set_value_prefers_a_set_that_can_act_on_the_first_turn() -> None:
     fits = [LAW_OF_TEXT[t] for t in ("wwww>w.ww", "bbbb>*", "w..w>wbbw", "..ww>bbww")]
     stuck = [LAW_OF_TEXT[t] for t in ("....>bb..", ".b..>....", "w..w>wbbw", "..ww>bbww")]
