@@ -43,7 +43,9 @@ different every game, and no law is in most of a side's sets.
 
 Guessing the opponent's hidden laws (determinization, ``bots.determinize``): each ``?`` slot
 gets a law drawn from an even mix of the uniform distribution (an opponent who writes at
-random) and the law scores above (one who writes as we do). What the bot has seen weighs in:
+random) and the law scores above (one who writes as we do), and, like the laws we write, of a
+cause none of that player's other laws has (known or drawn for the same sample; a duplicate
+cause is drawn twenty times less often). What the bot has seen weighs in:
 a law that would have won the game at once at the start of one of the opponent's earlier
 turns, while the slot was already hidden, was very likely not there (the opponent did not win),
 so such laws are drawn five times less often. The bot remembers the position after each of its
@@ -56,6 +58,7 @@ from __future__ import annotations
 
 import random
 from collections.abc import Sequence
+from itertools import accumulate
 from typing import Final
 
 from bots.eval import Evaluator, HiddenInformation
@@ -639,16 +642,24 @@ class YinYangHidden(HiddenInformation):
             laws, _ = state.laws(player)
             if laws is None or UNKNOWN not in laws:
                 continue
-            options = []
-            for slot in range(4):
-                if laws[slot] != UNKNOWN:
-                    options.append(([laws[slot]], [1.0]))
-                    continue
-                weights = self.slot_weights(state, player, slot)
-                options.append((list(range(N_LAWS)), weights))
+            cause = ABS_CAUSE[player]
+            known = {cause[law] for law in laws if law != UNKNOWN}
+            cumulative = [  # the weights summed up once: each draw is then a bisection
+                list(accumulate(self.slot_weights(state, player, slot)))
+                if laws[slot] == UNKNOWN
+                else []
+                for slot in range(4)
+            ]
             for _ in range(count):
-                a, b, c, d = (_weighted_choice(rng, items, w) for items, w in options)
-                filled[player].append((a, b, c, d))
+                causes = set(known)
+                drawn: list[int] = []
+                for slot in range(4):
+                    law = laws[slot]
+                    if law == UNKNOWN:
+                        law = _draw_distinct(rng, cumulative[slot], cause, causes)
+                        causes.add(cause[law])
+                    drawn.append(law)
+                filled[player].append((drawn[0], drawn[1], drawn[2], drawn[3]))
         out: list[State] = []
         for i in range(count):
             sample = state
@@ -675,6 +686,29 @@ class YinYangHidden(HiddenInformation):
             for law in _winning_laws(seen, player):
                 weights[law] *= MISSED_WIN_WEIGHT
         return weights
+
+
+DUPLICATE_CAUSE_WEIGHT: Final = 0.05
+"""How much less often a sampled hidden law has the cause of another law of the same player
+(known, or drawn for the same sample): a writer who plays as we do never writes two laws with
+one cause, which would block each other once revealed; a careless one might."""
+_REDRAWS: Final = 16
+"""Draws tried for a law of a cause not yet taken, before one of a taken cause is kept."""
+
+
+def _draw_distinct(
+    rng: random.Random, cumulative: list[float], cause: Sequence[int], taken: set[int]
+) -> int:
+    """A law drawn by the weights summed up in ``cumulative``, with those whose cause
+    (``cause[law]``) is in ``taken`` kept only with ``DUPLICATE_CAUSE_WEIGHT``: rejection
+    sampling, so the result follows the weights times that factor (up to ``_REDRAWS`` tries)."""
+    items = range(N_LAWS)
+    law = rng.choices(items, cum_weights=cumulative, k=1)[0]
+    for _ in range(_REDRAWS):
+        if cause[law] not in taken or rng.random() < DUPLICATE_CAUSE_WEIGHT:
+            return law
+        law = rng.choices(items, cum_weights=cumulative, k=1)[0]
+    return law
 
 
 def _laws_of(state: YinYangState, player: int) -> Laws:

@@ -228,6 +228,30 @@ def test_samples_fill_only_the_unknown_laws() -> None:
             assert sorted(sample.base_moves()) == sorted(view.base_moves())
 
 
+def test_sampled_laws_rarely_share_a_cause_with_another_law_of_their_player() -> None:
+    hidden = YinYangHidden()
+    rng = random.Random(6)
+    sampled = duplicates = 0
+    for state in random_positions(40, seed=23):
+        view = state.view(state.side())
+        assert isinstance(view, YinYangState)
+        opponent = 1 - state.side()
+        view_laws, _ = view.laws(opponent)
+        assert view_laws is not None
+        if UNKNOWN not in view_laws:
+            continue
+        for sample in hidden.samples(view, rng, 8):
+            assert isinstance(sample, YinYangState)
+            laws, _ = sample.laws(opponent)
+            assert laws is not None
+            causes = [ABS_CAUSE[opponent][law] for law in laws]
+            sampled += 1
+            duplicates += len(set(causes)) < 4
+    assert sampled > 100
+    # drawn independently, 42 of these 320 samples had two laws of one cause
+    assert duplicates <= 0.02 * sampled, (duplicates, sampled)
+
+
 def test_a_missed_win_makes_a_law_unlikely() -> None:
     hidden = YinYangHidden()
     white_laws = "?,?,?,?"
