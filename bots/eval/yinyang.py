@@ -45,13 +45,15 @@ Guessing the opponent's hidden laws (determinization, ``bots.determinize``): eac
 gets a law drawn from an even mix of the uniform distribution (an opponent who writes at
 random) and the law scores above (one who writes as we do), and, like the laws we write, of a
 cause none of that player's other laws has (known or drawn for the same sample; a duplicate
-cause is drawn twenty times less often). What the bot has seen weighs in:
-a law that would have won the game at once at the start of one of the opponent's earlier
-turns, while the slot was already hidden, was very likely not there (the opponent did not win),
-so such laws are drawn five times less often. The bot remembers the position after each of its
-own turns; a slot seen revealed and later hidden was rewritten, so only the turns after that
-count. Without the tokens the opponent played, a silent rewrite of a hidden slot cannot be
-seen, which is why this is a weight and not a rule.
+cause is drawn twenty times less often). What the bot has seen weighs in: a law that would
+have won the game at once at the start of one of the opponent's earlier turns, while the slot
+was already hidden, was very likely not there (the opponent did not win), so such laws are
+drawn five times less often; so is, after an opponent's turn that was a lone piece move (no
+law revealed or rewritten, one of its pieces one step away), a law that wins on the board that
+move left, since the opponent could have applied it then. The bot remembers the position after
+each of its own turns; a slot seen revealed and later hidden was rewritten, so only the turns
+after that count. Without the tokens the opponent played, a silent rewrite of a hidden slot
+cannot be seen, which is why this is a weight and not a rule.
 """
 
 from __future__ import annotations
@@ -685,7 +687,43 @@ class YinYangHidden(HiddenInformation):
                 continue
             for law in _winning_laws(seen, player):
                 weights[law] *= MISSED_WIN_WEIGHT
+        if _moved_only(self._last_turn_start(state, player), state, player, slot):
+            # its last turn was a piece move and nothing else: a law that wins on the board it
+            # left (this one) could have been applied then, so it was very likely not there
+            for law in _winning_laws(state, player):
+                weights[law] *= MISSED_WIN_WEIGHT
         return weights
+
+    def _last_turn_start(self, state: YinYangState, player: int) -> YinYangState | None:
+        """The remembered position at the start of ``player``'s latest turn before ``state``."""
+        for seen in reversed(self._seen):
+            if seen.turn() < state.turn() and seen.side() == player:
+                return seen
+        return None
+
+
+def _moved_only(before: YinYangState | None, after: YinYangState, player: int, slot: int) -> bool:
+    """Whether ``player``'s turn from ``before`` (its start) to ``after`` was one piece move and
+    no law: its laws as seen are unchanged (nothing revealed or rewritten, ``slot`` hidden
+    throughout), the other side's pieces are where they were, and one of its own moved one
+    step. (Applying a law that was already revealed without changing the board would pass for
+    this, which is why the result is a weight, not a rule.)"""
+    if before is None or after.turn() != before.turn() + 1:
+        return False
+    if before.law_entries(player) != after.law_entries(player):
+        return False
+    entries = after.law_entries(player)
+    if entries is None or entries[slot] != "?":
+        return False
+    (b_black, b_white), (a_black, a_white) = before.board_masks(), after.board_masks()
+    own_before, own_after = (b_white, a_white) if player else (b_black, a_black)
+    if ((b_black, b_white)[1 - player]) != ((a_black, a_white)[1 - player]):
+        return False
+    left, arrived = own_before & ~own_after, own_after & ~own_before
+    if left.bit_count() != 1 or arrived.bit_count() != 1:
+        return False
+    frm, to = left.bit_length() - 1, arrived.bit_length() - 1
+    return abs(frm - to) == 4 or (abs(frm - to) == 1 and frm // 4 == to // 4)
 
 
 DUPLICATE_CAUSE_WEIGHT: Final = 0.05

@@ -264,10 +264,33 @@ def test_a_missed_win_makes_a_law_unlikely() -> None:
     other = LAW_OF_TEXT["....>w.w."]  # on a1 it fills b2 and b1 (reversed: .w.w): no win
     weights = hidden.slot_weights(now, 1, 0)
     fresh = YinYangHidden().slot_weights(now, 1, 0)
-    assert weights[winning] == pytest.approx(fresh[winning] * MISSED_WIN_WEIGHT)
+    # missed twice: at the start of White's turn, and after its piece move (it moved d4-c4 and
+    # applied no law, and the law still wins on the board it left)
+    assert weights[winning] == pytest.approx(fresh[winning] * MISSED_WIN_WEIGHT**2)
     assert weights[other] == pytest.approx(fresh[other])
     hidden.new_game()
     assert hidden.slot_weights(now, 1, 0)[winning] == pytest.approx(fresh[winning])
+
+
+def test_a_win_missed_after_the_piece_move_makes_a_law_unlikely() -> None:
+    hidden = YinYangHidden()
+    white_laws = "?,?,?,?"
+    black_laws = "+bwbb>b.bb,-..bb>bbbb,-bwbw>*,-bw.w>b..w"
+    # White starts its turn with a piece on b2: ....>ww.. does not fit a1 then. It moves
+    # b2-c2 and ends its turn; now the law would fill a1 (White's goal) at once.
+    before = state_of(f"..../..../.w../.... b moved {black_laws} {white_laws} 8 4 49")
+    hidden.remember(before, before.parse_move("end"))
+    now = state_of(f"..../..../..w./.... b start {black_laws} {white_laws} 8 4 51")
+    winning = LAW_OF_TEXT["....>ww.."]
+    fresh = YinYangHidden().slot_weights(now, 1, 0)
+    assert hidden.slot_weights(now, 1, 0)[winning] == pytest.approx(
+        fresh[winning] * MISSED_WIN_WEIGHT
+    )
+    # a turn that was not a lone piece move says nothing of the laws it could have applied
+    jumped = state_of(f"..../..../...w/.... b start {black_laws} {white_laws} 8 4 51")
+    assert hidden.slot_weights(jumped, 1, 0)[winning] == pytest.approx(
+        YinYangHidden().slot_weights(jumped, 1, 0)[winning]
+    )
 
 
 # -- playing ------------------------------------------------------------------------------------
