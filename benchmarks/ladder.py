@@ -4,8 +4,13 @@ project's own arbiter.
 
 Usage: python benchmarks/ladder.py GAME [--tc 10+0.1 | --st S] [--elo0 0] [--elo1 50]
                                    [--alpha 0.05] [--beta 0.05] [--games 4000]
-                                   [--concurrency 2] [--baseline COMMIT] [--new COMMIT]
-                                   [--option NAME=VALUE ...] [--out DIR] [--resume]
+                                   [--concurrency 2] [--baseline COMMIT|.] [--new COMMIT]
+                                   [--option NAME=VALUE ...] [--new-option NAME=VALUE ...]
+                                   [--base-option NAME=VALUE ...] [--out DIR] [--resume]
+
+``--baseline .`` runs the working tree on both sides: with ``--new-option`` and
+``--base-option`` it measures one option of today's bot against another (for example
+``--new-option Samples=8 --base-option Samples=1``).
 
 The baseline (default ``BASELINE``, the last commit of the arbiter's time keeping, on which the
 stronger-bots work is measured) is checked out once as a git worktree under ``.ladder/COMMIT``
@@ -88,10 +93,20 @@ def main() -> int:
     parser.add_argument("--beta", type=float, default=0.05)
     parser.add_argument("--games", type=int, default=4000, help="the most games (pairs)")
     parser.add_argument("--concurrency", type=int, default=2)
-    parser.add_argument("--baseline", default=BASELINE, help=f"a commit (default {BASELINE})")
+    parser.add_argument(
+        "--baseline",
+        default=BASELINE,
+        help=f"a commit (default {BASELINE}), or . for the working tree",
+    )
     parser.add_argument("--new", help="a commit for the new side (default: the working tree)")
     parser.add_argument(
         "--option", action="append", default=[], help="NAME=VALUE for both sides, repeatable"
+    )
+    parser.add_argument(
+        "--new-option", action="append", default=[], help="NAME=VALUE for the new side only"
+    )
+    parser.add_argument(
+        "--base-option", action="append", default=[], help="NAME=VALUE for the baseline only"
     )
     parser.add_argument(
         "--openings",
@@ -101,11 +116,12 @@ def main() -> int:
     parser.add_argument("--out", help="the event directory")
     parser.add_argument("--resume", action="store_true", help="go on with --out")
     args = parser.parse_args()
-    base = worktree(args.baseline)
+    base = None if args.baseline == "." else worktree(args.baseline)
     new = worktree(args.new) if args.new else None
+    base_name = "worktree" if base is None else base.name
     control = ["--st", args.st] if args.st else ["--tc", args.tc or "10+0.1"]
     label = (args.st and f"st{args.st}") or (args.tc or "10+0.1")
-    out = Path(args.out) if args.out else LADDER / "runs" / f"{args.game}-{label}-{base.name}"
+    out = Path(args.out) if args.out else LADDER / "runs" / f"{args.game}-{label}-{base_name}"
     out.parent.mkdir(parents=True, exist_ok=True)
     openings = args.openings
     if openings is None and args.game != "yinyang":
@@ -121,10 +137,11 @@ def main() -> int:
     book = ["--openings", openings, "--repeat", "--openings-order", "random"] if openings else []
     command = [
         sys.executable, "-m", "enginesrv.cli", "match", args.game,
-        engine("new", new, args.option), engine("base", base, args.option),
+        engine("new", new, [*args.option, *args.new_option]),
+        engine("base", base, [*args.option, *args.base_option]),
         *control, *book, "--games", str(args.games), "--concurrency", str(args.concurrency),
         "--sprt", f"elo0={args.elo0},elo1={args.elo1},alpha={args.alpha},beta={args.beta}",
-        "--out", str(out), "--event", f"ladder {args.game} against {base.name}",
+        "--out", str(out), "--event", f"ladder {args.game} against {base_name}",
     ]  # fmt: skip
     if args.resume:
         if not (out / "results.sqlite").exists():

@@ -11,11 +11,18 @@ best total is played.
 The samples are searched in step: depth 1 in every sample, then depth 2, and so on, so that the
 values added up always come from the same depth; when time runs out the last depth finished in
 every sample decides. Each root move is searched with a full window (``Searcher.root_values``),
-because a bound is not a value that can be added. Proven wins and losses count as values just
-beyond any evaluation, so a move that wins in every sample outranks everything, and a move that
-loses in some samples pays for it in proportion. The score reported for a view that hides
-something is that mean (``cp``), never a proven result: a win in every sample may still rest on
-the guesses.
+because a bound is not a value that can be added.
+
+What is added up is the *expected score* of each sample's value, not the value itself: an
+evaluation ``v`` counts as the logistic ``1 / (1 + exp(-v / scale))`` (the evaluator's
+``expectation_scale``), a proven win as 1 and a proven loss as 0 (sooner wins and later losses
+a hair better). The move with the best mean is played. Adding raw values instead, with a loss
+counted just beyond every evaluation, made a loss in one sample of eight outweigh any
+difference of position, so that wherever every move lost in some sample (as it does once a few
+random hidden laws are drawn) the move was picked by the count of such samples alone; the
+expected score weighs a one-in-eight loss as what it is. The score reported for a view that
+hides something is the mean turned back into centipawns (``cp``), never a proven result: a win
+in every sample may still rest on the guesses.
 
 The known weaknesses of the method (it assumes the player will learn the secrets after this
 move, "strategy fusion") matter little when, as in Yin Yang, the secrets are revealed the
@@ -24,6 +31,7 @@ moment they are used.
 
 from __future__ import annotations
 
+import math
 import random
 from collections.abc import Sequence
 
@@ -32,27 +40,45 @@ from bots.eval import MAX_EVAL, Evaluator, HiddenInformation
 from bots.search import MAX_PLY, PROVEN, WIN, SearchAbortedError, Searcher, TranspositionTable
 from games import Move, State
 
+_PLY_EPSILON = 1e-7
+"""How much a proven result's expected score moves per ply of distance (sooner wins and later
+losses first), far below any difference an evaluation makes."""
 
-def _additive(value: int) -> int:
-    """A search value on a scale where values of several samples can be added: proven results
-    just beyond every evaluation, sooner wins (and later losses) better."""
+
+def expected_score(value: int, scale: float) -> float:
+    """The expected score (0 to 1) of a search value: the logistic of an evaluation, 1 for a
+    proven win and 0 for a proven loss (module docstring)."""
     if value >= PROVEN:
-        return 2 * MAX_EVAL - (WIN - value)
+        return 1.0 + _PLY_EPSILON * (value - WIN)
     if value <= -PROVEN:
-        return -2 * MAX_EVAL + (WIN + value)
-    return value
+        return -_PLY_EPSILON * (WIN + value)
+    return 1.0 / (1.0 + math.exp(-value / scale))
 
 
-def _combined_score(values: Sequence[int], hidden: bool) -> Score:
+def _centipawns(expectation: float, scale: float) -> int:
+    """The evaluation whose expected score is ``expectation``: the inverse of the logistic,
+    within the evaluations' range."""
+    e = min(max(expectation, 1e-12), 1.0 - 1e-12)
+    value = round(scale * math.log(e / (1.0 - e)))
+    return max(-MAX_EVAL + 1, min(MAX_EVAL - 1, value))
+
+
+def _combined_score(values: Sequence[int], hidden: bool, scale: float) -> Score:
     """The score to report for a move with these sample values: a win or a loss only when the
     position hides nothing (a result proven in every sample may still depend on a guess), else
-    the mean value, proven results counted just beyond every evaluation."""
+    the mean expected score in centipawns."""
     if not hidden and all(v >= PROVEN for v in values):
         return Score("win", max(WIN - v for v in values))
     if not hidden and all(v <= -PROVEN for v in values):
         return Score("loss", min(WIN + v for v in values))
-    mean = sum(_additive(v) for v in values) // len(values)
-    return Score("cp", max(-MAX_EVAL + 1, min(MAX_EVAL - 1, mean)))
+    if all(v >= PROVEN for v in values):
+        return Score("cp", MAX_EVAL - 1)
+    if all(v <= -PROVEN for v in values):
+        return Score("cp", -MAX_EVAL + 1)
+    if len(values) == 1:
+        return Score("cp", values[0])
+    mean = sum(expected_score(v, scale) for v in values) / len(values)
+    return Score("cp", _centipawns(mean, scale))
 
 
 def determinized_search(
@@ -89,7 +115,18 @@ def determinized_search(
         return SearchResult(move, token, pv=(token,))
 
     is_hidden = hidden.is_hidden(state)
-    worlds = hidden.samples(state, rng, samples) if is_hidden else [state.copy()]
+    scale = evaluator.expectation_scale
+    drawn = hidden.samples(state, rng, samples) if is_hidden else [state.copy()]
+    # a world drawn several times is searched once and counted as often as it was drawn
+    weight_of: dict[int, int] = {}
+    worlds: list[State] = []
+    for world in drawn:
+        key = world.key()
+        if key not in weight_of:
+            worlds.append(world)
+            weight_of[key] = 0
+        weight_of[key] += 1
+    weights = [weight_of[world.key()] for world in worlds]
     share = None if limits.nodes is None else max(1, limits.nodes // len(worlds))
     sample_limits = Limits(None, share, limits.target, limits.deadline, limits.clock)
     searchers = [
@@ -111,15 +148,14 @@ def determinized_search(
     max_depth = limits.depth if limits.depth is not None else MAX_PLY
     try:
         for depth in range(1, max_depth + 1):
-            per_move: dict[Move, list[int]] = {move: [] for move in root_moves}
-            for searcher in searchers:
-                for move, value in searcher.root_values(depth, root_moves).items():
-                    per_move[move].append(value)
-            totals = {move: sum(_additive(v) for v in vals) for move, vals in per_move.items()}
+            best_values, totals = _best_root_move(searchers, weights, root_moves, depth, scale)
             # stable: among equal totals the earlier (previously better) move stays first
             root_moves.sort(key=lambda m: -totals[m])
             best_move, best_depth = root_moves[0], depth
-            best_score = _combined_score(per_move[best_move], is_hidden)
+            for searcher, value in zip(searchers, best_values, strict=True):
+                searcher.store_root(depth, best_move, value)
+            values = [v for v, w in zip(best_values, weights, strict=True) for _ in range(w)]
+            best_score = _combined_score(values, is_hidden, scale)
             pv = _line(searchers, best_move, state)
             elapsed = limits.clock() - started
             nodes = sum(s.nodes for s in searchers)
@@ -133,13 +169,11 @@ def determinized_search(
                     time=int(elapsed * 1000),
                     pv=pv,
                     hashfull=table.hashfull(),
-                    string=f"samples {len(worlds)}",
+                    string=f"samples {len(drawn)} ({len(worlds)} distinct)",
                 )
             )
-            if all(v >= PROVEN for v in per_move[best_move]) or all(
-                v <= -PROVEN for vals in per_move.values() for v in vals
-            ):
-                break  # won in every sample, or lost whatever is played
+            if all(v >= PROVEN for v in best_values) or all(v <= -PROVEN for v in best_values):
+                break  # won in every sample, or lost in every sample whatever is played
             if limits.target is not None and elapsed >= limits.target * 0.5:
                 break  # the next depth costs several times this one
     except SearchAbortedError:
@@ -158,6 +192,65 @@ def determinized_search(
         hashfull=table.hashfull(),
         stopped=any(s.stopped for s in searchers),
     )
+
+
+def _best_root_move(
+    searchers: Sequence[Searcher],
+    weights: Sequence[int],
+    root_moves: Sequence[Move],
+    depth: int,
+    scale: float,
+) -> tuple[list[int], dict[Move, float]]:
+    """The move with the best weighted sum of expected scores over the samples at ``depth``,
+    first among equals in ``root_moves`` order: its exact value in each sample, and per root
+    move its sum (exact for the best, an upper bound for the others). The first sample's
+    principal variation is left starting with that move.
+
+    The first move is searched with a full window in every sample. Each other move is first
+    tried with a null window at the best move's value in each sample: where it is no better
+    there, that bound is all the sum needs, and if the sum of the bounds (with the exact values
+    of the samples where it was better) does not beat the best sum, the move cannot either.
+    Only a move that may beat it is searched exactly in every sample. The choice is the one
+    full windows for every move would make, for a fraction of the nodes (the idea of principal
+    variation search, applied to a sum over samples)."""
+    lead = searchers[0]
+    first = root_moves[0]
+    best = [searcher.root_value(depth, first) for searcher in searchers]
+    best_line = list(lead.pv_table[1])
+    best_total = _weighted_sum(best, weights, scale)
+    best_move = first
+    totals = {first: best_total}
+    for move in root_moves[1:]:
+        values: list[int] = []
+        exact: list[bool] = []
+        line: list[Move] | None = None
+        for searcher, threshold in zip(searchers, best, strict=True):
+            value = searcher.root_value(depth, move, threshold, threshold + 1)
+            known = value > threshold
+            if known:  # better in this sample: its exact value there
+                value = searcher.root_value(depth, move)
+                if searcher is lead:
+                    line = list(lead.pv_table[1])
+            values.append(value)
+            exact.append(known)
+        total = _weighted_sum(values, weights, scale)
+        if total > best_total and not all(exact):
+            for i, searcher in enumerate(searchers):
+                if not exact[i]:
+                    values[i] = searcher.root_value(depth, move)
+                    if searcher is lead:
+                        line = list(lead.pv_table[1])
+            total = _weighted_sum(values, weights, scale)
+        totals[move] = total
+        if total > best_total:
+            best, best_total, best_move = values, total, move
+            best_line = line or []
+    lead.pv_table[0] = [best_move, *best_line]
+    return best, totals
+
+
+def _weighted_sum(values: Sequence[int], weights: Sequence[int], scale: float) -> float:
+    return sum(w * expected_score(v, scale) for v, w in zip(values, weights, strict=True))
 
 
 def _line(searchers: Sequence[Searcher], move: Move, state: State) -> tuple[str, ...]:

@@ -360,6 +360,28 @@ class Searcher:
             self.table.store(state.key(), depth, EXACT, best_value, best_move)
         return values
 
+    def root_value(self, depth: int, move: Move, alpha: int = -INF, beta: int = INF) -> int:
+        """The value of root move ``move`` searched to ``depth`` plies within (alpha, beta),
+        fail-soft: at most ``alpha`` is an upper bound, at least ``beta`` a lower bound; with a
+        full window (the default) it is exact, and ``pv_table[1]`` then holds the line below it.
+
+        Raises:
+            SearchAbortedError: a limit or a stop request ended the search.
+        """
+        state = self.state
+        me = state.to_move()
+        state.push(move)
+        try:
+            value = self._child(me, depth - 1, alpha, beta, 1)
+        finally:
+            state.pop()
+        return value
+
+    def store_root(self, depth: int, move: Move, value: int) -> None:
+        """Remember ``move`` as the best at the root for ``depth`` (the next depth searches it
+        first below the root)."""
+        self.table.store(self.state.key(), depth, EXACT, value, move)
+
     def principal_variation(self) -> tuple[str, ...]:
         """The tokens of the last best line found at the root (empty before any)."""
         return self._tokens(self.pv_table[0])

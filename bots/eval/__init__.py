@@ -27,9 +27,13 @@ class Evaluator:
     Attributes:
         aspiration: the half-width of the search's root window around the previous
             iteration's value; games whose values swing from one ply to the next want more.
+        expectation_scale: the evaluation at which the side to act is taken to score about
+            73% (the logistic's unit): how a determinized search turns the values of several
+            samples into expected scores it can average (``bots.determinize``).
     """
 
     aspiration: int = 50
+    expectation_scale: float = 400.0
 
     def evaluate(self, state: State) -> int:
         """The value of a non-terminal position for the side to act."""

@@ -110,6 +110,9 @@ W_THREAT_TO_ACT: Final = 700
 W_MOBILITY: Final = 4
 W_LAW_COUNT: Final = 6
 W_ADAPTATION: Final = 30
+EXPECTATION_SCALE: Final = 300.0
+"""The logistic's unit for averaging samples: a threat to win next turn (``W_THREAT_TO_ACT``)
+is then worth a 90% score."""
 WIN_NOW: Final = 5000
 """The value of a law application that completes one's goal (it ends the turn: a win)."""
 
@@ -323,6 +326,30 @@ def choose_opener(owner: int, rng: random.Random) -> tuple[int, frozenset[int]]:
     return chosen, frozenset({openers[best]})
 
 
+STRONG_LAWS: Final = 40
+"""How many of the best-scored destructions and regenerations a law set's last two laws are
+drawn from."""
+_rankings: dict[int, tuple[list[int], list[int]]] = {}
+
+
+def _ranked_laws(owner: int) -> tuple[list[int], list[int]]:
+    """``owner``'s adaptations by score, and its destructions and regenerations of positive
+    score by score (one more than ``STRONG_LAWS``, so that one can be left out), best first."""
+    cached = _rankings.get(owner)
+    if cached is None:
+        scores = law_scores(owner)
+        adaptations = sorted(
+            (law for law in range(N_LAWS) if LAW_KIND[law] == ADAPTATION),
+            key=lambda law: -scores[law],
+        )
+        strong = sorted(
+            (law for law in range(N_LAWS) if LAW_KIND[law] != ADAPTATION and scores[law] > 0),
+            key=lambda law: -scores[law],
+        )[: STRONG_LAWS + 1]
+        cached = _rankings[owner] = (adaptations, strong)
+    return cached
+
+
 def _draw_laws(
     owner: int, rng: random.Random, opener: int, avoid: frozenset[int] = frozenset()
 ) -> list[int]:
@@ -338,21 +365,11 @@ def _draw_laws(
 
     take(opener)
 
-    adaptations = sorted(
-        (law for law in range(N_LAWS) if LAW_KIND[law] == ADAPTATION),
-        key=lambda law: -scores[law],
-    )
+    adaptations, strong = _ranked_laws(owner)
     pool = [law for law in adaptations[:ADAPTATION_CHOICES] if ABS_CAUSE[owner][law] not in causes]
     take(rng.choice(pool))  # all fit the start board: any of them, for variety
 
-    ranked = sorted(
-        (
-            law
-            for law in range(N_LAWS)
-            if LAW_KIND[law] != ADAPTATION and scores[law] > 0 and law not in avoid
-        ),
-        key=lambda law: -scores[law],
-    )[:40]
+    ranked = [law for law in strong if law not in avoid][:STRONG_LAWS]
     while len(chosen) < 4:
         pool = [law for law in ranked if ABS_CAUSE[owner][law] not in causes]
         take(_weighted_choice(rng, pool, [scores[law] for law in pool]))
@@ -458,6 +475,8 @@ REWRITE_LAWS: Final = 3
 
 class YinYangEvaluator(Evaluator):
     """The Yin Yang evaluation and search advice (module docstring)."""
+
+    expectation_scale = EXPECTATION_SCALE
 
     def __init__(self) -> None:
         self._hidden = YinYangHidden()
@@ -604,6 +623,37 @@ def _rewrite_targets(state: YinYangState, side: int, adapt_slot: int) -> list[in
 # -- hidden information --------------------------------------------------------------------------
 
 MISSED_WIN_WEIGHT: Final = 0.2
+SELF_MODEL_SHARE: Final = 0.7
+"""The share of samples whose hidden setup laws are drawn as we draw our own (``_draw_laws``):
+most opponents a bot meets write strong sets of different causes, as we do; the rest are drawn
+law by law from the even mix of the uniform distribution and the law scores."""
+REWRITE_SHARE: Final = 0.7
+"""The chance that a slot seen rewritten holds one of the laws we would have written there."""
+_base: dict[int, tuple[float, ...]] = {}
+
+
+def _base_weights(player: int) -> tuple[float, ...]:
+    """The prior of one hidden law of ``player`` drawn law by law: an even mix of the uniform
+    distribution (an opponent who writes at random) and the law scores (one who writes as we
+    do)."""
+    cached = _base.get(player)
+    if cached is None:
+        scores = law_scores(player)
+        total = sum(scores)
+        cached = _base[player] = tuple(0.5 / N_LAWS + 0.5 * s / total for s in scores)
+    return cached
+
+
+def _setup_proposal(player: int, rng: random.Random, known: set[int]) -> list[int]:
+    """Laws for ``player``'s hidden slots as our own setup would write them: a set drawn by
+    ``_draw_laws`` less the laws of a cause already known (those slots are revealed, or the
+    set would block itself), in a random order (taken from the end)."""
+    opener, avoid = choose_opener(player, rng)
+    drawn = [
+        law for law in _draw_laws(player, rng, opener, avoid) if ABS_CAUSE[player][law] not in known
+    ]
+    rng.shuffle(drawn)
+    return drawn
 
 
 class YinYangHidden(HiddenInformation):
@@ -611,9 +661,12 @@ class YinYangHidden(HiddenInformation):
 
     def __init__(self) -> None:
         self._seen: list[YinYangState] = []
+        self._rewritten: dict[tuple[int, int], list[int]] = {}
+        """Per (player, slot) seen rewritten, the laws it was likely rewritten to."""
 
     def new_game(self) -> None:
         self._seen.clear()
+        self._rewritten.clear()
 
     def is_hidden(self, state: State) -> bool:
         assert isinstance(state, YinYangState)
@@ -631,7 +684,9 @@ class YinYangHidden(HiddenInformation):
             self._seen.clear()
             return
         if self._seen and self._seen[-1].turn() >= state.turn():
-            self._seen.clear()  # a new game, or positions out of order: start afresh
+            # a new game, or positions out of order: start afresh
+            self._seen.clear()
+            self._rewritten.clear()
         after = state.copy()
         after.push(move)
         if after.phase() == "start" and not after.is_terminal():
@@ -639,6 +694,7 @@ class YinYangHidden(HiddenInformation):
 
     def samples(self, state: State, rng: random.Random, count: int) -> list[State]:
         assert isinstance(state, YinYangState)
+        self._note_rewrites(state)
         filled: list[list[Laws]] = [[], []]
         for player in (0, 1):
             laws, _ = state.laws(player)
@@ -646,21 +702,37 @@ class YinYangHidden(HiddenInformation):
                 continue
             cause = ABS_CAUSE[player]
             known = {cause[law] for law in laws if law != UNKNOWN}
-            cumulative = [  # the weights summed up once: each draw is then a bisection
-                list(accumulate(self.slot_weights(state, player, slot)))
-                if laws[slot] == UNKNOWN
-                else []
-                for slot in range(4)
-            ]
+            hidden_slots = [slot for slot in range(4) if laws[slot] == UNKNOWN]
+            base = _base_weights(player)
+            weights = {slot: self.slot_weights(state, player, slot) for slot in hidden_slots}
+            cumulative = {slot: list(accumulate(weights[slot])) for slot in hidden_slots}
             for _ in range(count):
                 causes = set(known)
-                drawn: list[int] = []
-                for slot in range(4):
-                    law = laws[slot]
-                    if law == UNKNOWN:
-                        law = _draw_distinct(rng, cumulative[slot], cause, causes)
-                        causes.add(cause[law])
-                    drawn.append(law)
+                drawn = list(laws)
+                proposal = (
+                    _setup_proposal(player, rng, known) if rng.random() < SELF_MODEL_SHARE else []
+                )
+                for slot in hidden_slots:
+                    rewrites = self._rewritten.get((player, slot))
+                    candidate: int | None = None
+                    if rewrites and rng.random() < REWRITE_SHARE:
+                        candidate = rng.choice(rewrites)
+                    elif rewrites is None and proposal:
+                        candidate = proposal.pop()
+                    if candidate is not None:
+                        # what was seen weighs in as for any other draw (slot_weights)
+                        keep = weights[slot][candidate] / base[candidate]
+                        if cause[candidate] in causes:
+                            keep *= DUPLICATE_CAUSE_WEIGHT
+                        if rng.random() >= keep:
+                            candidate = None
+                    law = (
+                        candidate
+                        if candidate is not None
+                        else _draw_distinct(rng, cumulative[slot], cause, causes)
+                    )
+                    causes.add(cause[law])
+                    drawn[slot] = law
                 filled[player].append((drawn[0], drawn[1], drawn[2], drawn[3]))
         out: list[State] = []
         for i in range(count):
@@ -671,12 +743,31 @@ class YinYangHidden(HiddenInformation):
             out.append(sample if sample is not state else state.copy())
         return out
 
+    def _note_rewrites(self, state: YinYangState) -> None:
+        """Note the slots of the opponent seen revealed at the start of its last turn and
+        hidden now: an adaptation rewrote them in that turn, on the board of this position (an
+        adaptation ends the turn and leaves the board as it is), so they likely hold one of the
+        laws we would write for it (``rewrite_laws``)."""
+        if state.phase() != "start":
+            return
+        opponent = 1 - state.side()
+        before = self._last_turn_start(state, opponent)
+        if before is None or before.turn() != state.turn() - 1:
+            return
+        then, now = before.law_entries(opponent), state.law_entries(opponent)
+        if then is None or now is None:
+            return
+        black, white = state.board_masks()
+        for slot in range(4):
+            if now[slot] != "?":
+                self._rewritten.pop((opponent, slot), None)
+            elif then[slot].startswith("+"):
+                self._rewritten[(opponent, slot)] = rewrite_laws(state, opponent, black, white)
+
     def slot_weights(self, state: YinYangState, player: int, slot: int) -> list[float]:
         """The prior of a hidden law of ``player`` in ``slot``, lowered for the laws that
         would have won at once at the start of a remembered turn of ``player``."""
-        scores = law_scores(player)
-        total = sum(scores)
-        weights = [0.5 / N_LAWS + 0.5 * s / total for s in scores]
+        weights = list(_base_weights(player))
         for seen in reversed(self._seen):
             if seen.turn() > state.turn():
                 continue
