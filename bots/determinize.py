@@ -10,8 +10,11 @@ best total is played.
 
 The samples are searched in step: depth 1 in every sample, then depth 2, and so on, so that the
 values added up always come from the same depth; when time runs out the last depth finished in
-every sample decides. Each root move is searched with a full window (``Searcher.root_values``),
-because a bound is not a value that can be added.
+every sample decides. A world drawn more than once is searched once and counted as often as it
+was drawn. At the root, the best move so far is searched with a full window in every sample and
+each other move first with a null window at the best move's value in each sample: a bound is
+not a value that can be added, but bounds that cannot beat the best sum rule a move out, and
+only a move that may beat it is searched exactly (``_best_root_move``).
 
 What is added up is the *expected score* of each sample's value, not the value itself: an
 evaluation ``v`` counts as the logistic ``1 / (1 + exp(-v / scale))`` (the evaluator's
@@ -40,7 +43,7 @@ from bots.eval import MAX_EVAL, Evaluator, HiddenInformation
 from bots.search import MAX_PLY, PROVEN, WIN, SearchAbortedError, Searcher, TranspositionTable
 from games import Move, State
 
-_PLY_EPSILON = 1e-7
+_PLY_EPSILON = 1e-8
 """How much a proven result's expected score moves per ply of distance (sooner wins and later
 losses first), far below any difference an evaluation makes."""
 
@@ -48,10 +51,10 @@ losses first), far below any difference an evaluation makes."""
 def expected_score(value: int, scale: float) -> float:
     """The expected score (0 to 1) of a search value: the logistic of an evaluation, 1 for a
     proven win and 0 for a proven loss (module docstring)."""
-    if value >= PROVEN:
-        return 1.0 + _PLY_EPSILON * (value - WIN)
-    if value <= -PROVEN:
-        return -_PLY_EPSILON * (WIN + value)
+    if value >= PROVEN:  # WIN less the plies to the win: above every evaluation, sooner higher
+        return 1.0 + _PLY_EPSILON * (value - PROVEN + 1)
+    if value <= -PROVEN:  # the plies to the loss less WIN: below them all, sooner lower
+        return -_PLY_EPSILON * (-PROVEN - value + 1)
     return 1.0 / (1.0 + math.exp(-value / scale))
 
 

@@ -41,11 +41,16 @@ from the best-scored laws in proportion to their score, all with different cause
 laws with one cause block each other) and in a random slot order. So the set is strong but
 different every game, and no law is in most of a side's sets.
 
-Guessing the opponent's hidden laws (determinization, ``bots.determinize``): each ``?`` slot
-gets a law drawn from an even mix of the uniform distribution (an opponent who writes at
-random) and the law scores above (one who writes as we do), and, like the laws we write, of a
-cause none of that player's other laws has (known or drawn for the same sample; a duplicate
-cause is drawn twenty times less often). What the bot has seen weighs in: a law that would
+Guessing the opponent's hidden laws (determinization, ``bots.determinize``): in most samples
+(``SELF_MODEL_SHARE``) the ``?`` slots get the laws of a set drawn as our own setup draws one
+(an opener, an adaptation, two strong laws; those of a cause already known left out); a slot
+seen revealed at the start of the opponent's last turn and hidden now was rewritten by an
+adaptation on the board as it is, so it mostly (``REWRITE_SHARE``) gets one of the laws we
+would write there (``rewrite_laws``). Any other slot gets a law drawn from an even mix of the
+uniform distribution (an opponent who writes at random) and the law scores above (one who
+writes as we do), and, like the laws we write, of a cause none of that player's other laws
+has (known or drawn for the same sample; a duplicate cause is drawn twenty times less often).
+What the bot has seen weighs in, on every draw: a law that would
 have won the game at once at the start of one of the opponent's earlier turns, while the slot
 was already hidden, was very likely not there (the opponent did not win), so such laws are
 drawn five times less often; so is, after an opponent's turn that was a lone piece move (no
