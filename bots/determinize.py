@@ -43,6 +43,12 @@ from bots.eval import MAX_EVAL, Evaluator, HiddenInformation
 from bots.search import MAX_PLY, PROVEN, WIN, SearchAbortedError, Searcher, TranspositionTable
 from games import Move, State
 
+SCREEN_DEPTH = 4
+"""The depth at which the root moves are screened over all samples (module docstring)."""
+SCREEN_SHARE = 0.3
+"""The share of the target time after which the screen comes sooner than ``SCREEN_DEPTH``."""
+SCREEN_MARGIN = 0.1
+"""How far below the best move's mean expected score a move may be and still be deepened."""
 _PLY_EPSILON = 1e-8
 """How much a proven result's expected score moves per ply of distance (sooner wins and later
 losses first), far below any difference an evaluation makes."""
@@ -149,19 +155,37 @@ def determinized_search(
     best_move, best_score, best_depth = root_moves[0], Score("cp", 0), 0
     pv: tuple[str, ...] = (state.move_to_str(best_move),)
     max_depth = limits.depth if limits.depth is not None else MAX_PLY
+    active, active_weights, moves = searchers, weights, root_moves
+    screened = len(searchers) == 1
     try:
         for depth in range(1, max_depth + 1):
-            best_values, totals = _best_root_move(searchers, weights, root_moves, depth, scale)
+            elapsed = limits.clock() - started
+            screen = not screened and (
+                depth >= SCREEN_DEPTH
+                or depth == max_depth
+                or (limits.target is not None and elapsed >= limits.target * SCREEN_SHARE)
+            )
+            if screen:
+                best_values, totals = _screen_root(active, active_weights, moves, depth, scale)
+            else:
+                best_values, totals = _best_root_move(
+                    active, active_weights, moves, depth, scale
+                )
             # stable: among equal totals the earlier (previously better) move stays first
-            root_moves.sort(key=lambda m: -totals[m])
-            best_move, best_depth = root_moves[0], depth
-            for searcher, value in zip(searchers, best_values, strict=True):
+            moves.sort(key=lambda m: -totals[m])
+            best_move, best_depth = moves[0], depth
+            for searcher, value in zip(active, best_values, strict=True):
                 searcher.store_root(depth, best_move, value)
-            values = [v for v, w in zip(best_values, weights, strict=True) for _ in range(w)]
+            values = [
+                v for v, w in zip(best_values, active_weights, strict=True) for _ in range(w)
+            ]
             best_score = _combined_score(values, is_hidden, scale)
-            pv = _line(searchers, best_move, state)
+            pv = _line(active, best_move, state)
             elapsed = limits.clock() - started
             nodes = sum(s.nodes for s in searchers)
+            note = f"samples {len(drawn)} ({len(worlds)} distinct)"
+            if screened and len(searchers) > 1:
+                note = f"{note}, {len(moves)} moves deepened in the first"
             on_info(
                 SearchInfo(
                     depth=depth,
@@ -172,11 +196,19 @@ def determinized_search(
                     time=int(elapsed * 1000),
                     pv=pv,
                     hashfull=table.hashfull(),
-                    string=f"samples {len(drawn)} ({len(worlds)} distinct)",
+                    string=note,
                 )
             )
             if all(v >= PROVEN for v in best_values) or all(v <= -PROVEN for v in best_values):
                 break  # won in every sample, or lost in every sample whatever is played
+            if screen:
+                # the moves that stand up in every sample go on, deeper, in the first alone
+                total = sum(active_weights)
+                floor = totals[best_move] / total - SCREEN_MARGIN
+                moves = [m for m in moves if totals[m] / total >= floor]
+                active, active_weights, screened = searchers[:1], [1], True
+                if len(moves) == 1:
+                    break
             if limits.target is not None and elapsed >= limits.target * 0.5:
                 break  # the next depth costs several times this one
     except SearchAbortedError:
@@ -250,6 +282,29 @@ def _best_root_move(
             best_line = line or []
     lead.pv_table[0] = [best_move, *best_line]
     return best, totals
+
+
+def _screen_root(
+    searchers: Sequence[Searcher],
+    weights: Sequence[int],
+    root_moves: Sequence[Move],
+    depth: int,
+    scale: float,
+) -> tuple[list[int], dict[Move, float]]:
+    """As ``_best_root_move``, but every move's sum exact (every move searched with a full
+    window in every sample): what the screen of the root moves compares."""
+    per_move: dict[Move, list[int]] = {move: [] for move in root_moves}
+    lines: list[tuple[str, ...]] = []
+    for searcher in searchers:
+        for move, value in searcher.root_values(depth, root_moves).items():
+            per_move[move].append(value)
+        lines.append(searcher.principal_variation())
+    totals = {move: _weighted_sum(per_move[move], weights, scale) for move in root_moves}
+    best = max(root_moves, key=lambda m: (totals[m], -root_moves.index(m)))
+    lead = searchers[0]
+    if lead.principal_variation()[:1] != (lead.state.move_to_str(best),):
+        lead.pv_table[0] = [best]
+    return per_move[best], totals
 
 
 def _weighted_sum(values: Sequence[int], weights: Sequence[int], scale: float) -> float:
