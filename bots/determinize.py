@@ -9,17 +9,25 @@ information and adds up, move by move, the values found in every sample. The mov
 best total is played.
 
 The samples are searched in step: depth 1 in every sample, then depth 2, and so on, so that the
-values added up always come from the same depth; when time runs out the last depth finished in
-every sample decides. A world drawn more than once is searched once and counted as often as it
-was drawn. At the root, the best move so far is searched with a full window in every sample and
-each other move first with a null window at the best move's value in each sample: a bound is
-not a value that can be added, but bounds that cannot beat the best sum rule a move out, and
-only a move that may beat it is searched exactly (``_best_root_move``).
+values added up always come from the same depth. A world drawn more than once is searched once
+and counted as often as it was drawn. At the root, the best move so far is searched with a full
+window in every sample and each other move first with a null window at the best move's value in
+each sample: a bound is not a value that can be added, but bounds that cannot beat the best sum
+rule a move out, and only a move that may beat it is searched exactly (``_best_root_move``).
+
+Searched to the end in step, eight samples cost eight times the nodes of one, about two plies
+at a fraction of a second per move, and that depth was worth more than the samples (Samples=8
+lost to Samples=1 at 0.3 s a move). So the samples *screen* and one sample *deepens*: at
+``SCREEN_DEPTH`` plies (or after ``SCREEN_SHARE`` of the time) every root move is searched
+exactly in every sample, and only the moves within ``SCREEN_MARGIN`` of the best mean go on,
+deeper, in the first sample alone; the move played is the best of those at the last depth
+finished. The hidden laws matter most as threats one or two turns away, which the screen sees
+in every sample; the race further ahead depends on them less and gets the depth.
 
 What is added up is the *expected score* of each sample's value, not the value itself: an
 evaluation ``v`` counts as the logistic ``1 / (1 + exp(-v / scale))`` (the evaluator's
 ``expectation_scale``), a proven win as 1 and a proven loss as 0 (sooner wins and later losses
-a hair better). The move with the best mean is played. Adding raw values instead, with a loss
+a hair better), and moves are compared by their mean. Adding raw values instead, with a loss
 counted just beyond every evaluation, made a loss in one sample of eight outweigh any
 difference of position, so that wherever every move lost in some sample (as it does once a few
 random hidden laws are drawn) the move was picked by the count of such samples alone; the
@@ -165,8 +173,11 @@ def determinized_search(
                 or depth == max_depth
                 or (limits.target is not None and elapsed >= limits.target * SCREEN_SHARE)
             )
+            losses: dict[Move, int] = {}
             if screen:
-                best_values, totals = _screen_root(active, active_weights, moves, depth, scale)
+                best_values, totals, losses = _screen_root(
+                    active, active_weights, moves, depth, scale
+                )
             else:
                 best_values, totals = _best_root_move(
                     active, active_weights, moves, depth, scale
@@ -203,9 +214,8 @@ def determinized_search(
                 break  # won in every sample, or lost in every sample whatever is played
             if screen:
                 # the moves that stand up in every sample go on, deeper, in the first alone
-                total = sum(active_weights)
-                floor = totals[best_move] / total - SCREEN_MARGIN
-                moves = [m for m in moves if totals[m] / total >= floor]
+                fewest = min(losses.values())
+                moves = [m for m in moves if losses[m] <= fewest]
                 active, active_weights, screened = searchers[:1], [1], True
                 if len(moves) == 1:
                     break
@@ -290,9 +300,10 @@ def _screen_root(
     root_moves: Sequence[Move],
     depth: int,
     scale: float,
-) -> tuple[list[int], dict[Move, float]]:
+) -> tuple[list[int], dict[Move, float], dict[Move, int]]:
     """As ``_best_root_move``, but every move's sum exact (every move searched with a full
-    window in every sample): what the screen of the root moves compares."""
+    window in every sample), and per move the weight of the samples where it is a proven
+    loss: what the screen of the root moves compares."""
     per_move: dict[Move, list[int]] = {move: [] for move in root_moves}
     lines: list[tuple[str, ...]] = []
     for searcher in searchers:
@@ -300,11 +311,15 @@ def _screen_root(
             per_move[move].append(value)
         lines.append(searcher.principal_variation())
     totals = {move: _weighted_sum(per_move[move], weights, scale) for move in root_moves}
+    losses = {
+        move: sum(w for v, w in zip(per_move[move], weights, strict=True) if v <= -PROVEN)
+        for move in root_moves
+    }
     best = max(root_moves, key=lambda m: (totals[m], -root_moves.index(m)))
     lead = searchers[0]
     if lead.principal_variation()[:1] != (lead.state.move_to_str(best),):
         lead.pv_table[0] = [best]
-    return per_move[best], totals
+    return per_move[best], totals, losses
 
 
 def _weighted_sum(values: Sequence[int], weights: Sequence[int], scale: float) -> float:
