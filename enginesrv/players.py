@@ -25,6 +25,7 @@ import itertools
 import math
 import os
 import shlex
+import shutil
 import signal
 import subprocess
 import tempfile
@@ -602,23 +603,20 @@ class TextEnginePlayer(Player):
         await self._send("isready")
         await self._until("readyok", self.deadlines.ready, doing)
 
-    def publish_stderr(self) -> None:
+    async def publish_stderr(self) -> None:
         """Append what the engine wrote to its standard error since the last call to the
-        public log (the game it was written in is over)."""
+        public log (the game it was written in is over). Copied in a thread, in pieces: an
+        engine may have written a great deal, and the other games' clocks run on this event
+        loop meanwhile."""
         if self._private is None or self.stderr is None:
             return
-        with contextlib.suppress(OSError):
-            with open(self._private, "rb") as private:
-                private.seek(self._published)
-                data = private.read()
-            self.stderr.parent.mkdir(parents=True, exist_ok=True)
-            with open(self.stderr, "ab") as public:  # made even when empty: it was looked at
-                public.write(data)
-            self._published += len(data)
+        self._published = await trio.to_thread.run_sync(
+            _append_from, self._private, self._published, self.stderr
+        )
 
     async def new_game(self, key: str, seed: int, secret_seed: int = 0) -> None:
         del key, secret_seed  # an engine's secrets are its own to draw
-        self.publish_stderr()  # the previous game is over
+        await self.publish_stderr()  # the previous game is over
         if "seed" in self.hello.options:
             await self._send(f"setoption name Seed value {seed}")
         await self._send("uginewgame")
@@ -704,13 +702,26 @@ class TextEnginePlayer(Player):
                     if pipe is not None:
                         await pipe.aclose()
                 await process.wait()
-            self.publish_stderr()
+            await self.publish_stderr()
             if self._private is not None:
                 with contextlib.suppress(OSError):
                     self._private.unlink()
                 self._private = None
             elif lines is not None:
                 await lines.stream.aclose()
+
+
+def _append_from(source: Path, offset: int, target: Path) -> int:
+    """Append ``source`` from byte ``offset`` on to ``target`` (made even when there is
+    nothing to add: it was looked at); the offset reached. Errors leave it where it was."""
+    try:
+        target.parent.mkdir(parents=True, exist_ok=True)
+        with open(source, "rb") as private, open(target, "ab") as public:
+            private.seek(offset)
+            shutil.copyfileobj(private, public)
+            return private.tell()
+    except OSError:
+        return offset
 
 
 def _kill_group(pgid: int) -> None:

@@ -32,6 +32,7 @@ from __future__ import annotations
 import contextlib
 import dataclasses
 import fcntl
+import functools
 import itertools
 import json
 import math
@@ -348,11 +349,14 @@ class ResultsDB:
         self.path = path
         try:
             if path is None:
-                self.db = sqlite3.connect(":memory:")
+                self.db = sqlite3.connect(":memory:", check_same_thread=False)
                 self.db.executescript(_SCHEMA)
                 return
             # mode=rw: never create the file (a missing store is not an empty one)
-            self.db = sqlite3.connect(f"{path.resolve().as_uri()}?mode=rw", uri=True)
+            # used by one thread at a time: the event loop's, or the one a game is stored from
+            self.db = sqlite3.connect(
+                f"{path.resolve().as_uri()}?mode=rw", uri=True, check_same_thread=False
+            )
         except sqlite3.Error as exc:
             raise self._error(exc) from None
         try:
@@ -915,6 +919,8 @@ async def _run_event(
         queue_send.send_nowait(item)
     queue_send.close()
 
+    store_lock = trio.Lock()
+
     async def slot_task(pool: WorkerPool | None, cancel: trio.CancelScope) -> None:
         nonlocal done
         slot = _Slot(
@@ -942,7 +948,6 @@ async def _run_event(
                 record_name = None
                 if out_dir is not None:
                     record_name = f"games/game-{item.id:05d}.txt"
-                    _write_atomic(out_dir / record_name, record_text)
                 first_points = _points(result.winner, item.p1 == item.first)
                 row = GameRow(
                     item.id, item.round, item.pairing, names[item.first], names[item.second],
@@ -950,11 +955,19 @@ async def _run_event(
                     item.pair, item.opening, result.winner, result.reason, first_points,
                     result.plies, result.wall, result.engine_time, record_name,
                 )  # fmt: skip
+                secret = None
                 if game.hidden_information:
                     # the secret seeds are kept for audit, once the game is over (stored
                     # before its row: a stored game always has them)
-                    db.put(f"seeds:{item.id}", json.dumps(list(seeds)))
-                db.add(row)
+                    secret = (f"seeds:{item.id}", json.dumps(list(seeds)))
+                async with store_lock:
+                    # in a thread: the file and database writes wait on the disk (an fsync
+                    # each), and the other games' clocks run on this event loop meanwhile
+                    store = functools.partial(
+                        _store_game, db, row, out_dir=out_dir, record_name=record_name,
+                        record_text=record_text, secret=secret,
+                    )  # fmt: skip
+                    await trio.to_thread.run_sync(store)
                 standings[item.pairing].add(row)
                 done += 1
                 p1_name, p2_name = row.p1, row.p2
@@ -1090,6 +1103,24 @@ def _decided(pairing: PairingResult, sprt: stats.SprtParams) -> bool:
     if pairing.wins + pairing.draws + pairing.losses < SPRT_MIN_GAMES:
         return False
     return pairing.summary(sprt).decision is not None
+
+
+def _store_game(
+    db: ResultsDB,
+    row: GameRow,
+    *,
+    out_dir: Path | None,
+    record_name: str | None,
+    record_text: str,
+    secret: tuple[str, str] | None,
+) -> None:
+    """Keep a finished game: its record file, its secret seeds (if any), then its row (a
+    stored row always has the rest). Run in a thread, one at a time."""
+    if out_dir is not None and record_name is not None:
+        _write_atomic(out_dir / record_name, record_text)
+    if secret is not None:
+        db.put(*secret)
+    db.add(row)
 
 
 def _write_atomic(path: Path, text: str) -> None:

@@ -322,3 +322,29 @@ def test_live_display_on_a_terminal_and_plain_lines_otherwise() -> None:
         else:
             assert "\x1b" not in status
             assert status.count("\n") == 1
+
+
+def test_finished_games_are_stored_off_the_event_loop(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # the record file and the database are written with an fsync each: on the event loop,
+    # that wait would be charged to the engines of the games still running
+    import threading
+
+    from enginesrv import tournament
+
+    writers: list[bool] = []
+    real = tournament._write_atomic
+
+    def spy(path: Path, text: str) -> None:
+        writers.append(threading.current_thread() is threading.main_thread())
+        real(path, text)
+
+    monkeypatch.setattr(tournament, "_write_atomic", spy)
+    config = prepare(
+        EventConfig("yoxii", ("bot:random", "bot:greedy"), depth=1, games=4, concurrency=2),
+        tmp_path, resume=False,
+    )  # fmt: skip
+    trio.run(lambda: run_event(config, tmp_path, on_game=lambda done: None))
+    assert writers == [False] * 4
+    assert [r[0] for r in stored(tmp_path)] == [1, 2, 3, 4]
