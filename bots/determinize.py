@@ -51,12 +51,14 @@ from bots.eval import MAX_EVAL, Evaluator, HiddenInformation
 from bots.search import MAX_PLY, PROVEN, WIN, SearchAbortedError, Searcher, TranspositionTable
 from games import Move, State
 
-SCREEN_DEPTH = 4
-"""The depth at which the root moves are screened over all samples (module docstring)."""
-SCREEN_SHARE = 0.3
-"""The share of the target time after which the screen comes sooner than ``SCREEN_DEPTH``."""
-SCREEN_MARGIN = 0.1
-"""How far below the best move's mean expected score a move may be and still be deepened."""
+CHECK_SHARE = 0.2
+"""The share of the time (and nodes) kept back from the first sample's search for the checks
+in the others (module docstring)."""
+CANDIDATES = 3
+"""How many of the first sample's best moves are checked in the other samples."""
+CHECK_DEPTH = 4
+"""How deep the other samples are searched for a forced loss: our turn and the opponent's
+(each one or two plies)."""
 _PLY_EPSILON = 1e-8
 """How much a proven result's expected score moves per ply of distance (sooner wins and later
 losses first), far below any difference an evaluation makes."""
@@ -144,10 +146,10 @@ def determinized_search(
             weight_of[key] = 0
         weight_of[key] += 1
     weights = [weight_of[world.key()] for world in worlds]
-    share = None if limits.nodes is None else max(1, limits.nodes // len(worlds))
-    sample_limits = Limits(None, share, limits.target, limits.deadline, limits.clock)
-    searchers = [
-        Searcher(
+    lead_limits, check_limits = _split_limits(limits, len(worlds))
+
+    def searcher(world: State, sample_limits: Limits) -> Searcher:
+        return Searcher(
             world,
             evaluator=evaluator,
             table=table,
@@ -157,72 +159,61 @@ def determinized_search(
             on_info=lambda info: None,
             quiescence=quiescence,
         )
-        for world in worlds
-    ]
+
+    lead = searcher(worlds[0], lead_limits)
+    others = [searcher(world, check_limits) for world in worlds[1:]]
+    everyone = [lead, *others]
     started = limits.clock()
     best_move, best_score, best_depth = root_moves[0], Score("cp", 0), 0
     pv: tuple[str, ...] = (state.move_to_str(best_move),)
     max_depth = limits.depth if limits.depth is not None else MAX_PLY
-    active, active_weights, moves = searchers, weights, root_moves
-    screened = len(searchers) == 1
+    note = f"samples {len(drawn)} ({len(worlds)} distinct)"
+    totals: dict[Move, float] = {}
     try:
         for depth in range(1, max_depth + 1):
-            elapsed = limits.clock() - started
-            screen = not screened and (
-                depth >= SCREEN_DEPTH
-                or depth == max_depth
-                or (limits.target is not None and elapsed >= limits.target * SCREEN_SHARE)
-            )
-            losses: dict[Move, int] = {}
-            if screen:
-                best_values, totals, losses = _screen_root(
-                    active, active_weights, moves, depth, scale
-                )
-            else:
-                best_values, totals = _best_root_move(
-                    active, active_weights, moves, depth, scale
-                )
-            # stable: among equal totals the earlier (previously better) move stays first
-            moves.sort(key=lambda m: -totals[m])
-            best_move, best_depth = moves[0], depth
-            for searcher, value in zip(active, best_values, strict=True):
-                searcher.store_root(depth, best_move, value)
-            values = [
-                v for v, w in zip(best_values, active_weights, strict=True) for _ in range(w)
-            ]
+            values, totals = _best_root_move([lead], [1], root_moves, depth, scale)
+            # stable: among equal values the earlier (previously better) move stays first
+            root_moves.sort(key=lambda m: -totals[m])
+            best_move, best_depth = root_moves[0], depth
+            lead.store_root(depth, best_move, values[0])
             best_score = _combined_score(values, is_hidden, scale)
-            pv = _line(active, best_move, state)
+            pv = _line([lead], best_move, state)
             elapsed = limits.clock() - started
-            nodes = sum(s.nodes for s in searchers)
-            note = f"samples {len(drawn)} ({len(worlds)} distinct)"
-            if screened and len(searchers) > 1:
-                note = f"{note}, {len(moves)} moves deepened in the first"
             on_info(
                 SearchInfo(
                     depth=depth,
-                    seldepth=max(s.seldepth for s in searchers),
+                    seldepth=lead.seldepth,
                     score=best_score,
-                    nodes=nodes,
-                    nps=int(nodes / elapsed) if elapsed > 0 else 0,
+                    nodes=lead.nodes,
+                    nps=int(lead.nodes / elapsed) if elapsed > 0 else 0,
                     time=int(elapsed * 1000),
                     pv=pv,
                     hashfull=table.hashfull(),
                     string=note,
                 )
             )
-            if all(v >= PROVEN for v in best_values) or all(v <= -PROVEN for v in best_values):
-                break  # won in every sample, or lost in every sample whatever is played
-            if screen:
-                # the moves that stand up in every sample go on, deeper, in the first alone
-                fewest = min(losses.values())
-                moves = [m for m in moves if losses[m] <= fewest]
-                active, active_weights, screened = searchers[:1], [1], True
-                if len(moves) == 1:
-                    break
-            if limits.target is not None and elapsed >= limits.target * 0.5:
+            if abs(values[0]) >= PROVEN:
+                break  # won or lost by force (in the first sample)
+            if lead_limits.target is not None and elapsed >= lead_limits.target * 0.5:
                 break  # the next depth costs several times this one
     except SearchAbortedError:
         pass
+    if others and best_depth:
+        candidates = root_moves[:CANDIDATES]
+        chosen, losses = _fewest_losses(others, weights[1:], candidates, CHECK_DEPTH)
+        lost = ", ".join(
+            f"{state.move_to_str(m)} {losses[m]}/{sum(weights) - weights[0]}"
+            for m in candidates
+            if m in losses
+        )
+        note = f"{note}; forced losses in the other samples: {lost or 'not checked'}"
+        if chosen != best_move:
+            # its value in the first sample is known only as a bound from above: as the score
+            best_move, best_score = chosen, Score("cp", _centipawns(totals[chosen], scale))
+            pv = (state.move_to_str(chosen),)
+        elapsed = limits.clock() - started
+        nodes = sum(s.nodes for s in everyone)
+        on_info(SearchInfo(best_depth, score=best_score, nodes=nodes, pv=pv, string=note))
     hidden.remember(state, best_move)
     elapsed = limits.clock() - started
     return SearchResult(
@@ -230,13 +221,59 @@ def determinized_search(
         token=state.move_to_str(best_move),
         score=best_score if best_depth else None,
         depth=best_depth,
-        seldepth=max(s.seldepth for s in searchers),
-        nodes=sum(s.nodes for s in searchers),
+        seldepth=max(s.seldepth for s in everyone),
+        nodes=sum(s.nodes for s in everyone),
         time=int(elapsed * 1000),
         pv=pv,
         hashfull=table.hashfull(),
-        stopped=any(s.stopped for s in searchers),
+        stopped=any(s.stopped for s in everyone),
     )
+
+
+def _split_limits(limits: Limits, worlds: int) -> tuple[Limits, Limits]:
+    """The limits of the first sample's search and of each check in the others: the first
+    gets all but ``CHECK_SHARE`` of the time and nodes (all of them when it is alone)."""
+    if worlds == 1:
+        return Limits(None, limits.nodes, limits.target, limits.deadline, limits.clock), limits
+    lead_nodes = check_nodes = None
+    if limits.nodes is not None:
+        lead_nodes = max(1, int(limits.nodes * (1 - CHECK_SHARE)))
+        check_nodes = max(1, (limits.nodes - lead_nodes) // (worlds - 1))
+    target, deadline = limits.target, limits.deadline
+    if deadline is not None:
+        reserve = CHECK_SHARE * (target if target is not None else deadline)
+        deadline -= reserve
+        if target is not None:
+            target -= reserve
+    lead = Limits(None, lead_nodes, target, deadline, limits.clock)
+    return lead, Limits(None, check_nodes, limits.target, limits.deadline, limits.clock)
+
+
+def _fewest_losses(
+    searchers: Sequence[Searcher], weights: Sequence[int], candidates: Sequence[Move], depth: int
+) -> tuple[Move, dict[Move, int]]:
+    """The first of ``candidates`` lost by force (within ``depth`` plies) in the least weight
+    of samples, and the weight found for each candidate checked. Each test is a null window
+    at the edge of the proven losses; a candidate stops being tested once it has lost in as
+    many samples as the best so far. Out of time, the candidates checked so far decide."""
+    best, fewest = candidates[0], math.inf
+    losses: dict[Move, int] = {}
+    try:
+        for move in candidates:
+            lost = 0
+            for searcher, weight in zip(searchers, weights, strict=True):
+                if lost >= fewest:
+                    break
+                if searcher.root_value(depth, move, -PROVEN, -PROVEN + 1) <= -PROVEN:
+                    lost += weight
+            losses[move] = lost
+            if lost < fewest:
+                best, fewest = move, lost
+            if fewest == 0:
+                break
+    except SearchAbortedError:
+        pass
+    return best, losses
 
 
 def _best_root_move(
@@ -292,34 +329,6 @@ def _best_root_move(
             best_line = line or []
     lead.pv_table[0] = [best_move, *best_line]
     return best, totals
-
-
-def _screen_root(
-    searchers: Sequence[Searcher],
-    weights: Sequence[int],
-    root_moves: Sequence[Move],
-    depth: int,
-    scale: float,
-) -> tuple[list[int], dict[Move, float], dict[Move, int]]:
-    """As ``_best_root_move``, but every move's sum exact (every move searched with a full
-    window in every sample), and per move the weight of the samples where it is a proven
-    loss: what the screen of the root moves compares."""
-    per_move: dict[Move, list[int]] = {move: [] for move in root_moves}
-    lines: list[tuple[str, ...]] = []
-    for searcher in searchers:
-        for move, value in searcher.root_values(depth, root_moves).items():
-            per_move[move].append(value)
-        lines.append(searcher.principal_variation())
-    totals = {move: _weighted_sum(per_move[move], weights, scale) for move in root_moves}
-    losses = {
-        move: sum(w for v, w in zip(per_move[move], weights, strict=True) if v <= -PROVEN)
-        for move in root_moves
-    }
-    best = max(root_moves, key=lambda m: (totals[m], -root_moves.index(m)))
-    lead = searchers[0]
-    if lead.principal_variation()[:1] != (lead.state.move_to_str(best),):
-        lead.pv_table[0] = [best]
-    return per_move[best], totals, losses
 
 
 def _weighted_sum(values: Sequence[int], weights: Sequence[int], scale: float) -> float:
