@@ -4,36 +4,35 @@ A player of a game with secrets (Yin Yang's hidden laws) sees a *view*: the posi
 opponent's secrets blanked out. The search cannot look ahead from a view, because the
 opponent's replies depend on what is hidden. Determinization (perfect-information Monte Carlo
 sampling, the method of Ginsberg's bridge program GIB) completes the view into several full
-positions consistent with everything the player knows, searches each one as a game of perfect
-information and adds up, move by move, the values found in every sample. The move with the
-best total is played.
+positions consistent with everything the player knows and searches them as games of perfect
+information. The classic method adds up, move by move, the values found in every sample and
+plays the move with the best total; at the time a move gets here that costs too much depth,
+and the samples are used as below.
 
-The samples are searched in step: depth 1 in every sample, then depth 2, and so on, so that the
-values added up always come from the same depth. A world drawn more than once is searched once
-and counted as often as it was drawn. At the root, the best move so far is searched with a full
-window in every sample and each other move first with a null window at the best move's value in
-each sample: a bound is not a value that can be added, but bounds that cannot beat the best sum
-rule a move out, and only a move that may beat it is searched exactly (``_best_root_move``).
+How the samples are searched. Searched to the end in step (depth 1 in every sample, then depth
+2, and so on, the values added up move by move), eight samples cost eight times the nodes of
+one, about two plies at a fraction of a second per move, and that depth was worth more than
+the samples: Samples=8 lost to Samples=1 at 0.3 s a move, and so did a shallow screen of every
+root move over all samples before one sample deepened (the screen took half the depth under
+match load). What the other samples are good for is narrower: the hidden laws matter most as a
+loss by force one turn away, which a shallow search sees. So:
 
-Searched to the end in step, eight samples cost eight times the nodes of one, about two plies
-at a fraction of a second per move, and that depth was worth more than the samples (Samples=8
-lost to Samples=1 at 0.3 s a move). So the samples *screen* and one sample *deepens*: at
-``SCREEN_DEPTH`` plies (or after ``SCREEN_SHARE`` of the time) every root move is searched
-exactly in every sample, and only the moves within ``SCREEN_MARGIN`` of the best mean go on,
-deeper, in the first sample alone; the move played is the best of those at the last depth
-finished. The hidden laws matter most as threats one or two turns away, which the screen sees
-in every sample; the race further ahead depends on them less and gets the depth.
+* the first sample is searched alone, to the full depth, with all but ``CHECK_SHARE`` of the
+  time (iterative deepening; at the root, the best move so far with a full window and the
+  others with a null window at its value, ``_best_root_move``);
+* its ``CANDIDATES`` best moves are then checked in every other sample for a loss by force
+  within ``CHECK_DEPTH`` plies (a null window at the edge of the proven losses), and the first
+  of them lost in the fewest samples is played (``_fewest_losses``).
 
-What is added up is the *expected score* of each sample's value, not the value itself: an
-evaluation ``v`` counts as the logistic ``1 / (1 + exp(-v / scale))`` (the evaluator's
+A world drawn more than once is searched once and counted as often as it was drawn.
+
+Values of several samples, where they are combined (``_combined_score``, ``_best_root_move``
+over more than one sample), are combined as *expected scores*, not as raw values: an evaluation
+``v`` counts as the logistic ``1 / (1 + exp(-v / scale))`` (the evaluator's
 ``expectation_scale``), a proven win as 1 and a proven loss as 0 (sooner wins and later losses
-a hair better), and moves are compared by their mean. Adding raw values instead, with a loss
-counted just beyond every evaluation, made a loss in one sample of eight outweigh any
-difference of position, so that wherever every move lost in some sample (as it does once a few
-random hidden laws are drawn) the move was picked by the count of such samples alone; the
-expected score weighs a one-in-eight loss as what it is. The score reported for a view that
-hides something is the mean turned back into centipawns (``cp``), never a proven result: a win
-in every sample may still rest on the guesses.
+a hair better). Raw sums, with a loss counted just beyond every evaluation, made a loss in one
+sample of eight outweigh any difference of position. The score reported for a view that hides
+something is never a proven result: a win in the first sample may still rest on the guesses.
 
 The known weaknesses of the method (it assumes the player will learn the secrets after this
 move, "strategy fusion") matter little when, as in Yin Yang, the secrets are revealed the
