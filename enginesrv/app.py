@@ -99,7 +99,11 @@ async def run_engine(
     """One session over stdin/stdout until ``quit``, end of input, or SIGINT/SIGTERM."""
     out, inp = stdio_streams()
     async with trio.open_nursery() as nursery:
-        pool = WorkerPool(nursery, workers, grace=config.grace, hash_budget=limits.hash_mb or None)
+        # a spare: a worker killed past its deadline must not make the next move wait for a
+        # new process (one session searches on one worker at a time)
+        pool = WorkerPool(
+            nursery, workers, grace=config.grace, hash_budget=limits.hash_mb or None, spare=1
+        )
         connection = Connection(
             out, inp, config=config, runner=pool, limits=limits, peer="stdio", framing=framing
         )

@@ -152,6 +152,10 @@ class WorkerPool:
             a peer are not capped.
         hash_budget: MB of transposition tables all workers together may keep (None: no
             cap); each worker keeps at most its share, ``hash_share``.
+        spare: workers started beyond ``size`` that only stand in: at most ``size`` search at
+            once, but when a worker is killed (past its deadline) or dies, a spare takes the
+            next search at once instead of that search waiting a second or more for a new
+            process to start (at a fraction of a second per move, a loss on time).
     """
 
     def __init__(
@@ -164,6 +168,7 @@ class WorkerPool:
         ready_timeout: float = READY_TIMEOUT,
         per_peer: int | None = None,
         hash_budget: int | None = None,
+        spare: int = 0,
     ) -> None:
         self.nursery = nursery
         self.command = command
@@ -171,7 +176,10 @@ class WorkerPool:
         self.size = max(1, size)
         self.grace = grace
         self.per_peer = per_peer
-        self.hash_share = None if hash_budget is None else max(1, hash_budget // self.size)
+        self.spare = max(0, spare)
+        self.hash_share = (
+            None if hash_budget is None else max(1, hash_budget // (self.size + self.spare))
+        )
         self._ids = itertools.count(1)
         self._numbers = itertools.count(1)
         self._idle: list[_Worker] = []
@@ -179,6 +187,8 @@ class WorkerPool:
         """The worker that last searched for each session (the latest ``REMEMBERED_SESSIONS``)."""
         self._waiting: OrderedDict[str | None, deque[_Waiter]] = OrderedDict()
         self._holding: Counter[str | None] = Counter()
+        self._held = 0
+        """Workers handed out now (at most ``size``: the spares only stand in)."""
         self._workers: set[_Worker] = set()
         self._pending = 0
         """Workers being started (spawned or replaced) that are not in ``_idle`` yet."""
@@ -188,7 +198,7 @@ class WorkerPool:
     async def start(self) -> None:
         """Start the workers and wait until they are ready (or ``ready_timeout`` has passed),
         so that no search pays for a worker's start-up."""
-        for _ in range(self.size):
+        for _ in range(self.size + self.spare):
             await self._spawn()
         with trio.move_on_after(self.ready_timeout):
             for worker in list(self._workers):
@@ -237,7 +247,7 @@ class WorkerPool:
 
     def all_idle(self) -> bool:
         """Whether every worker is idle and none is being started."""
-        return len(self._idle) == self.size and self._pending == 0
+        return len(self._idle) == self.size + self.spare and self._pending == 0
 
     # -- fair hand-out -------------------------------------------------------------------------
 
@@ -246,7 +256,7 @@ class WorkerPool:
 
     def _dispatch(self) -> None:
         """Give idle workers to waiting searches, one peer after another in turn."""
-        while self._idle and self._waiting:
+        while self._idle and self._waiting and self._held < self.size:
             eligible = [p for p in self._waiting if self._may_hold(p)]
             if not eligible:
                 return  # everyone waiting is at its cap
@@ -259,6 +269,7 @@ class WorkerPool:
                 del self._waiting[peer]
             worker = self._warm_worker(waiter.session)
             self._holding[peer] += 1
+            self._held += 1
             waiter.worker = worker
             waiter.granted.set()
 
@@ -288,6 +299,7 @@ class WorkerPool:
         self._dispatch()
 
     def _give_back(self, peer: str | None, worker: _Worker) -> None:
+        self._held -= 1
         self._holding[peer] -= 1
         if self._holding[peer] <= 0:
             del self._holding[peer]

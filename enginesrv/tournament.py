@@ -991,7 +991,9 @@ async def _run_event(
         async with trio.open_nursery() as nursery:
             pool: WorkerPool | None = None
             if any(s.kind == "bot" for s in specs) and pending:
-                pool = WorkerPool(nursery, config.concurrency)
+                # a spare: a worker killed past its deadline must not make the next move of
+                # its game wait for a new process
+                pool = WorkerPool(nursery, config.concurrency, spare=1)
                 await pool.start()
             ticker = trio.CancelScope()
 

@@ -452,3 +452,54 @@ async def test_the_pool_remembers_a_bounded_number_of_sessions(
         assert list(pids.pool._last_worker) == ["b", "c"]  # "a", the oldest, is forgotten
         await pids.search("b")
         assert list(pids.pool._last_worker) == ["c", "b"]
+
+
+@trio_test
+async def test_a_spare_stands_in_at_once_for_a_killed_worker_and_adds_no_search() -> None:
+    silent = (sys.executable, "-c", "import sys; sys.stdin.buffer.read()")
+    async with trio.open_nursery() as nursery:
+        pool = WorkerPool(nursery, 1, grace=0.1, command=silent, ready_timeout=0, spare=1)
+        await pool.start()
+        assert pool.idle == 2
+        outcome = await pool.search(
+            job(), on_info=lambda i: None, stop=trio.Event(),
+            hard_deadline=trio.current_time() + 0.2,
+        )  # fmt: skip
+        assert outcome.killed
+        # the killed worker is still being replaced, but the spare is there for the next move
+        assert pool.idle == 1
+        waited: list[bool] = []
+        outcome = await pool.search(
+            job(), on_info=lambda i: None, stop=trio.Event(),
+            hard_deadline=trio.current_time() + 0.2, on_wait=lambda: waited.append(True),
+        )  # fmt: skip
+        assert waited == []  # granted the spare at once, not after a new process started
+        assert outcome.killed  # (silent as well, so it too is killed)
+        await settled(pool)
+        assert pool.restarts == 2
+        assert pool.idle == 2
+        await pool.aclose()
+
+
+@trio_test
+async def test_a_spare_does_not_let_more_searches_run_at_once() -> None:
+    async with trio.open_nursery() as nursery:
+        pool = WorkerPool(nursery, 1, spare=1)
+        await pool.start()
+        waited: list[bool] = []
+        results = []
+
+        async def one() -> None:
+            outcome = await pool.search(
+                job(bot="random"), on_info=lambda i: None, stop=trio.Event(),
+                hard_deadline=None, on_wait=lambda: waited.append(True),
+            )  # fmt: skip
+            results.append(outcome.result)
+
+        async with trio.open_nursery() as searches:
+            for _ in range(2):
+                searches.start_soon(one)
+        assert waited == [True]
+        assert len(results) == 2
+        assert all(r is not None and r.token for r in results)
+        await pool.aclose()
