@@ -64,7 +64,7 @@ cannot be seen, which is why this is a weight and not a rule.
 from __future__ import annotations
 
 import random
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from itertools import accumulate
 from typing import Final
 
@@ -384,13 +384,28 @@ def _draw_laws(
 _window_sets: list[frozenset[int]] = []
 
 
-def _first_turn_boards(owner: int) -> list[tuple[int, int]]:
-    """The boards ``owner`` may face on its first turn: the start board for Black; for White
-    the start board (Black adapted) and the start board less any one piece (Black destroyed)."""
-    if owner == 0:
-        return [START_BOARD]
+_WINDOW_MASKS: Final = tuple(
+    0b110011 << (anchor % 3 + 4 * (anchor // 3)) for anchor in range(N_ANCHORS)
+)
+"""The squares of each window (anchors a1 b1 c1 a2 b2 c2 a3 b3 c3)."""
+
+
+def _first_turn_boards(owner: int) -> list[tuple[int, int, int]]:
+    """The boards ``owner`` may face on its first turn, each with the absolute cause of the
+    law the opponent revealed to make it (-1: none). Black faces the start board. White faces
+    the start board after an adaptation of any cause found there, or the start board less any
+    one piece after a destruction with the cause of a window that held it: a revealed law
+    blocks every other law of its cause (rules R5), and a White set whose only fitting law has
+    the cause of Black's first law has no token (the commonest quick loss)."""
     black, white = START_BOARD
-    return [START_BOARD] + [(black & ~(1 << sq), white & ~(1 << sq)) for sq in range(16)]
+    if owner == 0:
+        return [(black, white, -1)]
+    codes = window_codes(black, white)
+    out = [(black, white, code) for code in sorted(set(codes))]
+    for sq in range(16):
+        causes = {codes[anchor] for anchor in range(N_ANCHORS) if _WINDOW_MASKS[anchor] >> sq & 1}
+        out.extend((black & ~(1 << sq), white & ~(1 << sq), code) for code in sorted(causes))
+    return out
 
 
 def _piece_move_boards(black: int, white: int, player: int) -> list[tuple[int, int]]:
@@ -408,66 +423,114 @@ def _piece_move_boards(black: int, white: int, player: int) -> list[tuple[int, i
     return out
 
 
-def _has_token(black: int, white: int, player: int, laws: Sequence[int]) -> bool:
-    """Whether ``player`` holding ``laws`` (all hidden) can act on this board."""
+def _has_token(black: int, white: int, player: int, laws: Sequence[int], blocked: int = -1) -> bool:
+    """Whether ``player`` holding ``laws`` (all hidden) can act on this board, its laws of the
+    absolute cause ``blocked`` (a revealed law's) left out."""
     own = white if player else black
     if _piece_moves(own, ~(black | white) & 0xFFFF):
         return True
     codes = window_codes(black, white)
-    return any(ABS_CAUSE[player][law] in codes for law in laws)
+    return any(
+        ABS_CAUSE[player][law] in codes and ABS_CAUSE[player][law] != blocked for law in laws
+    )
 
 
-def _survives(black: int, white: int, owner: int, laws: Sequence[int]) -> bool:
+def _survives(black: int, white: int, owner: int, laws: Sequence[int], blocked: int = -1) -> bool:
     """Whether ``owner``, to act on this board with ``laws``, has a turn after which it can act
-    again whatever piece move the opponent replies (the opponent's laws are not known here)."""
+    again whatever the opponent replies: a piece move or none, then a destruction of any one
+    piece or nothing (the opponent's laws are not known here, and its adaptation can write a
+    destruction for the board at hand: a set whose one fitting law empties a square that only
+    enemy pieces touch is lost to a do-nothing reply, and many sets are lost to a reply that
+    empties such a square)."""
     results: list[tuple[int, int]] = _piece_move_boards(black, white, owner)
     for anchor, code in enumerate(window_codes(black, white)):
         for law in laws:
-            if ABS_CAUSE[owner][law] == code:
+            if ABS_CAUSE[owner][law] == code and code != blocked:
                 results.append(apply_effect(black, white, owner, anchor, law))
     for b2, w2 in results:
-        replies = _piece_move_boards(b2, w2, owner ^ 1) or [(b2, w2)]
-        if all(_has_token(b3, w3, owner, laws) for b3, w3 in replies):
+        if all(_has_token(b3, w3, owner, laws, blocked) for b3, w3 in _replies(b2, w2, owner ^ 1)):
             return True
     return False
 
 
+def _replies(black: int, white: int, player: int) -> Iterator[tuple[int, int]]:
+    """The boards ``player`` may leave from this one in a turn whatever its laws: a piece move
+    or none, then one piece destroyed or none."""
+    moved = [*_piece_move_boards(black, white, player), (black, white)]
+    for b, w in moved:
+        yield b, w
+        pieces = b | w
+        while pieces:
+            bit = pieces & -pieces
+            pieces ^= bit
+            yield b & ~bit, w & ~bit
+
+
+W_SURVIVES_ALL: Final = 800
+"""What a set is worth more when it survives every first turn the opponent may make."""
+
+
 def law_set_value(owner: int, laws: Sequence[int]) -> float:
     """How robust and strong a set of laws is for ``owner``: the share of the possible
-    first-turn boards where ``owner`` has a token (losing there is losing the game) and where
-    it has a first turn that leaves it a token whatever piece move the opponent answers, the
+    first-turn boards (with the law the opponent revealed to make each) where ``owner`` has a
+    token (losing there is losing the game) and where it has a first turn that leaves it a
+    token whatever the opponent answers (``_survives``), more if that holds on all of them, the
     share of the plausible boards where some law fits, and the laws' own scores."""
+    return _judge_set(owner, laws)[0]
+
+
+def _judge_set(owner: int, laws: Sequence[int]) -> tuple[float, bool]:
+    """``law_set_value``, and whether the set survives every first turn of the opponent."""
     if not _window_sets:
         _window_sets.extend(frozenset(window_codes(b, w)) for b, w in _plausible_boards())
     causes = {ABS_CAUSE[owner][law] for law in laws}
     first = _first_turn_boards(owner)
     covered = survived = 0
-    for black, white in first:
-        if _has_token(black, white, owner, laws):
+    for black, white, blocked in first:
+        if _has_token(black, white, owner, laws, blocked):
             covered += 1
-            if _survives(black, white, owner, laws):
+            if _survives(black, white, owner, laws, blocked):
                 survived += 1
     fits = sum(1 for codes in _window_sets if causes & codes)
     scores = law_scores(owner)
-    return (
+    every = survived == len(first)
+    value = (
         1000 * covered / len(first)
         + 600 * survived / len(first)
+        # a searching opponent finds the one first turn of its that leaves us stuck
+        + W_SURVIVES_ALL * every
         + 500 * fits / len(_window_sets)
         + sum(scores[i] for i in laws)
     )
+    return value, every
 
 
 SETUP_DRAWS: Final = 24
 """Law sets drawn at setup; one of the best few is written."""
 
 
+OPENER_TRIES: Final = 3
+"""Openers tried at setup before a set that some first turn of the opponent leaves stuck is
+written all the same."""
+
+
 def write_laws(owner: int, rng: random.Random) -> Laws:
     """Four laws for ``owner`` to write at setup: the best few of ``SETUP_DRAWS`` random draws
-    by ``law_set_value``, one of them at random, in a random slot order."""
-    opener, avoid = choose_opener(owner, rng)
-    draws = [_draw_laws(owner, rng, opener, avoid) for _ in range(SETUP_DRAWS)]
-    draws.sort(key=lambda laws: -law_set_value(owner, laws))
-    chosen = list(rng.choice(draws[:4]))
+    by ``law_set_value`` that survive every first turn of the opponent, one of them at random,
+    in a random slot order. When no draw with its opener survives them all, another opener is
+    drawn (up to ``OPENER_TRIES``)."""
+    pool: list[list[int]] = []
+    for _ in range(OPENER_TRIES):
+        opener, avoid = choose_opener(owner, rng)
+        draws = [_draw_laws(owner, rng, opener, avoid) for _ in range(SETUP_DRAWS)]
+        judged = sorted(
+            ((_judge_set(owner, laws), laws) for laws in draws), key=lambda item: -item[0][0]
+        )
+        robust = [laws for (_, every), laws in judged if every]
+        pool = robust[:4] or pool or [laws for _, laws in judged[:4]]
+        if robust:
+            break
+    chosen = list(rng.choice(pool))
     rng.shuffle(chosen)
     return chosen[0], chosen[1], chosen[2], chosen[3]
 

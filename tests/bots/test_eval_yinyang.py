@@ -372,3 +372,29 @@ def test_greedy_writes_random_valid_laws() -> None:
         tokens.add(result.token)
     assert len(tokens) == 5
     assert setup_move((0, 0, 0, 0)) not in {start.parse_move(t) for t in tokens}
+
+
+def test_a_white_set_is_judged_with_the_cause_black_reveals_first() -> None:
+    from bots.eval.yinyang import _first_turn_boards, _has_token, _survives
+
+    # a White set lost at ply 6 in a match: Black's first law, an adaptation of cause bwbw
+    # (revealed when applied), blocked White's adaptation wbwb>* (the same absolute cause),
+    # and White's one other law that fits the start board left it no token a turn later
+    laws = [LAW_OF_TEXT[t] for t in ("bbbb>.bbb", "b..b>bwwb", "wbwb>*", "bb.b>b..b")]
+    black, white = state_of(GAME.start_position).view(1).board_masks()
+    blocked = ABS_CAUSE[1][LAW_OF_TEXT["wbwb>*"]]
+    assert _has_token(black, white, 1, laws)
+    assert _has_token(black, white, 1, laws, blocked)  # bbbb>.bbb still fits
+    assert not _survives(black, white, 1, laws, blocked)
+    first = _first_turn_boards(1)
+    assert (black, white, blocked) in first
+    assert all(b == black and w == white for b, w, c in first if c == -1) is True
+    # Black faces only the start board, with nothing revealed
+    assert _first_turn_boards(0) == [(black, white, -1)]
+    # a set judged with the revealed causes scores lower than one that survives them all
+    robust = next(
+        write_laws(1, random.Random(seed))
+        for seed in range(50)
+        if all(_survives(b, w, 1, write_laws(1, random.Random(seed)), c) for b, w, c in first)
+    )
+    assert law_set_value(1, robust) > law_set_value(1, laws)
