@@ -50,6 +50,7 @@ from bots.eval import MAX_EVAL, Evaluator, HiddenInformation
 from bots.search import MAX_PLY, PROVEN, WIN, SearchAbortedError, Searcher, TranspositionTable
 from games import Move, State
 
+LEAF_AVERAGE = True
 CHECK_SHARE = 0.2
 """The share of the time (and nodes) kept back from the first sample's search for the checks
 in the others (module docstring)."""
@@ -145,12 +146,15 @@ def determinized_search(
             weight_of[key] = 0
         weight_of[key] += 1
     weights = [weight_of[world.key()] for world in worlds]
+    lead_evaluator = evaluator.over_samples(worlds[0], worlds[1:], weights)
+    if LEAF_AVERAGE:
+        worlds, weights = worlds[:1], [sum(weights)]
     lead_limits, check_limits = _split_limits(limits, len(worlds))
 
-    def searcher(world: State, sample_limits: Limits) -> Searcher:
+    def searcher(world: State, sample_limits: Limits, judge: Evaluator = evaluator) -> Searcher:
         return Searcher(
             world,
-            evaluator=evaluator,
+            evaluator=judge,
             table=table,
             history=history,
             limits=sample_limits,
@@ -159,7 +163,7 @@ def determinized_search(
             quiescence=quiescence,
         )
 
-    lead = searcher(worlds[0], lead_limits)
+    lead = searcher(worlds[0], lead_limits, lead_evaluator if LEAF_AVERAGE else evaluator)
     others = [searcher(world, check_limits) for world in worlds[1:]]
     everyone = [lead, *others]
     started = limits.clock()

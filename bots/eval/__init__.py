@@ -61,6 +61,16 @@ class Evaluator:
         adaptation) returns a useful subset instead; every move returned must be legal."""
         return state.legal_moves()
 
+    def over_samples(
+        self, lead: State, others: Sequence[State], weights: Sequence[int]
+    ) -> Evaluator:
+        """The evaluation to search ``lead``, one completion of a view, with: by default this
+        one. A game of hidden information may return one that counts what is hidden at the
+        root as the mean over all the completions ``lead`` and ``others`` (each with its
+        weight) instead of as ``lead`` has it (``bots.determinize``)."""
+        del lead, others, weights
+        return self
+
     def hidden_information(self) -> HiddenInformation | None:
         """How to play this game when a position hides part of itself (a player's view), or
         None for a game of perfect information (the default)."""

@@ -569,18 +569,46 @@ class YinYangEvaluator(Evaluator):
         empty = ~(black | white) & 0xFFFF
         value += W_MOBILITY * (_piece_moves(black, empty) - _piece_moves(white, empty))
         for player in (0, 1):
-            best = count = adapt = 0
-            for _, anchor, law in state.applications(player):
-                if LAW_KIND[law] == ADAPTATION:
-                    adapt = W_ADAPTATION
-                    continue
-                count += 1
-                gain = law_gain(black, white, player, anchor, law)
-                if gain > best:
-                    best = gain
-            term = best * (9 if player == side else 3) // 10 + W_LAW_COUNT * min(count, 4) + adapt
+            term = self._law_term(state, player, side, black, white)
             value += -term if player else term
         return -value if side else value
+
+    def _law_term(self, state: YinYangState, player: int, side: int, black: int, white: int) -> int:
+        """What ``player``'s applicable laws are worth: the best board change, nearly in full
+        for the side to act and at a third for the other, their number and an adaptation."""
+        best = count = adapt = 0
+        for _, anchor, law in state.applications(player):
+            if LAW_KIND[law] == ADAPTATION:
+                adapt = W_ADAPTATION
+                continue
+            count += 1
+            gain = law_gain(black, white, player, anchor, law)
+            if gain > best:
+                best = gain
+        return best * (9 if player == side else 3) // 10 + W_LAW_COUNT * min(count, 4) + adapt
+
+    def over_samples(
+        self, lead: State, others: Sequence[State], weights: Sequence[int]
+    ) -> Evaluator:
+        """An evaluation for searching ``lead`` in which the laws a player holds hidden at the
+        root count, at each leaf, as the weighted mean over all the samples of what that
+        player's laws would be worth there (module docstring)."""
+        assert isinstance(lead, YinYangState)
+        averaged = _SampledThreats(self._hidden)
+        for player in (0, 1):
+            laws, revealed = lead.laws(player)
+            if laws is None:
+                continue
+            slots = tuple(s for s in range(4) if not revealed >> s & 1)
+            variants: list[tuple[int, tuple[int, ...]]] = []
+            for world, weight in zip((lead, *others), weights, strict=True):
+                assert isinstance(world, YinYangState)
+                other, _ = world.laws(player)
+                assert other is not None
+                variants.append((weight, tuple(other[s] for s in slots)))
+            if len({v for _, v in variants}) > 1:
+                averaged.variants[player] = (slots, tuple(laws[s] for s in slots), variants)
+        return averaged if averaged.variants else self
 
     def search_moves(self, state: State) -> Sequence[Move]:
         assert isinstance(state, YinYangState)
@@ -615,6 +643,67 @@ class YinYangEvaluator(Evaluator):
             return 0
 
         return sorted(moves, key=lambda m: -score(m))
+
+
+class _SampledThreats(YinYangEvaluator):
+    """The evaluation with a player's hidden laws counted as the mean over the samples
+    (``YinYangEvaluator.over_samples``)."""
+
+    def __init__(self, hidden: YinYangHidden) -> None:
+        super().__init__()
+        self._hidden = hidden
+        self.variants: dict[
+            int, tuple[tuple[int, ...], tuple[int, ...], list[tuple[int, tuple[int, ...]]]]
+        ] = {}
+
+    def _law_term(self, state: YinYangState, player: int, side: int, black: int, white: int) -> int:
+        entry = self.variants.get(player)
+        if entry is None:
+            return super()._law_term(state, player, side, black, white)
+        slots, lead_laws, variants = entry
+        laws, revealed = state.laws(player)
+        assert laws is not None
+        for slot, law in zip(slots, lead_laws, strict=True):
+            if revealed >> slot & 1 or laws[slot] != law:
+                # applied (and so revealed) or rewritten on the way: the line speaks for itself
+                return super()._law_term(state, player, side, black, white)
+        # the laws in no hidden slot count as they are
+        best_known = count_known = adapt_known = 0
+        for slot, anchor, law in state.applications(player):
+            if slot in slots:
+                continue
+            if LAW_KIND[law] == ADAPTATION:
+                adapt_known = W_ADAPTATION
+                continue
+            count_known += 1
+            best_known = max(best_known, law_gain(black, white, player, anchor, law))
+        codes = window_codes(black, white)
+        where: dict[int, list[int]] = {}
+        for anchor, code in enumerate(codes):
+            where.setdefault(code, []).append(anchor)
+        blocked = revealed_causes(state)
+        res_b, res_w = state.reserves()
+        cause = ABS_CAUSE[player]
+        share = 9 if player == side else 3
+        total = weight_sum = 0
+        for weight, hidden in variants:
+            best, count, adapt = best_known, count_known, adapt_known
+            for law in hidden:
+                anchors = where.get(cause[law])
+                if anchors is None or cause[law] in blocked:
+                    continue
+                if LAW_KIND[law] == ADAPTATION:
+                    adapt = W_ADAPTATION
+                    continue
+                colour = REGEN_COLOUR[law]
+                if colour and (res_b if colour == BLACK else res_w) < 2:
+                    continue
+                for anchor in anchors:
+                    count += 1
+                    best = max(best, law_gain(black, white, player, anchor, law))
+            total += weight * (best * share // 10 + W_LAW_COUNT * min(count, 4) + adapt)
+            weight_sum += weight
+        return total // weight_sum
 
 
 def revealed_causes(state: YinYangState) -> set[int]:
