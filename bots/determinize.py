@@ -9,30 +9,29 @@ information. The classic method adds up, move by move, the values found in every
 plays the move with the best total; at the time a move gets here that costs too much depth,
 and the samples are used as below.
 
-How the samples are searched. Searched to the end in step (depth 1 in every sample, then depth
-2, and so on, the values added up move by move), eight samples cost eight times the nodes of
-one, about two plies at a fraction of a second per move, and that depth was worth more than
-the samples: Samples=8 lost to Samples=1 at 0.3 s a move, and so did a shallow screen of every
-root move over all samples before one sample deepened (the screen took half the depth under
-match load). What the other samples are good for is narrower: the hidden laws matter most as a
-loss by force one turn away, which a shallow search sees. So:
-
-* the first sample is searched alone, to the full depth, with all but ``CHECK_SHARE`` of the
-  time (iterative deepening; at the root, the best move so far with a full window and the
-  others with a null window at its value, ``_best_root_move``);
-* its ``CANDIDATES`` best moves are then checked in every other sample for a loss by force
-  within ``CHECK_DEPTH`` plies (a null window at the edge of the proven losses), and the first
-  of them lost in the fewest samples is played (``_fewest_losses``).
+How the samples are used. Searched to the end in step (depth 1 in every sample, then depth 2,
+and so on, the values added up move by move), eight samples cost eight times the nodes of one,
+two to three plies at a fraction of a second per move (the effective branching factor is near
+2.2), and that depth was worth more than the samples: Samples=8 lost to Samples=1 at 0.3 s a
+move that way, and also with a shallow screen of every root move over all samples before one
+sample deepened, and with a check of one sample's best moves for forced losses in the others.
+So one tree is searched, the first sample's, with all the time, and the others count at its
+leaves: what the laws hidden at the root would be worth there is the mean over all the samples
+(``Evaluator.over_samples``), as long as the line has not revealed or rewritten them. At the
+root the best move so far is searched with a full window and the others with a null window at
+its value (``_best_root_move``, which also adds up several samples' values as expected scores,
+refuting with null windows at each sample's best value the moves that cannot beat the best
+sum).
 
 A world drawn more than once is searched once and counted as often as it was drawn.
 
-Values of several samples, where they are combined (``_combined_score``, ``_best_root_move``
-over more than one sample), are combined as *expected scores*, not as raw values: an evaluation
+Values of several samples, where they are added up (``_best_root_move`` over more than one
+sample), are added as *expected scores*, not as raw values: an evaluation
 ``v`` counts as the logistic ``1 / (1 + exp(-v / scale))`` (the evaluator's
 ``expectation_scale``), a proven win as 1 and a proven loss as 0 (sooner wins and later losses
 a hair better). Raw sums, with a loss counted just beyond every evaluation, made a loss in one
 sample of eight outweigh any difference of position. The score reported for a view that hides
-something is never a proven result: a win in the first sample may still rest on the guesses.
+something is never a proven result: a win in the first sample may still rest on the guess.
 
 The known weaknesses of the method (it assumes the player will learn the secrets after this
 move, "strategy fusion") matter little when, as in Yin Yang, the secrets are revealed the
@@ -50,15 +49,6 @@ from bots.eval import MAX_EVAL, Evaluator, HiddenInformation
 from bots.search import MAX_PLY, PROVEN, WIN, SearchAbortedError, Searcher, TranspositionTable
 from games import Move, State
 
-LEAF_AVERAGE = True
-CHECK_SHARE = 0.2
-"""The share of the time (and nodes) kept back from the first sample's search for the checks
-in the others (module docstring)."""
-CANDIDATES = 3
-"""How many of the first sample's best moves are checked in the other samples."""
-CHECK_DEPTH = 4
-"""How deep the other samples are searched for a forced loss: our turn and the opponent's
-(each one or two plies)."""
 _PLY_EPSILON = 1e-8
 """How much a proven result's expected score moves per ply of distance (sooner wins and later
 losses first), far below any difference an evaluation makes."""
@@ -114,10 +104,9 @@ def determinized_search(
     samples: int,
     quiescence: bool = True,
 ) -> SearchResult:
-    """Search the view ``state`` over up to ``samples`` completions of it (module docstring).
-
-    Depth limits apply to every sample, a node limit to all samples together, time limits to
-    the whole search. A view that hides nothing is searched once, as it is.
+    """Search the view ``state`` with up to ``samples`` completions of it (module docstring):
+    the tree of the first, the others at its leaves. A view that hides nothing is searched as
+    it is.
     """
     chosen = hidden.choose_without_search(state, rng)
     if chosen is not None:
@@ -146,32 +135,23 @@ def determinized_search(
             weight_of[key] = 0
         weight_of[key] += 1
     weights = [weight_of[world.key()] for world in worlds]
+    # one tree, the first sample's; what the others hold counts at its leaves
     lead_evaluator = evaluator.over_samples(worlds[0], worlds[1:], weights)
-    if LEAF_AVERAGE:
-        worlds, weights = worlds[:1], [sum(weights)]
-    lead_limits, check_limits = _split_limits(limits, len(worlds))
-
-    def searcher(world: State, sample_limits: Limits, judge: Evaluator = evaluator) -> Searcher:
-        return Searcher(
-            world,
-            evaluator=judge,
-            table=table,
-            history=history,
-            limits=sample_limits,
-            stop=stop,
-            on_info=lambda info: None,
-            quiescence=quiescence,
-        )
-
-    lead = searcher(worlds[0], lead_limits, lead_evaluator if LEAF_AVERAGE else evaluator)
-    others = [searcher(world, check_limits) for world in worlds[1:]]
-    everyone = [lead, *others]
+    lead = Searcher(
+        worlds[0],
+        evaluator=lead_evaluator,
+        table=table,
+        history=history,
+        limits=Limits(None, limits.nodes, limits.target, limits.deadline, limits.clock),
+        stop=stop,
+        on_info=lambda info: None,
+        quiescence=quiescence,
+    )
     started = limits.clock()
     best_move, best_score, best_depth = root_moves[0], Score("cp", 0), 0
     pv: tuple[str, ...] = (state.move_to_str(best_move),)
     max_depth = limits.depth if limits.depth is not None else MAX_PLY
     note = f"samples {len(drawn)} ({len(worlds)} distinct)"
-    totals: dict[Move, float] = {}
     try:
         for depth in range(1, max_depth + 1):
             values, totals = _best_root_move([lead], [1], root_moves, depth, scale)
@@ -197,26 +177,10 @@ def determinized_search(
             )
             if abs(values[0]) >= PROVEN:
                 break  # won or lost by force (in the first sample)
-            if lead_limits.target is not None and elapsed >= lead_limits.target * 0.5:
+            if limits.target is not None and elapsed >= limits.target * 0.5:
                 break  # the next depth costs several times this one
     except SearchAbortedError:
         pass
-    if others and best_depth:
-        candidates = root_moves[:CANDIDATES]
-        chosen, losses = _fewest_losses(others, weights[1:], candidates, CHECK_DEPTH)
-        lost = ", ".join(
-            f"{state.move_to_str(m)} {losses[m]}/{sum(weights) - weights[0]}"
-            for m in candidates
-            if m in losses
-        )
-        note = f"{note}; forced losses in the other samples: {lost or 'not checked'}"
-        if chosen != best_move:
-            # its value in the first sample is known only as a bound from above: as the score
-            best_move, best_score = chosen, Score("cp", _centipawns(totals[chosen], scale))
-            pv = (state.move_to_str(chosen),)
-        elapsed = limits.clock() - started
-        nodes = sum(s.nodes for s in everyone)
-        on_info(SearchInfo(best_depth, score=best_score, nodes=nodes, pv=pv, string=note))
     hidden.remember(state, best_move)
     elapsed = limits.clock() - started
     return SearchResult(
@@ -224,59 +188,13 @@ def determinized_search(
         token=state.move_to_str(best_move),
         score=best_score if best_depth else None,
         depth=best_depth,
-        seldepth=max(s.seldepth for s in everyone),
-        nodes=sum(s.nodes for s in everyone),
+        seldepth=lead.seldepth,
+        nodes=lead.nodes,
         time=int(elapsed * 1000),
         pv=pv,
         hashfull=table.hashfull(),
-        stopped=any(s.stopped for s in everyone),
+        stopped=lead.stopped,
     )
-
-
-def _split_limits(limits: Limits, worlds: int) -> tuple[Limits, Limits]:
-    """The limits of the first sample's search and of each check in the others: the first
-    gets all but ``CHECK_SHARE`` of the time and nodes (all of them when it is alone)."""
-    if worlds == 1:
-        return Limits(None, limits.nodes, limits.target, limits.deadline, limits.clock), limits
-    lead_nodes = check_nodes = None
-    if limits.nodes is not None:
-        lead_nodes = max(1, int(limits.nodes * (1 - CHECK_SHARE)))
-        check_nodes = max(1, (limits.nodes - lead_nodes) // (worlds - 1))
-    target, deadline = limits.target, limits.deadline
-    if deadline is not None:
-        reserve = CHECK_SHARE * (target if target is not None else deadline)
-        deadline -= reserve
-        if target is not None:
-            target -= reserve
-    lead = Limits(None, lead_nodes, target, deadline, limits.clock)
-    return lead, Limits(None, check_nodes, limits.target, limits.deadline, limits.clock)
-
-
-def _fewest_losses(
-    searchers: Sequence[Searcher], weights: Sequence[int], candidates: Sequence[Move], depth: int
-) -> tuple[Move, dict[Move, int]]:
-    """The first of ``candidates`` lost by force (within ``depth`` plies) in the least weight
-    of samples, and the weight found for each candidate checked. Each test is a null window
-    at the edge of the proven losses; a candidate stops being tested once it has lost in as
-    many samples as the best so far. Out of time, the candidates checked so far decide."""
-    best, fewest = candidates[0], math.inf
-    losses: dict[Move, int] = {}
-    try:
-        for move in candidates:
-            lost = 0
-            for searcher, weight in zip(searchers, weights, strict=True):
-                if lost >= fewest:
-                    break
-                if searcher.root_value(depth, move, -PROVEN, -PROVEN + 1) <= -PROVEN:
-                    lost += weight
-            losses[move] = lost
-            if lost < fewest:
-                best, fewest = move, lost
-            if fewest == 0:
-                break
-    except SearchAbortedError:
-        pass
-    return best, losses
 
 
 def _best_root_move(

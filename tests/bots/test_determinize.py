@@ -195,46 +195,35 @@ def test_identical_worlds_are_searched_once() -> None:
     assert LAW_OF_TEXT["wbww>w.ww"] in (referee.laws(1)[0] or ())
 
 
-def test_the_first_sample_gets_most_of_the_time_and_the_checks_the_rest() -> None:
-    from bots.determinize import CHECK_SHARE, _split_limits
-
-    alone = Limits(target=0.2, deadline=0.3, nodes=1000)
-    lead, check = _split_limits(alone, 1)
-    assert (lead.target, lead.deadline, lead.nodes) == (0.2, 0.3, 1000)
-    lead, check = _split_limits(alone, 5)
-    assert lead.target == pytest.approx(0.2 * (1 - CHECK_SHARE))
-    assert lead.deadline == pytest.approx(0.3 - 0.2 * CHECK_SHARE)
-    assert (check.target, check.deadline) == (0.2, 0.3)
-    assert lead.nodes is not None
-    assert check.nodes is not None
-    assert lead.nodes + 4 * check.nodes <= 1000
-    untimed = Limits(depth=4)
-    lead, check = _split_limits(untimed, 3)
-    assert (lead.deadline, check.deadline, lead.nodes) == (None, None, None)
-
-
-def test_the_check_passes_over_a_candidate_that_the_samples_lose() -> None:
-    from bots.determinize import _fewest_losses
-
-    # White to act, Black's laws hidden: one of White's moves loses by force within four
-    # plies in every sample, the others in none
+def test_hidden_laws_count_at_the_leaves_as_the_mean_over_the_samples() -> None:
+    evaluator = evaluator_for("yinyang")
     view = state_of(
         "bwww/bw.w/bbbw/bbbw w start ?,?,?,+wwww>www. -.wbw>*,-w.bb>*,-bbw.>b.w.,-ww..>* 8 10 2"
     )
     worlds = [
-        w for w in YinYangHidden().samples(view, random.Random(3), 6) if isinstance(w, YinYangState)
+        w for w in YinYangHidden().samples(view, random.Random(5), 6) if isinstance(w, YinYangState)
     ]
-    moves = list(evaluator_for("yinyang").search_moves(view))
-    lost = {m: sum(1 for s in _searchers(worlds) if s.root_value(4, m) <= -PROVEN) for m in moves}
-    assert sorted(lost.values()) == [0, 0, 6]
-    losing = next(m for m in moves if lost[m] == 6)
-    candidates = [losing, *(m for m in moves if m != losing)]
-    chosen, counted = _fewest_losses(_searchers(worlds), [1] * len(worlds), candidates, 4)
-    assert chosen == candidates[1]  # the first that no sample loses
-    assert counted == {losing: 6, candidates[1]: 0}  # and nothing checked after it
-    # weights count: a world drawn three times weighs three
-    chosen, counted = _fewest_losses(_searchers(worlds), [3, 1, 1, 1, 1, 1], candidates, 4)
-    assert counted[losing] == 8
-    # alone, the losing move is still the first candidate's answer when nothing is better
-    chosen, counted = _fewest_losses(_searchers(worlds), [1] * len(worlds), [losing], 4)
-    assert (chosen, counted) == (losing, {losing: 6})
+    lead, others = worlds[0], worlds[1:]
+    # one sample alone, or samples that agree, change nothing
+    assert evaluator.over_samples(lead, [], [1]) is evaluator
+    assert evaluator.over_samples(lead, [lead.copy()], [1, 1]) is evaluator
+    averaged = evaluator.over_samples(lead, others, [1] * 6)
+    assert averaged is not evaluator
+    # at the root the value is the mean of the samples' own values (the hidden laws are only
+    # Black's, and only its law term differs between them)
+    values = [evaluator.evaluate(world) for world in worlds]
+    assert abs(averaged.evaluate(lead) - sum(values) / len(values)) <= 1
+    # a line where a hidden law was rewritten (or applied, so revealed) is judged as it stands
+    laws, _ = lead.laws(0)
+    other, _ = others[0].laws(0)
+    assert laws is not None
+    assert other is not None
+    slot = next(i for i in range(4) if laws[i] != other[i])
+    changed_laws = list(laws)
+    changed_laws[slot] = other[slot]
+    changed = lead.with_laws(
+        0, (changed_laws[0], changed_laws[1], changed_laws[2], changed_laws[3])
+    )
+    assert averaged.evaluate(changed) == evaluator.evaluate(changed)
+    # the other searches use the evaluation as it is
+    assert evaluator.over_samples(view, [], [1]) is evaluator
