@@ -26,12 +26,11 @@ import math
 import os
 import shlex
 import shutil
-import signal
 import subprocess
 import tempfile
 import time
 from abc import ABC, abstractmethod
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, Literal
 
@@ -41,16 +40,19 @@ import games
 from bots.engine import Engine, OptionError, Score
 from bots.registry import BotError, create_bot
 from enginesrv import timeman
+from enginesrv.client import (
+    AsyncEngine,
+    ClientError,
+    Clock,
+    EngineError,
+    EngineInfo,
+    EngineTimeoutError,
+)
 from enginesrv.session import SearchRunner
 from enginesrv.worker import SearchJob
 from protocol import messages as m
-from protocol.text import encode_command
 
 PlayerKind = Literal["bot", "cmd", "tcp"]
-
-MAX_LINE = 1 << 20
-"""The longest line an external engine may send (a ``query moves`` answer is never asked)."""
-
 
 _BOT_INSTANCES = itertools.count(1)
 BOT_OVERHEAD_MS = 50
@@ -58,11 +60,6 @@ BOT_OVERHEAD_MS = 50
 and for the moments a busy machine does not run it: the arbiter measures the whole."""
 MOVE_TIMEOUT = 60.0
 """Seconds a search without a clock may take by default (``--move-timeout``)."""
-KILL_WAIT = 1.0
-"""Seconds an engine gets to exit after ``quit`` before its process group is killed."""
-
-_STREAM_GONE = (trio.BrokenResourceError, trio.ClosedResourceError, OSError)
-"""What reading or writing a pipe or socket raises once the other end is gone."""
 
 
 class PlayerSpecError(ValueError):
@@ -433,48 +430,19 @@ class BotPlayer(Player):
 # -- external engines over the text protocol ------------------------------------------------------
 
 
-class _LineStream:
-    """Lines in and out of a trio stream, with a limit on line length."""
+class EngineHello:
+    """What an external engine's handshake told the arbiter: its options (lowercased names)
+    and the games it says it plays (none: a plain UGI engine that does not say)."""
 
-    def __init__(self, stream: trio.abc.Stream) -> None:
-        self.stream = stream
-        self.buffer = bytearray()
-        self.eof = False
-
-    async def send(self, line: str) -> None:
-        await self.stream.send_all((line + "\n").encode())
-
-    async def line(self) -> str | None:
-        """The next line, or None at the end of the stream."""
-        while True:
-            end = self.buffer.find(b"\n")
-            if end >= 0:
-                raw = bytes(self.buffer[:end])
-                del self.buffer[: end + 1]
-                return raw.decode("utf-8", "replace").rstrip("\r")
-            if self.eof:
-                return None
-            if len(self.buffer) > MAX_LINE:
-                raise ForfeitError("crash", f"a line longer than {MAX_LINE} bytes")
-            data = await self.stream.receive_some(65536)
-            if not data:
-                self.eof = True
-                if not self.buffer:
-                    return None
-                self.buffer += b"\n"
-            else:
-                self.buffer += data
-
-
-@dataclass
-class _Handshake:
-    options: set[str] = field(default_factory=set)
-    games: set[str] = field(default_factory=set)
+    def __init__(self, info: EngineInfo | None = None) -> None:
+        self.options = {o.name.lower() for o in info.options} if info else set()
+        self.games = {g.name for g in info.games} if info else set()
 
 
 class TextEnginePlayer(Player):
     """An external engine speaking the text protocol (UGI commands suffice): started as a
-    command (``cmd:``) or reached over TCP (``tcp:``)."""
+    command (``cmd:``) or reached over TCP (``tcp:``), spoken to through ``enginesrv.client``.
+    """
 
     def __init__(
         self,
@@ -493,60 +461,42 @@ class TextEnginePlayer(Player):
         is over; None: discarded. While a game runs it goes to a private file of its own."""
         self._private: Path | None = None
         self._published = 0
-        self.process: trio.Process | None = None
-        self.lines: _LineStream | None = None
-        self.hello = _Handshake()
+        self.engine: AsyncEngine | None = None
+        self.hello = EngineHello()
         self.game = ""
+
+    @property
+    def process(self) -> trio.Process | None:
+        """The engine's process (``cmd:``), once started."""
+        return self.engine.process if self.engine is not None else None
 
     @property
     def _gone(self) -> str:
         return "disconnect" if self.spec.kind == "tcp" else "crash"
 
-    async def _send(self, line: str) -> None:
-        assert self.lines is not None
-        if control_character(line) is not None:  # the specs are checked: this is a bug
-            raise ValueError(f"refusing to send a line with a control character: {line!r}")
-        try:
-            await self.lines.send(line)
-        except _STREAM_GONE as exc:
-            self.alive = False
-            raise ForfeitError(self._gone, f"cannot write to the engine: {exc}") from None
-
-    async def _line(self) -> str:
-        assert self.lines is not None
-        try:
-            line = await self.lines.line()
-        except _STREAM_GONE as exc:
-            line = None
-            detail = str(exc)
-        else:
-            detail = "end of output"
-        if line is None:
-            self.alive = False
-            what = "the connection closed" if self.spec.kind == "tcp" else "the engine exited"
-            code = self.process.returncode if self.process is not None else None
-            raise ForfeitError(
-                self._gone, f"{what} ({detail}{'' if code is None else f', code {code}'})"
-            )
-        return line
-
-    async def _until(self, word: str, seconds: float, doing: str) -> list[str]:
-        """Lines up to one whose first word is ``word``, within ``seconds`` (else a stall)."""
-        out: list[str] = []
-        with trio.move_on_after(seconds):
-            while True:
-                line = await self._line()
-                out.append(line)
-                if line.split()[:1] == [word]:
-                    return out
+    def _forfeit(self, exc: ClientError, doing: str) -> ForfeitError:
+        """The forfeit for a failed exchange: a stall when an answer did not come in time,
+        else the engine went away (a crash, or a disconnect over TCP)."""
         self.alive = False
-        raise ForfeitError("stall", f"no {word} within {seconds:g} s after {doing}")
+        if isinstance(exc, EngineTimeoutError):
+            return ForfeitError("stall", f"{doing}: {exc}")
+        return ForfeitError(self._gone, f"{doing}: {exc}")
+
+    @property
+    def _engine(self) -> AsyncEngine:
+        if self.engine is None or not self.engine.alive:
+            self.alive = False
+            raise ForfeitError(self._gone, "the engine is not running")
+        return self.engine
 
     async def start(self, game: games.Game) -> None:
         self.game = game.name
+        deadlines = self.deadlines
         try:
             if self.spec.kind == "tcp":
-                stream: trio.abc.Stream = await trio.open_tcp_stream(self.spec.host, self.spec.port)
+                self.engine = await AsyncEngine.connect_in(
+                    None, self.spec.host, self.spec.port, timeout=deadlines.startup
+                )
             else:
                 errors: int | IO[bytes] = subprocess.DEVNULL
                 if self.stderr is not None:
@@ -556,52 +506,39 @@ class TextEnginePlayer(Player):
                     self._private, self._published = Path(name), 0
                     errors = os.fdopen(fd, "ab")
                 try:
-                    # a session of its own: whatever the engine starts is ended with it
-                    self.process = await trio.lowlevel.open_process(
+                    self.engine = await AsyncEngine.popen_in(
+                        None,
                         [*self.wrapper, *self.spec.command],
-                        stdin=subprocess.PIPE,
-                        stdout=subprocess.PIPE,
                         stderr=errors,
-                        start_new_session=True,
+                        timeout=deadlines.startup,
                     )
                 finally:
                     if not isinstance(errors, int):
                         errors.close()  # the child has its own copy of the descriptor
-                assert self.process.stdin is not None
-                assert self.process.stdout is not None
-                stream = trio.StapledStream(self.process.stdin, self.process.stdout)
-        except OSError as exc:
-            where = (
-                f"{self.spec.host}:{self.spec.port}"
-                if self.spec.kind == "tcp"
-                else " ".join(self.spec.command)
-            )
-            raise ForfeitError(self._gone, f"cannot start {where}: {exc}") from None
-        self.lines = _LineStream(stream)
+        except EngineTimeoutError as exc:
+            raise ForfeitError("stall", f"no ugiok within {deadlines.startup:g} s: {exc}") from None
+        except ClientError as exc:
+            raise ForfeitError(self._gone, f"cannot start it: {exc}") from None
         self.alive = True
-        await self._send("ugi")
-        hello = await self._until("ugiok", self.deadlines.startup, "ugi")
-        for line in hello:
-            words = line.split()
-            if words[:2] == ["option", "name"] and len(words) > 2:
-                self.hello.options.add(words[2].lower())
-            elif words[:1] == ["game"] and len(words) > 1:
-                self.hello.games.add(words[1])
+        engine = self.engine
+        self.hello = EngineHello(engine.info)
         if self.hello.games and game.name not in self.hello.games:
             await self.close()
             raise PlayerSpecError(
                 f"player {self.spec.text!r}: the engine plays {', '.join(sorted(self.hello.games))}"
                 f", not {game.name}"
             )
-        if "game" in self.hello.options:
-            await self._send(f"setoption name Game value {game.name}")
-        for key, value in self.spec.options:
-            await self._send(f"setoption name {key} value {value}")
-        await self._ready("the handshake")
-
-    async def _ready(self, doing: str) -> None:
-        await self._send("isready")
-        await self._until("readyok", self.deadlines.ready, doing)
+        try:
+            if "game" in self.hello.options:
+                await engine.set_option("Game", game.name, deadlines.ready)
+            for key, value in self.spec.options:
+                await engine.set_option(key, value, deadlines.ready)
+            await engine.isready(deadlines.ready)
+        except EngineError as exc:
+            await self.close()
+            raise PlayerSpecError(f"player {self.spec.text!r}: the engine refused: {exc}") from None
+        except ClientError as exc:
+            raise self._forfeit(exc, "the handshake") from None
 
     async def publish_stderr(self) -> None:
         """Append what the engine wrote to its standard error since the last call to the
@@ -617,98 +554,103 @@ class TextEnginePlayer(Player):
     async def new_game(self, key: str, seed: int, secret_seed: int = 0) -> None:
         del key, secret_seed  # an engine's secrets are its own to draw
         await self.publish_stderr()  # the previous game is over
-        if "seed" in self.hello.options:
-            await self._send(f"setoption name Seed value {seed}")
-        await self._send("uginewgame")
-        await self._ready("uginewgame")
+        engine = self._engine
+        try:
+            if "seed" in self.hello.options:
+                try:
+                    await engine.set_option("Seed", seed, self.deadlines.ready)
+                except EngineError:
+                    # the handshake's bot had a Seed; the one an option chose since has not
+                    self.hello.options.discard("seed")
+            await engine.new_game(timeout=self.deadlines.ready)
+        except EngineError as exc:
+            raise ForfeitError("crash", f"uginewgame was refused: {exc}") from None
+        except ClientError as exc:
+            raise self._forfeit(exc, "uginewgame") from None
 
     async def go(self, request: GoRequest) -> Reply:
-        if request.start is None:
-            position = m.Position(fen=request.position)
-        else:
-            position = m.Position(fen=request.start, moves=request.moves)
-        await self._send(encode_command(position).decode().rstrip("\n"))
-        await self._send(encode_command(request.clocks).decode().rstrip("\n"))
-        started = trio.current_time()
-        score: Score | None = None
-        depth = nodes = 0
-        search_ms: int | None = None
+        engine = self._engine
+        deadlines = self.deadlines
+        clocks = request.clocks
+        try:
+            if request.start is None:
+                await engine.position(request.position, timeout=deadlines.ready)
+            else:
+                await engine.position(request.start, request.moves, timeout=deadlines.ready)
+            started = trio.current_time()
+            handle = await engine.start_search(
+                depth=clocks.depth,
+                movetime=clocks.movetime,
+                nodes=clocks.nodes,
+                clock=Clock(clocks.p1time, clocks.p2time, clocks.p1inc, clocks.p2inc,
+                            clocks.movestogo),
+                timeout=deadlines.ready,
+                confirm=False,  # a silent engine is judged by its clock, or by isready
+            )  # fmt: skip
+        except EngineError as exc:
+            raise ForfeitError("crash", f"the engine refused the position or go: {exc}") from None
+        except ClientError as exc:
+            raise self._forfeit(exc, "position and go") from None
         # without a clock, a silent engine is told apart from a long search by isready
-        ping_at = (
-            math.inf if request.forfeit_at is not None else started + self.deadlines.ping_every
-        )
-        pending_ping: float | None = None
         limit = request.forfeit_at if request.forfeit_at is not None else math.inf
-        cap = started + self.deadlines.move if request.forfeit_at is None else math.inf
+        cap = started + deadlines.move if request.forfeit_at is None else math.inf
+        ping_at = started + deadlines.ping_every if request.forfeit_at is None else math.inf
         while True:
-            wake = min(limit, cap, ping_at, pending_ping if pending_ping is not None else math.inf)
-            line: str | None = None
-            with trio.move_on_at(wake):
-                line = await self._line()
+            wake = min(limit, cap, ping_at)
+            try:
+                result = await handle.result(max(0.0, wake - trio.current_time()))
+                break
+            except EngineTimeoutError:
+                pass
+            except EngineError as exc:
+                if exc.code in (203, 206):  # refused, with its ``bestmove none``
+                    return Reply(None, trio.current_time() - started)
+                raise ForfeitError("crash", f"the search failed: {exc}") from None
+            except ClientError as exc:
+                raise self._forfeit(exc, "the search") from None
             now = trio.current_time()
-            if line is None:
-                if now >= limit:
-                    self.alive = False
-                    raise ForfeitError("time-forfeit", f"no bestmove within {now - started:.3f} s")
-                if now >= cap:
-                    self.alive = False
-                    raise ForfeitError(
-                        "stall",
-                        f"no bestmove within the move timeout of {self.deadlines.move:g} s",
-                    )
-                if pending_ping is not None and now >= pending_ping:
-                    self.alive = False
-                    raise ForfeitError(
-                        "stall",
-                        f"no readyok within {self.deadlines.ready:g} s while searching",
-                    )
-                await self._send("isready")
-                pending_ping = now + self.deadlines.ready
-                ping_at = math.inf
-                continue
-            words = line.split()
-            if not words:
-                continue
-            if words[0] == "bestmove":
-                token = words[1] if len(words) > 1 else None
-                if token in ("none", "(none)", "0000"):
-                    token = None
-                return Reply(token, now - started, score, depth, nodes, search_ms)
-            if words[0] == "readyok" and pending_ping is not None:
-                pending_ping = None
-                ping_at = now + self.deadlines.ping_every
-            elif words[0] == "info":
-                score, depth, nodes = _read_info(words, score, depth, nodes)
-                search_ms = _info_time(words, search_ms)
+            if now >= limit:
+                self.alive = False
+                raise ForfeitError("time-forfeit", f"no bestmove within {now - started:.3f} s")
+            if now >= cap:
+                self.alive = False
+                raise ForfeitError(
+                    "stall", f"no bestmove within the move timeout of {deadlines.move:g} s"
+                )
+            try:
+                await engine.isready(deadlines.ready)
+            except EngineTimeoutError:
+                self.alive = False
+                raise ForfeitError(
+                    "stall", f"no readyok within {deadlines.ready:g} s while searching"
+                ) from None
+            except ClientError as exc:
+                raise self._forfeit(exc, "isready while searching") from None
+            ping_at = trio.current_time() + deadlines.ping_every
+        elapsed = trio.current_time() - started
+        score = result.exact_score  # adjudication reads it: a bound is not a score
+        return Reply(
+            result.move,
+            elapsed,
+            None if score is None else Score(score.kind, score.value),
+            result.depth or 0,
+            result.nodes or 0,
+            result.time,
+        )
 
     async def close(self) -> None:
         self.alive = False
-        lines, self.lines = self.lines, None
-        process, self.process = self.process, None
+        engine, self.engine = self.engine, None
         # shielded: called while the event is being cancelled, it must still end the engine;
         # every wait inside is bounded
         with trio.CancelScope(shield=True):
-            if lines is not None:
-                with trio.move_on_after(0.2), contextlib.suppress(*_STREAM_GONE):
-                    await lines.send("quit")
-            if process is not None:
-                with trio.move_on_after(KILL_WAIT):
-                    await process.wait()
-                # the engine, and everything it started that is still in its process group
-                _kill_group(process.pid)
-                if process.returncode is None:
-                    process.kill()
-                for pipe in (process.stdin, process.stdout):
-                    if pipe is not None:
-                        await pipe.aclose()
-                await process.wait()
+            if engine is not None:
+                await engine.aclose()
             await self.publish_stderr()
             if self._private is not None:
                 with contextlib.suppress(OSError):
                     self._private.unlink()
                 self._private = None
-            elif lines is not None:
-                await lines.stream.aclose()
 
 
 def _append_from(source: Path, offset: int, target: Path) -> int:
@@ -722,49 +664,6 @@ def _append_from(source: Path, offset: int, target: Path) -> int:
             return private.tell()
     except OSError:
         return offset
-
-
-def _kill_group(pgid: int) -> None:
-    """Kill every process of the group ``pgid`` (gone already: nothing to do)."""
-    with contextlib.suppress(ProcessLookupError, PermissionError):
-        os.killpg(pgid, signal.SIGKILL)
-
-
-def _read_info(
-    words: list[str], score: Score | None, depth: int, nodes: int
-) -> tuple[Score | None, int, int]:
-    """The score, depth and nodes of an ``info`` line (unchanged where it has none)."""
-    i = 1
-    while i < len(words):
-        key = words[i]
-        if key == "string":
-            break
-        try:
-            if key == "depth":
-                depth = int(words[i + 1])
-            elif key == "nodes":
-                nodes = int(words[i + 1])
-            elif key == "score" and words[i + 1] in ("cp", "win", "loss", "mate"):
-                kind = words[i + 1]
-                value = int(words[i + 2])
-                if kind == "mate":
-                    kind, value = ("win", value) if value > 0 else ("loss", -value)
-                score = Score(kind, value)  # type: ignore[arg-type]
-                i += 1
-        except (IndexError, ValueError):
-            pass
-        i += 2
-    return score, depth, nodes
-
-
-def _info_time(words: list[str], before: int | None) -> int | None:
-    """The ``time`` of an ``info`` line, or ``before``."""
-    for i in range(1, len(words) - 1):
-        if words[i] == "string":
-            break
-        if words[i] == "time" and words[i + 1].isdigit():
-            return int(words[i + 1])
-    return before
 
 
 def make_player(

@@ -52,3 +52,32 @@ def test_checker_catches_a_wrong_import(tmp_path: Path) -> None:
     bad = tmp_path / "mod.py"
     bad.write_text("import trio\nfrom bots.x import y\n", encoding="utf-8")
     assert [root for _, root in imported_roots(bad)] == ["trio", "bots"]
+
+
+def imported_modules(path: Path) -> list[tuple[int, str]]:
+    """(line, full module name) of every absolute import in a file."""
+    tree = ast.parse(path.read_text(encoding="utf-8"))
+    out: list[tuple[int, str]] = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            out.extend((node.lineno, alias.name) for alias in node.names)
+        elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
+            out.append((node.lineno, node.module))
+    return out
+
+
+def test_the_client_imports_only_the_protocol_and_trio() -> None:
+    """``enginesrv.client`` is a library for other programs: it speaks the protocol through
+    the ``protocol`` package and runs on trio, and knows nothing of the server, the arbiter,
+    the rules or the bots."""
+    stdlib = set(sys.stdlib_module_names) | {"__future__"}
+    bad = []
+    files = sorted((ROOT / "enginesrv" / "client").rglob("*.py"))
+    assert files
+    for path in files:
+        for line, name in imported_modules(path):
+            root = name.split(".")[0]
+            if root in stdlib | {"protocol", "trio"} or name.startswith("enginesrv.client"):
+                continue
+            bad.append(f"{path.relative_to(ROOT)}:{line} imports {name}")
+    assert not bad, "the client imports more than the protocol and trio:\n" + "\n".join(bad)

@@ -10,7 +10,8 @@ Modes:
 
 * ``good [GAMES]``: well behaved: ``id name fake``, the options ``Game`` (string, default
   yoxii) and ``Seed`` (spin), then ``ugiok``. With GAMES (comma-separated) it also advertises
-  one ``game NAME start POSITION`` line per game, as the server does (the ``game`` capability).
+  one ``game NAME colours P1 P2 start POSITION`` line per game, as the server does (the
+  ``game`` capability).
 * ``ugi``: plain UGI only: no ``option`` or ``game`` lines, ``setoption`` ignored; plays yoxii.
 * ``crash [N]``: well behaved, then exits with code 3 on its Nth ``go`` (default 1) without
   answering.
@@ -141,7 +142,9 @@ class Fake:
             return
         if self.mode == "good" and self.arg:
             for name in self.arg.split(","):
-                say(f"game {name} start {games.load(name).start_position}")
+                game = games.load(name)
+                p1, p2 = game.colours
+                say(f"game {name} colours {p1.lower()} {p2.lower()} start {game.start_position}")
         say("option name Game type string default yoxii")
         say("option name Seed type spin default 0 min 0 max 1000000")
         say("ugiok")

@@ -1,0 +1,47 @@
+"""A client library for the enginesrv protocol (docs/client.md): talk to ``enginesrv serve``,
+``enginesrv engine`` or any UGI engine from Python, in the text framing or msgpack-RPC.
+
+``AsyncEngine`` is the trio API, ``Engine`` the same methods blocking. Every answer is decoded
+by the ``protocol`` package; this package imports only it and trio.
+"""
+
+from enginesrv.client._args import SEARCH_TIMEOUT, STOP_GRACE, TIMEOUT
+from enginesrv.client.aio import AsyncEngine
+from enginesrv.client.handle import SearchHandle
+from enginesrv.client.sync import Engine, SyncSearchHandle
+from enginesrv.client.types import (
+    BotInfo,
+    ClientError,
+    Clock,
+    EngineError,
+    EngineInfo,
+    EngineTerminatedError,
+    EngineTimeoutError,
+    GameInfo,
+    LegalMoves,
+    OptionSpec,
+    Score,
+    SearchResult,
+)
+
+__all__ = [
+    "SEARCH_TIMEOUT",
+    "STOP_GRACE",
+    "TIMEOUT",
+    "AsyncEngine",
+    "BotInfo",
+    "ClientError",
+    "Clock",
+    "Engine",
+    "EngineError",
+    "EngineInfo",
+    "EngineTerminatedError",
+    "EngineTimeoutError",
+    "GameInfo",
+    "LegalMoves",
+    "OptionSpec",
+    "Score",
+    "SearchHandle",
+    "SearchResult",
+    "SyncSearchHandle",
+]

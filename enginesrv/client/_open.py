@@ -1,0 +1,89 @@
+"""Starting an engine process or connecting to a server, and ending either for good."""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import signal
+import subprocess
+from collections.abc import Mapping, Sequence
+from typing import IO
+
+import trio
+
+from enginesrv.client._args import KILL_WAIT
+from enginesrv.client._conn import STREAM_GONE, Connection
+from enginesrv.client.types import (
+    ClientError,
+    EngineTerminatedError,
+    EngineTimeoutError,
+    Framing,
+)
+from protocol import messages as m
+
+
+async def open_process(
+    argv: Sequence[str],
+    framing: Framing,
+    stderr: int | IO[bytes] | None,
+    cwd: str | None,
+    env: Mapping[str, str] | None,
+) -> tuple[Connection, trio.Process]:
+    """Start ``argv`` with pipes on its stdin and stdout, in a session of its own (so that
+    whatever it starts can be ended with it)."""
+    if not argv:
+        raise ValueError("popen: the command is empty")
+    where = " ".join(argv)
+    try:
+        process = await trio.lowlevel.open_process(
+            list(argv),
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=stderr,
+            cwd=cwd,
+            env=None if env is None else dict(env),
+            start_new_session=True,
+        )
+    except OSError as exc:
+        raise EngineTerminatedError(f"{where}: cannot start it ({exc})") from None
+    assert process.stdin is not None
+    assert process.stdout is not None
+    conn = Connection(trio.StapledStream(process.stdin, process.stdout), framing, where)
+    conn.exit_code = lambda: process.returncode
+    conn.is_process = True
+    return conn, process
+
+
+async def open_tcp(host: str, port: int, framing: Framing, timeout: float) -> Connection:
+    """Connect to ``host:port`` within ``timeout`` seconds."""
+    where = f"{host}:{port}"
+    try:
+        with trio.fail_after(timeout):
+            stream = await trio.open_tcp_stream(host, port)
+    except trio.TooSlowError:
+        raise EngineTimeoutError(f"{where}: no connection within {timeout:g} s") from None
+    except OSError as exc:
+        raise EngineTerminatedError(f"{where}: cannot connect ({exc})") from None
+    return Connection(stream, framing, where)
+
+
+async def shut(conn: Connection, process: trio.Process | None) -> None:
+    """End the connection and the process now: ``quit`` (if the connection is still open),
+    a moment's wait, then a kill of the process's whole group. Never raises."""
+    with trio.CancelScope(shield=True):
+        if conn.ended is None:
+            with contextlib.suppress(ClientError), trio.move_on_after(0.2):
+                await conn.send(m.Quit())
+        conn.end(EngineTerminatedError(f"{conn.where}: the connection was closed"))
+        if process is not None:
+            with trio.move_on_after(KILL_WAIT):
+                await process.wait()
+            with contextlib.suppress(ProcessLookupError, PermissionError):
+                os.killpg(process.pid, signal.SIGKILL)
+            if process.returncode is None:
+                process.kill()
+            await process.wait()
+        with contextlib.suppress(*STREAM_GONE):
+            await conn.stream.aclose()
+        with trio.move_on_after(1.0):
+            await conn.reader_done.wait()

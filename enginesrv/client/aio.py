@@ -1,0 +1,400 @@
+"""``AsyncEngine``: the trio client of one engine (docs/client.md)."""
+
+from __future__ import annotations
+
+import contextlib
+import functools
+from collections.abc import AsyncIterator, Callable, Mapping, Sequence
+from typing import IO
+
+import trio
+
+from enginesrv.client._args import (
+    STOP_GRACE,
+    TIMEOUT,
+    QueryValue,
+    check_int,
+    check_text,
+    check_token,
+    go_command,
+    handshake_from_lines,
+    option_value,
+    query_value,
+    search_timeout,
+)
+from enginesrv.client._conn import Connection, answers, first_error
+from enginesrv.client._open import open_process, open_tcp, shut
+from enginesrv.client.handle import Search, SearchHandle
+from enginesrv.client.types import (
+    ClientError,
+    Clock,
+    EngineError,
+    EngineInfo,
+    EngineTimeoutError,
+    Framing,
+    LegalMoves,
+    SearchResult,
+)
+from protocol import messages as m
+
+InfoCallback = Callable[[m.Info], None]
+
+
+class AsyncEngine:
+    """One engine over stdio or TCP, in either framing: ``async with AsyncEngine.popen(argv)
+    as engine``. Every call that waits takes a ``timeout`` in seconds and raises
+    ``EngineTimeoutError`` when it runs out; errors the engine answers raise ``EngineError``
+    with the protocol's code; a closed connection raises ``EngineTerminatedError``.
+
+    Calls may come from several tasks at once; they are answered in turn.
+    """
+
+    def __init__(self, conn: Connection, process: trio.Process | None = None) -> None:
+        self._conn = conn
+        self._process = process
+        self.info = EngineInfo("", "", "", 0)
+        """What the handshake told (filled in by ``handshake``)."""
+
+    # -- opening and closing -----------------------------------------------------------------
+
+    @classmethod
+    @contextlib.asynccontextmanager
+    async def popen(
+        cls,
+        argv: Sequence[str],
+        *,
+        framing: Framing = "text",
+        stderr: int | IO[bytes] | None = None,
+        cwd: str | None = None,
+        env: Mapping[str, str] | None = None,
+        timeout: float = TIMEOUT,
+    ) -> AsyncIterator[AsyncEngine]:
+        """Start ``argv`` as an engine speaking on its stdin and stdout, greet it, and close it
+        (``quit``, then a kill) on leaving the block. ``stderr`` is where its standard error
+        goes (default: this process's)."""
+        # the reader is a system task, not a nursery's: a nursery around the caller's block
+        # would hand the caller's own errors back wrapped in exception groups
+        engine = await cls.popen_in(
+            None, argv, framing=framing, stderr=stderr, cwd=cwd, env=env, timeout=timeout
+        )
+        try:
+            yield engine
+        finally:
+            await engine.aclose()
+
+    @classmethod
+    @contextlib.asynccontextmanager
+    async def connect(
+        cls, host: str, port: int, *, framing: Framing = "text", timeout: float = TIMEOUT
+    ) -> AsyncIterator[AsyncEngine]:
+        """Connect to a server (``enginesrv serve``) or an engine listening on ``host:port``,
+        greet it, and close the connection on leaving the block."""
+        engine = await cls.connect_in(None, host, port, framing=framing, timeout=timeout)
+        try:
+            yield engine
+        finally:
+            await engine.aclose()
+
+    @classmethod
+    async def popen_in(
+        cls,
+        nursery: trio.Nursery | None,
+        argv: Sequence[str],
+        *,
+        framing: Framing = "text",
+        stderr: int | IO[bytes] | None = None,
+        cwd: str | None = None,
+        env: Mapping[str, str] | None = None,
+        timeout: float = TIMEOUT,
+        handshake: bool = True,
+    ) -> AsyncEngine:
+        """As ``popen``, for an engine that lives longer than one block: the caller ends it
+        with ``quit`` or ``aclose``. Its reader runs in ``nursery``, or with None as a trio
+        system task (for an engine an object holds across calls, as the arbiter's players
+        do). The process gets a session of its own, so that whatever it starts is ended with
+        it."""
+        conn, process = await open_process(argv, framing, stderr, cwd, env)
+        engine = cls(conn, process)
+        return await engine._start(nursery, handshake, timeout)
+
+    @classmethod
+    async def connect_in(
+        cls,
+        nursery: trio.Nursery | None,
+        host: str,
+        port: int,
+        *,
+        framing: Framing = "text",
+        timeout: float = TIMEOUT,
+        handshake: bool = True,
+    ) -> AsyncEngine:
+        """As ``connect``, for a connection that lives longer than one block (its reader in
+        ``nursery``, or a system task with None, as for ``popen_in``); the caller ends it with
+        ``quit`` or ``aclose``."""
+        engine = cls(await open_tcp(host, port, framing, timeout))
+        return await engine._start(nursery, handshake, timeout)
+
+    async def _start(
+        self, nursery: trio.Nursery | None, handshake: bool, timeout: float
+    ) -> AsyncEngine:
+        if nursery is None:
+            trio.lowlevel.spawn_system_task(self._conn.read_loop, name=f"read {self.where}")
+        else:
+            nursery.start_soon(self._conn.read_loop)
+        if handshake:
+            try:
+                await self.handshake(timeout)
+            except BaseException:
+                await self.aclose()
+                raise
+        return self
+
+    @property
+    def where(self) -> str:
+        """The engine as messages name it: its command line, or host:port."""
+        return self._conn.where
+
+    @property
+    def framing(self) -> Framing:
+        return self._conn.framing
+
+    @property
+    def alive(self) -> bool:
+        """Whether the connection is open (no error or timeout has ended it)."""
+        return self._conn.ended is None
+
+    @property
+    def process(self) -> trio.Process | None:
+        """The engine's process, when it was started by ``popen``."""
+        return self._process
+
+    async def quit(self, timeout: float = TIMEOUT) -> None:
+        """End the session: ``quit`` (a running search is stopped and answered first), wait
+        for the engine to go (at most ``timeout``), then close whatever is left."""
+        if self._conn.ended is None:
+            with contextlib.suppress(ClientError), trio.move_on_after(timeout):
+                await self._conn.send(m.Quit())
+                await self._conn.reader_done.wait()
+        await self.aclose()
+
+    async def aclose(self) -> None:
+        """Close the connection now and end the process (``quit``, a moment's wait, then a
+        kill of its whole process group). Never raises; safe to call twice."""
+        await shut(self._conn, self._process)
+
+    # -- the handshake -------------------------------------------------------------------------
+
+    async def handshake(self, timeout: float = TIMEOUT) -> EngineInfo:
+        """``ugi``, and what it tells: also kept in ``info``."""
+        conn = self._conn
+        if conn.framing == "msgpack":
+            ugi = m.Ugi(protocol=m.PROTOCOL_VERSION, client="enginesrv.client")
+            reply = await conn.request(ugi, timeout)
+            assert isinstance(reply, m.Handshake)
+            hello = reply
+        else:
+            lines = await conn.exchange([m.Ugi()], timeout, until=lambda x: isinstance(x, m.UgiOk))
+            hello = handshake_from_lines(lines)
+        conn.ping_barrier = hello.protocol >= 1
+        self.info = EngineInfo.from_handshake(hello)
+        return self.info
+
+    # -- asking ----------------------------------------------------------------------------------
+
+    async def _ask(self, command: m.Command, timeout: float) -> list[m.ReplyLine] | m.Reply:
+        """One request: its answer lines (text, errors raised) or its reply (msgpack)."""
+        conn = self._conn
+        if conn.framing == "msgpack":
+            return await conn.request(command, timeout)
+        if isinstance(command, m.IsReady | m.Ping):  # its own barrier
+            lines = await conn.exchange([command], timeout, until=answers(command))
+        else:
+            lines = await conn.exchange([command], timeout)
+        error = first_error(lines)
+        if error is not None:
+            raise error
+        return lines
+
+    async def _ask_value(self, command: m.Command, timeout: float) -> m.ResponseValue:
+        """A request answered by ``response VALUE``: the value (raw text in the text framing)."""
+        answer = await self._ask(command, timeout)
+        if isinstance(answer, m.Response):
+            return answer.value
+        for line in answer if isinstance(answer, list) else ():
+            if isinstance(line, m.Response):
+                return line.value
+        raise ClientError(f"{self.where}: no answer to {command.METHOD}")
+
+    async def _quiet(self, timeout: float) -> None:
+        """Before a command refused during a search: wait for a stopped search to answer; a
+        search that was not stopped is an error of the caller's."""
+        search = self._conn.search
+        if search is None:
+            return
+        if not search.stop_sent:
+            raise ClientError("a search is running: stop it (or wait for its result) first")
+        with trio.move_on_after(timeout + STOP_GRACE):
+            await search.done.wait()
+        if not search.done.is_set():
+            error = EngineTimeoutError(f"{self.where}: no best move after stop")
+            self._conn.end(error)
+            raise error
+
+    async def isready(self, timeout: float = TIMEOUT) -> None:
+        """``isready``: wait until the engine has handled everything sent before."""
+        await self._ask(m.IsReady(), timeout)
+
+    async def ping(self, token: int = 0, timeout: float = TIMEOUT) -> None:
+        """``ping N``: a round trip (enginesrv servers only), answered also during a search."""
+        check_int("ping", token, 0)
+        await self._ask(m.Ping(token), timeout)
+
+    async def set_option(
+        self, name: str, value: str | int | bool | None = None, timeout: float = TIMEOUT
+    ) -> None:
+        """``setoption``; a check option takes a bool, a spin an int, a button no value."""
+        text = option_value(name, value)
+        await self._quiet(timeout)
+        await self._ask(m.SetOption(name, text), timeout)
+
+    async def new_game(self, game: str | None = None, timeout: float = TIMEOUT) -> None:
+        """``uginewgame [GAME]``: a new game (of ``game``, else of the ``Game`` option)."""
+        if game is not None:
+            check_token("game", game)
+        await self._quiet(timeout)
+        await self._ask(m.NewGame(game), timeout)
+
+    async def position(
+        self, start: str | None = None, moves: Sequence[str] = (), timeout: float = TIMEOUT
+    ) -> None:
+        """``position``: ``start`` (a position string; None: the game's start), then
+        ``moves`` played from it."""
+        if start is not None:
+            check_text("position", start)
+        for move in moves:
+            check_token("move", move)
+        await self._quiet(timeout)
+        await self._ask(m.Position(start, tuple(moves)), timeout)
+
+    async def start_search(
+        self,
+        *,
+        depth: int | None = None,
+        movetime: int | None = None,
+        nodes: int | None = None,
+        clock: Clock | None = None,
+        infinite: bool = False,
+        on_info: InfoCallback | None = None,
+        timeout: float = TIMEOUT,
+        confirm: bool = True,
+    ) -> SearchHandle:
+        """``go``: start a search and return at once with its handle. ``movetime`` is in
+        milliseconds; ``on_info`` gets every progress report (in the reader task: it must not
+        block). ``timeout`` bounds the start only. In the text framing the start is
+        confirmed by a barrier (``isready`` or ``ping``), so that a refused ``go`` raises
+        here; ``confirm=False`` sends ``go`` alone, for a caller that judges a silent engine
+        by its clock (an arbiter): a refusal then comes out of the handle's ``result``."""
+        go = go_command(depth, movetime, nodes, clock, infinite)
+        conn = self._conn
+        await self._quiet(timeout)
+        conn.check_open()
+        search = Search(on_info)
+        conn.search = search
+        writes = conn.writes
+        try:
+            await conn.start(go, search, timeout, confirm)
+            return SearchHandle(search, functools.partial(self._stop, search), self.where)
+        except BaseException as exc:
+            if conn.search is search:  # not started: no search may stay behind
+                conn.search = None
+                if isinstance(exc, EngineError) or conn.writes == writes:
+                    pass  # refused, or never sent: the engine is idle
+                elif conn.framing == "msgpack" and search.msgid is not None:
+                    # it may have gone out: stop it, so that the engine is idle again
+                    with (
+                        trio.CancelScope(shield=True),
+                        trio.move_on_after(0.2),
+                        contextlib.suppress(ClientError),
+                    ):
+                        await conn.send(m.Stop(search.msgid))
+                elif conn.ended is None:
+                    conn.end(ClientError(f"{self.where}: a go was cut off half-sent"))
+            raise
+
+    async def go(
+        self,
+        *,
+        depth: int | None = None,
+        movetime: int | None = None,
+        nodes: int | None = None,
+        clock: Clock | None = None,
+        infinite: bool = False,
+        on_info: InfoCallback | None = None,
+        timeout: float | None = None,
+    ) -> SearchResult:
+        """Search and return the result. ``timeout`` bounds the wait (None: the move time,
+        or the larger clock, plus ``TIMEOUT``; ``SEARCH_TIMEOUT`` for a depth or node search;
+        no bound for an infinite search, which only a ``stop`` from another task ends). When it
+        runs out the search is stopped, and a best move that comes within ``STOP_GRACE`` is
+        still returned; else ``EngineTimeoutError``, and the engine is closed."""
+        if timeout is None and not infinite:
+            timeout = search_timeout(movetime, clock)
+        start = TIMEOUT if timeout is None else min(TIMEOUT, timeout)
+        began = trio.current_time()
+        handle = await self.start_search(
+            depth=depth, movetime=movetime, nodes=nodes, clock=clock, infinite=infinite,
+            on_info=on_info, timeout=start,
+        )  # fmt: skip
+        left = None if timeout is None else max(0.0, timeout - (trio.current_time() - began))
+        try:
+            return await handle.result(left)
+        except EngineTimeoutError:
+            await self._stop(handle._search, STOP_GRACE)
+            try:
+                return await handle.result(STOP_GRACE)
+            except EngineTimeoutError as exc:
+                await self.aclose()
+                raise EngineTimeoutError(
+                    f"{self.where}: no best move within {timeout:g} s, nor after stop"
+                ) from exc
+
+    async def _stop(self, search: Search, timeout: float = TIMEOUT) -> None:
+        if search.done.is_set() or self._conn.ended is not None:
+            return
+        search.stop_sent = True
+        with trio.move_on_after(timeout) as scope:
+            await self._conn.send(m.Stop(search.msgid) if search.msgid else m.Stop())
+        if scope.cancelled_caught:
+            self._conn.end(EngineTimeoutError(f"{self.where}: stop could not be sent"))
+
+    async def stop(self) -> None:
+        """Stop the running search, if any (its handle gets the best move)."""
+        search = self._conn.search
+        if search is not None:
+            await self._stop(search)
+
+    async def query(self, what: str, timeout: float = TIMEOUT) -> QueryValue:
+        """``query WHAT``, typed: a bool for ``gameover``/``p1turn``, ``LegalMoves`` for
+        ``moves``, a mapping or None for ``outcome``, else the text."""
+        if what not in m.QUERY_WHATS:
+            raise ValueError(f"query: {what!r} is not one of {', '.join(m.QUERY_WHATS)}")
+        value = await self._ask_value(m.Query(what), timeout)
+        return query_value(self._conn.framing, what, value)
+
+    async def legal_moves(self, timeout: float = TIMEOUT) -> LegalMoves:
+        """The legal moves of the side to act (``query moves``)."""
+        moves = await self.query("moves", timeout)
+        assert isinstance(moves, LegalMoves)
+        return moves
+
+    async def play(self, move: str, timeout: float = TIMEOUT) -> str:
+        """``play MOVE`` on the session position; the new position string."""
+        check_token("move", move)
+        await self._quiet(timeout)
+        return str(await self._ask_value(m.Play(move), timeout))
+
+    async def undo(self, n: int = 1, timeout: float = TIMEOUT) -> str:
+        """``undo [N]``; the new position string."""
+        check_int("undo", n, 1)
+        await self._quiet(timeout)
+        return str(await self._ask_value(m.Undo(n), timeout))
