@@ -478,3 +478,22 @@ async def test_a_bad_bot_spec_fails_at_start(text: str, why: str) -> None:
     assert repr(text) in str(info.value)
     assert why in str(info.value)
     assert not player.alive
+
+
+@trio_test
+async def test_a_bound_is_not_taken_for_a_score() -> None:
+    """``info depth 7 score cp 35 lowerbound nodes 1000``: the reply has that line's depth
+    and nodes, and as its score (which resign and draw adjudication read) the last exact one,
+    not the bound."""
+    player = TextEnginePlayer(fake("bound"))
+    with trio.fail_after(LIMIT):
+        await player.start(YOXII)
+        try:
+            await player.new_game("g1", 1)
+            reply = await player.go(request(clocks=Clocks(depth=7)))
+            assert reply.token in legal(YOXII)
+            assert (reply.depth, reply.nodes) == (7, 1000)
+            assert reply.score is not None
+            assert (reply.score.kind, reply.score.value) == ("cp", -20)
+        finally:
+            await player.close()

@@ -25,6 +25,8 @@ Modes:
 * ``noready``: answers the handshake, but no ``isready`` after a ``uginewgame`` (a stall at the
   new game); it still leaves on ``quit``.
 * ``nobest``: well behaved, answering ``isready`` at any time, but never a ``bestmove``.
+* ``bound``: well behaved, but its last ``info`` before each ``bestmove`` is a fail-high,
+  ``info depth 7 score cp 35 lowerbound nodes 1000``, after an exact ``score cp -20``.
 * ``snoop DIR [MARKER]``: well behaved; on every ``go`` it reports on its standard error what
   it can see: the entries of DIR (the event's directory), the processes in /proc and whether
   /tmp/MARKER exists, as ``snoop dir=N procs=N marker=0|1`` (N = -1 when it cannot look).
@@ -45,7 +47,7 @@ import games
 
 MODES = (
     "good", "ugi", "crash", "hang", "illegal", "late", "silent", "noready", "nobest", "fork",
-    "snoop",
+    "snoop", "bound",
 )  # fmt: skip
 MAX_SORTED = 10_000
 """Above this many legal moves the first one generated is played instead of sorting them."""
@@ -203,6 +205,9 @@ class Fake:
         else:
             token = first_move(self.state) or "none"
         say(f"info depth 1 nodes {len(self.state.legal_moves())} score cp 0")
+        if self.mode == "bound":
+            say("info depth 6 score cp -20 nodes 600")
+            say("info depth 7 score cp 35 lowerbound nodes 1000")
         say(f"bestmove {token}")
 
 
