@@ -1,76 +1,72 @@
-"""A msgpack client for an enginesrv server: set a position, search with a progress stream,
-print the best move.
+"""Ask an engine for a move with ``enginesrv.client``: set a position, search with progress
+shown, print the best move, then play it and show the legal replies.
 
-Usage: python examples/client.py [--host 127.0.0.1] [--port 7777] [--game yinsh]
+Usage: python examples/client.py [--connect HOST:PORT | --engine COMMAND...]
+                                 [--framing text|msgpack] [--game yoxii]
                                  [--fen POSITION] [--moves M ...] [--movetime MS]
 
-Start a server first (``enginesrv serve``). Frames are msgpack-RPC (docs/protocol.md §5):
-requests ``[0, id, method, [params]]``, responses ``[1, id, error, result]``, and ``info``
-notifications ``[2, "info", [{...}]]`` while the search runs.
+Without ``--connect`` it starts ``enginesrv engine`` as a subprocess and talks to it over
+stdin/stdout; with ``--connect`` it talks to a running server (``enginesrv serve``).
 """
 
 from __future__ import annotations
 
 import argparse
-import socket
-from typing import Any
+import shlex
+import subprocess
+import sys
 
-import msgpack
-
-
-class Client:
-    """One connection; ``call`` sends a request and returns its result, printing the
-    progress notifications that arrive meanwhile."""
-
-    def __init__(self, host: str, port: int) -> None:
-        self.sock = socket.create_connection((host, port), timeout=60)
-        self.unpacker = msgpack.Unpacker(raw=False)
-        self.next_id = 1
-
-    def call(self, method: str, **params: Any) -> Any:
-        msgid = self.next_id
-        self.next_id += 1
-        self.sock.sendall(msgpack.packb([0, msgid, method, [params]]))
-        while True:
-            for frame in self.unpacker:
-                if frame[0] == 2 and frame[1] == "info":
-                    info = frame[2][0]
-                    pv = " ".join(info.get("pv", []))
-                    print(f"  depth {info.get('depth')} score {info.get('score')} "
-                          f"nodes {info.get('nodes')} pv {pv}")  # fmt: skip
-                elif frame[0] == 1 and frame[1] == msgid:
-                    if frame[2] is not None:
-                        code, name, message, _ = frame[2]
-                        raise SystemExit(f"{method}: error {code} {name}: {message}")
-                    return frame[3]
-            data = self.sock.recv(65536)
-            if not data:
-                raise SystemExit("the server closed the connection")
-            self.unpacker.feed(data)
+from enginesrv.client import ClientError, Engine, EngineError
+from protocol.messages import Info
 
 
-def main() -> None:
+def show(info: Info) -> None:
+    """Print one progress report of the search."""
+    if info.depth is not None:
+        print(f"  depth {info.depth} score {info.score} nodes {info.nodes} pv {' '.join(info.pv)}")
+
+
+def open_engine(args: argparse.Namespace) -> Engine:
+    if args.connect:
+        host, _, port = args.connect.rpartition(":")
+        return Engine.connect(host or "127.0.0.1", int(port), framing=args.framing)
+    command = shlex.split(args.engine) if args.engine else [
+        sys.executable, "-m", "enginesrv.cli", "engine", "--framing", args.framing,
+    ]  # fmt: skip
+    return Engine.popen(command, framing=args.framing, stderr=subprocess.DEVNULL)
+
+
+def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--host", default="127.0.0.1")
-    parser.add_argument("--port", type=int, default=7777)
-    parser.add_argument("--game", default="yinsh")
+    parser.add_argument("--connect", metavar="HOST:PORT", help="a running server")
+    parser.add_argument("--engine", metavar="COMMAND", help="an engine command to start")
+    parser.add_argument("--framing", choices=("text", "msgpack"), default="text")
+    parser.add_argument("--game", default="yoxii")
     parser.add_argument("--fen", help="a position string (default: the start)")
     parser.add_argument("--moves", nargs="*", default=[], help="moves to play first")
-    parser.add_argument("--movetime", type=int, default=1000, help="milliseconds to think")
+    parser.add_argument("--movetime", type=int, default=500, help="milliseconds to think")
     args = parser.parse_args()
-    client = Client(args.host, args.port)
-    hello = client.call("ugi", protocol=1, client="examples/client.py")
-    print(f"connected to {hello['name']} {hello['version']} (protocol {hello['protocol']})")
-    client.call("setoption", name="Game", value=args.game)
-    position: dict[str, Any] = {"moves": args.moves}
-    if args.fen:
-        position["fen"] = args.fen
-    client.call("position", **position)
-    print(f"position: {client.call('query', what='position')['value']}")
-    best = client.call("go", movetime=args.movetime)
-    print(f"bestmove {best['move']} (score {best.get('score')}, depth {best.get('depth')})")
-    client.sock.close()
+    try:
+        with open_engine(args) as engine:
+            info = engine.info
+            print(f"connected to {info.name} {info.version} (protocol {info.protocol})")
+            engine.new_game(args.game)
+            engine.position(args.fen, args.moves)
+            print(f"position: {engine.query('position')}")
+            best = engine.go(movetime=args.movetime, on_info=show)
+            print(f"bestmove {best.move} (score {best.score}, depth {best.depth})")
+            if best.move is not None:
+                print(f"after it: {engine.play(best.move)}")
+                replies = engine.legal_moves()
+                print(f"{replies.total} legal replies: {' '.join(replies[:10])}")
+    except EngineError as exc:
+        print(f"the engine refused: {exc}", file=sys.stderr)
+        return 1
+    except ClientError as exc:
+        print(f"no answer: {exc}", file=sys.stderr)
+        return 1
+    return 0
 
 
 if __name__ == "__main__":
-    main()
+    raise SystemExit(main())

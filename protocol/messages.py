@@ -321,6 +321,11 @@ class Score:
     value: int
     bound: Literal["lower", "upper"] | None = None
 
+    def __str__(self) -> str:
+        """The text framing's form: ``cp 35``, ``win 7``, ``loss 4 upperbound``."""
+        text = f"{self.kind} {self.value}"
+        return text if self.bound is None else f"{text} {self.bound}bound"
+
 
 @dataclass(frozen=True, slots=True)
 class Info:

@@ -559,8 +559,7 @@ def _command_text(command: Command) -> str:
 
 def format_score(score: Score) -> str:
     """``cp 35``, ``win 7``, ``loss 4 upperbound``."""
-    text = f"{score.kind} {score.value}"
-    return text if score.bound is None else f"{text} {score.bound}bound"
+    return str(score)
 
 
 def format_info(info: Info) -> str:

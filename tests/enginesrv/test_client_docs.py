@@ -1,0 +1,71 @@
+"""The client's documentation runs: the first program of docs/client.md, and
+examples/client.py over stdio (both framings) and against a server."""
+
+from __future__ import annotations
+
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def run(args: list[str]) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, *args], capture_output=True, text=True, timeout=120, check=False,
+        cwd=ROOT,
+    )  # fmt: skip
+
+
+def test_the_first_program_of_the_client_docs_runs(tmp_path: Path) -> None:
+    text = (ROOT / "docs" / "client.md").read_text(encoding="utf-8")
+    program = re.findall(r"```python\n(.*?)```", text, re.S)[0]
+    script = tmp_path / "first.py"
+    script.write_text(program, encoding="utf-8")
+    proc = run([str(script)])
+    assert proc.returncode == 0, proc.stderr
+    lines = proc.stdout.splitlines()
+    assert lines[0].startswith("enginesrv ['yinsh'")
+    assert re.fullmatch(r"\d+ legal moves, for example \S+", lines[1])
+    assert re.fullmatch(r"best \S+ score (cp|win|loss) -?\d+ depth \d+", lines[2]), lines[2]
+    assert lines[3].startswith("after it: ")
+    assert lines[4] == "refused: 201 illegal-move"
+
+
+def test_the_example_client_over_stdio_in_both_framings() -> None:
+    for framing in ("text", "msgpack"):
+        proc = run(["examples/client.py", "--framing", framing, "--movetime", "100"])
+        assert proc.returncode == 0, proc.stderr
+        assert "connected to enginesrv" in proc.stdout
+        assert re.search(r"^bestmove \S+ \(score ", proc.stdout, re.M), proc.stdout
+        assert re.search(r"^\d+ legal replies: ", proc.stdout, re.M), proc.stdout
+
+
+def test_the_example_client_names_a_refused_move() -> None:
+    proc = run(["examples/client.py", "--moves", "zz9"])
+    assert proc.returncode == 1
+    assert "the engine refused: error 201 illegal-move: zz9" in proc.stderr
+    assert "Traceback" not in proc.stderr
+
+
+def test_the_example_client_against_a_server() -> None:
+    server = subprocess.Popen(
+        [sys.executable, "-m", "enginesrv.cli", "serve", "--port", "0", "--workers", "1"],
+        stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True,
+    )  # fmt: skip
+    try:
+        assert server.stdout is not None
+        port = server.stdout.readline().rsplit(":", 1)[1].strip()
+        for framing in ("text", "msgpack"):
+            proc = run([
+                "examples/client.py", "--connect", f"127.0.0.1:{port}", "--framing", framing,
+                "--game", "yinsh", "--movetime", "100",
+            ])  # fmt: skip
+            assert proc.returncode == 0, proc.stderr
+            assert re.search(r"^bestmove \S+ ", proc.stdout, re.M), proc.stdout
+    finally:
+        server.terminate()
+        assert server.wait(timeout=30) == 0
+        if server.stdout is not None:
+            server.stdout.close()
