@@ -2,61 +2,90 @@
 
 It runs a scripted conversation and prints one ``PASS``/``FAIL`` line per check: the text
 framing over a TCP connection or with a command it starts (an engine on stdin/stdout), and over
-TCP the msgpack framing too. Every read has a deadline, so a silent peer fails a check instead
-of hanging the checker.
+TCP the msgpack framing too. The well-formed conversation goes through ``enginesrv.client``;
+the malformed commands a check must send on purpose go out as raw bytes on a second connection
+(or a second engine process), and what comes back is decoded by the protocol package. Every
+read has a deadline, so a silent peer fails a check instead of hanging the checker.
 """
 
 from __future__ import annotations
 
+import contextlib
 import os
 import selectors
 import socket
 import subprocess
 import time
-from collections.abc import Callable
-from typing import Any, TextIO
+from collections.abc import Callable, Iterator
+from typing import TextIO
 
 import msgpack
 
+from enginesrv.client import ClientError, Clock, Engine, EngineError, LegalMoves
+from protocol import messages as m
+from protocol.errors import ProtocolError
+from protocol.mpack import MsgpackDecoder
+from protocol.text import TextDecoder
+
 READ_TIMEOUT = 10.0
+SENT = (OSError, ValueError, KeyError, IndexError)
 
 
 class PeerError(Exception):
     """The peer closed, went silent, or answered something unexpected."""
 
 
-class _Lines:
-    """Line-oriented reading with deadlines over a socket or a process's pipes."""
+class _Raw:
+    """Bytes out, and what comes back decoded by the protocol's client-side decoders: for the
+    checks that send malformed traffic on purpose."""
 
-    def __init__(self, send: Callable[[bytes], None], receive: Callable[[float], bytes]) -> None:
+    def __init__(
+        self,
+        send: Callable[[bytes], None],
+        receive: Callable[[float], bytes],
+        decoder: TextDecoder | MsgpackDecoder,
+    ) -> None:
         self._send = send
         self._receive = receive
-        self.buffer = b""
+        self._decoder = decoder
 
     def send(self, *lines: str) -> None:
         self._send("".join(f"{line}\n" for line in lines).encode())
 
-    def line(self, timeout: float = READ_TIMEOUT) -> str:
+    def send_frame(self, frame: object) -> None:
+        self._send(msgpack.packb(frame))
+
+    def next(self, timeout: float = READ_TIMEOUT) -> object:
+        """The next message, decoded; lines that are not messages are skipped."""
         deadline = time.monotonic() + timeout
-        while b"\n" not in self.buffer:
+        while True:
+            try:
+                message = self._decoder.next_message()
+            except ProtocolError as exc:
+                if exc.fatal:
+                    raise PeerError(f"it broke the framing: {exc}") from None
+                continue
+            if message is not None:
+                return message
             left = deadline - time.monotonic()
             if left <= 0:
-                raise PeerError(f"no line within {timeout:g} s")
+                raise PeerError(f"no answer within {timeout:g} s")
             data = self._receive(left)
             if not data:
                 raise PeerError("the peer closed the connection")
-            self.buffer += data
-        line, _, self.buffer = self.buffer.partition(b"\n")
-        return line.decode("utf-8", "replace").rstrip("\r")
+            self._decoder.feed(data)
 
-    def until(self, prefix: str, timeout: float = READ_TIMEOUT) -> list[str]:
-        lines: list[str] = []
-        while not lines or not lines[-1].startswith(prefix):
-            lines.append(self.line(timeout))
-        return lines
+    def until(self, kind: type | tuple[type, ...], timeout: float = READ_TIMEOUT) -> object:
+        """The next message of ``kind``, skipping others (progress, listings)."""
+        deadline = time.monotonic() + timeout
+        while True:
+            message = self.next(max(0.0, deadline - time.monotonic()))
+            if isinstance(message, kind):
+                return message
 
 
-def _socket_lines(host: str, port: int) -> tuple[_Lines, socket.socket]:
+@contextlib.contextmanager
+def _raw_socket(host: str, port: int, framing: str) -> Iterator[_Raw]:
     sock = socket.create_connection((host, port), timeout=READ_TIMEOUT)
 
     def receive(timeout: float) -> bytes:
@@ -66,7 +95,46 @@ def _socket_lines(host: str, port: int) -> tuple[_Lines, socket.socket]:
         except TimeoutError:
             raise PeerError(f"no answer within {timeout:.1f} s") from None
 
-    return _Lines(sock.sendall, receive), sock
+    decoder = TextDecoder("client") if framing == "text" else MsgpackDecoder("client")
+    try:
+        yield _Raw(sock.sendall, receive, decoder)
+    finally:
+        sock.close()
+
+
+@contextlib.contextmanager
+def _raw_process(command: list[str], checker: Checker) -> Iterator[_Raw]:
+    """The engine started once more for the raw checks; at the end, ``quit`` and a check that
+    it exits by itself."""
+    proc = subprocess.Popen(command, stdin=subprocess.PIPE, stdout=subprocess.PIPE, bufsize=0)
+    if proc.stdin is None or proc.stdout is None:
+        raise OSError("the engine's pipes could not be opened")
+    stdin, stdout = proc.stdin, proc.stdout
+
+    def send(data: bytes) -> None:
+        stdin.write(data)
+        stdin.flush()
+
+    def receive(timeout: float) -> bytes:
+        with selectors.DefaultSelector() as sel:
+            sel.register(stdout, selectors.EVENT_READ)
+            if not sel.select(timeout):
+                raise PeerError(f"no answer within {timeout:.1f} s")
+        return os.read(stdout.fileno(), 65536)
+
+    try:
+        yield _Raw(send, receive, TextDecoder("client"))
+        send(b"quit\n")
+        proc.wait(timeout=10)
+    except (PeerError, OSError, subprocess.TimeoutExpired) as exc:
+        checker.failed += 1
+        checker.out.write(f"FAIL the engine process: {exc}\n")
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+        stdin.close()
+        stdout.close()
 
 
 class Checker:
@@ -80,7 +148,7 @@ class Checker:
     def check(self, name: str, fn: Callable[[], None]) -> None:
         try:
             fn()
-        except (PeerError, AssertionError, OSError, ValueError, KeyError, IndexError) as exc:
+        except (PeerError, ClientError, AssertionError, *SENT) as exc:
             self.failed += 1
             self.out.write(f"FAIL {name}: {exc or type(exc).__name__}\n")
         else:
@@ -94,113 +162,134 @@ def _expect(condition: bool, message: str) -> None:
         raise AssertionError(message)
 
 
-def check_text(checker: Checker, peer: _Lines, game: str) -> None:
-    """The text framing checks."""
-    state: dict[str, Any] = {}
+def _error(fn: Callable[[], object], code: int, what: str) -> EngineError:
+    """The EngineError ``fn`` must raise, with ``code``."""
+    try:
+        fn()
+    except EngineError as exc:
+        _expect(exc.code == code, f"{what}: expected error {code}, got {exc}")
+        return exc
+    raise AssertionError(f"{what}: expected error {code}, got no error")
+
+
+def check_text(checker: Checker, open_engine: Callable[[], Engine], raw: _Raw, game: str) -> None:
+    """The text framing checks: the conversation through the client, the malformed commands
+    on ``raw``."""
+    opened: list[Engine] = []
+    state: dict[str, LegalMoves] = {}
+
+    def engine() -> Engine:
+        if not opened:
+            raise PeerError("no engine: the handshake failed")
+        return opened[0]
 
     def handshake() -> None:
-        peer.send("ugi")
-        lines = peer.until("ugiok")
-        _expect(lines[0].startswith("id name "), f"first line {lines[0]!r} is not 'id name'")
-
-    def ready() -> None:
-        peer.send("isready")
-        _expect(peer.line() == "readyok", "isready was not answered with readyok")
+        opened.append(open_engine())
+        _expect(bool(engine().info.name), "the handshake has no 'id name'")
 
     def options() -> None:
-        peer.send(f"setoption name Game value {game}", "isready")
-        line = peer.line()
-        _expect(line == "readyok", f"setoption Game {game}: got {line!r}")
+        engine().set_option("Game", game)
+        raw.send(f"setoption name Game value {game}", "isready")
+        raw.until(m.ReadyOk)
 
     def moves() -> None:
-        peer.send("position startpos", "query moves")
-        line = peer.line()
-        _expect(line.startswith("response "), f"query moves: got {line!r}")
-        state["moves"] = line.split()[1:]
+        engine().position()
+        state["moves"] = engine().legal_moves()
         _expect(bool(state["moves"]), "no legal move at the start")
 
     def play_undo() -> None:
-        peer.send("query position", f"play {state['moves'][0]}", "undo", "query position")
-        start, played, undone, again = (peer.line() for _ in range(4))
-        _expect(played.startswith("response ") and played != start, f"play: got {played!r}")
-        _expect(undone == start == again, f"undo did not restore the position: {undone!r}")
+        e = engine()
+        start = e.query("position")
+        played = e.play(state["moves"][0])
+        _expect(played != start, f"play: the position did not change: {played!r}")
+        undone = e.undo()
+        _expect(undone == start == e.query("position"), f"undo did not restore: {undone!r}")
 
-    def go(limit: str) -> Callable[[], None]:
+    def go(depth: int | None = None, nodes: int | None = None, movetime: int | None = None,
+           clock: Clock | None = None) -> Callable[[], None]:  # fmt: skip
         def run() -> None:
-            peer.send("position startpos", f"go {limit}")
-            best = peer.until("bestmove")[-1].split()
-            _expect(len(best) >= 2 and best[1] in state["moves"], f"illegal {best!r}")
+            engine().position()
+            best = engine().go(depth=depth, nodes=nodes, movetime=movetime, clock=clock)
+            _expect(best.move in state["moves"], f"illegal {best!r}")
 
         return run
 
     def during_search() -> None:
-        peer.send("go infinite", "isready")
-        _expect(peer.line(2.0) == "readyok", "isready not answered during the search")
-        peer.send("position startpos")
-        line = peer.line()
-        _expect(line.startswith("error 204 "), f"position during search: got {line!r}")
+        raw.send("position startpos", "go infinite", "isready")
+        raw.until(m.ReadyOk, 2.0)
+        raw.send("position startpos")
+        answer = raw.until((m.ErrorReply, m.InvalidMove))
+        _expect(isinstance(answer, m.ErrorReply) and answer.code == 204, f"got {answer!r}")
         started = time.monotonic()
-        peer.send("stop")
-        best = peer.until("bestmove")[-1]
+        raw.send("stop")
+        best = raw.until(m.BestMove)
         _expect(time.monotonic() - started < 1.0, "stop took more than 1 s")
-        _expect(best.split()[1] in state["moves"], f"illegal {best!r} after stop")
+        assert isinstance(best, m.BestMove)
+        _expect(best.move in state["moves"], f"illegal {best.move!r} after stop")
 
-    def error(command: str, prefix: str) -> Callable[[], None]:
+    def raw_error(command: str, code: int) -> Callable[[], None]:
         def run() -> None:
-            peer.send(command)
-            line = peer.line()
-            _expect(line.startswith(prefix), f"{command!r}: expected {prefix!r}, got {line!r}")
+            raw.send(command)
+            answer = raw.until((m.ErrorReply, m.InvalidMove))
+            ok = isinstance(answer, m.ErrorReply) and answer.code == code
+            _expect(ok, f"{command!r}: expected error {code}, got {answer!r}")
 
         return run
 
-    checker.check("text: handshake ugi ... ugiok", handshake)
-    checker.check("text: isready -> readyok", ready)
-    checker.check(f"text: setoption name Game value {game}", options)
-    checker.check("text: position startpos, query moves", moves)
-    checker.check("text: play and undo", play_undo)
-    for limit in ("depth 1", "nodes 200", "movetime 200", "p1time 2000 p2time 2000"):
-        checker.check(f"text: go {limit}", go(limit))
-    checker.check("text: isready and 204 during go infinite, then stop", during_search)
-    checker.check("text: unknown command is error 100", error("frobnicate", "error 100 "))
-    checker.check("text: bad arguments are error 101", error("go depth x", "error 101 "))
-    checker.check("text: bad position is error 202", error("position fen x y", "error 202 "))
-    checker.check(
-        "text: illegal move is invalidmove", error("position startpos moves zz99", "invalidmove ")
-    )
-    checker.check("text: impossible undo is error 101", error("undo 999", "error 101 "))
+    def bad_position() -> None:
+        _error(lambda: engine().position("x y"), 202, "position fen x y")
+
+    def bad_undo() -> None:
+        _error(lambda: engine().undo(999), 101, "undo 999")
+
+    def invalid_move() -> None:
+        exc = _error(lambda: engine().position(None, ["zz99"]), 201, "an illegal move")
+        _expect(exc.data is not None and exc.data.get("move") == "zz99", f"got {exc}")
+
+    try:
+        checker.check("text: handshake ugi ... ugiok", handshake)
+        checker.check("text: isready -> readyok", lambda: engine().isready())
+        checker.check(f"text: setoption name Game value {game}", options)
+        checker.check("text: position startpos, query moves", moves)
+        checker.check("text: play and undo", play_undo)
+        checker.check("text: go depth 1", go(depth=1))
+        checker.check("text: go nodes 200", go(nodes=200))
+        checker.check("text: go movetime 200", go(movetime=200))
+        checker.check("text: go p1time 2000 p2time 2000", go(clock=Clock(2000, 2000)))
+        checker.check("text: isready and 204 during go infinite, then stop", during_search)
+        checker.check("text: unknown command is error 100", raw_error("frobnicate", 100))
+        checker.check("text: bad arguments are error 101", raw_error("go depth x", 101))
+        checker.check("text: bad position is error 202", bad_position)
+        checker.check("text: illegal move is invalidmove", invalid_move)
+        checker.check("text: impossible undo is error 101", bad_undo)
+    finally:
+        for e in opened:
+            e.quit()
 
 
 def check_msgpack(checker: Checker, host: str, port: int, game: str) -> None:
     """The msgpack framing checks (over TCP)."""
-    sock = socket.create_connection((host, port), timeout=READ_TIMEOUT)
-    unpacker = msgpack.Unpacker(raw=False)
-
-    def call(msgid: int, method: str, params: dict[str, Any]) -> list[Any]:
-        sock.sendall(msgpack.packb([0, msgid, method, [params]]))
-        deadline = time.monotonic() + READ_TIMEOUT
-        while True:
-            for frame in unpacker:
-                if frame[0] == 1 and frame[1] == msgid:
-                    return list(frame)
-            sock.settimeout(max(0.01, deadline - time.monotonic()))
-            data = sock.recv(65536)
-            if not data:
-                raise PeerError("the peer closed the connection")
-            unpacker.feed(data)
+    opened: list[Engine] = []
 
     def hello() -> None:
-        answer = call(1, "ugi", {"protocol": 1})
-        _expect(answer[2] is None and answer[3]["protocol"] == 1, f"ugi: {answer!r}")
+        opened.append(Engine.connect(host, port, framing="msgpack", timeout=READ_TIMEOUT))
+        _expect(opened[0].info.protocol == 1, f"ugi: protocol {opened[0].info.protocol}")
 
     def go() -> None:
-        call(2, "setoption", {"name": "Game", "value": game})
-        answer = call(3, "go", {"depth": 1})
-        _expect(answer[2] is None and isinstance(answer[3]["move"], str), f"go: {answer!r}")
+        if not opened:
+            raise PeerError("no connection: the handshake failed")
+        opened[0].set_option("Game", game)
+        best = opened[0].go(depth=1)
+        _expect(isinstance(best.move, str), f"go: {best!r}")
 
-    def error(msgid: int, method: str, params: dict[str, Any], code: int) -> Callable[[], None]:
+    def error(msgid: int, method: str, params: dict[str, object], code: int) -> Callable[[], None]:
         def run() -> None:
-            answer = call(msgid, method, params)
-            _expect(answer[2] is not None and answer[2][0] == code, f"{method}: {answer!r}")
+            with _raw_socket(host, port, "msgpack") as raw:
+                raw.send_frame([0, msgid, method, [params]])
+                answer = raw.until(m.RpcResult)
+                assert isinstance(answer, m.RpcResult)
+                got = answer.error.code if answer.error is not None else None
+                _expect(answer.msgid == msgid and got == code, f"{method}: {answer!r}")
 
         return run
 
@@ -213,53 +302,29 @@ def check_msgpack(checker: Checker, host: str, port: int, game: str) -> None:
             "msgpack: stop of no search is error 205", error(6, "stop", {"search": 99}, 205)
         )
     finally:
-        sock.close()
+        for e in opened:
+            e.quit()
 
 
 def run_check(
     *, connect: tuple[str, int] | None, command: list[str] | None, game: str, out: TextIO
 ) -> bool:
-    """Run every check against a server (``connect``) or an engine command; True if all pass."""
+    """Run every check against a server (``connect``) or an engine command; True if all pass.
+
+    Raises:
+        OSError: the server cannot be reached at all.
+    """
     checker = Checker(out)
     if connect is not None:
-        peer, sock = _socket_lines(*connect)
-        try:
-            check_text(checker, peer, game)
-        finally:
-            sock.close()
-        check_msgpack(checker, connect[0], connect[1], game)
+        host, port = connect
+        with _raw_socket(host, port, "text") as raw:
+            check_text(checker, lambda: Engine.connect(host, port, timeout=READ_TIMEOUT), raw, game)
+        check_msgpack(checker, host, port, game)
     else:
         if not command:
             raise ValueError("no command to start")
-        proc = subprocess.Popen(command, stdin=subprocess.PIPE, stdout=subprocess.PIPE, bufsize=0)
-        if proc.stdin is None or proc.stdout is None:
-            raise OSError("the engine's pipes could not be opened")
-        stdin, stdout = proc.stdin, proc.stdout
-
-        def send(data: bytes) -> None:
-            stdin.write(data)
-            stdin.flush()
-
-        def receive(timeout: float) -> bytes:
-            with selectors.DefaultSelector() as sel:
-                sel.register(stdout, selectors.EVENT_READ)
-                if not sel.select(timeout):
-                    raise PeerError(f"no answer within {timeout:.1f} s")
-            return os.read(stdout.fileno(), 65536)
-
-        try:
-            check_text(checker, _Lines(send, receive), game)
-            send(b"quit\n")
-            proc.wait(timeout=10)
-        except (PeerError, OSError, subprocess.TimeoutExpired) as exc:
-            checker.failed += 1
-            out.write(f"FAIL the engine process: {exc}\n")
-        finally:
-            if proc.poll() is None:
-                proc.kill()
-                proc.wait()
-            stdin.close()
-            stdout.close()
+        with _raw_process(command, checker) as raw:
+            check_text(checker, lambda: Engine.popen(command, timeout=READ_TIMEOUT), raw, game)
     total = checker.passed + checker.failed
     if checker.failed:
         out.write(f"check: {checker.failed} of {total} checks fail\n")

@@ -179,7 +179,12 @@ def build_parser() -> argparse.ArgumentParser:
     )
     p.add_argument("--connect", metavar="HOST:PORT", help="a running server")
     p.add_argument("--game", default="yinsh", help="the game to check with (yinsh)")
-    p.add_argument("command", nargs=argparse.REMAINDER, help="-- COMMAND ...: an engine to start")
+    p.add_argument(
+        "engine",
+        nargs=argparse.REMAINDER,
+        metavar="COMMAND",
+        help="-- COMMAND ...: an engine to start",
+    )
     p.set_defaults(func=cmd_check)
 
     p = sub.add_parser(
@@ -527,7 +532,7 @@ def cmd_engine(args: argparse.Namespace, out: TextIO, err: TextIO) -> None:
 def cmd_check(args: argparse.Namespace, out: TextIO, err: TextIO) -> None:
     """``enginesrv check``."""
     del err
-    command = [c for c in args.command if c != "--"] if args.command else []
+    command = [c for c in args.engine if c != "--"] if args.engine else []
     if (args.connect is None) == (not command):
         raise CommandError("give either --connect HOST:PORT or -- COMMAND ...")
     connect = None

@@ -3,6 +3,7 @@ and fails, check by check, against a peer that is not an engine."""
 
 from __future__ import annotations
 
+import socket
 import subprocess
 import sys
 
@@ -60,3 +61,16 @@ def test_check_needs_a_target() -> None:
     )  # fmt: skip
     assert proc.returncode == 2
     assert "--connect HOST:PORT or -- COMMAND" in proc.stderr
+
+
+def test_an_unreachable_server_is_one_clear_error() -> None:
+    with socket.socket() as sock:  # a port that was free a moment ago, and nobody listens
+        sock.bind(("127.0.0.1", 0))
+        port = sock.getsockname()[1]
+    proc = subprocess.run(
+        [sys.executable, "-m", "enginesrv.cli", "check", "--connect", f"127.0.0.1:{port}"],
+        capture_output=True, text=True, timeout=60, check=False,
+    )  # fmt: skip
+    assert proc.returncode == 2
+    assert proc.stderr.startswith(f"enginesrv check: error: cannot reach '127.0.0.1:{port}'")
+    assert "Traceback" not in proc.stderr
