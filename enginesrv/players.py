@@ -358,26 +358,7 @@ class BotPlayer(Player):
 
     async def go(self, request: GoRequest) -> Reply:
         clocks = request.clocks
-        target = deadline = None
-        from_pv = False
-        if is_timed(clocks):
-            mine = clocks.p1time if request.seat == 0 else clocks.p2time
-            inc = clocks.p1inc if request.seat == 0 else clocks.p2inc
-            budget = timeman.allot(
-                time_ms=mine,
-                inc_ms=inc or 0,
-                movestogo=clocks.movestogo,
-                movetime_ms=clocks.movetime,
-                overhead_ms=self.overhead_ms,
-                turn=request.turn,
-            )
-            if budget.target_ms is not None:
-                target = budget.target_ms / 1000
-            if budget.deadline_ms is not None:
-                deadline = budget.deadline_ms / 1000
-            # a clock that budgets turns, not a time, depth or node count per decision
-            from_pv = mine is not None and clocks.movetime is None
-            from_pv = from_pv and clocks.depth is None and clocks.nodes is None
+        budget = timeman.search_time(clocks, request.seat, request.turn, self.overhead_ms)
         options = self.spec.options
         given = {k.lower() for k, _ in options}
         if self.has_seed and "seed" not in given:
@@ -392,12 +373,12 @@ class BotPlayer(Player):
             options=tuple((k, v) for k, v in options),
             depth=clocks.depth,
             nodes=clocks.nodes,
-            target=target,
-            deadline=deadline,
+            target=budget.target,
+            deadline=budget.deadline,
             new_game=self.fresh or not is_timed(clocks),
             game_key=self.game_key,
             issued=time.monotonic(),
-            from_pv=from_pv,
+            from_pv=budget.from_pv,
         )
         self.fresh = False
         if self.pool is None:

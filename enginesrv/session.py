@@ -29,7 +29,7 @@ from bots.engine import Engine, OptionError, Score, SearchInfo, SearchResult
 from bots.registry import BotError
 from enginesrv import __version__
 from enginesrv.pool import GRACE, SearchOutcome
-from enginesrv.timeman import allot
+from enginesrv.timeman import search_time
 from enginesrv.worker import SearchJob
 from protocol import messages as m
 from protocol.errors import (
@@ -547,16 +547,9 @@ class Session:
             )
             return
         seat = state.to_move()
-        budget = allot(
-            time_ms=go.p1time if seat == 0 else go.p2time,
-            inc_ms=(go.p1inc if seat == 0 else go.p2inc) or 0,
-            movestogo=go.movestogo,
-            movetime_ms=go.movetime,
-            overhead_ms=self.move_overhead,
-            turn=state.turn_position(),
-        )
+        budget = search_time(go, seat, state.turn_position(), self.move_overhead)
         infinite = go.infinite or (
-            budget.deadline_ms is None and go.depth is None and go.nodes is None
+            budget.deadline is None and go.depth is None and go.nodes is None
         )
         # The bot searches from what the side to act may know. A plain UGI manager hands
         # both sides the full move list, the other side's secret laws included; the search
@@ -569,18 +562,11 @@ class Session:
             options=self._job_options(),
             depth=go.depth,
             nodes=go.nodes,
-            target=None if go.infinite or budget.target_ms is None else budget.target_ms / 1000,
-            deadline=None
-            if go.infinite or budget.deadline_ms is None
-            else budget.deadline_ms / 1000,
+            target=budget.target,
+            deadline=budget.deadline,
             new_game=self.fresh_game,
             issued=time.monotonic(),
-            # a clock that budgets turns, not a time, depth or node count per decision
-            from_pv=(go.p1time if seat == 0 else go.p2time) is not None
-            and go.movetime is None
-            and go.depth is None
-            and go.nodes is None
-            and not go.infinite,
+            from_pv=budget.from_pv,
         )
         self.fresh_game = False
         search = _Search(msgid, infinite)

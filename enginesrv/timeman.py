@@ -22,6 +22,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from protocol import messages as m
+
 DEFAULT_MOVES_TO_GO = 25
 """Decisions assumed left in the game when the clock gives no ``movestogo``."""
 FOLLOW_SHARE = 0.2
@@ -87,3 +89,38 @@ def allot(
         # the last move before the control: the whole clock is there to be used, safely
         target = deadline = left * DEADLINE_SHARE
     return Budget(max(MIN_MS, round(target)), max(MIN_MS, round(deadline)))
+
+
+@dataclass(frozen=True, slots=True)
+class SearchTime:
+    """The time of one search, in seconds from when it was asked for (None: not limited by
+    time), and whether it comes from a clock that budgets whole turns (``Limits.from_pv``)."""
+
+    target: float | None
+    deadline: float | None
+    from_pv: bool
+
+
+def search_time(go: m.Go, seat: int, turn: tuple[int, int], overhead_ms: int) -> SearchTime:
+    """What ``go`` gives the player in ``seat`` (0 = p1) for a decision at ``turn``
+    (``State.turn_position``): its budget (``allot``) as a job's target and deadline, the one
+    conversion from the protocol's clocks to a search used by the server's sessions and the
+    arbiter's bots alike. An infinite search has neither."""
+    mine = go.p1time if seat == 0 else go.p2time
+    inc = go.p1inc if seat == 0 else go.p2inc
+    if go.infinite:
+        return SearchTime(None, None, False)
+    budget = allot(
+        time_ms=mine,
+        inc_ms=inc or 0,
+        movestogo=go.movestogo,
+        movetime_ms=go.movetime,
+        overhead_ms=overhead_ms,
+        turn=turn,
+    )
+    return SearchTime(
+        target=None if budget.target_ms is None else budget.target_ms / 1000,
+        deadline=None if budget.deadline_ms is None else budget.deadline_ms / 1000,
+        # a clock that budgets turns, not a time, depth or node count per decision
+        from_pv=mine is not None and go.movetime is None and go.depth is None and go.nodes is None,
+    )

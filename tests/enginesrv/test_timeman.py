@@ -14,8 +14,11 @@ from enginesrv.timeman import (
     MAX_SHARE,
     MIN_MS,
     Budget,
+    SearchTime,
     allot,
+    search_time,
 )
+from protocol import messages as m
 
 
 def test_movetime_is_exact_less_overhead() -> None:
@@ -198,3 +201,27 @@ def test_a_turns_decisions_never_plan_to_flag(
     )  # fmt: skip
     assert first.target_ms is not None
     assert budget.target_ms <= first.target_ms
+
+
+def test_search_time_reads_the_movers_clock() -> None:
+    """The one conversion from ``go`` to a job's time: each seat's own clock and increment,
+    the move time exactly, and from_pv only for a clock that budgets turns."""
+    go = m.Go(p1time=60_000, p2time=1_000, p1inc=0, p2inc=0)
+    p1 = search_time(go, 0, (0, 1), 50)
+    p2 = search_time(go, 1, (0, 1), 50)
+    assert p1.target is not None
+    assert p2.target is not None
+    assert p1.target > p2.target  # p1 has sixty times the clock
+    assert (p1.from_pv, p2.from_pv) == (True, True)
+    exact = search_time(m.Go(movetime=500), 0, (0, 1), 50)
+    assert (exact.target, exact.deadline, exact.from_pv) == (0.45, 0.45, False)
+    assert search_time(m.Go(infinite=True, p1time=1000), 0, (0, 1), 50) == SearchTime(
+        None, None, False
+    )
+    assert search_time(m.Go(depth=3), 0, (0, 1), 50) == SearchTime(None, None, False)
+    assert not search_time(m.Go(p1time=5000, depth=4), 0, (0, 1), 50).from_pv
+    second = search_time(m.Go(p1time=10_000), 0, (1, 2), 50)
+    first = search_time(m.Go(p1time=10_000), 0, (0, 2), 50)
+    assert second.target is not None
+    assert first.target is not None
+    assert second.target < first.target  # a turn's later decision gets a fifth
