@@ -19,10 +19,9 @@ import time
 from collections.abc import Callable, Iterator
 from typing import TextIO
 
-import msgpack
-
 from enginesrv.client import ClientError, Clock, Engine, EngineError, LegalMoves
 from protocol import messages as m
+from protocol import rpc
 from protocol.errors import ProtocolError
 from protocol.mpack import MsgpackDecoder
 from protocol.text import TextDecoder
@@ -53,7 +52,7 @@ class _Raw:
         self._send("".join(f"{line}\n" for line in lines).encode())
 
     def send_frame(self, frame: object) -> None:
-        self._send(msgpack.packb(frame))
+        self._send(rpc.pack(frame))
 
     def next(self, timeout: float = READ_TIMEOUT) -> object:
         """The next message, decoded; lines that are not messages are skipped."""

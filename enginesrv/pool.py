@@ -27,14 +27,14 @@ import sys
 from collections import Counter, OrderedDict, deque
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
-from typing import Any
 
-import msgpack
 import structlog
 import trio
 
 from bots.engine import SearchInfo, SearchResult
 from enginesrv.worker import SearchJob, info_from_map, result_from_map
+from protocol import rpc
+from protocol.errors import ProtocolError
 
 GRACE = 0.2
 """Seconds a worker gets past its deadline, or after a stop, before it is killed."""
@@ -86,23 +86,29 @@ class _Worker:
         """Whether the process still answers (its pipe is open)."""
         return self.alive
 
-    async def send(self, frame: list[Any]) -> None:
+    async def send(self, data: bytes) -> None:
+        """Write one packed frame to the worker."""
         assert self.process.stdin is not None
-        await self.process.stdin.send_all(msgpack.packb(frame, use_bin_type=True))
+        await self.process.stdin.send_all(data)
 
     async def read_frames(self) -> None:
         """Route the worker's frames to its current job until the pipe closes."""
         assert self.process.stdout is not None
-        unpacker = msgpack.Unpacker(raw=False, max_buffer_size=MAX_WORKER_FRAME)
+        frames = rpc.FrameReader(MAX_WORKER_FRAME)
         try:
             while True:
                 chunk = await self.process.stdout.receive_some(65536)
                 if not chunk:
                     break
-                unpacker.feed(chunk)
-                for frame in unpacker:
-                    self._route(frame)
-        except (trio.BrokenResourceError, trio.ClosedResourceError, ValueError):
+                frames.feed(chunk)
+                while True:
+                    whole, frame = frames.next_frame()
+                    if not whole:
+                        break
+                    message = rpc.envelope(frame)
+                    if message is not None:
+                        self._route(message)
+        except (trio.BrokenResourceError, trio.ClosedResourceError, ProtocolError):
             pass
         finally:
             self.alive = False
@@ -112,24 +118,28 @@ class _Worker:
                 job.error = "the search worker died"
                 job.done.set()
 
-    def _route(self, frame: list[Any]) -> None:
-        if frame[0] == 2 and frame[1] == "ready":
+    def _route(self, message: rpc.Envelope) -> None:
+        if message.kind == rpc.NOTIFY and message.method == "ready":
             self.ready.set()
             return
         job = self.job
         if job is None:
             return
-        if frame[0] == 2 and frame[1] == "info":
-            params = frame[2][0]
-            if params.get("search") == job.msgid:
-                info = info_from_map(params)
+        if message.kind == rpc.NOTIFY and message.method == "info":
+            if message.params.get("search") == job.msgid:
+                info = info_from_map(dict(message.params))
                 job.last_info = info
                 job.on_info(info)
-        elif frame[0] == 1 and frame[1] == job.msgid:
-            if frame[2] is not None:
-                job.error = str(frame[2][2])
+        elif message.kind == rpc.RESPONSE and message.msgid == job.msgid:
+            error = message.error
+            if error is not None:
+                job.error = (
+                    str(error[2]) if isinstance(error, list) and len(error) > 2 else str(error)
+                )
+            elif isinstance(message.result, dict):
+                job.result = result_from_map(message.result)
             else:
-                job.result = result_from_map(frame[3])
+                job.error = f"a malformed answer: {message.result!r:.80}"
             job.done.set()
 
 
@@ -382,7 +392,7 @@ class WorkerPool:
         released = False
         try:
             try:
-                await worker.send([0, running.msgid, "search", [job.to_map()]])
+                await worker.send(rpc.pack_request(running.msgid, "search", job.to_map()))
             except (trio.BrokenResourceError, trio.ClosedResourceError):
                 running.error = "the search worker died"
                 running.done.set()
@@ -407,7 +417,7 @@ class WorkerPool:
         if job.done.is_set() or not worker.is_alive():
             return
         try:
-            await worker.send([2, "stop", [{"search": job.msgid}]])
+            await worker.send(rpc.pack_notification("stop", {"search": job.msgid}))
         except (trio.BrokenResourceError, trio.ClosedResourceError):
             return
         with trio.move_on_after(self.grace):

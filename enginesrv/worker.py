@@ -32,12 +32,12 @@ from collections import OrderedDict
 from dataclasses import dataclass
 from typing import Any, BinaryIO
 
-import msgpack
-
 import games
 from bots.engine import Engine, Limits, Score, SearchInfo, SearchResult
 from bots.eval import evaluated_games, evaluator_for
 from bots.registry import BotError, create_bot, load_all
+from protocol import rpc
+from protocol.errors import ProtocolError
 
 MAX_FRAME = 4 * 1024 * 1024
 IDLE_BEFORE_COLLECT = 0.02
@@ -224,8 +224,8 @@ class _Worker:
         """Bots dropped from the cache, freed once the running search has answered."""
         self.state_lock = threading.Lock()
 
-    def send(self, frame: list[Any]) -> None:
-        data = msgpack.packb(frame, use_bin_type=True)
+    def send(self, data: bytes) -> None:
+        """Write one packed frame to the pool."""
         with self.out_lock:
             try:
                 self.out.write(data)
@@ -304,12 +304,15 @@ class _Worker:
                 state,
                 limits,
                 stop=self.stop_flag.is_set,
-                on_info=lambda info: self.send([2, "info", [info_to_map(info, msgid)]]),
+                on_info=lambda info: self.send(
+                    rpc.pack_notification("info", info_to_map(info, msgid))
+                ),
             )
-            self.send([1, msgid, None, result_to_map(result)])
+            self.send(rpc.pack_response(msgid, None, result_to_map(result)))
         except Exception as exc:  # any failure of a bot must reach the server, not kill us
             detail = "".join(traceback.format_exception_only(type(exc), exc)).strip()
-            self.send([1, msgid, [500, "internal", f"search failed: {detail}", None], None])
+            failure = [500, "internal", f"search failed: {detail}", None]
+            self.send(rpc.pack_response(msgid, failure, None))
         finally:
             with self.state_lock:
                 self.running = None
@@ -319,20 +322,29 @@ class _Worker:
 def _read_frames(
     source: BinaryIO, worker: _Worker, jobs: list[tuple[int, SearchJob]], ready: threading.Condition
 ) -> None:
-    unpacker = msgpack.Unpacker(raw=False, max_buffer_size=MAX_FRAME)
-    while True:
-        chunk = source.read1(65536) if hasattr(source, "read1") else source.read(65536)
-        if not chunk:
-            break
-        unpacker.feed(chunk)
-        for frame in unpacker:
-            if frame[0] == 0 and frame[2] == "search":
-                with ready:
-                    jobs.append((frame[1], SearchJob.from_map(frame[3][0])))
-                    ready.notify()
-            elif frame[0] == 2 and frame[1] == "stop":
-                params = frame[2][0] if frame[2] else {}
-                worker.request_stop(params.get("search"))
+    frames = rpc.FrameReader(MAX_FRAME)
+    try:
+        while True:
+            chunk = source.read1(65536) if hasattr(source, "read1") else source.read(65536)
+            if not chunk:
+                break
+            frames.feed(chunk)
+            while True:
+                whole, frame = frames.next_frame()
+                if not whole:
+                    break
+                message = rpc.envelope(frame)
+                if message is None:
+                    continue  # not from our pool: nothing to do with it
+                if message.kind == rpc.REQUEST and message.method == "search":
+                    with ready:
+                        jobs.append((message.msgid or 0, SearchJob.from_map(dict(message.params))))
+                        ready.notify()
+                elif message.kind == rpc.NOTIFY and message.method == "stop":
+                    search = message.params.get("search")
+                    worker.request_stop(search if isinstance(search, int) else None)
+    except ProtocolError:
+        pass  # the pool's stream is broken: leave, as at its end
     with ready:
         jobs.append((-1, SearchJob("", "", "", "", ())))  # end of input: leave
         worker.stop_flag.set()
@@ -368,7 +380,7 @@ def main() -> None:
     gc.freeze()
     gc.disable()
     worker = _Worker(out)
-    worker.send([2, "ready", []])
+    worker.send(rpc.pack_notification("ready"))
     jobs: list[tuple[int, SearchJob]] = []
     ready = threading.Condition()
     reader = threading.Thread(target=_read_frames, args=(source, worker, jobs, ready), daemon=True)

@@ -18,14 +18,10 @@ import reprlib
 from collections.abc import Iterator, Mapping
 from typing import Final, Literal, TypeAlias, cast
 
-import msgpack
-
 from protocol.errors import (
     BAD_ARGUMENTS,
     BAD_FRAME,
-    FRAME_TOO_LARGE,
     UNKNOWN_COMMAND,
-    ErrorCode,
     ProtocolError,
 )
 from protocol.messages import (
@@ -72,13 +68,8 @@ from protocol.messages import (
     Ugi,
     Undo,
 )
+from protocol.rpc import DEFAULT_MAX_FRAME, NOTIFY, REQUEST, RESPONSE, FrameReader, pack
 
-DEFAULT_MAX_FRAME: Final = 1024 * 1024
-"""The default largest frame (and buffer) in bytes."""
-
-REQUEST: Final = 0
-RESPONSE: Final = 1
-NOTIFY: Final = 2
 MAX_MSGID: Final = 2**32 - 1
 _MAX_INT: Final = 2**63 - 1
 
@@ -350,34 +341,30 @@ def error_of(reply: ErrorReply | InvalidMove) -> list[object]:
     return [reply.code, reply.name, reply.message, None if reply.data is None else dict(reply.data)]
 
 
-def _pack(obj: object) -> bytes:
-    return msgpack.packb(obj, use_bin_type=True)
-
-
 def encode_request(msgid: int, command: Command) -> bytes:
     """A request frame."""
-    return _pack([REQUEST, msgid, command.METHOD, [params_of(command)]])
+    return pack([REQUEST, msgid, command.METHOD, [params_of(command)]])
 
 
 def encode_notify(command: Command) -> bytes:
     """A command sent as a notification (no response; for ``stop`` and ``quit``)."""
-    return _pack([NOTIFY, command.METHOD, [params_of(command)]])
+    return pack([NOTIFY, command.METHOD, [params_of(command)]])
 
 
 def encode_reply(msgid: int | None, reply: Reply) -> bytes:
     """The frame of a reply: a response to ``msgid``, or for ``info`` (and errors without an
     id) a notification."""
     if isinstance(reply, Info):
-        return _pack([NOTIFY, "info", [info_map(reply)]])
+        return pack([NOTIFY, "info", [info_map(reply)]])
     if isinstance(reply, (ErrorReply, InvalidMove)):
         error = error_of(reply)
         if msgid is None:
             keys = ("code", "name", "message", "data")
-            return _pack([NOTIFY, "error", [dict(zip(keys, error, strict=True))]])
-        return _pack([RESPONSE, msgid, error, None])
+            return pack([NOTIFY, "error", [dict(zip(keys, error, strict=True))]])
+        return pack([RESPONSE, msgid, error, None])
     if msgid is None:
         raise ValueError(f"a {type(reply).__name__} result needs the id of its request")
-    return _pack([RESPONSE, msgid, None, result_of(reply)])
+    return pack([RESPONSE, msgid, None, result_of(reply)])
 
 
 # ---------------------------------------------------------------------------------------------
@@ -604,20 +591,9 @@ def parse_result(method: str, result: object) -> Reply:
     return Ack()
 
 
-MAX_ARRAY: Final = 65536
-"""The longest array a frame may hold (a ``position`` move list is the longest use)."""
-MAX_MAP: Final = 256
-"""The most keys a map may hold."""
-MAX_ITEMS: Final = 131072
-"""The most arrays, maps and items in them one frame may hold, nested ones included."""
-
-
-class _TooManyItemsError(Exception):
-    """Raised inside the unpacker's hooks to stop a frame with too many values."""
-
-
 class MsgpackDecoder:
-    """Incremental msgpack-RPC decoder (sans I/O).
+    """Incremental msgpack-RPC decoder (sans I/O): frames cut by ``protocol.rpc.FrameReader``,
+    each then read as the role's messages.
 
     Args:
         role: ``"server"`` decodes requests and notifications into ``Request`` objects;
@@ -628,56 +604,15 @@ class MsgpackDecoder:
     def __init__(self, role: Role = "server", *, max_frame: int = DEFAULT_MAX_FRAME) -> None:
         self.role = role
         self.max_frame = max_frame
-        self._items = 0
-        self._frame_start = 0
-        self._unpacker = msgpack.Unpacker(
-            raw=False,
-            strict_map_key=True,
-            use_list=True,
-            max_buffer_size=max_frame,
-            max_array_len=min(max_frame, MAX_ARRAY),
-            max_map_len=min(max_frame, MAX_MAP),
-            list_hook=self._count_list,
-            object_hook=self._count_map,
-        )
-        self._broken: ProtocolError | None = None
+        self._frames = FrameReader(max_frame)
 
-    def _check_size(self) -> None:
-        """Refuse a frame, whole or not yet, of more than ``max_frame`` bytes (the buffer
-        limit alone does not see the bytes already decoded into a frame still growing)."""
-        if self._unpacker.tell() - self._frame_start > self.max_frame:
-            raise self._break(FRAME_TOO_LARGE, f"a frame is longer than {self.max_frame} bytes")
-
-    # A byte of msgpack can become a container of 60 bytes or more, so the bytes of a frame do
-    # not bound what decoding it builds; these hooks count the containers and their items as
-    # the unpacker builds them, and stop a frame that holds too many.
-    def _count(self, items: int) -> None:
-        self._items += items + 1
-        if self._items > MAX_ITEMS:
-            raise _TooManyItemsError
-
-    def _count_list(self, value: list[object]) -> list[object]:
-        self._count(len(value))
-        return value
-
-    def _count_map(self, value: dict[str, object]) -> dict[str, object]:
-        self._count(len(value))
-        return value
-
-    def feed(self, data: bytes) -> None:
+    def feed(self, data: bytes | bytearray) -> None:
         """Add received bytes.
 
         Raises:
             ProtocolError: fatal 102 when more than ``max_frame`` bytes would be buffered.
         """
-        if self._broken is not None:
-            raise self._broken
-        try:
-            self._unpacker.feed(data)
-        except msgpack.BufferFull:
-            raise self._break(
-                FRAME_TOO_LARGE, f"more than {self.max_frame} bytes buffered in one frame"
-            ) from None
+        self._frames.feed(data)
 
     def next_message(self) -> Request | RpcResult | Info | ErrorReply | Notification | None:
         """The next message; None when more data is needed.
@@ -686,36 +621,19 @@ class MsgpackDecoder:
             ProtocolError: non-fatal (100, 101, with ``msgid``) for a well-framed request with
                 a wrong method or params; fatal for anything else.
         """
-        if self._broken is not None:
-            raise self._broken
-        try:
-            frame = next(self._unpacker)
-        except StopIteration:
-            self._check_size()  # the unpacker keeps what it built of a frame not yet whole
+        whole, frame = self._frames.next_frame()
+        if not whole:
             return None
-        except _TooManyItemsError:
-            raise self._break(
-                FRAME_TOO_LARGE, f"a frame holds more than {MAX_ITEMS} values"
-            ) from None
-        except (ValueError, msgpack.UnpackException, RecursionError, TypeError) as exc:
-            raise self._break(BAD_FRAME, f"invalid msgpack: {exc}") from None
-        self._check_size()
-        self._items = 0
-        self._frame_start = self._unpacker.tell()
         try:
             if self.role == "server":
                 return parse_request(frame)
             return parse_server_frame(frame)
         except ProtocolError as exc:
             if exc.fatal:
-                self._broken = exc
+                self._frames.poison(exc)
             raise
 
     def __iter__(self) -> Iterator[Request | RpcResult | Info | ErrorReply | Notification]:
         """Messages until more data is needed (see ``TextDecoder.__iter__``)."""
         while (message := self.next_message()) is not None:
             yield message
-
-    def _break(self, error: ErrorCode, message: str) -> ProtocolError:
-        self._broken = ProtocolError(error, message)
-        return self._broken
