@@ -226,10 +226,7 @@ def opening_state(game: games.Game, opening: Opening) -> games.State:
     Raises:
         games.GameError: a bad position string or move.
     """
-    state = game.state_from_string(opening.start) if opening.start else game.new_state()
-    for token in opening.moves:
-        state.push(state.parse_move(token))
-    return state
+    return games.replay(game, opening.start or None, opening.moves)
 
 
 # -- one game ----------------------------------------------------------------------------------
@@ -402,11 +399,7 @@ async def play_game(
         try:
             if token is None:
                 raise games.IllegalMoveError("none", "the player had no move")
-            if "?" in token:
-                raise games.IllegalMoveError(
-                    token, "a shown form: the mover writes its move in full"
-                )
-            move = state.parse_move(token)
+            move = state.parse_move(token)  # the mover's own: never a shown form
         except games.GameError as exc:
             forfeit(seat, "illegal-move", f"played {exc.text!r}: {exc.reason}")
             break

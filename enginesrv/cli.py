@@ -301,15 +301,12 @@ def load_game(name: str) -> games.Game:
 def build_state(game: games.Game, pos: str | None, moves: Sequence[str]) -> games.State:
     """The position ``pos`` (or the start) after playing ``moves``, each checked."""
     try:
-        state = game.state_from_string(pos) if pos is not None else game.new_state()
+        # moves as anyone was shown them: a Yin Yang setup may be ``laws:?,?,?,?``
+        return games.replay(game, pos, moves, shown=True)
     except games.InvalidPositionError as exc:
         raise CommandError(f"position {pos!r}: {exc.reason}") from None
-    for number, token in enumerate(moves, 1):
-        try:
-            state.push(state.parse_move(token))
-        except games.GameError as exc:
-            raise CommandError(f"move {number} {token!r}: {exc.reason}") from None
-    return state
+    except games.ReplayError as exc:
+        raise CommandError(str(exc)) from None
 
 
 def seat_name(game: games.Game, seat: int) -> str:
@@ -391,16 +388,12 @@ def cmd_replay(args: argparse.Namespace, out: TextIO, err: TextIO) -> None:
         raise CommandError(f"{path}: the record is a {record.game!r} game, not {game.name!r}")
     start = record.start_position()
     try:
-        state = game.state_from_string(start) if start is not None else game.new_state()
+        state = games.replay(game, start, [entry.token for entry in record.moves])
     except games.InvalidPositionError as exc:
         raise CommandError(f"{path}: Start position {start!r}: {exc.reason}") from None
-    for number, entry in enumerate(record.moves, 1):
-        try:
-            state.push(state.parse_move(entry.token))
-        except games.GameError as exc:
-            raise CommandError(
-                f"{path}:{entry.line}: move {number} {entry.token!r}: {exc.reason}"
-            ) from None
+    except games.ReplayError as exc:
+        line = record.moves[exc.number - 1].line
+        raise CommandError(f"{path}:{line}: {exc}") from None
     final = state.to_string()
     if record.final is not None and record.final != final:
         raise CommandError(

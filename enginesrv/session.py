@@ -435,14 +435,18 @@ class Session:
             state = game.state_from_string(fen) if fen is not None else game.new_state()
         except games.InvalidPositionError as exc:
             raise _error(INVALID_POSITION, f"position {fen!r}: {exc.reason}") from None
-        for i, token in enumerate(moves):
-            if i % MOVES_PER_TURN == MOVES_PER_TURN - 1:
-                # a frame may carry a hundred thousand moves: let the other clients run
-                await trio.lowlevel.checkpoint()
+        # a frame may carry a hundred thousand moves: let the other clients run between
+        # pieces of them. Moves as the session's holder was shown them (a view may be given
+        # the opponent's Yin Yang setup as laws:?,?,?,?).
+        for first in range(0, len(moves), MOVES_PER_TURN):
             try:
-                state.push(state.parse_move(token))
-            except games.GameError as exc:
-                raise _Error(m.InvalidMove(token, exc.reason)) from None
+                games.replay(
+                    game, state, moves[first : first + MOVES_PER_TURN], shown=True, first=first + 1
+                )
+            except games.ReplayError as exc:
+                raise _Error(m.InvalidMove(exc.text, exc.reason)) from None
+            if first + MOVES_PER_TURN < len(moves):
+                await trio.lowlevel.checkpoint()
         self.state = state
         self.played = list(moves)
 
@@ -451,7 +455,7 @@ class Session:
         if state.is_terminal():
             raise _error(GAME_OVER, f"play: the game is over ({state.outcome()})")
         try:
-            move = state.parse_move(token)
+            move = state.parse_shown_move(token)  # as the session's holder was shown it
         except games.GameError as exc:
             raise _Error(m.InvalidMove(token, exc.reason)) from None
         state.push(move)

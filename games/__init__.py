@@ -26,12 +26,14 @@ from games.base import (
     State,
     perft,
     perft_divide,
+    replay,
 )
 from games.errors import (
     GameError,
     IllegalMoveError,
     InvalidMoveError,
     InvalidPositionError,
+    ReplayError,
     UnknownGameError,
 )
 
@@ -47,12 +49,14 @@ __all__ = [
     "Move",
     "Outcome",
     "Player",
+    "ReplayError",
     "State",
     "UnknownGameError",
     "available",
     "load",
     "perft",
     "perft_divide",
+    "replay",
 ]
 
 # name -> (module, factory attribute, argument). A new game joins every generic test and CLI

@@ -21,9 +21,11 @@ Design (after OpenSpiel's Game/State and python-chess's Board):
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Literal, TypeAlias
+
+from games.errors import IllegalMoveError, InvalidMoveError, ReplayError
 
 Move: TypeAlias = int
 """A move: an int whose encoding belongs to the game that produced it."""
@@ -200,6 +202,16 @@ class State(ABC):
             IllegalMoveError: it is one, but not legal here.
         """
 
+    def parse_shown_move(self, text: str) -> Move:
+        """A move as a viewer was shown it: for a game of hidden information also the shown
+        forms that hide what the mover wrote (Yin Yang rules §8.4), which ``parse_move``
+        refuses; for the others the same as ``parse_move``.
+
+        Raises:
+            InvalidMoveError, IllegalMoveError: as ``parse_move``.
+        """
+        return self.parse_move(text)
+
     @abstractmethod
     def move_to_str(self, move: Move) -> str:
         """The canonical token of a move of this game."""
@@ -287,3 +299,35 @@ def perft_divide(state: State, depth: int) -> list[tuple[str, int]]:
         state.pop()
     rows.sort()
     return rows
+
+
+def replay(
+    game: Game,
+    start: str | State | None,
+    tokens: Iterable[str],
+    *,
+    shown: bool = False,
+    first: int = 1,
+) -> State:
+    """The position after ``tokens`` are played from ``start``: a position string, None for the
+    game's start, or a state, which is played on in place and returned. Each token is checked
+    (``State.parse_move``; with ``shown``, ``State.parse_shown_move``, for moves as a viewer
+    was shown them).
+
+    Raises:
+        InvalidPositionError: ``start`` is not a position of the game.
+        ReplayError: a token is not a move where it comes; it names the token, its number
+            (counted from ``first``) and the reason.
+    """
+    if isinstance(start, State):
+        state = start
+    else:
+        state = game.state_from_string(start) if start is not None else game.new_state()
+    parse = state.parse_shown_move if shown else state.parse_move
+    for number, token in enumerate(tokens, first):
+        try:
+            move = parse(token)
+        except (InvalidMoveError, IllegalMoveError) as exc:
+            raise ReplayError(number, exc) from None
+        state.push(move)
+    return state

@@ -47,6 +47,25 @@ class IllegalMoveError(GameError):
     """
 
 
+class ReplayError(GameError):
+    """Raised by ``games.replay`` for a token of the list that is not a move where it comes.
+
+    Attributes:
+        number: the token's place in the list (1 for the first, or as ``replay`` was told).
+        error: the ``InvalidMoveError`` or ``IllegalMoveError`` behind it; ``text`` and
+            ``reason`` are its.
+    """
+
+    def __init__(self, number: int, error: GameError) -> None:
+        super().__init__(error.text, error.reason)
+        self.number = number
+        self.error = error
+        self.args = (f"move {number} {error.text!r}: {error.reason}",)
+
+    def __str__(self) -> str:
+        return str(self.args[0])
+
+
 class InvalidPositionError(GameError):
     """Raised by ``Game.state_from_string`` for a position string that breaks the grammar or a
     validity rule of the game's rule file.

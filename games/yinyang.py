@@ -44,14 +44,13 @@ Hidden information and views (design §2):
 * ``public_move_str(move, viewer)`` is the shown form of rules §8.4 for anyone but the mover,
   who is the side to act of the state it is called on: call it on the position before the move
   is pushed. The mover sees the full token.
-* ``parse_move`` also accepts the shown forms ``laws:?,?,?,?`` (the mover's four laws become
-  ``?``) and ``L<k>@<anchor>:L<j>=?`` (slot j becomes ``?``), and any adaptation token of a ``?``
-  law: only an adaptation law with exactly the window's pattern as cause can have been applied,
-  so the view learns that law and marks it revealed. A plain ``L<k>@<anchor>`` of a ``?`` law is
-  rejected (``IllegalMoveError``): its effect depends on the hidden law, so the holder needs the
-  next view as a position. A state cannot tell whose knowledge it holds (the start position is
-  everybody's view), so the shown forms are accepted on any state: an arbiter must itself refuse
-  a shown form (a token containing ``?``) from the mover.
+* ``parse_shown_move`` (the view API) also accepts the shown forms ``laws:?,?,?,?`` (the
+  mover's four laws become ``?``) and ``L<k>@<anchor>:L<j>=?`` (slot j becomes ``?``);
+  ``parse_move``, what the side to act may play, refuses them. Both accept any adaptation token
+  of a ``?`` law: only an adaptation law with exactly the window's pattern as cause can have
+  been applied, so the view learns that law and marks it revealed. A plain ``L<k>@<anchor>`` of
+  a ``?`` law is rejected (``IllegalMoveError``): its effect depends on the hidden law, so the
+  holder needs the next view as a position.
 
 Representation. Squares are numbered ``4 * (rank - 1) + file`` (a1 = 0, d4 = 15); the board is
 two 16-bit ints (black, white). The 405 valid laws are numbered in the sorted order of their
@@ -907,15 +906,37 @@ class YinYangState(State):
         return move_to_str(move)
 
     def parse_move(self, text: str) -> Move:
-        """The checked path; also accepts the shown forms where their effect is computable.
+        """The checked path for what the side to act may play: never a shown form
+        (``laws:?,?,?,?``, ``...:L<j>=?``), which hides what the mover wrote; a viewer given
+        the opponent's moves in their shown forms reads them with ``parse_shown_move``.
 
         Raises:
             InvalidMoveError: not a token (grammar of rules §7, an invalid law, a square or
                 anchor off the board).
-            IllegalMoveError: a token that is not legal here, or whose effect depends on a law
-                this state does not know (then the reason says to send the next view).
+            IllegalMoveError: a token that is not legal here, a shown form, or a token whose
+                effect depends on a law this state does not know (then the reason says to send
+                the next view).
         """
         move = parse_token(text)
+        if move & 7 in (K_SETUP_HIDDEN, K_REWRITE_HIDDEN):
+            raise IllegalMoveError(
+                text,
+                "a shown form (with ?): the mover writes its move in full; a viewer given "
+                "the opponent's shown move reads it as shown (parse_shown_move)",
+            )
+        return self._check(text, move)
+
+    def parse_shown_move(self, text: str) -> Move:
+        """As ``parse_move``, and also the shown forms (rules §8.4) where their effect is
+        computable: the moves of the opponent as a view is shown them.
+
+        Raises:
+            InvalidMoveError: as ``parse_move``.
+            IllegalMoveError: as ``parse_move``, but for the shown forms.
+        """
+        return self._check(text, parse_token(text))
+
+    def _check(self, text: str, move: Move) -> Move:
         if self._outcome is not None:
             raise IllegalMoveError(text, "the game is over")
         kind = move & 7

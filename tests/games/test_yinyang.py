@@ -561,11 +561,11 @@ def test_views_replay_the_shown_moves(seed: int) -> None:
             entries = view.law_entries(mover) or ()
             if token.startswith("L") and ":" not in token and entries[int(token[1]) - 1] == "?":
                 with pytest.raises(games.IllegalMoveError, match="send the new view"):
-                    view.parse_move(shown)
+                    view.parse_shown_move(shown)
                 views[viewer] = referee_after.view(viewer)  # the next view, as a position
                 refused += 1
                 continue
-            view.push(view.parse_move(shown))
+            view.push(view.parse_shown_move(shown))
             expected = referee_after.view(viewer)
             assert view.to_string() == expected.to_string()
             assert view.outcome() == expected.outcome()
@@ -573,9 +573,35 @@ def test_views_replay_the_shown_moves(seed: int) -> None:
     assert refused <= 3 * len(random_game(seed))
 
 
+@pytest.mark.parametrize(
+    ("pos", "token", "needle"),
+    [
+        (TURN3, "laws:?,?,?,?", "only in the setup phase"),
+        (TURN3, "L1@a2:L2=?", "takes no adaptation part"),
+    ],
+)
+def test_shown_forms_are_still_checked_as_shown(pos: str, token: str, needle: str) -> None:
+    """The view API reads the shown forms, but only where such a move could have been made."""
+    state = GAME.state_from_string(pos)
+    with pytest.raises(games.IllegalMoveError) as info:
+        state.parse_shown_move(token)
+    assert needle in info.value.reason
+    assert state.to_string() == pos
+
+
+def test_the_mover_may_not_play_a_shown_form() -> None:
+    """What the side to act may play never hides what it wrote: ``parse_move`` refuses the
+    shown forms that ``parse_shown_move`` reads, and says which to use."""
+    state = GAME.new_state()
+    with pytest.raises(games.IllegalMoveError, match="parse_shown_move"):
+        state.parse_move("laws:?,?,?,?")
+    state.push(state.parse_shown_move("laws:?,?,?,?"))
+    assert state.law_entries(games.P1) == ("?", "?", "?", "?")
+
+
 def test_a_view_accepts_the_redacted_setup() -> None:
     mine = play(START, f"laws:{BLACK_LAWS}")  # Black's view: the same as the referee's
-    mine.push(mine.parse_move("laws:?,?,?,?"))
+    mine.push(mine.parse_shown_move("laws:?,?,?,?"))
     assert mine.to_string() == (
         "bwww/bwww/bbbw/bbbw b start -bwbb>b.bb,-..bb>bbbb,-bwbw>*,-bw.w>b..w ?,?,?,? 8 10 1"
     )
@@ -585,7 +611,7 @@ def test_a_view_accepts_the_redacted_setup() -> None:
     )
     assert tokens_of(mine) == tokens_of(GAME.state_from_string(EXAMPLE))
     theirs = GAME.state_from_string(START)
-    theirs.push(theirs.parse_move("laws:?,?,?,?"))
+    theirs.push(theirs.parse_shown_move("laws:?,?,?,?"))
     assert theirs.to_string() == "bwww/bwww/bbbw/bbbw w setup ?,?,?,? none 8 10 0"
     theirs.push(theirs.parse_move(f"laws:{WHITE_LAWS}"))
     assert not theirs.is_terminal()  # Black's laws are unknown: Black may well have a token
@@ -606,7 +632,7 @@ def test_a_view_accepts_a_redacted_rewrite_of_a_revealed_adaptation() -> None:
     move = referee.parse_move("L3@a3:L2=....>.b.b")
     shown = referee.public_move_str(move, games.P2)
     assert shown == "L3@a3:L2=?"
-    white_view.push(white_view.parse_move(shown))
+    white_view.push(white_view.parse_shown_move(shown))
     referee.push(move)
     assert white_view.to_string() == referee.view(games.P2).to_string()
     assert white_view.law_entries(games.P1) == ("?", "?", "+bwbw>*", "?")
@@ -1009,7 +1035,9 @@ def test_invalid_tokens(token: str, needle: str) -> None:
         (TURN3, f"laws:{BLACK_LAWS}", "only in the setup phase"),
         (START, "b2-c2", "writes its laws"),
         (START, "end", "writes its laws"),
-        (TURN3, "laws:?,?,?,?", "only in the setup phase"),
+        (TURN3, "laws:?,?,?,?", "a shown form"),
+        (START, "laws:?,?,?,?", "a shown form"),
+        (TURN3, "L3@a3:L2=?", "a shown form"),
     ],
 )
 def test_illegal_tokens(pos: str, token: str, needle: str) -> None:
