@@ -552,7 +552,8 @@ class YinshEvaluator(Evaluator):
     # -- the evaluation -------------------------------------------------------------------------
 
     def evaluate(self, state: State) -> int:
-        s = cast(YinshState, state)
+        s = state
+        assert isinstance(s, YinshState)
         key = s.key()
         blitz = s.game.target == 1
         cache = self._blitz_cache if blitz else self._cache
@@ -582,7 +583,8 @@ class YinshEvaluator(Evaluator):
         """The ring moves that complete a row of the mover (none outside phases m and n)."""
         if state.phase() not in _PHASE_RING_MOVE:
             return []
-        found = self._row_moves(cast(YinshState, state))
+        assert isinstance(state, YinshState)
+        found = self._row_moves(state)
         if not found:
             return []
         return [m for m in found if m in moves]
@@ -592,7 +594,8 @@ class YinshEvaluator(Evaluator):
         the edge in (an edge ring is usually the cheapest to give up)."""
         phase = state.phase()
         if phase in _PHASE_RING_MOVE:
-            found = self._row_moves(cast(YinshState, state))
+            assert isinstance(state, YinshState)
+            found = self._row_moves(state)
             if not found:
                 return list(moves)
             first = [m for m in found if m in moves]

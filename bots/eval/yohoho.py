@@ -409,13 +409,15 @@ class YohohoEvaluator(Evaluator):
 
     def evaluate(self, state: State) -> int:
         if _native is not None:
-            s: YohohoState = state  # type: ignore[assignment]
+            s = state
+            assert isinstance(s, YohohoState)
             return _native.evaluate(s.packed_pieces(), s.to_move(), s.first_cell())
         return self.evaluate_python(state)
 
     def evaluate_python(self, state: State) -> int:
         """The evaluation in Python: the reference the native one is checked against."""
-        s: YohohoState = state  # type: ignore[assignment]
+        s = state
+        assert isinstance(s, YohohoState)
         mask = s.pieces_mask
         wa, wg, wc, wr = mask(0, 0), mask(0, 1), mask(0, 2), mask(0, 3)
         ba, bg, bc, br = mask(1, 0), mask(1, 1), mask(1, 2), mask(1, 3)
@@ -584,7 +586,8 @@ class YohohoEvaluator(Evaluator):
     def is_quiet(self, state: State) -> bool:
         """Not quiet under Arno's rule: the side to act has only a few forced tokens (an
         Admiral step or a freeing capture), and standing pat would ignore the threat."""
-        s: YohohoState = state  # type: ignore[assignment]
+        s = state
+        assert isinstance(s, YohohoState)
         return s.phase() != "1" or s.attack_on_admiral(s.to_move()) <= 5
 
 

@@ -205,7 +205,8 @@ def _raw(state: State) -> tuple[int, int, int, int, int, int, int]:
     in two bits per square, ``stock`` 3 bits per value and 12 per player (Black above), and
     ``phase`` 0 for t, 1 for p.
     """
-    s = cast(YoxiiState, state)
+    s = state
+    assert isinstance(s, YoxiiState)
     return s._white, s._black, s._values, s._totem, s._stock, s._side, s._phase
 
 
