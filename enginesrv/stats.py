@@ -25,7 +25,7 @@ from __future__ import annotations
 import math
 from collections.abc import Iterable
 from dataclasses import dataclass
-from typing import Any, Literal
+from typing import Literal
 
 Z95 = 1.959963984540054
 """The two-sided 95% quantile of the standard normal law, Phi^-1(0.975)."""
@@ -367,7 +367,7 @@ class PairingStats:
     llr: float | None
     decision: Decision | None
 
-    def to_json(self) -> dict[str, Any]:
+    def to_json(self) -> dict[str, object]:
         """A JSON-ready dict; every key is always present.
 
         ``elo``/``elo_ci95`` are None when not finite (all wins or losses, no games);

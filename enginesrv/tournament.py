@@ -129,7 +129,7 @@ class EventConfig:
         values["players"] = tuple(values.get("players", ()))
         return cls(**values)
 
-    def schedule_key(self) -> dict[str, Any]:
+    def schedule_key(self) -> dict[str, object]:
         """The fields the schedule and the games depend on (a resumed event must keep them)."""
         keep = (
             "game", "players", "gauntlet", "games", "rounds", "repeat", "openings",
@@ -704,8 +704,8 @@ class PairingResult:
         penta = stats.pentanomial_from_pairs(complete) if len(complete) >= 2 else None
         return stats.summarize(trinomial, penta, sprt)
 
-    def to_json(self, sprt: stats.SprtParams | None = None) -> dict[str, Any]:
-        out: dict[str, Any] = {"p1": self.first, "p2": self.second}
+    def to_json(self, sprt: stats.SprtParams | None = None) -> dict[str, object]:
+        out: dict[str, object] = {"p1": self.first, "p2": self.second}
         out.update(self.summary(sprt).to_json())
         return out
 

@@ -89,7 +89,7 @@ class SearchJob:
             from_pv=self.from_pv,
         )
 
-    def to_map(self) -> dict[str, Any]:
+    def to_map(self) -> dict[str, object]:
         """The params map of a ``search`` request."""
         return {
             "session": self.session,
@@ -144,7 +144,7 @@ def score_from_map(raw: object) -> Score | None:
     return None
 
 
-def info_to_map(info: SearchInfo, search: int) -> dict[str, Any]:
+def info_to_map(info: SearchInfo, search: int) -> dict[str, object]:
     """An ``info`` notification's params."""
     return {
         "search": search,
@@ -175,7 +175,7 @@ def info_from_map(raw: dict[str, Any]) -> SearchInfo:
     )
 
 
-def result_to_map(result: SearchResult) -> dict[str, Any]:
+def result_to_map(result: SearchResult) -> dict[str, object]:
     """A search result as the response map."""
     return {
         "token": result.token,
