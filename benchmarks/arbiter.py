@@ -33,7 +33,7 @@ from pathlib import Path
 
 import trio
 
-from enginesrv.tournament import EventConfig, Finished, prepare, run_event
+from enginesrv.event.tournament import EventConfig, Finished, prepare, run_event
 
 GAMES = ("yinsh", "yohoho", "yoxii", "yinyang")
 CONTROLS = ("st=0.2", "tc=2+0.05")

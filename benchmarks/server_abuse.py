@@ -69,6 +69,13 @@ Measurement notes: the probe runs in this process, beside the abusive clients, s
 includes this process's own scheduling; a probe isready left unanswered for 5 s ends the
 probe (counted as a 5 s sample). With fewer than 100 samples the p99 is the maximum. Every
 loop is bounded in count and time; only 127.0.0.1 and 127.0.0.2 are used.
+
+How it talks: whatever it reads from the server is decoded by the protocol package (the
+client-side ``TextDecoder`` and ``MsgpackDecoder``), never by hand. The hog's sessions are
+well-formed and go through ``enginesrv.client``. The probes connect from 127.0.0.2, which the
+client library cannot connect from, and pipelined-burst puts a hundred commands in one write,
+which it never does: those, like the abusive connections, write their own bytes (well-formed
+commands with the protocol's encoders) and read the answers with the decoders.
 """
 
 from __future__ import annotations
@@ -93,10 +100,14 @@ from collections import Counter, deque
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TypeAlias
 
-import msgpack
 import trio
+
+from enginesrv.client import AsyncEngine, ClientError, EngineError, SearchHandle
+from protocol import messages as m
+from protocol import mpack, text
+from protocol.errors import BY_CODE, ProtocolError
 
 REPO = Path(__file__).resolve().parent.parent
 SERVER = "127.0.0.1"
@@ -106,6 +117,10 @@ MB = 1024 * 1024
 RECEIVE = 65536
 MAX_LINES = 1_000_000
 """Bound on lines (or frames) read by one wait; time bounds come first in practice."""
+MAX_LINE = 1 << 20
+"""The longest reply line read (the server's own are at most 64 KiB)."""
+MAX_FRAME = 16 * MB
+"""The largest msgpack frame read."""
 
 PROBE_EVERY = 0.020
 PROBE_READY_TIMEOUT = 5.0
@@ -433,38 +448,73 @@ async def send_bytes(stream: trio.SocketStream, data: bytes) -> bool:
     return False
 
 
-def is_bestmove(line: str) -> bool:
-    return line.startswith("bestmove")
+Line: TypeAlias = m.ReplyLine | ProtocolError
+"""A reply line as the protocol's client decoder read it, or the error it raised for a line
+it could not read (a well-behaved server sends none)."""
+
+NO_MOVE_ERRORS = (203, 206)
+"""The errors a ``go`` gets before its ``bestmove none`` (docs/protocol.md §3)."""
 
 
-def is_readyok(line: str) -> bool:
-    return line == "readyok"
+def wire(*commands: m.Command) -> bytes:
+    """Text commands as one write (written by the protocol's encoder)."""
+    return b"".join(text.encode_command(command) for command in commands)
 
 
-def refuses_go(line: str) -> bool:
-    """An error line answering a ``go`` (its text starts with ``go``)."""
-    parts = line.split(maxsplit=3)
-    return parts[0] == "error" and len(parts) == 4 and parts[3].startswith("go")
+def is_bestmove(line: Line) -> bool:
+    return isinstance(line, m.BestMove)
 
 
-def answers_go(line: str) -> bool:
+def is_readyok(line: Line) -> bool:
+    return isinstance(line, m.ReadyOk)
+
+
+def refuses_go(line: Line) -> bool:
+    """An error that answers a ``go`` in place of its bestmove: one that leaves the connection
+    open, other than the two that a ``bestmove none`` follows. Replies keep the order of the
+    requests, and in the writes of these scenarios nothing before the ``go`` is refused, so the
+    first such error after it is the go's."""
+    if not isinstance(line, m.ErrorReply):
+        return False
+    known = BY_CODE.get(line.code)
+    return known is not None and not known.fatal and line.code not in NO_MOVE_ERRORS
+
+
+def answers_go(line: Line) -> bool:
     return is_bestmove(line) or refuses_go(line)
 
 
-def error_key(line: str) -> str | None:
-    """``error CODE NAME`` of an error line, ``invalidmove`` of a rejected move, else None."""
-    if line.startswith("error"):
-        return " ".join(line.split()[:3])
-    if line.startswith("invalidmove"):
+def error_key(line: Line) -> str | None:
+    """``error CODE NAME`` of an error line, ``invalidmove`` of a rejected move, what the
+    decoder said of a line it could not read; else None."""
+    if isinstance(line, m.ErrorReply):
+        return f"error {line.code} {line.name}"
+    if isinstance(line, m.InvalidMove):
         return "invalidmove"
+    if isinstance(line, ProtocolError):
+        return f"unreadable line ({line.code} {line.error.name})"
     return None
 
 
-def count_errors(lines: list[str], errors: Counter[str]) -> None:
+def client_error_key(exc: ClientError) -> str:
+    """``error CODE NAME`` of an error the server answered, else the kind of failure."""
+    if isinstance(exc, EngineError):
+        return f"error {exc.code} {exc.name}"
+    return type(exc).__name__
+
+
+def count_errors(lines: list[Line], errors: Counter[str]) -> None:
     for line in lines:
         key = error_key(line)
         if key is not None:
             errors[key] += 1
+
+
+def shown(line: Line) -> str:
+    """A line as the server wrote it (or the decoder's complaint about it)."""
+    if isinstance(line, ProtocolError):
+        return str(line)
+    return text.encode_reply_line(line).decode().rstrip("\n")
 
 
 def show_counter(counter: Counter[str]) -> str:
@@ -472,25 +522,36 @@ def show_counter(counter: Counter[str]) -> str:
 
 
 class LineClient:
-    """A text-framing connection."""
+    """A text-framing connection without the client library: the bytes it sends are the
+    caller's (abusive, or pipelined beyond what the client does), and what it reads is
+    decoded by the protocol's client-side decoder."""
 
     def __init__(self, stream: trio.SocketStream) -> None:
         self.stream = stream
-        self.buffer = bytearray()
+        self.decoder = text.TextDecoder("client", max_line=MAX_LINE)
         self.eof = False
+        """The server closed the connection, or broke the framing (nothing more is read)."""
+        self.broken = False
 
-    async def send(self, data: str) -> bool:
-        return await send_bytes(self.stream, data.encode())
+    async def send(self, data: bytes) -> bool:
+        return await send_bytes(self.stream, data)
 
-    async def line(self, deadline: float) -> str | None:
-        """The next line; None at the end of input (``eof`` set) or at ``deadline``."""
+    async def line(self, deadline: float) -> Line | None:
+        """The next line; None at the end of input (``eof`` set) or at ``deadline``. A line
+        that breaks the framing comes back as its error once, and ends the input."""
         with trio.move_on_at(deadline):
             for _ in range(MAX_LINES):
-                end = self.buffer.find(b"\n")
-                if end >= 0:
-                    line = self.buffer[:end].decode("utf-8", "replace")
-                    del self.buffer[: end + 1]
-                    return line
+                if self.broken:
+                    return None
+                try:
+                    message = self.decoder.next_message()
+                except ProtocolError as exc:
+                    if exc.fatal:  # the decoder cannot go on, nor can this connection
+                        self.broken = self.eof = True
+                    return exc
+                if message is not None:
+                    assert not isinstance(message, m.Request)  # a client decoder: replies only
+                    return message
                 if self.eof:
                     return None
                 try:
@@ -498,14 +559,14 @@ class LineClient:
                 except (trio.BrokenResourceError, trio.ClosedResourceError):
                     data = b""
                 if data:
-                    self.buffer += data
+                    self.decoder.feed(data)
                 else:
                     self.eof = True
         return None
 
-    async def until(self, done: Callable[[str], bool], deadline: float) -> tuple[list[str], bool]:
+    async def until(self, done: Callable[[Line], bool], deadline: float) -> tuple[list[Line], bool]:
         """Lines up to the first that is ``done`` (included); whether it came by ``deadline``."""
-        lines: list[str] = []
+        lines: list[Line] = []
         for _ in range(MAX_LINES):
             line = await self.line(deadline)
             if line is None:
@@ -520,33 +581,48 @@ class LineClient:
 
 
 class RpcClient:
-    """A msgpack-RPC connection: responses by msgid, error notifications counted."""
+    """A msgpack-RPC connection without the client library (as ``LineClient``): frames
+    written by the protocol's encoder, responses read by its client decoder and kept by
+    msgid, error notifications counted."""
 
     def __init__(self, stream: trio.SocketStream) -> None:
         self.stream = stream
-        self.unpacker = msgpack.Unpacker(raw=False, max_buffer_size=16 * MB)
-        self.responses: dict[int, list[Any]] = {}
+        self.decoder = mpack.MsgpackDecoder("client", max_frame=MAX_FRAME)
+        self.responses: dict[int, m.RpcResult] = {}
         self.answered: set[int] = set()
         self.duplicates = 0
         self.notified_errors: Counter[str] = Counter()
         self.eof = False
 
-    async def send(self, *frames: list[Any]) -> bool:
-        return await send_bytes(self.stream, b"".join(msgpack.packb(f) for f in frames))
+    async def send(self, *frames: bytes) -> bool:
+        return await send_bytes(self.stream, b"".join(frames))
 
-    def _route(self, frame: Any) -> None:
-        if not isinstance(frame, list) or not frame:
-            self.notified_errors["bad frame from the server"] += 1
-        elif frame[0] == 1 and len(frame) == 4 and isinstance(frame[1], int):
-            if frame[1] in self.answered:
-                self.duplicates += 1
-            self.answered.add(frame[1])
-            self.responses[frame[1]] = frame
-        elif frame[0] == 2 and len(frame) == 3 and frame[1] == "error":
-            params = frame[2][0] if frame[2] else {}
-            self.notified_errors[f"error {params.get('code')} {params.get('name')}"] += 1
+    def _take(self, data: bytes) -> None:
+        """Decode ``data`` and route what it completes; a broken framing ends the input."""
+        try:
+            self.decoder.feed(data)
+            for _ in range(MAX_LINES):
+                try:
+                    message = self.decoder.next_message()
+                except ProtocolError as exc:
+                    if exc.fatal:
+                        raise
+                    self.notified_errors[f"a frame from the server refused ({exc.code})"] += 1
+                    continue
+                if message is None:
+                    return
+                if isinstance(message, m.RpcResult):
+                    if message.msgid in self.answered:
+                        self.duplicates += 1
+                    self.answered.add(message.msgid)
+                    self.responses[message.msgid] = message
+                elif isinstance(message, m.ErrorReply):
+                    self.notified_errors[f"error {message.code} {message.name}"] += 1
+        except ProtocolError as exc:
+            self.notified_errors[f"undecodable bytes from the server ({exc.code})"] += 1
+            self.eof = True
 
-    async def response(self, msgid: int, deadline: float) -> list[Any] | None:
+    async def response(self, msgid: int, deadline: float) -> m.RpcResult | None:
         """The response to ``msgid``; None at the end of input (``eof``) or at ``deadline``."""
         with trio.move_on_at(deadline):
             for _ in range(MAX_LINES):
@@ -561,13 +637,7 @@ class RpcClient:
                 if not data:
                     self.eof = True
                     continue
-                self.unpacker.feed(data)
-                try:
-                    for frame in self.unpacker:
-                        self._route(frame)
-                except (ValueError, msgpack.ExtraData, msgpack.FormatError, msgpack.StackError):
-                    self.notified_errors["undecodable bytes from the server"] += 1
-                    self.eof = True
+                self._take(data)
         return None
 
     def close(self) -> None:
@@ -583,7 +653,7 @@ async def fresh_probe(port: int) -> tuple[float | None, str]:
         return None, f"cannot connect ({exc!r})"
     client = LineClient(stream)
     try:
-        await client.send("isready\n")
+        await client.send(wire(m.IsReady()))
         lines, found = await client.until(is_readyok, started + FRESH_TIMEOUT)
         elapsed = trio.current_time() - started
     finally:
@@ -591,7 +661,7 @@ async def fresh_probe(port: int) -> tuple[float | None, str]:
     if found:
         return elapsed, "readyok"
     if lines:
-        return None, lines[-1][:80]
+        return None, shown(lines[-1])[:80]
     return None, "closed" if client.eof else f"no answer in {FRESH_TIMEOUT:g} s"
 
 
@@ -604,7 +674,12 @@ def check_fresh(ctx: Context, result: tuple[float | None, str]) -> None:
 
 
 class Probe:
-    """The well-behaved client of every scenario: text framing, from 127.0.0.2."""
+    """The well-behaved client of every scenario: text framing, from 127.0.0.2.
+
+    It is a ``LineClient``, not an ``enginesrv.client`` engine, because the client library
+    cannot connect from a chosen local address; its commands are written and its answers read
+    by the protocol package all the same.
+    """
 
     def __init__(self, port: int) -> None:
         self.port = port
@@ -632,16 +707,16 @@ class Probe:
             self.problem = f"probe cannot connect ({exc!r})"
             return False
         client = LineClient(stream)
-        await client.send("isready\n")
+        await client.send(wire(m.IsReady()))
         lines, found = await client.until(is_readyok, trio.current_time() + FRESH_TIMEOUT)
         if not found:
-            self.problem = "probe not served: " + (lines[-1][:80] if lines else "no readyok")
+            self.problem = "probe not served: " + (shown(lines[-1])[:80] if lines else "no readyok")
             client.close()
             return False
         self.client = client
         return True
 
-    async def _send(self, data: str) -> bool:
+    async def _send(self, data: bytes) -> bool:
         if self.client is None:
             return False
         async with self.lock:
@@ -695,7 +770,7 @@ class Probe:
             started = trio.current_time()
             self.answered = trio.Event()
             self.sent.append(started)
-            if not await self._send("isready\n"):
+            if not await self._send(wire(m.IsReady())):
                 self.problem = self.problem or "probe could not send"
                 return
             with trio.move_on_after(PROBE_READY_TIMEOUT):
@@ -712,7 +787,7 @@ class Probe:
         if self.go_sent is not None or self.client is None:
             return
         self.go_sent = trio.current_time()
-        if not await self._send("position startpos\ngo depth 2\n"):
+        if not await self._send(wire(m.Position(), m.Go(depth=2))):
             self.go_done.set()
 
     async def finish(self) -> None:
@@ -760,6 +835,7 @@ class Context:
     go_now: trio.Event = field(default_factory=trio.Event)
     """Set by a scenario that chooses when the probe sends its go."""
     streams: list[trio.SocketStream] = field(default_factory=list)
+    engines: list[AsyncEngine] = field(default_factory=list)
 
     @property
     def port(self) -> int:
@@ -780,6 +856,20 @@ class Context:
         self.streams.append(stream)
         return stream
 
+    async def engine(self) -> AsyncEngine:
+        """A well-formed session from 127.0.0.1 through ``enginesrv.client`` (text framing),
+        closed by the runner at the latest.
+
+        It skips the ``ugi`` handshake, as the scenarios always did: a server's first ``ugi``
+        builds its game and bot listing, which holds up every connection for about 100 ms,
+        and that would land in the probe's figures. The client's barrier is then ``isready``.
+        """
+        engine = await AsyncEngine.connect_in(
+            None, SERVER, self.port, timeout=CONNECT_TIMEOUT, handshake=False
+        )
+        self.engines.append(engine)
+        return engine
+
     async def open_many(self, count: int) -> tuple[list[trio.SocketStream], int]:
         """``count`` connections (64 connecting at a time): the open ones, and how many failed."""
         streams: list[trio.SocketStream] = []
@@ -799,10 +889,14 @@ class Context:
                 nursery.start_soon(one)
         return streams, failed
 
-    def close_all(self) -> None:
+    async def close_all(self) -> None:
         for stream in self.streams:
             close(stream)
         self.streams.clear()
+        async with trio.open_nursery() as nursery:
+            for engine in self.engines:
+                nursery.start_soon(engine.aclose)  # shielded, and never raises
+        self.engines.clear()
 
     async def reconnect_text(self, client: LineClient) -> LineClient:
         client.close()
@@ -811,7 +905,7 @@ class Context:
     async def recover_text(self, client: LineClient) -> LineClient:
         """After a go left unanswered: stop again and wait 2 s, else start a new connection."""
         if not client.eof:
-            await client.send("stop\n")
+            await client.send(wire(m.Stop()))
             _, found = await client.until(answers_go, trio.current_time() + 2.0)
             if found:
                 return client
@@ -828,14 +922,14 @@ async def go_stop_same_write(ctx: Context) -> None:
             ctx.note(f"30 s budget spent after {tries} tries")
             break
         tries += 1
-        await client.send("position startpos\ngo infinite\nstop\n")
+        await client.send(wire(m.Position(), m.Go(infinite=True), m.Stop()))
         lines, found = await client.until(answers_go, trio.current_time() + 5.0)
         count_errors(lines, errors)
         if not found:
             lost += 1
             client = await ctx.recover_text(client)
             continue
-        await client.send("isready\n")
+        await client.send(wire(m.IsReady()))
         lines, found = await client.until(is_readyok, trio.current_time() + 5.0)
         extra += sum(map(is_bestmove, lines))
         count_errors(lines, errors)
@@ -995,27 +1089,53 @@ async def slowloris_500(ctx: Context) -> None:
 
 
 async def search_hog(ctx: Context) -> None:
+    # well-formed sessions, only too many of them: through the client library
     count = ctx.workers + 2
-    clients = [LineClient(await ctx.connect()) for _ in range(count)]
-    for client in clients:
-        await client.send("position startpos\ngo infinite\nisready\n")
+    engines = [await ctx.engine() for _ in range(count)]
+    searches: list[SearchHandle | None] = [None] * count
     answered = [False] * count
     errors: Counter[str] = Counter()
+
+    async def start(i: int, deadline: float) -> None:
+        engine = engines[i]
+        try:
+            await engine.position(timeout=max(0.0, deadline - trio.current_time()))
+        except ClientError as exc:
+            errors[client_error_key(exc)] += 1
+        try:
+            left = max(0.0, deadline - trio.current_time())
+            searches[i] = await engine.start_search(infinite=True, timeout=left)
+        except EngineError as exc:  # the go refused: that is its one answer
+            answered[i] = True
+            errors[client_error_key(exc)] += 1
+        except ClientError as exc:
+            errors[client_error_key(exc)] += 1
+
     deadline = trio.current_time() + 5.0
-    for i, client in enumerate(clients):
-        lines, _ = await client.until(is_readyok, deadline)
-        answered[i] = any(map(answers_go, lines))
-        count_errors(lines, errors)
+    async with trio.open_nursery() as nursery:
+        for i in range(count):
+            nursery.start_soon(start, i, deadline)
     ctx.go_now.set()  # the probe's go, while the hog's searches run
     with trio.move_on_after(PROBE_GO_TIMEOUT + 0.5):
         await ctx.probe.go_done.wait()
-    for client in clients:
-        await client.send("stop\n")
+    for search in searches:
+        if search is not None:
+            try:
+                await search.stop()
+            except ClientError as exc:
+                errors[client_error_key(exc)] += 1
     deadline = trio.current_time() + 10.0
-    for i, client in enumerate(clients):
-        if not answered[i]:
-            lines, answered[i] = await client.until(answers_go, deadline)
-            count_errors(lines, errors)
+    for i, search in enumerate(searches):
+        if search is None or answered[i]:
+            continue
+        try:
+            await search.result(max(0.0, deadline - trio.current_time()))
+            answered[i] = True
+        except EngineError as exc:  # an error in place of the best move answers it too
+            answered[i] = True
+            errors[client_error_key(exc)] += 1
+        except ClientError as exc:
+            errors[client_error_key(exc)] += 1
     ctx.check(
         all(answered),
         f"hog: {count} go infinite, {sum(answered)} answered after stop "
@@ -1024,30 +1144,31 @@ async def search_hog(ctx: Context) -> None:
 
 
 async def pipelined_burst(ctx: Context) -> None:
+    # well-formed, but a hundred commands in one write, which the client library never does
     client = LineClient(await ctx.connect())
     expected_total = answered = 0
     errors: Counter[str] = Counter()
     pongs_missing = 0
     tokens = itertools.count(1)
     for _ in range(10):
-        commands: list[str] = []
-        pings: set[str] = set()
+        commands: list[m.Command] = []
+        pings: set[int] = set()
         expected = 0
         for _ in range(100):
             kind = ctx.rng.choice(("isready", "ping", "query", "position"))
             if kind == "isready":
-                commands.append("isready")
+                commands.append(m.IsReady())
             elif kind == "ping":
-                token = str(next(tokens))
+                token = next(tokens)
                 pings.add(token)
-                commands.append(f"ping {token}")
+                commands.append(m.Ping(token))
             elif kind == "query":
-                commands.append("query turn")
+                commands.append(m.Query("turn"))
             else:
-                commands.append("position startpos")
+                commands.append(m.Position())
             expected += kind != "position"
         expected_total += expected
-        await client.send("".join(f"{command}\n" for command in commands))
+        await client.send(wire(*commands))
         deadline = trio.current_time() + 5.0
         got = 0
         for _ in range(expected + 1000):
@@ -1060,11 +1181,11 @@ async def pipelined_burst(ctx: Context) -> None:
             if key is not None:
                 errors[key] += 1
                 got += 1
-            elif line.startswith(("readyok", "pong", "response")):
+            elif isinstance(line, m.ReadyOk | m.Pong | m.Response):
                 got += 1
                 answered += 1
-                if line.startswith("pong"):
-                    pings.discard(line.partition(" ")[2])
+                if isinstance(line, m.Pong):
+                    pings.discard(line.token)
         pongs_missing += len(pings)
         if client.eof:
             break
@@ -1089,14 +1210,14 @@ class Tally:
     errors: Counter[str] = field(default_factory=Counter)
 
 
-def choose_go(rng: random.Random) -> tuple[dict[str, Any], bool]:
-    """The limits of one go, and whether it needs a stop."""
+def choose_go(rng: random.Random) -> tuple[m.Go, bool]:
+    """One go, and whether it needs a stop."""
     kind = rng.random()
     if kind < 0.5:
-        return {"infinite": True}, True
+        return m.Go(infinite=True), True
     if kind < 0.8:
-        return {"depth": rng.randint(1, 3)}, False
-    return {"movetime": rng.randint(5, 50)}, False
+        return m.Go(depth=rng.randint(1, 3)), False
+    return m.Go(movetime=rng.randint(5, 50)), False
 
 
 async def text_episodes(
@@ -1109,15 +1230,14 @@ async def text_episodes(
         if client.eof:
             client = await ctx.reconnect_text(client)
         tally.episodes += 1
-        limits, must_stop = choose_go(rng)
-        go = "go " + " ".join(k if v is True else f"{k} {v}" for k, v in limits.items())
-        tail = ""
+        go, must_stop = choose_go(rng)
+        tail = b""
         if must_stop or rng.random() < 0.5:
-            tail = "stop\n" + ("position startpos\n" if rng.random() < 0.3 else "")
+            tail = wire(m.Stop(), *([m.Position()] if rng.random() < 0.3 else []))
         if rng.random() < 0.1:
-            ok = await client.send(f"{go}\n{tail}")
+            ok = await client.send(wire(go) + tail)
         else:
-            ok = await client.send(f"{go}\n")
+            ok = await client.send(wire(go))
             await trio.sleep(rng.uniform(0, 0.03))
             if rng.random() < 0.05:
                 tally.abandoned += 1
@@ -1134,7 +1254,7 @@ async def text_episodes(
             continue
         tally.answered += 1
         tally.refused += refuses_go(lines[-1])
-        await client.send("isready\n")
+        await client.send(wire(m.IsReady()))
         lines, found = await client.until(is_readyok, trio.current_time() + 5.0)
         tally.extra += sum(map(is_bestmove, lines))
         count_errors(lines, tally.errors)
@@ -1157,18 +1277,21 @@ async def rpc_episodes(
                 client = RpcClient(await ctx.connect())
                 clients.append(client)
             tally.episodes += 1
-            limits, must_stop = choose_go(rng)
+            search, must_stop = choose_go(rng)
             gid = next(ids)
-            go: list[Any] = [0, gid, "go", [limits]]
-            tail: list[list[Any]] = []
+            go = mpack.encode_request(gid, search)
+            tail: list[bytes] = []
+            tail_ids: list[int] = []  # the requests among them (a notification has no answer)
             if must_stop or rng.random() < 0.5:
-                stop_params: dict[str, Any] = {"search": gid} if rng.random() < 0.5 else {}
+                stop = m.Stop(gid if rng.random() < 0.5 else None)
                 if rng.random() < 0.5:
-                    tail.append([2, "stop", [stop_params]])
+                    tail.append(mpack.encode_notify(stop))
                 else:
-                    tail.append([0, next(ids), "stop", [stop_params]])
+                    tail_ids.append(next(ids))
+                    tail.append(mpack.encode_request(tail_ids[-1], stop))
                 if rng.random() < 0.3:
-                    tail.append([0, next(ids), "position", [{}]])
+                    tail_ids.append(next(ids))
+                    tail.append(mpack.encode_request(tail_ids[-1], m.Position()))
             if rng.random() < 0.1:
                 ok = await client.send(go, *tail)
             else:
@@ -1186,18 +1309,18 @@ async def rpc_episodes(
             response = await client.response(gid, trio.current_time() + 5.0)
             if not ok or response is None:
                 tally.lost += 1
-                await client.send([2, "stop", [{}]])
+                await client.send(mpack.encode_notify(m.Stop()))
                 if await client.response(gid, trio.current_time() + 2.0) is None:
                     client.close()
                     client = RpcClient(await ctx.connect())
                     clients.append(client)
                 continue
             tally.answered += 1
-            if response[2] is not None:
+            if response.error is not None:
                 tally.refused += 1
-            for frame in (response, *(client.responses.pop(f[1], None) for f in tail)):
-                if isinstance(frame, list) and isinstance(frame[2], list) and frame[2]:
-                    tally.errors[f"error {frame[2][0]} {frame[2][1]}"] += 1
+            for answer in (response, *(client.responses.pop(i, None) for i in tail_ids)):
+                if answer is not None and answer.error is not None:
+                    tally.errors[f"error {answer.error.code} {answer.error.name}"] += 1
     finally:
         for one in clients:
             tally.extra += one.duplicates
@@ -1286,7 +1409,7 @@ async def run_scenario(server: ServerProcess, scenario: Scenario, args: argparse
                 report.failures.append(f"scenario stopped by {type(exc).__name__}: {exc}")
         if cap.cancelled_caught:
             report.failures.append(f"abuse cut at its {scenario.limit:g} s cap")
-        ctx.close_all()
+        await ctx.close_all()
         ended = time.monotonic()
         idle = await wait_idle(server, ended, IDLE_GIVE_UP, server_too=False)
         await trio.sleep(max(0.0, ended + PROBE_AFTER - time.monotonic()))

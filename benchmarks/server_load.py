@@ -11,66 +11,121 @@ Usage: python benchmarks/server_load.py [--bot alphabeta] [--game yinsh] [--fuzz
    still be served afterwards.
 
 Every loop is bounded in count and time and talks only to 127.0.0.1.
+
+How it talks: parts 1, 2 and the fresh client of part 4 are ``enginesrv.client`` sessions
+(``AsyncEngine``; the latencies are timed around its calls). The sessions of part 3 connect
+from several loopback addresses, which the client cannot connect from, so they write their
+commands with the protocol's encoders and read the answers with its decoders. The corrupted
+frames of part 4 go out as raw bytes, and the server's answer to them is only waited for.
 """
 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import random
 import statistics
 import subprocess
 import sys
 import time
 
-import msgpack
 import trio
 
+from enginesrv.client import AsyncEngine, EngineError, SearchHandle
+from protocol import messages as m
+from protocol import mpack, rpc, text
+from protocol.errors import ProtocolError
+
 TIMEOUT = 30.0
+SERVER = "127.0.0.1"
+RECEIVE = 65536
+MAX_LINE = 1 << 20
+"""The longest reply line read (the server's own are at most 64 KiB)."""
+MAX_FRAME = 1 << 22
+"""The largest msgpack frame read."""
 
 
-class Text:
+class RawText:
+    """A text session without the client (for a connection from a chosen local address):
+    commands written by ``protocol.text.encode_command``, replies read by the protocol's
+    client-side decoder."""
+
     def __init__(self, stream: trio.SocketStream) -> None:
         self.stream = stream
-        self.buffer = b""
+        self.decoder = text.TextDecoder("client", max_line=MAX_LINE)
 
-    async def send(self, *lines: str) -> None:
-        await self.stream.send_all("".join(f"{line}\n" for line in lines).encode())
+    async def send(self, *commands: m.Command) -> None:
+        """All the commands in one write."""
+        await self.stream.send_all(b"".join(text.encode_command(c) for c in commands))
 
-    async def line(self) -> str:
-        with trio.fail_after(TIMEOUT):
-            while b"\n" not in self.buffer:
-                data = await self.stream.receive_some(65536)
-                if not data:
-                    raise EOFError("closed")
-                self.buffer += data
-        line, _, self.buffer = self.buffer.partition(b"\n")
-        return line.decode()
+    async def until(self, kind: type[m.ReplyLine]) -> list[m.ReplyLine | ProtocolError]:
+        """The reply lines up to and with the first of ``kind``; a line the decoder refused
+        is kept as its error.
 
-    async def until(self, prefix: str) -> list[str]:
-        lines: list[str] = []
-        while not (lines and lines[-1].startswith(prefix)):
-            lines.append(await self.line())
-        return lines
-
-
-class Packed:
-    def __init__(self, stream: trio.SocketStream) -> None:
-        self.stream = stream
-        self.unpacker = msgpack.Unpacker(raw=False)
-        self.frames: list[list[object]] = []
-
-    async def call(self, msgid: int, method: str, params: dict[str, object]) -> list[object]:
-        await self.stream.send_all(msgpack.packb([0, msgid, method, [params]]))
+        Raises:
+            EOFError: the server closed the connection first.
+            ProtocolError: the server broke the framing (fatal).
+            trio.TooSlowError: no such line within TIMEOUT.
+        """
+        lines: list[m.ReplyLine | ProtocolError] = []
         with trio.fail_after(TIMEOUT):
             while True:
-                for i, frame in enumerate(self.frames):
-                    if frame[0] == 1 and frame[1] == msgid:
-                        return self.frames.pop(i)
-                data = await self.stream.receive_some(65536)
+                try:
+                    line = self.decoder.next_message()
+                except ProtocolError as exc:
+                    if exc.fatal:
+                        raise
+                    lines.append(exc)
+                    continue
+                if line is None:
+                    data = await self.stream.receive_some(RECEIVE)
+                    if not data:
+                        raise EOFError("closed")
+                    self.decoder.feed(data)
+                    continue
+                assert not isinstance(line, m.Request)  # a client's decoder reads replies only
+                lines.append(line)
+                if isinstance(line, kind):
+                    return lines
+
+
+class RawRpc:
+    """A msgpack-RPC session without the client (as ``RawText``): requests written by
+    ``protocol.mpack.encode_request``, responses read by the protocol's client decoder."""
+
+    def __init__(self, stream: trio.SocketStream) -> None:
+        self.stream = stream
+        self.decoder = mpack.MsgpackDecoder("client", max_frame=MAX_FRAME)
+        self.results: dict[int, m.RpcResult] = {}
+
+    async def call(self, msgid: int, command: m.Command) -> m.RpcResult:
+        """Send ``command`` as request ``msgid`` and wait (TIMEOUT) for its response;
+        notifications (progress) are skipped.
+
+        Raises:
+            EOFError: the server closed the connection first.
+            ProtocolError: the server broke the framing (fatal).
+            trio.TooSlowError: no response within TIMEOUT.
+        """
+        await self.stream.send_all(mpack.encode_request(msgid, command))
+        with trio.fail_after(TIMEOUT):
+            while msgid not in self.results:
+                data = await self.stream.receive_some(RECEIVE)
                 if not data:
                     raise EOFError("closed")
-                self.unpacker.feed(data)
-                self.frames.extend(self.unpacker)
+                self.decoder.feed(data)
+                while True:
+                    try:
+                        message = self.decoder.next_message()
+                    except ProtocolError as exc:
+                        if exc.fatal:
+                            raise
+                        continue  # a notification with odd params: nothing waits for it
+                    if message is None:
+                        break
+                    if isinstance(message, m.RpcResult):
+                        self.results[message.msgid] = message
+        return self.results.pop(msgid)
 
 
 def percentiles(samples: list[float]) -> str:
@@ -83,45 +138,44 @@ def percentiles(samples: list[float]) -> str:
 
 
 async def stop_latency(port: int, game: str, bot: str, cycles: int) -> None:
-    client = Text(await trio.open_tcp_stream("127.0.0.1", port))
-    await client.send(f"setoption name Game value {game}", f"setoption name Bot value {bot}")
-    samples = []
-    await client.send("go depth 1")  # warm up: the workers load the game and the bot once
-    await client.until("bestmove")
-    for _ in range(cycles):
-        await client.send("go infinite", "isready")
-        await client.until("readyok")
-        await trio.sleep(0.02)  # let the search get going
-        started = time.perf_counter()
-        await client.send("stop")
-        await client.until("bestmove")
-        samples.append(time.perf_counter() - started)
+    async with AsyncEngine.connect(SERVER, port, timeout=TIMEOUT) as engine:
+        await engine.set_option("Game", game, TIMEOUT)
+        await engine.set_option("Bot", bot, TIMEOUT)
+        samples = []
+        # warm up: the workers load the game and the bot once
+        await engine.go(depth=1, timeout=TIMEOUT)
+        for _ in range(cycles):
+            # the start is confirmed by a round trip, as an isready after the go would
+            handle = await engine.start_search(infinite=True, timeout=TIMEOUT)
+            await trio.sleep(0.02)  # let the search get going
+            started = time.perf_counter()
+            await handle.stop()
+            await handle.result(TIMEOUT)
+            samples.append(time.perf_counter() - started)
     print(f"stop -> bestmove over {cycles} go infinite/stop cycles: {percentiles(samples)}")
-    await client.stream.aclose()
 
 
 async def ready_latency(port: int, game: str, bot: str, probes: int) -> None:
-    searchers = []
-    for _ in range(2):
-        s = Text(await trio.open_tcp_stream("127.0.0.1", port))
-        await s.send(f"setoption name Game value {game}", f"setoption name Bot value {bot}")
-        await s.send("go infinite", "isready")
-        await s.until("readyok")
-        searchers.append(s)
-    probe = Text(await trio.open_tcp_stream("127.0.0.1", port))
-    samples = []
-    for _ in range(probes):
-        started = time.perf_counter()
-        await probe.send("isready")
-        await probe.until("readyok")
-        samples.append(time.perf_counter() - started)
-        await trio.sleep(0.005)
-    print(f"isready -> readyok while 2 searches run: {percentiles(samples)}")
-    for s in searchers:
-        await s.send("stop")
-        await s.until("bestmove")
-        await s.stream.aclose()
-    await probe.stream.aclose()
+    async with contextlib.AsyncExitStack() as stack:
+        searches: list[SearchHandle] = []
+        for _ in range(2):
+            searcher = await stack.enter_async_context(
+                AsyncEngine.connect(SERVER, port, timeout=TIMEOUT)
+            )
+            await searcher.set_option("Game", game, TIMEOUT)
+            await searcher.set_option("Bot", bot, TIMEOUT)
+            searches.append(await searcher.start_search(infinite=True, timeout=TIMEOUT))
+        probe = await stack.enter_async_context(AsyncEngine.connect(SERVER, port, timeout=TIMEOUT))
+        samples = []
+        for _ in range(probes):
+            started = time.perf_counter()
+            await probe.isready(TIMEOUT)
+            samples.append(time.perf_counter() - started)
+            await trio.sleep(0.005)
+        print(f"isready -> readyok while 2 searches run: {percentiles(samples)}")
+        for search in searches:
+            await search.stop()
+            await search.result(TIMEOUT)
 
 
 async def many_clients(port: int, game: str, bot: str, count: int) -> None:
@@ -134,23 +188,26 @@ async def many_clients(port: int, game: str, bot: str, count: int) -> None:
         return f"127.0.0.{10 + i // 32}"
 
     async def text_client(i: int) -> None:
-        c = Text(await trio.open_tcp_stream("127.0.0.1", port, local_address=local(i)))
-        await c.send(f"setoption name Bot value {bot}", f"uginewgame {game}", "position startpos",
-                     "query moves", "go depth 2")  # fmt: skip
-        lines = await c.until("bestmove")
-        errors.extend(line for line in lines if line.startswith(("error", "invalidmove")))
+        c = RawText(await trio.open_tcp_stream(SERVER, port, local_address=local(i)))
+        await c.send(m.SetOption("Bot", bot), m.NewGame(game), m.Position(), m.Query("moves"),
+                     m.Go(depth=2))  # fmt: skip
+        for line in await c.until(m.BestMove):
+            if isinstance(line, ProtocolError):
+                errors.append(f"a line the decoder refused: {line}")
+            elif isinstance(line, m.ErrorReply | m.InvalidMove):
+                errors.append(text.encode_reply(line).decode().rstrip("\n"))
         await c.stream.aclose()
 
     async def packed_client(i: int) -> None:
-        c = Packed(await trio.open_tcp_stream("127.0.0.1", port, local_address=local(i)))
+        c = RawRpc(await trio.open_tcp_stream(SERVER, port, local_address=local(i)))
         answers = [
-            await c.call(1, "setoption", {"name": "Bot", "value": bot}),
-            await c.call(2, "uginewgame", {"game": game}),
-            await c.call(3, "position", {}),
-            await c.call(4, "query", {"what": "moves"}),
-            await c.call(5, "go", {"depth": 2}),
+            await c.call(1, m.SetOption("Bot", bot)),
+            await c.call(2, m.NewGame(game)),
+            await c.call(3, m.Position()),
+            await c.call(4, m.Query("moves")),
+            await c.call(5, m.Go(depth=2)),
         ]
-        errors.extend(str(a[2]) for a in answers if a[2] is not None)
+        errors.extend(str(mpack.error_of(a.error)) for a in answers if a.error is not None)
         await c.stream.aclose()
 
     async def one(i: int) -> None:
@@ -179,8 +236,8 @@ def corrupt(rng: random.Random, framing: str) -> bytes:
                      "ping", "undo", "play", "-1", "9" * 20, "\t", "\xff"]  # fmt: skip
             return " ".join(rng.choice(words) for _ in range(rng.randrange(1, 8))).encode() + b"\n"
         return b"a" + bytes(rng.randrange(256) for _ in range(rng.randrange(1, 80)))
-    frame = msgpack.packb([0, rng.randrange(-5, 2**33), rng.choice(["go", "play", "x", 5]),
-                           [{"depth": rng.choice([1, "x", -3, None])}]])  # fmt: skip
+    frame = rpc.pack([rpc.REQUEST, rng.randrange(-5, 2**33), rng.choice(["go", "play", "x", 5]),
+                      [{"depth": rng.choice([1, "x", -3, None])}]])  # fmt: skip
     choice = rng.random()
     if choice < 0.3:
         return frame[: rng.randrange(1, len(frame))]  # truncated
@@ -197,27 +254,25 @@ async def fuzz(port: int, count: int, seed: int) -> None:
     for framing in ("text", "msgpack"):
         for _ in range(count):
             data = corrupt(rng, framing)
-            stream = await trio.open_tcp_stream("127.0.0.1", port)
+            stream = await trio.open_tcp_stream(SERVER, port)
             await stream.send_all(data)
             await stream.send_eof()
             started = time.perf_counter()
-            answered = False
+            # only the time to the close counts: what the server answered is not read
             with trio.move_on_after(1.0):
-                while True:
-                    chunk = await stream.receive_some(65536)
-                    if not chunk:
-                        break  # closed
-                    answered = True
+                while await stream.receive_some(RECEIVE):
+                    pass
             elapsed = time.perf_counter() - started
             worst = max(worst, elapsed)
             if elapsed > 0.1:
                 slow += 1
-            del answered
             await stream.aclose()
-    fresh = Text(await trio.open_tcp_stream("127.0.0.1", port))
-    await fresh.send("isready")
-    served = await fresh.line() == "readyok"
-    await fresh.stream.aclose()
+    try:
+        async with AsyncEngine.connect(SERVER, port, timeout=TIMEOUT) as fresh:
+            await fresh.isready(TIMEOUT)
+        served = True
+    except EngineError:  # answered, but with an error instead of readyok
+        served = False
     print(f"{count} corrupted frames per framing: answered or closed within 100 ms: "
           f"{2 * count - slow}/{2 * count} (slowest {worst * 1000:.1f} ms); "
           f"a fresh client is served: {served}")  # fmt: skip
@@ -247,6 +302,7 @@ def main() -> None:
     )  # fmt: skip
     try:
         assert server.stdout is not None
+        # the program's own "listening HOST:PORT" line on its stdout, not protocol output
         port = int(server.stdout.readline().rsplit(":", 1)[1])
         trio.run(main_async, args, port)
         alive = server.poll() is None

@@ -53,7 +53,7 @@ untimed pass that loads the game's modules and tables."""
 
 CASES = """
 import json
-from enginesrv.bench import SEARCH_BENCH
+from enginesrv.search.bench import SEARCH_BENCH
 print(json.dumps({g: [[c.position, c.depth] for c in cs] for g, cs in SEARCH_BENCH.items()}))
 """
 

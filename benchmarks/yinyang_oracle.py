@@ -31,13 +31,13 @@ sys.path.insert(0, str(ROOT))
 import games  # noqa: E402
 from bots.engine import Engine, Limits  # noqa: E402
 from bots.registry import create_bot  # noqa: E402
-from enginesrv.stats import (  # noqa: E402
+from enginesrv.event.stats import (  # noqa: E402
     SprtParams,
     Trinomial,
     elo_estimate,
     llr_trinomial,
 )
-from enginesrv.timeman import allot  # noqa: E402
+from enginesrv.search.timeman import allot  # noqa: E402
 
 MAX_PLIES = 1000
 """A game this long is a draw, as in the arbiter (``DEFAULT_MAX_PLIES``)."""

@@ -81,3 +81,21 @@ def test_the_client_imports_only_the_protocol_and_trio() -> None:
                 continue
             bad.append(f"{path.relative_to(ROOT)}:{line} imports {name}")
     assert not bad, "the client imports more than the protocol and trio:\n" + "\n".join(bad)
+
+
+SIDES = {"serve": "event", "event": "serve"}
+
+
+@pytest.mark.parametrize("side", sorted(SIDES))
+def test_the_server_and_the_events_do_not_import_each_other(side: str) -> None:
+    """``enginesrv.serve`` (listener, sessions) and ``enginesrv.event`` (arbiter, players,
+    tournaments) share the search pool and the client, never each other."""
+    other = f"enginesrv.{SIDES[side]}"
+    bad = []
+    files = sorted((ROOT / "enginesrv" / side).rglob("*.py"))
+    assert files
+    for path in files:
+        for line, name in imported_modules(path):
+            if name == other or name.startswith(other + "."):
+                bad.append(f"{path.relative_to(ROOT)}:{line} imports {name}")
+    assert not bad, f"enginesrv.{side} imports {other}:\n" + "\n".join(bad)

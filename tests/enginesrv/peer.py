@@ -14,11 +14,11 @@ import trio
 import games
 from bots.engine import Limits, SearchInfo
 from bots.registry import create_bot
-from enginesrv.pool import SearchOutcome, WorkerPool
-from enginesrv.server import Limits as ConnLimits
-from enginesrv.server import Server, open_listeners, serve
-from enginesrv.session import SessionConfig
-from enginesrv.worker import SearchJob
+from enginesrv.search.pool import SearchOutcome, WorkerPool
+from enginesrv.search.worker import SearchJob
+from enginesrv.serve.server import Limits as ConnLimits
+from enginesrv.serve.server import Server, open_listeners, serve
+from enginesrv.serve.session import SessionConfig
 
 TIMEOUT = 10.0
 _OPEN: list[trio.SocketStream] = []

@@ -13,7 +13,7 @@ import trio.testing
 
 import games
 from bots.engine import Score
-from enginesrv.arbiter import (
+from enginesrv.event.arbiter import (
     Adjudication,
     DrawRule,
     GameResult,
@@ -26,8 +26,8 @@ from enginesrv.arbiter import (
     play_game,
     read_openings,
 )
-from enginesrv.players import ForfeitError, GoRequest, Player, PlayerSpec, Reply
-from enginesrv.records import format_record, parse_record
+from enginesrv.event.players import ForfeitError, GoRequest, Player, PlayerSpec, Reply
+from enginesrv.event.records import format_record, parse_record
 
 Chooser = Callable[[games.State, GoRequest], str | None]
 

@@ -38,9 +38,9 @@ from hypothesis.stateful import (
 )
 
 import games
-from enginesrv.pool import WorkerPool
-from enginesrv.server import Limits, Server, open_listeners, serve
-from enginesrv.session import SessionConfig
+from enginesrv.search.pool import WorkerPool
+from enginesrv.serve.server import Limits, Server, open_listeners, serve
+from enginesrv.serve.session import SessionConfig
 from tests.enginesrv.test_pool import children
 
 TIMEOUT = 10.0

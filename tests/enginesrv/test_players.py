@@ -14,7 +14,7 @@ import pytest
 import trio
 
 import games
-from enginesrv.players import (
+from enginesrv.event.players import (
     BotPlayer,
     Clocks,
     Deadlines,
@@ -25,7 +25,7 @@ from enginesrv.players import (
     TextEnginePlayer,
     parse_player,
 )
-from enginesrv.pool import WorkerPool
+from enginesrv.search.pool import WorkerPool
 from tests.enginesrv.peer import running_server
 from tests.enginesrv.test_pool import children
 from tests.enginesrv.test_server import trio_test

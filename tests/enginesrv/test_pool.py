@@ -19,8 +19,8 @@ import trio
 
 import games
 from bots.engine import SearchInfo
-from enginesrv.pool import WorkerPool
-from enginesrv.worker import SearchJob
+from enginesrv.search.pool import WorkerPool
+from enginesrv.search.worker import SearchJob
 from tests.enginesrv.peer import TextPeer, running_server
 from tests.enginesrv.test_server import trio_test
 
@@ -201,7 +201,7 @@ def test_a_stop_that_overtakes_its_search_stops_it_when_it_starts() -> None:
 
     import msgpack
 
-    from enginesrv.worker import _Worker
+    from enginesrv.search.worker import _Worker
 
     out = io.BytesIO()
     worker = _Worker(out)
@@ -240,7 +240,7 @@ def test_a_kept_bot_starts_afresh_when_its_next_search_is_for_another_game(
     import io
 
     from bots.simple import RandomBot
-    from enginesrv.worker import _Worker
+    from enginesrv.search.worker import _Worker
 
     started: list[str] = []
     monkeypatch.setattr(RandomBot, "new_game", lambda self, game: started.append(game.name))
@@ -286,7 +286,7 @@ def _answers(out: io.BytesIO) -> dict[int, dict[str, Any]]:
 def test_a_worker_answers_a_turns_second_decision_from_the_plan_only_with_from_pv(
     from_pv: bool, planned: bool
 ) -> None:
-    from enginesrv.worker import _Worker
+    from enginesrv.search.worker import _Worker
 
     game = games.load("yohoho")
     out = io.BytesIO()
@@ -443,7 +443,7 @@ async def test_a_session_whose_worker_is_busy_takes_another_at_once() -> None:
 async def test_the_pool_remembers_a_bounded_number_of_sessions(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    from enginesrv import pool as pool_module
+    from enginesrv.search import pool as pool_module
 
     monkeypatch.setattr(pool_module, "REMEMBERED_SESSIONS", 2)
     async with pid_pool(1) as pids:

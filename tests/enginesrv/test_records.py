@@ -1,4 +1,4 @@
-"""Tests of enginesrv.records: the text record format and the boardspace SGF importer."""
+"""Tests of enginesrv.event.records: the text record format and the boardspace SGF importer."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from enginesrv.records import (
+from enginesrv.event.records import (
     HEADER_KEYS,
     Record,
     RecordError,

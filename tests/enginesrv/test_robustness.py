@@ -22,10 +22,10 @@ import trio.testing
 
 import games
 from bots.engine import SearchInfo
-from enginesrv.pool import SearchOutcome, WorkerPool
-from enginesrv.server import Limits, Server
-from enginesrv.session import SessionConfig
-from enginesrv.worker import BOTS_PER_WORKER, SearchJob, _Worker
+from enginesrv.search.pool import SearchOutcome, WorkerPool
+from enginesrv.search.worker import BOTS_PER_WORKER, SearchJob, _Worker
+from enginesrv.serve.server import Limits, Server
+from enginesrv.serve.session import SessionConfig
 from tests.enginesrv.peer import (
     MsgpackPeer,
     TextPeer,

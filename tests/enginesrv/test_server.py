@@ -10,7 +10,7 @@ import msgpack
 import pytest
 import trio
 
-from enginesrv.server import Limits
+from enginesrv.serve.server import Limits
 from tests.enginesrv.peer import MsgpackPeer, TextPeer, running_server
 
 T7 = "2wb/3wb2/3wb3/3wb4/2Wbw5/9/10/9/8/WWWW2B/BBBB w m 0-0 41"
@@ -291,7 +291,7 @@ async def test_shutdown_sends_best_moves_then_closes() -> None:
 async def test_an_internal_fault_is_error_500_and_the_session_goes_on(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    from enginesrv.session import Session
+    from enginesrv.serve.session import Session
 
     def broken(self: Session) -> str:
         raise ZeroDivisionError

@@ -9,7 +9,7 @@ from statistics import NormalDist
 
 import pytest
 
-from enginesrv.stats import (
+from enginesrv.event.stats import (
     Pentanomial,
     SprtParams,
     Trinomial,
@@ -373,7 +373,7 @@ def test_summarize_degenerate_is_strict_json(t: Trinomial) -> None:
 
 
 def test_an_sprt_decides_nothing_from_a_handful_of_games() -> None:
-    from enginesrv.stats import MIN_SPRT_GAMES, summarize
+    from enginesrv.event.stats import MIN_SPRT_GAMES, summarize
 
     sprt = SprtParams(0.0, 50.0, 0.05, 0.05)
     # five colour-swapped pairs, four of them split: the spread looks tiny, the LLR large

@@ -20,7 +20,7 @@ from pathlib import Path
 import pytest
 
 from enginesrv.cli import main
-from enginesrv.tournament import LOCK_NAME, EventConfig, ResultsDB, lock_event
+from enginesrv.event.tournament import LOCK_NAME, EventConfig, ResultsDB, lock_event
 
 ROOT = Path(__file__).resolve().parents[2]
 FAKE = ROOT / "tests" / "enginesrv" / "fakes" / "fake_engine.py"
@@ -279,8 +279,8 @@ def test_yin_yang_secret_seeds_are_drawn_per_game_kept_at_its_end_and_replay_it(
 
     from bots.engine import Engine, Limits
     from bots.registry import create_bot
-    from enginesrv.records import parse_record
-    from enginesrv.tournament import game_seeds, secret_seeds
+    from enginesrv.event.records import parse_record
+    from enginesrv.event.tournament import game_seeds, secret_seeds
     from games import load
 
     config = EventConfig("yinyang", ("bot:alphabeta", "bot:random"), seed=3)

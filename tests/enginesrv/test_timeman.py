@@ -6,7 +6,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from enginesrv.timeman import (
+from enginesrv.search.timeman import (
     DEADLINE_FACTOR,
     DEADLINE_SHARE,
     DEFAULT_MOVES_TO_GO,

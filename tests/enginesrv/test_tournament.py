@@ -18,8 +18,8 @@ import pytest
 import trio
 
 import games
-from enginesrv.records import parse_record
-from enginesrv.tournament import (
+from enginesrv.event.records import parse_record
+from enginesrv.event.tournament import (
     EventConfig,
     EventError,
     make_schedule,
@@ -292,7 +292,7 @@ def test_misbehaving_engines_lose_with_the_right_reason_and_the_event_completes(
 def test_live_display_on_a_terminal_and_plain_lines_otherwise() -> None:
     from io import StringIO
 
-    from enginesrv.eventcli import Display
+    from enginesrv.cli.events import Display
 
     config = prepare(
         EventConfig("yoxii", ("bot:random", "bot:greedy"), games=2, st=0.6), None, resume=False
@@ -331,7 +331,7 @@ def test_finished_games_are_stored_off_the_event_loop(
     # that wait would be charged to the engines of the games still running
     import threading
 
-    from enginesrv import tournament
+    from enginesrv.event import tournament
 
     writers: list[bool] = []
     real = tournament._write_atomic

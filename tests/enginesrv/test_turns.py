@@ -12,10 +12,10 @@ import trio
 
 import games
 from bots.engine import SearchInfo, SearchResult
-from enginesrv.players import BotPlayer, Clocks, GoRequest, parse_player
-from enginesrv.pool import SearchOutcome
-from enginesrv.timeman import allot
-from enginesrv.worker import SearchJob
+from enginesrv.event.players import BotPlayer, Clocks, GoRequest, parse_player
+from enginesrv.search.pool import SearchOutcome
+from enginesrv.search.timeman import allot
+from enginesrv.search.worker import SearchJob
 from tests.enginesrv.peer import TextPeer, ThreadRunner, running_server
 from tests.enginesrv.test_server import trio_test
 

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 import trio
 
-from enginesrv.players import (
+from enginesrv.event.players import (
     BotPlayer,
     Clocks,
     Deadlines,
@@ -18,7 +18,7 @@ from enginesrv.players import (
     TextEnginePlayer,
     parse_player,
 )
-from enginesrv.pool import WorkerPool
+from enginesrv.search.pool import WorkerPool
 from tests.enginesrv.test_players import YOXII, fake, request
 from tests.enginesrv.test_server import trio_test
 from tests.enginesrv.test_shutdown import STUBBORN

@@ -1,8 +1,8 @@
 """A misbehaving search worker for the pool tests: ``python fake_worker.py MODE``.
 
-It speaks the worker pipe protocol of ``enginesrv.worker`` (msgpack frames on stdin/stdout): it
-sends ``[2, "ready", []]`` at start, then reads ``[0, id, "search", [job]]`` requests and
-``[2, "stop", [{"search": id}]]`` notifications.
+It speaks the worker pipe protocol of ``enginesrv.search.worker`` (msgpack frames on
+stdin/stdout): it sends ``[2, "ready", []]`` at start, then reads ``[0, id, "search", [job]]``
+requests and ``[2, "stop", [{"search": id}]]`` notifications.
 
 Modes:
 

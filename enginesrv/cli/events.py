@@ -20,8 +20,8 @@ from typing import Any, TextIO
 import trio
 
 import games
-from enginesrv.arbiter import DEFAULT_MAX_PLIES
-from enginesrv.tournament import (
+from enginesrv.event.arbiter import DEFAULT_MAX_PLIES
+from enginesrv.event.tournament import (
     EventConfig,
     EventError,
     Finished,

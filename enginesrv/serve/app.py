@@ -18,8 +18,8 @@ from collections.abc import Callable
 import structlog
 import trio
 
-from enginesrv.pool import WORKER_COMMAND, WorkerPool
-from enginesrv.server import (
+from enginesrv.search.pool import WORKER_COMMAND, WorkerPool
+from enginesrv.serve.server import (
     Connection,
     Framing,
     Limits,
@@ -28,11 +28,11 @@ from enginesrv.server import (
     serve,
     stdio_streams,
 )
-from enginesrv.session import SessionConfig
+from enginesrv.serve.session import SessionConfig, prepare_handshake
 
 EXIT_SECOND_SIGNAL = 130
 
-log = structlog.get_logger("enginesrv.app")
+log = structlog.get_logger("enginesrv.serve.app")
 
 
 def _print_ready(host: str, port: int) -> None:
@@ -85,6 +85,7 @@ async def run_server(
         await nursery.start(_watch_signals, server.stop.set, pool)
         try:
             await _start_unless(pool, server.stop)
+            prepare_handshake(config.default_bot)  # before the first client, not on its ugi
             if not server.stop.is_set():
                 await serve(server, listeners, on_ready=_print_ready)
         finally:
@@ -116,6 +117,7 @@ async def run_engine(
         await nursery.start(_watch_signals, stop, pool)
         try:
             await _start_unless(pool, stopped)
+            prepare_handshake(config.default_bot)
             if not stopped.is_set():
                 await connection.run()
         finally:

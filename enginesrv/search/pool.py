@@ -1,4 +1,4 @@
-"""A bounded pool of search worker processes (see ``enginesrv.worker``), driven from trio.
+"""A bounded pool of search worker processes (see ``enginesrv.search.worker``), driven from trio.
 
 ``WorkerPool.search`` hands one job to an idle worker, forwards its progress, relays a stop and
 bounds every wait:
@@ -27,12 +27,13 @@ import sys
 from collections import Counter, OrderedDict, deque
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
+from typing import Protocol
 
 import structlog
 import trio
 
 from bots.engine import SearchInfo, SearchResult
-from enginesrv.worker import SearchJob, info_from_map, result_from_map
+from enginesrv.search.worker import SearchJob, info_from_map, result_from_map
 from protocol import rpc
 from protocol.errors import ProtocolError
 
@@ -46,10 +47,10 @@ CLOSE_TIMEOUT = 0.5
 """Seconds a worker gets to exit once its input is closed before it is killed."""
 REMEMBERED_SESSIONS = 1024
 """Sessions whose last worker the pool remembers, to send their next search there."""
-WORKER_COMMAND = (sys.executable, "-m", "enginesrv.worker")
+WORKER_COMMAND = (sys.executable, "-m", "enginesrv.search.worker")
 """How a search worker is started."""
 
-log = structlog.get_logger("enginesrv.pool")
+log = structlog.get_logger("enginesrv.search.pool")
 
 
 @dataclass
@@ -141,6 +142,22 @@ class _Worker:
             else:
                 job.error = f"a malformed answer: {message.result!r:.80}"
             job.done.set()
+
+
+class SearchRunner(Protocol):
+    """Where searches run: ``WorkerPool`` in the server, a thread in tests."""
+
+    async def search(
+        self,
+        job: SearchJob,
+        *,
+        on_info: Callable[[SearchInfo], None],
+        stop: trio.Event,
+        hard_deadline: float | None,
+        on_wait: Callable[[], None] | None = None,
+        peer: str | None = None,
+    ) -> SearchOutcome:
+        """Run one search (see ``WorkerPool.search``)."""
 
 
 @dataclass(eq=False)

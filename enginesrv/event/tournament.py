@@ -51,8 +51,8 @@ from typing import Any, Union, get_args, get_origin, get_type_hints
 import trio
 
 import games
-from enginesrv import stats
-from enginesrv.arbiter import (
+from enginesrv.event import stats
+from enginesrv.event.arbiter import (
     Adjudication,
     DrawRule,
     GameResult,
@@ -64,7 +64,7 @@ from enginesrv.arbiter import (
     play_game,
     read_openings,
 )
-from enginesrv.players import (
+from enginesrv.event.players import (
     MOVE_TIMEOUT,
     Deadlines,
     ForfeitError,
@@ -76,8 +76,8 @@ from enginesrv.players import (
     make_player,
     parse_player,
 )
-from enginesrv.pool import WorkerPool
-from enginesrv.records import Record, format_record
+from enginesrv.event.records import Record, format_record
+from enginesrv.search.pool import WorkerPool
 
 
 class EventError(ValueError):

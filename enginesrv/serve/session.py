@@ -13,12 +13,13 @@ when the runner fails.
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import itertools
 import time
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
-from typing import Literal, Protocol
+from typing import Literal
 
 import structlog
 import trio
@@ -28,9 +29,9 @@ from bots import registry
 from bots.engine import Engine, OptionError, Score, SearchInfo, SearchResult
 from bots.registry import BotError
 from enginesrv import __version__
-from enginesrv.pool import GRACE, SearchOutcome
-from enginesrv.timeman import search_time
-from enginesrv.worker import SearchJob
+from enginesrv.search.pool import GRACE, SearchOutcome, SearchRunner
+from enginesrv.search.timeman import search_time
+from enginesrv.search.worker import SearchJob
 from protocol import messages as m
 from protocol.errors import (
     BAD_ARGUMENTS,
@@ -59,23 +60,6 @@ READ_ONLY = (m.Ugi, m.IsReady, m.Ping, m.Stop, m.Quit, m.Query, m.Bots, m.Option
 """The commands answered even while a search runs (docs/protocol.md §3)."""
 
 Framing = Literal["text", "msgpack"]
-
-
-class SearchRunner(Protocol):
-    """Where searches run: ``WorkerPool`` in the server, a thread in tests."""
-
-    async def search(
-        self,
-        job: SearchJob,
-        *,
-        on_info: Callable[[SearchInfo], None],
-        stop: trio.Event,
-        hard_deadline: float | None,
-        on_wait: Callable[[], None] | None = None,
-        peer: str | None = None,
-    ) -> SearchOutcome:
-        """Run one search (see ``WorkerPool.search``)."""
-        ...
 
 
 @dataclass(frozen=True)
@@ -150,7 +134,7 @@ class Session:
         self._send = send
         self._send_nowait = send_nowait
         self.id = f"s{next(self._ids)}"
-        self.log = logger or structlog.get_logger("enginesrv.session")
+        self.log = logger or structlog.get_logger("enginesrv.serve.session")
         self.game: games.Game | None = None
         self.state: games.State | None = None
         self.played: list[str] = []
@@ -697,6 +681,16 @@ def _is_legal(state: games.State, token: str) -> bool:
     except games.GameError:
         return False
     return True
+
+
+def prepare_handshake(default_bot: str) -> None:
+    """Build now, once, what every handshake tells (the games, the bots and what each plays,
+    the default bot's options). Built on the first client's ``ugi`` instead, it held the event
+    loop, and so every other connection, for about a tenth of a second."""
+    _game_infos()
+    _bot_infos()
+    with contextlib.suppress(BotError):
+        _bot_class(default_bot)
 
 
 @functools.cache

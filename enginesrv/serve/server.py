@@ -11,7 +11,7 @@ Per connection three tasks share the work (docs/protocol.md §2 and §3 are the 
   does not read until its outbox holds ``output`` bytes is disconnected: its memory is bounded.
   Progress reports are dropped rather than queued while a client is behind.
 
-Searches run as tasks beside them and in worker processes (``enginesrv.pool``), never on the
+Searches run as tasks beside them and in worker processes (``enginesrv.search.pool``), never on the
 event loop. When the client goes away (its connection breaks, or it is disconnected), what it
 left queued is discarded at once and its search is cancelled, which frees the worker.
 
@@ -38,7 +38,8 @@ from typing import Literal
 import structlog
 import trio
 
-from enginesrv.session import SearchRunner, Session, SessionConfig
+from enginesrv.search.pool import SearchRunner
+from enginesrv.serve.session import Session, SessionConfig
 from protocol import messages as m
 from protocol import mpack, text
 from protocol.errors import (
@@ -487,7 +488,7 @@ class Server:
         self.limits = limits
         self.connections: set[Connection] = set()
         self.per_host: Counter[str] = Counter()
-        self.log = structlog.get_logger("enginesrv.server")
+        self.log = structlog.get_logger("enginesrv.serve.server")
         self.stopping = False
         self.stop = trio.Event()
         self.refused = 0

@@ -1,4 +1,4 @@
-"""The arbiter of one game between two players (``enginesrv.players``).
+"""The arbiter of one game between two players (``enginesrv.event.players``).
 
 The arbiter holds the full position and the clocks. Before every decision it gives the mover
 its view and its clocks (``go p1time .. p2time .. p1inc .. p2inc .. [movestogo ..]``, or
@@ -31,8 +31,8 @@ from pathlib import Path
 import trio
 
 import games
-from enginesrv.players import Clocks, ForfeitError, GoRequest, Player, Reply
-from enginesrv.records import Record, RecordMove
+from enginesrv.event.players import Clocks, ForfeitError, GoRequest, Player, Reply
+from enginesrv.event.records import Record, RecordMove
 
 DEFAULT_MAX_PLIES = 1000
 """Games longer than this are adjudicated a draw (``max-plies``); the rules of Yohoho and Yin

@@ -1,7 +1,7 @@
 """The players of matches and tournaments, behind one async interface.
 
 * ``bot:NAME[:OPTION=VALUE,...]``: a built-in or plug-in bot, searching in a worker process of
-  the arbiter's pool (``enginesrv.pool``), so a slow or broken bot never blocks the arbiter;
+  the arbiter's pool (``enginesrv.search.pool``), so a slow or broken bot never blocks the arbiter;
 * ``cmd:COMMAND``: an external engine started as a command (split like a shell would, no shell
   run) that speaks the text protocol over stdin/stdout; plain UGI engines included;
 * ``tcp:HOST:PORT``: a running server (``enginesrv serve``) or any engine listening there,
@@ -39,7 +39,6 @@ import trio
 import games
 from bots.engine import Engine, OptionError, Score
 from bots.registry import BotError, create_bot
-from enginesrv import timeman
 from enginesrv.client import (
     AsyncEngine,
     ClientError,
@@ -48,8 +47,9 @@ from enginesrv.client import (
     EngineInfo,
     EngineTimeoutError,
 )
-from enginesrv.session import SearchRunner
-from enginesrv.worker import SearchJob
+from enginesrv.search import timeman
+from enginesrv.search.pool import SearchRunner
+from enginesrv.search.worker import SearchJob
 from protocol import messages as m
 
 PlayerKind = Literal["bot", "cmd", "tcp"]

@@ -21,14 +21,14 @@ import trio
 import games
 from bots.registry import BotError, load_all
 from enginesrv import __version__
-from enginesrv.app import exit_on_early_signal, peer_searches, run_engine, run_server
-from enginesrv.bench import run_bench, run_search_bench
-from enginesrv.check import run_check
-from enginesrv.eventcli import add_event_commands
+from enginesrv.cli.check import run_check
+from enginesrv.cli.events import add_event_commands
+from enginesrv.event.records import RecordError, read_record_file
 from enginesrv.logs import configure as configure_logging
-from enginesrv.records import RecordError, read_record_file
-from enginesrv.server import Limits
-from enginesrv.session import SessionConfig
+from enginesrv.search.bench import run_bench, run_search_bench
+from enginesrv.serve.app import exit_on_early_signal, peer_searches, run_engine, run_server
+from enginesrv.serve.server import Limits
+from enginesrv.serve.session import SessionConfig
 
 EXIT_USAGE = 2
 
