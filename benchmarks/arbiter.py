@@ -33,7 +33,8 @@ from pathlib import Path
 
 import trio
 
-from enginesrv.event.tournament import EventConfig, Finished, prepare, run_event
+from enginesrv.event.config import EventConfig
+from enginesrv.event.tournament import Finished, prepare, run_event
 
 GAMES = ("yinsh", "yohoho", "yoxii", "yinyang")
 CONTROLS = ("st=0.2", "tc=2+0.05")

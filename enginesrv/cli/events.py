@@ -21,16 +21,10 @@ import trio
 
 import games
 from enginesrv.event.arbiter import DEFAULT_MAX_PLIES
-from enginesrv.event.tournament import (
-    EventConfig,
-    EventError,
-    Finished,
-    PairingResult,
-    load_results,
-    lock_event,
-    prepare,
-    run_event,
-)
+from enginesrv.event.config import EventConfig, EventError
+from enginesrv.event.lock import lock_event
+from enginesrv.event.standings import PairingResult, load_results
+from enginesrv.event.tournament import Finished, prepare, run_event
 
 Handler = Callable[[argparse.Namespace, TextIO, TextIO], None]
 

@@ -14,15 +14,15 @@ import pytest
 import trio
 
 import games
+from enginesrv.event.bot_player import BotPlayer
+from enginesrv.event.engine_player import TextEnginePlayer
 from enginesrv.event.players import (
-    BotPlayer,
     Clocks,
     Deadlines,
     ForfeitError,
     GoRequest,
     PlayerSpec,
     PlayerSpecError,
-    TextEnginePlayer,
     parse_player,
 )
 from enginesrv.search.pool import WorkerPool

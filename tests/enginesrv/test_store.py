@@ -20,7 +20,9 @@ from pathlib import Path
 import pytest
 
 from enginesrv.cli import main
-from enginesrv.event.tournament import LOCK_NAME, EventConfig, ResultsDB, lock_event
+from enginesrv.event.config import EventConfig
+from enginesrv.event.lock import LOCK_NAME, lock_event
+from enginesrv.event.store import ResultsDB
 
 ROOT = Path(__file__).resolve().parents[2]
 FAKE = ROOT / "tests" / "enginesrv" / "fakes" / "fake_engine.py"
@@ -280,7 +282,7 @@ def test_yin_yang_secret_seeds_are_drawn_per_game_kept_at_its_end_and_replay_it(
     from bots.engine import Engine, Limits
     from bots.registry import create_bot
     from enginesrv.event.records import parse_record
-    from enginesrv.event.tournament import game_seeds, secret_seeds
+    from enginesrv.event.schedule import game_seeds, secret_seeds
     from games import load
 
     config = EventConfig("yinyang", ("bot:alphabeta", "bot:random"), seed=3)

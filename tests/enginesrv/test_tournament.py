@@ -18,15 +18,10 @@ import pytest
 import trio
 
 import games
+from enginesrv.event.config import EventConfig, EventError
 from enginesrv.event.records import parse_record
-from enginesrv.event.tournament import (
-    EventConfig,
-    EventError,
-    make_schedule,
-    pairings,
-    prepare,
-    run_event,
-)
+from enginesrv.event.schedule import make_schedule, pairings
+from enginesrv.event.tournament import prepare, run_event
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -331,16 +326,16 @@ def test_finished_games_are_stored_off_the_event_loop(
     # that wait would be charged to the engines of the games still running
     import threading
 
-    from enginesrv.event import tournament
+    from enginesrv.event import store
 
     writers: list[bool] = []
-    real = tournament._write_atomic
+    real = store._write_atomic
 
     def spy(path: Path, text: str) -> None:
         writers.append(threading.current_thread() is threading.main_thread())
         real(path, text)
 
-    monkeypatch.setattr(tournament, "_write_atomic", spy)
+    monkeypatch.setattr(store, "_write_atomic", spy)
     config = prepare(
         EventConfig("yoxii", ("bot:random", "bot:greedy"), depth=1, games=4, concurrency=2),
         tmp_path, resume=False,

@@ -12,7 +12,8 @@ import trio
 
 import games
 from bots.engine import SearchInfo, SearchResult
-from enginesrv.event.players import BotPlayer, Clocks, GoRequest, parse_player
+from enginesrv.event.bot_player import BotPlayer
+from enginesrv.event.players import Clocks, GoRequest, parse_player
 from enginesrv.search.pool import SearchOutcome
 from enginesrv.search.timeman import allot
 from enginesrv.search.worker import SearchJob

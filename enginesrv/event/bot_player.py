@@ -1,0 +1,150 @@
+"""The ``bot:`` players: a built-in or plug-in bot searching in a worker process of the
+arbiter's pool, so that a slow or broken bot never blocks the arbiter."""
+
+from __future__ import annotations
+
+import itertools
+import time
+
+import trio
+
+import games
+from bots.engine import Engine, OptionError
+from bots.registry import BotError, create_bot
+from enginesrv.event.players import (
+    MOVE_TIMEOUT,
+    ForfeitError,
+    GoRequest,
+    Player,
+    PlayerSpec,
+    PlayerSpecError,
+    Reply,
+    is_timed,
+)
+from enginesrv.search import timeman
+from enginesrv.search.pool import SearchRunner
+from enginesrv.search.worker import SearchJob
+
+_BOT_INSTANCES = itertools.count(1)
+BOT_OVERHEAD_MS = 50
+"""Milliseconds a bot keeps back from each move's time for the trip to and from its worker
+and for the moments a busy machine does not run it: the arbiter measures the whole."""
+
+
+def check_bot(spec: PlayerSpec, game: str) -> Engine:
+    """A configured instance of a ``bot:`` player's bot, to check that it can play ``game``.
+
+    Raises:
+        PlayerSpecError: an unknown bot, a game it does not play, or a bad option.
+    """
+    try:
+        engine = create_bot(spec.bot)
+    except BotError as exc:
+        raise PlayerSpecError(f"player {spec.text!r}: {exc}") from None
+    if not engine.supports(game):
+        raise PlayerSpecError(f"player {spec.text!r}: {spec.bot} does not play {game}")
+    for key, value in spec.options:
+        try:
+            engine.set_option(key, value)
+        except OptionError as exc:
+            raise PlayerSpecError(f"player {spec.text!r}: {exc}") from None
+    return engine
+
+
+class BotPlayer(Player):
+    """A bot searching in the arbiter's worker pool.
+
+    With a clock the bot keeps its tables from one move to the next when the pool gives it the
+    same worker; without one (depth or node limits) every search starts afresh, so that a game
+    replays exactly whatever worker it lands on (resumed tournaments end as uninterrupted ones).
+    """
+
+    def __init__(
+        self,
+        spec: PlayerSpec,
+        pool: SearchRunner | None,
+        *,
+        overhead_ms: int = BOT_OVERHEAD_MS,
+        move_timeout: float = MOVE_TIMEOUT,
+    ) -> None:
+        super().__init__(spec)
+        self.pool = pool
+        self.overhead_ms = overhead_ms
+        self.move_timeout = move_timeout
+        self.game = ""
+        self.session = ""
+        self.instance = next(_BOT_INSTANCES)
+        self.game_key = ""
+        self.seed = 0
+        self.secret_seed = 0
+        self.fresh = True
+        self.has_seed = False
+        self.has_secret_seed = False
+
+    async def start(self, game: games.Game) -> None:
+        engine = check_bot(self.spec, game.name)
+        self.has_seed = any(option.name == "Seed" for option in engine.options)
+        self.has_secret_seed = any(option.name == "SecretSeed" for option in engine.options)
+        self.game = game.name
+        self.alive = True
+
+    async def new_game(self, key: str, seed: int, secret_seed: int = 0) -> None:
+        # one worker-side bot per player instance, not per game: a new game clears its tables
+        # (new_game), while a bot per game would make the workers drop a full table at every
+        # game's first moves, time that move's clock pays for
+        self.session = f"{self.spec.name}#{self.instance}"
+        self.game_key = key
+        self.seed = seed
+        self.secret_seed = secret_seed
+        self.fresh = True
+
+    async def go(self, request: GoRequest) -> Reply:
+        clocks = request.clocks
+        budget = timeman.search_time(clocks, request.seat, request.turn, self.overhead_ms)
+        options = self.spec.options
+        given = {k.lower() for k, _ in options}
+        if self.has_seed and "seed" not in given:
+            options = (*options, ("Seed", str(self.seed)))
+        if self.has_secret_seed and self.secret_seed and "secretseed" not in given:
+            options = (*options, ("SecretSeed", str(self.secret_seed)))
+        job = SearchJob(
+            session=self.session,
+            game=self.game,
+            position=request.position,
+            bot=self.spec.bot,
+            options=tuple((k, v) for k, v in options),
+            depth=clocks.depth,
+            nodes=clocks.nodes,
+            target=budget.target,
+            deadline=budget.deadline,
+            new_game=self.fresh or not is_timed(clocks),
+            game_key=self.game_key,
+            issued=time.monotonic(),
+            from_pv=budget.from_pv,
+        )
+        self.fresh = False
+        if self.pool is None:
+            raise ForfeitError("crash", "no search workers are running")
+        started = trio.current_time()
+        hard = request.forfeit_at
+        if hard is None:
+            hard = started + self.move_timeout
+        outcome = await self.pool.search(
+            job, on_info=lambda info: None, stop=trio.Event(), hard_deadline=hard
+        )
+        elapsed = trio.current_time() - started
+        result = outcome.result
+        if outcome.error is not None:
+            raise ForfeitError("crash", f"the bot failed: {outcome.error}")
+        if result is None:
+            if request.forfeit_at is not None:
+                raise ForfeitError("time-forfeit", f"no move after {elapsed:.3f} s")
+            if outcome.killed:
+                raise ForfeitError(
+                    "stall", f"no move within the move timeout of {self.move_timeout:g} s"
+                )
+            raise ForfeitError("stall", "the search ended without a move")
+        return Reply(result.token, elapsed, result.score, result.depth, result.nodes, result.time)
+
+    async def close(self) -> None:
+        self.alive = False

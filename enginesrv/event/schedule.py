@@ -1,0 +1,120 @@
+"""The schedule of an event and its seeds: which games are played, in which order, with
+which colours and openings, and the seeds every game's bots get. All of it follows from the
+configuration alone, never from the order games finish in, so a resumed event ends with
+exactly the games an uninterrupted one plays."""
+
+from __future__ import annotations
+
+import contextlib
+import random
+import secrets
+from collections.abc import Iterable
+from dataclasses import dataclass
+from pathlib import Path
+
+from enginesrv.event.config import EventConfig
+from enginesrv.event.players import (
+    PlayerSpec,
+)
+
+
+@dataclass(frozen=True, slots=True)
+class ScheduledGame:
+    """One game of the schedule. ``first`` and ``second`` index the pairing's players (the
+    first-named is ``first``); ``p1`` is the one that moves first."""
+
+    id: int
+    round: int
+    pairing: int
+    first: int
+    second: int
+    p1: int
+    pair: int
+    opening: int
+
+
+def pairings(count: int, gauntlet: bool) -> list[tuple[int, int]]:
+    """The pairings of ``count`` players: every two (round robin) or the first with each."""
+    if gauntlet:
+        return [(0, j) for j in range(1, count)]
+    return [(i, j) for i in range(count) for j in range(i + 1, count)]
+
+
+def make_schedule(config: EventConfig, openings: int) -> list[ScheduledGame]:
+    """The games of the event, in the order they are started (module docstring)."""
+    pairs = pairings(len(config.players), config.gauntlet)
+    order = list(range(openings))
+    if config.openings_order == "random":
+        random.Random(f"openings:{config.seed}").shuffle(order)
+    out: list[ScheduledGame] = []
+    for rnd in range(config.rounds):
+        for number, (i, j) in enumerate(pairs):
+            for g in range(config.games):
+                k = rnd * config.games + g
+                pair = k // 2
+                slot = pair if config.repeat else k
+                out.append(
+                    ScheduledGame(
+                        id=len(out) + 1,
+                        round=rnd + 1,
+                        pairing=number,
+                        first=i,
+                        second=j,
+                        p1=i if k % 2 == 0 else j,
+                        pair=pair,
+                        opening=order[slot % openings],
+                    )
+                )
+    return out
+
+
+def game_seeds(config: EventConfig, game_id: int) -> tuple[int, int]:
+    """The ``Seed`` of p1's and p2's bots in one game: from the event seed and the game alone."""
+    rng = random.Random(f"game:{config.seed}:{game_id}")
+    return rng.randrange(2**31), rng.randrange(2**31)
+
+
+def secret_seeds() -> tuple[int, int]:
+    """The ``SecretSeed`` of p1's and p2's bots in a game with hidden information: drawn from the
+    operating system, so that no one who knows the event's seed can compute a bot's secret
+    choices (Yin Yang laws)."""
+    return secrets.randbelow(2**31 - 1) + 1, secrets.randbelow(2**31 - 1) + 1
+
+
+def isolation(out_dir: Path | None, command: tuple[str, ...] = ()) -> tuple[str, ...]:
+    """The bubblewrap command that ``--isolate`` puts before a ``cmd:`` engine: the file
+    system read-only, a private /tmp, a /proc of its own (it sees no other process) and, over
+    the event's directory, an empty one. What the engine needs from the real /tmp (its own
+    files named on its command line, the working directory) is bound into the private one,
+    read-only."""
+    wrapper = ["bwrap", "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc"]
+    wrapper += ["--tmpfs", "/tmp"]
+    tmp = Path("/tmp")
+    needed = {Path.cwd().resolve()}
+    for word in command:
+        if word.startswith("-"):
+            continue
+        with contextlib.suppress(OSError, ValueError):
+            path = Path(word).resolve()
+            if path.exists():
+                needed.add(path)
+    for path in sorted(p for p in needed if p.is_relative_to(tmp) and p != tmp):
+        wrapper += ["--ro-bind", str(path), str(path)]
+    if out_dir is not None:
+        event = str(out_dir.resolve())
+        wrapper += ["--tmpfs", event]  # after the binds: hidden even inside one of them
+    wrapper += ["--unshare-pid", "--die-with-parent", "--new-session", "--"]
+    return tuple(wrapper)
+
+
+def display_names(specs: Iterable[PlayerSpec]) -> list[str]:
+    """Unique display names: a repeated name gets ``#2``, ``#3``..."""
+    out: list[str] = []
+    for spec in specs:
+        name = spec.name
+        n = 1
+        while name in out:
+            n += 1
+            name = f"{spec.name}#{n}"
+        out.append(name)
+    return out

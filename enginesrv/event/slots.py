@@ -1,0 +1,78 @@
+"""The player instances of an event: one made from each spec (``make_player``), and the
+players of one concurrent game slot, started when first needed and afresh after a failure
+(``Slot``)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+
+import trio
+
+import games
+from enginesrv.event.bot_player import BotPlayer
+from enginesrv.event.engine_player import TextEnginePlayer
+from enginesrv.event.players import (
+    Deadlines,
+    Player,
+    PlayerSpec,
+)
+from enginesrv.search.pool import SearchRunner, WorkerPool
+
+
+def make_player(
+    spec: PlayerSpec,
+    pool: SearchRunner | None,
+    deadlines: Deadlines | None = None,
+    *,
+    stderr: Path | None = None,
+    wrapper: tuple[str, ...] = (),
+) -> Player:
+    """A fresh player instance for ``spec`` (bots share ``pool``; a ``cmd:`` engine's standard
+    error is appended to ``stderr`` when given)."""
+    if spec.kind == "bot":
+        return BotPlayer(spec, pool, move_timeout=(deadlines or Deadlines()).move)
+    return TextEnginePlayer(spec, deadlines, stderr=stderr, wrapper=wrapper)
+
+
+class Slot:
+    """The player instances of one concurrent game slot (one per player, started lazily)."""
+
+    def __init__(
+        self,
+        specs: list[PlayerSpec],
+        pool: WorkerPool | None,
+        deadlines: Deadlines,
+        logs: Path | None,
+        isolate: Callable[[tuple[str, ...]], tuple[str, ...]] | None = None,
+    ) -> None:
+        self.specs = specs
+        self.pool = pool
+        self.deadlines = deadlines
+        self.logs = logs
+        self.isolate = isolate
+        """The command to run a ``cmd:`` engine's command under (``--isolate``), if any."""
+        self.players: dict[int, Player] = {}
+
+    async def get(self, index: int, game: games.Game) -> Player:
+        player = self.players.get(index)
+        if player is not None and player.alive:
+            return player
+        if player is not None:
+            await player.close()
+        stderr = None
+        if self.logs is not None:
+            safe = "".join(c if c.isalnum() or c in "-_.=" else "_" for c in self.specs[index].name)
+            stderr = self.logs / f"{safe}.stderr"
+        spec = self.specs[index]
+        wrapper = self.isolate(spec.command) if self.isolate and spec.kind == "cmd" else ()
+        player = make_player(spec, self.pool, self.deadlines, stderr=stderr, wrapper=wrapper)
+        self.players[index] = player
+        await player.start(game)
+        return player
+
+    async def close(self) -> None:
+        with trio.CancelScope(shield=True):
+            for player in self.players.values():
+                await player.close()
+            self.players.clear()

@@ -1,0 +1,350 @@
+"""The results of an event (``--out DIR``): ``DIR/results.sqlite`` holds the configuration and
+one row per finished game, ``DIR/games/game-NNNNN.txt`` the game records. A game is written
+(record file first, then its row, in one transaction) only once it has ended, so an event
+killed at any point, ``kill -9`` included, loses at most the games that were being played.
+A damaged store is an ``EventError`` naming the file, and nothing deletes or rewrites a
+results file it could not read."""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import math
+import os
+import sqlite3
+import types
+from collections.abc import Iterator
+from dataclasses import dataclass, fields
+from pathlib import Path
+from typing import Any, Union, get_args, get_origin, get_type_hints
+
+from enginesrv.event.config import EventConfig, EventError
+
+_SCHEMA = """
+CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
+CREATE TABLE IF NOT EXISTS games (
+    id INTEGER PRIMARY KEY,
+    round INTEGER NOT NULL,
+    pairing INTEGER NOT NULL,
+    first TEXT NOT NULL,
+    second TEXT NOT NULL,
+    p1 TEXT NOT NULL,
+    p2 TEXT NOT NULL,
+    pair INTEGER NOT NULL,
+    opening INTEGER NOT NULL,
+    winner TEXT NOT NULL,
+    reason TEXT NOT NULL,
+    first_points REAL NOT NULL,
+    plies INTEGER NOT NULL,
+    wall REAL NOT NULL,
+    engine_time REAL NOT NULL,
+    record TEXT
+);
+"""
+
+
+@dataclass(frozen=True, slots=True)
+class GameRow:
+    """A finished game as stored."""
+
+    id: int
+    round: int
+    pairing: int
+    first: str
+    second: str
+    p1: str
+    p2: str
+    pair: int
+    opening: int
+    winner: str
+    reason: str
+    first_points: float
+    plies: int
+    wall: float
+    engine_time: float
+    record: str | None
+
+
+_GAME_COLUMNS = tuple(f.name for f in fields(GameRow))
+
+
+class ResultsDB:
+    """The SQLite store of one event (``:memory:`` when there is no ``--out``).
+
+    ``ResultsDB(path)`` opens a store that exists and checks it, writing nothing: its pages,
+    its tables and columns, and then each value read (``config``, ``rows``). Whatever is wrong
+    (not SQLite, damaged pages, a table or column missing, a configuration or a game row that
+    does not parse) is an ``EventError`` naming the file, which is kept as it is. A new store
+    is made by ``ResultsDB.create``.
+    """
+
+    def __init__(self, path: Path | None) -> None:
+        self.path = path
+        try:
+            if path is None:
+                self.db = sqlite3.connect(":memory:", check_same_thread=False)
+                self.db.executescript(_SCHEMA)
+                return
+            # mode=rw: never create the file (a missing store is not an empty one)
+            # used by one thread at a time: the event loop's, or the one a game is stored from
+            self.db = sqlite3.connect(
+                f"{path.resolve().as_uri()}?mode=rw", uri=True, check_same_thread=False
+            )
+        except sqlite3.Error as exc:
+            raise self._error(exc) from None
+        try:
+            self._check()
+        except EventError:
+            self.db.close()
+            raise
+
+    @classmethod
+    def create(cls, path: Path | None, config: EventConfig) -> ResultsDB:
+        """A new store holding ``config`` and no game. The file appears whole or not at all
+        (it is made under a temporary name, then linked into place), and one that exists is
+        never replaced.
+
+        Raises:
+            EventError: the file cannot be made, or ``path`` exists.
+        """
+        if path is None:
+            store = cls(None)
+            store.put("config", config.to_json())
+            return store
+        tmp = path.with_name(path.name + ".new")
+        try:
+            # what a run killed while making the store left: it never held a game
+            for stale in (tmp, tmp.with_name(tmp.name + "-journal")):
+                stale.unlink(missing_ok=True)
+            db = sqlite3.connect(tmp)
+            try:
+                db.executescript(_SCHEMA)
+                with db:
+                    db.execute("INSERT INTO meta VALUES ('config', ?)", (config.to_json(),))
+            finally:
+                db.close()
+            try:
+                os.link(tmp, path)  # fails, rather than replace, if path exists
+            except FileExistsError:
+                raise EventError(
+                    f"{path} already exists; it is kept as it is: add --resume to finish its "
+                    "event, or choose another --out"
+                ) from None
+            except OSError:
+                # a file system without hard links: rename, which would replace, if still free
+                if path.exists():
+                    raise
+                os.rename(tmp, path)
+            finally:
+                tmp.unlink(missing_ok=True)
+        except sqlite3.Error as exc:
+            raise EventError(f"{path}: cannot create the results database: {exc}") from None
+        except OSError as exc:
+            raise EventError(
+                f"{path}: cannot create the results database: {exc.strerror or exc}"
+            ) from None
+        return cls(path)
+
+    def close(self) -> None:
+        self.db.close()
+
+    def _damaged(self, what: str) -> EventError:
+        return EventError(
+            f"{self.path}: the results database is damaged ({what}); it is kept as it is"
+        )
+
+    def _error(self, exc: sqlite3.Error) -> EventError:
+        """A SQLite error as an ``EventError`` naming the file."""
+        text = _short(str(exc), 200)
+        name = getattr(exc, "sqlite_errorname", "")
+        if name in ("SQLITE_CORRUPT", "SQLITE_NOTADB") or text.startswith(
+            ("no such table", "no such column")
+        ):
+            return self._damaged(text)
+        if name in ("SQLITE_BUSY", "SQLITE_LOCKED"):
+            return EventError(f"{self.path}: the results database is busy ({text}); try again")
+        return EventError(f"{self.path}: the results database failed ({text})")
+
+    @contextlib.contextmanager
+    def _sqlite(self) -> Iterator[None]:
+        try:
+            yield
+        except sqlite3.Error as exc:
+            raise self._error(exc) from None
+
+    def _check(self) -> None:
+        """Check the pages, the tables and their columns (a damaged store raises)."""
+        with self._sqlite():
+            problems = [str(row[0]) for row in self.db.execute("PRAGMA quick_check")]
+            if problems != ["ok"]:
+                raise self._damaged(_short(problems[0] if problems else "no answer", 200))
+            for table, wanted in (("meta", ("key", "value")), ("games", _GAME_COLUMNS)):
+                have = {str(row[1]) for row in self.db.execute(f"PRAGMA table_info({table})")}
+                if not have:
+                    raise self._damaged(f"no table {table}")
+                missing = [name for name in wanted if name not in have]
+                if missing:
+                    raise self._damaged(f"table {table} has no column {', '.join(missing)}")
+
+    def get(self, key: str) -> str | None:
+        with self._sqlite():
+            row = self.db.execute("SELECT value FROM meta WHERE key = ?", (key,)).fetchone()
+        if row is None:
+            return None
+        if not isinstance(row[0], str):
+            raise self._damaged(f"meta {key!r} is {_short(repr(row[0]))}, not text")
+        return row[0]
+
+    def put(self, key: str, value: str) -> None:
+        with self._sqlite(), self.db:
+            self.db.execute("INSERT OR REPLACE INTO meta VALUES (?, ?)", (key, value))
+
+    def config(self) -> EventConfig | None:
+        """The stored configuration, checked field by field; ``None`` if there is none."""
+        text = self.get("config")
+        if text is None:
+            return None
+        try:
+            raw = json.loads(text)
+        except ValueError as exc:
+            raise self._damaged(f"the stored configuration is not JSON: {exc}") from None
+        if not isinstance(raw, dict):
+            raise self._damaged("the stored configuration is not a JSON object")
+        hints = get_type_hints(EventConfig)
+        for f in fields(EventConfig):
+            if f.name not in raw:
+                continue
+            value = raw[f.name]
+            if not _fits(tuple(value) if isinstance(value, list) else value, hints[f.name]):
+                raise self._damaged(
+                    f"the stored configuration has {f.name} = {_short(json.dumps(value))}"
+                )
+        try:
+            config = EventConfig.from_json(text)
+        except (TypeError, ValueError, AttributeError) as exc:
+            raise self._damaged(f"the stored configuration is not valid: {exc}") from None
+        if len(config.players) < 2:
+            raise self._damaged("the stored configuration has fewer than two players")
+        return config
+
+    def add(self, row: GameRow) -> None:
+        """Store a finished game (one transaction)."""
+        with self._sqlite(), self.db:
+            self.db.execute(
+                f"INSERT OR REPLACE INTO games ({', '.join(_GAME_COLUMNS)}) "
+                f"VALUES ({', '.join('?' * len(_GAME_COLUMNS))})",
+                (
+                    row.id, row.round, row.pairing, row.first, row.second, row.p1, row.p2,
+                    row.pair, row.opening, row.winner, row.reason, row.first_points, row.plies,
+                    row.wall, row.engine_time, row.record,
+                ),
+            )  # fmt: skip
+
+    def rows(self) -> list[GameRow]:
+        """Every finished game, by id, each value checked."""
+        with self._sqlite():
+            cursor = self.db.execute(f"SELECT {', '.join(_GAME_COLUMNS)} FROM games ORDER BY id")
+            raw = cursor.fetchall()
+        hints = get_type_hints(GameRow)
+        out = []
+        for values in raw:
+            row = GameRow(*values)
+            for name, value in zip(_GAME_COLUMNS, values, strict=True):
+                if not _fits(value, hints[name]) or not _plausible(name, value):
+                    raise self._damaged(
+                        f"game {_short(repr(row.id))} has {name} = {_short(repr(value))}"
+                    )
+            out.append(row)
+        return out
+
+
+def _fits(value: object, hint: Any) -> bool:
+    """Whether a value read back from the store has the type of its field."""
+    origin = get_origin(hint)
+    if origin in (types.UnionType, Union):
+        return any(_fits(value, arg) for arg in get_args(hint))
+    if origin is tuple:
+        args = get_args(hint)
+        if not isinstance(value, tuple):
+            return False
+        return len(args) != 2 or args[1] is not Ellipsis or all(_fits(v, args[0]) for v in value)
+    if hint is type(None):
+        return value is None
+    if hint is bool:
+        return isinstance(value, bool)
+    if hint is int:
+        return isinstance(value, int) and not isinstance(value, bool)
+    if hint is float:
+        return (
+            isinstance(value, int | float) and not isinstance(value, bool) and math.isfinite(value)
+        )
+    if hint is str:
+        return isinstance(value, str)
+    return True
+
+
+def _plausible(column: str, value: object) -> bool:
+    """Whether a game row's value (of the right type) is one a run stores."""
+    if column == "winner":
+        return value in ("p1", "p2", "draw")
+    if column == "first_points":
+        return value in (0, 0.5, 1)
+    if column in ("id", "round"):
+        return isinstance(value, int) and value >= 1
+    if column in ("pairing", "pair", "opening", "plies", "wall", "engine_time"):
+        return not isinstance(value, int | float) or value >= 0
+    return True
+
+
+def _short(text: str, limit: int = 60) -> str:
+    """``text`` on one line and cut to ``limit`` characters (for an error message)."""
+    text = " ".join(text.split())
+    return text if len(text) <= limit else text[: limit - 3] + "..."
+
+
+def store_game(
+    db: ResultsDB,
+    row: GameRow,
+    *,
+    out_dir: Path | None,
+    record_name: str | None,
+    record_text: str,
+    secret: tuple[str, str] | None,
+) -> None:
+    """Keep a finished game: its record file, its secret seeds (if any), then its row (a
+    stored row always has the rest). Run in a thread, one at a time."""
+    if out_dir is not None and record_name is not None:
+        _write_atomic(out_dir / record_name, record_text)
+    if secret is not None:
+        db.put(*secret)
+    db.add(row)
+
+
+def _write_atomic(path: Path, text: str) -> None:
+    """Write a file so that it is either absent or complete (write, flush, rename)."""
+    tmp = path.with_suffix(path.suffix + ".tmp")
+    with open(tmp, "w", encoding="utf-8") as fh:
+        fh.write(text)
+        fh.flush()
+        os.fsync(fh.fileno())
+    os.replace(tmp, path)
+
+
+def stored_event(out_dir: Path, missing: str) -> tuple[EventConfig, list[GameRow]]:
+    """The configuration and finished games stored in ``out_dir``, read without writing.
+
+    Raises:
+        EventError: no database there (``missing`` says what that means), no event in it, or
+            a damaged one (the error names the file, which is kept as it is).
+    """
+    path = out_dir / "results.sqlite"
+    if not path.exists():
+        raise EventError(f"{path} does not exist: {missing}")
+    db = ResultsDB(path)
+    try:
+        config = db.config()
+        if config is None:
+            raise EventError(f"{path} holds no event configuration; it is kept as it is")
+        return config, db.rows()
+    finally:
+        db.close()
