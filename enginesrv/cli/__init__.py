@@ -23,7 +23,8 @@ from bots.registry import BotError, load_all
 from enginesrv import __version__
 from enginesrv.cli.check import run_check
 from enginesrv.cli.events import add_event_commands
-from enginesrv.event.records import RecordError, read_record_file
+from enginesrv.event.records import RecordError
+from enginesrv.event.sgf import read_record_file
 from enginesrv.logs import configure as configure_logging
 from enginesrv.search.bench import run_bench, run_search_bench
 from enginesrv.serve.app import exit_on_early_signal, peer_searches, run_engine, run_server

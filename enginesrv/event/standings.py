@@ -12,6 +12,7 @@ from enginesrv.event.config import EventConfig, EventError
 from enginesrv.event.players import PlayerSpecError, parse_player
 from enginesrv.event.schedule import display_names, pairings
 from enginesrv.event.store import GameRow, stored_event
+from enginesrv.event.summary import PairingStats, summarize
 
 
 @dataclass
@@ -34,13 +35,13 @@ class PairingResult:
             self.draws += 1
         self.pairs.setdefault(row.pair, []).append(row.first_points)
 
-    def summary(self, sprt: stats.SprtParams | None = None) -> stats.PairingStats:
+    def summary(self, sprt: stats.SprtParams | None = None) -> PairingStats:
         """W/D/L, Elo, LOS, the pentanomial of complete pairs, and the LLR when SPRT runs."""
         trinomial = stats.Trinomial(self.wins, self.draws, self.losses)
         complete = [(p[0], p[1]) for p in self.pairs.values() if len(p) == 2]
         # one pair says nothing of the spread between pairs: the trinomial is used until two
         penta = stats.pentanomial_from_pairs(complete) if len(complete) >= 2 else None
-        return stats.summarize(trinomial, penta, sprt)
+        return summarize(trinomial, penta, sprt)
 
     def to_json(self, sprt: stats.SprtParams | None = None) -> dict[str, object]:
         out: dict[str, object] = {"p1": self.first, "p2": self.second}

@@ -33,7 +33,7 @@ import structlog
 import trio
 
 from bots.engine import SearchInfo, SearchResult
-from enginesrv.search.worker import SearchJob, info_from_map, result_from_map
+from enginesrv.search.jobs import SearchJob, info_from_map, result_from_map
 from protocol import rpc
 from protocol.errors import ProtocolError
 

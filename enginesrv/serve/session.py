@@ -29,9 +29,9 @@ from bots import registry
 from bots.engine import Engine, OptionError, Score, SearchInfo, SearchResult
 from bots.registry import BotError
 from enginesrv import __version__
+from enginesrv.search.jobs import SearchJob
 from enginesrv.search.pool import GRACE, SearchOutcome, SearchRunner
 from enginesrv.search.timeman import search_time
-from enginesrv.search.worker import SearchJob
 from protocol import messages as m
 from protocol.errors import (
     BAD_ARGUMENTS,

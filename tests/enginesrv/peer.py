@@ -14,8 +14,8 @@ import trio
 import games
 from bots.engine import Limits, SearchInfo
 from bots.registry import create_bot
+from enginesrv.search.jobs import SearchJob
 from enginesrv.search.pool import SearchOutcome, WorkerPool
-from enginesrv.search.worker import SearchJob
 from enginesrv.serve.server import Limits as ConnLimits
 from enginesrv.serve.server import Server, open_listeners, serve
 from enginesrv.serve.session import SessionConfig

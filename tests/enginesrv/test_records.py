@@ -16,10 +16,9 @@ from enginesrv.event.records import (
     RecordError,
     RecordMove,
     format_record,
-    import_boardspace_sgf,
     parse_record,
-    read_record_file,
 )
+from enginesrv.event.sgf import import_boardspace_sgf, read_record_file
 
 RECORDS = Path(__file__).parent.parent / "data" / "yinsh" / "records"
 

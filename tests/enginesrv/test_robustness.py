@@ -22,8 +22,9 @@ import trio.testing
 
 import games
 from bots.engine import SearchInfo
+from enginesrv.search.jobs import SearchJob
 from enginesrv.search.pool import SearchOutcome, WorkerPool
-from enginesrv.search.worker import BOTS_PER_WORKER, SearchJob, _Worker
+from enginesrv.search.worker import BOTS_PER_WORKER, _Worker
 from enginesrv.serve.server import Limits, Server
 from enginesrv.serve.session import SessionConfig
 from tests.enginesrv.peer import (

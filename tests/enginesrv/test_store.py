@@ -323,6 +323,9 @@ def test_yin_yang_secret_seeds_are_drawn_per_game_kept_at_its_end_and_replay_it(
             state = game.new_state()
             for move in record.moves:
                 seat = state.to_move()
+                # as the arbiter does: a search bounded by depth alone starts afresh, so that
+                # the game replays whatever worker each move lands on (``BotPlayer``)
+                bots[seat].new_game(game)
                 result = bots[seat].search(state.view(seat), Limits(depth=1))
                 assert result.token == move.token, (game_id, state.ply())
                 state.push(state.parse_move(move.token))
