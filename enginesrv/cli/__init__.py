@@ -29,7 +29,7 @@ from enginesrv.logs import configure as configure_logging
 from enginesrv.search.bench import run_bench, run_search_bench
 from enginesrv.serve.app import exit_on_early_signal, peer_searches, run_engine, run_server
 from enginesrv.serve.server import Limits
-from enginesrv.serve.session import SessionConfig
+from enginesrv.serve.settings import SessionConfig
 
 EXIT_USAGE = 2
 

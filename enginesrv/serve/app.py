@@ -19,6 +19,7 @@ import structlog
 import trio
 
 from enginesrv.search.pool import WORKER_COMMAND, WorkerPool
+from enginesrv.serve.catalog import prepare_handshake
 from enginesrv.serve.server import (
     Connection,
     Framing,
@@ -28,7 +29,7 @@ from enginesrv.serve.server import (
     serve,
     stdio_streams,
 )
-from enginesrv.serve.session import SessionConfig, prepare_handshake
+from enginesrv.serve.settings import SessionConfig
 
 EXIT_SECOND_SIGNAL = 130
 

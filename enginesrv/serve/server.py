@@ -39,7 +39,8 @@ import structlog
 import trio
 
 from enginesrv.search.pool import SearchRunner
-from enginesrv.serve.session import Session, SessionConfig
+from enginesrv.serve.session import Session
+from enginesrv.serve.settings import SessionConfig
 from protocol import messages as m
 from protocol import mpack, text
 from protocol.errors import (

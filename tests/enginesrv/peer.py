@@ -18,7 +18,7 @@ from enginesrv.search.jobs import SearchJob
 from enginesrv.search.pool import SearchOutcome, WorkerPool
 from enginesrv.serve.server import Limits as ConnLimits
 from enginesrv.serve.server import Server, open_listeners, serve
-from enginesrv.serve.session import SessionConfig
+from enginesrv.serve.settings import SessionConfig
 
 TIMEOUT = 10.0
 _OPEN: list[trio.SocketStream] = []

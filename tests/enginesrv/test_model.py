@@ -40,7 +40,7 @@ from hypothesis.stateful import (
 import games
 from enginesrv.search.pool import WorkerPool
 from enginesrv.serve.server import Limits, Server, open_listeners, serve
-from enginesrv.serve.session import SessionConfig
+from enginesrv.serve.settings import SessionConfig
 from tests.enginesrv.test_pool import children
 
 TIMEOUT = 10.0

@@ -26,7 +26,7 @@ from enginesrv.search.jobs import SearchJob
 from enginesrv.search.pool import SearchOutcome, WorkerPool
 from enginesrv.search.worker import BOTS_PER_WORKER, _Worker
 from enginesrv.serve.server import Limits, Server
-from enginesrv.serve.session import SessionConfig
+from enginesrv.serve.settings import SessionConfig
 from tests.enginesrv.peer import (
     MsgpackPeer,
     TextPeer,

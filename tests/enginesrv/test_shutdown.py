@@ -16,7 +16,7 @@ import trio
 
 from enginesrv.search.pool import WorkerPool
 from enginesrv.serve.server import Limits, Server, open_listeners, serve
-from enginesrv.serve.session import SessionConfig
+from enginesrv.serve.settings import SessionConfig
 from tests.enginesrv.peer import TextPeer
 from tests.enginesrv.test_pool import children
 from tests.enginesrv.test_server import trio_test
@@ -73,7 +73,7 @@ def _serve_script(grace: float) -> str:
         import functools, sys, trio
         from enginesrv.serve.app import run_server
         from enginesrv.serve.server import Limits
-        from enginesrv.serve.session import SessionConfig
+        from enginesrv.serve.settings import SessionConfig
         config = SessionConfig(default_game="yoxii", default_bot="random", grace={grace})
         trio.run(functools.partial(
             run_server, host="127.0.0.1", port=0, workers=1, limits=Limits(), config=config,

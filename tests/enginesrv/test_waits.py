@@ -10,14 +10,9 @@ from pathlib import Path
 import pytest
 import trio
 
-from enginesrv.event.players import (
-    BotPlayer,
-    Clocks,
-    Deadlines,
-    ForfeitError,
-    TextEnginePlayer,
-    parse_player,
-)
+from enginesrv.event.bot_player import BotPlayer
+from enginesrv.event.engine_player import TextEnginePlayer
+from enginesrv.event.players import Clocks, Deadlines, ForfeitError, parse_player
 from enginesrv.search.pool import WorkerPool
 from tests.enginesrv.test_players import YOXII, fake, request
 from tests.enginesrv.test_server import trio_test

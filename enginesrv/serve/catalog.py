@@ -1,0 +1,78 @@
+"""What a server offers, built once and shared by every session: the games (with their colours
+and start positions), the bots and the games each plays, and the bots' classes (for their
+options)."""
+
+from __future__ import annotations
+
+import contextlib
+import functools
+
+import games
+from bots import registry
+from bots.engine import Engine
+from bots.registry import BotError
+from protocol import messages as m
+
+
+def prepare_handshake(default_bot: str) -> None:
+    """Build now, once, what every handshake tells (the games, the bots and what each plays,
+    the default bot's options). Built on the first client's ``ugi`` instead, it held the event
+    loop, and so every other connection, for about a tenth of a second."""
+    game_infos()
+    bot_infos()
+    with contextlib.suppress(BotError):
+        bot_class(default_bot)
+
+
+@functools.cache
+def game_infos() -> tuple[m.GameInfo, ...]:
+    """The handshake's games (built once: the registry does not change while serving)."""
+    infos = []
+    for name in games.available():
+        game = games.load(name)
+        infos.append(m.GameInfo(name, game.colours, game.start_position))
+    return tuple(infos)
+
+
+@functools.cache
+def bot_names() -> tuple[str, ...]:
+    """The registered bots (read once: scanning the installed distributions takes
+    milliseconds, and the bots cannot change while a server runs)."""
+    return tuple(registry.bot_names())
+
+
+@functools.cache
+def bot_class(name: str) -> type[Engine]:
+    """The class of a registered bot (loaded once; see ``registry.bot_class``)."""
+    return registry.bot_class(name)
+
+
+@functools.cache
+def bot_games(bot: str) -> tuple[str, ...] | None:
+    """The games ``bot`` plays, None for every game (asked once per bot).
+
+    Raises:
+        BotError: the bot cannot be built.
+    """
+    return bot_class(bot)().game_names()
+
+
+def supports(bot: str, game: str) -> bool:
+    try:
+        plays = bot_games(bot)
+    except BotError:
+        return False
+    return plays is None or game in plays
+
+
+@functools.cache
+def bot_infos() -> tuple[m.BotInfo, ...]:
+    """The bots and the games each plays (built once)."""
+    out = []
+    for name in bot_names():
+        try:
+            plays = bot_games(name)
+        except BotError:
+            continue
+        out.append(m.BotInfo(name, tuple(plays) if plays is not None else tuple(games.available())))
+    return tuple(out)

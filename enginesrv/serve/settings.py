@@ -1,0 +1,268 @@
+"""A session's settings: the configuration every session of a server shares
+(``SessionConfig``), the options each session sets (``Game``, ``Bot``, ``Hash``,
+``MoveOverhead``, ``Compat`` and the bot's own) with the handshake that lists them
+(``Settings``, a base of ``Session``), and the error a refused command raises
+(``RequestError``)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Literal
+
+import games
+from bots.engine import Engine, OptionError
+from bots.registry import BotError
+from enginesrv import __version__
+from enginesrv.search.pool import GRACE
+from enginesrv.serve.catalog import bot_class, bot_games, bot_infos, bot_names, game_infos, supports
+from protocol import messages as m
+from protocol.errors import (
+    BAD_ARGUMENTS,
+    NO_GAME,
+    ErrorCode,
+)
+
+MOVES_LISTED = 100_000
+"""``query moves`` lists at most this many moves; beyond it, it reports the count."""
+MOVES_PER_TURN = 256
+"""Moves of a ``position`` command replayed between two yields to the event loop."""
+REPLY_OVERHEAD = {"text": len("response "), "msgpack": 64}
+"""Bytes of a ``query moves`` reply besides its tokens (the keyword; msgpack's envelope)."""
+TOKEN_OVERHEAD = {"text": 1, "msgpack": 3}
+"""Bytes a token costs besides its text: a space, or at most a msgpack string header."""
+Framing = Literal["text", "msgpack"]
+
+
+@dataclass(frozen=True)
+class SessionConfig:
+    """What every session of a server shares."""
+
+    name: str = "enginesrv"
+    author: str = "the enginesrv developers"
+    default_game: str | None = None
+    default_bot: str = "alphabeta"
+    limits: tuple[m.LimitInfo, ...] = ()
+    hash_limit: int | None = None
+    """The largest ``Hash`` (MB) one search may have: the server's hash budget shared by its
+    workers (None: only the option's own maximum)."""
+    hash_budget: int | None = None
+    """The server's hash budget (MB), named when a ``Hash`` over ``hash_limit`` is refused."""
+    grace: float = GRACE
+    """Seconds a search gets past its deadline before the worker is killed."""
+
+
+class RequestError(Exception):
+    """A command is rejected: the reply to send instead of its result."""
+
+    def __init__(self, reply: m.ErrorReply | m.InvalidMove) -> None:
+        super().__init__(str(reply))
+        self.reply = reply
+
+
+def request_error(
+    code: ErrorCode, message: str, data: dict[str, object] | None = None
+) -> RequestError:
+    return RequestError(m.ErrorReply(code.code, code.name, message, data))
+
+
+SESSION_OPTIONS = ("Game", "Bot", "Hash", "MoveOverhead", "Compat")
+DEFAULT_HASH = 64
+MAX_HASH = 4096
+
+
+class Settings:
+    """The options part of a ``Session``: the attributes it reads and sets are the session's.
+    Every setter checks its value completely before changing anything."""
+
+    config: SessionConfig
+    game: games.Game | None
+    state: games.State | None
+    played: list[str]
+    bot_name: str
+    bot_options: dict[str, str | None]
+    hash_mb: int
+    move_overhead: int
+    compat: bool
+    fresh_game: bool
+    framing: Framing
+
+    def _handshake(self) -> m.Handshake:
+        return m.Handshake(
+            name=self.config.name,
+            author=self.config.author,
+            version=__version__,
+            protocol=m.PROTOCOL_VERSION,
+            games=game_infos(),
+            bots=self._bots(),
+            options=self._options(),
+            limits=self.config.limits,
+        )
+
+    def _bots(self) -> tuple[m.BotInfo, ...]:
+        return bot_infos()
+
+    def _bot_class(self) -> type[Engine]:
+        return bot_class(self.bot_name)
+
+    def _options(self) -> tuple[m.OptionSpec, ...]:
+        specs = [
+            m.OptionSpec(
+                "Game",
+                "combo",
+                self.game.name if self.game is not None else "",
+                vars=tuple(games.available()),
+            ),
+            m.OptionSpec("Bot", "combo", self.bot_name, vars=tuple(bot_names())),
+            m.OptionSpec("Hash", "spin", str(self.hash_mb), 1, self._hash_max()),
+            m.OptionSpec("MoveOverhead", "spin", str(self.move_overhead), 0, 5000),
+            m.OptionSpec("Compat", "check", "true" if self.compat else "false"),
+        ]
+        for option in self._bot_class().options:
+            if option.name.lower() in (n.lower() for n in SESSION_OPTIONS):
+                continue
+            current = self.bot_options.get(option.name)
+            default = current if current is not None else option.text(option.default)
+            specs.append(
+                m.OptionSpec(
+                    option.name,
+                    option.type,
+                    None if option.type == "button" else default,
+                    option.min,
+                    option.max,
+                    option.vars,
+                )
+            )
+        return tuple(specs)
+
+    def _set_option(self, name: str, value: str | None) -> None:
+        key = name.strip().lower()
+        if key == "game":
+            game = self._load_game(value or "", "setoption")
+            self._set_game(game)
+        elif key == "bot":
+            chosen = next((b for b in bot_names() if b.lower() == (value or "").lower()), None)
+            if chosen is None:
+                raise request_error(
+                    BAD_ARGUMENTS,
+                    f"setoption: unknown bot {value!r}; known bots: {', '.join(bot_names())}",
+                )
+            try:
+                plays = bot_games(chosen)
+            except BotError as exc:
+                raise request_error(BAD_ARGUMENTS, f"setoption: {exc}") from None
+            if self.game is not None and plays is not None and self.game.name not in plays:
+                raise request_error(
+                    BAD_ARGUMENTS, f"setoption: bot {chosen!r} does not play {self.game.name}"
+                )
+            self.bot_name = chosen
+            self.bot_options = {}  # the new bot starts from its defaults, and so do its tables
+            self.fresh_game = True
+        elif key == "hash":
+            self.hash_mb = self._hash(name, value)
+        elif key == "moveoverhead":
+            self.move_overhead = self._spin(name, value, 0, 5000)
+        elif key == "compat":
+            lowered = (value or "").strip().lower()
+            if lowered not in ("true", "false"):
+                raise request_error(
+                    BAD_ARGUMENTS, f"setoption: Compat is true or false, not {value!r}"
+                )
+            self.compat = lowered == "true"
+        else:
+            self._set_bot_option(name, value)
+
+    def _hash_max(self) -> int:
+        limit = self.config.hash_limit
+        return MAX_HASH if limit is None else max(1, min(MAX_HASH, limit))
+
+    def _hash(self, name: str, value: str | None) -> int:
+        number = self._spin(name, value, 1, MAX_HASH)
+        if number > self._hash_max():
+            budget = self.config.hash_budget
+            whose = (
+                f"the server's hash budget of {budget} MB leaves {self._hash_max()} MB "
+                "to each search"
+                if budget is not None
+                else f"the most a search may have is {self._hash_max()} MB"
+            )
+            raise request_error(BAD_ARGUMENTS, f"setoption: Hash {number} MB is too much: {whose}")
+        return number
+
+    def _spin(self, name: str, value: str | None, low: int, high: int) -> int:
+        try:
+            number = int((value or "").strip())
+        except ValueError:
+            raise request_error(
+                BAD_ARGUMENTS, f"setoption: {name} needs a whole number, not {value!r}"
+            ) from None
+        if not low <= number <= high:
+            raise request_error(BAD_ARGUMENTS, f"setoption: {name} must be in {low}..{high}")
+        return number
+
+    def _set_bot_option(self, name: str, value: str | None) -> None:
+        options = self._bot_class().options
+        option = next((o for o in options if o.name.lower() == name.strip().lower()), None)
+        if option is None:
+            session = {n.lower() for n in SESSION_OPTIONS}
+            own = [o.name for o in options if o.name.lower() not in session]
+            known = ", ".join([*SESSION_OPTIONS, *own])
+            raise request_error(
+                BAD_ARGUMENTS, f"setoption: unknown option {name!r} (options: {known})"
+            )
+        try:
+            option.parse(value)
+        except OptionError as exc:
+            raise request_error(BAD_ARGUMENTS, f"setoption: {exc}") from None
+        self.bot_options[option.name] = value
+
+    def _job_options(self) -> tuple[tuple[str, str | None], ...]:
+        """Every option of the bot with the value ``options`` reports, so the worker's bot
+        searches with exactly those (a kept bot never keeps a value the session dropped)."""
+        options: dict[str, str | None] = {}
+        for option in self._bot_class().options:
+            if option.type == "button":
+                continue
+            if option.name == "Hash":
+                options["Hash"] = str(self.hash_mb)
+            elif option.name in self.bot_options:
+                options[option.name] = self.bot_options[option.name]
+            elif option.default is not None:
+                options[option.name] = option.text(option.default)
+        return tuple(sorted(options.items()))
+
+    # -- game and position ---------------------------------------------------------------------
+
+    def _load_game(self, name: str, verb: str) -> games.Game:
+        try:
+            return games.load(name.strip())
+        except games.UnknownGameError as exc:
+            raise request_error(
+                BAD_ARGUMENTS, f"{verb}: unknown game {name!r}; {exc.reason}"
+            ) from None
+
+    def _set_game(self, game: games.Game) -> None:
+        self.game = game
+        self.state = game.new_state()
+        self.played = []
+        self.fresh_game = True
+        if not supports(self.bot_name, game.name):
+            # keep a bot that plays the game: the default, else any
+            for name in [self.config.default_bot, *bot_names()]:
+                if supports(name, game.name):
+                    self.bot_name = name
+                    self.bot_options = {}
+                    break
+
+    def _require_game(self, verb: str) -> tuple[games.Game, games.State]:
+        if self.game is None or self.state is None:
+            raise request_error(
+                NO_GAME, f"{verb}: no game is set; send setoption name Game value NAME"
+            )
+        return self.game, self.state
+
+    def _new_game(self, name: str | None) -> None:
+        if name is not None:
+            self._set_game(self._load_game(name, "uginewgame"))
+            return
+        game, _ = self._require_game("uginewgame")
+        self._set_game(game)
