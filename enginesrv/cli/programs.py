@@ -1,0 +1,147 @@
+"""The long-running commands and the checker: ``serve``, ``engine`` and ``check`` (their
+flags are checked here; the programs themselves are ``enginesrv.serve.app``)."""
+
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import functools
+from typing import TextIO
+
+import trio
+
+from bots.registry import BotError, load_all
+from enginesrv.cli.check import run_check
+from enginesrv.cli.common import CommandError
+from enginesrv.cli.rules import load_game
+from enginesrv.logs import configure as configure_logging
+from enginesrv.serve.app import exit_on_early_signal, peer_searches, run_engine, run_server
+from enginesrv.serve.server import Limits
+from enginesrv.serve.settings import SessionConfig
+
+
+def _session_config(args: argparse.Namespace, limits: Limits) -> SessionConfig:
+    if args.game is not None:
+        load_game(args.game)
+    try:
+        bots = load_all()  # a broken plug-in stops start-up here, by name
+    except BotError as exc:
+        raise CommandError(str(exc)) from None
+    if args.bot not in bots:
+        raise CommandError(f"bot {args.bot!r}: unknown; known bots: {', '.join(sorted(bots))}")
+    budget = limits.hash_mb or None
+    return SessionConfig(
+        default_game=args.game,
+        default_bot=args.bot,
+        limits=limits.announced(),
+        hash_limit=None if budget is None else max(1, budget // args.workers),
+        hash_budget=budget,
+        grace=args.stop_grace / 1000,
+    )
+
+
+def cmd_serve(args: argparse.Namespace, out: TextIO, err: TextIO) -> None:
+    """``enginesrv serve``."""
+    del out, err
+    exit_on_early_signal()
+    _check_output_cap(args.max_output_bytes, max(args.max_line, args.max_frame))
+    base = Limits(
+        line=args.max_line,
+        frame=args.max_frame,
+        idle=args.idle_timeout,
+        first_command=args.first_command_timeout,
+        output=args.max_output_bytes,
+        connections=args.max_connections,
+        peer_connections=args.max_connections_per_peer,
+        hash_mb=args.max_hash,
+    )
+    limits = dataclasses.replace(base, peer_searches=peer_searches(base, args.workers))
+    config = _session_config(args, limits)
+    configure_logging(json=args.log_json)
+    where = f"{args.host}:{args.port}"
+    try:
+        trio.run(
+            functools.partial(
+                run_server,
+                host=args.host,
+                port=args.port,
+                workers=args.workers,
+                limits=limits,
+                config=config,
+            )
+        )
+    except OSError as exc:
+        raise CommandError(f"cannot listen on {where}: {_os_reason(exc)}") from None
+    except BaseExceptionGroup as group:
+        failure = _first_os_error(group)
+        if failure is None:
+            raise
+        raise CommandError(f"cannot listen on {where}: {_os_reason(failure)}") from None
+
+
+def _os_reason(exc: OSError) -> str:
+    reason = exc.strerror or str(exc)
+    return reason[:1].lower() + reason[1:]
+
+
+def _first_os_error(group: BaseExceptionGroup[BaseException]) -> OSError | None:
+    for exc in group.exceptions:
+        if isinstance(exc, OSError):
+            return exc
+        if isinstance(exc, BaseExceptionGroup):
+            found = _first_os_error(exc)
+            if found is not None:
+                return found
+    return None
+
+
+def _check_output_cap(cap: int, largest: int) -> None:
+    if 0 < cap < largest:
+        raise CommandError(
+            f"--max-output-bytes {cap}: must be 0 (no limit) or at least the largest reply, "
+            f"{largest} bytes (the line and frame limits)"
+        )
+
+
+def cmd_engine(args: argparse.Namespace, out: TextIO, err: TextIO) -> None:
+    """``enginesrv engine``."""
+    del out, err
+    exit_on_early_signal()
+    defaults = Limits()
+    _check_output_cap(args.max_output_bytes, max(defaults.line, defaults.frame))
+    limits = Limits(
+        idle=0,
+        first_command=0,
+        connections=0,
+        peer_connections=0,
+        output=args.max_output_bytes,
+        hash_mb=args.max_hash,
+        peer_searches=1,
+    )
+    config = _session_config(args, limits)
+    configure_logging(json=args.log_json)
+    trio.run(
+        functools.partial(
+            run_engine, framing=args.framing, workers=args.workers, limits=limits, config=config
+        )
+    )
+
+
+def cmd_check(args: argparse.Namespace, out: TextIO, err: TextIO) -> None:
+    """``enginesrv check``."""
+    del err
+    command = [c for c in args.engine if c != "--"] if args.engine else []
+    if (args.connect is None) == (not command):
+        raise CommandError("give either --connect HOST:PORT or -- COMMAND ...")
+    connect = None
+    if args.connect is not None:
+        host, _, port = args.connect.rpartition(":")
+        if not host or not port.isdigit():
+            raise CommandError(f"--connect {args.connect!r}: write HOST:PORT")
+        connect = (host, int(port))
+    try:
+        ok = run_check(connect=connect, command=command or None, game=args.game, out=out)
+    except OSError as exc:
+        raise CommandError(f"cannot reach {args.connect or command[0]!r}: {exc}") from None
+    if not ok:
+        raise SystemExit(1)
