@@ -16,7 +16,7 @@ from enginesrv.cli.common import CommandError
 from enginesrv.cli.rules import load_game
 from enginesrv.logs import configure as configure_logging
 from enginesrv.serve.app import exit_on_early_signal, peer_searches, run_engine, run_server
-from enginesrv.serve.server import Limits
+from enginesrv.serve.connection import Limits
 from enginesrv.serve.settings import SessionConfig
 
 

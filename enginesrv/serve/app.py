@@ -20,16 +20,9 @@ import trio
 
 from enginesrv.search.pool import WORKER_COMMAND, WorkerPool
 from enginesrv.serve.catalog import prepare_handshake
-from enginesrv.serve.server import (
-    Connection,
-    Framing,
-    Limits,
-    Server,
-    open_listeners,
-    serve,
-    stdio_streams,
-)
-from enginesrv.serve.settings import SessionConfig
+from enginesrv.serve.connection import Connection, Limits
+from enginesrv.serve.server import Server, open_listeners, serve, stdio_streams
+from enginesrv.serve.settings import Framing, SessionConfig
 
 EXIT_SECOND_SIGNAL = 130
 

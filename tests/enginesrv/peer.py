@@ -16,7 +16,7 @@ from bots.engine import Limits, SearchInfo
 from bots.registry import create_bot
 from enginesrv.search.jobs import SearchJob
 from enginesrv.search.pool import SearchOutcome, WorkerPool
-from enginesrv.serve.server import Limits as ConnLimits
+from enginesrv.serve.connection import Limits as ConnLimits
 from enginesrv.serve.server import Server, open_listeners, serve
 from enginesrv.serve.settings import SessionConfig
 

@@ -39,7 +39,8 @@ from hypothesis.stateful import (
 
 import games
 from enginesrv.search.pool import WorkerPool
-from enginesrv.serve.server import Limits, Server, open_listeners, serve
+from enginesrv.serve.connection import Limits
+from enginesrv.serve.server import Server, open_listeners, serve
 from enginesrv.serve.settings import SessionConfig
 from tests.enginesrv.test_pool import children
 

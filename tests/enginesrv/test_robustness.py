@@ -25,7 +25,8 @@ from bots.engine import SearchInfo
 from enginesrv.search.jobs import SearchJob
 from enginesrv.search.pool import SearchOutcome, WorkerPool
 from enginesrv.search.worker import BOTS_PER_WORKER, _Worker
-from enginesrv.serve.server import Limits, Server
+from enginesrv.serve.connection import Limits
+from enginesrv.serve.server import Server
 from enginesrv.serve.settings import SessionConfig
 from tests.enginesrv.peer import (
     MsgpackPeer,

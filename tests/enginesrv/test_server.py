@@ -10,7 +10,7 @@ import msgpack
 import pytest
 import trio
 
-from enginesrv.serve.server import Limits
+from enginesrv.serve.connection import Limits
 from tests.enginesrv.peer import MsgpackPeer, TextPeer, running_server
 
 T7 = "2wb/3wb2/3wb3/3wb4/2Wbw5/9/10/9/8/WWWW2B/BBBB w m 0-0 41"

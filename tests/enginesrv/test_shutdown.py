@@ -15,7 +15,8 @@ from pathlib import Path
 import trio
 
 from enginesrv.search.pool import WorkerPool
-from enginesrv.serve.server import Limits, Server, open_listeners, serve
+from enginesrv.serve.connection import Limits
+from enginesrv.serve.server import Server, open_listeners, serve
 from enginesrv.serve.settings import SessionConfig
 from tests.enginesrv.peer import TextPeer
 from tests.enginesrv.test_pool import children
@@ -72,7 +73,7 @@ def _serve_script(grace: float) -> str:
         f"""
         import functools, sys, trio
         from enginesrv.serve.app import run_server
-        from enginesrv.serve.server import Limits
+        from enginesrv.serve.connection import Limits
         from enginesrv.serve.settings import SessionConfig
         config = SessionConfig(default_game="yoxii", default_bot="random", grace={grace})
         trio.run(functools.partial(
