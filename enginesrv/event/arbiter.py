@@ -23,210 +23,21 @@ moves adds the base time again after every N decisions of that player.
 from __future__ import annotations
 
 import datetime as dt
-import re
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from pathlib import Path
 
 import trio
 
 import games
+from enginesrv.event.controls import Adjudication, MoveLimits
+from enginesrv.event.openings import Opening, opening_state
 from enginesrv.event.players import Clocks, ForfeitError, GoRequest, Player, Reply
 from enginesrv.event.records import Record, RecordMove
 
-DEFAULT_MAX_PLIES = 1000
-"""Games longer than this are adjudicated a draw (``max-plies``); the rules of Yohoho and Yin
-Yang let a game go on for ever."""
-
-
 # -- time controls and adjudication ------------------------------------------------------------
-
-_TC_RE = re.compile(r"(?:(\d+)/)?(\d+(?:\.\d+)?)(?:\+(\d+(?:\.\d+)?))?")
-
-
-@dataclass(frozen=True, slots=True)
-class TimeControl:
-    """``[MOVES/]SECONDS[+INCREMENT]``: a clock of ``base_ms``, plus ``inc_ms`` per move, plus
-    ``base_ms`` again every ``moves`` moves when given."""
-
-    base_ms: int
-    inc_ms: int = 0
-    moves: int | None = None
-
-    @classmethod
-    def parse(cls, text: str) -> TimeControl:
-        """Parse ``40/60+0.6``, ``60+0.6`` or ``60`` (seconds).
-
-        Raises:
-            ValueError: another form, or a clock of no time; the message names the text.
-        """
-        m = _TC_RE.fullmatch(text.strip())
-        if m is None:
-            raise ValueError(
-                f"time control {text!r}: write [MOVES/]SECONDS[+INCREMENT], e.g. 40/60+0.6, "
-                "2+0.05 or 60"
-            )
-        moves = int(m.group(1)) if m.group(1) else None
-        base = round(float(m.group(2)) * 1000)
-        inc = round(float(m.group(3)) * 1000) if m.group(3) else 0
-        if base <= 0 or moves == 0:
-            raise ValueError(f"time control {text!r}: the clock must hold some time")
-        return cls(base, inc, moves)
-
-    def __str__(self) -> str:
-        text = f"{self.base_ms / 1000:g}"
-        if self.moves:
-            text = f"{self.moves}/{text}"
-        if self.inc_ms:
-            text += f"+{self.inc_ms / 1000:g}"
-        return text
-
-
-@dataclass(frozen=True, slots=True)
-class MoveLimits:
-    """What bounds each decision: a clock, a time per move, a depth, a node count."""
-
-    tc: TimeControl | None = None
-    st_ms: int | None = None
-    depth: int | None = None
-    nodes: int | None = None
-
-    def describe(self) -> str:
-        """The record's ``TimeControl`` text."""
-        parts = []
-        if self.tc is not None:
-            parts.append(f"tc={self.tc}")
-        if self.st_ms is not None:
-            parts.append(f"st={self.st_ms / 1000:g}")
-        if self.depth is not None:
-            parts.append(f"depth={self.depth}")
-        if self.nodes is not None:
-            parts.append(f"nodes={self.nodes}")
-        return " ".join(parts) or "none"
-
-
-def _key_values(text: str, what: str, keys: Sequence[str]) -> dict[str, int]:
-    values: dict[str, int] = {}
-    for part in text.split(","):
-        key, eq, value = part.strip().partition("=")
-        if not eq or key not in keys:
-            raise ValueError(f"{what} {text!r}: {part!r} is not one of {', '.join(keys)}=N")
-        try:
-            values[key] = int(value)
-        except ValueError:
-            raise ValueError(f"{what} {text!r}: {value!r} is not a whole number") from None
-        if values[key] < 0:
-            raise ValueError(f"{what} {text!r}: {key} must not be negative")
-    missing = [k for k in keys if k not in values]
-    if missing:
-        raise ValueError(f"{what} {text!r}: missing {', '.join(missing)}")
-    return values
-
-
-@dataclass(frozen=True, slots=True)
-class ResignRule:
-    """Resign for a player whose score is at most ``-score`` for ``movecount`` own moves."""
-
-    movecount: int
-    score: int
-
-    @classmethod
-    def parse(cls, text: str) -> ResignRule:
-        """Parse ``movecount=N,score=CP``."""
-        v = _key_values(text, "resign rule", ("movecount", "score"))
-        return cls(max(1, v["movecount"]), v["score"])
-
-
-@dataclass(frozen=True, slots=True)
-class DrawRule:
-    """A draw once, from ply ``movenumber`` on, both players' scores have stayed within
-    ``score`` of zero for ``movecount`` moves in a row."""
-
-    movenumber: int
-    movecount: int
-    score: int
-
-    @classmethod
-    def parse(cls, text: str) -> DrawRule:
-        """Parse ``movenumber=N,movecount=N,score=CP``."""
-        v = _key_values(text, "draw rule", ("movenumber", "movecount", "score"))
-        return cls(v["movenumber"], max(1, v["movecount"]), v["score"])
-
-
-@dataclass(frozen=True, slots=True)
-class Adjudication:
-    """How the arbiter ends games the rules do not end (module docstring)."""
-
-    max_plies: int = DEFAULT_MAX_PLIES
-    repetitions: int = 0
-    """A draw when one position has been seen this many times (0: never)."""
-    resign: ResignRule | None = None
-    draw: DrawRule | None = None
-    timemargin_ms: int = 0
-    """How far past its clock a player may answer before it forfeits."""
 
 
 # -- openings ----------------------------------------------------------------------------------
-
-
-@dataclass(frozen=True, slots=True)
-class Opening:
-    """A start position (None: the game's) and moves played from it before the engines."""
-
-    start: str | None = None
-    moves: tuple[str, ...] = ()
-    label: str = ""
-
-
-class OpeningsError(ValueError):
-    """A bad openings file; the message names the file, the line and the reason."""
-
-
-def read_openings(path: Path, game: games.Game) -> list[Opening]:
-    """The openings of a file (design §6): ``moves TOKEN ...`` from the start, or
-    ``fen POSITION``; ``#`` starts a comment. Each is replayed to check it.
-
-    Raises:
-        OpeningsError: unreadable file, a bad line, or no opening at all.
-    """
-    try:
-        text = path.read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError) as exc:
-        raise OpeningsError(f"{path}: cannot read the openings: {exc}") from None
-    openings: list[Opening] = []
-    for number, raw in enumerate(text.splitlines(), 1):
-        line = raw.split("#", 1)[0].strip()
-        if not line:
-            continue
-        kind, _, rest = line.partition(" ")
-        rest = rest.strip()
-        if kind == "moves":
-            opening = Opening(None, tuple(rest.split()), line)
-        elif kind == "fen" and rest:
-            opening = Opening(rest, (), line)
-        else:
-            raise OpeningsError(
-                f"{path}:{number}: write 'moves TOKEN TOKEN ...' or 'fen POSITION', not {line!r}"
-            )
-        try:
-            state = opening_state(game, opening)
-        except games.GameError as exc:
-            raise OpeningsError(f"{path}:{number}: {exc}") from None
-        if state.is_terminal():
-            raise OpeningsError(f"{path}:{number}: the game is already over after this opening")
-        openings.append(opening)
-    if not openings:
-        raise OpeningsError(f"{path}: no opening in the file")
-    return openings
-
-
-def opening_state(game: games.Game, opening: Opening) -> games.State:
-    """The position an opening leads to.
-
-    Raises:
-        games.GameError: a bad position string or move.
-    """
-    return games.replay(game, opening.start or None, opening.moves)
 
 
 # -- one game ----------------------------------------------------------------------------------
@@ -298,7 +109,7 @@ class GameSetup:
     names: tuple[str, str]
     limits: MoveLimits
     adjudication: Adjudication
-    opening: Opening = Opening()
+    opening: Opening = field(default_factory=Opening)
     seeds: tuple[int, int] = (0, 0)
     secret_seeds: tuple[int, int] = (0, 0)
     event: str = "enginesrv match"

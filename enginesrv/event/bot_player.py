@@ -22,8 +22,8 @@ from enginesrv.event.players import (
     is_timed,
 )
 from enginesrv.search import timeman
+from enginesrv.search.child import SearchRunner
 from enginesrv.search.jobs import SearchJob
-from enginesrv.search.pool import SearchRunner
 
 _BOT_INSTANCES = itertools.count(1)
 BOT_OVERHEAD_MS = 50

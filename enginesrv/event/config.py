@@ -8,13 +8,7 @@ import json
 from dataclasses import asdict, dataclass, fields
 
 from enginesrv.event import stats
-from enginesrv.event.arbiter import (
-    Adjudication,
-    DrawRule,
-    MoveLimits,
-    ResignRule,
-    TimeControl,
-)
+from enginesrv.event.controls import Adjudication, DrawRule, MoveLimits, ResignRule, TimeControl
 from enginesrv.event.players import (
     MOVE_TIMEOUT,
 )

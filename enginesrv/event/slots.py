@@ -17,7 +17,8 @@ from enginesrv.event.players import (
     Player,
     PlayerSpec,
 )
-from enginesrv.search.pool import SearchRunner, WorkerPool
+from enginesrv.search.child import SearchRunner
+from enginesrv.search.pool import WorkerPool
 
 
 def make_player(

@@ -32,18 +32,12 @@ import trio
 
 import games
 from enginesrv.event import stats
-from enginesrv.event.arbiter import (
-    Adjudication,
-    GameResult,
-    GameSetup,
-    MoveLimits,
-    Opening,
-    play_game,
-    read_openings,
-)
+from enginesrv.event.arbiter import GameResult, GameSetup, play_game
 from enginesrv.event.bot_player import check_bot
 from enginesrv.event.config import EventConfig, EventError
+from enginesrv.event.controls import Adjudication, MoveLimits
 from enginesrv.event.lock import lock_event
+from enginesrv.event.openings import Opening, read_openings
 from enginesrv.event.players import (
     Deadlines,
     ForfeitError,

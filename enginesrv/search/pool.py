@@ -27,22 +27,21 @@ import sys
 from collections import Counter, OrderedDict, deque
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
-from typing import Protocol
 
 import structlog
 import trio
 
-from bots.engine import SearchInfo, SearchResult
-from enginesrv.search.jobs import SearchJob, info_from_map, result_from_map
+from bots.engine import SearchInfo
+from enginesrv.search.child import PoolJob, SearchOutcome, WorkerProcess
+from enginesrv.search.jobs import SearchJob
+from enginesrv.search.waits import first_of, reap
 from protocol import rpc
-from protocol.errors import ProtocolError
 
 GRACE = 0.2
 """Seconds a worker gets past its deadline, or after a stop, before it is killed."""
 READY_TIMEOUT = 30.0
 """Seconds a new worker gets to load the games and bots and report ready; one that does not
 is handed out anyway (its first search then waits for it)."""
-MAX_WORKER_FRAME = 4 * 1024 * 1024
 CLOSE_TIMEOUT = 0.5
 """Seconds a worker gets to exit once its input is closed before it is killed."""
 REMEMBERED_SESSIONS = 1024
@@ -53,113 +52,6 @@ WORKER_COMMAND = (sys.executable, "-m", "enginesrv.search.worker")
 log = structlog.get_logger("enginesrv.search.pool")
 
 
-@dataclass
-class SearchOutcome:
-    """How a search ended: a result, or why there is none."""
-
-    result: SearchResult | None
-    error: str | None = None
-    killed: bool = False
-    last_info: SearchInfo | None = None
-
-
-@dataclass
-class _Job:
-    msgid: int
-    on_info: Callable[[SearchInfo], None]
-    done: trio.Event = field(default_factory=trio.Event)
-    result: SearchResult | None = None
-    error: str | None = None
-    last_info: SearchInfo | None = None
-
-
-class _Worker:
-    """One child process and the task that reads its frames."""
-
-    def __init__(self, number: int, process: trio.Process) -> None:
-        self.number = number
-        self.process = process
-        self.job: _Job | None = None
-        self.alive = True
-        self.ready = trio.Event()
-
-    def is_alive(self) -> bool:
-        """Whether the process still answers (its pipe is open)."""
-        return self.alive
-
-    async def send(self, data: bytes) -> None:
-        """Write one packed frame to the worker."""
-        assert self.process.stdin is not None
-        await self.process.stdin.send_all(data)
-
-    async def read_frames(self) -> None:
-        """Route the worker's frames to its current job until the pipe closes."""
-        assert self.process.stdout is not None
-        frames = rpc.FrameReader(MAX_WORKER_FRAME)
-        try:
-            while True:
-                chunk = await self.process.stdout.receive_some(65536)
-                if not chunk:
-                    break
-                frames.feed(chunk)
-                while True:
-                    whole, frame = frames.next_frame()
-                    if not whole:
-                        break
-                    message = rpc.envelope(frame)
-                    if message is not None:
-                        self._route(message)
-        except (trio.BrokenResourceError, trio.ClosedResourceError, ProtocolError):
-            pass
-        finally:
-            self.alive = False
-            self.ready.set()
-            job = self.job
-            if job is not None and not job.done.is_set():
-                job.error = "the search worker died"
-                job.done.set()
-
-    def _route(self, message: rpc.Envelope) -> None:
-        if message.kind == rpc.NOTIFY and message.method == "ready":
-            self.ready.set()
-            return
-        job = self.job
-        if job is None:
-            return
-        if message.kind == rpc.NOTIFY and message.method == "info":
-            if message.params.get("search") == job.msgid:
-                info = info_from_map(dict(message.params))
-                job.last_info = info
-                job.on_info(info)
-        elif message.kind == rpc.RESPONSE and message.msgid == job.msgid:
-            error = message.error
-            if error is not None:
-                job.error = (
-                    str(error[2]) if isinstance(error, list) and len(error) > 2 else str(error)
-                )
-            elif isinstance(message.result, dict):
-                job.result = result_from_map(message.result)
-            else:
-                job.error = f"a malformed answer: {message.result!r:.80}"
-            job.done.set()
-
-
-class SearchRunner(Protocol):
-    """Where searches run: ``WorkerPool`` in the server, a thread in tests."""
-
-    async def search(
-        self,
-        job: SearchJob,
-        *,
-        on_info: Callable[[SearchInfo], None],
-        stop: trio.Event,
-        hard_deadline: float | None,
-        on_wait: Callable[[], None] | None = None,
-        peer: str | None = None,
-    ) -> SearchOutcome:
-        """Run one search (see ``WorkerPool.search``)."""
-
-
 @dataclass(eq=False)
 class _Waiter:
     """A search waiting for a worker."""
@@ -167,7 +59,7 @@ class _Waiter:
     peer: str | None
     session: str | None = None
     granted: trio.Event = field(default_factory=trio.Event)
-    worker: _Worker | None = None
+    worker: WorkerProcess | None = None
 
 
 class WorkerPool:
@@ -209,14 +101,14 @@ class WorkerPool:
         )
         self._ids = itertools.count(1)
         self._numbers = itertools.count(1)
-        self._idle: list[_Worker] = []
-        self._last_worker: OrderedDict[str, _Worker] = OrderedDict()
+        self._idle: list[WorkerProcess] = []
+        self._last_worker: OrderedDict[str, WorkerProcess] = OrderedDict()
         """The worker that last searched for each session (the latest ``REMEMBERED_SESSIONS``)."""
         self._waiting: OrderedDict[str | None, deque[_Waiter]] = OrderedDict()
         self._holding: Counter[str | None] = Counter()
         self._held = 0
         """Workers handed out now (at most ``size``: the spares only stand in)."""
-        self._workers: set[_Worker] = set()
+        self._workers: set[WorkerProcess] = set()
         self._pending = 0
         """Workers being started (spawned or replaced) that are not in ``_idle`` yet."""
         self.restarts = 0
@@ -244,9 +136,9 @@ class WorkerPool:
             self._pending -= 1
             process.kill()
             with trio.CancelScope(shield=True):
-                await _reap(process)
+                await reap(process)
             return
-        worker = _Worker(next(self._numbers), process)
+        worker = WorkerProcess(next(self._numbers), process)
         self._workers.add(worker)
         self.nursery.start_soon(worker.read_frames)
         if self.ready_timeout > 0:
@@ -255,7 +147,7 @@ class WorkerPool:
             self._pending -= 1
             self._release(worker)
 
-    async def _when_ready(self, worker: _Worker) -> None:
+    async def _when_ready(self, worker: WorkerProcess) -> None:
         """Hand a new worker out once it reports ready (or after ``ready_timeout``)."""
         with trio.move_on_after(self.ready_timeout):
             await worker.ready.wait()
@@ -300,7 +192,7 @@ class WorkerPool:
             waiter.worker = worker
             waiter.granted.set()
 
-    def _warm_worker(self, session: str | None) -> _Worker:
+    def _warm_worker(self, session: str | None) -> WorkerProcess:
         """Take the idle worker that last searched for ``session`` (its bot's table and the
         plan of its turn are warm there), else the most lately freed one."""
         warm = self._last_worker.get(session) if session is not None else None
@@ -316,7 +208,7 @@ class WorkerPool:
                 self._last_worker.popitem(last=False)
         return worker
 
-    def _release(self, worker: _Worker) -> None:
+    def _release(self, worker: WorkerProcess) -> None:
         if self.closed:
             return
         if worker.is_alive():
@@ -325,7 +217,7 @@ class WorkerPool:
             self.nursery.start_soon(self._replace, worker)
         self._dispatch()
 
-    def _give_back(self, peer: str | None, worker: _Worker) -> None:
+    def _give_back(self, peer: str | None, worker: WorkerProcess) -> None:
         self._held -= 1
         self._holding[peer] -= 1
         if self._holding[peer] <= 0:
@@ -340,7 +232,7 @@ class WorkerPool:
         on_wait: Callable[[], None] | None,
         stop: trio.Event,
         until: float,
-    ) -> _Worker | None:
+    ) -> WorkerProcess | None:
         """A worker for ``peer``, or None if ``stop`` is set, or ``until`` passes, before one
         is free."""
         waiter = _Waiter(peer, session)
@@ -350,7 +242,7 @@ class WorkerPool:
             on_wait()
         try:
             with trio.move_on_at(until):
-                await _first_of(waiter.granted, stop)
+                await first_of(waiter.granted, stop)
         except BaseException:
             self._withdraw(waiter)
             raise
@@ -404,7 +296,7 @@ class WorkerPool:
             if worker.is_alive():
                 break
             self._give_back(peer, worker)  # died while idle: it is replaced
-        running = _Job(next(self._ids), on_info)
+        running = PoolJob(next(self._ids), on_info)
         worker.job = running
         released = False
         try:
@@ -414,7 +306,7 @@ class WorkerPool:
                 running.error = "the search worker died"
                 running.done.set()
             with trio.move_on_at(until):
-                await _first_of(running.done, stop)
+                await first_of(running.done, stop)
             if not running.done.is_set():
                 # stopped, or past the hard deadline: the worker has the grace period to answer
                 await self._stop(worker, running)
@@ -430,7 +322,7 @@ class WorkerPool:
                 # cancelled (the client went away): clean up without blocking the caller
                 self.nursery.start_soon(self._abandon, worker, running, peer)
 
-    async def _stop(self, worker: _Worker, job: _Job) -> None:
+    async def _stop(self, worker: WorkerProcess, job: PoolJob) -> None:
         if job.done.is_set() or not worker.is_alive():
             return
         try:
@@ -440,21 +332,21 @@ class WorkerPool:
         with trio.move_on_after(self.grace):
             await job.done.wait()
 
-    async def _abandon(self, worker: _Worker, job: _Job, peer: str | None) -> None:
+    async def _abandon(self, worker: WorkerProcess, job: PoolJob, peer: str | None) -> None:
         with trio.move_on_after(self.grace * 2 + 1):  # the send may block on a full pipe
             await self._stop(worker, job)
         if not job.done.is_set():
             self._kill(worker, "abandoned")
         self._give_back(peer, worker)
 
-    def _kill(self, worker: _Worker, why: str) -> None:
+    def _kill(self, worker: WorkerProcess, why: str) -> None:
         """Kill a worker; it is reaped and replaced when it is given back."""
         log.warning("worker_restart", worker=worker.number, reason=why)
         worker.alive = False
         if worker.process.returncode is None:
             worker.process.kill()
 
-    async def _replace(self, worker: _Worker) -> None:
+    async def _replace(self, worker: WorkerProcess) -> None:
         """Reap a dead or killed worker (its pipes closed, its exit awaited), start another."""
         if worker not in self._workers:
             return
@@ -464,7 +356,7 @@ class WorkerPool:
             if worker.process.returncode is None:
                 worker.process.kill()
             with trio.CancelScope(shield=True):
-                await _reap(worker.process)
+                await reap(worker.process)
             self.restarts += 1
         finally:
             self._pending -= 1
@@ -496,27 +388,4 @@ class WorkerPool:
         for worker in workers:
             if worker.process.returncode is None:
                 worker.process.kill()
-            await _reap(worker.process)
-
-
-async def _first_of(*events: trio.Event) -> None:
-    """Wait until any of ``events`` is set."""
-    if any(e.is_set() for e in events):
-        await trio.lowlevel.checkpoint()
-        return
-    async with trio.open_nursery() as nursery:
-
-        async def wait(event: trio.Event) -> None:
-            await event.wait()
-            nursery.cancel_scope.cancel()
-
-        for event in events:
-            nursery.start_soon(wait, event)
-
-
-async def _reap(process: trio.Process) -> None:
-    """Close a child's pipes and wait for its exit (no zombie, no open file left)."""
-    for pipe in (process.stdin, process.stdout, process.stderr):
-        if pipe is not None:
-            await pipe.aclose()
-    await process.wait()
+            await reap(worker.process)

@@ -12,7 +12,7 @@ from dataclasses import dataclass
 import structlog
 import trio
 
-from enginesrv.search.pool import SearchRunner
+from enginesrv.search.child import SearchRunner
 from enginesrv.serve.outbox import ERROR_TEXT, Outbox, encode, shortened
 from enginesrv.serve.session import Session
 from enginesrv.serve.settings import Framing, SessionConfig

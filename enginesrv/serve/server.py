@@ -33,7 +33,7 @@ from collections.abc import Callable
 import structlog
 import trio
 
-from enginesrv.search.pool import SearchRunner
+from enginesrv.search.child import SearchRunner
 from enginesrv.serve.connection import Connection, Limits, peer_host
 from enginesrv.serve.settings import SessionConfig
 

@@ -23,8 +23,8 @@ import trio
 
 import games
 from bots.engine import Score, SearchInfo, SearchResult
+from enginesrv.search.child import SearchOutcome, SearchRunner
 from enginesrv.search.jobs import SearchJob
-from enginesrv.search.pool import SearchOutcome, SearchRunner
 from enginesrv.search.timeman import search_time
 from enginesrv.serve.positions import Positions
 from enginesrv.serve.settings import (

@@ -14,8 +14,9 @@ import trio
 import games
 from bots.engine import Limits, SearchInfo
 from bots.registry import create_bot
+from enginesrv.search.child import SearchOutcome
 from enginesrv.search.jobs import SearchJob
-from enginesrv.search.pool import SearchOutcome, WorkerPool
+from enginesrv.search.pool import WorkerPool
 from enginesrv.serve.connection import Limits as ConnLimits
 from enginesrv.serve.server import Server, open_listeners, serve
 from enginesrv.serve.settings import SessionConfig

@@ -13,19 +13,9 @@ import trio.testing
 
 import games
 from bots.engine import Score
-from enginesrv.event.arbiter import (
-    Adjudication,
-    DrawRule,
-    GameResult,
-    GameSetup,
-    MoveLimits,
-    Opening,
-    OpeningsError,
-    ResignRule,
-    TimeControl,
-    play_game,
-    read_openings,
-)
+from enginesrv.event.arbiter import GameResult, GameSetup, play_game
+from enginesrv.event.controls import Adjudication, DrawRule, MoveLimits, ResignRule, TimeControl
+from enginesrv.event.openings import Opening, OpeningsError, read_openings
 from enginesrv.event.players import ForfeitError, GoRequest, Player, PlayerSpec, Reply
 from enginesrv.event.records import format_record, parse_record
 

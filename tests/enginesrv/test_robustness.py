@@ -22,8 +22,9 @@ import trio.testing
 
 import games
 from bots.engine import SearchInfo
+from enginesrv.search.child import SearchOutcome
 from enginesrv.search.jobs import SearchJob
-from enginesrv.search.pool import SearchOutcome, WorkerPool
+from enginesrv.search.pool import WorkerPool
 from enginesrv.search.worker import BOTS_PER_WORKER, _Worker
 from enginesrv.serve.connection import Limits
 from enginesrv.serve.server import Server

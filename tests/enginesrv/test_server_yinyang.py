@@ -9,8 +9,8 @@ import trio
 
 import games
 from bots.engine import SearchInfo
+from enginesrv.search.child import SearchOutcome
 from enginesrv.search.jobs import SearchJob
-from enginesrv.search.pool import SearchOutcome
 from tests.enginesrv.peer import MsgpackPeer, TextPeer, running_server
 from tests.enginesrv.test_server import trio_test
 

@@ -287,7 +287,7 @@ def test_misbehaving_engines_lose_with_the_right_reason_and_the_event_completes(
 def test_live_display_on_a_terminal_and_plain_lines_otherwise() -> None:
     from io import StringIO
 
-    from enginesrv.cli.events import Display
+    from enginesrv.cli.display import Display
 
     config = prepare(
         EventConfig("yoxii", ("bot:random", "bot:greedy"), games=2, st=0.6), None, resume=False

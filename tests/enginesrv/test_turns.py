@@ -14,8 +14,8 @@ import games
 from bots.engine import SearchInfo, SearchResult
 from enginesrv.event.bot_player import BotPlayer
 from enginesrv.event.players import Clocks, GoRequest, parse_player
+from enginesrv.search.child import SearchOutcome
 from enginesrv.search.jobs import SearchJob
-from enginesrv.search.pool import SearchOutcome
 from enginesrv.search.timeman import allot
 from tests.enginesrv.peer import TextPeer, ThreadRunner, running_server
 from tests.enginesrv.test_server import trio_test

@@ -1,0 +1,162 @@
+"""How events are shown: the standings tables of ``enginesrv results`` (``write_tables``) and
+the live progress of a running match or tournament (``Display``)."""
+
+from __future__ import annotations
+
+import math
+from typing import TextIO
+
+from enginesrv.event.config import EventConfig
+from enginesrv.event.standings import PairingResult
+from enginesrv.event.tournament import Finished
+
+
+def _fmt_elo(value: float | None) -> str:
+    if value is None or math.isnan(value):
+        return "-"
+    if math.isinf(value):
+        return "+inf" if value > 0 else "-inf"
+    return f"{value:+.1f}"
+
+
+def _fmt_ci(value: float | None) -> str:
+    if value is None or math.isnan(value) or math.isinf(value):
+        return "inf"
+    return f"{value:.1f}"
+
+
+def write_tables(out: TextIO, config: EventConfig, standings: list[PairingResult]) -> None:
+    """The pairing table, a per-player table for tournaments, and the SPRT line."""
+    sprt = config.sprt_params()
+    rows = []
+    for pairing in standings:
+        s = pairing.summary(sprt)
+        t = s.trinomial
+        penta = "-" if s.pentanomial is None else " ".join(map(str, s.pentanomial.counts()))
+        rows.append(
+            (
+                f"{pairing.first} vs {pairing.second}",
+                str(t.wins), str(t.draws), str(t.losses), str(t.games),
+                f"{100 * t.score:.1f}%", _fmt_elo(s.estimate.elo), _fmt_ci(s.estimate.ci95),
+                f"{100 * s.los:.1f}%", penta,
+            )
+        )  # fmt: skip
+    head = ("pairing", "W", "D", "L", "games", "score", "elo", "+/-95%", "LOS", "pentanomial")
+    widths = [max(len(r[i]) for r in [head, *rows]) for i in range(len(head))]
+    for row in [head, *rows]:
+        cells = [row[0].ljust(widths[0])] + [
+            c.rjust(w) for c, w in zip(row[1:], widths[1:], strict=True)
+        ]
+        out.write("  ".join(cells).rstrip() + "\n")
+    if len(config.players) > 2:
+        points: dict[str, list[float]] = {}
+        for pairing in standings:
+            played = pairing.wins + pairing.draws + pairing.losses
+            for name, got in (
+                (pairing.first, pairing.wins + pairing.draws / 2),
+                (pairing.second, pairing.losses + pairing.draws / 2),
+            ):
+                entry = points.setdefault(name, [0.0, 0.0])
+                entry[0] += got
+                entry[1] += played
+        out.write("\nplayer standings\n")
+        # by score share, then points: in a gauntlet the first player plays more games
+        ranked = sorted(
+            points.items(),
+            key=lambda item: (-(item[1][0] / item[1][1]) if item[1][1] else 0, -item[1][0]),
+        )
+        width = max(len(name) for name in points)
+        for rank, (name, (total, count)) in enumerate(ranked, 1):
+            share = f"{100 * total / count:.1f}%" if count else "-"
+            out.write(f"{rank:>3}. {name.ljust(width)}  {total:g}/{count:g}  {share}\n")
+    if sprt is not None and standings:
+        s = standings[0].summary(sprt)
+        verdict = {"H0": "H0 accepted", "H1": "H1 accepted", None: "no decision yet"}[s.decision]
+        llr = "-" if s.llr is None else f"{s.llr:.2f}"
+        out.write(
+            f"SPRT elo0={sprt.elo0:g} elo1={sprt.elo1:g} alpha={sprt.alpha:g} "
+            f"beta={sprt.beta:g}: LLR {llr} [{sprt.lower:.2f}, {sprt.upper:.2f}] {verdict}\n"
+        )
+
+
+class Display:
+    """Progress: one line per finished game on stdout; on a terminal also a status line on
+    stderr (games done, running score, Elo so far, ETA), redrawn after each game."""
+
+    def __init__(self, out: TextIO, err: TextIO, config: EventConfig, *, live: bool) -> None:
+        self.out = out
+        self.err = err
+        self.config = config
+        self.live = live
+        self.status = ""
+        self.first_done = 0
+        self.done = 0
+        self.total = 0
+
+    def start(self, done: int, total: int) -> None:
+        self.first_done = self.done = done
+        self.total = total
+        limits = self.config.move_limits().describe()
+        what = "match" if len(self.config.players) == 2 else "tournament"
+        resumed = f", resuming after {done} games" if done else ""
+        self.err.write(
+            f"{what} {self.config.game}: {' vs '.join(self.config.players)}, {total} games, "
+            f"{limits}, concurrency {self.config.concurrency}{resumed}\n"
+        )
+        self.err.flush()
+
+    def _clear(self) -> None:
+        if self.live:
+            self.err.write("\r\x1b[K")
+            self.err.flush()
+
+    def game(self, done: Finished) -> None:
+        self._clear()
+        item, result = done.game, done.result
+        pairing = done.pairings[item.pairing]
+        line = (
+            f"game {item.id}/{done.total}: {done.names[0]} (p1) vs {done.names[1]} (p2): "
+            f"{result.winner} {result.reason} after {result.plies} plies"
+        )
+        if len(self.config.players) == 2:
+            got = pairing.wins + pairing.draws / 2
+            played = pairing.wins + pairing.draws + pairing.losses
+            line += f"; score {pairing.first} {got:g} - {played - got:g} {pairing.second}"
+        self.out.write(line + "\n")
+        self.out.flush()
+        summary = pairing.summary(done.sprt)
+        self.done = done.done
+        self.status = (
+            f"[{done.done}/{done.total}] {pairing.first} vs {pairing.second}: "
+            f"{summary.trinomial.wins}-{summary.trinomial.draws}-{summary.trinomial.losses} "
+            f"elo {_fmt_elo(summary.estimate.elo)} +/- {_fmt_ci(summary.estimate.ci95)}"
+            + (f" llr {summary.llr:.2f}" if summary.llr is not None else "")
+        )
+        self.tick(done.elapsed)
+
+    def tick(self, elapsed: float) -> None:
+        """Redraw the status line with the time so far and the estimate of what is left."""
+        if not self.live:
+            return
+        played = self.done - self.first_done
+        left = self.total - self.done
+        eta = f"eta {_duration(elapsed / played * left)}" if played else "eta -"
+        status = self.status or f"[{self.done}/{self.total}]"
+        self.err.write(f"\r\x1b[K{status} time {_duration(elapsed)} {eta}")
+        self.err.flush()
+
+    def close(self) -> None:
+        self._clear()
+        self.status = ""
+        self.live = False
+
+
+def _duration(value: float) -> str:
+    seconds = max(0, round(value))
+    if seconds < 60:
+        return f"{seconds}s"
+    minutes, seconds = divmod(seconds, 60)
+    if minutes < 60:
+        return f"{minutes}m{seconds:02d}s"
+    hours, minutes = divmod(minutes, 60)
+    return f"{hours}h{minutes:02d}m"
