@@ -15,7 +15,14 @@ from typing import NoReturn, TextIO
 
 import games
 from enginesrv import __version__
-from enginesrv.cli.common import EXIT_USAGE, CommandError
+from enginesrv.cli.common import (
+    EXIT_USAGE,
+    CommandError,
+    natural,
+    port,
+    positive,
+    seconds_or_zero,
+)
 from enginesrv.cli.events import add_event_commands
 from enginesrv.cli.programs import cmd_check, cmd_engine, cmd_serve
 from enginesrv.cli.rules import cmd_bench, cmd_moves, cmd_perft, cmd_replay, cmd_show
@@ -64,7 +71,7 @@ def build_parser() -> argparse.ArgumentParser:
         "comes first. Timing goes to stderr.",
     )
     _add_position_args(p)
-    p.add_argument("depth", metavar="DEPTH", type=_natural, help="plies to look ahead (>= 0)")
+    p.add_argument("depth", metavar="DEPTH", type=natural, help="plies to look ahead (>= 0)")
     p.add_argument("--divide", action="store_true", help="print the count below each root move")
     p.set_defaults(func=cmd_perft)
 
@@ -107,35 +114,33 @@ def build_parser() -> argparse.ArgumentParser:
         "limit below is announced to clients in the handshake.",
     )
     p.add_argument("--host", default="127.0.0.1", help="address to listen on (127.0.0.1)")
-    p.add_argument(
-        "--port", type=_port, default=7777, help="port, 1-65535 (7777; 0: any free port)"
-    )
+    p.add_argument("--port", type=port, default=7777, help="port, 1-65535 (7777; 0: any free port)")
     _add_server_args(p)
     p.add_argument(
-        "--max-connections", metavar="N", type=_natural, default=256,
+        "--max-connections", metavar="N", type=natural, default=256,
         help="connections served at once (256; 0: no limit); one more is closed at once",
     )  # fmt: skip
     p.add_argument(
-        "--max-connections-per-peer", metavar="N", type=_natural, default=32,
+        "--max-connections-per-peer", metavar="N", type=natural, default=32,
         help="connections one peer address may hold (32; 0: no limit)",
     )  # fmt: skip
     p.add_argument(
-        "--max-searches-per-peer", metavar="N", type=_natural, default=0,
+        "--max-searches-per-peer", metavar="N", type=natural, default=0,
         help="searches one peer address may run at once (default: half the workers, at "
         "least 1); more wait their turn",
     )  # fmt: skip
     p.add_argument(
-        "--first-command-timeout", metavar="S", type=_seconds_or_zero, default=10.0,
+        "--first-command-timeout", metavar="S", type=seconds_or_zero, default=10.0,
         help="close a connection that has not sent a whole command within S seconds "
         "(10; 0: never)",
     )  # fmt: skip
     p.add_argument(
-        "--idle-timeout", metavar="S", type=_seconds_or_zero, default=300.0,
+        "--idle-timeout", metavar="S", type=seconds_or_zero, default=300.0,
         help="close a connection idle this many seconds while no search runs (300; 0: never)",
     )  # fmt: skip
-    p.add_argument("--max-line", metavar="BYTES", type=_positive, default=65536,
+    p.add_argument("--max-line", metavar="BYTES", type=positive, default=65536,
                    help="longest text line (65536)")  # fmt: skip
-    p.add_argument("--max-frame", metavar="BYTES", type=_positive, default=1048576,
+    p.add_argument("--max-frame", metavar="BYTES", type=positive, default=1048576,
                    help="largest msgpack frame (1048576)")  # fmt: skip
     p.set_defaults(func=cmd_serve)
 
@@ -186,7 +191,7 @@ def build_parser() -> argparse.ArgumentParser:
         action="append",
         help="only this game (repeatable); default: every game with bench positions",
     )
-    p.add_argument("--depth", metavar="D", type=_positive, help="search depth for every position")
+    p.add_argument("--depth", metavar="D", type=positive, help="search depth for every position")
     p.add_argument("--rules", action="store_true", help="benchmark the rules engines instead")
     p.add_argument(
         "--deep", action="store_true", help="with --rules: include the deep perft targets"
@@ -194,7 +199,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument(
         "--playouts",
         metavar="N",
-        type=_natural,
+        type=natural,
         default=200,
         help="with --rules: random games per game (default 200)",
     )
@@ -210,68 +215,26 @@ def _add_server_args(p: argparse.ArgumentParser, workers: int | None = None) -> 
     p.add_argument(
         "--workers",
         metavar="N",
-        type=_positive,
+        type=positive,
         default=workers or os.cpu_count() or 1,
         help="search worker processes (default: %(default)s)",
     )
     p.add_argument(
-        "--max-output-bytes", metavar="BYTES", type=_natural, default=8 * 1024 * 1024,
+        "--max-output-bytes", metavar="BYTES", type=natural, default=8 * 1024 * 1024,
         help="replies a client may leave unread before it is disconnected (8388608; 0: no "
         "limit; else at least --max-frame and --max-line)",
     )  # fmt: skip
     p.add_argument(
-        "--max-hash", metavar="MB", type=_natural, default=512,
+        "--max-hash", metavar="MB", type=natural, default=512,
         help="transposition table memory of all workers together (512; 0: no limit); a "
         "session's Hash is at most this divided by the workers",
     )  # fmt: skip
     p.add_argument(
-        "--stop-grace", metavar="MS", type=_natural, default=200,
+        "--stop-grace", metavar="MS", type=natural, default=200,
         help="how long a search may take to answer a stop or overrun its deadline before its "
         "worker is killed and replaced (200)",
     )  # fmt: skip
     p.add_argument("--log-json", action="store_true", help="log JSON lines on stderr")
-
-
-def _port(text: str) -> int:
-    value = _natural(text)
-    if value > 65535:
-        raise argparse.ArgumentTypeError(f"{text!r} is not a port (1-65535, or 0 for any)")
-    return value
-
-
-def _seconds_or_zero(text: str) -> float:
-    return 0.0 if text.strip() in ("0", "0.0") else _seconds(text)
-
-
-def _positive(text: str) -> int:
-    value = _natural(text)
-    if value == 0:
-        raise argparse.ArgumentTypeError(f"{text!r} must be at least 1")
-    return value
-
-
-def _seconds(text: str) -> float:
-    try:
-        value = float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"{text!r} is not a number of seconds") from None
-    if not 0 < value < 1e6:
-        raise argparse.ArgumentTypeError(f"{text!r} is not a positive number of seconds")
-    return value
-
-
-def _natural(text: str) -> int:
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"{text!r} is not a whole number") from None
-    if value < 0:
-        raise argparse.ArgumentTypeError(f"{text!r} is negative")
-    return value
-
-
-# ---------------------------------------------------------------------------------------------
-# Helpers
 
 
 def main(argv: Sequence[str] | None = None) -> int:

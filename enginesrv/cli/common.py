@@ -1,10 +1,55 @@
 """What every command of the command line shares: the error a command raises for bad input
-(one line on stderr, exit status 2)."""
+(one line on stderr, exit status 2) and the argument types of its flags."""
 
 from __future__ import annotations
+
+import argparse
 
 EXIT_USAGE = 2
 
 
 class CommandError(Exception):
     """A user-facing failure: printed as one line on stderr, exit status 2."""
+
+
+def natural(text: str) -> int:
+    """A whole number, 0 or more."""
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a whole number") from None
+    if value < 0:
+        raise argparse.ArgumentTypeError(f"{text!r} is negative")
+    return value
+
+
+def positive(text: str) -> int:
+    """A whole number, 1 or more."""
+    value = natural(text)
+    if value == 0:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a whole number of at least 1")
+    return value
+
+
+def port(text: str) -> int:
+    """A TCP port, or 0 for any free one."""
+    value = natural(text)
+    if value > 65535:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a port (1-65535, or 0 for any)")
+    return value
+
+
+def seconds(text: str) -> float:
+    """A positive, finite number of seconds (below a million)."""
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a number of seconds") from None
+    if not 0 < value < 1e6:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a positive number of seconds")
+    return value
+
+
+def seconds_or_zero(text: str) -> float:
+    """``seconds``, or 0 (for a limit that can be turned off)."""
+    return 0.0 if text.strip() in ("0", "0.0") else seconds(text)

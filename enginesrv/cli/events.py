@@ -11,7 +11,6 @@ from __future__ import annotations
 import argparse
 import contextlib
 import json
-import math
 import tomllib
 from collections.abc import Callable
 from pathlib import Path
@@ -20,6 +19,7 @@ from typing import Any, TextIO
 import trio
 
 import games
+from enginesrv.cli.common import natural, positive, seconds
 from enginesrv.cli.display import Display, write_tables
 from enginesrv.event.config import EventConfig, EventError
 from enginesrv.event.controls import DEFAULT_MAX_PLIES
@@ -39,27 +39,6 @@ _SETTINGS: dict[str, str] = {
     "timemargin": "timemargin", "event": "event", "startup_timeout": "startup_timeout",
     "ready_timeout": "ready_timeout", "move_timeout": "move_timeout", "isolate": "isolate",
 }  # fmt: skip
-
-
-def _positive(text: str) -> int:
-    value = int(text)
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"{text!r} is not a whole number of at least 1")
-    return value
-
-
-def _natural(text: str) -> int:
-    value = int(text)
-    if value < 0:
-        raise argparse.ArgumentTypeError(f"{text!r} is negative")
-    return value
-
-
-def _seconds(text: str) -> float:
-    value = float(text)
-    if not value > 0 or math.isinf(value):
-        raise argparse.ArgumentTypeError(f"{text!r} is not a positive number of seconds")
-    return value
 
 
 def add_event_commands(sub: Any, fail: type[Exception]) -> None:
@@ -107,11 +86,11 @@ def _add_event_flags(p: argparse.ArgumentParser, *, tournament: bool) -> None:
     a = p.add_argument
     a("--config", metavar="FILE", help="a TOML file of settings (game, players, and the flags)")
     a("--tc", metavar="[MOVES/]SECONDS[+INC]", help="a clock, e.g. 40/60+0.6 or 2+0.05")
-    a("--st", metavar="SECONDS", type=_seconds, help="seconds per move (default 1, no other limit)")
-    a("--depth", metavar="D", type=_positive, help="search depth per move")
-    a("--nodes", metavar="N", type=_positive, help="nodes per move")
-    a("--games", metavar="N", type=_positive, help="games per pairing and round (default 2)")
-    a("--rounds", metavar="N", type=_positive, help="rounds (default 1)")
+    a("--st", metavar="SECONDS", type=seconds, help="seconds per move (default 1, no other limit)")
+    a("--depth", metavar="D", type=positive, help="search depth per move")
+    a("--nodes", metavar="N", type=positive, help="nodes per move")
+    a("--games", metavar="N", type=positive, help="games per pairing and round (default 2)")
+    a("--rounds", metavar="N", type=positive, help="rounds (default 1)")
     a(
         "--repeat",
         action="store_true",
@@ -124,26 +103,26 @@ def _add_event_flags(p: argparse.ArgumentParser, *, tournament: bool) -> None:
         choices=("sequential", "random"),
         help="take the openings in file order (default) or shuffled by --seed",
     )
-    a("--concurrency", metavar="N", type=_positive, help="games played at once (default 1)")
-    a("--seed", metavar="S", type=_natural, help="the seed of every random choice (default 1)")
+    a("--concurrency", metavar="N", type=positive, help="games played at once (default 1)")
+    a("--seed", metavar="S", type=natural, help="the seed of every random choice (default 1)")
     a("--out", metavar="DIR", help="keep DIR/results.sqlite, DIR/games/ and DIR/logs/ (to resume)")
     a("--resume", action="store_true", help="finish the event stored in --out DIR")
     a("--sprt", metavar="elo0=E0,elo1=E1,alpha=A,beta=B", help="stop at an SPRT decision")
     a(
         "--max-plies",
         metavar="N",
-        type=_positive,
+        type=positive,
         help=f"adjudicate a draw after N plies (default {DEFAULT_MAX_PLIES})",
     )
-    a("--repetitions", metavar="N", type=_natural, help="a draw when a position occurs N times")
+    a("--repetitions", metavar="N", type=natural, help="a draw when a position occurs N times")
     a("--resign", metavar="movecount=N,score=CP", help="resign on a low score held N moves")
     a("--draw", metavar="movenumber=N,movecount=N,score=CP", help="a draw on level scores")
-    a("--timemargin", metavar="MS", type=_natural, help="lateness forgiven on a clock (default 0)")
+    a("--timemargin", metavar="MS", type=natural, help="lateness forgiven on a clock (default 0)")
     a("--event", metavar="NAME", help="the event name written into the records")
-    a("--startup-timeout", metavar="SECONDS", type=_seconds, help="wait for ugiok (default 10)")
-    a("--ready-timeout", metavar="SECONDS", type=_seconds, help="wait for readyok (default 5)")
+    a("--startup-timeout", metavar="SECONDS", type=seconds, help="wait for ugiok (default 10)")
+    a("--ready-timeout", metavar="SECONDS", type=seconds, help="wait for readyok (default 5)")
     a(
-        "--move-timeout", metavar="SECONDS", type=_seconds,
+        "--move-timeout", metavar="SECONDS", type=seconds,
         help="without a clock (--depth, --nodes), the longest one move may take before the "
         "player is forfeited with stall (default 60)",
     )  # fmt: skip

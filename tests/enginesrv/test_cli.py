@@ -226,3 +226,23 @@ def test_serve_on_a_port_in_use_is_one_line_with_status_2() -> None:
     assert_one_line_error(
         proc.returncode, proc.stdout, proc.stderr, f"127.0.0.1:{port}", "address already in use"
     )
+
+
+def test_a_flag_that_is_not_a_number_is_named_plainly(capsys: pytest.CaptureFixture[str]) -> None:
+    """The flags share one set of argument types: a word where a number belongs is refused in
+    the flag's terms, never with the name of a function of the program."""
+    for args, needle in [
+        (
+            ("match", "yoxii", "bot:random", "bot:random", "--games", "x"),
+            "'x' is not a whole number",
+        ),
+        (("match", "yoxii", "bot:random", "bot:random", "--games", "0"), "at least 1"),
+        (("serve", "--port", "x"), "'x' is not a whole number"),
+    ]:
+        with pytest.raises(SystemExit) as info:
+            main(list(args))
+        assert info.value.code == 2
+        err = capsys.readouterr().err
+        assert needle in err
+        assert "invalid" not in err
+        assert "_" not in err.split("error:", 1)[1].split("(see")[0]
