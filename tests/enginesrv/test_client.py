@@ -29,6 +29,7 @@ from enginesrv.client import (
 )
 from enginesrv.client.types import Framing
 from protocol import messages as m
+from tests.enginesrv.test_pool import children
 
 FRAMINGS: tuple[Framing, ...] = ("text", "msgpack")
 START = "3/5/7/3T3/7/5/3 w t w:5553 b:5553"
@@ -56,21 +57,6 @@ FINISHED = terminal_position()
 def framing_of(engine: Engine) -> Framing:
     """The framing a module engine was started with (its command line ends with it)."""
     return "msgpack" if engine.where.endswith("msgpack") else "text"
-
-
-def children() -> set[int]:
-    """The processes whose parent is this one."""
-    mine = str(os.getpid())
-    found = set()
-    for entry in os.listdir("/proc"):
-        if entry.isdigit():
-            try:
-                stat = Path(f"/proc/{entry}/stat").read_text()
-            except OSError:
-                continue
-            if stat.rsplit(")", 1)[1].split()[1] == mine:
-                found.add(int(entry))
-    return found
 
 
 def gone(pid: int) -> bool:

@@ -47,6 +47,7 @@ from enginesrv.client.types import Framing
 from protocol import messages as m
 from protocol import mpack, text
 from protocol.errors import ProtocolError
+from tests.enginesrv.test_pool import children
 
 FRAMINGS: tuple[Framing, ...] = ("text", "msgpack")
 START = "3/5/7/3T3/7/5/3 w t w:5553 b:5553"
@@ -1562,21 +1563,6 @@ def wait_gone(pid: int, seconds: float = 5) -> bool:
             return False
         time.sleep(0.01)
     return True
-
-
-def children() -> set[int]:
-    """The processes whose parent is this one."""
-    mine = str(os.getpid())
-    found = set()
-    for entry in os.listdir("/proc"):
-        if entry.isdigit():
-            try:
-                stat = Path(f"/proc/{entry}/stat").read_text()
-            except OSError:
-                continue
-            if stat.rsplit(")", 1)[1].split()[1] == mine:
-                found.add(int(entry))
-    return found
 
 
 @contextlib.contextmanager
