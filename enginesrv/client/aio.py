@@ -349,7 +349,7 @@ class AsyncEngine:
         try:
             return await handle.result(left)
         except EngineTimeoutError:
-            await self._stop(handle._search, STOP_GRACE)
+            await handle.stop(STOP_GRACE)
             try:
                 return await handle.result(STOP_GRACE)
             except EngineTimeoutError as exc:

@@ -81,7 +81,9 @@ class Search:
 class SearchHandle:
     """A running search: stop it, or wait for its result."""
 
-    def __init__(self, search: Search, stop: Callable[[], Awaitable[None]], where: str) -> None:
+    def __init__(
+        self, search: Search, stop: Callable[[float], Awaitable[None]], where: str
+    ) -> None:
         self._search = search
         self._stop = stop
         self._where = where
@@ -96,9 +98,10 @@ class SearchHandle:
         """The search's figures so far (each the latest reported)."""
         return self._search.last
 
-    async def stop(self) -> None:
-        """Ask the engine to end the search now; its best move follows (``result``)."""
-        await self._stop()
+    async def stop(self, timeout: float = 10.0) -> None:
+        """Ask the engine to end the search now; its best move follows (``result``). The
+        ``stop`` must go out within ``timeout`` seconds, or the engine is given up."""
+        await self._stop(timeout)
 
     async def result(self, timeout: float | None = None) -> SearchResult:
         """The search's result, once it has ended; waits at most ``timeout`` seconds (None:
