@@ -2,6 +2,8 @@
 
 Usage: python benchmarks/server_load.py [--bot alphabeta] [--game yinsh] [--fuzz 10000]
 
+0. ugi -> ugiok on the fresh server: the first three handshakes (the first must not build the
+   server's tables of games and bots while every other client waits);
 1. stop -> bestmove latency over 200 ``go infinite`` / ``stop`` cycles (p50, p99, max);
 2. isready -> readyok latency while 2 searches run on other connections;
 3. 200 concurrent connections, half text and half msgpack, each: newgame, position, query
@@ -135,6 +137,19 @@ def percentiles(samples: list[float]) -> str:
         f"n {len(ordered)} p50 {statistics.median(ordered) * 1000:.1f} ms "
         f"p99 {p99 * 1000:.1f} ms max {ordered[-1] * 1000:.1f} ms"
     )
+
+
+async def first_handshakes(port: int) -> None:
+    took = []
+    for _ in range(3):
+        async with trio.open_nursery() as nursery:
+            engine = await AsyncEngine.connect_in(nursery, SERVER, port, handshake=False)
+            started = time.perf_counter()
+            await engine.handshake(TIMEOUT)
+            took.append(time.perf_counter() - started)
+            await engine.aclose()
+    shown = ", ".join(f"{t * 1000:.1f}" for t in took)
+    print(f"ugi -> ugiok on the fresh server, the first three: {shown} ms")
 
 
 async def stop_latency(port: int, game: str, bot: str, cycles: int) -> None:
@@ -279,6 +294,7 @@ async def fuzz(port: int, count: int, seed: int) -> None:
 
 
 async def main_async(args: argparse.Namespace, port: int) -> None:
+    await first_handshakes(port)
     await stop_latency(port, args.game, args.bot, args.cycles)
     await ready_latency(port, args.game, args.bot, args.probes)
     await many_clients(port, args.game, args.bot, args.clients)
