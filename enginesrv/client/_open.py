@@ -67,16 +67,16 @@ async def open_tcp(host: str, port: int, framing: Framing, timeout: float) -> Co
     return Connection(stream, framing, where)
 
 
-async def shut(conn: Connection, process: trio.Process | None) -> None:
+async def shut(conn: Connection, process: trio.Process | None, wait: float = KILL_WAIT) -> None:
     """End the connection and the process now: ``quit`` (if the connection is still open),
-    a moment's wait, then a kill of the process's whole group. Never raises."""
+    ``wait`` seconds for the process to exit, then a kill of its whole group. Never raises."""
     with trio.CancelScope(shield=True):
         if conn.ended is None:
             with contextlib.suppress(ClientError), trio.move_on_after(0.2):
                 await conn.send(m.Quit())
         conn.end(EngineTerminatedError(f"{conn.where}: the connection was closed"))
         if process is not None:
-            with trio.move_on_after(KILL_WAIT):
+            with trio.move_on_after(wait):
                 await process.wait()
             with contextlib.suppress(ProcessLookupError, PermissionError):
                 os.killpg(process.pid, signal.SIGKILL)

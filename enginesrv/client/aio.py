@@ -145,7 +145,8 @@ class AsyncEngine:
             try:
                 await self.handshake(timeout)
             except BaseException:
-                await self.aclose()
+                # no engine to part with politely: it did not greet in time, or went away
+                await shut(self._conn, self._process, wait=0.0)
                 raise
         return self
 
@@ -332,11 +333,9 @@ class AsyncEngine:
         on_info: InfoCallback | None = None,
         timeout: float | None = None,
     ) -> SearchResult:
-        """Search and return the result. ``timeout`` bounds the wait (None: the move time,
-        or the larger clock, plus ``TIMEOUT``; ``SEARCH_TIMEOUT`` for a depth or node search;
-        no bound for an infinite search, which only a ``stop`` from another task ends). When it
-        runs out the search is stopped, and a best move that comes within ``STOP_GRACE`` is
-        still returned; else ``EngineTimeoutError``, and the engine is closed."""
+        """Search and return the result within ``timeout`` (None: ``search_timeout``; no bound
+        for an infinite search). Then the search is stopped, and a best move that comes within
+        ``STOP_GRACE`` is still returned; else ``EngineTimeoutError``, and the engine is closed."""
         if timeout is None and not infinite:
             timeout = search_timeout(movetime, clock)
         start = TIMEOUT if timeout is None else min(TIMEOUT, timeout)
