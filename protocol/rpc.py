@@ -15,7 +15,7 @@ search workers and their pool, which speak msgpack-RPC to each other over pipes.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from typing import Final, TypeAlias, cast
 
@@ -175,6 +175,21 @@ class FrameReader:
         self._items = 0
         self._frame_start = self._unpacker.tell()
         return True, frame
+
+    def envelopes(self) -> Iterator[Envelope]:
+        """The envelopes of the whole frames read so far; a frame of none of the three shapes
+        is skipped (for peers that trust each other, as the server and its workers do).
+
+        Raises:
+            ProtocolError: as ``next_frame``.
+        """
+        while True:
+            whole, frame = self.next_frame()
+            if not whole:
+                return
+            message = envelope(frame)
+            if message is not None:
+                yield message
 
     def break_with(self, error: ErrorCode, message: str) -> ProtocolError:
         """Break the reader for good with this error (also for a caller that found a frame of

@@ -67,13 +67,8 @@ class WorkerProcess:
                 if not chunk:
                     break
                 frames.feed(chunk)
-                while True:
-                    whole, frame = frames.next_frame()
-                    if not whole:
-                        break
-                    message = rpc.envelope(frame)
-                    if message is not None:
-                        self._route(message)
+                for message in frames.envelopes():
+                    self._route(message)
         except (trio.BrokenResourceError, trio.ClosedResourceError, ProtocolError):
             pass
         finally:

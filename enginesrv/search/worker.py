@@ -168,13 +168,7 @@ def _read_frames(
             if not chunk:
                 break
             frames.feed(chunk)
-            while True:
-                whole, frame = frames.next_frame()
-                if not whole:
-                    break
-                message = rpc.envelope(frame)
-                if message is None:
-                    continue  # not from our pool: nothing to do with it
+            for message in frames.envelopes():
                 if message.kind == rpc.REQUEST and message.method == "search":
                     with ready:
                         jobs.append((message.msgid or 0, SearchJob.from_map(dict(message.params))))

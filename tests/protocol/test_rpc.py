@@ -83,3 +83,10 @@ def test_bytes_that_are_not_msgpack_are_bad_frame() -> None:
     with pytest.raises(ProtocolError) as info:
         frames_of(b"\xc1")  # a byte msgpack never uses
     assert info.value.code == 103
+
+
+def test_envelopes_skips_frames_of_no_shape() -> None:
+    reader = rpc.FrameReader()
+    reader.feed(rpc.pack([9, 9]) + rpc.pack_notification("ready") + rpc.pack("x"))
+    assert [e.method for e in reader.envelopes()] == ["ready"]
+    assert list(reader.envelopes()) == []
