@@ -33,6 +33,19 @@ def test_the_first_program_of_the_client_docs_runs(tmp_path: Path) -> None:
     assert lines[4] == "refused: 201 illegal-move"
 
 
+def test_the_trio_program_of_the_client_docs_runs(tmp_path: Path) -> None:
+    text = (ROOT / "docs" / "client.md").read_text(encoding="utf-8")
+    program = re.findall(r"```python\n(.*?)```", text, re.S)[1]
+    assert "AsyncEngine" in program
+    script = tmp_path / "second.py"
+    script.write_text(program, encoding="utf-8")
+    proc = run([str(script)])
+    assert proc.returncode == 0, proc.stderr
+    lines = proc.stdout.splitlines()
+    assert re.fullmatch(r"timed: \S+ depth \d+", lines[0]), lines
+    assert re.fullmatch(r"stopped: \S+ depth (\d+|None)", lines[1]), lines
+
+
 def test_the_example_client_over_stdio_in_both_framings() -> None:
     for framing in ("text", "msgpack"):
         proc = run(["examples/client.py", "--framing", framing, "--movetime", "100"])
