@@ -5,8 +5,11 @@ from __future__ import annotations
 
 import contextlib
 import functools
+import os
 import queue
+import signal
 import threading
+import weakref
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from types import TracebackType
 from typing import IO, TypeVar
@@ -77,6 +80,12 @@ class Engine:
         if failure is not None:
             self._thread.join()
             raise failure
+        process = self._async.process
+        # an engine this program forgot to quit is still ended when the program exits (or the
+        # object is collected); detached once quit has ended the process
+        self._reaper = weakref.finalize(
+            self, _kill_group, process.pid if process is not None else None
+        )
 
     async def _main(self, opener: Opener) -> None:
         self._token = trio.lowlevel.current_trio_token()
@@ -176,6 +185,8 @@ class Engine:
                     with contextlib.suppress(trio.RunFinishedError):
                         trio.from_thread.run_sync(closing.set, trio_token=self._token)
                 self._thread.join(timeout + 5)
+        if not self._thread.is_alive():
+            self._reaper.detach()  # the process is reaped: its id may be someone else's now
 
     close = quit
 
@@ -245,3 +256,10 @@ class Engine:
 
     def undo(self, n: int = 1, timeout: float = TIMEOUT) -> str:
         return self._call(self._async.undo, n, timeout)
+
+
+def _kill_group(pid: int | None) -> None:
+    """Kill what is left of an engine's process group (nothing left: nothing to do)."""
+    if pid is not None:
+        with contextlib.suppress(ProcessLookupError, PermissionError):
+            os.killpg(pid, signal.SIGKILL)

@@ -1791,3 +1791,31 @@ def test_connect_to_a_server_that_never_answers() -> None:
             Engine.connect("127.0.0.1", port, framing="msgpack", timeout=0.3)
     with pytest.raises(EngineTerminatedError, match="cannot connect"):
         Engine.connect("127.0.0.1", port, timeout=2)
+
+
+FORGETFUL = r"""
+import subprocess, sys
+from enginesrv.client import Engine
+STUBBORN = (
+    "import sys, time\n"
+    "for line in sys.stdin:\n"
+    "    w = line.split()\n"
+    "    if w[:1] == ['ugi']: print('id name x'); print('ugiok', flush=True)\n"
+    "time.sleep(60)\n"
+)
+engine = Engine.popen([sys.executable, "-c", STUBBORN], stderr=subprocess.DEVNULL)
+print(engine.pid, flush=True)
+"""
+
+
+def test_an_engine_the_program_forgot_to_quit_is_ended_when_it_exits() -> None:
+    """A program that opens an Engine and exits without quit: the engine, which would outlive
+    the end of its input by a minute, is killed as the program exits."""
+    proc = subprocess.run(
+        [sys.executable, "-c", FORGETFUL], capture_output=True, text=True, timeout=60, check=True
+    )
+    pid = int(proc.stdout.split()[0])
+    deadline = time.monotonic() + 5
+    while time.monotonic() < deadline and not gone(pid):
+        time.sleep(0.05)
+    assert gone(pid)
