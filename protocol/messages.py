@@ -28,6 +28,8 @@ QUERY_WHATS: tuple[str, ...] = (
     "turn",
     "outcome",
     "phase",
+    "clock",
+    "played",
 )
 """What ``query`` may ask: the three of UGI, then the extensions for rules-free clients."""
 

@@ -201,3 +201,20 @@ class FrameReader:
         """Break the reader for good with ``error`` (a frame of the wrong shape): the stream
         cannot be trusted after it."""
         self._broken = error
+
+
+def whole_frames(data: bytes) -> int:
+    """How many bytes at the start of ``data`` are whole msgpack values, one after another
+    (``len(data)`` when it ends on a frame's end). A message-based transport (a WebSocket's
+    binary messages) uses it to refuse a message that ends inside a frame. Nothing is built:
+    the values are skipped. A byte that starts no value ends the count there."""
+    unpacker = msgpack.Unpacker(max_buffer_size=max(len(data), 1))
+    unpacker.feed(data)
+    end = 0
+    try:
+        while end < len(data):
+            unpacker.skip()
+            end = unpacker.tell()
+    except (msgpack.OutOfData, ValueError, msgpack.ExtraData, msgpack.FormatError):
+        pass
+    return end

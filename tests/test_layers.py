@@ -99,3 +99,15 @@ def test_the_server_and_the_events_do_not_import_each_other(side: str) -> None:
             if name == other or name.startswith(other + "."):
                 bad.append(f"{path.relative_to(ROOT)}:{line} imports {name}")
     assert not bad, f"enginesrv.{side} imports {other}:\n" + "\n".join(bad)
+
+
+@pytest.mark.parametrize("side", ["serve", "event", "search", "client"])
+def test_nothing_below_the_web_front_imports_it(side: str) -> None:
+    """``enginesrv.web`` builds on the server and the events; they know nothing of it (the
+    command line wires them together)."""
+    bad = []
+    for path in sorted((ROOT / "enginesrv" / side).rglob("*.py")):
+        for line, name in imported_modules(path):
+            if name == "enginesrv.web" or name.startswith("enginesrv.web."):
+                bad.append(f"{path.relative_to(ROOT)}:{line} imports {name}")
+    assert not bad, f"enginesrv.{side} imports the web front:\n" + "\n".join(bad)

@@ -111,7 +111,8 @@ def build_parser() -> argparse.ArgumentParser:
         "'listening HOST:PORT' on stdout when ready; logs go to stderr. SIGINT or SIGTERM stops "
         "accepting, stops every search (sending its best move; a worker that does not answer "
         "is killed after the stop grace) and exits 0; a second signal exits at once. Every "
-        "limit below is announced to clients in the handshake.",
+        "limit below is announced to clients in the handshake. With --web the browser app "
+        "is served too.",
     )
     p.add_argument("--host", default="127.0.0.1", help="address to listen on (127.0.0.1)")
     p.add_argument("--port", type=port, default=7777, help="port, 1-65535 (7777; 0: any free port)")
@@ -142,6 +143,17 @@ def build_parser() -> argparse.ArgumentParser:
                    help="longest text line (65536)")  # fmt: skip
     p.add_argument("--max-frame", metavar="BYTES", type=positive, default=1048576,
                    help="largest msgpack frame (1048576)")  # fmt: skip
+    p.add_argument(
+        "--web", metavar="PORT", type=port, default=None,
+        help="also serve the browser app and its WebSocket endpoint /ws on PORT (0: any free "
+        "port), on the same host; prints 'web http://HOST:PORT/' after the listening line "
+        "(docs/web.md; needs the web extra)",
+    )  # fmt: skip
+    p.add_argument(
+        "--max-websockets-per-peer", metavar="N", type=natural, default=64,
+        help="WebSocket sessions one address may hold (64; 0: no limit); they count in "
+        "--max-connections too",
+    )  # fmt: skip
     p.set_defaults(func=cmd_serve)
 
     p = sub.add_parser(

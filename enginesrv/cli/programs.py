@@ -15,7 +15,13 @@ from enginesrv.cli.check import run_check
 from enginesrv.cli.common import CommandError
 from enginesrv.cli.rules import load_game
 from enginesrv.logs import configure as configure_logging
-from enginesrv.serve.app import exit_on_early_signal, peer_searches, run_engine, run_server
+from enginesrv.serve.app import (
+    WebStarter,
+    exit_on_early_signal,
+    peer_searches,
+    run_engine,
+    run_server,
+)
 from enginesrv.serve.connection import Limits
 from enginesrv.serve.settings import SessionConfig
 
@@ -57,8 +63,11 @@ def cmd_serve(args: argparse.Namespace, out: TextIO, err: TextIO) -> None:
     )
     limits = dataclasses.replace(base, peer_searches=peer_searches(base, args.workers))
     config = _session_config(args, limits)
+    web = _web_front(args)
     configure_logging(json=args.log_json)
     where = f"{args.host}:{args.port}"
+    if args.web is not None:
+        where += f" (or the web port {args.web})"
     try:
         trio.run(
             functools.partial(
@@ -68,6 +77,7 @@ def cmd_serve(args: argparse.Namespace, out: TextIO, err: TextIO) -> None:
                 workers=args.workers,
                 limits=limits,
                 config=config,
+                web=web,
             )
         )
     except OSError as exc:
@@ -77,6 +87,21 @@ def cmd_serve(args: argparse.Namespace, out: TextIO, err: TextIO) -> None:
         if failure is None:
             raise
         raise CommandError(f"cannot listen on {where}: {_os_reason(failure)}") from None
+
+
+def _web_front(args: argparse.Namespace) -> WebStarter | None:
+    """The web front ``--web`` asks for (None without it)."""
+    if args.web is None:
+        return None
+    try:
+        from enginesrv.web.run import serve_web  # noqa: PLC0415 (the web extra may be missing)
+    except ImportError as exc:
+        raise CommandError(
+            f"--web needs the web extra ({exc.name} is missing): pip install 'enginesrv[web]'"
+        ) from None
+    return functools.partial(
+        serve_web, host=args.host, port=args.web, peer_cap=args.max_websockets_per_peer
+    )
 
 
 def _os_reason(exc: OSError) -> str:

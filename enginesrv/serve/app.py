@@ -9,11 +9,13 @@ workers and exits at once.
 from __future__ import annotations
 
 import contextlib
+import functools
 import os
 import resource
 import signal
 import sys
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
+from typing import Protocol
 
 import structlog
 import trio
@@ -25,6 +27,16 @@ from enginesrv.serve.server import Server, open_listeners, serve, stdio_streams
 from enginesrv.serve.settings import Framing, SessionConfig
 
 EXIT_SECOND_SIGNAL = 130
+
+
+class WebStarter(Protocol):
+    """Starts a web front of the server (``enginesrv.web``) and reports the page's address
+    once it is served; it returns once ``server.stop`` is set and its connections ended."""
+
+    def __call__(
+        self, server: Server, runner: WorkerPool, *, task_status: trio.TaskStatus[str]
+    ) -> Awaitable[None]: ...
+
 
 log = structlog.get_logger("enginesrv.serve.app")
 
@@ -56,13 +68,16 @@ async def run_server(
     limits: Limits,
     config: SessionConfig,
     worker_command: tuple[str, ...] | None = None,
+    web: WebStarter | None = None,
 ) -> None:
     """Serve TCP until SIGINT/SIGTERM; returns after every connection has closed and every
     worker process has ended. ``worker_command`` replaces the search worker (tests run
-    misbehaving ones).
+    misbehaving ones); ``web`` adds the web front (its line ``web URL`` follows
+    ``listening``).
 
     Raises:
-        OSError: the address cannot be listened on (before anything else starts).
+        OSError: the address cannot be listened on (before anything else starts; the web
+            front's address, before any client is served).
     """
     listeners = await open_listeners(host, port)
     raise_descriptor_limit()
@@ -81,7 +96,18 @@ async def run_server(
             await _start_unless(pool, server.stop)
             prepare_handshake(config.default_bot)  # before the first client, not on its ugi
             if not server.stop.is_set():
-                await serve(server, listeners, on_ready=_print_ready)
+                async with trio.open_nursery() as fronts:
+                    page = None
+                    if web is not None:
+                        page = await fronts.start(functools.partial(web, server, pool))
+
+                    def ready(host: str, port: int) -> None:
+                        _print_ready(host, port)
+                        if page is not None:
+                            sys.stdout.write(f"web {page}\n")
+                            sys.stdout.flush()
+
+                    await serve(server, listeners, on_ready=ready)
         finally:
             with trio.CancelScope(shield=True):
                 await pool.aclose()

@@ -7,6 +7,7 @@ import contextlib
 import itertools
 import math
 import sys
+from collections.abc import Callable
 from dataclasses import dataclass
 
 import structlog
@@ -27,6 +28,9 @@ from protocol.errors import (
 from protocol.mpack import MsgpackDecoder
 from protocol.sniff import sniff
 from protocol.text import TextDecoder
+
+SessionFactory = Callable[..., Session]
+"""Makes a connection's session from ``Session``'s arguments (a subclass may referee a game)."""
 
 RECEIVE = 65536
 """Bytes read from the client at once."""
@@ -88,6 +92,7 @@ class Connection:
         limits: Limits,
         peer: str,
         framing: Framing | None = None,
+        session_factory: SessionFactory | None = None,
     ) -> None:
         self.send_stream = send_stream
         self.receive_stream = receive_stream
@@ -96,6 +101,7 @@ class Connection:
         self.limits = limits
         self.peer = peer
         self.framing = framing
+        self.session_factory: SessionFactory = session_factory or Session
         self.id = f"c{next(self._ids)}"
         self.log = structlog.get_logger("enginesrv.connection").bind(conn=self.id, peer=peer)
         self.outbox = Outbox(limits.output, min(limits.output or 1 << 20, 1 << 18))
@@ -200,7 +206,7 @@ class Connection:
                 return
         self.log = self.log.bind(framing=self.framing)
         self.log.info("connection_open")
-        session = Session(
+        session = self.session_factory(
             self.config,
             self.runner,
             framing=self.framing,

@@ -97,6 +97,10 @@ class Positions(Settings):
                 return "none" if seat < 0 else f"p{seat + 1}"
             case "outcome":
                 return None if outcome is None else outcome.as_dict()
+            case "played":
+                return self._fit_moves(list(self.played))
+            case "clock":
+                return "none"  # a plain session keeps no clocks (a refereed game does)
             case _:  # "phase"
                 return state.phase()
 

@@ -24,11 +24,12 @@ gets error 302 and is closed.
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import os
 import sys
 from collections import Counter
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 
 import structlog
 import trio
@@ -52,13 +53,15 @@ class Server:
         self.stop = trio.Event()
         self.refused = 0
 
-    def _refusal(self, host: str) -> str | None:
+    def refusal(self, host: str, per_host: Counter[str], peer_cap: int) -> str | None:
+        """Why a new connection from ``host`` is refused (None: it is admitted). ``per_host``
+        counts the connections of its kind per address and ``peer_cap`` caps them."""
         if self.stopping:
             return "the server is stopping"
         if self.limits.connections and len(self.connections) >= self.limits.connections:
             return f"the server holds its limit of {self.limits.connections} connections"
-        if self.limits.peer_connections and self.per_host[host] >= self.limits.peer_connections:
-            return f"{host} holds its limit of {self.limits.peer_connections} connections"
+        if peer_cap and per_host[host] >= peer_cap:
+            return f"{host} holds its limit of {peer_cap} connections"
         return None
 
     async def handle(self, stream: trio.SocketStream) -> None:
@@ -68,29 +71,47 @@ class Server:
         except OSError:
             peer = "?:?"
         host = peer_host(peer)
-        refusal = self._refusal(host)
-        if refusal is not None:
-            self.refused += 1
-            self.log.info("connection_refused", peer=peer, reason=refusal)
+        refusal = self.refusal(host, self.per_host, self.limits.peer_connections)
+        try:
+            if refusal is not None:
+                self.refused += 1
+                self.log.info("connection_refused", peer=peer, reason=refusal)
+                return
+            connection = Connection(
+                stream,
+                stream,
+                config=self.config,
+                runner=self.runner,
+                limits=self.limits,
+                peer=peer,
+            )
+            with self.holding(host, self.per_host):
+                await self.run_connection(connection)
+        finally:
             with trio.CancelScope(shield=True), trio.move_on_after(1):
                 await stream.aclose()
-            return
-        connection = Connection(
-            stream, stream, config=self.config, runner=self.runner, limits=self.limits, peer=peer
-        )
+
+    @contextlib.contextmanager
+    def holding(self, host: str, per_host: Counter[str]) -> Iterator[None]:
+        """Count a connection of ``host`` in ``per_host`` while the block runs."""
+        per_host[host] += 1
+        try:
+            yield
+        finally:
+            per_host[host] -= 1
+            if per_host[host] <= 0:
+                del per_host[host]
+
+    async def run_connection(self, connection: Connection) -> None:
+        """Serve an admitted connection (of any transport), in the server's connections (the
+        cap and shutdown see it) while it runs."""
         self.connections.add(connection)
-        self.per_host[host] += 1
         try:
             await connection.run()
         except Exception:  # a fault of ours must cost one connection, never the server
             connection.log.exception("connection_failed")
         finally:
             self.connections.discard(connection)
-            self.per_host[host] -= 1
-            if self.per_host[host] <= 0:
-                del self.per_host[host]
-            with trio.CancelScope(shield=True), trio.move_on_after(1):
-                await stream.aclose()
 
     def shutdown(self) -> None:
         """Stop every connection (each sends its best move and error 304, then closes)."""

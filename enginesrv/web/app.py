@@ -1,0 +1,194 @@
+"""The ASGI application: the page, its static files and the protocol endpoint ``/ws``.
+
+``/ws`` makes each accepted WebSocket one protocol ``Connection`` of the server, with the
+server's limits and caps; WebSockets have a per-address cap of their own (a browser's tabs all
+come from one address). ``/ws?game=...&opponent=...`` opens a game the server referees
+(``enginesrv.web.referee``). A socket that is refused is accepted and then closed at once with
+a code and a reason a page can show: 1013 for a cap, 4400 for a bad game address.
+"""
+
+from __future__ import annotations
+
+import weakref
+from collections import Counter
+from collections.abc import Callable, Sequence
+from importlib import resources
+from typing import Any
+
+import structlog
+import trio
+from starlette.applications import Starlette
+from starlette.requests import Request
+from starlette.responses import FileResponse, Response
+from starlette.routing import BaseRoute, Mount, Route, WebSocketRoute
+from starlette.staticfiles import StaticFiles
+from starlette.websockets import WebSocket, WebSocketDisconnect, WebSocketState
+
+from enginesrv.search.child import SearchRunner
+from enginesrv.serve.connection import Connection
+from enginesrv.serve.server import Server
+from enginesrv.web.referee import GameSpecError, Referee, parse_game_spec, session_factory
+from enginesrv.web.transport import (
+    Message,
+    MessageReceiveStream,
+    MessageSendStream,
+    framing_of,
+)
+from protocol import messages as m
+from protocol.errors import BAD_FRAME
+
+WS_PEER_CONNECTIONS = 64
+"""WebSockets one address may hold at once by default."""
+CLOSE_CAP = 1013
+CLOSE_BAD_GAME = 4400
+CLOSE_NO_COMMAND = 4408
+
+log = structlog.get_logger("enginesrv.web")
+
+
+def static_dir() -> str:
+    """The folder of the page's files, inside the installed package."""
+    return str(resources.files("enginesrv.web") / "static")
+
+
+class StarletteSocket:
+    """An accepted starlette WebSocket as a ``MessageSocket``."""
+
+    def __init__(self, websocket: WebSocket) -> None:
+        self.websocket = websocket
+        self.closed = False
+
+    async def receive(self) -> Message | None:
+        if self.closed:
+            return None
+        try:
+            message = await self.websocket.receive()
+        except (WebSocketDisconnect, RuntimeError):
+            message = {"type": "websocket.disconnect"}
+        if message["type"] == "websocket.disconnect":
+            self.closed = True
+            return None
+        text = message.get("text")
+        if text is not None:
+            return str(text)
+        data = message.get("bytes")
+        return bytes(data) if data is not None else ""
+
+    async def send(self, message: Message) -> None:
+        if self.closed:
+            raise trio.BrokenResourceError("the WebSocket is closed")
+        try:
+            if isinstance(message, str):
+                await self.websocket.send_text(message)
+            else:
+                await self.websocket.send_bytes(message)
+        except Exception as exc:  # the ASGI server's own error for a socket that went
+            self.closed = True
+            raise trio.BrokenResourceError("the WebSocket is closed") from exc
+
+    async def close(self, code: int = 1000, reason: str = "") -> None:
+        if self.closed or self.websocket.application_state == WebSocketState.DISCONNECTED:
+            self.closed = True
+            return
+        self.closed = True
+        try:
+            await self.websocket.close(code, reason[:120])
+        except Exception:  # already gone: nothing to close
+            log.debug("close_failed")
+
+
+class WebApp:
+    """The page and ``/ws`` of one server (module docstring)."""
+
+    def __init__(self, server: Server, runner: SearchRunner, *, peer_cap: int) -> None:
+        self.server = server
+        self.runner = runner
+        self.peer_cap = peer_cap
+        self.per_host: Counter[str] = Counter()
+        self.refused = 0
+        self.static = static_dir()
+        self.referees: weakref.WeakSet[Referee] = weakref.WeakSet()
+        """The refereed games being played (for the tests and for watching)."""
+
+    def routes(self, extra: Sequence[BaseRoute] = ()) -> list[BaseRoute]:
+        return [
+            Route("/", self.index),
+            WebSocketRoute("/ws", self.protocol_socket),
+            *extra,
+            Mount("/static", StaticFiles(directory=self.static), name="static"),
+        ]
+
+    def asgi(self, extra: Sequence[BaseRoute] = ()) -> Starlette:
+        return Starlette(routes=self.routes(extra))
+
+    async def index(self, request: Request) -> Response:
+        del request
+        return FileResponse(f"{self.static}/index.html", media_type="text/html")
+
+    async def protocol_socket(self, websocket: WebSocket) -> None:
+        client = websocket.client
+        host = client.host if client is not None else "?"
+        peer = f"{host}:{client.port if client is not None else 0}"
+        await websocket.accept()
+        socket = StarletteSocket(websocket)
+        refusal = self.server.refusal(host, self.per_host, self.peer_cap)
+        if refusal is not None:
+            self.refused += 1
+            log.info("websocket_refused", peer=peer, reason=refusal)
+            await socket.close(CLOSE_CAP, refusal)
+            return
+        try:
+            spec = parse_game_spec(websocket.url.query)
+        except GameSpecError as exc:
+            log.info("websocket_refused", peer=peer, reason=str(exc))
+            await socket.close(CLOSE_BAD_GAME, str(exc))
+            return
+        factory: Callable[..., Any] | None = None
+        if spec is not None:
+            referee = Referee(spec, self.runner)
+            await referee.start()
+            self.referees.add(referee)
+            factory = session_factory(referee)
+        with self.server.holding(host, self.per_host):
+            first = await self._first_message(socket)
+            if first is None:
+                await socket.close(CLOSE_NO_COMMAND, "no message in time, or the server stops")
+                return
+            framing = framing_of(first)
+            receive = MessageReceiveStream(socket, framing, first)
+            connection = Connection(
+                MessageSendStream(socket, framing),
+                receive,
+                config=self.server.config,
+                runner=self.runner,
+                limits=self.server.limits,
+                peer=peer,
+                framing=framing,
+                session_factory=factory,
+            )
+
+            async def refused(reason: str) -> None:
+                await connection.send(m.ErrorReply(BAD_FRAME.code, BAD_FRAME.name, reason), None)
+
+            receive.refused = refused
+            try:
+                await self.server.run_connection(connection)
+            finally:
+                with trio.CancelScope(shield=True), trio.move_on_after(1):
+                    await socket.close()
+
+    async def _first_message(self, socket: StarletteSocket) -> Message | None:
+        """The socket's first message (its kind is the socket's framing); None when none comes
+        within the first-command limit or the server stops first."""
+        first: Message | None = None
+        async with trio.open_nursery() as nursery:
+
+            async def stopping() -> None:
+                await self.server.stop.wait()
+                nursery.cancel_scope.cancel()
+
+            nursery.start_soon(stopping)
+            with trio.move_on_after(self.server.limits.first_command or float("inf")):
+                first = await socket.receive()
+            nursery.cancel_scope.cancel()
+        return first

@@ -1,0 +1,439 @@
+"""A game the server referees for a page: a person against a bot, or two people at one screen.
+
+The referee holds the full position. The page's session holds only a view (docs/protocol.md
+§8): the person's own, or in a game of two people the view of the side to act, so that
+``query``, ``show`` and every reply on the page's socket answer from what that player may
+know. The bot is a ``BotPlayer`` with a session of its own in the worker pool, given its own
+view before every decision, as the arbiter gives engines theirs; its searches report nothing
+to the page but the move, shown as the person may see it.
+
+On the page's socket (docs/web.md):
+
+* ``play <move>`` is the person's decision; ``go`` asks the bot for its decision and is
+  answered ``bestmove <shown move>`` (``stop`` does not hurry it: its clock bounds it);
+* ``undo [N]`` takes back decisions of either side; ``query clock`` gives the clocks;
+* ``uginewgame``, ``position`` and ``setoption`` are refused: a refereed game is set when the
+  socket opens, by its address (``/ws?game=...&opponent=...``).
+
+Clocks are the referee's: a person's runs from the moment their decision is due to their
+``play``; the bot's runs only while it searches (so that a page that never sends ``go`` makes
+no one lose). A player whose clock has run out has lost on time (``time-forfeit``); each
+decision adds the increment, as in the arbiter.
+"""
+
+from __future__ import annotations
+
+import functools
+import secrets
+from dataclasses import dataclass, field
+from typing import Any
+from urllib.parse import parse_qsl
+
+import trio
+
+import games
+from enginesrv.event.bot_player import BotPlayer, check_bot
+from enginesrv.event.controls import TimeControl
+from enginesrv.event.players import ForfeitError, GoRequest, PlayerSpecError, parse_player
+from enginesrv.search.child import SearchRunner
+from enginesrv.serve.session import Session, _Search
+from enginesrv.serve.settings import RequestError, request_error
+from protocol import messages as m
+from protocol.errors import BAD_ARGUMENTS, GAME_OVER
+
+HUMAN = "human"
+DEFAULT_MOVETIME = 1000
+"""Milliseconds a bot is given per decision in a game without a clock."""
+REFUSED = (m.NewGame, m.Position, m.SetOption)
+
+
+class GameSpecError(ValueError):
+    """A refereed game's address cannot be used; the message names the field and why."""
+
+
+@dataclass(frozen=True)
+class GameSpec:
+    """What a refereed game's address asks for (``/ws?game=yoxii&opponent=bot:random&...``)."""
+
+    game: str
+    opponent: str = HUMAN
+    """``human`` (two people at one screen) or a ``bot:NAME[:OPTION=VALUE,...]`` player."""
+    side: int = games.P1
+    """The person's seat against a bot (0 = p1)."""
+    control: TimeControl | None = None
+    movetime: int = DEFAULT_MOVETIME
+    start: str | None = None
+    """A position string to start from (None: the game's start position)."""
+
+    @property
+    def against_bot(self) -> bool:
+        return self.opponent != HUMAN
+
+
+def parse_game_spec(query: str) -> GameSpec | None:
+    """The game asked for by a ``/ws`` address's query string; None when it asks for none
+    (a plain protocol session).
+
+    Raises:
+        GameSpecError: a field that cannot be used (the message says which and why).
+    """
+    fields = dict(parse_qsl(query, keep_blank_values=True))
+    if "game" not in fields and "opponent" not in fields:
+        return None
+    known = {"game", "opponent", "side", "tc", "movetime", "position"}
+    unknown = sorted(set(fields) - known)
+    if unknown:
+        raise GameSpecError(f"unknown field {unknown[0]!r}: the fields are {', '.join(known)}")
+    name = fields.get("game", "")
+    try:
+        game = games.load(name)
+    except games.GameError as exc:
+        raise GameSpecError(f"game {name!r}: {exc}") from None
+    opponent = fields.get("opponent", HUMAN) or HUMAN
+    if opponent != HUMAN:
+        try:
+            spec = parse_player(opponent)
+        except PlayerSpecError as exc:
+            raise GameSpecError(str(exc)) from None
+        if spec.kind != "bot":
+            raise GameSpecError(f"opponent {opponent!r}: write human or bot:NAME[:OPTIONS]")
+        try:
+            check_bot(spec, game.name)
+        except PlayerSpecError as exc:
+            raise GameSpecError(str(exc)) from None
+    side_text = fields.get("side", "p1")
+    if side_text not in ("p1", "p2"):
+        raise GameSpecError(f"side {side_text!r}: write p1 or p2")
+    control = None
+    tc = fields.get("tc", "").replace(" ", "+")  # a "+" left unescaped in an address
+    if tc and tc != "none":
+        try:
+            control = TimeControl.parse(tc)
+        except ValueError as exc:
+            raise GameSpecError(str(exc)) from None
+        if control.moves:
+            raise GameSpecError(f"time control {tc!r}: write SECONDS[+INCREMENT]")
+    movetime_text = fields.get("movetime", str(DEFAULT_MOVETIME))
+    if not movetime_text.isdigit() or not 0 < int(movetime_text) <= 3_600_000:
+        raise GameSpecError(f"movetime {movetime_text!r}: write milliseconds, 1 to 3600000")
+    start = fields.get("position") or None
+    if start is not None:
+        try:
+            game.state_from_string(start)
+        except games.InvalidPositionError as exc:
+            raise GameSpecError(f"position {start!r}: {exc.reason}") from None
+    return GameSpec(
+        game.name,
+        opponent,
+        0 if side_text == "p1" else 1,
+        control,
+        int(movetime_text),
+        start,
+    )
+
+
+@dataclass
+class Clocks:
+    """Both players' time (ms) and whose runs since when (``trio.current_time``)."""
+
+    control: TimeControl
+    left: list[float] = field(default_factory=list)
+    running: int | None = None
+    since: float = 0.0
+
+    def __post_init__(self) -> None:
+        self.left = [float(self.control.base_ms)] * 2
+
+    def now_left(self, seat: int, now: float) -> float:
+        spent = (now - self.since) * 1000 if self.running == seat else 0.0
+        return self.left[seat] - spent
+
+    def run(self, seat: int | None, now: float) -> None:
+        """Stop the running clock (its time is spent) and start ``seat``'s."""
+        if self.running is not None:
+            self.left[self.running] = self.now_left(self.running, now)
+        self.running = seat
+        self.since = now
+
+    def decided(self, seat: int) -> None:
+        self.left[seat] += self.control.inc_ms
+
+
+class Referee:
+    """The full position of a refereed game and its players (module docstring)."""
+
+    def __init__(self, spec: GameSpec, runner: SearchRunner) -> None:
+        self.spec = spec
+        self.game = games.load(spec.game)
+        self.state = (
+            self.game.state_from_string(spec.start)
+            if spec.start is not None
+            else self.game.new_state()
+        )
+        self.shown: list[str] = []
+        """Every decision as the person (the page) was shown it."""
+        self.forfeit: games.Outcome | None = None
+        self.forfeit_detail = ""
+        self.clocks = None if spec.control is None else Clocks(spec.control)
+        self.started = False
+        self.bot: BotPlayer | None = None
+        if spec.against_bot:
+            self.bot = BotPlayer(parse_player(spec.opponent), runner)
+
+    async def start(self) -> None:
+        if self.bot is not None:
+            await self.bot.start(self.game)
+            await self.bot.new_game(
+                secrets.token_hex(8), secrets.randbits(31), 1 + secrets.randbits(30)
+            )
+
+    # -- who may know what ---------------------------------------------------------------------
+
+    def viewer(self) -> int | None:
+        """Whose view the page holds: the person's, or (two people) the side to act's; at the
+        end of a game between two people, everything."""
+        if self.spec.against_bot:
+            return self.spec.side
+        seat = self.state.to_move()
+        return None if seat < 0 else seat
+
+    def view(self) -> games.State:
+        viewer = self.viewer()
+        if viewer is None:
+            return self.state.copy()
+        return self.state.view(viewer).copy()
+
+    def outcome(self) -> games.Outcome | None:
+        return self.forfeit or self.state.outcome()
+
+    def over(self) -> bool:
+        return self.forfeit is not None or self.state.is_terminal()
+
+    def person_to_act(self) -> bool:
+        seat = self.state.to_move()
+        return seat >= 0 and (not self.spec.against_bot or seat == self.spec.side)
+
+    # -- clocks --------------------------------------------------------------------------------
+
+    def tick(self) -> None:
+        """Start the clocks at the first command; end the game of a player out of time."""
+        now = trio.current_time()
+        if not self.started:
+            self.started = True
+            self._run_due(now)
+        clocks = self.clocks
+        if clocks is None or self.over() or clocks.running is None:
+            return
+        if clocks.now_left(clocks.running, now) <= 0:
+            self._lose_on_time(clocks.running, now)
+
+    def _lose_on_time(self, seat: int, now: float) -> None:
+        if self.clocks is not None:
+            self.clocks.run(None, now)
+        self.forfeit = games.Outcome("p2" if seat == 0 else "p1", "time-forfeit")
+
+    def _run_due(self, now: float) -> None:
+        """Run the clock of the side to act if it is a person's (the bot's runs on ``go``)."""
+        if self.clocks is not None:
+            due = self.person_to_act() and not self.over()
+            self.clocks.run(self.state.to_move() if due else None, now)
+
+    def clock_value(self) -> m.ResponseValue:
+        if self.clocks is None:
+            return "none"
+        now = trio.current_time()
+        running = self.clocks.running
+        return {
+            "p1": max(0, round(self.clocks.now_left(0, now))),
+            "p2": max(0, round(self.clocks.now_left(1, now))),
+            "running": "none" if running is None else f"p{running + 1}",
+        }
+
+    # -- decisions -----------------------------------------------------------------------------
+
+    def play(self, token: str) -> None:
+        """The person's decision (raises ``RequestError`` with the reason)."""
+        if self.over():
+            raise request_error(GAME_OVER, f"play: the game is over ({self.outcome()})")
+        if not self.person_to_act():
+            raise request_error(BAD_ARGUMENTS, "play: it is the bot's decision: send go")
+        try:
+            # checked on what the person may know first: their decision is theirs in full
+            # (their own laws), never a shown form
+            self.view().parse_move(token)
+            move = self.state.parse_move(token)
+        except games.GameError as exc:
+            raise RequestError(m.InvalidMove(token, exc.reason)) from None
+        self._push(move)
+
+    def _push(self, move: games.Move) -> None:
+        seat = self.state.to_move()
+        viewer = self.spec.side if self.spec.against_bot else 1 - seat
+        self.shown.append(self.state.public_move_str(move, viewer))
+        self.state.push(move)
+        if self.clocks is not None:
+            self.clocks.run(None, trio.current_time())
+            self.clocks.decided(seat)
+        self._run_due(trio.current_time())
+
+    async def bot_decision(self) -> str | None:
+        """Ask the bot for its decision and play it: the move as the person is shown it, or
+        None when the bot forfeited (the game is then over)."""
+        assert self.bot is not None
+        seat = self.state.to_move()
+        now = trio.current_time()
+        if self.clocks is not None:
+            self.clocks.run(seat, now)
+            left = self.clocks.left
+            inc = self.clocks.control.inc_ms
+            clocks = m.Go(p1time=round(left[0]), p2time=round(left[1]), p1inc=inc, p2inc=inc)
+            forfeit_at: float | None = now + max(0.0, left[seat]) / 1000
+        else:
+            clocks = m.Go(movetime=self.spec.movetime)
+            forfeit_at = None
+        request = GoRequest(
+            seat=seat,
+            position=self.state.view(seat).to_string(),
+            start=None,
+            moves=(),
+            clocks=clocks,
+            forfeit_at=forfeit_at,
+            turn=self.state.turn_position(),
+        )
+        try:
+            reply = await self.bot.go(request)
+            if reply.token is None:
+                raise ForfeitError("illegal-move", "the bot had no move")
+            move = self.state.parse_move(reply.token)
+        except ForfeitError as exc:
+            self._bot_lost(seat, exc.reason, exc.detail)
+            return None
+        except games.GameError as exc:
+            self._bot_lost(seat, "illegal-move", f"it played {exc.text!r}: {exc.reason}")
+            return None
+        if self.clocks is not None and self.clocks.now_left(seat, trio.current_time()) <= 0:
+            self._lose_on_time(seat, trio.current_time())
+            self.forfeit_detail = "its clock ran out before it moved"
+            return None
+        self._push(move)
+        return self.shown[-1]
+
+    def _bot_lost(self, seat: int, reason: str, detail: str) -> None:
+        self.forfeit_detail = detail
+        if self.clocks is not None:
+            self.clocks.run(None, trio.current_time())
+        self.forfeit = games.Outcome("p2" if seat == 0 else "p1", reason)
+
+    def undo(self, n: int) -> None:
+        if self.forfeit is not None:
+            raise request_error(
+                GAME_OVER, f"undo: the game ended by {self.forfeit.reason}, which is final"
+            )
+        available = min(len(self.shown), self.state.ply())
+        if n > available:
+            raise request_error(
+                BAD_ARGUMENTS, f"undo: only {available} decision(s) can be taken back, not {n}"
+            )
+        for _ in range(n):
+            self.state.pop()
+            self.shown.pop()
+        self._run_due(trio.current_time())
+
+
+class RefereeSession(Session):
+    """The page's session of a refereed game (module docstring)."""
+
+    def __init__(self, *args: Any, referee: Referee, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.referee = referee
+        self.game = referee.game
+        self.state = referee.view()
+
+    def _sync(self) -> str:
+        """Give the session the referee's view again; returns its position string."""
+        view = self.referee.view()
+        self.state = view
+        self.played = list(self.referee.shown)
+        return view.to_string()
+
+    async def _dispatch(
+        self, command: m.Command, msgid: int | None, nursery: trio.Nursery
+    ) -> m.Reply | None:
+        referee = self.referee
+        referee.tick()
+        if isinstance(command, REFUSED):
+            raise request_error(
+                BAD_ARGUMENTS,
+                f"{command.METHOD}: this socket is a game the server referees; open a new "
+                "socket for another game",
+            )
+        match command:
+            case m.Play(token):
+                referee.play(token)
+                return m.Response(self._sync())
+            case m.Undo(n):
+                referee.undo(n)
+                return m.Response(self._sync())
+            case m.Go():
+                await self._bot_go(msgid, nursery)
+                return None
+            case m.Query(what):
+                return m.Response(self._refereed_query(what))
+        return await super()._dispatch(command, msgid, nursery)
+
+    def _refereed_query(self, what: str) -> m.ResponseValue:
+        referee = self.referee
+        if what == "clock":
+            return referee.clock_value()
+        forfeit = referee.forfeit
+        if forfeit is None:
+            return self._query(what)
+        match what:
+            case "gameover":
+                return True
+            case "p1turn":
+                return False
+            case "result":
+                return "draw" if forfeit.winner == "draw" else f"{forfeit.winner}win"
+            case "moves":
+                return ()
+            case "turn":
+                return "none"
+            case "outcome":
+                return forfeit.as_dict()
+        return self._query(what)
+
+    async def _bot_go(self, msgid: int | None, nursery: trio.Nursery) -> None:
+        referee = self.referee
+        if self.framing == "msgpack" and msgid is None:
+            raise request_error(BAD_ARGUMENTS, "go: send it as a request; its result is the move")
+        if referee.over():
+            await self._no_move(GAME_OVER, "go: the game is over", msgid)
+            return
+        if not referee.spec.against_bot:
+            raise request_error(BAD_ARGUMENTS, "go: two people play this game: send play")
+        if referee.person_to_act():
+            raise request_error(BAD_ARGUMENTS, "go: it is your decision: send play")
+        search = _Search(msgid, infinite=False)
+        self.search = search
+        nursery.start_soon(self._bot_move, search)
+
+    async def _bot_move(self, search: _Search) -> None:
+        try:
+            shown = await self.referee.bot_decision()
+            self._sync()
+            self.search = None
+            if shown is None:
+                outcome = self.referee.outcome()
+                detail = self.referee.forfeit_detail
+                await self.reply(m.Info(string=f"{outcome}: {detail}"), search.msgid)
+            await self._send(m.BestMove(shown), search.msgid)
+        finally:
+            if self.search is search:
+                self.search = None
+            search.done.set()
+
+
+def session_factory(referee: Referee) -> functools.partial[RefereeSession]:
+    """What a ``Connection`` makes its session with, for a refereed game."""
+    return functools.partial(RefereeSession, referee=referee)

@@ -1,0 +1,60 @@
+// Shared helpers of the board modules, and the contract every board module keeps.
+//
+// A board module (games/<game>.js) default-exports an object:
+//
+//   names: string[]
+//       the registry names it draws ("yinsh", "yinsh-blitz").
+//   parse(position: string): Model
+//       the position string (a full position or a player's view) as a plain object the other
+//       functions take; throws Error(message) on a string it cannot read.
+//   draw(svg: SVGSVGElement, model: Model, opts: {flipped: boolean, colours: [string, string]})
+//       empties the svg and draws the board as the game looks. Every place a piece can stand
+//       gets exactly one element with data-square="<its name in the game's notation>" and the
+//       class "sq", drawn last (on top), filled transparent, so that it is the click target
+//       and the page can colour it through CSS: [data-legal="true"], [data-picked="true"] and
+//       [data-last="true"] are set by the page after draw.
+//   steps(token: string, model: Model): Step[]
+//       the clicks that make a legal move token, in order. A Step is {square: "e5"} (a click
+//       on that data-square) or {choice: "<token or part>", label: "<button text>"} (a button
+//       the page shows under the board with data-choice="<choice>"). No token's steps may be a
+//       proper prefix of another legal token's steps, and two tokens never have the same
+//       steps (add a final choice where needed).
+//   hint(model: Model): string
+//       what the side to act has to do now, for the status line ("move a ring", "remove a
+//       row", "place a piece: pick its value").
+//   squares(token: string, model: Model): string[]
+//       the squares a played token touched, to mark the last move (may be []).
+//   compose?(model, container: HTMLElement, description: string, play: (token) => void)
+//       only for a decision whose moves are too many to list (query moves answers
+//       "count N <description>"): builds a form in container that ends by calling play(token).
+//
+// The page knows no rules: it gets the legal tokens from `query moves`, filters them by the
+// steps clicked so far, and sends the one token left.
+
+export const SVG_NS = "http://www.w3.org/2000/svg";
+
+/** A new SVG element with its attributes (numbers are written as they are). */
+export function el(tag, attrs = {}, parent = null) {
+  const node = document.createElementNS(SVG_NS, tag);
+  for (const [key, value] of Object.entries(attrs)) {
+    if (value !== undefined && value !== null) node.setAttribute(key, String(value));
+  }
+  if (parent) parent.appendChild(node);
+  return node;
+}
+
+/** Removes every child of an element. */
+export function clear(node) {
+  while (node.firstChild) node.removeChild(node.firstChild);
+}
+
+/** A text label (centred on x, y). */
+export function label(parent, x, y, text, attrs = {}) {
+  const node = el(
+    "text",
+    { x, y, "text-anchor": "middle", "dominant-baseline": "central", ...attrs },
+    parent,
+  );
+  node.textContent = text;
+  return node;
+}

@@ -1,0 +1,207 @@
+// The protocol over a WebSocket, in the text framing (docs/protocol.md, docs/web.md).
+//
+// Each request goes out in one message together with a barrier, `ping N`; the reply lines that
+// come before `pong N` are its answer (the server answers in order). A search's `info` and
+// `bestmove` lines come when they come, so they go to the running search instead.
+
+const KEEPALIVE_MS = 30000;
+
+export class ProtocolError extends Error {}
+
+/** One protocol session on a WebSocket. */
+export class Session {
+  constructor(url) {
+    this.url = url;
+    this.socket = null;
+    this.nextToken = 1;
+    this.waiting = []; // [{token, lines, resolve}] in the order sent
+    this.search = null; // {onInfo, resolve} of the running search
+    this.closed = false;
+    this.closeReason = "";
+    this.onclose = null;
+    this.keepalive = null;
+  }
+
+  /** Opens the socket; resolves once it is open, rejects with the server's reason. */
+  open() {
+    return new Promise((resolve, reject) => {
+      const socket = new WebSocket(this.url);
+      this.socket = socket;
+      let opened = false;
+      socket.onopen = () => {
+        opened = true;
+        this.keepalive = setInterval(() => this.ping(), KEEPALIVE_MS);
+        resolve(this);
+      };
+      socket.onmessage = (event) => this.received(String(event.data));
+      socket.onclose = (event) => {
+        this.closed = true;
+        this.closeReason = event.reason || `the connection closed (code ${event.code})`;
+        clearInterval(this.keepalive);
+        const error = new ProtocolError(this.closeReason);
+        for (const wait of this.waiting) wait.reject(error);
+        this.waiting = [];
+        if (this.search) this.search.reject(error);
+        this.search = null;
+        if (!opened) reject(error);
+        else if (this.onclose) this.onclose(this.closeReason);
+      };
+    });
+  }
+
+  close() {
+    if (this.socket && !this.closed) this.socket.close(1000, "closed by the page");
+  }
+
+  received(text) {
+    for (const line of text.split("\n")) {
+      if (line) this.line(line);
+    }
+  }
+
+  line(line) {
+    if (line.startsWith("pong ")) {
+      const token = Number(line.slice(5));
+      const index = this.waiting.findIndex((wait) => wait.token === token);
+      if (index >= 0) {
+        const [wait] = this.waiting.splice(index, 1);
+        wait.resolve(wait.lines);
+        return;
+      }
+    }
+    if (this.search && (line.startsWith("info ") || line.startsWith("bestmove"))) {
+      if (line.startsWith("bestmove")) {
+        const search = this.search;
+        this.search = null;
+        search.resolve(line);
+      } else {
+        this.search.onInfo(line);
+      }
+      return;
+    }
+    if (this.waiting.length) this.waiting[0].lines.push(line);
+  }
+
+  send(text) {
+    if (this.closed) throw new ProtocolError(this.closeReason || "the connection is closed");
+    this.socket.send(text);
+  }
+
+  /** Sends commands (one or several lines) and resolves with the lines they were answered. */
+  request(commands) {
+    const token = this.nextToken++;
+    const lines = Array.isArray(commands) ? commands : [commands];
+    return new Promise((resolve, reject) => {
+      this.waiting.push({ token, lines: [], resolve, reject });
+      try {
+        this.send([...lines, `ping ${token}`].join("\n"));
+      } catch (error) {
+        this.waiting.pop();
+        reject(error);
+      }
+    });
+  }
+
+  ping() {
+    if (!this.closed) this.request("isready").catch(() => {});
+  }
+
+  /** The value of `response` to one command; throws with the error line otherwise. */
+  async response(command) {
+    const lines = await this.request(command);
+    const found = lines.find((line) => line === "response" || line.startsWith("response "));
+    if (found !== undefined) return found.slice(9);
+    throw new ProtocolError(errorText(lines) || `${command}: no answer`);
+  }
+
+  /** Sends a command that answers nothing on success; throws with the error if there is one. */
+  async command(command) {
+    const problem = errorText(await this.request(command));
+    if (problem) throw new ProtocolError(problem);
+  }
+
+  /**
+   * Starts a search (`go ARGS`) and resolves with its `bestmove` line; `onInfo` gets each
+   * `info` line. The errors the `go` itself got (a refusal) reject it.
+   */
+  go(args, onInfo = () => {}) {
+    if (this.search) return Promise.reject(new ProtocolError("a search is already running"));
+    return new Promise((resolve, reject) => {
+      // settled once both the barrier after the go and its bestmove (if any) have come
+      const state = { best: null, problem: null, answered: false };
+      const settle = () => {
+        if (!state.answered) return;
+        if (state.problem && (state.best === null || state.best === "bestmove none")) {
+          if (this.search === search) this.search = null;
+          reject(new ProtocolError(state.problem));
+        } else if (state.best !== null) {
+          resolve(state.best);
+        }
+      };
+      const search = {
+        onInfo,
+        resolve: (best) => {
+          state.best = best;
+          settle();
+        },
+        reject,
+      };
+      this.search = search;
+      this.request(args ? `go ${args}` : "go").then((lines) => {
+        state.answered = true;
+        state.problem = errorText(lines) || null;
+        settle();
+      }, reject);
+    });
+  }
+
+  stop() {
+    if (!this.closed) this.send("stop");
+  }
+}
+
+/** The text of the first error or invalidmove line, or "". */
+export function errorText(lines) {
+  for (const line of lines) {
+    if (line.startsWith("error ")) return line.split(" ").slice(3).join(" ") || line;
+    if (line.startsWith("invalidmove ")) {
+      const [, move, ...reason] = line.split(" ");
+      return `${move}: ${reason.join(" ")}`;
+    }
+  }
+  return "";
+}
+
+/** `key=value key=value` as an object (query outcome, query clock). */
+export function pairs(text) {
+  const out = {};
+  for (const part of text.split(" ")) {
+    const at = part.indexOf("=");
+    if (at > 0) out[part.slice(0, at)] = part.slice(at + 1);
+  }
+  return out;
+}
+
+/** The handshake's games, bots and options: {games: [{name, colours, start}], bots: [...]} */
+export async function handshake(session) {
+  const lines = await session.request("ugi");
+  const games = [];
+  const bots = [];
+  const options = [];
+  for (const line of lines) {
+    const words = line.split(" ");
+    if (words[0] === "game") {
+      const at = words.indexOf("start");
+      games.push({
+        name: words[1],
+        colours: [words[3], words[4]],
+        start: words.slice(at + 1).join(" "),
+      });
+    } else if (words[0] === "bot") {
+      bots.push({ name: words[1], games: words.slice(3) });
+    } else if (words[0] === "option") {
+      options.push(line);
+    }
+  }
+  return { games, bots, options };
+}

@@ -1,0 +1,143 @@
+"""A server with its web front on free ports, in the test's trio run, and WebSocket peers."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from dataclasses import dataclass
+from typing import Any
+
+import msgpack
+import trio
+from trio_websocket import WebSocketConnection, open_websocket_url
+
+from enginesrv.serve.connection import Limits
+from enginesrv.serve.server import Server, open_listeners, serve
+from enginesrv.serve.settings import SessionConfig
+from enginesrv.web.app import WebApp
+from enginesrv.web.run import serve_web
+from tests.enginesrv.peer import ThreadRunner
+
+
+@dataclass
+class Web:
+    server: Server
+    app: WebApp
+    url: str
+    """``http://127.0.0.1:PORT/``"""
+    port: int
+    """The TCP protocol port."""
+
+    def ws(self, query: str = "") -> str:
+        return self.url.replace("http://", "ws://") + "ws" + (f"?{query}" if query else "")
+
+
+@asynccontextmanager
+async def running_web(
+    *, limits: Limits | None = None, peer_cap: int = 64, runner: Any = None
+) -> AsyncIterator[Web]:
+    limits = limits or Limits()
+    config = SessionConfig(default_game=None, default_bot="random", limits=limits.announced())
+    runner = runner or ThreadRunner()
+    server = Server(config, runner, limits)
+    app = WebApp(server, runner, peer_cap=peer_cap)
+    async with trio.open_nursery() as nursery:
+        url = await nursery.start(
+            lambda task_status: serve_web(
+                server, runner, host="127.0.0.1", port=0, app=app, task_status=task_status
+            )
+        )
+        ports: list[int] = []
+        listeners = await open_listeners("127.0.0.1", 0)
+        await nursery.start(
+            lambda task_status: serve(
+                server, listeners, on_ready=lambda h, p: ports.append(p), task_status=task_status
+            )
+        )
+        try:
+            yield Web(server, app, url, ports[0])
+        finally:
+            server.stop.set()
+
+
+async def drop(ws: WebSocketConnection) -> None:
+    """Close the client's TCP stream of a socket the server closed: trio-websocket's client
+    waits for the server's TCP close and then leaves its own stream open (a ResourceWarning)."""
+    await ws._stream.aclose()
+
+
+class TextSocket:
+    """A WebSocket speaking the text framing, line by line."""
+
+    def __init__(self, ws: WebSocketConnection) -> None:
+        self.ws = ws
+        self.pending: list[str] = []
+        self.messages: list[str | bytes] = []
+        """Every message received, as it came (for the tests of what reaches a page)."""
+
+    async def send(self, *lines: str) -> None:
+        await self.ws.send_message("\n".join(lines))
+
+    async def line(self, timeout: float = 10) -> str:
+        while not self.pending:
+            with trio.fail_after(timeout):
+                message = await self.ws.get_message()
+            self.messages.append(message)
+            assert isinstance(message, str), f"a binary message on a text socket: {message!r}"
+            assert message.endswith("\n"), f"a message that does not end a line: {message!r}"
+            self.pending.extend(message.splitlines())
+        return self.pending.pop(0)
+
+    async def expect(self, prefix: str, timeout: float = 10) -> str:
+        """The next line that starts with ``prefix`` (lines before it are skipped)."""
+        while True:
+            line = await self.line(timeout)
+            if line.startswith(prefix):
+                return line
+
+    async def ask(self, command: str) -> str:
+        """The value of ``response`` to one command."""
+        await self.send(command)
+        line = await self.line()
+        assert line.startswith("response"), f"{command}: {line}"
+        return line[9:]
+
+
+class BinarySocket:
+    """A WebSocket speaking msgpack-RPC."""
+
+    def __init__(self, ws: WebSocketConnection) -> None:
+        self.ws = ws
+        self.frames: list[Any] = []
+
+    async def request(self, msgid: int, method: str, params: dict[str, Any] | None = None) -> None:
+        frame = [0, msgid, method, [params] if params is not None else []]
+        await self.ws.send_message(msgpack.packb(frame))
+
+    async def frame(self, timeout: float = 10) -> Any:
+        while not self.frames:
+            with trio.fail_after(timeout):
+                message = await self.ws.get_message()
+            assert isinstance(message, bytes), f"a text message on a binary socket: {message!r}"
+            unpacker = msgpack.Unpacker(raw=False)
+            unpacker.feed(message)
+            self.frames.extend(unpacker)
+        return self.frames.pop(0)
+
+    async def response(self, msgid: int) -> Any:
+        while True:
+            frame = await self.frame()
+            if frame[0] == 1 and frame[1] == msgid:
+                return frame
+
+
+@asynccontextmanager
+async def text_socket(url: str) -> AsyncIterator[TextSocket]:
+    async with open_websocket_url(url) as ws:
+        yield TextSocket(ws)
+
+
+@asynccontextmanager
+async def binary_socket(url: str) -> AsyncIterator[BinarySocket]:
+    async with open_websocket_url(url) as ws:
+        yield BinarySocket(ws)
