@@ -10,21 +10,23 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import functools
 import json
 import tomllib
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Any, TextIO
 
 import trio
 
 import games
-from enginesrv.cli.common import natural, positive, seconds
+from enginesrv.cli.common import natural, port, positive, seconds
 from enginesrv.cli.display import Display, write_tables
 from enginesrv.event.config import EventConfig, EventError
 from enginesrv.event.controls import DEFAULT_MAX_PLIES
+from enginesrv.event.feed import Feed
 from enginesrv.event.lock import lock_event
-from enginesrv.event.standings import load_results
+from enginesrv.event.standings import PairingResult, load_results
 from enginesrv.event.tournament import prepare, run_event
 
 Handler = Callable[[argparse.Namespace, TextIO, TextIO], None]
@@ -133,6 +135,13 @@ def _add_event_flags(p: argparse.ArgumentParser, *, tournament: bool) -> None:
     )  # fmt: skip
     if tournament:
         a("--gauntlet", action="store_true", default=None, help="the first player meets the rest")
+    a(
+        "--web", metavar="PORT", type=port, default=None,
+        help="serve a page to watch the games live and replay the finished ones on PORT (0: "
+        "any free port), and their feed on /events; prints 'web http://HOST:PORT/' first "
+        "(docs/web.md; needs the web extra)",
+    )  # fmt: skip
+    a("--web-host", metavar="HOST", default="127.0.0.1", help="the address of --web (127.0.0.1)")
 
 
 def _toml_settings(path: str, fail: type[Exception]) -> dict[str, Any]:
@@ -229,16 +238,24 @@ def _handler(fail: type[Exception], *, tournament: bool) -> Handler:
             except EventError as exc:
                 raise fail(str(exc)) from None
             display = Display(out, err, config, live=err.isatty())
+            watch = _watch_front(args, out, fail)
             try:
                 standings = trio.run(
-                    lambda: run_event(
-                        config,
-                        out_dir,
-                        on_game=display.game,
-                        on_start=display.start,
-                        on_tick=display.tick if display.live else None,
+                    lambda: _run_watched(
+                        watch,
+                        functools.partial(
+                            run_event,
+                            config,
+                            out_dir,
+                            on_game=display.game,
+                            on_start=display.start,
+                            on_tick=display.tick if display.live else None,
+                        ),
                     )
                 )
+            except OSError as exc:
+                display.close()
+                raise fail(f"--web {args.web}: cannot listen: {exc.strerror or exc}") from None
             except EventError as exc:
                 display.close()
                 raise fail(str(exc)) from None
@@ -251,6 +268,49 @@ def _handler(fail: type[Exception], *, tournament: bool) -> Handler:
         write_tables(out, config, standings)
 
     return run
+
+
+Watch = Callable[[Feed, trio.Event, trio.TaskStatus[str]], Awaitable[None]]
+
+
+def _watch_front(args: argparse.Namespace, out: TextIO, fail: type[Exception]) -> Watch | None:
+    """The watching page ``--web`` asks for (None without it)."""
+    if args.web is None:
+        return None
+    try:
+        from enginesrv.web.watch import serve_watch  # noqa: PLC0415 (the web extra may be missing)
+    except ImportError as exc:
+        raise fail(
+            f"--web needs the web extra ({exc.name} is missing): pip install 'enginesrv[web]'"
+        ) from None
+
+    async def watch(feed: Feed, stop: trio.Event, task_status: trio.TaskStatus[str]) -> None:
+        async with trio.open_nursery() as nursery:
+            url = await nursery.start(
+                functools.partial(serve_watch, feed, stop, host=args.web_host, port=args.web)
+            )
+            out.write(f"web {url}\n")
+            out.flush()
+            task_status.started(url)
+
+    return watch
+
+
+async def _run_watched(
+    watch: Watch | None, run: Callable[..., Awaitable[list[PairingResult]]]
+) -> list[PairingResult]:
+    """Run the event; with a watching page, serve it from before the first game to the end."""
+    if watch is None:
+        return await run()
+    feed = Feed()
+    stop = trio.Event()
+    async with trio.open_nursery() as nursery:
+        await nursery.start(watch, feed, stop)
+        try:
+            return await run(feed=feed)
+        finally:
+            feed.publish({"type": "end"})
+            stop.set()
 
 
 def _results_handler(fail: type[Exception]) -> Handler:

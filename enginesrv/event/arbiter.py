@@ -101,6 +101,11 @@ class _Adjudicator:
         return None
 
 
+MoveObserver = Callable[[str, games.State, tuple[float, float] | None], None]
+"""Told each move of a game: its token as a spectator sees it, the position after it, the
+clocks."""
+
+
 @dataclass(frozen=True, slots=True)
 class GameSetup:
     """Everything about one game but the players themselves."""
@@ -121,9 +126,12 @@ async def play_game(
     setup: GameSetup,
     *,
     clock: Callable[[], float] = trio.current_time,
+    on_move: MoveObserver | None = None,
 ) -> GameResult:
     """Play one game, ``players[0]`` as p1. Never raises for a player's misbehaviour: it ends
-    the game with a forfeit (module docstring); a failed player is listed in ``failed``."""
+    the game with a forfeit (module docstring); a failed player is listed in ``failed``.
+    ``on_move`` is told each move as a spectator is shown it, with the position after it and
+    the clocks (ms; None without a clock)."""
     started = clock()
     opening = setup.opening
     state = opening_state(game, opening)
@@ -232,8 +240,11 @@ async def play_game(
             notes.append(("clock", str(round(remaining[seat]))))
         moves.append(RecordMove(token, tuple(notes), len(moves) + 1))
         tokens.append(token)
+        public = state.public_move_str(move, None) if on_move is not None else ""
         state.push(move)
         plies += 1
+        if on_move is not None:
+            on_move(public, state, (remaining[0], remaining[1]) if tc is not None else None)
         verdict = judge.score(seat, reply, plies)
         if verdict == "resign":
             winner, reason = ("p2" if seat == 0 else "p1"), "resign"
@@ -266,3 +277,23 @@ async def play_game(
         winner, reason, record, plies, clock() - started, engine_time,
         tuple(sorted(set(failed))), search_time,
     )  # fmt: skip
+
+
+def no_start(game: games.Game, setup: GameSetup, seat: int, exc: ForfeitError) -> GameResult:
+    """The result of a game a player could not start: it loses with the reason."""
+    winner = "p2" if seat == 0 else "p1"
+    record = Record(
+        headers={
+            "Game": game.name,
+            "Start": setup.opening.start or "startpos",
+            "Event": setup.event,
+            "P1": setup.names[0],
+            "P2": setup.names[1],
+            "TimeControl": setup.limits.describe(),
+            "Result": winner,
+            "Reason": exc.reason,
+        },
+        moves=[],
+        comments=[f"p{seat + 1} {setup.names[seat]} did not start: {exc.detail}"],
+    )
+    return GameResult(winner, exc.reason, record, 0, 0.0, 0.0, (seat,))

@@ -32,12 +32,13 @@ import trio
 
 import games
 from enginesrv.event import stats
-from enginesrv.event.arbiter import GameResult, GameSetup, play_game
+from enginesrv.event.arbiter import GameResult, GameSetup, no_start, play_game
 from enginesrv.event.bot_player import check_bot
 from enginesrv.event.config import EventConfig, EventError
 from enginesrv.event.controls import Adjudication, MoveLimits
+from enginesrv.event.feed import Feed, event_message, result_message, standings_message
 from enginesrv.event.lock import lock_event
-from enginesrv.event.openings import Opening, read_openings
+from enginesrv.event.openings import Opening, opening_state, read_openings
 from enginesrv.event.players import (
     Deadlines,
     ForfeitError,
@@ -47,7 +48,7 @@ from enginesrv.event.players import (
     control_character,
     parse_player,
 )
-from enginesrv.event.records import Record, format_record
+from enginesrv.event.records import format_record
 from enginesrv.event.schedule import (
     ScheduledGame,
     display_names,
@@ -136,11 +137,12 @@ async def run_event(
     on_game: Callable[[Finished], None],
     on_start: Callable[[int, int], None] = lambda done, total: None,
     on_tick: Callable[[float], None] | None = None,
+    feed: Feed | None = None,
 ) -> list[PairingResult]:
     """Play the event's games not yet stored (``prepare`` first), ``config.concurrency`` at
     a time; report each finished game (``on_game``) and, every second, the time since the
     start (``on_tick``, for a live display); return the standings. ``out_dir`` is held
-    (``lock_event``) throughout.
+    (``lock_event``) throughout. ``feed`` is told the games move by move (its watchers).
 
     Raises:
         EventError: a player that cannot play (unknown bot, bad option, a game the engine does
@@ -149,7 +151,7 @@ async def run_event(
     """
     with lock_event(out_dir):
         return await _run_event(
-            config, out_dir, on_game=on_game, on_start=on_start, on_tick=on_tick
+            config, out_dir, on_game=on_game, on_start=on_start, on_tick=on_tick, feed=feed
         )
 
 
@@ -160,6 +162,7 @@ async def _run_event(
     on_game: Callable[[Finished], None],
     on_start: Callable[[int, int], None],
     on_tick: Callable[[float], None] | None,
+    feed: Feed | None,
 ) -> list[PairingResult]:
     """``run_event`` with ``out_dir`` held."""
     game = games.load(config.game)
@@ -204,6 +207,9 @@ async def _run_event(
     total = len(schedule)
     done = len(done_ids & {g.id for g in schedule})
     on_start(done, total)
+    if feed is not None:
+        feed.publish(event_message(config.event, game, names, total, limits.describe()))
+        feed.publish(standings_message(standings, done, total, sprt))
     if sprt is not None and decided(standings[0], sprt):
         pending = []
     started = trio.current_time()
@@ -238,6 +244,7 @@ async def _run_event(
                     limits=limits,
                     rules=rules,
                     config=config,
+                    feed=feed,
                 )
                 record_text = format_record(result.record)
                 record_name = None
@@ -272,6 +279,8 @@ async def _run_event(
                         trio.current_time() - started,
                     )
                 )  # fmt: skip
+                if feed is not None:
+                    feed.publish(standings_message(standings, done, total, sprt))
                 if sprt is not None and decided(standings[0], sprt):
                     stop.set()
                     cancel.cancel()
@@ -338,6 +347,7 @@ async def _play(
     limits: MoveLimits,
     rules: Adjudication,
     config: EventConfig,
+    feed: Feed | None = None,
 ) -> tuple[GameResult, tuple[int, int]]:
     """One game of the schedule and its bots' secret seeds; a player that cannot start loses
     it with the reason."""
@@ -358,28 +368,15 @@ async def _play(
         try:
             players.append(await slot.get(index, game))
         except ForfeitError as exc:
-            return _no_start(game, setup, seat, exc), setup.secret_seeds
-    result = await play_game(game, (players[0], players[1]), setup)
+            return no_start(game, setup, seat, exc), setup.secret_seeds
+    on_move = None
+    if feed is not None:
+        start = opening_state(game, setup.opening)
+        base = None if limits.tc is None else limits.tc.base_ms
+        on_move = feed.game(item.id, item.round, setup.names, start, base)
+    result = await play_game(game, (players[0], players[1]), setup, on_move=on_move)
+    if feed is not None:
+        feed.publish(result_message(item.id, result.winner, result.reason, result.plies))
     for seat in result.failed:
         await players[seat].close()
     return result, setup.secret_seeds
-
-
-def _no_start(game: games.Game, setup: GameSetup, seat: int, exc: ForfeitError) -> GameResult:
-    """The result of a game a player could not start: it loses with the reason."""
-    winner = "p2" if seat == 0 else "p1"
-    record = Record(
-        headers={
-            "Game": game.name,
-            "Start": setup.opening.start or "startpos",
-            "Event": setup.event,
-            "P1": setup.names[0],
-            "P2": setup.names[1],
-            "TimeControl": setup.limits.describe(),
-            "Result": winner,
-            "Reason": exc.reason,
-        },
-        moves=[],
-        comments=[f"p{seat + 1} {setup.names[seat]} did not start: {exc.detail}"],
-    )
-    return GameResult(winner, exc.reason, record, 0, 0.0, 0.0, (seat,))

@@ -19,7 +19,7 @@ import structlog
 import trio
 from starlette.applications import Starlette
 from starlette.requests import Request
-from starlette.responses import FileResponse, Response
+from starlette.responses import FileResponse, JSONResponse, Response
 from starlette.routing import BaseRoute, Mount, Route, WebSocketRoute
 from starlette.staticfiles import StaticFiles
 from starlette.websockets import WebSocket, WebSocketDisconnect, WebSocketState
@@ -49,6 +49,27 @@ log = structlog.get_logger("enginesrv.web")
 def static_dir() -> str:
     """The folder of the page's files, inside the installed package."""
     return str(resources.files("enginesrv.web") / "static")
+
+
+def page_routes(features: dict[str, bool], routes: Sequence[BaseRoute]) -> list[BaseRoute]:
+    """The page (``/``), its files (``/static``), what this server offers it
+    (``/config.json``: ``{"play": bool, "watch": bool}``) and ``routes``."""
+    static = static_dir()
+
+    async def index(request: Request) -> Response:
+        del request
+        return FileResponse(f"{static}/index.html", media_type="text/html")
+
+    async def config(request: Request) -> Response:
+        del request
+        return JSONResponse(features)
+
+    return [
+        Route("/", index),
+        Route("/config.json", config),
+        *routes,
+        Mount("/static", StaticFiles(directory=static), name="static"),
+    ]
 
 
 class StarletteSocket:
@@ -106,24 +127,16 @@ class WebApp:
         self.peer_cap = peer_cap
         self.per_host: Counter[str] = Counter()
         self.refused = 0
-        self.static = static_dir()
         self.referees: weakref.WeakSet[Referee] = weakref.WeakSet()
         """The refereed games being played (for the tests and for watching)."""
 
     def routes(self, extra: Sequence[BaseRoute] = ()) -> list[BaseRoute]:
-        return [
-            Route("/", self.index),
-            WebSocketRoute("/ws", self.protocol_socket),
-            *extra,
-            Mount("/static", StaticFiles(directory=self.static), name="static"),
-        ]
+        return page_routes({"play": True, "watch": False}, [
+            WebSocketRoute("/ws", self.protocol_socket), *extra
+        ])  # fmt: skip
 
     def asgi(self, extra: Sequence[BaseRoute] = ()) -> Starlette:
         return Starlette(routes=self.routes(extra))
-
-    async def index(self, request: Request) -> Response:
-        del request
-        return FileResponse(f"{self.static}/index.html", media_type="text/html")
 
     async def protocol_socket(self, websocket: WebSocket) -> None:
         client = websocket.client

@@ -454,6 +454,16 @@ function renderMoves() {
 }
 
 function renderStatus() {
+  if (app.mode === "watch") {
+    const game = watch.games.get(watch.following);
+    if (game) {
+      const ply = app.view === null ? game.moves.length : app.view;
+      const live = game.result ? "replay" : "live";
+      setStatus(`Game ${game.id} (${live}): ${game.p1} vs ${game.p2}, move ${ply} of ${game.moves.length}`);
+    }
+    ui.result.textContent = app.outcome ? resultText(app.outcome) : "";
+    return;
+  }
   if (app.mode === "replay") {
     const ply = app.view === null ? app.played.length : app.view;
     setStatus(`Replay: move ${ply} of ${app.played.length} (← and → step through)`);
@@ -509,6 +519,10 @@ function renderClocks() {
 
 function playerName(seat) {
   const side = `p${seat + 1}`;
+  if (app.mode === "watch") {
+    const game = watch.games.get(watch.following);
+    return game ? `${colour(seat)}: ${seat === 0 ? game.p1 : game.p2}` : colour(seat);
+  }
   if (!app.spec || app.mode === "replay") return colour(seat);
   if (app.spec.opponent === "human") return colour(seat);
   return side === app.spec.side ? `${colour(seat)}: you` : `${colour(seat)}: ${app.spec.opponent}`;
@@ -626,7 +640,7 @@ document.addEventListener("keydown", (event) => {
     app.picked = [];
     app.view = null;
     render();
-  } else if (app.mode === "replay" && (event.key === "ArrowLeft" || event.key === "ArrowRight")) {
+  } else if ((app.mode === "replay" || app.mode === "watch") && (event.key === "ArrowLeft" || event.key === "ArrowRight")) {
     const current = app.view === null ? app.played.length : app.view;
     showPly(Math.max(0, Math.min(app.played.length, current + (event.key === "ArrowLeft" ? -1 : 1))));
   }
@@ -834,6 +848,20 @@ async function loadRecord(text, gameName = null) {
 
 async function main() {
   const params = new URLSearchParams(location.search);
+  let features = { play: true, watch: false };
+  try {
+    const answer = await fetch("/config.json");
+    if (answer.ok) features = await answer.json();
+  } catch {
+    // an older server: the play page only
+  }
+  if (features.watch && !features.play) {
+    ui.setup.hidden = true;
+    for (const id of ["#undo", "#analyse", "#stop", "#move-form", "#load-position"]) $(id).hidden = true;
+    $("#watch").hidden = false;
+    startWatching();
+    return;
+  }
   const lobby = new Session(wsUrl("/ws"));
   try {
     await lobby.open();
@@ -849,6 +877,120 @@ async function main() {
   } else {
     setStatus("Choose a game and press New game.");
   }
+}
+
+// -- watching an event --------------------------------------------------------------------
+
+const watch = { event: null, games: new Map(), following: null, standings: null, ended: false };
+
+function startWatching() {
+  app.mode = "watch";
+  setStatus("Connecting to the event…");
+  const socket = new WebSocket(wsUrl("/events"));
+  socket.onmessage = (message) => watched(JSON.parse(message.data));
+  socket.onclose = (event) => {
+    if (watch.ended) {
+      setStatus("The event has ended.");
+    } else if (event.code === 1013) {
+      setTimeout(startWatching, 1000); // fell behind: start again from a snapshot
+    } else {
+      setStatus(`The event's feed closed: ${event.reason || `code ${event.code}`}`, true);
+    }
+  };
+}
+
+async function watched(message) {
+  switch (message.type) {
+    case "event":
+      watch.event = message;
+      watch.games.clear();
+      app.game = { name: message.game, colours: message.colours, start: "" };
+      app.board = await boardFor(message.game);
+      break;
+    case "standings":
+      watch.standings = message;
+      break;
+    case "game":
+      watch.games.set(message.id, { ...message, moves: [], positions: [message.position], result: null, turn: "p1", clock: message.clock });
+      if (watch.following === null || isOver(watch.following)) watch.following = message.id;
+      break;
+    case "move": {
+      const game = watch.games.get(message.id);
+      if (!game) break;
+      game.moves.push(message.move);
+      game.positions.push(message.position);
+      game.turn = message.turn;
+      game.clock = message.clock;
+      break;
+    }
+    case "result": {
+      const game = watch.games.get(message.id);
+      if (game) game.result = message;
+      break;
+    }
+    case "end":
+      watch.ended = true;
+      break;
+    default:
+      return; // a message of a newer server: ignored
+  }
+  renderWatch();
+}
+
+function isOver(id) {
+  const game = watch.games.get(id);
+  return !game || game.result !== null;
+}
+
+function follow(id) {
+  watch.following = id;
+  app.view = null;
+  renderWatch();
+}
+
+function renderWatch() {
+  const section = $("#watch");
+  const event = watch.event;
+  if (!event) return;
+  const standings = watch.standings;
+  const rows = (standings ? standings.pairings : []).map((p) => {
+    const elo = p.elo === null ? "–" : `${p.elo.toFixed(1)} ± ${p.elo_ci95 === null ? "∞" : p.elo_ci95.toFixed(1)}`;
+    return `<tr><td>${escape(p.p1)} vs ${escape(p.p2)}</td><td>${p.wins}</td><td>${p.draws}</td><td>${p.losses}</td><td>${(100 * p.score).toFixed(1)}%</td><td>${elo}</td><td>${p.llr === null ? "" : p.llr.toFixed(2)}</td></tr>`;
+  });
+  const games = [...watch.games.values()].reverse().map((g) => {
+    const state = g.result ? `${g.result.winner} (${g.result.reason})` : `playing, move ${g.moves.length}`;
+    const current = g.id === watch.following ? ' aria-current="true"' : "";
+    return `<li><button type="button" data-testid="watch-game-${g.id}" data-game="${g.id}"${current}>game ${g.id}: ${escape(g.p1)} vs ${escape(g.p2)}: ${escape(state)}</button></li>`;
+  });
+  section.innerHTML =
+    `<h2>${escape(event.name)}: ${escape(prettyGame(event.game))}, ${escape(event.control)}</h2>` +
+    `<p data-testid="event-progress">${standings ? standings.done : 0} of ${event.total} games played${watch.ended ? "; the event has ended" : ""}</p>` +
+    `<table data-testid="standings"><thead><tr><th>pairing</th><th>W</th><th>D</th><th>L</th><th>score</th><th>Elo</th><th>LLR</th></tr></thead><tbody>${rows.join("")}</tbody></table>` +
+    `<ul class="games" data-testid="games">${games.join("")}</ul>`;
+  for (const button of section.querySelectorAll("button[data-game]")) {
+    button.addEventListener("click", () => follow(Number(button.dataset.game)));
+  }
+  const game = watch.games.get(watch.following);
+  if (!game || !app.board) return;
+  app.spec = { game: event.game, opponent: "human", side: "p1", tc: "none" };
+  app.played = game.moves;
+  app.positions = game.positions;
+  app.position = game.positions[game.positions.length - 1];
+  app.turn = game.result ? "none" : game.turn;
+  app.outcome = game.result ? { winner: game.result.winner, reason: game.result.reason } : null;
+  app.clock = game.clock && !game.result ? { ...game.clock, running: "none", at: performance.now() } : null;
+  app.legal = [];
+  try {
+    app.model = app.board.parse(app.position);
+  } catch (error) {
+    setStatus(`Cannot draw the position: ${error.message}`, true);
+    return;
+  }
+  render();
+}
+
+function escape(text) {
+  return String(text).replace(/[&<>"']/g, (c) => `&#${c.charCodeAt(0)};`);
 }
 
 main();
