@@ -382,11 +382,13 @@ class RefereeSession(Session):
         return await super()._dispatch(command, msgid, nursery)
 
     def _refereed_query(self, what: str) -> m.ResponseValue:
+        """``query``, from the view, but for the end of the game: the referee knows when it
+        is over (a view may not: the side to act may have no move only under hidden laws)."""
         referee = self.referee
         if what == "clock":
             return referee.clock_value()
-        forfeit = referee.forfeit
-        if forfeit is None:
+        outcome = referee.outcome()
+        if outcome is None:
             return self._query(what)
         match what:
             case "gameover":
@@ -394,13 +396,13 @@ class RefereeSession(Session):
             case "p1turn":
                 return False
             case "result":
-                return "draw" if forfeit.winner == "draw" else f"{forfeit.winner}win"
+                return "draw" if outcome.winner == "draw" else f"{outcome.winner}win"
             case "moves":
                 return ()
             case "turn":
                 return "none"
             case "outcome":
-                return forfeit.as_dict()
+                return outcome.as_dict()
         return self._query(what)
 
     async def _bot_go(self, msgid: int | None, nursery: trio.Nursery) -> None:

@@ -260,3 +260,23 @@ async def test_the_server_stopping_closes_websockets() -> None:
                     await drop(peer.ws)
                 else:
                     raise AssertionError("a line came after the shutdown error")
+
+
+@trio_test
+async def test_the_referee_says_when_a_game_of_hidden_laws_is_over() -> None:
+    """Black's laws may leave it no move at its first turn: only the referee can tell, since
+    the person's view does not hold Black's laws; the page is told the game is over."""
+    async with running_web() as web:
+        query = "game=yinyang&opponent=bot:random&side=p2"
+        async with text_socket(web.ws(query)) as peer:
+            await peer.send("go")
+            assert await peer.line() == "bestmove laws:?,?,?,?"
+            (referee,) = list(web.app.referees)
+            # laws under which Black (to act first) can do nothing on the full start board
+            referee.state.pop()
+            referee.state.push(referee.state.parse_move("laws:....>*,....>*,....>*,....>*"))
+            await peer.ask("play laws:....>*,....>*,..b.>....,b.ww>b..w")
+            assert referee.state.is_terminal()
+            assert await peer.ask("query gameover") == "true"
+            assert await peer.ask("query turn") == "none"
+            assert (await peer.ask("query outcome")).startswith("winner=p2 ")

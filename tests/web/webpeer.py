@@ -37,7 +37,7 @@ async def running_web(
     *, limits: Limits | None = None, peer_cap: int = 64, runner: Any = None
 ) -> AsyncIterator[Web]:
     limits = limits or Limits()
-    config = SessionConfig(default_game=None, default_bot="random", limits=limits.announced())
+    config = SessionConfig(default_game=None, default_bot="alphabeta", limits=limits.announced())
     runner = runner or ThreadRunner()
     server = Server(config, runner, limits)
     app = WebApp(server, runner, peer_cap=peer_cap)

@@ -53,6 +53,7 @@ const app = {
   view: null, // the ply shown instead of the current position, or null
   flipped: false,
   thinking: false,
+  busy: 0, // requests of the person's own in flight (a move, an undo, a refresh)
   clock: null,
   analysisSession: null,
   analysing: false,
@@ -202,11 +203,14 @@ async function refresh(generation = app.generation) {
   const session = app.session;
   if (!session) return;
   let lines;
+  app.busy += 1;
   try {
     lines = await session.request(QUERIES.map((q) => `query ${q}`));
   } catch (error) {
     if (generation === app.generation) setStatus(error.message, true);
     return;
+  } finally {
+    app.busy -= 1;
   }
   if (generation !== app.generation) return;
   const values = lines.filter((l) => l === "response" || l.startsWith("response ")).map((l) => l.slice(9));
@@ -268,7 +272,10 @@ function botToAct() {
 }
 
 function personToAct() {
-  return app.mode === "play" && !app.outcome && app.turn !== "none" && !botToAct() && !app.thinking;
+  return (
+    app.mode === "play" && !app.outcome && app.turn !== "none" && !botToAct() && !app.thinking &&
+    !app.busy && !app.handoverFor
+  );
 }
 
 async function botMove(generation) {
@@ -287,20 +294,25 @@ async function botMove(generation) {
 async function play(token) {
   if (!personToAct()) return;
   const generation = app.generation;
+  app.busy += 1;
+  app.picked = [];
+  render();
   try {
     await app.session.response(`play ${token}`);
   } catch (error) {
+    app.busy -= 1;
+    render();
     setStatus(error.message, true);
-    app.picked = [];
-    render(false);
     return;
   }
+  app.busy -= 1;
   if (generation === app.generation) await refresh(generation);
 }
 
 async function undo() {
-  if (app.mode !== "play" || !app.session || app.thinking) return;
+  if (app.mode !== "play" || !app.session || app.thinking || app.busy) return;
   const generation = app.generation;
+  app.busy += 1;
   try {
     if (app.spec.opponent === "human") {
       await app.session.response("undo 1");
@@ -316,6 +328,8 @@ async function undo() {
     }
   } catch (error) {
     setStatus(error.message, true);
+  } finally {
+    app.busy -= 1;
   }
   if (generation === app.generation) await refresh(generation);
 }
@@ -453,7 +467,20 @@ function renderMoves() {
   }
 }
 
+/** The page's state for automated tests and other tools (docs/web.md): body[data-state]. */
+function pageState() {
+  if (app.mode === "watch") return "watching";
+  if (app.mode === "replay") return "replay";
+  if (app.mode !== "play") return "idle";
+  if (app.outcome) return "over";
+  if (app.busy) return "busy";
+  if (app.thinking || botToAct()) return "bot";
+  if (app.handoverFor) return "handover";
+  return "person";
+}
+
 function renderStatus() {
+  document.body.dataset.state = pageState();
   if (app.mode === "watch") {
     const game = watch.games.get(watch.following);
     if (game) {
@@ -469,7 +496,9 @@ function renderStatus() {
     setStatus(`Replay: move ${ply} of ${app.played.length} (← and → step through)`);
   } else if (app.outcome) {
     setStatus("Game over");
-  } else if (app.thinking) {
+  } else if (app.busy) {
+    // the line stays as it was until the answer
+  } else if (app.thinking || botToAct()) {
     setStatus(`The bot (${colour(app.turn === "p1" ? 0 : 1)}) is thinking…`);
   } else if (app.turn !== "none" && app.board) {
     const who = app.spec.opponent === "human" ? colour(personSeat()) : `You (${colour(personSeat())})`;

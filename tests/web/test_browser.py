@@ -1,0 +1,201 @@
+"""The page in a real browser (Debian's chromium, driven by Playwright): whole games by clicks
+on the documented hooks (docs/web.md), analysis, hidden information, the keyboard."""
+
+from __future__ import annotations
+
+import random
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tests.web.browser import CHROMIUM, CHROMIUM_ARGS, ServerThread, need_chromium, server_thread
+
+playwright_api = pytest.importorskip("playwright.sync_api")
+
+MOVE_TIMEOUT = 20_000
+"""Milliseconds a bot reply or a redraw may take in these tests."""
+
+
+@pytest.fixture(scope="module")
+def server() -> Iterator[ServerThread]:
+    need_chromium()
+    with server_thread() as held:
+        yield held
+
+
+@pytest.fixture(scope="module")
+def browser() -> Iterator[Any]:
+    need_chromium()
+    with playwright_api.sync_playwright() as pw:
+        launched = pw.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
+        yield launched
+        launched.close()
+
+
+@pytest.fixture
+def page(browser: Any) -> Iterator[Any]:
+    context = browser.new_context(viewport={"width": 1200, "height": 900})
+    opened = context.new_page()
+    problems: list[str] = []
+    opened.on("pageerror", lambda error: problems.append(f"page error: {error}"))
+    opened.on(
+        "console",
+        lambda message: (
+            problems.append(f"console: {message.text}") if message.type == "error" else None
+        ),
+    )
+    opened.problems = problems
+    yield opened
+    context.close()
+    assert not problems, problems
+
+
+def base(server: ServerThread) -> str:
+    assert server.web is not None
+    return server.web.url
+
+
+def wait_for_turn(page: Any) -> bool:
+    """Wait until the person is to act (True) or the game is over (False)."""
+    page.wait_for_function(
+        "() => ['person', 'over'].includes(document.body.dataset.state)", timeout=MOVE_TIMEOUT
+    )
+    return page.evaluate("document.body.dataset.state") == "person"
+
+
+def moves_count(page: Any) -> int:
+    return int(page.locator("[data-testid=moves] > *").count())
+
+
+def click_a_decision(page: Any, rng: random.Random) -> None:
+    """Click legal squares and choices until the page has played one decision."""
+    before = moves_count(page)
+    for _ in range(12):
+        compose = page.locator("[data-testid=compose] [data-choice=random]")
+        if compose.count():
+            compose.click()
+            page.locator("[data-testid=compose] [data-choice=submit]").click()
+        else:
+            legal = page.locator("[data-legal=true]")
+            choices = page.locator("[data-testid=choices] [data-choice]")
+            targets = legal.count() + choices.count()
+            assert targets, "the person is to act but nothing can be clicked"
+            pick = rng.randrange(targets)
+            if pick < legal.count():
+                legal.nth(pick).click()
+            else:
+                choices.nth(pick - legal.count()).click()
+        # either the move went out (the list grows) or the next step of it is offered
+        # the page answers a click at once: a decision completed goes out (busy until the
+        # server has answered), a step of one shows the next steps
+        page.wait_for_function("() => document.body.dataset.state !== 'busy'", timeout=MOVE_TIMEOUT)
+        if moves_count(page) > before:
+            return
+    raise AssertionError("twelve clicks did not make a move")
+
+
+def play_a_whole_game(page: Any, rng: random.Random, limit: int = 600) -> str:
+    for _ in range(limit):
+        if not wait_for_turn(page):
+            return str(page.locator("[data-testid=result]").text_content())
+        click_a_decision(page, rng)
+    raise AssertionError("the game did not end")
+
+
+GAMES = ["yinsh", "yohoho", "yoxii", "yinyang"]
+
+
+@pytest.mark.parametrize("game", GAMES)
+def test_a_whole_game_against_random_by_clicks(
+    server: ServerThread, page: Any, game: str, tmp_path: Path
+) -> None:
+    rng = random.Random(game)
+    page.goto(f"{base(server)}?game={game}&opponent=bot:random&side=p1")
+    page.wait_for_selector("[data-testid=board] [data-square]")
+    page.screenshot(path=str(tmp_path / f"{game}-start.png"))
+    result = play_a_whole_game(page, rng)
+    assert " wins (" in result or result.startswith("Draw (")
+    page.screenshot(path=str(tmp_path / f"{game}-end.png"))
+    assert (tmp_path / f"{game}-end.png").stat().st_size > 5000
+    # the moves list is the server's: one entry per decision
+    assert moves_count(page) >= 4
+
+
+def test_the_deep_link_starts_that_game_and_flip_turns_the_board(
+    server: ServerThread, page: Any
+) -> None:
+    page.goto(f"{base(server)}?game=yoxii&opponent=bot:greedy&side=p2")
+    page.wait_for_function(
+        "() => document.querySelectorAll('[data-testid=moves] > *').length >= 2",
+        timeout=MOVE_TIMEOUT,
+    )  # the bot moved first: a totem move and a placement
+    assert page.locator("[data-testid=game-select]").input_value() == "yoxii"
+    assert page.locator("[data-testid=opponent-select]").input_value() == "bot:greedy"
+    first = page.locator("[data-square]").first.bounding_box()
+    page.locator("[data-testid=flip]").click()
+    flipped = page.locator("[data-square]").first.bounding_box()
+    assert first != flipped
+
+
+def test_analysis_starts_and_stops_with_live_lines(server: ServerThread, page: Any) -> None:
+    page.goto(f"{base(server)}?game=yoxii&opponent=human")
+    page.wait_for_selector("[data-testid=board] [data-square]")
+    page.locator("[data-testid=analyse]").click()
+    page.wait_for_function(
+        "() => /depth [0-9]+ .*\\npv \\S+/.test("
+        "document.querySelector('[data-testid=analysis]').textContent)",
+        timeout=MOVE_TIMEOUT,
+    )
+    page.wait_for_selector("[data-best=true]", timeout=MOVE_TIMEOUT)
+    page.locator("[data-testid=stop]").click()
+    page.wait_for_function(
+        "() => document.querySelector('[data-testid=analysis]').textContent.includes('best move')",
+        timeout=MOVE_TIMEOUT,
+    )
+    assert page.locator("[data-testid=analyse]").is_enabled()
+
+
+def test_the_page_with_the_keyboard_only(server: ServerThread, page: Any) -> None:
+    page.goto(base(server))
+    page.wait_for_selector("[data-testid=game-select] option", state="attached")
+    for _ in range(30):  # Tab to the game box
+        page.keyboard.press("Tab")
+        if page.evaluate("document.activeElement.dataset.testid") == "game-select":
+            break
+    else:
+        raise AssertionError("Tab never reached the game box")
+    options = page.locator("[data-testid=game-select] option").all_text_contents()
+    page.keyboard.press("Home")  # the first game, then down to Yoxii
+    for _ in range(options.index("Yoxii")):
+        page.keyboard.press("ArrowDown")
+    assert page.locator("[data-testid=game-select]").input_value() == "yoxii"
+    for _ in range(12):  # on to the New game button
+        page.keyboard.press("Tab")
+        if page.evaluate("document.activeElement.dataset.testid") == "new-game":
+            break
+    page.keyboard.press("Enter")
+    page.wait_for_selector("[data-legal=true]", timeout=MOVE_TIMEOUT)
+    # a legal square, reached with Tab and played with Enter
+    for _ in range(60):
+        page.keyboard.press("Tab")
+        if page.evaluate("document.activeElement.getAttribute('data-legal')") == "true":
+            break
+    else:
+        raise AssertionError("Tab never reached a legal square")
+    page.keyboard.press("Enter")
+    page.wait_for_function(
+        "() => document.querySelectorAll('[data-testid=moves] > *').length === 1",
+        timeout=MOVE_TIMEOUT,
+    )
+    # a move typed into the move box
+    target = page.locator("[data-legal=true]").first.get_attribute("data-square")
+    page.locator("[data-testid=move-input]").focus()
+    page.keyboard.type(f"1@{target}")
+    page.keyboard.press("Enter")
+    page.wait_for_function(
+        "() => document.querySelectorAll('[data-testid=moves] > *').length >= 2",
+        timeout=MOVE_TIMEOUT,
+    )
+    assert page.locator("[data-testid=moves] > *").nth(1).text_content() == f"1@{target}"
