@@ -199,3 +199,30 @@ def test_the_page_with_the_keyboard_only(server: ServerThread, page: Any) -> Non
         timeout=MOVE_TIMEOUT,
     )
     assert page.locator("[data-testid=moves] > *").nth(1).text_content() == f"1@{target}"
+
+
+def test_two_people_at_one_screen_get_a_hand_over_screen_in_yin_yang(
+    server: ServerThread, page: Any
+) -> None:
+    rng = random.Random(7)
+    page.goto(f"{base(server)}?game=yinyang&opponent=human")
+    page.wait_for_selector("[data-testid=compose] [data-choice=random]")
+    page.locator("[data-testid=compose] [data-choice=random]").click()
+    page.locator("[data-testid=compose] [data-choice=submit]").click()
+    # White's turn to write: the board is hidden until White says it is there
+    page.wait_for_selector("[data-testid=handover]", state="visible", timeout=MOVE_TIMEOUT)
+    assert page.evaluate("document.body.dataset.state") == "handover"
+    assert "White" in str(page.locator("[data-testid=handover]").text_content())
+    assert page.locator("#play").evaluate("node => getComputedStyle(node).visibility") == "hidden"
+    page.locator("[data-testid=handover-ready]").click()
+    assert page.evaluate("document.body.dataset.state") == "person"
+    # Black's setup reaches White's screen as laws:?,?,?,? only
+    assert page.locator("[data-testid=moves] > *").all_text_contents() == ["laws:?,?,?,?"]
+    click_a_decision(page, rng)  # White writes its laws
+    page.wait_for_selector("[data-testid=handover]", state="visible", timeout=MOVE_TIMEOUT)
+    assert "Black" in str(page.locator("[data-testid=handover]").text_content())
+    page.locator("[data-testid=handover-ready]").click()
+    # between two people each move is listed as its mover's opponent was shown it: neither
+    # setup is on the screen (each side's own laws are drawn on the board)
+    listed = page.locator("[data-testid=moves] > *").all_text_contents()
+    assert listed == ["laws:?,?,?,?", "laws:?,?,?,?"]

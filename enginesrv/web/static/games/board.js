@@ -24,6 +24,9 @@
 //       row", "place a piece: pick its value").
 //   squares(token: string, model: Model): string[]
 //       the squares a played token touched, to mark the last move (may be []).
+//   hidden?: boolean
+//       true for a game of hidden information: two people at one screen get a hand-over
+//       screen between their turns.
 //   compose?(model, container: HTMLElement, description: string, play: (token) => void)
 //       only for a decision whose moves are too many to list (query moves answers
 //       "count N <description>"): builds a form in container that ends by calling play(token).

@@ -633,5 +633,5 @@ function compose(model, container, description, play) {
   start.forEach((text, k) => slots[k].set(text));
 }
 
-export default { names: ["yinyang"], parse, draw, steps, hint, squares, compose };
+export default { names: ["yinyang"], hidden: true, parse, draw, steps, hint, squares, compose };
 export { SQUARES, ANCHORS, applications, lawKind, whyInvalid, allLaws, windowSquares, windowTarget };
