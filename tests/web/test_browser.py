@@ -226,3 +226,52 @@ def test_two_people_at_one_screen_get_a_hand_over_screen_in_yin_yang(
     # setup is on the screen (each side's own laws are drawn on the board)
     listed = page.locator("[data-testid=moves] > *").all_text_contents()
     assert listed == ["laws:?,?,?,?", "laws:?,?,?,?"]
+
+
+def law_fields(position: str) -> tuple[list[str], list[str]]:
+    """Black's and White's law entries of a Yin Yang position string (rules §8.1)."""
+    fields = position.split()
+    return (
+        [] if fields[3] == "none" else fields[3].split(","),
+        [] if fields[4] == "none" else fields[4].split(","),
+    )
+
+
+def test_no_frame_to_the_page_holds_the_bots_unrevealed_laws(
+    server: ServerThread, page: Any
+) -> None:
+    frames: list[str] = []
+    page.on(
+        "websocket",
+        lambda ws: ws.on(
+            "framereceived",
+            lambda payload: frames.append(
+                payload if isinstance(payload, str) else payload.decode("utf-8", "replace")
+            ),
+        ),
+    )
+    assert server.web is not None
+    before = set(server.web.app.referees)
+    page.goto(f"{base(server)}?game=yinyang&opponent=bot:random&side=p1")
+    page.wait_for_selector("[data-testid=board] [data-square]")
+    play_a_whole_game(page, random.Random(11))
+    (referee,) = set(server.web.app.referees) - before
+    mine, bots = law_fields(referee.state.to_string())
+    own_texts = {entry[1:] for entry in mine}
+    assert len(bots) == 4
+    everything = "\n".join(frames)
+    assert "laws:" in everything  # the page's own setup went by
+    # the bot's setup reached the page only as laws:?,?,?,?
+    assert "laws:?,?,?,?" in everything
+    for entry in bots:
+        law = entry[1:]
+        if law in own_texts:
+            continue  # the person wrote the same law: its text is theirs to see
+        if entry.startswith("-"):
+            assert law not in everything, f"the bot's unrevealed law {law} reached the page"
+            continue
+        # a revealed law reached the page only as a revealed entry of a position ("+law")
+        at = everything.find(law)
+        while at >= 0:
+            assert everything[at - 1] == "+", f"{law} reached the page before it was revealed"
+            at = everything.find(law, at + 1)
