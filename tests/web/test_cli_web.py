@@ -91,7 +91,7 @@ def test_a_web_port_in_use_is_a_one_line_error() -> None:
         result = subprocess.run(
             [sys.executable, "-m", "enginesrv.cli", "serve", "--port", "0", "--workers", "1",
              "--web", str(port)],
-            capture_output=True, text=True, timeout=60,
+            check=False, capture_output=True, text=True, timeout=60,
         )  # fmt: skip
     assert result.returncode == 2
     assert result.stderr.count("\n") == 1, result.stderr
