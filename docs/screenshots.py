@@ -1,0 +1,119 @@
+"""Make the screenshots of docs/web.md: ``python docs/screenshots.py`` (needs the web extra,
+Playwright and Debian's chromium). Each board after some random moves against bot:random, the
+Yin Yang law editor, and the page watching a match."""
+
+from __future__ import annotations
+
+import argparse
+import random
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+from playwright.sync_api import sync_playwright
+
+HERE = Path(__file__).parent
+ARGS = [
+    "--headless", "--no-sandbox", "--disable-gpu", "--no-first-run",
+    "--disable-background-networking", "--disable-component-update", "--disable-sync",
+]  # fmt: skip
+PLIES = {"yinsh": 24, "yohoho": 10, "yoxii": 12, "yinyang": 3}
+
+
+def start(argv: list[str]) -> tuple[subprocess.Popen[str], str]:
+    process = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
+    assert process.stdout is not None
+    while True:
+        line = process.stdout.readline()
+        if not line:
+            raise SystemExit(f"{argv[0]} ended before it printed its web address")
+        if line.startswith("web "):
+            return process, line.split()[1]
+
+
+def decide(page: Any, rng: random.Random) -> None:
+    """Click until one decision is played (the steps of docs/web.md's hooks)."""
+    before = page.locator("[data-testid=moves] > *").count()
+    for _ in range(12):
+        compose = page.locator("[data-testid=compose] [data-choice=random]")
+        if compose.count():
+            compose.click()
+            page.locator("[data-testid=compose] [data-choice=submit]").click()
+        else:
+            targets = page.locator("[data-legal=true], [data-testid=choices] [data-choice]")
+            targets.nth(rng.randrange(targets.count())).click()
+        page.wait_for_function("() => document.body.dataset.state !== 'busy'")
+        if page.locator("[data-testid=moves] > *").count() > before:
+            return
+
+
+def shoot_games(browser: Any, url: str, out: Path) -> None:
+    for game, plies in PLIES.items():
+        rng = random.Random(game)
+        page = browser.new_page(viewport={"width": 1100, "height": 820})
+        page.goto(f"{url}?game={game}&opponent=bot:random&side=p1")
+        for _ in range(plies):
+            page.wait_for_function(
+                "() => ['person', 'over'].includes(document.body.dataset.state)"
+            )
+            if page.evaluate("document.body.dataset.state") == "over":
+                break
+            decide(page, rng)
+        page.wait_for_function("() => ['person', 'over'].includes(document.body.dataset.state)")
+        page.screenshot(path=str(out / f"web-{game}.png"))
+        print(f"web-{game}.png")
+        page.close()
+    page = browser.new_page(viewport={"width": 1100, "height": 820})
+    page.goto(f"{url}?game=yinyang&opponent=bot:alphabeta&side=p1")
+    page.wait_for_selector("[data-testid=compose] [data-choice=random]")
+    page.locator("[data-testid=compose] [data-choice=random]").click()
+    page.locator("[data-testid=compose]").scroll_into_view_if_needed()
+    page.screenshot(path=str(out / "web-yinyang-laws.png"), full_page=True)
+    print("web-yinyang-laws.png")
+    page.close()
+
+
+def shoot_watch(browser: Any, out: Path) -> None:
+    process, url = start([
+        sys.executable, "-m", "enginesrv.cli", "match", "yoxii", "bot:alphabeta", "bot:greedy",
+        "--games", "4", "--st", "0.3", "--web", "0",
+    ])  # fmt: skip
+    try:
+        page = browser.new_page(viewport={"width": 1100, "height": 820})
+        page.goto(url)
+        page.wait_for_selector("[data-testid=standings]")
+        page.wait_for_function(
+            "() => document.querySelectorAll('[data-testid=moves] > *').length >= 16",
+            timeout=60_000,
+        )
+        page.screenshot(path=str(out / "web-watch.png"))
+        print("web-watch.png")
+        page.close()
+    finally:
+        process.terminate()
+        process.wait(timeout=30)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--out", type=Path, default=HERE, help="where to write (docs/)")
+    parser.add_argument("--chromium", default="/usr/bin/chromium", help="the browser")
+    args = parser.parse_args()
+    server, url = start([
+        sys.executable, "-m", "enginesrv.cli", "serve", "--port", "0", "--web", "0",
+        "--workers", "2",
+    ])  # fmt: skip
+    try:
+        with sync_playwright() as pw:
+            browser = pw.chromium.launch(executable_path=args.chromium, args=ARGS)
+            shoot_games(browser, url, args.out)
+            shoot_watch(browser, args.out)
+            browser.close()
+    finally:
+        server.terminate()
+        server.wait(timeout=30)
+
+
+if __name__ == "__main__":
+    main()
