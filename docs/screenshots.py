@@ -54,9 +54,7 @@ def shoot_games(browser: Any, url: str, out: Path) -> None:
         page = browser.new_page(viewport={"width": 1100, "height": 820})
         page.goto(f"{url}?game={game}&opponent=bot:random&side=p1")
         for _ in range(plies):
-            page.wait_for_function(
-                "() => ['person', 'over'].includes(document.body.dataset.state)"
-            )
+            page.wait_for_function("() => ['person', 'over'].includes(document.body.dataset.state)")
             if page.evaluate("document.body.dataset.state") == "over":
                 break
             decide(page, rng)
