@@ -97,20 +97,21 @@ def search_timeout(movetime: int | None, clock: Clock | None) -> float:
 
 def query_value(framing: Framing, what: str, value: m.ResponseValue) -> QueryValue:
     """The answer to ``query WHAT`` as a Python value, the same in both framings: a bool for
-    ``gameover`` and ``p1turn``, ``LegalMoves`` for ``moves``, a mapping (None while the game
-    goes on) for ``outcome``, else the text."""
+    ``gameover`` and ``p1turn``, ``LegalMoves`` for ``moves`` and ``played`` (the tokens), a
+    mapping for ``outcome`` and ``clock`` (None while the game goes on, or when no clock is
+    kept), else the text."""
     if framing == "msgpack":
-        if what == "moves":
+        if what in ("moves", "played"):
             return legal_moves(value)
-        if what == "outcome" and isinstance(value, Mapping):
-            return dict(value)
+        if what in ("outcome", "clock"):
+            return dict(value) if isinstance(value, Mapping) else None
         return value if isinstance(value, bool | str) or value is None else str(value)
     raw = value if isinstance(value, str) else ""
     if what in ("gameover", "p1turn"):
         return raw == "true"
-    if what == "moves":
+    if what in ("moves", "played"):
         return legal_moves(raw)
-    if what == "outcome":
+    if what in ("outcome", "clock"):
         if raw in ("", "none"):
             return None
         pairs = response_mapping(raw).items()

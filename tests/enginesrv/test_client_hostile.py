@@ -77,6 +77,8 @@ QUERIES: dict[str, m.ResponseValue] = {
     "turn": "p1",
     "outcome": None,
     "phase": "t",
+    "clock": "none",
+    "played": (),
 }
 STREAM_GONE = (trio.BrokenResourceError, trio.ClosedResourceError)
 
@@ -1365,6 +1367,7 @@ async def test_query_values_have_the_same_types_in_both_framings(framing: Framin
         peer.queries.update(
             gameover=True, p1turn=False, result="p2win", turn="none", moves=(),
             outcome={"winner": "p2", "reason": "totem-blocked"},
+            clock={"p1": 1200, "p2": 0, "running": "none"}, played=("c3", "4@c4"),
         )  # fmt: skip
         await polite(peer, request)
 
@@ -1379,6 +1382,8 @@ async def test_query_values_have_the_same_types_in_both_framings(framing: Framin
         "turn": "none",
         "outcome": {"winner": "p2", "reason": "totem-blocked"},
         "phase": "t",
+        "clock": {"p1": 1200, "p2": 0, "running": "none"},
+        "played": ("c3", "4@c4"),
     }
 
 
