@@ -54,6 +54,7 @@ const app = {
   flipped: false,
   thinking: false,
   busy: 0, // requests of the person's own in flight (a move, an undo, a refresh)
+  botFailed: false, // the bot's last go failed: it is not asked again by itself
   clock: null,
   analysisSession: null,
   analysing: false,
@@ -171,6 +172,7 @@ async function newGame(spec) {
   app.outcome = null;
   app.clock = null;
   app.handoverFor = null;
+  app.botFailed = false;
   app.turn = "none";
   app.flipped = spec.opponent !== "human" && spec.side === "p2";
   ui.result.textContent = "";
@@ -248,7 +250,7 @@ async function refresh(generation = app.generation) {
     return;
   }
   render();
-  if (!app.outcome && botToAct()) await botMove(generation);
+  if (!app.outcome && botToAct() && !app.botFailed) await botMove(generation);
 }
 
 function hidden() {
@@ -281,14 +283,23 @@ function personToAct() {
 async function botMove(generation) {
   app.thinking = true;
   render();
+  let failure = null;
   try {
     await app.session.go("");
   } catch (error) {
-    if (generation === app.generation) setStatus(`The bot could not move: ${error.message}`, true);
+    failure = error;
   } finally {
     app.thinking = false;
   }
-  if (generation === app.generation) await refresh(generation);
+  if (generation !== app.generation) return;
+  if (failure) {
+    // not asked again by itself: Undo, or a new game, tries again
+    app.botFailed = true;
+    render();
+    setStatus(`The bot could not move: ${failure.message}`, true);
+    return;
+  }
+  await refresh(generation);
 }
 
 async function play(token) {
@@ -312,6 +323,7 @@ async function play(token) {
 async function undo() {
   if (app.mode !== "play" || !app.session || app.thinking || app.busy) return;
   const generation = app.generation;
+  app.botFailed = false;
   app.busy += 1;
   try {
     if (app.spec.opponent === "human") {
