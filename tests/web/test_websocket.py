@@ -8,6 +8,7 @@ from functools import wraps
 from typing import Any
 
 import msgpack
+import pytest
 import trio
 from trio_websocket import ConnectionClosed, open_websocket_url
 
@@ -280,3 +281,27 @@ async def test_the_referee_says_when_a_game_of_hidden_laws_is_over() -> None:
             assert await peer.ask("query gameover") == "true"
             assert await peer.ask("query turn") == "none"
             assert (await peer.ask("query outcome")).startswith("winner=p2 ")
+
+
+@trio_test
+async def test_a_socket_that_pings_stays_while_a_silent_one_is_closed_when_idle() -> None:
+    """The page sends isready every 30 s so that a person who thinks long is not dropped by
+    the idle limit (here 1 s): the pinging socket stays, the silent one gets error 302."""
+    async with (
+        running_web(limits=Limits(idle=1.0)) as web,
+        text_socket(web.ws("game=yoxii&opponent=bot:random&side=p1")) as thinker,
+        text_socket(web.ws()) as silent,
+    ):
+        await thinker.send("ping 1")
+        await silent.send("ping 1")
+        assert await thinker.line() == "pong 1"
+        assert await silent.line() == "pong 1"
+        for n in range(6):
+            await trio.sleep(0.4)
+            await thinker.send("isready")
+            assert await thinker.line() == "readyok", n
+        assert (await silent.line()).startswith("error 302 idle-timeout")
+        with pytest.raises(ConnectionClosed):
+            await silent.line()
+        await drop(silent.ws)
+        assert await thinker.ask("query turn") == "p1"  # the game is still there
