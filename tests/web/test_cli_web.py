@@ -13,16 +13,7 @@ from contextlib import contextmanager
 
 import pytest
 
-from enginesrv.cli import main
-
-
-def run(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]:
-    try:
-        code = main(list(argv))
-    except SystemExit as exc:
-        code = int(exc.code or 0)
-    out, err = capsys.readouterr()
-    return code, out, err
+from tests.enginesrv.test_cli import run
 
 
 @pytest.mark.parametrize(
