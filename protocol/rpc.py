@@ -203,11 +203,10 @@ class FrameReader:
         self._broken = error
 
 
-def whole_frames(data: bytes) -> int:
-    """How many bytes at the start of ``data`` are whole msgpack values, one after another
-    (``len(data)`` when it ends on a frame's end). A message-based transport (a WebSocket's
-    binary messages) uses it to refuse a message that ends inside a frame. Nothing is built:
-    the values are skipped. A byte that starts no value ends the count there."""
+def frames_problem(data: bytes) -> str | None:
+    """What keeps ``data`` from being whole msgpack values one after another, or None when it
+    is: a message-based transport (a WebSocket's binary messages) refuses such a message. The
+    values are skipped, not built."""
     unpacker = msgpack.Unpacker(max_buffer_size=max(len(data), 1))
     unpacker.feed(data)
     end = 0
@@ -215,6 +214,8 @@ def whole_frames(data: bytes) -> int:
         while end < len(data):
             unpacker.skip()
             end = unpacker.tell()
-    except (msgpack.OutOfData, ValueError, msgpack.ExtraData, msgpack.FormatError):
-        pass
-    return end
+    except msgpack.OutOfData:
+        return f"it ends inside a msgpack frame (its last {len(data) - end} bytes)"
+    except (ValueError, msgpack.ExtraData, msgpack.FormatError, msgpack.StackError):
+        return f"byte {end} ({data[end]:#04x}) starts no msgpack value"
+    return None

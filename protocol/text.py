@@ -242,13 +242,23 @@ _COMMAND_PARSERS: Final[dict[str, Callable[[list[str]], Command]]] = {
 }
 
 
+_SEPARATORS = re.compile(r"[ \t]+")
+
+
+def _words(line: str) -> list[str]:
+    """The tokens of a command line: separated by spaces and tabs only (§4.2: WSP = SP |
+    HTAB), so that any other character, Unicode white space and control characters included,
+    stays inside its token and gets its error there."""
+    return [word for word in _SEPARATORS.split(line) if word]
+
+
 def parse_command(line: str) -> Command | None:
     """Parse one command line (without its line end); None for a blank line.
 
     Raises:
         ProtocolError: 100 for an unknown command, 101 for bad arguments (both non-fatal).
     """
-    tokens = line.split()
+    tokens = _words(line)
     if not tokens:
         return None
     parser = _COMMAND_PARSERS.get(tokens[0])

@@ -66,8 +66,12 @@ class BotPlayer(Player):
         *,
         overhead_ms: int = BOT_OVERHEAD_MS,
         move_timeout: float = MOVE_TIMEOUT,
+        peer: str | None = None,
     ) -> None:
         super().__init__(spec)
+        self.peer = peer
+        """The address the searches count against in the pool's per-address cap (None: the
+        arbiter's own, uncapped)."""
         self.pool = pool
         self.overhead_ms = overhead_ms
         self.move_timeout = move_timeout
@@ -98,7 +102,8 @@ class BotPlayer(Player):
         self.secret_seed = secret_seed
         self.fresh = True
 
-    async def go(self, request: GoRequest) -> Reply:
+    async def go(self, request: GoRequest, stop: trio.Event | None = None) -> Reply:
+        """The bot's decision; ``stop`` set early makes it answer with its best so far."""
         clocks = request.clocks
         budget = timeman.search_time(clocks, request.seat, request.turn, self.overhead_ms)
         options = self.spec.options
@@ -130,7 +135,11 @@ class BotPlayer(Player):
         if hard is None:
             hard = started + self.move_timeout
         outcome = await self.pool.search(
-            job, on_info=lambda info: None, stop=trio.Event(), hard_deadline=hard
+            job,
+            on_info=lambda info: None,
+            stop=trio.Event() if stop is None else stop,
+            hard_deadline=hard,
+            peer=self.peer,
         )
         elapsed = trio.current_time() - started
         result = outcome.result

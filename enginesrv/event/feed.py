@@ -18,6 +18,7 @@ import itertools
 from collections import deque
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
+from dataclasses import dataclass
 from typing import Any
 
 import trio
@@ -34,12 +35,20 @@ KEEP_FINISHED = 100
 """Finished games a new subscriber is sent in full."""
 
 
+@dataclass(frozen=True)
+class Subscription:
+    """A subscriber's messages, and the event set when the feed drops it."""
+
+    messages: trio.MemoryReceiveChannel[Message]
+    dropped: trio.Event
+
+
 class Feed:
     """Publishes an event's messages to its subscribers (module docstring)."""
 
     def __init__(self, *, queue: int = QUEUE, keep_finished: int = KEEP_FINISHED) -> None:
         self.queue = queue
-        self._subscribers: set[trio.MemorySendChannel[Message]] = set()
+        self._subscribers: dict[trio.MemorySendChannel[Message], trio.Event] = {}
         self._event: Message | None = None
         self._standings: Message | None = None
         self._end: Message | None = None
@@ -77,7 +86,9 @@ class Feed:
                 self._drop(channel)
 
     def _drop(self, channel: trio.MemorySendChannel[Message]) -> None:
-        self._subscribers.discard(channel)
+        dropped = self._subscribers.pop(channel, None)
+        if dropped is not None:
+            dropped.set()
         channel.close()
 
     # -- reading -------------------------------------------------------------------------------
@@ -98,16 +109,17 @@ class Feed:
         return out
 
     @contextmanager
-    def subscribe(self) -> Iterator[trio.MemoryReceiveChannel[Message]]:
+    def subscribe(self) -> Iterator[Subscription]:
         """A channel of the snapshot, then of every message published while the block runs;
-        it closes early if the subscriber falls a whole queue behind."""
+        it closes early (and ``dropped`` is set) if the subscriber falls a whole queue behind."""
         snapshot = self.snapshot()
         send, receive = trio.open_memory_channel[Message](self.queue + len(snapshot))
         for message in snapshot:
             send.send_nowait(message)
-        self._subscribers.add(send)
+        dropped = trio.Event()
+        self._subscribers[send] = dropped
         try:
-            yield receive
+            yield Subscription(receive, dropped)
         finally:
             self._drop(send)
             receive.close()

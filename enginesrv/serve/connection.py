@@ -110,6 +110,10 @@ class Connection:
         self.shutting_down = False
         self.gone: str | None = None
         """Why the client can no longer be answered (None while it can)."""
+        self.ending = trio.Event()
+        """Set once the connection is lost or told to shut down: it ends within
+        ``FLUSH_TIMEOUT`` unless a write it cannot cancel holds it (a transport that shields
+        its writes is then closed under it by its owner)."""
         self.started = trio.current_time()
         self.session: Session | None = None
         self.handling = False
@@ -152,6 +156,7 @@ class Connection:
         if self.gone is not None:
             return
         self.gone = reason
+        self.ending.set()
         self.log.info("client_lost", reason=reason)
         self.outbox.discard()
         self.io_scope.cancel()
@@ -349,6 +354,7 @@ class Connection:
     def shutdown(self) -> None:
         """Stop reading; the connection then stops its search, says why and closes."""
         self.shutting_down = True
+        self.ending.set()
         self.first_scope.cancel()
         self.io_scope.cancel()
 

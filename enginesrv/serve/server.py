@@ -48,6 +48,9 @@ class Server:
         self.limits = limits
         self.connections: set[Connection] = set()
         self.per_host: Counter[str] = Counter()
+        self.admitted = 0
+        """Connections admitted and not yet ended, of every transport (the server's cap), also
+        those still waiting for their first message."""
         self.log = structlog.get_logger("enginesrv.serve.server")
         self.stopping = False
         self.stop = trio.Event()
@@ -58,7 +61,7 @@ class Server:
         counts the connections of its kind per address and ``peer_cap`` caps them."""
         if self.stopping:
             return "the server is stopping"
-        if self.limits.connections and len(self.connections) >= self.limits.connections:
+        if self.limits.connections and self.admitted >= self.limits.connections:
             return f"the server holds its limit of {self.limits.connections} connections"
         if peer_cap and per_host[host] >= peer_cap:
             return f"{host} holds its limit of {peer_cap} connections"
@@ -93,11 +96,14 @@ class Server:
 
     @contextlib.contextmanager
     def holding(self, host: str, per_host: Counter[str]) -> Iterator[None]:
-        """Count a connection of ``host`` in ``per_host`` while the block runs."""
+        """Count an admitted connection of ``host``, in ``per_host`` and in the server's cap,
+        while the block runs (call it right after ``refusal`` said yes, before any wait)."""
         per_host[host] += 1
+        self.admitted += 1
         try:
             yield
         finally:
+            self.admitted -= 1
             per_host[host] -= 1
             if per_host[host] <= 0:
                 del per_host[host]

@@ -22,10 +22,11 @@ from starlette.requests import Request
 from starlette.responses import FileResponse, JSONResponse, Response
 from starlette.routing import BaseRoute, Mount, Route, WebSocketRoute
 from starlette.staticfiles import StaticFiles
+from starlette.types import ASGIApp, Receive, Scope, Send
 from starlette.websockets import WebSocket, WebSocketDisconnect, WebSocketState
 
 from enginesrv.search.child import SearchRunner
-from enginesrv.serve.connection import Connection
+from enginesrv.serve.connection import Connection, peer_host
 from enginesrv.serve.server import Server
 from enginesrv.web.referee import GameSpecError, Referee, parse_game_spec, session_factory
 from enginesrv.web.transport import (
@@ -72,6 +73,73 @@ def page_routes(features: dict[str, bool], routes: Sequence[BaseRoute]) -> list[
     ]
 
 
+RAW_SEND = "enginesrv.raw_send"
+"""The scope key under which ``keep_transport`` keeps the ASGI server's own send."""
+
+
+def keep_transport(app: ASGIApp) -> ASGIApp:
+    """``app`` with the ASGI server's own ``send`` of each WebSocket kept in its scope, so
+    that ``transport_of`` can find the TCP stream under it."""
+
+    async def kept(scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] == "websocket":
+            scope = {**scope, RAW_SEND: send}
+        await app(scope, receive, send)
+
+    return kept
+
+
+def transport_of(scope: Scope) -> trio.abc.AsyncResource | None:
+    """The TCP stream under a WebSocket served by hypercorn's trio worker, or None. The way
+    there is hypercorn's (0.17 and 0.18): its send is a bound method of the WebSocket stream,
+    whose ``send`` is one of the HTTP protocol's, whose ``send`` is the TCP server's, which
+    holds the ``stream``."""
+    link: Any = scope.get(RAW_SEND)
+    for _ in range(6):
+        owner = getattr(link, "__self__", None)
+        if owner is None:
+            return None
+        stream = getattr(owner, "stream", None)
+        if isinstance(stream, trio.abc.Stream):
+            return stream
+        link = getattr(owner, "send", None)
+    return None
+
+
+ABORT_AFTER = 1.0
+"""Seconds a connection that is ending may still be writing before its TCP stream is closed
+under it (longer than the connection's own flush, ``FLUSH_TIMEOUT``)."""
+
+
+class StuckGuard:
+    """Closes a socket's TCP stream under it when its connection is stuck in a write: once one
+    of the events it watches is set, after ``ABORT_AFTER`` seconds, or at once if the handler
+    is torn down (hypercorn's shutdown deadline) before the guard is let go (``release``)."""
+
+    def __init__(self, socket: StarletteSocket) -> None:
+        self.socket = socket
+        self.released = False
+
+    def release(self) -> None:
+        """The socket ended cleanly: nothing to close under it."""
+        self.released = True
+
+    async def watch(self, event: trio.Event) -> None:
+        try:
+            await event.wait()
+            await trio.sleep(ABORT_AFTER)
+        except trio.Cancelled:
+            if not self.released:
+                await self._abort("the handler was stopped while a write could be stuck")
+            raise
+        await self._abort("a write did not end")
+
+    async def _abort(self, reason: str) -> None:
+        log.info("websocket_aborted", reason=reason)
+        with trio.CancelScope(shield=True):
+            await self.socket.abort()
+
+
 class StarletteSocket:
     """An accepted starlette WebSocket as a ``MessageSocket``."""
 
@@ -107,6 +175,19 @@ class StarletteSocket:
             self.closed = True
             raise trio.BrokenResourceError("the WebSocket is closed") from exc
 
+    async def abort(self) -> None:
+        """Close the TCP connection under the socket at once. hypercorn shields its writes
+        from cancellation, so a write to a peer that does not read would otherwise block for
+        good, and with it the connection's end and the server's shutdown; closing the stream
+        makes that write fail."""
+        self.closed = True
+        stream = transport_of(self.websocket.scope)
+        if stream is None:
+            log.warning("websocket_abort_unavailable")
+            return
+        with trio.CancelScope(shield=True):
+            await stream.aclose()
+
     async def close(self, code: int = 1000, reason: str = "") -> None:
         if self.closed or self.websocket.application_state == WebSocketState.DISCONNECTED:
             self.closed = True
@@ -135,8 +216,8 @@ class WebApp:
             WebSocketRoute("/ws", self.protocol_socket), *extra
         ])  # fmt: skip
 
-    def asgi(self, extra: Sequence[BaseRoute] = ()) -> Starlette:
-        return Starlette(routes=self.routes(extra))
+    def asgi(self, extra: Sequence[BaseRoute] = ()) -> ASGIApp:
+        return keep_transport(Starlette(routes=self.routes(extra)))
 
     async def protocol_socket(self, websocket: WebSocket) -> None:
         client = websocket.client
@@ -150,45 +231,61 @@ class WebApp:
             log.info("websocket_refused", peer=peer, reason=refusal)
             await socket.close(CLOSE_CAP, refusal)
             return
+        with self.server.holding(host, self.per_host):  # counted from now on, no wait before
+            try:
+                await self._serve(socket, peer)
+            finally:
+                with trio.CancelScope(shield=True), trio.move_on_after(1):
+                    await socket.close()
+
+    async def _serve(self, socket: StarletteSocket, peer: str) -> None:
+        """One admitted socket: its game, its first message, then its connection."""
         try:
-            spec = parse_game_spec(websocket.url.query)
+            spec = parse_game_spec(socket.websocket.url.query)
         except GameSpecError as exc:
             log.info("websocket_refused", peer=peer, reason=str(exc))
             await socket.close(CLOSE_BAD_GAME, str(exc))
             return
         factory: Callable[..., Any] | None = None
         if spec is not None:
-            referee = Referee(spec, self.runner)
+            referee = Referee(spec, self.runner, peer=peer_host(peer))
             await referee.start()
             self.referees.add(referee)
             factory = session_factory(referee)
-        with self.server.holding(host, self.per_host):
-            first = await self._first_message(socket)
-            if first is None:
-                await socket.close(CLOSE_NO_COMMAND, "no message in time, or the server stops")
-                return
-            framing = framing_of(first)
-            receive = MessageReceiveStream(socket, framing, first)
-            connection = Connection(
-                MessageSendStream(socket, framing),
-                receive,
-                config=self.server.config,
-                runner=self.runner,
-                limits=self.server.limits,
-                peer=peer,
-                framing=framing,
-                session_factory=factory,
-            )
+        first = await self._first_message(socket)
+        if first is None:
+            await socket.close(CLOSE_NO_COMMAND, "no message in time, or the server stops")
+            return
+        framing = framing_of(first)
+        receive = MessageReceiveStream(socket, framing, first)
+        connection = Connection(
+            MessageSendStream(socket, framing),
+            receive,
+            config=self.server.config,
+            runner=self.runner,
+            limits=self.server.limits,
+            peer=peer,
+            framing=framing,
+            session_factory=factory,
+        )
 
-            async def refused(reason: str) -> None:
-                await connection.send(m.ErrorReply(BAD_FRAME.code, BAD_FRAME.name, reason), None)
+        async def refused(reason: str) -> None:
+            await connection.send(m.ErrorReply(BAD_FRAME.code, BAD_FRAME.name, reason), None)
 
-            receive.refused = refused
-            try:
-                await self.server.run_connection(connection)
-            finally:
-                with trio.CancelScope(shield=True), trio.move_on_after(1):
-                    await socket.close()
+        receive.refused = refused
+        ended = trio.Event()
+        guard = StuckGuard(socket)
+        async with trio.open_nursery() as guarding:
+            # hypercorn shields its writes: a write to a peer that does not read blocks the
+            # connection's end, or the close frame after it, until the stream is closed under
+            # it, ABORT_AFTER seconds after the connection began to end
+            guarding.start_soon(guard.watch, connection.ending)
+            guarding.start_soon(guard.watch, ended)
+            await self.server.run_connection(connection)
+            ended.set()
+            await socket.close()
+            guard.release()
+            guarding.cancel_scope.cancel()
 
     async def _first_message(self, socket: StarletteSocket) -> Message | None:
         """The socket's first message (its kind is the socket's framing); None when none comes

@@ -10,7 +10,8 @@ to the page but the move, shown as the person may see it.
 On the page's socket (docs/web.md):
 
 * ``play <move>`` is the person's decision; ``go`` asks the bot for its decision and is
-  answered ``bestmove <shown move>`` (``stop`` does not hurry it: its clock bounds it);
+  answered ``bestmove <shown move>`` (``stop`` makes the bot move at once, and so does the
+  page going away: its search never outlives the socket);
 * ``undo [N]`` takes back decisions of either side; ``query clock`` gives the clocks;
 * ``uginewgame``, ``position`` and ``setoption`` are refused: a refereed game is set when the
   socket opens, by its address (``/ws?game=...&opponent=...``).
@@ -162,7 +163,9 @@ class Clocks:
 class Referee:
     """The full position of a refereed game and its players (module docstring)."""
 
-    def __init__(self, spec: GameSpec, runner: SearchRunner) -> None:
+    def __init__(self, spec: GameSpec, runner: SearchRunner, *, peer: str | None = None) -> None:
+        """``peer``: the page's address, whose share of the search workers the bot's
+        searches use (the server's per-address search cap)."""
         self.spec = spec
         self.game = games.load(spec.game)
         self.state = (
@@ -178,7 +181,7 @@ class Referee:
         self.started = False
         self.bot: BotPlayer | None = None
         if spec.against_bot:
-            self.bot = BotPlayer(parse_player(spec.opponent), runner)
+            self.bot = BotPlayer(parse_player(spec.opponent), runner, peer=peer)
 
     async def start(self) -> None:
         if self.bot is not None:
@@ -276,9 +279,10 @@ class Referee:
             self.clocks.decided(seat)
         self._run_due(trio.current_time())
 
-    async def bot_decision(self) -> str | None:
+    async def bot_decision(self, stop: trio.Event | None = None) -> str | None:
         """Ask the bot for its decision and play it: the move as the person is shown it, or
-        None when the bot forfeited (the game is then over)."""
+        None when the bot forfeited (the game is then over). ``stop`` set makes the bot move
+        at once with what it has (a ``stop``, or the page going away)."""
         assert self.bot is not None
         seat = self.state.to_move()
         now = trio.current_time()
@@ -301,7 +305,7 @@ class Referee:
             turn=self.state.turn_position(),
         )
         try:
-            reply = await self.bot.go(request)
+            reply = await self.bot.go(request, stop)
             if reply.token is None:
                 raise ForfeitError("illegal-move", "the bot had no move")
             move = self.state.parse_move(reply.token)
@@ -422,7 +426,7 @@ class RefereeSession(Session):
 
     async def _bot_move(self, search: _Search) -> None:
         try:
-            shown = await self.referee.bot_decision()
+            shown = await self.referee.bot_decision(search.stop)
             self._sync()
             self.search = None
             if shown is None:

@@ -20,8 +20,11 @@ from enginesrv.web.app import WS_PEER_CONNECTIONS, WebApp
 
 PING_INTERVAL = 30.0
 """Seconds between the WebSocket pings hypercorn sends (a dead peer is found out)."""
-GRACE = 2.0
-"""Seconds the web server's connections get to end once the server stops."""
+GRACE = 1.5
+"""Seconds the web server's connections get to end once the server stops (hypercorn waits
+that long for every WebSocket it served: it keeps the task of a closed one until its next ping
+is due). Longer than ``app.ABORT_AFTER``, so that a connection stuck in a write is closed under
+it first."""
 
 
 def bind_text(host: str, port: int) -> str:

@@ -20,7 +20,7 @@ from typing import Protocol
 import trio
 
 from enginesrv.serve.settings import Framing
-from protocol.rpc import whole_frames
+from protocol.rpc import frames_problem
 
 Message = str | bytes
 
@@ -77,11 +77,11 @@ class MessageReceiveStream(trio.abc.ReceiveStream):
             return None
         if not message:
             return None
-        whole = whole_frames(message)
-        if whole != len(message):
+        problem = frames_problem(message)
+        if problem is not None:
             await self._refuse(
-                f"a binary message of {len(message)} bytes ends inside a msgpack frame (its "
-                f"last {len(message) - whole} bytes): a message must hold whole frames"
+                f"a binary message of {len(message)} bytes is refused whole: {problem}; a "
+                "message must hold whole msgpack frames"
             )
             return None
         return message

@@ -18,10 +18,17 @@ from hypercorn.trio import serve
 from hypercorn.typing import ASGIFramework
 from starlette.applications import Starlette
 from starlette.routing import WebSocketRoute
+from starlette.types import ASGIApp
 from starlette.websockets import WebSocket
 
 from enginesrv.event.feed import Feed
-from enginesrv.web.app import CLOSE_CAP, StarletteSocket, page_routes
+from enginesrv.web.app import (
+    CLOSE_CAP,
+    StarletteSocket,
+    StuckGuard,
+    keep_transport,
+    page_routes,
+)
 from enginesrv.web.run import web_config
 
 MAX_WATCHERS = 256
@@ -33,16 +40,17 @@ log = structlog.get_logger("enginesrv.web.watch")
 class WatchApp:
     """The page and ``/events`` of a running event."""
 
-    def __init__(self, feed: Feed, *, max_watchers: int = MAX_WATCHERS) -> None:
+    def __init__(self, feed: Feed, stop: trio.Event, *, max_watchers: int = MAX_WATCHERS) -> None:
         self.feed = feed
+        self.stop = stop
         self.max_watchers = max_watchers
         self.watchers = 0
 
-    def asgi(self) -> Starlette:
+    def asgi(self) -> ASGIApp:
         routes = page_routes({"play": False, "watch": True}, [
             WebSocketRoute("/events", self.events)
         ])  # fmt: skip
-        return Starlette(routes=routes)
+        return keep_transport(Starlette(routes=routes))
 
     async def events(self, websocket: WebSocket) -> None:
         await websocket.accept()
@@ -51,6 +59,7 @@ class WatchApp:
             await socket.close(CLOSE_CAP, f"the event has its {self.max_watchers} watchers")
             return
         self.watchers += 1
+        guard = StuckGuard(socket)
         try:
             async with trio.open_nursery() as nursery:
 
@@ -58,17 +67,23 @@ class WatchApp:
                     # a watcher sends nothing that matters; its close ends the feed to it
                     while await socket.receive() is not None:
                         pass
+                    guard.release()
                     nursery.cancel_scope.cancel()
 
                 nursery.start_soon(until_gone)
-                with self.feed.subscribe() as messages:
-                    async for message in messages:
+                with self.feed.subscribe() as subscription:
+                    # a watcher that does not read blocks a write for good once the feed
+                    # drops it: its TCP stream is then closed under it
+                    nursery.start_soon(guard.watch, subscription.dropped)
+                    nursery.start_soon(guard.watch, self.stop)
+                    async for message in subscription.messages:
                         await socket.send(json.dumps(message, separators=(",", ":")))
                 # the feed dropped this watcher: it fell a whole queue behind
                 await socket.close(CLOSE_CAP, "this watcher fell behind: reconnect")
+                guard.release()
                 nursery.cancel_scope.cancel()
         except trio.BrokenResourceError:
-            pass  # the watcher went away
+            guard.release()  # the watcher went away
         finally:
             self.watchers -= 1
             with trio.CancelScope(shield=True), trio.move_on_after(1):
@@ -88,7 +103,7 @@ async def serve_watch(
     Raises:
         OSError: the address cannot be listened on.
     """
-    app = cast(ASGIFramework, WatchApp(feed).asgi())  # the two libraries' ASGI types agree
+    app = cast(ASGIFramework, WatchApp(feed, stop).asgi())  # the two libraries' ASGI types agree
     config = web_config(host, port, 65536)
     async with trio.open_nursery() as nursery:
         binds = await nursery.start(

@@ -4,6 +4,7 @@ on the documented hooks (docs/web.md), analysis, hidden information, the keyboar
 from __future__ import annotations
 
 import random
+import re
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -257,9 +258,13 @@ def test_no_frame_to_the_page_holds_the_bots_unrevealed_laws(
     play_a_whole_game(page, random.Random(11))
     (referee,) = set(server.web.app.referees) - before
     mine, bots = law_fields(referee.state.to_string())
-    own_texts = {entry[1:] for entry in mine}
-    assert len(bots) == 4
     everything = "\n".join(frames)
+    # every law the person wrote is theirs to see: its setup, its rewrites (L3@c1:L2=<law>)
+    own_texts = {entry[1:] for entry in mine}
+    own_texts |= set(re.findall(r"=([.bw]{4}>[^,\s]+)", everything))
+    for setup in re.findall(r"laws:(\S+)", everything):
+        own_texts |= {law for law in setup.split(",") if law != "?"}
+    assert len(bots) == 4
     assert "laws:" in everything  # the page's own setup went by
     # the bot's setup reached the page only as laws:?,?,?,?
     assert "laws:?,?,?,?" in everything
