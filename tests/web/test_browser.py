@@ -120,8 +120,9 @@ def test_a_whole_game_against_random_by_clicks(
     assert " wins (" in result or result.startswith("Draw (")
     page.screenshot(path=str(tmp_path / f"{game}-end.png"))
     assert (tmp_path / f"{game}-end.png").stat().st_size > 5000
-    # the moves list is the server's: one entry per decision
-    assert moves_count(page) >= 4
+    # the moves list is the server's: one entry per decision (a Yin Yang game may end right
+    # after both setups, when the laws leave the first player no move)
+    assert moves_count(page) >= 2
 
 
 def test_the_deep_link_starts_that_game_and_flip_turns_the_board(
