@@ -63,6 +63,10 @@ FLOOD = 300
 """`query moves` sent at once by a client that never reads: about 17 MB of replies."""
 
 
+LIVELY = 2.0
+"""Seconds within which another client is answered while one misbehaves: a frozen server
+takes far longer (the floods here hold seconds of work); a busy test machine does not."""
+
 REAL_GRACE = web_run.GRACE
 """The grace as served (tests/web/conftest.py shortens it for the other tests)."""
 
@@ -285,7 +289,7 @@ async def test_a_never_reading_client_is_cut_off_at_its_output_cap_and_others_go
             assert await wait_for(lambda: web.server.connections == before, 3)
     # the other socket was answered all along, at once
     assert len(latencies) >= 5, latencies
-    assert max(latencies) < 0.5, f"a ping waited {max(latencies):.3f} s behind the flood"
+    assert max(latencies) < LIVELY, f"a ping waited {max(latencies):.3f} s behind the flood"
     assert not faults(logs), faults(logs)
 
 
@@ -301,9 +305,12 @@ async def test_a_client_over_its_output_cap_is_disconnected_although_it_never_re
         assert await wait_for(lambda: conn.gone is not None, 5)
         # docs/protocol.md §2: "the connection is closed"; the flush of a closing
         # connection is bounded (FLUSH_TIMEOUT, 0.5 s)
-        closed = await wait_for(lambda: conn not in web.server.connections, 2)
-        assert closed, f"still served 2 s after {conn.gone!r}"
-        assert "127.0.0.1" not in web.app.per_host
+        # the socket is let go a moment after its connection (its close, under the guard)
+        closed = await wait_for(
+            lambda: conn not in web.server.connections and "127.0.0.1" not in web.app.per_host,
+            3,
+        )
+        assert closed, f"still served 3 s after {conn.gone!r}"
 
 
 @trio_test
@@ -489,7 +496,7 @@ async def test_a_line_over_the_line_limit_is_error_102_and_closes_the_socket() -
                 assert "1001 bytes" in lines[1]
                 assert lines[2:] == []  # §6: after an error that closes, nothing more
                 assert code == 1000
-            assert await pong_time(web, 4) < 0.5
+            assert await pong_time(web, 4) < LIVELY
     assert not faults(logs), faults(logs)
 
 
@@ -529,7 +536,7 @@ async def test_a_message_over_the_websocket_message_limit_closes_only_that_socke
             # the server goes on: the socket that was open and new ones
             await other.send("ping 5")
             assert await other.line() == "pong 5"
-            assert await pong_time(web, 6) < 0.5
+            assert await pong_time(web, 6) < LIVELY
             assert await wait_for(lambda: len(web.server.connections) == 1, 3)
     assert not faults(logs), faults(logs)
     assert not [r for r in caplog.records if r.levelname in ("ERROR", "CRITICAL")]
@@ -737,7 +744,7 @@ async def test_a_first_binary_message_that_is_no_msgpack_request() -> None:
             (frame,) = [f for message in received for f in frames_of(message)]
             assert frame[2][0]["code"] == 103
             assert "not a request or notification: [7, 7, 7]" in frame[2][0]["message"]
-        assert await pong_time(web, 1) < 0.5
+        assert await pong_time(web, 1) < LIVELY
 
 
 @trio_test
@@ -806,7 +813,7 @@ async def test_a_text_message_of_invalid_utf8_closes_that_socket_only() -> None:
             finally:
                 await stream.aclose()
             assert await wait_for(lambda: not web.server.connections, 3)
-            assert await pong_time(web, 4) < 0.5
+            assert await pong_time(web, 4) < LIVELY
     assert not faults(logs), faults(logs)
 
 
