@@ -365,7 +365,10 @@ async def test_progress_to_a_client_that_does_not_read_is_dropped_not_queued() -
             await trio.sleep(0.2)  # the TCP buffers are full, the writer waits
             waiting = conn.outbox.size
             await ws.send_message("setoption name Bot value alphabeta\ngo infinite")
-            assert await wait_for(lambda: runner.infos >= 3, 5)
+            # three reports, or fewer from a search that proved its result and ended early
+            assert await wait_for(
+                lambda: runner.infos >= 3 or (runner.infos >= 1 and runner.active == 0), 5
+            )
             await trio.sleep(0.2)
             assert conn.outbox.size == waiting  # every report dropped, none queued
             assert conn.gone is None
