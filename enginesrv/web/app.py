@@ -18,6 +18,8 @@ from typing import Any
 import structlog
 import trio
 from starlette.applications import Starlette
+from starlette.middleware import Middleware
+from starlette.middleware.gzip import GZipMiddleware
 from starlette.requests import Request
 from starlette.responses import FileResponse, JSONResponse, Response
 from starlette.routing import BaseRoute, Mount, Route, WebSocketRoute
@@ -71,6 +73,12 @@ def page_routes(features: dict[str, bool], routes: Sequence[BaseRoute]) -> list[
         *routes,
         Mount("/static", StaticFiles(directory=static), name="static"),
     ]
+
+
+def page_app(routes: Sequence[BaseRoute]) -> Starlette:
+    """The application of ``routes``; its HTTP answers are gzipped for the browsers that ask
+    (the page's modules shrink to about a third)."""
+    return Starlette(routes=routes, middleware=[Middleware(GZipMiddleware, minimum_size=1024)])
 
 
 RAW_SEND = "enginesrv.raw_send"
@@ -217,7 +225,7 @@ class WebApp:
         ])  # fmt: skip
 
     def asgi(self, extra: Sequence[BaseRoute] = ()) -> ASGIApp:
-        return keep_transport(Starlette(routes=self.routes(extra)))
+        return keep_transport(page_app(self.routes(extra)))
 
     async def protocol_socket(self, websocket: WebSocket) -> None:
         client = websocket.client

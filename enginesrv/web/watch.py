@@ -16,7 +16,6 @@ import structlog
 import trio
 from hypercorn.trio import serve
 from hypercorn.typing import ASGIFramework
-from starlette.applications import Starlette
 from starlette.routing import WebSocketRoute
 from starlette.types import ASGIApp
 from starlette.websockets import WebSocket
@@ -27,6 +26,7 @@ from enginesrv.web.app import (
     StarletteSocket,
     StuckGuard,
     keep_transport,
+    page_app,
     page_routes,
 )
 from enginesrv.web.run import web_config
@@ -50,7 +50,7 @@ class WatchApp:
         routes = page_routes({"play": False, "watch": True}, [
             WebSocketRoute("/events", self.events)
         ])  # fmt: skip
-        return keep_transport(Starlette(routes=routes))
+        return keep_transport(page_app(routes))
 
     async def events(self, websocket: WebSocket) -> None:
         await websocket.accept()
