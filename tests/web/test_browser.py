@@ -280,7 +280,9 @@ def test_no_frame_to_the_page_holds_the_bots_unrevealed_laws(
         assert "=" not in move or move.endswith("=?"), f"a bot's rewrite shown: {move}"
     # the laws the bot holds hidden at the end: nowhere but in the person's move lists
     _, final = law_fields(referee.state.to_string())
-    hidden = [entry[1:] for entry in final if entry.startswith("-")]
+    # a text the person wrote too (Black's field, in full in every position) is theirs to see
+    own = {e[1:] for found in positions for e in found.group(1).split(",") if e[:1] in "+-"}
+    hidden = [entry[1:] for entry in final if entry.startswith("-") and entry[1:] not in own]
     elsewhere = [
         line for line in lines if not line.startswith("response ") or POSITION.search(line)
     ]
