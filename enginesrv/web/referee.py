@@ -228,12 +228,14 @@ class Referee:
         if clocks is None or self.over() or clocks.running is None:
             return
         if clocks.now_left(clocks.running, now) <= 0:
-            self._lose_on_time(clocks.running, now)
+            self._lose(clocks.running, "time-forfeit", "its clock ran out")
 
-    def _lose_on_time(self, seat: int, now: float) -> None:
+    def _lose(self, seat: int, reason: str, detail: str) -> None:
+        """``seat`` loses by forfeit (``reason``, as the arbiter names it); the clocks stop."""
+        self.forfeit_detail = detail
         if self.clocks is not None:
-            self.clocks.run(None, now)
-        self.forfeit = games.Outcome("p2" if seat == 0 else "p1", "time-forfeit")
+            self.clocks.run(None, trio.current_time())
+        self.forfeit = games.Outcome("p2" if seat == 0 else "p1", reason)
 
     def _run_due(self, now: float) -> None:
         """Run the clock of the side to act if it is a person's (the bot's runs on ``go``)."""
@@ -310,23 +312,16 @@ class Referee:
                 raise ForfeitError("illegal-move", "the bot had no move")
             move = self.state.parse_move(reply.token)
         except ForfeitError as exc:
-            self._bot_lost(seat, exc.reason, exc.detail)
+            self._lose(seat, exc.reason, exc.detail)
             return None
         except games.GameError as exc:
-            self._bot_lost(seat, "illegal-move", f"it played {exc.text!r}: {exc.reason}")
+            self._lose(seat, "illegal-move", f"it played {exc.text!r}: {exc.reason}")
             return None
         if self.clocks is not None and self.clocks.now_left(seat, trio.current_time()) <= 0:
-            self._lose_on_time(seat, trio.current_time())
-            self.forfeit_detail = "its clock ran out before it moved"
+            self._lose(seat, "time-forfeit", "its clock ran out before it moved")
             return None
         self._push(move)
         return self.shown[-1]
-
-    def _bot_lost(self, seat: int, reason: str, detail: str) -> None:
-        self.forfeit_detail = detail
-        if self.clocks is not None:
-            self.clocks.run(None, trio.current_time())
-        self.forfeit = games.Outcome("p2" if seat == 0 else "p1", reason)
 
     def undo(self, n: int) -> None:
         if self.forfeit is not None:
