@@ -830,6 +830,7 @@ def render_board(state: YinshState) -> str:
     """The board in the layout of rules §2.3: each point drawn as its piece and row number.
 
     ``W``/``B`` rings, ``w``/``b`` markers, ``.`` empty; the column letter heads each column.
+    Below the board: the rings and markers counted, and a legend of the letters.
     """
     width = 4 * 10 + 4
     lines = [[" "] * width for _ in range(19)]
@@ -849,6 +850,8 @@ def render_board(state: YinshState) -> str:
         f"rings on board: White {state._wr.bit_count()}, Black {state._br.bit_count()}; "
         f"removed: White {rem_w}, Black {rem_b} (target {state.game.target})",
         f"markers: {on_board} on the board, {state.pool()} in the pool",
+        "W/B = White/Black ring, w/b = White/Black marker, . = empty; "
+        "w7 under column d = White marker on d7",
     ]
     return "\n".join([header, *body, header, "", *info])
 

@@ -25,7 +25,14 @@ from enginesrv.cli.common import (
 )
 from enginesrv.cli.events import add_event_commands
 from enginesrv.cli.programs import cmd_check, cmd_engine, cmd_serve
-from enginesrv.cli.rules import cmd_bench, cmd_moves, cmd_perft, cmd_replay, cmd_show
+from enginesrv.cli.rules import (
+    cmd_bench,
+    cmd_export,
+    cmd_moves,
+    cmd_perft,
+    cmd_replay,
+    cmd_show,
+)
 
 
 class _Parser(argparse.ArgumentParser):
@@ -94,14 +101,51 @@ def build_parser() -> argparse.ArgumentParser:
 
     p = sub.add_parser(
         "replay",
-        help="replay a game record, checking every move",
+        help="replay game records, checking every move",
         description="Replay a game record (the enginesrv record format, or a boardspace .sgf for "
         "Yinsh), checking every move, and print the final position and outcome. A bad record "
-        "stops at its first bad move, with the move's number and the reason.",
+        "stops at its first bad move, with the move's number and the reason. A file of several "
+        "records (as 'enginesrv export' writes) is checked game by game, each in a block "
+        "headed 'game K (line L)', then 'checked N games, B bad'; the error names the first "
+        "bad game and its line.",
     )
     p.add_argument("game", metavar="GAME", help="game name: " + ", ".join(games.available()))
-    p.add_argument("file", metavar="FILE", help="the record file")
+    p.add_argument("file", metavar="FILE", help="the record file (one record or many)")
+    p.add_argument(
+        "--game", dest="pick", metavar="K", type=positive,
+        help="only the K-th game of a file of several records (1 = the first)",
+    )  # fmt: skip
+    shown = p.add_mutually_exclusive_group()
+    shown.add_argument(
+        "--ply", metavar="N", type=natural,
+        help="also draw the board after ply N (0: the start) of each game, as 'show' does",
+    )  # fmt: skip
+    shown.add_argument(
+        "--step", action="store_true", help="also draw the board after every ply of each game"
+    )
     p.set_defaults(func=cmd_replay)
+
+    p = sub.add_parser(
+        "export",
+        help="write all games of an event into one record file",
+        description="Write the record of every finished game of a match or tournament "
+        "(DIR/results.sqlite and DIR/games/) into one file, in game order, one record after "
+        "another, each beginning with its '# Game:' header; 'enginesrv replay' reads it back. "
+        "FILE is replaced if it exists; nothing is written when the export fails. A game whose "
+        "record is missing or unreadable fails the export, naming the game, unless "
+        "--skip-missing.",
+    )
+    p.add_argument("dir", metavar="DIR", help="the --out directory of the event")
+    p.add_argument(
+        "-o", "--output", metavar="FILE", required=True,
+        help="the file to write ('-': standard output)",
+    )  # fmt: skip
+    p.add_argument(
+        "--skip-missing", action="store_true",
+        help="leave out games whose record is missing or unreadable, with a warning on stderr "
+        "for each",
+    )  # fmt: skip
+    p.set_defaults(func=cmd_export)
 
     p = sub.add_parser(
         "serve",
@@ -193,7 +237,9 @@ def build_parser() -> argparse.ArgumentParser:
         help="benchmark the search (default) or the rules (--rules)",
         description="Search fixed positions of each game with alphabeta at a fixed depth and "
         "print nodes, time and nodes/s per position; with --rules, run fixed perft positions "
-        "and seeded random playouts instead. The last line is 'bench: nodes N time MS nps R'; "
+        "and seeded random playouts instead (each game's playouts line says how many games were "
+        "played to their end by the rules and how many stopped at the turn cap). The last "
+        "line is 'bench: nodes N time MS nps R'; "
         "its node total is a signature that changes only when the search, the evaluations or "
         "the rules change.",
     )

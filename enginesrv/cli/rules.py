@@ -1,17 +1,20 @@
-"""The rules tools of the command line: ``perft``, ``moves``, ``show``, ``replay`` and
-``bench``."""
+"""The rules tools of the command line: ``perft``, ``moves``, ``show``, ``replay``,
+``export`` (an event's records into one file) and ``bench``."""
 
 from __future__ import annotations
 
 import argparse
 import time
 from collections.abc import Sequence
+from pathlib import Path
 from typing import TextIO
 
 import games
 from enginesrv.cli.common import CommandError
-from enginesrv.event.records import RecordError
-from enginesrv.event.sgf import read_record_file
+from enginesrv.event.config import EventError
+from enginesrv.event.records import Record, RecordError, format_record
+from enginesrv.event.sgf import read_record_file, read_records_file
+from enginesrv.event.store import GameRow, stored_event
 from enginesrv.search.bench import run_bench, run_search_bench
 
 
@@ -100,44 +103,216 @@ def cmd_show(args: argparse.Namespace, out: TextIO, err: TextIO) -> None:
     out.write(describe(state) + "\n")
 
 
-def cmd_replay(args: argparse.Namespace, out: TextIO, err: TextIO) -> None:
-    """``enginesrv replay``."""
-    del err
-    game = load_game(args.game)
-    path: str = args.file
-    try:
-        record = read_record_file(path)
-    except RecordError as exc:
-        raise CommandError(str(exc)) from None
+class _BadGameError(Exception):
+    """A record whose game does not replay: ``line`` of the file (0: none) and the reason."""
+
+    def __init__(self, line: int, reason: str) -> None:
+        super().__init__(line, reason)
+        self.line = line
+        self.reason = reason
+
+
+def _board(label: str, state: games.State) -> str:
+    return f"{label}\n{describe(state)}\n\n"
+
+
+def _replay_record(
+    game: games.Game,
+    record: Record,
+    *,
+    ply: int | None,
+    step: bool,
+    short_ok: bool,
+    out: TextIO,
+) -> list[str]:
+    """Replay one record, checking every move, its Final and its Result; the boards that
+    ``ply`` or ``step`` ask for go to ``out`` as they are reached. A game shorter than
+    ``ply`` is an error, or with ``short_ok`` a line saying so.
+
+    Returns:
+        The summary lines (plies, final, outcome, result, reason).
+
+    Raises:
+        _BadGameError: the first thing that is wrong.
+    """
     if record.game is not None and record.game != game.name:
-        raise CommandError(f"{path}: the record is a {record.game!r} game, not {game.name!r}")
+        raise _BadGameError(record.line, f"the record is a {record.game!r} game, not {game.name!r}")
     start = record.start_position()
     try:
-        state = games.replay(game, start, [entry.token for entry in record.moves])
+        state = game.state_from_string(start) if start is not None else game.new_state()
     except games.InvalidPositionError as exc:
-        raise CommandError(f"{path}: Start position {start!r}: {exc.reason}") from None
-    except games.ReplayError as exc:
-        line = record.moves[exc.number - 1].line
-        raise CommandError(f"{path}:{line}: {exc}") from None
+        raise _BadGameError(record.line, f"Start position {start!r}: {exc.reason}") from None
+    if ply is not None and ply > len(record.moves):
+        beyond = f"--ply {ply}: the game has {len(record.moves)} plies"
+        if not short_ok:
+            raise _BadGameError(record.line, beyond)
+        out.write(beyond + "\n")
+    if step or ply == 0:
+        out.write(_board("ply 0 (start)", state))
+    for number, entry in enumerate(record.moves, 1):
+        mover = seat_name(game, state.to_move())
+        try:
+            games.replay(game, state, [entry.token], first=number)
+        except games.ReplayError as exc:
+            raise _BadGameError(entry.line, str(exc)) from None
+        if step or ply == number:
+            notes = " ".join(f"{key}={value}" for key, value in entry.annotations)
+            out.write(
+                _board(
+                    f"ply {number}: {entry.token} by {mover}" + (f"  ; {notes}" if notes else ""),
+                    state,
+                )
+            )
     final = state.to_string()
     if record.final is not None and record.final != final:
-        raise CommandError(
-            f"{path}: the moves lead to {final!r}, but the record's Final is {record.final!r}"
+        raise _BadGameError(
+            record.line, f"the moves lead to {final!r}, but the record's Final is {record.final!r}"
         )
     outcome = state.outcome()
     result = record.result()
     if outcome is not None and result.winner not in (None, "*", outcome.winner):
-        raise CommandError(
-            f"{path}: the game ends '{outcome.winner}' but the record's Result is {result.text!r}"
+        raise _BadGameError(
+            record.line,
+            f"the game ends '{outcome.winner}' but the record's Result is {result.text!r}",
         )
-    out.write(f"plies {len(record.moves)}\n")
-    out.write(f"final {final}\n")
-    out.write(f"outcome {outcome if outcome is not None else '* (the game is not over)'}\n")
+    lines = [
+        f"plies {len(record.moves)}",
+        f"final {final}",
+        f"outcome {outcome if outcome is not None else '* (the game is not over)'}",
+    ]
     if result.text:
-        out.write(f"result {result.text}\n")
+        lines.append(f"result {result.text}")
     reason = record.headers.get("Reason")
     if reason:
-        out.write(f"reason {reason}\n")
+        lines.append(f"reason {reason}")
+    return lines
+
+
+def _players(record: Record) -> str:
+    p1, p2 = record.headers.get("P1"), record.headers.get("P2")
+    return f": {p1} vs {p2}" if p1 and p2 else ""
+
+
+def cmd_replay(args: argparse.Namespace, out: TextIO, err: TextIO) -> None:
+    """``enginesrv replay``: every record of the file, or the one ``--game`` picks.
+
+    A file of one record prints its summary as it always did. A file of several gives each
+    game a block headed ``game K (line L)``, a bad game's block ending in ``error REASON``,
+    then ``checked N games, B bad``; the first bad game is the command's error.
+    """
+    del err
+    game = load_game(args.game)
+    path: str = args.file
+    try:
+        records = read_records_file(path)
+    except RecordError as exc:
+        raise CommandError(str(exc)) from None
+    several = len(records) > 1
+    picked: int | None = args.pick
+    if picked is not None and not 1 <= picked <= len(records):
+        held = f"{len(records)} game" + ("s" if several else "")
+        raise CommandError(f"{path}: --game {picked}: the file holds {held}")
+    chosen = [(picked, records[picked - 1])] if picked is not None else enumerate(records, 1)
+    # several games checked in one go: a bad one is reported in its block, and the next checked
+    every = several and picked is None
+    first_bad: CommandError | None = None
+    bad = 0
+    for number, record in chosen:
+        if several:
+            out.write(f"game {number} (line {record.line}){_players(record)}\n")
+        try:
+            lines = _replay_record(
+                game, record, ply=args.ply, step=args.step, short_ok=every, out=out
+            )
+        except _BadGameError as exc:
+            where = f"{path}:{exc.line}" if exc.line else path
+            error = CommandError(
+                f"{where}: game {number}: {exc.reason}" if several else f"{where}: {exc.reason}"
+            )
+            if not every:
+                raise error from None
+            out.write(f"error line {exc.line or record.line}: {exc.reason}\n\n")
+            first_bad, bad = first_bad or error, bad + 1
+            continue
+        out.write("".join(line + "\n" for line in lines) + ("\n" if several else ""))
+    if every:
+        out.write(f"checked {len(records)} games, {bad} bad\n")
+    if first_bad is not None:
+        raise CommandError(
+            f"{first_bad} (the first of {bad} bad games)" if bad > 1 else str(first_bad)
+        )
+
+
+def cmd_export(args: argparse.Namespace, out: TextIO, err: TextIO) -> None:
+    """``enginesrv export``: the records of an event's games, by game id, into one file.
+
+    Everything is read and checked before the output is opened, so a failed export leaves the
+    output as it was. A game whose record is missing or unreadable fails the export (naming
+    the game and the file) unless ``--skip-missing`` leaves it out with a warning on ``err``.
+    """
+    directory = Path(args.dir)
+    try:
+        config, rows = stored_event(
+            directory, "not an event directory (the --out DIR of a match or tournament)"
+        )
+    except EventError as exc:
+        raise CommandError(str(exc)) from None
+    game = load_game(config.game).name
+    target: str = args.output
+    if target != "-":
+        _check_output(directory, Path(target))
+    texts: list[str] = []
+    skipped = 0
+    for row in rows:
+        try:
+            texts.append(format_record(_stored_record(directory, row, game)))
+        except _BadGameError as exc:
+            if not args.skip_missing:
+                raise CommandError(
+                    f"game {row.id}: {exc.reason} (--skip-missing exports the other games)"
+                ) from None
+            err.write(f"enginesrv export: warning: game {row.id} left out: {exc.reason}\n")
+            skipped += 1
+    text = "\n".join(texts)
+    if target == "-":
+        out.write(text)
+    else:
+        try:
+            with open(target, "w", encoding="utf-8") as file:
+                file.write(text)
+        except OSError as exc:
+            raise CommandError(f"-o {target}: cannot write: {exc.strerror or exc}") from None
+    where = "stdout" if target == "-" else target
+    left_out = f" ({skipped} left out)" if skipped else ""
+    err.write(f"enginesrv export: {len(texts)} games of {directory} written to {where}{left_out}\n")
+
+
+def _check_output(directory: Path, target: Path) -> None:
+    """Refuse an output that would overwrite the event's own files."""
+    own = [directory / "results.sqlite", directory / "games"]
+    resolved = target.resolve()
+    for path in own:
+        mine = path.resolve()
+        if resolved == mine or mine in resolved.parents:
+            raise CommandError(
+                f"-o {target}: that is the event's own {path.name}; choose another file"
+            )
+
+
+def _stored_record(directory: Path, row: GameRow, game: str) -> Record:
+    """The record of a stored game, read and checked as a record of ``game``."""
+    if row.record is None:
+        raise _BadGameError(0, "the event kept no record of it")
+    path = directory / row.record
+    if not path.is_file():
+        raise _BadGameError(0, f"its record {path} is missing")
+    try:
+        record = read_record_file(path)
+    except RecordError as exc:
+        raise _BadGameError(0, f"its record {exc}") from None
+    if record.game != game:
+        raise _BadGameError(0, f"its record {path} is not a {game!r} game record")
+    return record
 
 
 def cmd_bench(args: argparse.Namespace, out: TextIO, err: TextIO) -> None:

@@ -107,11 +107,14 @@ class Record:
             whitespace.
         moves: the move lines in order.
         comments: free comment lines without the leading ``#`` (and one following space).
+        line: the line of the source where the record begins (its first line that is not
+            blank; 1 for an empty text). Provenance for messages only, left out of equality.
     """
 
     headers: dict[str, str] = field(default_factory=dict)
     moves: list[RecordMove] = field(default_factory=list)
     comments: list[str] = field(default_factory=list)
+    line: int = field(default=1, compare=False)
 
     @property
     def game(self) -> str | None:
@@ -195,10 +198,53 @@ def parse_record(text: str, source: str = "<string>") -> Record:
             repeated header, a move line with whitespace other than the ``"  ; "`` separator,
             or an annotation that is not ``key=value`` (both sides non-empty).
     """
-    record = Record()
+    return _parse_lines(list(enumerate(normalise(text).split("\n"), 1)), source)
+
+
+def parse_records(text: str, source: str = "<string>") -> list[Record]:
+    """Parse a text of one or more records, one after another (as ``enginesrv export``
+    writes them).
+
+    A record begins at a ``# Game:`` header line that comes after a move, or after another
+    ``Game`` header, of the record being read; every other line, comments and blank lines
+    between records included, belongs to the record before it. So a text of one record gives
+    ``[parse_record(text)]``, and every record keeps the line numbers of the whole text.
+
+    Args:
+        text: the text; line ends as for ``parse_record``.
+        source: name used in error messages.
+
+    Returns:
+        The records in order, at least one (an empty text is one empty record).
+
+    Raises:
+        RecordError: on the first problem of any record, naming its line in the whole text.
+    """
+    chunks: list[list[tuple[int, str]]] = [[]]
+    has_moves = has_game = False
     for number, line in enumerate(normalise(text).split("\n"), 1):
         if not line.strip():
+            pass
+        elif not line.startswith("#"):
+            has_moves = True
+        elif (header := _header_key(line)) is not None and header[0] == "Game":
+            if has_moves or has_game:
+                chunks.append([])
+                has_moves = False
+            has_game = True
+        chunks[-1].append((number, line))
+    return [_parse_lines(chunk, source) for chunk in chunks]
+
+
+def _parse_lines(lines: list[tuple[int, str]], source: str) -> Record:
+    """The record of ``lines`` (``(line number, text)`` pairs): see ``parse_record``."""
+    record = Record()
+    begun = False
+    for number, line in lines:
+        if not line.strip():
             continue
+        if not begun:
+            record.line, begun = number, True
         if line.startswith("#"):
             header = _header_key(line)
             if header is None:

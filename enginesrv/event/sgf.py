@@ -1,6 +1,6 @@
 """Game records in other formats: Boardspace's SGF files of Yinsh games
 (``import_boardspace_sgf``), and reading a record file of either kind by its name
-(``read_record_file``)."""
+(``read_record_file``, and ``read_records_file`` for a file of several records)."""
 
 from __future__ import annotations
 
@@ -8,7 +8,14 @@ import os
 import re
 from dataclasses import dataclass
 
-from enginesrv.event.records import Record, RecordError, RecordMove, normalise, parse_record
+from enginesrv.event.records import (
+    Record,
+    RecordError,
+    RecordMove,
+    normalise,
+    parse_record,
+    parse_records,
+)
 
 # One SGF lexeme: whitespace, punctuation, or a property with its bracketed values.
 _SGF_LEXEME = re.compile(
@@ -204,6 +211,29 @@ def read_record_file(path: str | os.PathLike[str]) -> Record:
         RecordError: for any problem, with the path as ``source``. A file that cannot be read
             or is not UTF-8 gives line 0; ``OSError`` and ``UnicodeDecodeError`` never escape.
     """
+    name, text = _read_text(path)
+    if _is_sgf(name, text):
+        return import_boardspace_sgf(text, name)
+    return parse_record(text, name)
+
+
+def read_records_file(path: str | os.PathLike[str]) -> list[Record]:
+    """Read a file of one or more records (``parse_records``), or one boardspace SGF game.
+
+    The file is told apart, and errors are raised, as by ``read_record_file``.
+    """
+    name, text = _read_text(path)
+    if _is_sgf(name, text):
+        return [import_boardspace_sgf(text, name)]
+    return parse_records(text, name)
+
+
+def _is_sgf(name: str, text: str) -> bool:
+    return name.lower().endswith(".sgf") or text.lstrip().startswith("(;")
+
+
+def _read_text(path: str | os.PathLike[str]) -> tuple[str, str]:
+    """The file's name and its text (a byte order mark dropped); a RecordError at line 0."""
     name = os.fspath(path)
     try:
         with open(name, "rb") as file:
@@ -214,6 +244,4 @@ def read_record_file(path: str | os.PathLike[str]) -> Record:
     except UnicodeDecodeError as error:
         reason = f"not UTF-8 text (bad byte at offset {error.start})"
         raise RecordError(name, 0, reason) from error
-    if name.lower().endswith(".sgf") or text.lstrip().startswith("(;"):
-        return import_boardspace_sgf(text, name)
-    return parse_record(text, name)
+    return name, text

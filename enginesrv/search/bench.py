@@ -160,19 +160,32 @@ def run_bench(
         if playouts:
             err.write(f"{name} {playouts} random playouts ...\n")
             started = time.perf_counter()
-            finished, plies = random_playouts(game, playouts, max_turns=PLAYOUT_TURNS.get(name))
+            cap = PLAYOUT_TURNS.get(name)
+            finished, plies = random_playouts(game, playouts, max_turns=cap)
             elapsed = time.perf_counter() - started
             total_nodes += plies
             total_time += elapsed
             out.write(
-                f"{name} playouts {playouts}: finished {finished} plies {plies} "
-                f"seconds {elapsed:.3f} plies/s {_rate(plies, elapsed)}\n"
+                f"{name} playouts {playouts}: {playout_ends(playouts, finished, cap)}; "
+                f"plies {plies} seconds {elapsed:.3f} plies/s {_rate(plies, elapsed)}\n"
             )
     out.write(
         f"bench: nodes {total_nodes} time {round(total_time * 1000)} "
         f"nps {_rate(total_nodes, total_time)}\n"
     )
     return total_nodes
+
+
+def playout_ends(count: int, finished: int, max_turns: int | None) -> str:
+    """How ``count`` playouts ended, in words: ``finished`` reached the end of the game by the
+    rules, the others stopped at the turn cap (or the ply safety net without one)."""
+    ended = f"{finished} played to the end of the game"
+    stopped = count - finished
+    if not stopped:
+        return ended
+    if max_turns is None:
+        return f"{ended}, {stopped} stopped at the {MAX_PLAYOUT_PLIES}-ply safety net"
+    return f"{ended}, {stopped} stopped at the {max_turns}-turn cap"
 
 
 def _rate(count: int, seconds: float) -> int:
