@@ -1,0 +1,229 @@
+"""What ``enginesrv results`` reports of a stored event besides its pairings: the rating table
+(``ratings``), the crosstable, how each player's games ended, and what the engines reported of
+their searches (depth, nodes per second, time), read from the game records."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+import games
+from enginesrv.event.config import EventConfig
+from enginesrv.event.ratings import Encounter, RatingTable, fit_ratings
+from enginesrv.event.records import RecordError, parse_record
+from enginesrv.event.standings import PairingResult
+from enginesrv.event.store import GameRow
+
+FORFEITS = frozenset(("time-forfeit", "illegal-move", "crash", "disconnect", "stall"))
+"""Reasons a player lost by the arbiter's hand for what it did (or failed to do)."""
+ADJUDICATIONS = frozenset(("resign", "score-adjudication", "repetition"))
+"""Reasons the arbiter ended a game on the scores or the positions seen."""
+MAX_PLIES = "max-plies"
+
+
+def reason_kind(reason: str) -> str:
+    """``rules`` (the game's own end), ``forfeit``, ``adjudication`` or ``max-plies``."""
+    if reason in FORFEITS:
+        return "forfeit"
+    if reason in ADJUDICATIONS:
+        return "adjudication"
+    if reason == MAX_PLIES:
+        return MAX_PLIES
+    return "rules"
+
+
+def pairing_ratings(
+    pairings: Iterable[PairingResult], players: Sequence[str], *, anchor: str | None = None
+) -> RatingTable:
+    """The rating table of the games of ``pairings`` (``fit_ratings``)."""
+    encounters = [
+        Encounter(p.first, p.second, p.wins + p.draws + p.losses, p.wins + p.draws / 2)
+        for p in pairings
+    ]
+    return fit_ratings(encounters, players, anchor=anchor)
+
+
+Crosstable = dict[str, dict[str, list[int]]]
+"""``{player: {opponent: [wins, draws, losses]}}``, both colours together."""
+
+
+def crosstable(pairings: Iterable[PairingResult], players: Sequence[str]) -> Crosstable:
+    table: Crosstable = {name: {} for name in players}
+    for p in pairings:
+        if p.wins + p.draws + p.losses == 0:
+            continue
+        mine = table.setdefault(p.first, {}).setdefault(p.second, [0, 0, 0])
+        theirs = table.setdefault(p.second, {}).setdefault(p.first, [0, 0, 0])
+        for got, counts in ((p.wins, (0, 2)), (p.draws, (1, 1)), (p.losses, (2, 0))):
+            mine[counts[0]] += got
+            theirs[counts[1]] += got
+    return table
+
+
+Reasons = dict[str, dict[str, int]]
+"""``{player: {"win:REASON" | "draw:REASON" | "loss:REASON": count}}``."""
+
+
+def reasons(rows: Iterable[GameRow], players: Sequence[str]) -> Reasons:
+    """How each player's games ended: the result from its side, and the reason."""
+    out: Reasons = {name: {} for name in players}
+    for row in rows:
+        for name, points in ((row.first, row.first_points), (row.second, 1 - row.first_points)):
+            outcome = "win" if points == 1 else "loss" if points == 0 else "draw"
+            key = f"{outcome}:{row.reason}"
+            counts = out.setdefault(name, {})
+            counts[key] = counts.get(key, 0) + 1
+    for name in out:
+        out[name] = dict(sorted(out[name].items(), key=lambda item: (-item[1], item[0])))
+    return out
+
+
+@dataclass
+class SearchTotals:
+    """What one player's moves reported, summed over the games whose records were read.
+
+    ``moves`` counts the player's own decisions (book moves excluded); ``depth_moves``,
+    ``nodes_moves`` those that reported a depth or a node count; ``ms`` the arbiter's measure
+    of every move's time and ``nodes_ms`` that of the moves that reported nodes.
+    """
+
+    moves: int = 0
+    ms: int = 0
+    depth_moves: int = 0
+    depth: int = 0
+    nodes_moves: int = 0
+    nodes: int = 0
+    nodes_ms: int = 0
+    games: int = 0
+
+    @property
+    def avg_depth(self) -> float | None:
+        return self.depth / self.depth_moves if self.depth_moves else None
+
+    @property
+    def nps(self) -> float | None:
+        return self.nodes * 1000 / self.nodes_ms if self.nodes_ms else None
+
+    @property
+    def ms_per_move(self) -> float | None:
+        return self.ms / self.moves if self.moves else None
+
+    def to_json(self) -> dict[str, object]:
+        return {
+            "games": self.games,
+            "moves": self.moves,
+            "avg_depth": self.avg_depth,
+            "nps": self.nps,
+            "ms_per_move": self.ms_per_move,
+            "time": self.ms / 1000,
+        }
+
+
+@dataclass
+class SearchReport:
+    """Per player search totals, and the games whose records could not be read."""
+
+    players: dict[str, SearchTotals]
+    unread: list[str]
+
+
+def search_report(
+    rows: Iterable[GameRow], players: Sequence[str], game: games.Game, out_dir: Path
+) -> SearchReport:
+    """Sum each player's reported depth and nodes and its measured time per move, from the
+    records' move annotations (``ms``, ``depth``, ``nodes``). Which seat played each move is
+    found by replaying the record."""
+    totals = {name: SearchTotals() for name in players}
+    unread: list[str] = []
+    for row in rows:
+        if row.record is None:
+            continue
+        path = out_dir / row.record
+        try:
+            record = parse_record(path.read_text(encoding="utf-8"), str(path))
+            state = games.replay(game, record.start_position(), ())
+        except (OSError, UnicodeDecodeError, RecordError, games.GameError) as exc:
+            unread.append(f"{row.record}: {exc}")
+            continue
+        seen: set[str] = set()
+        names = (row.p1, row.p2)
+        for number, move in enumerate(record.moves, 1):
+            seat = state.to_move()
+            try:
+                games.replay(game, state, (move.token,), first=number)
+            except games.GameError as exc:
+                unread.append(f"{row.record}: {exc}")
+                break
+            notes = dict(move.annotations)
+            if "book" in notes:
+                continue
+            name = names[seat]
+            t = totals.setdefault(name, SearchTotals())
+            seen.add(name)
+            ms = _int(notes.get("ms"))
+            t.moves += 1
+            t.ms += ms or 0
+            depth = _int(notes.get("depth"))
+            if depth:
+                t.depth_moves += 1
+                t.depth += depth
+            nodes = _int(notes.get("nodes"))
+            if nodes:
+                t.nodes_moves += 1
+                t.nodes += nodes
+                t.nodes_ms += ms or 0
+        for name in seen:
+            totals[name].games += 1
+    return SearchReport(totals, unread)
+
+
+def _int(text: str | None) -> int | None:
+    if text is None:
+        return None
+    try:
+        return int(text)
+    except ValueError:
+        return None
+
+
+def report_json(
+    config: EventConfig,
+    standings: list[PairingResult],
+    rows: list[GameRow],
+    out_dir: Path,
+    *,
+    anchor: str | None = None,
+) -> dict[str, object]:
+    """``enginesrv results --json``: the game, the number of games, the pairings, and the
+    ``ratings``, ``crosstable``, ``reasons`` and ``search`` of the event.
+
+    Raises:
+        RatingError: ``anchor`` is not a player with a finite rating.
+    """
+    names = player_names(standings)
+    sprt = config.sprt_params()
+    table = pairing_ratings(standings, names, anchor=anchor)
+    search = search_report(rows, names, games.load(config.game), out_dir)
+    return {
+        "event": config.event,
+        "game": config.game,
+        "games": len(rows),
+        "pairings": [p.to_json(sprt) for p in standings],
+        "anchor": anchor,
+        "ratings": [r.to_json() for r in table.ratings],
+        "crosstable": crosstable(standings, names),
+        "reasons": reasons(rows, names),
+        "search": {name: search.players[name].to_json() for name in names},
+        "search_unread": search.unread,
+    }
+
+
+def player_names(standings: Iterable[PairingResult]) -> list[str]:
+    """The players of the pairings, in the order they first appear (the event's order)."""
+    names: list[str] = []
+    for p in standings:
+        for name in (p.first, p.second):
+            if name not in names:
+                names.append(name)
+    return names

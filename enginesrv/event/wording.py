@@ -1,0 +1,68 @@
+"""How a game's end reads in words: who won and why, naming the players, never a seat code
+(``p1 time-forfeit`` reads as if p1 had won on time when p1 lost on time)."""
+
+from __future__ import annotations
+
+_GAME_ENDS = {
+    # Yinsh
+    "target-reached": "removed the rings it needed",
+    "pool-empty": "more rings removed when the markers ran out",
+    "two-passes": "more rings removed when neither side could move",
+    # Yohoho
+    "goal-row": "its Admiral reached the goal row",
+    "admiral-trapped": "the opposing Admiral was trapped",
+    "no-legal-action": "the opponent had no legal action",
+    # Yoxii
+    "totem-blocked": "totem blocked",
+    # Yin Yang
+    "goal": "reached its goal",
+    "both-goals": "both goals were reached",
+    "no-legal-token": "the opponent had no legal token",
+}
+"""The games' own reasons (named in each rule file), as the winner's part."""
+
+_LOSER_DID = {
+    "time-forfeit": "lost on time",
+    "illegal-move": "played an illegal move",
+    "crash": "crashed",
+    "disconnect": "disconnected",
+    "stall": "stalled",
+    "resign": "resigned (its scores stayed below the resign threshold)",
+}
+"""The arbiter's reasons for a loss, as what the loser did."""
+
+_DRAWS = {
+    "max-plies": "the ply limit was reached",
+    "repetition": "a position repeated",
+    "score-adjudication": "adjudicated on level scores",
+    "pool-empty": "the markers ran out with as many rings removed on each side",
+    "two-passes": "neither side could move, with as many rings removed on each side",
+    "totem-blocked": "totem blocked with the scores level",
+}
+
+
+def reason_words(reason: str) -> str:
+    """A reason in words, without naming anyone (``goal-row`` -> ``its Admiral reached ...``)."""
+    for table in (_GAME_ENDS, _LOSER_DID, _DRAWS):
+        if reason in table:
+            return table[reason]
+    return reason.replace("-", " ")
+
+
+def result_words(winner: str, reason: str, names: tuple[str, str], detail: str = "") -> str:
+    """``greedy wins: alphabeta lost on time (239 ms used of 200 ms)``,
+    ``alphabeta wins: totem blocked``, ``draw: the ply limit was reached``.
+
+    ``winner`` is ``p1``, ``p2`` or ``draw``; ``names`` are the players of p1 and p2;
+    ``detail`` is what a forfeited player did, when the arbiter said.
+    """
+    extra = f" ({detail})" if detail else ""
+    if winner not in ("p1", "p2"):
+        return f"draw: {_DRAWS.get(reason, reason_words(reason))}{extra}"
+    won = names[0] if winner == "p1" else names[1]
+    lost = names[1] if winner == "p1" else names[0]
+    if won == lost:
+        won, lost = f"{won} ({winner})", f"{lost} ({'p2' if winner == 'p1' else 'p1'})"
+    if reason in _LOSER_DID:
+        return f"{won} wins: {lost} {_LOSER_DID[reason]}{extra}"
+    return f"{won} wins: {reason_words(reason)}{extra}"
