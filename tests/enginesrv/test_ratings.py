@@ -101,7 +101,8 @@ def test_two_players_match_the_closed_form() -> None:
     # 7.5 of 10: the difference is the Elo of a 75% score, split either side of 0
     table = fit_ratings([Encounter("x", "y", 10, 7.5)])
     x, y = table.get("x"), table.get("y")
-    assert x.elo is not None and y.elo is not None
+    assert x.elo is not None
+    assert y.elo is not None
     diff = -400 * math.log10(1 / 0.75 - 1)
     assert x.elo == pytest.approx(diff / 2, abs=1e-6)
     assert y.elo == pytest.approx(-diff / 2, abs=1e-6)
@@ -110,7 +111,8 @@ def test_two_players_match_the_closed_form() -> None:
     sd_diff = 1 / math.sqrt(k * k * 10 * 0.75 * 0.25)
     assert x.error == pytest.approx(Z95 * sd_diff / 2, rel=1e-6)
     anchored = fit_ratings([Encounter("x", "y", 10, 7.5)], anchor="y")
-    assert anchored.get("y").elo == 0.0 and anchored.get("y").error == 0.0
+    assert anchored.get("y").elo == 0.0
+    assert anchored.get("y").error == 0.0
     assert anchored.get("x").elo == pytest.approx(diff, abs=1e-6)
     assert anchored.get("x").error == pytest.approx(Z95 * sd_diff, rel=1e-6)
 
@@ -122,7 +124,9 @@ def test_anchor_shifts_the_table_without_changing_differences() -> None:
     assert anchored.get("b").elo == 0.0
     for name in "ac":
         f, a, b = free.get(name).elo, anchored.get(name).elo, free.get("b").elo
-        assert f is not None and a is not None and b is not None
+        assert f is not None
+        assert a is not None
+        assert b is not None
         assert a == pytest.approx(f - b, abs=1e-6)
     with pytest.raises(RatingError, match="'zz' is not a player"):
         fit_ratings(encounters, anchor="zz")
@@ -133,9 +137,12 @@ def test_a_perfect_and_a_zero_score_get_no_rating_and_the_rest_are_fitted_alone(
     top = [Encounter("top", name, 4, 4.0) for name in "abc"]
     bottom = [Encounter(name, "low", 3, 3.0) for name in "abc"]
     table = fit_ratings([*core, *top, *bottom, Encounter("top", "low", 2, 2.0)])
-    assert table.get("top").elo is None and "won every game" in table.get("top").note
-    assert table.get("low").elo is None and "lost every game" in table.get("low").note
-    assert table.get("top").games == 14 and table.get("top").score == 1.0
+    assert table.get("top").elo is None
+    assert "won every game" in table.get("top").note
+    assert table.get("low").elo is None
+    assert "lost every game" in table.get("low").note
+    assert table.get("top").games == 14
+    assert table.get("top").score == 1.0
     alone = fit_ratings(core)
     for name in "abc":
         assert table.get(name).elo == pytest.approx(alone.get(name).elo, abs=1e-6)
