@@ -49,7 +49,8 @@ def add_event_commands(sub: Any, fail: type[Exception]) -> None:
     players_help = (
         "bot:NAME[:OPTION=VALUE,...] (a built-in or plug-in bot, e.g. bot:alphabeta:Hash=64), "
         "cmd:COMMAND (an engine speaking the text protocol or UGI over stdio), or "
-        "tcp:HOST:PORT (a running server); name=NAME: before any of them names the player"
+        "tcp:HOST:PORT (a running server); name=NAME: before any of them names the player, "
+        "tc=TC: gives it a time control of its own (tc=1:00+1:bot:alphabeta)"
     )
     for name, tournament, summary, description, count in (
         (
@@ -87,7 +88,12 @@ def add_event_commands(sub: Any, fail: type[Exception]) -> None:
 def _add_event_flags(p: argparse.ArgumentParser, *, tournament: bool) -> None:
     a = p.add_argument
     a("--config", metavar="FILE", help="a TOML file of settings (game, players, and the flags)")
-    a("--tc", metavar="[MOVES/]SECONDS[+INC]", help="a clock, e.g. 40/60+0.6 or 2+0.05")
+    a(
+        "--tc", metavar="TC",
+        help="each player's clock, [MOVES/]TIME[+INC] with TIME in seconds, M:SS or H:MM:SS "
+        "and INC in seconds (e.g. 40/60+0.6, 2+0.05, 1:30+1), or inf (no clock); a player's "
+        "own tc=TC: replaces it (and --st) for that player",
+    )  # fmt: skip
     a("--st", metavar="SECONDS", type=seconds, help="seconds per move (default 1, no other limit)")
     a("--depth", metavar="D", type=positive, help="search depth per move")
     a("--nodes", metavar="N", type=positive, help="nodes per move")
@@ -170,20 +176,34 @@ def _toml_settings(path: str, fail: type[Exception]) -> dict[str, Any]:
                     if options:
                         pairs = ",".join(f"{k}={_toml_value(v)}" for k, v in options.items())
                         spec = f"options={pairs}:{spec}"
+                    if "tc" in item:
+                        tc = _toml_tc(path, f"tc of {spec!r}", item["tc"], fail)
+                        spec = f"tc={tc}:{spec}"
                     if item.get("name"):
                         spec = f"name={item['name']}:{spec}"
                     players.append(spec)
                 else:
                     raise fail(
                         f"--config {path}: a player is a spec string or a table with spec "
-                        f"(and name, options), not {item!r}"
+                        f"(and name, options, tc), not {item!r}"
                     )
             out["players"] = tuple(players)
+        elif name == "tc":
+            out[name] = _toml_tc(path, "tc", value, fail)
         elif name in ("game", "out") or name in _SETTINGS:
             out[name] = value
         else:
             raise fail(f"--config {path}: unknown setting {key!r}")
     return out
+
+
+def _toml_tc(path: str, what: str, value: object, fail: type[Exception]) -> str:
+    """A ``tc`` from TOML: a string (``"1:00+1"``, ``"inf"``) or a number of seconds."""
+    if isinstance(value, str):
+        return value
+    if isinstance(value, int | float) and not isinstance(value, bool):
+        return str(value)
+    raise fail(f'--config {path}: {what} is a time control such as "60+1", not {value!r}')
 
 
 def _toml_value(value: object) -> str:

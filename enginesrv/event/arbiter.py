@@ -17,7 +17,12 @@ below minus the threshold for the given number of its moves loses) and ``score-a
 number of moves).
 
 Clocks: a decision (one ply) is a move; the increment is added after each, and a control of N
-moves adds the base time again after every N decisions of that player.
+moves adds the base time again after every N decisions of that player. Each seat may have a
+control of its own (``GameSetup.own``, a player's ``tc=``), which replaces the event's clock or
+move time for that seat: the mover's ``go`` then carries each side's own clock and increment
+(``p1time``/``p1inc`` only for a p1 that has a clock), and its move time when it has none. A
+seat under ``tc=inf`` has no clock: its ``go`` carries only the depth and node limits, and the
+player's move timeout is the only bound on its time.
 """
 
 from __future__ import annotations
@@ -29,7 +34,7 @@ from dataclasses import dataclass, field
 import trio
 
 import games
-from enginesrv.event.controls import Adjudication, MoveLimits
+from enginesrv.event.controls import Adjudication, MoveLimits, TimeControl, describe_seats
 from enginesrv.event.openings import Opening, opening_state
 from enginesrv.event.players import Clocks, ForfeitError, GoRequest, Player, Reply
 from enginesrv.event.records import Record, RecordMove
@@ -113,11 +118,20 @@ class GameSetup:
     key: str
     names: tuple[str, str]
     limits: MoveLimits
+    """The event's limits, each seat's unless it has a control of its own."""
     adjudication: Adjudication
     opening: Opening = field(default_factory=Opening)
     seeds: tuple[int, int] = (0, 0)
     secret_seeds: tuple[int, int] = (0, 0)
     event: str = "enginesrv match"
+    own: tuple[TimeControl | None, TimeControl | None] = (None, None)
+    """Each seat's own time control (a player's ``tc=``), replacing the event's clock or
+    move time for that seat; None: the event's."""
+
+    @property
+    def seat_limits(self) -> tuple[MoveLimits, MoveLimits]:
+        """The limits of p1 and of p2."""
+        return self.limits.own(self.own[0]), self.limits.own(self.own[1])
 
 
 async def play_game(
@@ -142,10 +156,12 @@ async def play_game(
     winner = reason = ""
     failed: list[int] = []
     engine_time = search_time = 0.0
-    limits, rules = setup.limits, setup.adjudication
+    rules = setup.adjudication
+    seat_limits = setup.seat_limits
     margin = rules.timemargin_ms
-    tc = limits.tc
-    remaining = [float(tc.base_ms), float(tc.base_ms)] if tc is not None else [0.0, 0.0]
+    controls = (seat_limits[0].clock, seat_limits[1].clock)
+    remaining = [0.0 if tc is None else float(tc.base_ms) for tc in controls]
+    both_clocks = controls[0] is not None and controls[1] is not None
     decisions = [0, 0]
     judge = _Adjudicator(rules)
     judge.position(state.key())
@@ -170,11 +186,13 @@ async def play_game(
             break
         seat = state.to_move()
         view = state.view(seat)
+        limits, tc = seat_limits[seat], controls[seat]
         if tc is not None:
-            inc = tc.inc_ms
             togo = tc.moves - decisions[seat] % tc.moves if tc.moves else None
+            times = [None if c is None else round(remaining[i]) for i, c in enumerate(controls)]
+            incs = [None if c is None else c.inc_ms for c in controls]
             clocks = Clocks(
-                p1time=round(remaining[0]), p2time=round(remaining[1]), p1inc=inc, p2inc=inc,
+                p1time=times[0], p2time=times[1], p1inc=incs[0], p2inc=incs[1],
                 movestogo=togo, depth=limits.depth, nodes=limits.nodes,
             )  # fmt: skip
             allowed: float | None = remaining[seat] + margin
@@ -244,7 +262,7 @@ async def play_game(
         state.push(move)
         plies += 1
         if on_move is not None:
-            on_move(public, state, (remaining[0], remaining[1]) if tc is not None else None)
+            on_move(public, state, (remaining[0], remaining[1]) if both_clocks else None)
         verdict = judge.score(seat, reply, plies)
         if verdict == "resign":
             winner, reason = ("p2" if seat == 0 else "p1"), "resign"
@@ -265,7 +283,7 @@ async def play_game(
         "Date": dt.date.today().isoformat(),
         "P1": setup.names[0],
         "P2": setup.names[1],
-        "TimeControl": limits.describe(),
+        "TimeControl": describe_seats(seat_limits),
         "Result": winner,
         "Reason": reason,
         "Final": state.to_string(),
@@ -289,7 +307,7 @@ def no_start(game: games.Game, setup: GameSetup, seat: int, exc: ForfeitError) -
             "Event": setup.event,
             "P1": setup.names[0],
             "P2": setup.names[1],
-            "TimeControl": setup.limits.describe(),
+            "TimeControl": describe_seats(setup.seat_limits),
             "Result": winner,
             "Reason": exc.reason,
         },

@@ -13,45 +13,89 @@ DEFAULT_MAX_PLIES = 1000
 Yang let a game go on for ever."""
 
 
-_TC_RE = re.compile(r"(?:(\d+)/)?(\d+(?:\.\d+)?)(?:\+(\d+(?:\.\d+)?))?")
+_TC_RE = re.compile(r"(?:([0-9]+)/)?([0-9:.]+)(?:\+([0-9]+(?:\.[0-9]+)?))?")
+_TIME_RE = re.compile(r"([0-9]+)(?::([0-9]{2}))?(?::([0-9]{2}))?(\.[0-9]+)?")
+MAX_CLOCK_MS = 2**31 - 1
+"""The largest base time or increment (24 days): engines read clocks as 32-bit numbers."""
+_FORMS = (
+    "write [MOVES/]TIME[+INCREMENT], TIME in seconds, M:SS or H:MM:SS and INCREMENT in "
+    "seconds (e.g. 40/60+0.6, 2+0.05, 1:30+1, 1:00:00), or inf"
+)
+
+
+def _seconds_ms(text: str, tc: str) -> int:
+    """``SECONDS``, ``M:SS`` or ``H:MM:SS`` (with a fraction of the last) in milliseconds."""
+    m = _TIME_RE.fullmatch(text)
+    if m is None:
+        raise ValueError(f"time control {tc!r}: {text!r} is not a time; {_FORMS}")
+    first, second, third, fraction = m.groups()
+    fields = [int(first)] + [int(f) for f in (second, third) if f is not None]
+    if any(f >= 60 for f in fields[1:]):
+        raise ValueError(f"time control {tc!r}: minutes and seconds after a ':' are below 60")
+    seconds = 0
+    for value in fields:
+        seconds = seconds * 60 + value
+    return round((seconds + float(fraction or 0)) * 1000)
+
+
+def _seconds_text(ms: int) -> str:
+    """Milliseconds as seconds, exactly, without trailing zeros (``1500`` -> ``1.5``)."""
+    whole, part = divmod(ms, 1000)
+    return f"{whole}.{part:03d}".rstrip("0").rstrip(".") if part else str(whole)
 
 
 @dataclass(frozen=True, slots=True)
 class TimeControl:
-    """``[MOVES/]SECONDS[+INCREMENT]``: a clock of ``base_ms``, plus ``inc_ms`` per move, plus
-    ``base_ms`` again every ``moves`` moves when given."""
+    """``[MOVES/]TIME[+INCREMENT]``: a clock of ``base_ms``, plus ``inc_ms`` per move, plus
+    ``base_ms`` again every ``moves`` moves when given; or ``inf`` (``infinite``): no clock
+    at all, the player thinks as long as it likes."""
 
     base_ms: int
     inc_ms: int = 0
     moves: int | None = None
+    infinite: bool = False
 
     @classmethod
     def parse(cls, text: str) -> TimeControl:
-        """Parse ``40/60+0.6``, ``60+0.6`` or ``60`` (seconds).
+        """Parse ``40/60+0.6``, ``60+0.6``, ``60`` (seconds), ``1:30+1`` (M:SS),
+        ``1:00:00`` (H:MM:SS), ``40/1:30:00+30`` or ``inf``.
 
         Raises:
-            ValueError: another form, or a clock of no time; the message names the text.
+            ValueError: another form, a clock of no time or of more than ``MAX_CLOCK_MS``;
+                the message names the text.
         """
-        m = _TC_RE.fullmatch(text.strip())
+        body = text.strip()
+        if body.lower() == "inf":
+            return INFINITE
+        m = _TC_RE.fullmatch(body)
         if m is None:
-            raise ValueError(
-                f"time control {text!r}: write [MOVES/]SECONDS[+INCREMENT], e.g. 40/60+0.6, "
-                "2+0.05 or 60"
-            )
+            raise ValueError(f"time control {text!r}: {_FORMS}")
         moves = int(m.group(1)) if m.group(1) else None
-        base = round(float(m.group(2)) * 1000)
+        base = _seconds_ms(m.group(2), text)
         inc = round(float(m.group(3)) * 1000) if m.group(3) else 0
         if base <= 0 or moves == 0:
             raise ValueError(f"time control {text!r}: the clock must hold some time")
+        if max(base, inc) > MAX_CLOCK_MS:
+            raise ValueError(f"time control {text!r}: at most {MAX_CLOCK_MS // 1000} seconds")
+        if (moves or 0) > MAX_CLOCK_MS:
+            raise ValueError(f"time control {text!r}: at most {MAX_CLOCK_MS} moves")
         return cls(base, inc, moves)
 
     def __str__(self) -> str:
-        text = f"{self.base_ms / 1000:g}"
+        """The control in seconds (``1:30+1`` reads ``90+1``; ``inf``): ``parse`` gives it
+        back."""
+        if self.infinite:
+            return "inf"
+        text = _seconds_text(self.base_ms)
         if self.moves:
             text = f"{self.moves}/{text}"
         if self.inc_ms:
-            text += f"+{self.inc_ms / 1000:g}"
+            text += f"+{_seconds_text(self.inc_ms)}"
         return text
+
+
+INFINITE = TimeControl(0, infinite=True)
+"""``inf``: no clock."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -62,6 +106,16 @@ class MoveLimits:
     st_ms: int | None = None
     depth: int | None = None
     nodes: int | None = None
+
+    @property
+    def clock(self) -> TimeControl | None:
+        """The clock the arbiter keeps (None: no clock, with ``tc=inf`` too)."""
+        return None if self.tc is None or self.tc.infinite else self.tc
+
+    def own(self, tc: TimeControl | None) -> MoveLimits:
+        """These limits for a player with a control of its own (None: these): ``tc`` replaces
+        the clock or the time per move; the depth and node limits stay."""
+        return self if tc is None else MoveLimits(tc, None, self.depth, self.nodes)
 
     def describe(self) -> str:
         """The record's ``TimeControl`` text."""
@@ -75,6 +129,14 @@ class MoveLimits:
         if self.nodes is not None:
             parts.append(f"nodes={self.nodes}")
         return " ".join(parts) or "none"
+
+
+def describe_seats(limits: tuple[MoveLimits, MoveLimits]) -> str:
+    """The record's ``TimeControl`` text for two players' limits: one description when they
+    are the same, else each seat's (``p1 tc=60+1, p2 tc=30+0.5``)."""
+    if limits[0] == limits[1]:
+        return limits[0].describe()
+    return f"p1 {limits[0].describe()}, p2 {limits[1].describe()}"
 
 
 def _key_values(text: str, what: str, keys: Sequence[str]) -> dict[str, int]:

@@ -134,9 +134,10 @@ class Feed:
         round_: int,
         names: tuple[str, str],
         start: games.State,
-        base_ms: int | None,
+        base_ms: int | tuple[int, int] | None,
     ) -> Callable[[str, games.State, tuple[float, float] | None], None]:
-        """Publish that a game begins; returns what to tell each of its moves (the arbiter's
+        """Publish that a game begins (``base_ms``: both clocks' or p1's and p2's starting
+        time, None without clocks); returns what to tell each of its moves (the arbiter's
         ``on_move``)."""
         self.publish(game_message(game_id, round_, names, start, base_ms))
         plies = itertools.count(1)
@@ -172,9 +173,15 @@ def clock_map(clocks: tuple[float, float] | None) -> dict[str, int] | None:
 
 
 def game_message(
-    game_id: int, round_: int, names: tuple[str, str], start: games.State, base_ms: int | None
+    game_id: int,
+    round_: int,
+    names: tuple[str, str],
+    start: games.State,
+    base_ms: int | tuple[int, int] | None,
 ) -> Message:
     """A game begins: its players and its first position (after any book moves)."""
+    if isinstance(base_ms, int):
+        base_ms = (base_ms, base_ms)
     return {
         "type": "game",
         "id": game_id,
@@ -182,7 +189,7 @@ def game_message(
         "p1": names[0],
         "p2": names[1],
         "position": start.view(None).to_string(),
-        "clock": None if base_ms is None else {"p1": base_ms, "p2": base_ms},
+        "clock": None if base_ms is None else {"p1": base_ms[0], "p2": base_ms[1]},
     }
 
 

@@ -7,7 +7,11 @@
 * ``tcp:HOST:PORT``: a running server (``enginesrv serve``) or any engine listening there,
   spoken to in the text framing.
 
-``name=`` before any of them sets the display name (``name=new:bot:alphabeta:Depth=4``).
+``name=`` before any of them sets the display name (``name=new:bot:alphabeta:Depth=4``),
+``options=`` adds options, and ``tc=`` gives the player a time control of its own in the forms
+of ``--tc`` (``tc=1:00+1:bot:alphabeta``, ``tc=inf:cmd:./engine``): it replaces the event's
+clock or move time for that player. A time control holds no letters but ``inf``, so its value
+runs to the first ``:`` that a digit does not follow.
 
 The arbiter drives a ``Player`` through ``start`` (launch and handshake), ``new_game`` before
 each game, ``go`` for each decision and ``close``. Every wait has a deadline. A misbehaving
@@ -20,6 +24,7 @@ arbiter starts it afresh for its next game.
 
 from __future__ import annotations
 
+import re
 import shlex
 from abc import ABC, abstractmethod
 from dataclasses import dataclass
@@ -27,6 +32,7 @@ from typing import Literal
 
 import games
 from bots.engine import Score
+from enginesrv.event.controls import TimeControl
 from protocol import messages as m
 
 PlayerKind = Literal["bot", "cmd", "tcp"]
@@ -60,6 +66,8 @@ class PlayerSpec:
     command: tuple[str, ...] = ()
     host: str = ""
     port: int = 0
+    tc: TimeControl | None = None
+    """The player's own time control (``tc=``), replacing the event's clock or move time."""
 
 
 def control_character(text: str) -> str | None:
@@ -100,19 +108,38 @@ def _parse_options(text: str, opts: str) -> tuple[tuple[str, str], ...]:
     return tuple(options)
 
 
+_TC_PREFIX = re.compile(r"tc=((?:[^:]|:(?=[0-9]))*):")
+"""``tc=TC:``: a time control's own colons (``1:30``) are followed by digits."""
+
+
 def parse_player(text: str) -> PlayerSpec:
     """Parse ``bot:...``, ``cmd:...`` or ``tcp:HOST:PORT``, each optionally after the prefixes
-    ``name=NAME:`` (the display name) and ``options=NAME=VALUE,...:`` (options set with
+    ``name=NAME:`` (the display name), ``options=NAME=VALUE,...:`` (options set with
     ``setoption`` on an external engine, e.g. ``options=Bot=alphabeta,Hash=64:tcp:host:7777``;
-    for a bot, added to its own).
+    for a bot, added to its own) and ``tc=TC:`` (the player's own time control, e.g.
+    ``tc=1:00+1:``), in any order.
 
     Raises:
-        PlayerSpecError: not one of those forms; the message shows the forms.
+        PlayerSpecError: not one of those forms, or a bad time control; the message shows
+            the forms.
     """
     spec = text.strip()
     name = ""
     extra: tuple[tuple[str, str], ...] = ()
-    while spec.startswith(("name=", "options=")):
+    tc: TimeControl | None = None
+    while spec.startswith(("name=", "options=", "tc=")):
+        if spec.startswith("tc="):
+            found = _TC_PREFIX.match(spec)
+            if found is None:
+                raise PlayerSpecError(f"player {text!r}: write tc=TIMECONTROL:<player>")
+            if tc is not None:
+                raise PlayerSpecError(f"player {text!r}: tc= is given twice")
+            try:
+                tc = TimeControl.parse(found.group(1))
+            except ValueError as exc:
+                raise PlayerSpecError(f"player {text!r}: {exc}") from None
+            spec = spec[found.end() :]
+            continue
         key, _, spec = spec.partition("=")
         value, sep, spec = spec.partition(":")
         if not sep or not value:
@@ -126,7 +153,7 @@ def parse_player(text: str) -> PlayerSpec:
     if kind == "bot" and bot:
         options = (_parse_options(text, opts) if opts else ()) + extra
         label = bot + (":" + ",".join(f"{k}={v}" for k, v in options) if options else "")
-        return _check_spec(PlayerSpec(text, "bot", name or label, bot=bot, options=options))
+        return _check_spec(PlayerSpec(text, "bot", name or label, bot=bot, options=options, tc=tc))
     if kind == "cmd" and rest.strip():
         try:
             command = tuple(shlex.split(rest))
@@ -135,7 +162,9 @@ def parse_player(text: str) -> PlayerSpec:
         if not command or not command[0]:
             raise PlayerSpecError(f"player {text!r}: the command is empty")
         label = command[0].rsplit("/", 1)[-1]
-        return _check_spec(PlayerSpec(text, "cmd", name or label, options=extra, command=command))
+        return _check_spec(
+            PlayerSpec(text, "cmd", name or label, options=extra, command=command, tc=tc)
+        )
     if kind == "tcp" and rest:
         host, sep, port_text = rest.rpartition(":")
         if not sep or not host or not port_text.isdigit() or not 0 < int(port_text) < 65536:
@@ -143,12 +172,14 @@ def parse_player(text: str) -> PlayerSpec:
         if host.startswith("[") and host.endswith("]"):
             host = host[1:-1]  # an IPv6 address: tcp:[::1]:5000
         return _check_spec(
-            PlayerSpec(text, "tcp", name or rest, options=extra, host=host, port=int(port_text))
+            PlayerSpec(
+                text, "tcp", name or rest, options=extra, host=host, port=int(port_text), tc=tc
+            )
         )
     raise PlayerSpecError(
         f"player {text!r}: write bot:NAME[:OPTION=VALUE,...] (a built-in or plug-in bot), "
         "cmd:COMMAND (an engine over stdio) or tcp:HOST:PORT (a running server), optionally "
-        "after name=NAME: and options=NAME=VALUE,...:"
+        "after name=NAME:, options=NAME=VALUE,...: and tc=TIMECONTROL:"
     )
 
 

@@ -35,7 +35,7 @@ from enginesrv.event import stats
 from enginesrv.event.arbiter import GameResult, GameSetup, no_start, play_game
 from enginesrv.event.bot_player import check_bot
 from enginesrv.event.config import EventConfig, EventError
-from enginesrv.event.controls import Adjudication, MoveLimits
+from enginesrv.event.controls import Adjudication, MoveLimits, TimeControl
 from enginesrv.event.feed import Feed, event_message, result_message, standings_message
 from enginesrv.event.lock import lock_event
 from enginesrv.event.openings import Opening, opening_state, read_openings
@@ -43,7 +43,6 @@ from enginesrv.event.players import (
     Deadlines,
     ForfeitError,
     Player,
-    PlayerSpec,
     PlayerSpecError,
     control_character,
     parse_player,
@@ -168,10 +167,7 @@ async def _run_event(
     game = games.load(config.game)
     specs = [parse_player(text) for text in config.players]
     names = display_names(specs)
-    specs = [
-        PlayerSpec(s.text, s.kind, n, s.bot, s.options, s.command, s.host, s.port)
-        for s, n in zip(specs, names, strict=True)
-    ]
+    specs = [dataclasses.replace(s, name=n) for s, n in zip(specs, names, strict=True)]
     openings: list[Opening] = [Opening()]
     if config.openings:
         try:
@@ -208,7 +204,10 @@ async def _run_event(
     done = len(done_ids & {g.id for g in schedule})
     on_start(done, total)
     if feed is not None:
-        feed.publish(event_message(config.event, game, names, total, limits.describe()))
+        control = limits.describe() + "".join(
+            f"; {s.name} tc={s.tc}" for s in specs if s.tc is not None
+        )
+        feed.publish(event_message(config.event, game, names, total, control))
         feed.publish(standings_message(standings, done, total, sprt))
     if sprt is not None and decided(standings[0], sprt):
         pending = []
@@ -245,6 +244,7 @@ async def _run_event(
                     rules=rules,
                     config=config,
                     feed=feed,
+                    own=[s.tc for s in specs],
                 )
                 record_text = format_record(result.record)
                 record_name = None
@@ -348,6 +348,7 @@ async def _play(
     rules: Adjudication,
     config: EventConfig,
     feed: Feed | None = None,
+    own: list[TimeControl | None] | None = None,
 ) -> tuple[GameResult, tuple[int, int]]:
     """One game of the schedule and its bots' secret seeds; a player that cannot start loses
     it with the reason."""
@@ -362,6 +363,7 @@ async def _play(
         seeds=game_seeds(config, item.id),
         secret_seeds=secret_seeds() if game.hidden_information else (0, 0),
         event=config.event,
+        own=(None, None) if own is None else (own[seats[0]], own[seats[1]]),
     )
     players: list[Player] = []
     for seat, index in enumerate(seats):
@@ -372,7 +374,10 @@ async def _play(
     on_move = None
     if feed is not None:
         start = opening_state(game, setup.opening)
-        base = None if limits.tc is None else limits.tc.base_ms
+        clocks = [each.clock for each in setup.seat_limits]
+        base = None
+        if clocks[0] is not None and clocks[1] is not None:
+            base = (clocks[0].base_ms, clocks[1].base_ms)
         on_move = feed.game(item.id, item.round, setup.names, start, base)
     result = await play_game(game, (players[0], players[1]), setup, on_move=on_move)
     if feed is not None:

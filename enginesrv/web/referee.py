@@ -98,6 +98,8 @@ def parse_game_spec(query: str) -> GameSpec | None:
             raise GameSpecError(str(exc)) from None
         if spec.kind != "bot":
             raise GameSpecError(f"opponent {opponent!r}: write human or bot:NAME[:OPTIONS]")
+        if spec.tc is not None:
+            raise GameSpecError(f"opponent {opponent!r}: the tc field sets the clock, not tc=")
         try:
             check_bot(spec, game.name)
         except PlayerSpecError as exc:
@@ -112,7 +114,9 @@ def parse_game_spec(query: str) -> GameSpec | None:
             control = TimeControl.parse(tc)
         except ValueError as exc:
             raise GameSpecError(str(exc)) from None
-        if control.moves:
+        if control.infinite:
+            control = None  # no clock, as with none
+        elif control.moves:
             raise GameSpecError(f"time control {tc!r}: write SECONDS[+INCREMENT]")
     movetime_text = fields.get("movetime", str(DEFAULT_MOVETIME))
     if not movetime_text.isdigit() or not 0 < int(movetime_text) <= 3_600_000:
