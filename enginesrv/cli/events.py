@@ -12,6 +12,7 @@ import argparse
 import contextlib
 import functools
 import json
+import tempfile
 import tomllib
 from collections.abc import Awaitable, Callable
 from pathlib import Path
@@ -26,6 +27,7 @@ from enginesrv.event.config import EventConfig, EventError
 from enginesrv.event.controls import DEFAULT_MAX_PLIES
 from enginesrv.event.feed import Feed
 from enginesrv.event.lock import lock_event
+from enginesrv.event.players import parse_player
 from enginesrv.event.standings import PairingResult, load_results
 from enginesrv.event.tournament import prepare, run_event
 
@@ -40,6 +42,7 @@ _SETTINGS: dict[str, str] = {
     "repetitions": "repetitions", "resign": "resign", "draw": "draw",
     "timemargin": "timemargin", "event": "event", "startup_timeout": "startup_timeout",
     "ready_timeout": "ready_timeout", "move_timeout": "move_timeout", "isolate": "isolate",
+    "debug": "debug",
 }  # fmt: skip
 
 
@@ -139,6 +142,12 @@ def _add_event_flags(p: argparse.ArgumentParser, *, tournament: bool) -> None:
         help="run each cmd: engine under bubblewrap (bwrap): a private /tmp, its own /proc, "
         "and no view of the event's directory",
     )  # fmt: skip
+    a(
+        "--debug", action="store_true", default=None,
+        help="trace every line sent to and read from each cmd: and tcp: engine, time-stamped, "
+        "into DIR/logs/game-NNNNN-pS-NAME.trace once each game is over (without --out, into a "
+        "temporary directory named on stderr)",
+    )  # fmt: skip
     if tournament:
         a("--gauntlet", action="store_true", default=None, help="the first player meets the rest")
     a(
@@ -227,12 +236,14 @@ def _config(args: argparse.Namespace, fail: type[Exception], tournament: bool) -
         settings["out"] = args.out
     args.out = settings.pop("out", None)
     if args.resume and "players" not in settings:
-        if set(settings) - {"game"}:
+        if set(settings) - {"game", "debug"}:
             raise fail(
                 "--resume continues the stored event with its stored settings: give only "
-                "--resume --out DIR (or the very same arguments as the first run)"
+                "--resume --out DIR, and --debug to trace this run (or the very same arguments "
+                "as the first run)"
             )
-        return EventConfig(game=settings.get("game", ""), players=())
+        debug = bool(settings.get("debug"))
+        return EventConfig(game=settings.get("game", ""), players=(), debug=debug)
     if "game" not in settings:
         raise fail("give the GAME (or game in --config)")
     players = settings.get("players", ())
@@ -257,6 +268,7 @@ def _handler(fail: type[Exception], *, tournament: bool) -> Handler:
                 config = prepare(config, out_dir, resume=args.resume)
             except EventError as exc:
                 raise fail(str(exc)) from None
+            traces = _debug_traces(config, out_dir, err, "tournament" if tournament else "match")
             display = Display(out, err, config, live=err.isatty())
             watch = _watch_front(args, out, fail)
             try:
@@ -270,6 +282,7 @@ def _handler(fail: type[Exception], *, tournament: bool) -> Handler:
                             on_game=display.game,
                             on_start=display.start,
                             on_tick=display.tick if display.live else None,
+                            traces=traces,
                         ),
                     )
                 )
@@ -288,6 +301,24 @@ def _handler(fail: type[Exception], *, tournament: bool) -> Handler:
         write_tables(out, config, standings)
 
     return run
+
+
+def _debug_traces(
+    config: EventConfig, out_dir: Path | None, err: TextIO, command: str
+) -> Path | None:
+    """Where ``--debug`` publishes its traces: ``DIR/logs`` (None: the default), or without
+    ``--out`` a new temporary directory, named on ``err``."""
+    if not config.debug:
+        return None
+    if not any(parse_player(text).kind != "bot" for text in config.players):
+        err.write(f"{command}: --debug traces cmd: and tcp: engines; this event has none\n")
+        return None
+    if out_dir is not None:
+        return None
+    traces = Path(tempfile.mkdtemp(prefix="enginesrv-debug-"))
+    err.write(f"{command}: --debug without --out: the protocol traces go to {traces}/\n")
+    err.flush()
+    return traces
 
 
 Watch = Callable[[Feed, trio.Event, trio.TaskStatus[str]], Awaitable[None]]

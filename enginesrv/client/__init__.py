@@ -22,6 +22,7 @@ from enginesrv.client.types import (
     OptionSpec,
     Score,
     SearchResult,
+    TraceCallback,
 )
 
 __all__ = [
@@ -44,4 +45,5 @@ __all__ = [
     "SearchHandle",
     "SearchResult",
     "SyncSearchHandle",
+    "TraceCallback",
 ]

@@ -13,6 +13,7 @@ request waits for the response with its id, and ``info`` notifications carry the
 from __future__ import annotations
 
 import itertools
+import json
 from collections.abc import Callable, Sequence
 
 import trio
@@ -24,10 +25,13 @@ from enginesrv.client.types import (
     EngineTerminatedError,
     EngineTimeoutError,
     Framing,
+    TraceCallback,
+    TraceKind,
 )
 from protocol import messages as m
 from protocol import mpack, text
 from protocol.errors import BY_CODE, ProtocolError
+from protocol.rpc import FrameReader
 
 RECEIVE_SIZE = 65536
 MAX_LINE = 1 << 20
@@ -85,6 +89,42 @@ class Connection:
         self._tokens = itertools.count(1)
         self._text = text.TextDecoder("client", max_line=MAX_LINE)
         self._mpack = mpack.MsgpackDecoder("client", max_frame=MAX_FRAME)
+        self._trace: TraceCallback | None = None
+        self._traced_frames: dict[TraceKind, FrameReader] = {}
+
+    # -- the trace -------------------------------------------------------------------------
+
+    def set_trace(self, trace: TraceCallback | None) -> None:
+        """Tell ``trace`` every line written and read from now on (``TraceCallback``)."""
+        self._trace = trace
+        if trace is not None and self.framing == "msgpack":
+            # the frames are read a second time for the trace, as they came: the decoder
+            # hands on only what it understood
+            self._traced_frames = {"send": FrameReader(MAX_FRAME), "recv": FrameReader(MAX_FRAME)}
+
+    def _traced(self, kind: TraceKind, data: bytes) -> None:
+        """Tell the trace the lines (text) or frames (msgpack) of ``data``, sent or read."""
+        trace = self._trace
+        if trace is None:
+            return
+        if self.framing == "text":
+            if kind == "send":  # a whole line: what is read is traced by ``_take_lines``
+                for line in data.decode("utf-8", "replace").removesuffix("\n").split("\n"):
+                    trace(kind, line)
+            return
+        reader = self._traced_frames.get(kind)
+        if reader is None:
+            return
+        try:
+            reader.feed(data)
+            while True:
+                whole, frame = reader.next_frame()
+                if not whole:
+                    return
+                trace(kind, json.dumps(frame, ensure_ascii=False, default=repr))
+        except ProtocolError as exc:  # the decoder fails on it too and ends the connection
+            trace(kind, f"(not msgpack-RPC from here on: {exc})")
+            del self._traced_frames[kind]
 
     # -- the end ---------------------------------------------------------------------------
 
@@ -92,6 +132,8 @@ class Connection:
         """The connection is over: every wait ends with ``reason`` (the first reason sticks)."""
         if self.ended is None:
             self.ended = reason
+            if self._trace is not None:
+                self._trace("end", str(reason))
         if self._collect is not None:
             self._collect.close()
         for pending in self._pending.values():
@@ -141,6 +183,7 @@ class Connection:
                 self._text.feed(bytes(data))
                 self._take_lines()
             else:
+                self._traced("recv", bytes(data))
                 self._mpack.feed(bytes(data))
                 self._take_frames()
         except ProtocolError as exc:  # a fatal one: the stream cannot be read on
@@ -149,8 +192,14 @@ class Connection:
 
     def _take_lines(self) -> None:
         while True:
+            # line by line, not ``next_message``: the trace is told every line, read or not
+            raw = self._text.next_line()  # a broken stream raises (fatal)
+            if raw is None:
+                return
+            if self._trace is not None:
+                self._trace("recv", raw)
             try:
-                line = self._text.next_message()
+                line = text.parse_reply_line(raw)
             except ProtocolError as exc:
                 if exc.fatal:
                     raise
@@ -160,7 +209,7 @@ class Connection:
                     search.fail(ClientError(f"{self.where}: {exc}"))
                 continue  # one bad line (a plain UGI engine's chatter): on to the next
             if line is None:
-                return
+                continue  # a blank line
             assert not isinstance(line, m.Request)  # a client's decoder reads replies only
             self._route_line(line)
 
@@ -232,6 +281,7 @@ class Connection:
         else:
             data = mpack.encode_request(msgid, command)
         async with self._send_lock:
+            self._traced("send", data)
             self.writes += 1  # from here on, some of it may have gone out
             try:
                 await self.stream.send_all(data)

@@ -34,6 +34,7 @@ from enginesrv.client.types import (
     Framing,
     LegalMoves,
     SearchResult,
+    TraceCallback,
 )
 from protocol import messages as m
 
@@ -68,15 +69,18 @@ class AsyncEngine:
         cwd: str | None = None,
         env: Mapping[str, str] | None = None,
         timeout: float = TIMEOUT,
+        trace: TraceCallback | None = None,
     ) -> AsyncIterator[AsyncEngine]:
         """Start ``argv`` as an engine speaking on its stdin and stdout, greet it, and close it
         (``quit``, then a kill) on leaving the block. ``stderr`` is where its standard error
-        goes (default: this process's)."""
+        goes (default: this process's); ``trace`` is told every line sent and read, the
+        handshake's included (``TraceCallback``)."""
         # the reader is a system task, not a nursery's: a nursery around the caller's block
         # would hand the caller's own errors back wrapped in exception groups
         engine = await cls.popen_in(
-            None, argv, framing=framing, stderr=stderr, cwd=cwd, env=env, timeout=timeout
-        )
+            None, argv, framing=framing, stderr=stderr, cwd=cwd, env=env, timeout=timeout,
+            trace=trace,
+        )  # fmt: skip
         try:
             yield engine
         finally:
@@ -85,11 +89,20 @@ class AsyncEngine:
     @classmethod
     @contextlib.asynccontextmanager
     async def connect(
-        cls, host: str, port: int, *, framing: Framing = "text", timeout: float = TIMEOUT
+        cls,
+        host: str,
+        port: int,
+        *,
+        framing: Framing = "text",
+        timeout: float = TIMEOUT,
+        trace: TraceCallback | None = None,
     ) -> AsyncIterator[AsyncEngine]:
         """Connect to a server (``enginesrv serve``) or an engine listening on ``host:port``,
-        greet it, and close the connection on leaving the block."""
-        engine = await cls.connect_in(None, host, port, framing=framing, timeout=timeout)
+        greet it, and close the connection on leaving the block (``trace`` as for
+        ``popen``)."""
+        engine = await cls.connect_in(
+            None, host, port, framing=framing, timeout=timeout, trace=trace
+        )
         try:
             yield engine
         finally:
@@ -107,6 +120,7 @@ class AsyncEngine:
         env: Mapping[str, str] | None = None,
         timeout: float = TIMEOUT,
         handshake: bool = True,
+        trace: TraceCallback | None = None,
     ) -> AsyncEngine:
         """As ``popen``, for an engine that lives longer than one block: the caller ends it
         with ``quit`` or ``aclose``. Its reader runs in ``nursery``, or with None as a trio
@@ -114,6 +128,7 @@ class AsyncEngine:
         do). The process gets a session of its own, so that whatever it starts is ended with
         it."""
         conn, process = await open_process(argv, framing, stderr, cwd, env)
+        conn.set_trace(trace)
         engine = cls(conn, process)
         return await engine._start(nursery, handshake, timeout)
 
@@ -127,11 +142,14 @@ class AsyncEngine:
         framing: Framing = "text",
         timeout: float = TIMEOUT,
         handshake: bool = True,
+        trace: TraceCallback | None = None,
     ) -> AsyncEngine:
         """As ``connect``, for a connection that lives longer than one block (its reader in
         ``nursery``, or a system task with None, as for ``popen_in``); the caller ends it with
         ``quit`` or ``aclose``."""
-        engine = cls(await open_tcp(host, port, framing, timeout))
+        conn = await open_tcp(host, port, framing, timeout)
+        conn.set_trace(trace)
+        engine = cls(conn)
         return await engine._start(nursery, handshake, timeout)
 
     async def _start(

@@ -26,6 +26,7 @@ from enginesrv.client.types import (
     Framing,
     LegalMoves,
     SearchResult,
+    TraceCallback,
 )
 from protocol import messages as m
 
@@ -111,22 +112,30 @@ class Engine:
         cwd: str | None = None,
         env: Mapping[str, str] | None = None,
         timeout: float = TIMEOUT,
+        trace: TraceCallback | None = None,
     ) -> Engine:
-        """Start ``argv`` as an engine over stdio and greet it (``AsyncEngine.popen``)."""
-        return cls(
-            lambda nursery: AsyncEngine.popen_in(
-                nursery, argv, framing=framing, stderr=stderr, cwd=cwd, env=env, timeout=timeout
-            )
-        )
+        """Start ``argv`` as an engine over stdio and greet it (``AsyncEngine.popen``; a
+        ``trace`` runs in the client's own thread)."""
+        start = functools.partial(
+            AsyncEngine.popen_in, framing=framing, stderr=stderr, cwd=cwd, env=env,
+            timeout=timeout, trace=trace,
+        )  # fmt: skip
+        return cls(lambda nursery: start(nursery, argv))
 
     @classmethod
     def connect(
-        cls, host: str, port: int, *, framing: Framing = "text", timeout: float = TIMEOUT
+        cls,
+        host: str,
+        port: int,
+        *,
+        framing: Framing = "text",
+        timeout: float = TIMEOUT,
+        trace: TraceCallback | None = None,
     ) -> Engine:
         """Connect to a server on ``host:port`` and greet it (``AsyncEngine.connect``)."""
         return cls(
             lambda nursery: AsyncEngine.connect_in(
-                nursery, host, port, framing=framing, timeout=timeout
+                nursery, host, port, framing=framing, timeout=timeout, trace=trace
             )
         )
 

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Literal
 
@@ -14,6 +14,12 @@ OptionSpec = m.OptionSpec
 GameInfo = m.GameInfo
 BotInfo = m.BotInfo
 Framing = Literal["text", "msgpack"]
+TraceKind = Literal["send", "recv", "end"]
+TraceCallback = Callable[[TraceKind, str], None]
+"""Told everything on the wire (``trace=`` of ``popen`` and ``connect``): ``("send", line)``
+for each line written to the engine, ``("recv", line)`` for each line read from it (without
+its line end; in msgpack each frame, as JSON), and ``("end", reason)`` once, when the
+connection ends. It runs in the reader task or the writer's, and must be quick."""
 
 
 class ClientError(Exception):

@@ -49,6 +49,9 @@ class EventConfig:
     ready_timeout: float = 5.0
     move_timeout: float = MOVE_TIMEOUT
     isolate: bool = False
+    debug: bool = False
+    """Keep a protocol trace of every external engine in each game (``--debug``); stored, so
+    that ``--resume`` keeps it, but not part of the schedule."""
 
     def to_json(self) -> str:
         """The configuration as JSON."""

@@ -1,6 +1,14 @@
 """The ``cmd:`` and ``tcp:`` players: an external engine speaking the text protocol (plain UGI
 is enough), started as a command or reached over TCP, spoken to through
-``enginesrv.client``."""
+``enginesrv.client``.
+
+With ``--debug`` each player keeps a protocol trace (``ProtocolTrace``): every line sent to
+its engine and read from it, time-stamped. Like the engine's standard error it may hold the
+engine's secrets (its Yin Yang laws), so it stays in a private file of the arbiter's while the
+game runs and is published (``publish_trace``) once the game is over, one file per game and
+player. Each player's trace holds only its own engine's lines: what its opponent was told
+never enters it.
+"""
 
 from __future__ import annotations
 
@@ -10,6 +18,7 @@ import os
 import shutil
 import subprocess
 import tempfile
+import time
 from pathlib import Path
 from typing import IO
 
@@ -35,6 +44,109 @@ from enginesrv.event.players import (
     Reply,
 )
 
+TRACE_CAP = 64 << 20
+"""The most bytes of one game's protocol trace of one engine; the rest is left out."""
+_ARROWS: dict[str, str] = {"send": ">", "recv": "<", "end": "#"}
+_ESCAPES = {c: f"\\x{c:02x}" for c in (*range(32), 127) if c != 9}
+"""Control characters in a line are written escaped: a trace is read on a terminal."""
+
+
+def trace_file_name(game_id: int, seat: int, name: str) -> str:
+    """The file of the trace of game ``game_id`` of the player ``name`` in seat ``seat`` (0 =
+    p1), e.g. ``game-00001-p1-alphabeta.trace``; the name is kept to letters, digits and
+    ``-_.=``, as for the engine's standard error."""
+    safe = "".join(c if c.isalnum() or c in "-_.=" else "_" for c in name)
+    return f"game-{game_id:05d}-p{seat + 1}-{safe}.trace"
+
+
+def _stamp(now: float) -> str:
+    """``now`` (``time.time()``) as UTC ISO 8601 with milliseconds: 2026-11-29T14:03:07.412Z."""
+    whole = int(now)
+    return (
+        time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(whole))
+        + f".{int((now - whole) * 1000):03d}Z"
+    )
+
+
+class ProtocolTrace:
+    """The protocol trace of one external engine: a ``TraceCallback`` for ``enginesrv.client``
+    writing each line as ``TIME > LINE`` (sent to the engine), ``TIME < LINE`` (read from it)
+    or ``TIME # NOTE`` (the connection ended, the trace was cut), ``TIME`` in UTC with
+    milliseconds, to a private file (made only when there is a line to keep). ``publish``
+    hands what was gathered since the last time to a public file and begins afresh. At most
+    ``cap`` bytes are kept between two publications; then one note says the rest is left out.
+    """
+
+    def __init__(self, cap: int = TRACE_CAP) -> None:
+        self.cap = cap
+        self._file: IO[bytes] | None = None
+        self._path: Path | None = None
+        self._size = 0
+        self._cut = False
+
+    def __call__(self, kind: str, line: str) -> None:
+        if self._cut:
+            return
+        now = _stamp(time.time())
+        entry = f"{now} {_ARROWS[kind]} {line.translate(_ESCAPES)}\n".encode(
+            "utf-8", "backslashreplace"
+        )
+        if self._size + len(entry) > self.cap:
+            self._cut = True
+            cap = f"{self.cap >> 20} MiB" if self.cap % (1 << 20) == 0 else f"{self.cap} bytes"
+            entry = f"{now} # cut: more than {cap} in this game; the rest is left out\n".encode()
+        try:
+            if self._file is None:
+                # in a private file (mode 0600, outside the event's directory) until the game
+                # is over
+                fd, name = tempfile.mkstemp(prefix="enginesrv-trace-")
+                self._file, self._path = os.fdopen(fd, "wb"), Path(name)
+            self._file.write(entry)
+        except OSError:
+            self._cut = True  # a full disk: the trace ends, not the game
+        self._size += len(entry)
+
+    def _take(self) -> Path | None:
+        """The private file of what was gathered (None: nothing was), closed; from now on
+        lines go to a new one."""
+        file, path = self._file, self._path
+        self._file, self._path, self._size, self._cut = None, None, 0, False
+        if file is not None:
+            with contextlib.suppress(OSError):
+                file.close()
+        return path
+
+    async def publish(self, target: Path, header: str) -> Path | None:
+        """Write ``header`` (a ``#`` comment line) and the lines gathered since the last call
+        to ``target`` (replaced if it exists: a game played again on ``--resume`` has a new
+        trace), in a thread; the file written, or None when there was nothing to write or
+        it could not be written."""
+        private = self._take()
+        if private is None:
+            return None
+        return await trio.to_thread.run_sync(_publish_file, private, target, header)
+
+    def close(self) -> None:
+        """Drop what was not published (the lines after a player's last game)."""
+        private = self._take()
+        if private is not None:
+            with contextlib.suppress(OSError):
+                private.unlink()
+
+
+def _publish_file(private: Path, target: Path, header: str) -> Path | None:
+    try:
+        target.parent.mkdir(parents=True, exist_ok=True)
+        with open(private, "rb") as source, open(target, "wb") as public:
+            public.write(f"# {header}\n".encode("utf-8", "backslashreplace"))
+            shutil.copyfileobj(source, public)
+        return target
+    except OSError:
+        return None
+    finally:
+        with contextlib.suppress(OSError):
+            private.unlink()
+
 
 class EngineHello:
     """What an external engine's handshake told the arbiter: its options (lowercased names)
@@ -57,6 +169,7 @@ class TextEnginePlayer(Player):
         *,
         stderr: Path | None = None,
         wrapper: tuple[str, ...] = (),
+        traces: Path | None = None,
     ) -> None:
         super().__init__(spec)
         self.deadlines = deadlines or Deadlines()
@@ -67,6 +180,10 @@ class TextEnginePlayer(Player):
         is over; None: discarded. While a game runs it goes to a private file of its own."""
         self._private: Path | None = None
         self._published = 0
+        self.traces = traces
+        """The directory each game's protocol trace is published in once the game is over
+        (``publish_trace``; ``--debug``); None: no trace is kept."""
+        self._trace: ProtocolTrace | None = None
         self.engine: AsyncEngine | None = None
         self.hello = EngineHello()
         self.game = ""
@@ -98,11 +215,14 @@ class TextEnginePlayer(Player):
     async def start(self, game: games.Game) -> None:
         self.game = game.name
         deadlines = self.deadlines
+        if self.traces is not None and self._trace is None:
+            self._trace = ProtocolTrace()
         try:
             if self.spec.kind == "tcp":
                 self.engine = await AsyncEngine.connect_in(
-                    None, self.spec.host, self.spec.port, timeout=deadlines.startup
-                )
+                    None, self.spec.host, self.spec.port, timeout=deadlines.startup,
+                    trace=self._trace,
+                )  # fmt: skip
             else:
                 errors: int | IO[bytes] = subprocess.DEVNULL
                 if self.stderr is not None:
@@ -117,6 +237,7 @@ class TextEnginePlayer(Player):
                         [*self.wrapper, *self.spec.command],
                         stderr=errors,
                         timeout=deadlines.startup,
+                        trace=self._trace,
                     )
                 finally:
                     if not isinstance(errors, int):
@@ -156,6 +277,22 @@ class TextEnginePlayer(Player):
         self._published = await trio.to_thread.run_sync(
             _append_from, self._private, self._published, self.stderr
         )
+
+    async def publish_trace(self, game_id: int, seat: int, *, finished: bool = True) -> Path | None:
+        """Publish the protocol trace gathered since the last call (the handshake's too, for
+        the first game of a new engine) as the trace of game ``game_id``, played in ``seat``
+        (0 = p1): ``traces/game-NNNNN-pS-NAME.trace`` (``trace_file_name``). Call it once the
+        game is over, or stopped for good (not ``finished``: the header says so). The file
+        written; None without ``traces`` or when there was nothing to write."""
+        if self._trace is None or self.traces is None:
+            return None
+        target = self.traces / trace_file_name(game_id, seat, self.spec.name)
+        stopped = "" if finished else " (stopped before its end)"
+        header = (
+            f"protocol trace of game {game_id}{stopped}, p{seat + 1} {self.spec.name} "
+            f"({self.spec.text}); times in UTC; > to the engine, < from it, # notes"
+        )
+        return await self._trace.publish(target, header)
 
     async def new_game(self, key: str, seed: int, secret_seed: int = 0) -> None:
         del key, secret_seed  # an engine's secrets are its own to draw
@@ -253,6 +390,9 @@ class TextEnginePlayer(Player):
             if engine is not None:
                 await engine.aclose()
             await self.publish_stderr()
+            if self._trace is not None:
+                self._trace.close()
+                self._trace = None
             if self._private is not None:
                 with contextlib.suppress(OSError):
                     self._private.unlink()

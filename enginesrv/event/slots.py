@@ -28,12 +28,14 @@ def make_player(
     *,
     stderr: Path | None = None,
     wrapper: tuple[str, ...] = (),
+    traces: Path | None = None,
 ) -> Player:
     """A fresh player instance for ``spec`` (bots share ``pool``; a ``cmd:`` engine's standard
-    error is appended to ``stderr`` when given)."""
+    error is appended to ``stderr`` when given; an external engine's protocol traces go to
+    ``traces`` when given)."""
     if spec.kind == "bot":
         return BotPlayer(spec, pool, move_timeout=(deadlines or Deadlines()).move)
-    return TextEnginePlayer(spec, deadlines, stderr=stderr, wrapper=wrapper)
+    return TextEnginePlayer(spec, deadlines, stderr=stderr, wrapper=wrapper, traces=traces)
 
 
 class Slot:
@@ -46,6 +48,8 @@ class Slot:
         deadlines: Deadlines,
         logs: Path | None,
         isolate: Callable[[tuple[str, ...]], tuple[str, ...]] | None = None,
+        *,
+        traces: Path | None = None,
     ) -> None:
         self.specs = specs
         self.pool = pool
@@ -53,6 +57,8 @@ class Slot:
         self.logs = logs
         self.isolate = isolate
         """The command to run a ``cmd:`` engine's command under (``--isolate``), if any."""
+        self.traces = traces
+        """Where the external engines' protocol traces are published (``--debug``), if at all."""
         self.players: dict[int, Player] = {}
 
     async def get(self, index: int, game: games.Game) -> Player:
@@ -67,10 +73,23 @@ class Slot:
             stderr = self.logs / f"{safe}.stderr"
         spec = self.specs[index]
         wrapper = self.isolate(spec.command) if self.isolate and spec.kind == "cmd" else ()
-        player = make_player(spec, self.pool, self.deadlines, stderr=stderr, wrapper=wrapper)
+        player = make_player(
+            spec, self.pool, self.deadlines, stderr=stderr, wrapper=wrapper, traces=self.traces
+        )
         self.players[index] = player
         await player.start(game)
         return player
+
+    async def publish_traces(
+        self, game_id: int, seats: tuple[int, int], *, finished: bool = True
+    ) -> None:
+        """The game ``game_id`` is over, or was stopped before its end (not ``finished``):
+        publish what each external engine of it sent and read (``seats``: the players'
+        indexes as p1 and p2; ``TextEnginePlayer.publish_trace``)."""
+        for seat, index in enumerate(seats):
+            player = self.players.get(index)
+            if isinstance(player, TextEnginePlayer):
+                await player.publish_trace(game_id, seat, finished=finished)
 
     async def close(self) -> None:
         with trio.CancelScope(shield=True):

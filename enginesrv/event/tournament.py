@@ -92,6 +92,8 @@ def prepare(config: EventConfig, out_dir: Path | None, *, resume: bool) -> Event
                 f"--resume: the command line differs from the stored event in {', '.join(differ)}"
                 "; give only --resume --out DIR, or the same arguments"
             )
+        if not config.players and config.debug:
+            stored = dataclasses.replace(stored, debug=True)  # --resume --out DIR --debug
         config = stored if not config.players else config
     elif out_dir is not None and (out_dir / "results.sqlite").exists():
         raise EventError(
@@ -137,21 +139,26 @@ async def run_event(
     on_start: Callable[[int, int], None] = lambda done, total: None,
     on_tick: Callable[[float], None] | None = None,
     feed: Feed | None = None,
+    traces: Path | None = None,
 ) -> list[PairingResult]:
     """Play the event's games not yet stored (``prepare`` first), ``config.concurrency`` at
     a time; report each finished game (``on_game``) and, every second, the time since the
     start (``on_tick``, for a live display); return the standings. ``out_dir`` is held
     (``lock_event``) throughout. ``feed`` is told the games move by move (its watchers).
+    With ``config.debug`` the external engines' protocol traces are published in ``traces``
+    (default ``out_dir/logs``) as each game ends.
 
     Raises:
         EventError: a player that cannot play (unknown bot, bad option, a game the engine does
-            not play), an unreadable openings file, a results directory that another run
-            holds or that cannot be written, or a damaged results database (kept as it is).
+            not play), ``debug`` with neither ``traces`` nor ``out_dir``, an unreadable
+            openings file, a results directory that another run holds or that cannot be
+            written, or a damaged results database (kept as it is).
     """
     with lock_event(out_dir):
         return await _run_event(
-            config, out_dir, on_game=on_game, on_start=on_start, on_tick=on_tick, feed=feed
-        )
+            config, out_dir, on_game=on_game, on_start=on_start, on_tick=on_tick, feed=feed,
+            traces=traces,
+        )  # fmt: skip
 
 
 async def _run_event(
@@ -162,12 +169,19 @@ async def _run_event(
     on_start: Callable[[int, int], None],
     on_tick: Callable[[float], None] | None,
     feed: Feed | None,
+    traces: Path | None,
 ) -> list[PairingResult]:
     """``run_event`` with ``out_dir`` held."""
     game = games.load(config.game)
     specs = [parse_player(text) for text in config.players]
     names = display_names(specs)
     specs = [dataclasses.replace(s, name=n) for s, n in zip(specs, names, strict=True)]
+    if not config.debug or all(s.kind == "bot" for s in specs):
+        traces = None  # a bot's searches run in the arbiter's own workers: nothing to trace
+    elif traces is None:
+        if out_dir is None:
+            raise EventError("--debug needs a directory for its traces: give --out DIR")
+        traces = out_dir / "logs"
     openings: list[Opening] = [Opening()]
     if config.openings:
         try:
@@ -229,6 +243,7 @@ async def _run_event(
             deadlines,
             None if out_dir is None else out_dir / "logs",
             (lambda command: isolation(out_dir, command)) if config.isolate else None,
+            traces=traces,
         )
         try:
             async for item in queue_receive:
@@ -370,6 +385,7 @@ async def _play(
         try:
             players.append(await slot.get(index, game))
         except ForfeitError as exc:
+            await slot.publish_traces(item.id, seats)
             return no_start(game, setup, seat, exc), setup.secret_seeds
     on_move = None
     if feed is not None:
@@ -379,7 +395,15 @@ async def _play(
         if clocks[0] is not None and clocks[1] is not None:
             base = (clocks[0].base_ms, clocks[1].base_ms)
         on_move = feed.game(item.id, item.round, setup.names, start, base)
-    result = await play_game(game, (players[0], players[1]), setup, on_move=on_move)
+    finished = False
+    try:
+        result = await play_game(game, (players[0], players[1]), setup, on_move=on_move)
+        finished = True
+    finally:
+        # the game is over (or stopped for good): its protocol traces may be read now; before
+        # a failed player is closed, so that its trace ends where its game did
+        with trio.CancelScope(shield=True):
+            await slot.publish_traces(item.id, seats, finished=finished)
     if feed is not None:
         feed.publish(result_message(item.id, result.winner, result.reason, result.plies))
     for seat in result.failed:
