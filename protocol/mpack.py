@@ -178,7 +178,8 @@ def command_from_params(method: str, params: Params, msgid: int | None = None) -
     if cls is Go:
         p1time = a.integer("p1time", minimum=None)
         p2time = a.integer("p2time", minimum=None)
-        rest = {k: a.integer(k) for k in GO_INT_FIELDS[2:]}
+        # a search of depth 0 makes no move: depth must be at least 1
+        rest = {k: a.integer(k, minimum=1 if k == "depth" else 0) for k in GO_INT_FIELDS[2:]}
         return Go(p1time, p2time, **rest, infinite=a.flag("infinite"))
     if cls is Stop:
         return Stop(a.integer("search"))

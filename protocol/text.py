@@ -186,6 +186,10 @@ def _parse_go(args: list[str]) -> Command:
         # time management clamp it, rather than fail the search.
         minimum = None if key in ("p1time", "p2time") else 0
         values[key] = _int(args[i + 1], key, Go.METHOD, minimum=minimum)
+        if key == "depth" and values[key] < 1:
+            raise _fail(
+                BAD_ARGUMENTS, f"go: depth must be at least 1, not {args[i + 1]}", Go.METHOD
+            )
         i += 2
     return Go(
         p1time=values.get("p1time"),

@@ -1,8 +1,9 @@
 """The ``enginesrv`` command line.
 
 Every subcommand prints its result on stdout in a form other tools may parse, and chatter
-(progress, timings) on stderr. Every error, from a bad argument to an unreadable file, is one
-line on stderr naming the input and the reason, with exit status 2; never a traceback.
+(progress, timings, log lines) on stderr. Every error, from a bad argument to an unreadable
+file, is one line on stderr naming the input and the reason, with exit status 2; never a
+traceback. An interrupt (Ctrl-C) ends a command with status 130.
 """
 
 from __future__ import annotations
@@ -21,6 +22,7 @@ from enginesrv.cli.common import (
     natural,
     port,
     positive,
+    seconds,
     seconds_or_zero,
 )
 from enginesrv.cli.events import add_event_commands
@@ -33,6 +35,7 @@ from enginesrv.cli.rules import (
     cmd_replay,
     cmd_show,
 )
+from enginesrv.logs import configure as configure_logging
 
 
 class _Parser(argparse.ArgumentParser):
@@ -65,6 +68,10 @@ def build_parser() -> argparse.ArgumentParser:
         prog="enginesrv",
         description="Engine server for Yinsh, Yohoho, Yoxii and Yin Yang: rules tools, "
         "bots, the engine protocol and matches.",
+        epilog="Results go to stdout; progress, timings and log lines to stderr. Exit status: "
+        "0 on success, 1 when 'check' finds a failing check, 2 for bad input (one line on "
+        "stderr), 130 when interrupted (Ctrl-C; 'interrupted' on stderr), except 'serve' and "
+        "'engine', which stop gracefully on SIGINT and exit 0.",
     )
     parser.add_argument("--version", action="version", version=f"enginesrv {__version__}")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
@@ -205,7 +212,9 @@ def build_parser() -> argparse.ArgumentParser:
         help="one protocol session over stdin/stdout (for GUIs and tournament managers)",
         description="Speak the enginesrv protocol on stdin/stdout, as an engine that GUIs and "
         "tournament managers (UGI ones included) start as a subprocess. Only protocol output "
-        "goes to stdout, flushed per line; logs go to stderr. End of input acts as quit.",
+        "goes to stdout, flushed per line; logs go to stderr. End of input acts as quit. "
+        "A UGI manager (cutegames) never sets the Game option, so start the engine for it with "
+        "--game GAME; without --game a warning says so on stderr at start-up.",
     )
     p.add_argument(
         "--framing", choices=("text", "msgpack"), default="text", help="text (default) or msgpack"
@@ -220,10 +229,17 @@ def build_parser() -> argparse.ArgumentParser:
         "play/undo, go with each limit, stop and isready during a search, the error codes it "
         "can provoke) against a running server (--connect HOST:PORT, both framings) or an "
         "engine command given after -- (text framing over its stdin/stdout). Prints PASS or "
-        "FAIL per check; exit status 1 if any check fails.",
+        "FAIL per check on stdout; exit status 1 if any check fails. The engine's standard "
+        "error (its log lines) stays off the report: when a check fails, its last lines are "
+        "shown on stderr.",
     )
     p.add_argument("--connect", metavar="HOST:PORT", help="a running server")
     p.add_argument("--game", default="yinsh", help="the game to check with (yinsh)")
+    p.add_argument(
+        "--handshake-timeout", metavar="S", type=seconds, default=5.0,
+        help="seconds the engine or server has to answer ugi (5); without a handshake the "
+        "run ends there",
+    )  # fmt: skip
     p.add_argument(
         "engine",
         nargs=argparse.REMAINDER,
@@ -264,6 +280,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.set_defaults(func=cmd_bench)
 
     add_event_commands(sub, CommandError)
+    for command in sub.choices.values():
+        command.set_defaults(command_parser=command)
     return parser
 
 
@@ -295,9 +313,21 @@ def _add_server_args(p: argparse.ArgumentParser, workers: int | None = None) -> 
     p.add_argument("--log-json", action="store_true", help="log JSON lines on stderr")
 
 
+def _parse(argv: Sequence[str] | None) -> argparse.Namespace:
+    """The arguments; a word no command takes is refused by the command it was given to, so
+    the error names that command (``enginesrv check: error: ...``), not ``enginesrv``."""
+    parser = build_parser()
+    args, extra = parser.parse_known_args(argv)
+    if extra:
+        command: argparse.ArgumentParser = args.command_parser
+        command.error(f"unrecognized arguments: {' '.join(extra)}")
+    return args
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the command line; returns the exit status."""
-    args = build_parser().parse_args(argv)
+    args = _parse(argv)
+    configure_logging()  # every log line on stderr, whatever the command
     func: Callable[[argparse.Namespace, TextIO, TextIO], None] = args.func
     try:
         func(args, sys.stdout, sys.stderr)

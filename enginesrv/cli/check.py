@@ -5,7 +5,10 @@ framing over a TCP connection or with a command it starts (an engine on stdin/st
 TCP the msgpack framing too. The well-formed conversation goes through ``enginesrv.client``;
 the malformed commands a check must send on purpose go out as raw bytes on a second connection
 (or a second engine process), and what comes back is decoded by the protocol package. Every
-read has a deadline, so a silent peer fails a check instead of hanging the checker.
+read has a deadline, so a silent peer fails a check instead of hanging the checker; a peer
+that does not answer the handshake within a few seconds ends the run there, since no other
+check can run without it. An engine's standard error (its log lines) is kept off the report:
+it is collected, and its last lines are shown on stderr when a check fails.
 """
 
 from __future__ import annotations
@@ -15,9 +18,10 @@ import os
 import selectors
 import socket
 import subprocess
+import tempfile
 import time
 from collections.abc import Callable, Iterator
-from typing import TextIO
+from typing import IO, TextIO
 
 from enginesrv.client import ClientError, Clock, Engine, EngineError, LegalMoves
 from protocol import messages as m
@@ -27,11 +31,19 @@ from protocol.mpack import MsgpackDecoder
 from protocol.text import TextDecoder
 
 READ_TIMEOUT = 10.0
+HANDSHAKE_TIMEOUT = 5.0
+"""Seconds the peer has to answer ``ugi`` (``--handshake-timeout``) before the run ends."""
+LOG_TAIL = 20
+"""Lines of the engine's standard error shown when a check fails."""
 SENT = (OSError, ValueError, KeyError, IndexError)
 
 
 class PeerError(Exception):
     """The peer closed, went silent, or answered something unexpected."""
+
+
+class GaveUpError(Exception):
+    """A check failed that every later check needs (the handshake): the run ends."""
 
 
 class _Raw:
@@ -102,10 +114,12 @@ def _raw_socket(host: str, port: int, framing: str) -> Iterator[_Raw]:
 
 
 @contextlib.contextmanager
-def _raw_process(command: list[str], checker: Checker) -> Iterator[_Raw]:
+def _raw_process(command: list[str], checker: Checker, stderr: IO[bytes]) -> Iterator[_Raw]:
     """The engine started once more for the raw checks; at the end, ``quit`` and a check that
-    it exits by itself."""
-    proc = subprocess.Popen(command, stdin=subprocess.PIPE, stdout=subprocess.PIPE, bufsize=0)
+    it exits by itself. Its standard error goes to ``stderr``."""
+    proc = subprocess.Popen(
+        command, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=stderr, bufsize=0
+    )
     if proc.stdin is None or proc.stdout is None:
         raise OSError("the engine's pipes could not be opened")
     stdin, stdout = proc.stdin, proc.stdout
@@ -144,16 +158,19 @@ class Checker:
         self.passed = 0
         self.failed = 0
 
-    def check(self, name: str, fn: Callable[[], None]) -> None:
+    def check(self, name: str, fn: Callable[[], None]) -> bool:
+        """Run one check and report it; whether it passed."""
         try:
             fn()
         except (PeerError, ClientError, AssertionError, *SENT) as exc:
             self.failed += 1
             self.out.write(f"FAIL {name}: {exc or type(exc).__name__}\n")
-        else:
-            self.passed += 1
-            self.out.write(f"PASS {name}\n")
+            self.out.flush()
+            return False
+        self.passed += 1
+        self.out.write(f"PASS {name}\n")
         self.out.flush()
+        return True
 
 
 def _expect(condition: bool, message: str) -> None:
@@ -232,6 +249,10 @@ def check_text(checker: Checker, open_engine: Callable[[], Engine], raw: _Raw, g
             answer = raw.until((m.ErrorReply, m.InvalidMove))
             ok = isinstance(answer, m.ErrorReply) and answer.code == code
             _expect(ok, f"{command!r}: expected error {code}, got {answer!r}")
+            if command.startswith("go "):  # a refused go still gets its one bestmove
+                best = raw.until(m.BestMove, 2.0)
+                assert isinstance(best, m.BestMove)
+                _expect(best.move is None, f"{command!r}: expected bestmove none, got {best!r}")
 
         return run
 
@@ -246,7 +267,8 @@ def check_text(checker: Checker, open_engine: Callable[[], Engine], raw: _Raw, g
         _expect(exc.data is not None and exc.data.get("move") == "zz99", f"got {exc}")
 
     try:
-        checker.check("text: handshake ugi ... ugiok", handshake)
+        if not checker.check("text: handshake ugi ... ugiok", handshake):
+            raise GaveUpError("no handshake, and no other check can run without one")
         checker.check("text: isready -> readyok", lambda: engine().isready())
         checker.check(f"text: setoption name Game value {game}", options)
         checker.check("text: position startpos, query moves", moves)
@@ -257,7 +279,10 @@ def check_text(checker: Checker, open_engine: Callable[[], Engine], raw: _Raw, g
         checker.check("text: go p1time 2000 p2time 2000", go(clock=Clock(2000, 2000)))
         checker.check("text: isready and 204 during go infinite, then stop", during_search)
         checker.check("text: unknown command is error 100", raw_error("frobnicate", 100))
-        checker.check("text: bad arguments are error 101", raw_error("go depth x", 101))
+        checker.check(
+            "text: bad arguments are error 101, then bestmove none",
+            raw_error("go depth x", 101),
+        )
         checker.check("text: bad position is error 202", bad_position)
         checker.check("text: illegal move is invalidmove", invalid_move)
         checker.check("text: impossible undo is error 101", bad_undo)
@@ -306,27 +331,66 @@ def check_msgpack(checker: Checker, host: str, port: int, game: str) -> None:
 
 
 def run_check(
-    *, connect: tuple[str, int] | None, command: list[str] | None, game: str, out: TextIO
+    *,
+    connect: tuple[str, int] | None,
+    command: list[str] | None,
+    game: str,
+    out: TextIO,
+    err: TextIO,
+    handshake_timeout: float = HANDSHAKE_TIMEOUT,
 ) -> bool:
     """Run every check against a server (``connect``) or an engine command; True if all pass.
+    The report goes to ``out``; the engine's own log lines, when a check fails, to ``err``.
 
     Raises:
-        OSError: the server cannot be reached at all.
+        OSError: the server cannot be reached at all, or the command cannot be started.
     """
     checker = Checker(out)
-    if connect is not None:
-        host, port = connect
-        with _raw_socket(host, port, "text") as raw:
-            check_text(checker, lambda: Engine.connect(host, port, timeout=READ_TIMEOUT), raw, game)
-        check_msgpack(checker, host, port, game)
-    else:
-        if not command:
-            raise ValueError("no command to start")
-        with _raw_process(command, checker) as raw:
-            check_text(checker, lambda: Engine.popen(command, timeout=READ_TIMEOUT), raw, game)
+    gave_up: str | None = None
+    with tempfile.TemporaryFile() as log:
+        try:
+            if connect is not None:
+                host, port = connect
+                with _raw_socket(host, port, "text") as raw:
+                    check_text(
+                        checker,
+                        lambda: Engine.connect(host, port, timeout=handshake_timeout),
+                        raw,
+                        game,
+                    )
+                check_msgpack(checker, host, port, game)
+            else:
+                if not command:
+                    raise ValueError("no command to start")
+                with _raw_process(command, checker, log) as raw:
+                    check_text(
+                        checker,
+                        lambda: Engine.popen(command, stderr=log, timeout=handshake_timeout),
+                        raw,
+                        game,
+                    )
+        except GaveUpError as exc:
+            gave_up = str(exc)
+        if checker.failed:
+            _show_log(log, err)
     total = checker.passed + checker.failed
-    if checker.failed:
-        out.write(f"check: {checker.failed} of {total} checks fail\n")
+    if gave_up is not None:
+        out.write(f"enginesrv check: gave up: {gave_up}\n")
+    elif checker.failed:
+        out.write(f"enginesrv check: {checker.failed} of {total} checks fail\n")
     else:
-        out.write(f"check: all {total} checks pass\n")
+        out.write(f"enginesrv check: all {total} checks pass\n")
     return checker.failed == 0
+
+
+def _show_log(log: IO[bytes], err: TextIO) -> None:
+    """The last lines the engine wrote on its standard error, for a failed run."""
+    log.seek(0)
+    lines = log.read().decode(errors="replace").splitlines()
+    if not lines:
+        return
+    tail = lines[-LOG_TAIL:]
+    err.write("enginesrv check: the engine's last lines on its standard error:\n")
+    for line in tail:
+        err.write(f"  {line}\n")
+    err.flush()

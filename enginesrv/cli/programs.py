@@ -128,9 +128,17 @@ def _check_output_cap(cap: int, largest: int) -> None:
         )
 
 
+NO_GAME_WARNING = (
+    "enginesrv engine: warning: no --game: 'query', 'position' and 'go' answer error 200 "
+    "no-game until a client sends 'setoption name Game value NAME'; a UGI manager "
+    "(cutegames) sends none and waits for ever, so start it as 'enginesrv engine --game GAME'\n"
+)
+"""Written on stderr at once when ``enginesrv engine`` starts without ``--game``."""
+
+
 def cmd_engine(args: argparse.Namespace, out: TextIO, err: TextIO) -> None:
     """``enginesrv engine``."""
-    del out, err
+    del out
     exit_on_early_signal()
     defaults = Limits()
     _check_output_cap(args.max_output_bytes, max(defaults.line, defaults.frame))
@@ -145,6 +153,9 @@ def cmd_engine(args: argparse.Namespace, out: TextIO, err: TextIO) -> None:
     )
     config = _session_config(args, limits)
     configure_logging(json=args.log_json)
+    if args.game is None:
+        err.write(NO_GAME_WARNING)
+        err.flush()
     trio.run(
         functools.partial(
             run_engine, framing=args.framing, workers=args.workers, limits=limits, config=config
@@ -154,7 +165,6 @@ def cmd_engine(args: argparse.Namespace, out: TextIO, err: TextIO) -> None:
 
 def cmd_check(args: argparse.Namespace, out: TextIO, err: TextIO) -> None:
     """``enginesrv check``."""
-    del err
     command = [c for c in args.engine if c != "--"] if args.engine else []
     if (args.connect is None) == (not command):
         raise CommandError("give either --connect HOST:PORT or -- COMMAND ...")
@@ -165,7 +175,14 @@ def cmd_check(args: argparse.Namespace, out: TextIO, err: TextIO) -> None:
             raise CommandError(f"--connect {args.connect!r}: write HOST:PORT")
         connect = (host, int(port))
     try:
-        ok = run_check(connect=connect, command=command or None, game=args.game, out=out)
+        ok = run_check(
+            connect=connect,
+            command=command or None,
+            game=args.game,
+            out=out,
+            err=err,
+            handshake_timeout=args.handshake_timeout,
+        )
     except OSError as exc:
         raise CommandError(f"cannot reach {args.connect or command[0]!r}: {exc}") from None
     if not ok:

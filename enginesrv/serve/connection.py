@@ -260,37 +260,52 @@ class Connection:
             decoder = TextDecoder("server", max_line=self.limits.line or sys.maxsize)
         else:
             decoder = MsgpackDecoder("server", max_frame=self.limits.frame or 2**31)
-        data = first
-        commands = 0
         async with requests:
-            while True:
-                if data:
-                    try:
-                        decoder.feed(data)
-                    except ProtocolError as exc:
-                        await requests.send(exc)
-                        await requests.send(_End(exc.error.name))
-                        return
-                    while True:
-                        try:
-                            message = decoder.next_message()
-                        except ProtocolError as exc:
-                            commands += 1
-                            await requests.send(exc)
-                            if exc.fatal:
-                                await requests.send(_End(exc.error.name))
-                                return
-                            continue
-                        if message is None:
-                            break
-                        commands += 1
-                        assert isinstance(message, m.Request)
-                        await requests.send(message)  # waits while `inflight` are queued
-                end = await self._next_chunk(commands, first_by)
-                if isinstance(end, _End):
-                    await requests.send(end)
+            try:
+                await self._read_requests(decoder, first, first_by, requests)
+            except trio.BrokenResourceError:
+                # the handler has finished (quit, a fatal error) and closed its end while a
+                # request or the end of input was on its way: there is no one left to tell
+                return
+
+    async def _read_requests(
+        self,
+        decoder: TextDecoder | MsgpackDecoder,
+        data: bytes,
+        first_by: float,
+        requests: trio.MemorySendChannel[m.Request | ProtocolError | _End],
+    ) -> None:
+        """Decode what the client sends and hand each request (or decoding error) to the
+        handler, then why reading stopped."""
+        commands = 0
+        while True:
+            if data:
+                try:
+                    decoder.feed(data)
+                except ProtocolError as exc:
+                    await requests.send(exc)
+                    await requests.send(_End(exc.error.name))
                     return
-                data = end
+                while True:
+                    try:
+                        message = decoder.next_message()
+                    except ProtocolError as exc:
+                        commands += 1
+                        await requests.send(exc)
+                        if exc.fatal:
+                            await requests.send(_End(exc.error.name))
+                            return
+                        continue
+                    if message is None:
+                        break
+                    commands += 1
+                    assert isinstance(message, m.Request)
+                    await requests.send(message)  # waits while `inflight` are queued
+            end = await self._next_chunk(commands, first_by)
+            if isinstance(end, _End):
+                await requests.send(end)
+                return
+            data = end
 
     async def _next_chunk(self, commands: int, first_by: float) -> bytes | _End:
         """The next bytes, or why there are none (end of input, a lost connection, the
@@ -338,7 +353,7 @@ class Connection:
                 try:
                     if isinstance(item, ProtocolError):
                         self.log.info("protocol_error", code=item.code, error=item.message)
-                        await session.reply(_error_reply(item.error, item.message), item.msgid)
+                        await session.refuse(item)
                         if item.fatal:
                             return item.error.name
                     else:

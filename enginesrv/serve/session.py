@@ -8,7 +8,8 @@ as it was. Searches run elsewhere (a ``SearchRunner``: the worker pool, or a thr
 while one runs, the session keeps answering the commands that do not change it, refuses the
 others (204) until a ``stop`` arrives, and after a stop makes them wait for the search's best
 move. Every accepted ``go`` is answered exactly once, by ``_run_search`` or ``_no_move``, even
-when the runner fails.
+when the runner fails; in the text framing a refused one, when no other search runs, gets its
+error and then ``bestmove none`` (``_refused_go``).
 """
 
 from __future__ import annotations
@@ -45,6 +46,7 @@ from protocol.errors import (
     UNKNOWN_COMMAND,
     UNSUPPORTED_VERSION,
     ErrorCode,
+    ProtocolError,
 )
 
 READ_ONLY = (m.Ugi, m.IsReady, m.Ping, m.Stop, m.Quit, m.Query, m.Bots, m.Options, m.Show)
@@ -116,6 +118,25 @@ class Session(Positions):
                 reply = m.Info(string=f"invalidmove {reply.move} {reply.reason}")
         await self._send(reply, msgid)
 
+    async def refuse(self, error: ProtocolError) -> None:
+        """Answer a command the decoder rejected. After a ``stop`` it is answered once the
+        stopped search has sent its best move, as any command after a stop runs; a refused
+        ``go`` then gets its ``bestmove none`` too."""
+        search = self.search
+        if not error.fatal and search is not None and search.stop.is_set():
+            await search.done.wait()  # bounded: a worker that ignores stop is killed
+        await self.reply(m.ErrorReply(error.code, error.error.name, error.message), error.msgid)
+        if not error.fatal and error.method == m.Go.METHOD:
+            await self._refused_go(error.msgid)
+
+    async def _refused_go(self, msgid: int | None) -> None:
+        """After the error of a refused ``go``, its one best move in the text framing:
+        ``bestmove none``, so that a client waiting for it does not wait for ever (Compat
+        mode included). Not while another search runs: its ``bestmove`` is the next one. In
+        msgpack the error response is the one answer."""
+        if self.framing == "text" and self.search is None:
+            await self._send(m.BestMove(None), msgid)
+
     # -- dispatch ------------------------------------------------------------------------------
 
     async def handle(self, request: m.Request, nursery: trio.Nursery) -> None:
@@ -137,6 +158,8 @@ class Session(Positions):
         except RequestError as exc:
             self.log.info("command_error", command=command.METHOD, error=str(exc.reply))
             await self.reply(exc.reply, msgid)
+            if isinstance(command, m.Go):
+                await self._refused_go(msgid)
             return
         except Exception as exc:  # a fault of ours: report it, keep the session (code 500)
             self.log.exception("internal_error", command=command.METHOD)

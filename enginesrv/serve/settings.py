@@ -65,7 +65,6 @@ def request_error(
     return RequestError(m.ErrorReply(code.code, code.name, message, data))
 
 
-SESSION_OPTIONS = ("Game", "Bot", "Hash", "MoveOverhead", "Compat")
 DEFAULT_HASH = 64
 MAX_HASH = 4096
 
@@ -117,9 +116,11 @@ class Settings:
             m.OptionSpec("MoveOverhead", "spin", str(self.move_overhead), 0, 5000),
             m.OptionSpec("Compat", "check", "true" if self.compat else "false"),
         ]
+        listed = {spec.name.lower() for spec in specs}
         for option in self._bot_class().options:
-            if option.name.lower() in (n.lower() for n in SESSION_OPTIONS):
-                continue
+            if option.name.lower() in listed:
+                continue  # a session option (the bot's Hash is the session's), or a repeat
+            listed.add(option.name.lower())
             current = self.bot_options.get(option.name)
             default = current if current is not None else option.text(option.default)
             specs.append(
@@ -203,17 +204,18 @@ class Settings:
         options = self._bot_class().options
         option = next((o for o in options if o.name.lower() == name.strip().lower()), None)
         if option is None:
-            session = {n.lower() for n in SESSION_OPTIONS}
-            own = [o.name for o in options if o.name.lower() not in session]
-            known = ", ".join([*SESSION_OPTIONS, *own])
+            known = ", ".join(spec.name for spec in self._options())  # each once, as listed
             raise request_error(
                 BAD_ARGUMENTS, f"setoption: unknown option {name!r} (options: {known})"
             )
         try:
-            option.parse(value)
+            parsed = option.parse(value)
         except OptionError as exc:
             raise request_error(BAD_ARGUMENTS, f"setoption: {exc}") from None
-        self.bot_options[option.name] = value
+        # kept in its canonical spelling (a combo's own var, true/false, a plain number), so
+        # `options` and the search see the value the option means, not the client's case
+        keep = option.type in ("string", "button")
+        self.bot_options[option.name] = value if keep else option.text(parsed)
 
     def _job_options(self) -> tuple[tuple[str, str | None], ...]:
         """Every option of the bot with the value ``options`` reports, so the worker's bot
@@ -233,12 +235,14 @@ class Settings:
     # -- game and position ---------------------------------------------------------------------
 
     def _load_game(self, name: str, verb: str) -> games.Game:
-        try:
-            return games.load(name.strip())
-        except games.UnknownGameError as exc:
+        """The game called ``name``, matched without regard to case (a combo value)."""
+        known = games.available()
+        chosen = next((g for g in known if g.lower() == name.strip().lower()), None)
+        if chosen is None:
             raise request_error(
-                BAD_ARGUMENTS, f"{verb}: unknown game {name!r}; {exc.reason}"
-            ) from None
+                BAD_ARGUMENTS, f"{verb}: unknown game {name!r}; known games: {', '.join(known)}"
+            )
+        return games.load(chosen)
 
     def _set_game(self, game: games.Game) -> None:
         self.game = game

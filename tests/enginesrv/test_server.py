@@ -79,6 +79,7 @@ async def test_rejected_commands_change_nothing() -> None:
         assert (await peer.line()).startswith("error 101 bad-arguments setoption: unknown option")
         assert await peer.line() == "error 100 unknown-command unknown command 'frobnicate'"
         assert (await peer.line()).startswith("error 101 bad-arguments go: unknown limit 'wtime'")
+        assert await peer.line() == "bestmove none"  # a refused go still gets its bestmove
         await peer.send("query position")
         assert await peer.line() == f"response {T7}"
 
@@ -166,6 +167,7 @@ async def test_no_game_is_error_200() -> None:
         )
         assert (await peer.line()).startswith("error 200 no-game query:")
         assert (await peer.line()).startswith("error 200 no-game go:")
+        assert await peer.line() == "bestmove none"
         assert await peer.line() == "response p1"
 
 

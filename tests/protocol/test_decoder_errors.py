@@ -147,7 +147,8 @@ def test_msgpack_frame_errors_are_fatal(obj: object, code: int, needle: str) -> 
         ([0, 4, "go", [{"depth": "3"}]], 101, "'depth' must be an integer"),
         ([0, 4, "go", [{"depth": True}]], 101, "'depth' must be an integer"),
         ([0, 4, "go", [{"depth": 1.5}]], 101, "'depth' must be an integer"),
-        ([0, 4, "go", [{"depth": -2}]], 101, "at least 0"),
+        ([0, 4, "go", [{"nodes": -2}]], 101, "at least 0"),
+        ([0, 4, "go", [{"depth": 0}]], 101, "'depth' must be at least 1"),
         ([0, 4, "go", [{"infinite": 1}]], 101, "true or false"),
         ([0, 4, "ping", [{}]], 101, "'token' is required"),
         ([0, 4, "play", [{"move": "e1 e2"}]], 101, "one non-empty token"),
@@ -430,7 +431,7 @@ def test_fuzz_msgpack_decoder_long(data: bytes, garbage: bytes, chunk: int) -> N
         st.builds(
             m.Go,
             p1time=st.none() | st.integers(-1000, 10**9),
-            depth=st.none() | st.integers(0, 99),
+            depth=st.none() | st.integers(1, 99),
             infinite=st.booleans(),
         ),
         st.builds(

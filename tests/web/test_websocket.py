@@ -212,6 +212,7 @@ async def test_a_refereed_game_refuses_what_would_change_the_game() -> None:
             assert "referees" in line
         await peer.send("go")
         assert "your decision" in await peer.line()
+        assert await peer.line() == "bestmove none"  # a refused go still ends with its bestmove
         await peer.send("play zz9")
         assert (await peer.line()).startswith("invalidmove zz9 ")
         await peer.ask("play c5")
@@ -237,6 +238,7 @@ async def test_two_people_at_one_screen_and_their_clocks() -> None:
         assert await peer.ask("query turn") == "p1"  # the placement half of the turn
         await peer.send("go")
         assert "two people" in await peer.line()
+        assert await peer.line() == "bestmove none"
         clock = await peer.ask("query clock")
         assert "running=p1" in clock
         await trio.sleep(1.2)  # White's clock runs out

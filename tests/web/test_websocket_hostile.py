@@ -641,10 +641,11 @@ async def test_a_refereed_game_refuses_what_a_thinking_bot_forbids() -> None:
             # the bot (Black) still places a piece: `stop` does not hurry it, and what follows
             # the stop waits for its move (§3), then runs on the person's turn
             await page.send("go", "stop", "go", "query turn")
-            lines = [await page.line() for _ in range(3)]
+            lines = [await page.line() for _ in range(4)]
             assert lines[0].startswith("bestmove ")
             assert lines[1].startswith("error 101 bad-arguments go: it is your decision")
-            assert lines[2] == "response p2"
+            assert lines[2] == "bestmove none"  # the refused go's own answer
+            assert lines[3] == "response p2"
             await page.quiet(0.4)
             assert len((await page.ask("query played")).split()) == 2
             assert await page.ask("undo 2") == start
