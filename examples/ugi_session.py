@@ -1,5 +1,5 @@
 """Send a UGI session to a server or an engine line by line, waiting for each answer, and
-print the exchange: ``> `` before each line sent, ``< `` before each line received.
+print the exchange: "> " before each line sent, "< " before each line received.
 
 Usage: python examples/ugi_session.py FILE [--connect HOST:PORT | --engine COMMAND]
 
@@ -134,7 +134,7 @@ def run(peer: Peer, lines: Iterator[str]) -> None:
 
 
 def main() -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0].replace("\n", " "))
     parser.add_argument("file", type=Path, help="the commands, one a line, or a transcript")
     parser.add_argument("--connect", metavar="HOST:PORT", help="a running server")
     parser.add_argument(
@@ -149,6 +149,9 @@ def main() -> int:
     try:
         if args.connect:
             host, _, port = args.connect.rpartition(":")
+            if not port.isdigit():
+                print(f"--connect {args.connect}: expected HOST:PORT", file=sys.stderr)
+                return 2
             with socket.create_connection((host or "127.0.0.1", int(port)), timeout=10) as sock:
                 sock.settimeout(None)
                 with sock.makefile("rb") as reader:
