@@ -693,6 +693,28 @@ def handshake_lines() -> list[str]:
     return trio.run(ask)
 
 
+# --- where the examples keep their events --------------------------------------------------
+
+
+def test_the_examples_write_their_events_under_an_ignored_folder() -> None:
+    """Every event the README and docs/tournaments.md write (``--out``, ``-o``, ``out =``) goes
+    under a folder that .gitignore lists, so that trying them leaves the checkout clean."""
+    ignored = {
+        line.strip().rstrip("/")
+        for line in (ROOT / ".gitignore").read_text(encoding="utf-8").splitlines()
+        if line.strip().endswith("/")
+    }
+    paths: list[str] = []
+    for name in ("README.md", "docs/tournaments.md"):
+        text = (ROOT / name).read_text(encoding="utf-8")
+        for block in re.findall(r"```(?:sh|toml)\n(.*?)```", text, re.S):
+            found = re.finditer(r'(?:--out|-o) (\S+)|^out = "([^"]+)"', block, re.M)
+            paths += [m.group(1) or m.group(2) for m in found]
+    assert len(paths) >= 10, paths
+    for path in paths:
+        assert path == "-" or path.split("/")[0] in ignored, path
+
+
 # --- the example session program -----------------------------------------------------------
 
 
