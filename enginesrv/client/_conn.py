@@ -140,6 +140,12 @@ class Connection:
             pending.done.set()
         if self.search is not None:
             self.search.fail(self.ended)
+            self.let_go()
+
+    def let_go(self) -> None:
+        """The search has had its answer (or never will): the connection holds it no more."""
+        if self.search is not None:
+            self.search.answered.set()
             self.search = None
 
     def check_open(self) -> None:
@@ -205,7 +211,8 @@ class Connection:
                     raise
                 if exc.method == "bestmove" and self.search is not None:
                     # a best move that cannot be read still ends the search
-                    search, self.search = self.search, None
+                    search = self.search
+                    self.let_go()
                     search.fail(ClientError(f"{self.where}: {exc}"))
                 continue  # one bad line (a plain UGI engine's chatter): on to the next
             if line is None:
@@ -225,7 +232,7 @@ class Connection:
                 search.note(line)
         elif isinstance(line, m.BestMove):
             if search is not None:
-                self.search = None
+                self.let_go()
                 search.finish(line)
         elif self._collect is not None:
             if isinstance(line, m.ErrorReply) and _is_fatal(line.code):
@@ -238,8 +245,11 @@ class Connection:
             # no request waits: the answer of a ``go`` sent without a barrier
             error = engine_error(line)
             search.fail(error)
-            if error.code not in (203, 206):  # those two are followed by ``bestmove none``
-                self.search = None
+            # an enginesrv server ends every refused ``go`` with ``bestmove none``, but one
+            # refused as 204 (another search runs, whose ``bestmove`` comes next): the search
+            # stays until that ``bestmove none``, so that it is not taken for the next one's
+            if error.code == 204:
+                self.let_go()
         elif isinstance(line, m.ErrorReply):
             self.unsolicited = line
 
@@ -247,7 +257,7 @@ class Connection:
         search = self.search
         if isinstance(frame, m.RpcResult):
             if search is not None and frame.msgid == search.msgid:
-                self.search = None
+                self.let_go()
                 if frame.error is not None:
                     search.fail(engine_error(frame.error))
                     return
@@ -373,9 +383,10 @@ class Connection:
             return
         error = first_error(await self.exchange([go], timeout))
         if error is not None:
-            if not search.done.is_set() and error.code not in (203, 206):
-                raise error  # refused, and no ``bestmove`` follows
-            # refused with its ``bestmove none`` (come or coming): the handle says why
+            if error.code not in (203, 206):
+                # refused (its ``bestmove none``, if any, came before the barrier's answer)
+                raise error
+            # a game over or a hidden position: the handle says why, with no move
             search.fail(error)
             search.error = error
 

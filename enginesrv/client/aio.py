@@ -250,6 +250,14 @@ class AsyncEngine:
         search = self._conn.search
         if search is None:
             return
+        if search.done.is_set() and search.error is not None and not search.stop_sent:
+            # refused: its ``bestmove none`` is on its way; wait for it, so that it is not
+            # taken for the answer of a later ``go`` (an engine that never sends it is let go)
+            with trio.move_on_after(timeout):
+                await search.answered.wait()
+            if self._conn.search is search:
+                self._conn.let_go()
+            return
         if not search.stop_sent:
             raise ClientError("a search is running: stop it (or wait for its result) first")
         with trio.move_on_after(timeout + STOP_GRACE):
@@ -325,7 +333,7 @@ class AsyncEngine:
             return SearchHandle(search, functools.partial(self._stop, search), self.where)
         except BaseException as exc:
             if conn.search is search:  # not started: no search may stay behind
-                conn.search = None
+                conn.let_go()
                 if isinstance(exc, EngineError) or conn.writes == writes:
                     pass  # refused, or never sent: the engine is idle
                 elif conn.framing == "msgpack" and search.msgid is not None:

@@ -733,6 +733,35 @@ async def test_a_cancelled_start_search_leaves_no_search_behind(framing: Framing
         assert (await engine.go(depth=1)).move == "c3"
 
 
+@trio_test
+async def test_the_bestmove_none_of_a_refused_go_is_not_taken_for_the_next_go() -> None:
+    """An enginesrv server ends a refused ``go`` (here 101, bad arguments) with ``bestmove
+    none``. When that line comes in a later read than the error, a ``go`` sent at once
+    without a barrier must not get it for its own answer: the client waits for it first."""
+    refused: list[float] = []
+
+    async def refuses_first(peer: Peer, request: m.Request) -> None:
+        if isinstance(request.command, m.Go) and not refused:
+            refused.append(trio.current_time())
+            await peer.answer(request, m.ErrorReply(101, "bad-arguments", "go: depth 0"))
+            await trio.sleep(0.5)
+            await peer.answer(request, m.BestMove("none"))
+            return
+        await polite(peer, request)
+
+    async with fake_engine(refuses_first) as (engine, peer):
+        first = await engine.start_search(depth=1, confirm=False)
+        with pytest.raises(EngineError) as caught:
+            await first.result()
+        assert caught.value.code == 101
+        second = await engine.start_search(depth=1, confirm=False)
+        result = await second.result()
+        assert result.move == "c3"  # the second go's own answer, not the first's none
+        assert len(peer.got(m.Go)) == 2
+        # and it was sent only once the first go's answer had come
+        assert elapsed_since(refused[0]) >= 0.5
+
+
 # ---------------------------------------------------------------------------------------------
 # Garbage, floods and disconnections
 
