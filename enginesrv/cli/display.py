@@ -3,12 +3,28 @@ the live progress of a running match or tournament (``Display``)."""
 
 from __future__ import annotations
 
+import functools
 import math
+from collections.abc import Sequence
+from pathlib import Path
 from typing import TextIO
 
+import games
 from enginesrv.event.config import EventConfig
+from enginesrv.event.ratings import RatingTable
+from enginesrv.event.report import (
+    MAX_PLIES,
+    crosstable,
+    pairing_ratings,
+    player_names,
+    reason_kind,
+    reasons,
+    search_report,
+)
 from enginesrv.event.standings import PairingResult
+from enginesrv.event.store import GameRow
 from enginesrv.event.tournament import Finished
+from enginesrv.event.wording import result_words
 
 
 def _fmt_elo(value: float | None) -> str:
@@ -25,8 +41,27 @@ def _fmt_ci(value: float | None) -> str:
     return f"{value:.1f}"
 
 
-def write_tables(out: TextIO, config: EventConfig, standings: list[PairingResult]) -> None:
-    """The pairing table, a per-player table for tournaments, and the SPRT line."""
+def _write_table(
+    out: TextIO, head: Sequence[str], rows: Sequence[Sequence[str]], left: Sequence[int] = (0,)
+) -> None:
+    """An aligned table: the columns ``left`` flush left, the others flush right."""
+    widths = [max(len(r[i]) for r in [head, *rows]) for i in range(len(head))]
+    for row in [head, *rows]:
+        cells = [
+            c.ljust(w) if i in left else c.rjust(w)
+            for i, (c, w) in enumerate(zip(row, widths, strict=True))
+        ]
+        out.write("  ".join(cells).rstrip() + "\n")
+
+
+def write_tables(
+    out: TextIO, config: EventConfig, standings: list[PairingResult], *, anchor: str | None = None
+) -> None:
+    """The pairing table, the rating table and the SPRT line (what a run ends with).
+
+    Raises:
+        RatingError: ``anchor`` is not a player with a finite rating.
+    """
     sprt = config.sprt_params()
     rows = []
     for pairing in standings:
@@ -42,33 +77,9 @@ def write_tables(out: TextIO, config: EventConfig, standings: list[PairingResult
             )
         )  # fmt: skip
     head = ("pairing", "W", "D", "L", "games", "score", "elo", "+/-95%", "LOS", "pentanomial")
-    widths = [max(len(r[i]) for r in [head, *rows]) for i in range(len(head))]
-    for row in [head, *rows]:
-        cells = [row[0].ljust(widths[0])] + [
-            c.rjust(w) for c, w in zip(row[1:], widths[1:], strict=True)
-        ]
-        out.write("  ".join(cells).rstrip() + "\n")
-    if len(config.players) > 2:
-        points: dict[str, list[float]] = {}
-        for pairing in standings:
-            played = pairing.wins + pairing.draws + pairing.losses
-            for name, got in (
-                (pairing.first, pairing.wins + pairing.draws / 2),
-                (pairing.second, pairing.losses + pairing.draws / 2),
-            ):
-                entry = points.setdefault(name, [0.0, 0.0])
-                entry[0] += got
-                entry[1] += played
-        out.write("\nplayer standings\n")
-        # by score share, then points: in a gauntlet the first player plays more games
-        ranked = sorted(
-            points.items(),
-            key=lambda item: (-(item[1][0] / item[1][1]) if item[1][1] else 0, -item[1][0]),
-        )
-        width = max(len(name) for name in points)
-        for rank, (name, (total, count)) in enumerate(ranked, 1):
-            share = f"{100 * total / count:.1f}%" if count else "-"
-            out.write(f"{rank:>3}. {name.ljust(width)}  {total:g}/{count:g}  {share}\n")
+    _write_table(out, head, rows)
+    out.write("\n")
+    write_ratings(out, pairing_ratings(standings, player_names(standings), anchor=anchor))
     if sprt is not None and standings:
         s = standings[0].summary(sprt)
         verdict = {"H0": "H0 accepted", "H1": "H1 accepted", None: "no decision yet"}[s.decision]
@@ -77,6 +88,122 @@ def write_tables(out: TextIO, config: EventConfig, standings: list[PairingResult
             f"SPRT elo0={sprt.elo0:g} elo1={sprt.elo1:g} alpha={sprt.alpha:g} "
             f"beta={sprt.beta:g}: LLR {llr} [{sprt.lower:.2f}, {sprt.upper:.2f}] {verdict}\n"
         )
+
+
+def write_ratings(out: TextIO, table: RatingTable) -> None:
+    """The rating table, best first, with a note under it for each player left unrated."""
+    anchored = f" (anchor {table.anchor} = 0)" if table.anchor else " (average 0)"
+    out.write(f"ratings{anchored}\n")
+    rows = []
+    for rank, r in enumerate(table.ratings, 1):
+        rows.append(
+            (
+                str(rank) if r.elo is not None else "-", r.player,
+                "-" if r.elo is None else f"{r.elo:+.1f}",
+                "-" if r.error is None else f"{r.error:.1f}",
+                str(r.games), f"{r.points:g}", f"{100 * r.score:.1f}%",
+            )
+        )  # fmt: skip
+    _write_table(out, ("rank", "player", "elo", "+/-95%", "games", "points", "score"), rows, (1,))
+    for r in table.ratings:
+        if r.elo is None:
+            out.write(f"  {r.player}: no rating: {r.note}\n")
+
+
+def _count(count: dict[tuple[str, str], int], outcome: str, kind: str) -> str:
+    return str(count.get((outcome, kind), 0))
+
+
+def write_report(
+    out: TextIO,
+    config: EventConfig,
+    standings: list[PairingResult],
+    rows: list[GameRow],
+    out_dir: Path,
+    *,
+    anchor: str | None = None,
+) -> None:
+    """What ``enginesrv results`` prints: a title, the tables of ``write_tables``, the
+    crosstable, how the games ended per player, and the engines' search figures.
+
+    Raises:
+        RatingError: ``anchor`` is not a player with a finite rating.
+    """
+    names = player_names(standings)
+    limits = config.move_limits().describe()
+    out.write(f"Event: {config.event}; game {config.game}; {len(rows)} games; {limits}\n\n")
+    write_tables(out, config, standings, anchor=anchor)
+    table = crosstable(standings, names)
+    if len(names) > 2:
+        out.write("\ncrosstable (wins-draws-losses of the row's player)\n")
+        _write_table(
+            out,
+            ("player", *names),
+            [
+                (
+                    a,
+                    *(
+                        "-" if a == b else "-".join(map(str, table[a].get(b, [0, 0, 0])))
+                        for b in names
+                    ),
+                )
+                for a in names
+            ],
+        )
+    ends = reasons(rows, names)
+    out.write("\nhow the games ended (W, D, L: by the rules, a forfeit, adjudication, max plies)\n")
+    kinds = ("rules", "forfeit", "adjudication", MAX_PLIES)
+    head = ("player", "W", "W:rules", "W:forfeit", "W:adj", "D", "D:rules", "D:adj",
+            "D:max-plies", "L", "L:rules", "L:forfeit", "L:adj")  # fmt: skip
+    body = []
+    for name in names:
+        count: dict[tuple[str, str], int] = {}
+        for key, n in ends.get(name, {}).items():
+            outcome, _, reason = key.partition(":")
+            kind = reason_kind(reason)
+            count[(outcome, kind)] = count.get((outcome, kind), 0) + n
+            count[(outcome, "")] = count.get((outcome, ""), 0) + n
+        c = functools.partial(_count, count)
+        body.append(
+            (
+                name,
+                c("win", ""), *(c("win", k) for k in kinds[:3]),
+                c("draw", ""), c("draw", "rules"), c("draw", "adjudication"), c("draw", MAX_PLIES),
+                c("loss", ""), *(c("loss", k) for k in kinds[:3]),
+            )
+        )  # fmt: skip
+    _write_table(out, head, body)
+    for name in names:
+        parts = []
+        for outcome, label in (("win", "won"), ("draw", "drew"), ("loss", "lost")):
+            got = [
+                f"{key.partition(':')[2]} {n}"
+                for key, n in ends.get(name, {}).items()
+                if key.startswith(outcome + ":")
+            ]
+            if got:
+                parts.append(f"{label} {', '.join(got)}")
+        if parts:
+            out.write(f"  {name}: {'; '.join(parts)}\n")
+    search = search_report(rows, names, games.load(config.game), out_dir)
+    reported = [n for n in names if search.players[n].moves]
+    if reported:
+        out.write("\nsearch (as the engines reported it; time as the arbiter measured it)\n")
+        body = []
+        for name in reported:
+            s = search.players[name]
+            body.append(
+                (
+                    name, str(s.moves),
+                    "-" if s.avg_depth is None else f"{s.avg_depth:.1f}",
+                    "-" if s.nps is None else f"{s.nps:,.0f}",
+                    "-" if s.ms_per_move is None else f"{s.ms_per_move:.0f}",
+                    f"{s.ms / 1000:.1f}",
+                )
+            )  # fmt: skip
+        _write_table(out, ("player", "moves", "avg depth", "nodes/s", "ms/move", "time s"), body)
+    for problem in search.unread:
+        out.write(f"  not counted: {problem}\n")
 
 
 class Display:
@@ -114,15 +241,22 @@ class Display:
         self._clear()
         item, result = done.game, done.result
         pairing = done.pairings[item.pairing]
+        words = result_words(result.winner, result.reason, done.names, result.detail)
         line = (
             f"game {item.id}/{done.total}: {done.names[0]} (p1) vs {done.names[1]} (p2): "
-            f"{result.winner} {result.reason} after {result.plies} plies"
+            f"{words}; {result.plies} plies"
         )
         if len(self.config.players) == 2:
             got = pairing.wins + pairing.draws / 2
             played = pairing.wins + pairing.draws + pairing.losses
             line += f"; score {pairing.first} {got:g} - {played - got:g} {pairing.second}"
         self.out.write(line + "\n")
+        interval = self.config.rating_interval
+        if interval and done.done % interval == 0 and done.done < done.total:
+            self.out.write(f"\nafter {done.done} games:\n")
+            names = player_names(done.pairings)
+            write_ratings(self.out, pairing_ratings(done.pairings, names))
+            self.out.write("\n")
         self.out.flush()
         summary = pairing.summary(done.sprt)
         self.done = done.done

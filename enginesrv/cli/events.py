@@ -22,12 +22,14 @@ import trio
 
 import games
 from enginesrv.cli.common import natural, port, positive, seconds
-from enginesrv.cli.display import Display, write_tables
+from enginesrv.cli.display import Display, write_report, write_tables
 from enginesrv.event.config import EventConfig, EventError
 from enginesrv.event.controls import DEFAULT_MAX_PLIES
 from enginesrv.event.feed import Feed
 from enginesrv.event.lock import lock_event
 from enginesrv.event.players import parse_player
+from enginesrv.event.ratings import RatingError
+from enginesrv.event.report import report_json
 from enginesrv.event.standings import PairingResult, load_results
 from enginesrv.event.tournament import prepare, run_event
 
@@ -43,6 +45,7 @@ _SETTINGS: dict[str, str] = {
     "timemargin": "timemargin", "event": "event", "startup_timeout": "startup_timeout",
     "ready_timeout": "ready_timeout", "move_timeout": "move_timeout", "isolate": "isolate",
     "debug": "debug",
+    "rating_interval": "rating_interval",
 }  # fmt: skip
 
 
@@ -79,12 +82,24 @@ def add_event_commands(sub: Any, fail: type[Exception]) -> None:
     p = sub.add_parser(
         "results",
         help="print the results of a match or tournament directory",
-        description="Print the standings stored in DIR/results.sqlite: per pairing W/D/L (from "
+        description="Print the results stored in DIR/results.sqlite: per pairing W/D/L (from "
         "the first-named player's side), score, Elo with its 95% interval, LOS, the pentanomial "
-        "of paired games, and the SPRT log-likelihood ratio when SPRT ran.",
+        "of paired games, and the SPRT log-likelihood ratio when SPRT ran; a rating table of "
+        "all players fitted by maximum likelihood over all games (docs/tournaments.md); the "
+        "crosstable; how each player's games ended; and each player's search depth, nodes per "
+        "second and time where the engines reported them.",
     )
     p.add_argument("dir", metavar="DIR", help="the --out directory of the event")
-    p.add_argument("--json", action="store_true", help='print {"pairings": [...]} as JSON')
+    p.add_argument(
+        "--json",
+        action="store_true",
+        help="print one JSON object: pairings, ratings, crosstable, reasons, search",
+    )
+    p.add_argument(
+        "--anchor",
+        metavar="NAME",
+        help="rate the player NAME at 0 Elo (without it the rated players average 0)",
+    )
     p.set_defaults(func=_results_handler(fail))
 
 
@@ -147,6 +162,10 @@ def _add_event_flags(p: argparse.ArgumentParser, *, tournament: bool) -> None:
         help="trace every line sent to and read from each cmd: and tcp: engine, time-stamped, "
         "into DIR/logs/game-NNNNN-pS-NAME.trace once each game is over (without --out, into a "
         "temporary directory named on stderr)",
+    )  # fmt: skip
+    a(
+        "--rating-interval", metavar="N", type=natural,
+        help="print the rating table after every N games (default 0: at the end only)",
     )  # fmt: skip
     if tournament:
         a("--gauntlet", action="store_true", default=None, help="the first player meets the rest")
@@ -371,16 +390,13 @@ def _results_handler(fail: type[Exception]) -> Handler:
             config, standings, rows = load_results(Path(args.dir))
         except EventError as exc:
             raise fail(str(exc)) from None
-        if args.json:
-            sprt = config.sprt_params()
-            payload = {
-                "game": config.game,
-                "games": len(rows),
-                "pairings": [p.to_json(sprt) for p in standings],
-            }
-            out.write(json.dumps(payload, indent=2) + "\n")
-            return
-        out.write(f"{config.event}: {config.game}, {len(rows)} games\n")
-        write_tables(out, config, standings)
+        try:
+            if args.json:
+                payload = report_json(config, standings, rows, Path(args.dir), anchor=args.anchor)
+                out.write(json.dumps(payload, indent=2) + "\n")
+                return
+            write_report(out, config, standings, rows, Path(args.dir), anchor=args.anchor)
+        except (EventError, RatingError) as exc:
+            raise fail(str(exc)) from None
 
     return run

@@ -62,6 +62,7 @@ class GameResult:
         search_time: seconds of search the players reported (the part of ``engine_time``
             spent searching; the rest is transport and process latency).
         failed: the seats of players that crashed, stalled or disconnected (to be restarted).
+        detail: what the forfeited player did, in words (``""`` when nobody forfeited).
     """
 
     winner: str
@@ -72,6 +73,7 @@ class GameResult:
     engine_time: float
     failed: tuple[int, ...] = ()
     search_time: float = 0.0
+    detail: str = ""
 
 
 @dataclass
@@ -153,7 +155,7 @@ async def play_game(
     tokens: list[str] = list(opening.moves)
     moves = [RecordMove(t, (("book", "1"),), i + 1) for i, t in enumerate(opening.moves)]
     comments: list[str] = []
-    winner = reason = ""
+    winner = reason = forfeit_detail = ""
     failed: list[int] = []
     engine_time = search_time = 0.0
     rules = setup.adjudication
@@ -168,8 +170,8 @@ async def play_game(
     plies = 0
 
     def forfeit(seat: int, why: str, detail: str) -> None:
-        nonlocal winner, reason
-        winner, reason = ("p2" if seat == 0 else "p1"), why
+        nonlocal winner, reason, forfeit_detail
+        winner, reason, forfeit_detail = ("p2" if seat == 0 else "p1"), why, detail
         comments.append(f"p{seat + 1} {setup.names[seat]}: {detail}")
 
     for seat in (0, 1):
@@ -225,7 +227,7 @@ async def play_game(
             given = float(limits.st_ms)
         if allowed is not None and used_ms > allowed:
             left = remaining[seat] if tc is not None else float(limits.st_ms or 0)
-            forfeit(seat, "time-forfeit", f"answered after {used_ms:.0f} ms with {left:.0f} ms")
+            forfeit(seat, "time-forfeit", f"{used_ms:.0f} ms used of {left:.0f} ms")
             break
         if tc is not None:
             remaining[seat] += tc.inc_ms - used_ms
@@ -293,7 +295,7 @@ async def play_game(
     record = Record(headers=headers, moves=moves, comments=comments)
     return GameResult(
         winner, reason, record, plies, clock() - started, engine_time,
-        tuple(sorted(set(failed))), search_time,
+        tuple(sorted(set(failed))), search_time, forfeit_detail,
     )  # fmt: skip
 
 
@@ -314,4 +316,4 @@ def no_start(game: games.Game, setup: GameSetup, seat: int, exc: ForfeitError) -
         moves=[],
         comments=[f"p{seat + 1} {setup.names[seat]} did not start: {exc.detail}"],
     )
-    return GameResult(winner, exc.reason, record, 0, 0.0, 0.0, (seat,))
+    return GameResult(winner, exc.reason, record, 0, 0.0, 0.0, (seat,), detail=exc.detail)

@@ -44,7 +44,9 @@ class EventConfig:
     seed: int = 1
     concurrency: int = 1
     sprt: str | None = None
-    event: str = "enginesrv"
+    event: str = ""
+    """The event's name in its records; ``prepare`` names an unnamed event by its game and
+    the date it starts (``yoxii 2026-12-01``)."""
     startup_timeout: float = 10.0
     ready_timeout: float = 5.0
     move_timeout: float = MOVE_TIMEOUT
@@ -52,6 +54,9 @@ class EventConfig:
     debug: bool = False
     """Keep a protocol trace of every external engine in each game (``--debug``); stored, so
     that ``--resume`` keeps it, but not part of the schedule."""
+    rating_interval: int = 0
+    """Show the rating table after every this many games while the event runs (0: at the end
+    only); a display setting, not part of the schedule."""
 
     def to_json(self) -> str:
         """The configuration as JSON."""

@@ -209,8 +209,13 @@ def move_message(
     }
 
 
-def result_message(game_id: int, winner: str, reason: str, plies: int) -> Message:
-    return {"type": "result", "id": game_id, "winner": winner, "reason": reason, "plies": plies}
+def result_message(game_id: int, winner: str, reason: str, plies: int, text: str = "") -> Message:
+    """A game ended: ``winner`` (p1, p2, draw), ``reason``, and ``text``, the same in words
+    (``greedy wins: alphabeta lost on time (239 ms used of 200 ms)``)."""
+    return {
+        "type": "result", "id": game_id, "winner": winner, "reason": reason, "plies": plies,
+        "text": text or f"{winner} ({reason})",
+    }  # fmt: skip
 
 
 def standings_message(

@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
+import datetime as dt
 import functools
 import json
 import shutil
@@ -59,6 +60,7 @@ from enginesrv.event.schedule import (
 from enginesrv.event.slots import Slot
 from enginesrv.event.standings import PairingResult, decided, pairing_results, points
 from enginesrv.event.store import GameRow, ResultsDB, store_game, stored_event
+from enginesrv.event.wording import result_words
 from enginesrv.search.pool import WorkerPool
 
 
@@ -95,6 +97,8 @@ def prepare(config: EventConfig, out_dir: Path | None, *, resume: bool) -> Event
         if not config.players and config.debug:
             stored = dataclasses.replace(stored, debug=True)  # --resume --out DIR --debug
         config = stored if not config.players else config
+        if not config.event:
+            config = dataclasses.replace(config, event=stored.event)
     elif out_dir is not None and (out_dir / "results.sqlite").exists():
         raise EventError(
             f"{out_dir} already holds an event: add --resume to finish it, or choose another --out"
@@ -106,6 +110,8 @@ def prepare(config: EventConfig, out_dir: Path | None, *, resume: bool) -> Event
             "--isolate needs bubblewrap (the bwrap command), which is not installed: install "
             "it (Debian: apt-get install bubblewrap) or leave --isolate out"
         )
+    if not config.event:
+        config = dataclasses.replace(config, event=f"{config.game} {dt.date.today().isoformat()}")
     bad = control_character(config.event)
     if bad is not None:
         raise EventError(f"--event {config.event!r}: the name contains a control character ({bad})")
@@ -405,7 +411,8 @@ async def _play(
         with trio.CancelScope(shield=True):
             await slot.publish_traces(item.id, seats, finished=finished)
     if feed is not None:
-        feed.publish(result_message(item.id, result.winner, result.reason, result.plies))
+        words = result_words(result.winner, result.reason, setup.names, result.detail)
+        feed.publish(result_message(item.id, result.winner, result.reason, result.plies, words))
     for seat in result.failed:
         await players[seat].close()
     return result, setup.secret_seeds

@@ -266,7 +266,8 @@ def test_time_forfeit_on_the_clock_and_per_move() -> None:
     assert slow.requests[-1].forfeit_at is not None
     result = play(game, (slow, Scripted(game)), MoveLimits(st_ms=300))
     assert (result.winner, result.reason, result.plies) == ("p2", "time-forfeit", 0)
-    assert "answered after 400 ms" in result.record.comments[0]
+    assert "400 ms used of 300 ms" in result.record.comments[0]
+    assert result.detail == "400 ms used of 300 ms"
     # a margin forgives the lateness
     result = play(
         game, (slow, Scripted(game)), MoveLimits(st_ms=300), Adjudication(timemargin_ms=150)

@@ -999,7 +999,7 @@ function renderWatch() {
     return `<tr><td>${escape(p.p1)} vs ${escape(p.p2)}</td><td>${p.wins}</td><td>${p.draws}</td><td>${p.losses}</td><td>${(100 * p.score).toFixed(1)}%</td><td>${elo}</td><td>${p.llr === null ? "" : p.llr.toFixed(2)}</td></tr>`;
   });
   const games = [...watch.games.values()].reverse().map((g) => {
-    const state = g.result ? `${g.result.winner} (${g.result.reason})` : `playing, move ${g.moves.length}`;
+    const state = g.result ? g.result.text || `${g.result.winner} (${g.result.reason})` : `playing, move ${g.moves.length}`;
     const current = g.id === watch.following ? ' aria-current="true"' : "";
     return `<li><button type="button" data-testid="watch-game-${g.id}" data-game="${g.id}"${current}>game ${g.id}: ${escape(g.p1)} vs ${escape(g.p2)}: ${escape(state)}</button></li>`;
   });
