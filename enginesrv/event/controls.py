@@ -7,6 +7,7 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
+from decimal import Decimal
 
 DEFAULT_MAX_PLIES = 1000
 """Games longer than this are adjudicated a draw (``max-plies``); the rules of Yohoho and Yin
@@ -23,13 +24,22 @@ _FORMS = (
 )
 
 
+def _whole(digits: str, tc: str, unit: str) -> int:
+    """A whole number of the control ``tc``, refused before it is converted when it has more
+    digits than any allowed value (a long enough one would not even convert)."""
+    if len(digits.lstrip("0")) > len(str(MAX_CLOCK_MS)):
+        limit = MAX_CLOCK_MS // 1000 if unit == "seconds" else MAX_CLOCK_MS
+        raise ValueError(f"time control {tc!r}: at most {limit} {unit}")
+    return int(digits)
+
+
 def _seconds_ms(text: str, tc: str) -> int:
     """``SECONDS``, ``M:SS`` or ``H:MM:SS`` (with a fraction of the last) in milliseconds."""
     m = _TIME_RE.fullmatch(text)
     if m is None:
         raise ValueError(f"time control {tc!r}: {text!r} is not a time; {_FORMS}")
     first, second, third, fraction = m.groups()
-    fields = [int(first)] + [int(f) for f in (second, third) if f is not None]
+    fields = [_whole(first, tc, "seconds")] + [int(f) for f in (second, third) if f is not None]
     if any(f >= 60 for f in fields[1:]):
         raise ValueError(f"time control {tc!r}: minutes and seconds after a ':' are below 60")
     seconds = 0
@@ -70,9 +80,13 @@ class TimeControl:
         m = _TC_RE.fullmatch(body)
         if m is None:
             raise ValueError(f"time control {text!r}: {_FORMS}")
-        moves = int(m.group(1)) if m.group(1) else None
+        moves = _whole(m.group(1), text, "moves") if m.group(1) else None
         base = _seconds_ms(m.group(2), text)
-        inc = round(float(m.group(3)) * 1000) if m.group(3) else 0
+        # exactly, in decimal: a float of enough digits is infinite, and has no whole value
+        inc_ms = Decimal(m.group(3) or 0) * 1000
+        if inc_ms > MAX_CLOCK_MS:
+            raise ValueError(f"time control {text!r}: at most {MAX_CLOCK_MS // 1000} seconds")
+        inc = round(inc_ms)
         if base <= 0 or moves == 0:
             raise ValueError(f"time control {text!r}: the clock must hold some time")
         if max(base, inc) > MAX_CLOCK_MS:

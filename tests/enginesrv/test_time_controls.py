@@ -102,6 +102,10 @@ def test_time_controls_print_in_seconds_exactly() -> None:
         ("\u0666\u0660", "write"),  # Arabic-Indic digits are not digits here
         ("99999999999", "at most"),
         ("60+99999999999", "at most"),
+        # more digits than a float holds, or than an int converts from: still the same error
+        ("60+" + "9" * 400, "at most"),
+        ("9" * 5000, "at most"),
+        ("9" * 5000 + "/60", "at most"),
     ],
 )
 def test_bad_time_controls_name_the_text(text: str, why: str) -> None:
