@@ -195,8 +195,9 @@ def parse_record(text: str, source: str = "<string>") -> Record:
 
     Raises:
         RecordError: on the first problem, naming its line: a header after the first move, a
-            repeated header, a move line with whitespace other than the ``"  ; "`` separator,
-            or an annotation that is not ``key=value`` (both sides non-empty).
+            repeated header, a move line with whitespace other than the ``"  ; "`` separator
+            or with no token before it, or an annotation that is not ``key=value`` (both sides
+            non-empty).
     """
     return _parse_lines(list(enumerate(normalise(text).split("\n"), 1)), source)
 
@@ -259,6 +260,8 @@ def _parse_lines(lines: list[tuple[int, str]], source: str) -> Record:
             record.headers[key] = value
             continue
         token, separator, notes = line.partition(_ANNOTATION_SEP)
+        if not token:
+            raise RecordError(source, number, f"no move token before the annotations in {line!r}")
         if _has_space(token):
             raise RecordError(source, number, f"whitespace in move line {line!r}")
         annotations: list[tuple[str, str]] = []

@@ -133,6 +133,19 @@ def test_export_of_a_damaged_record_names_it_and_its_line(
     one_line_error(code, err, "game 2", f"game-00002.txt:{len(lines) + 1}", "whitespace")
 
 
+def test_export_of_a_record_with_annotations_but_no_token_names_it_and_its_line(
+    capsys: pytest.CaptureFixture[str], event: Path
+) -> None:
+    # a line that is all annotations reads as no move at all, and could not be written again
+    path = event / "games" / "game-00002.txt"
+    lines = path.read_text().splitlines()
+    path.write_text("\n".join(lines) + "\n  ; ms=1\n")
+    code, _, err = run(capsys, "export", str(event), "-o", "-")
+    one_line_error(code, err, "game 2", f"game-00002.txt:{len(lines) + 1}", "no move token")
+    with pytest.raises(RecordError, match="no move token"):
+        parse_record("# Game: yoxii\nc5\n  ; ms=1\n")
+
+
 @pytest.mark.parametrize(
     ("output", "needles"),
     [
