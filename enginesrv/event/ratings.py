@@ -21,7 +21,9 @@ for ever as its rating moves away): such a player gets no rating, and the others
 among themselves, again until no rated player has a perfect or a zero score among the rated. A
 group of players that the results do not tie to the rest (nobody outside it ever scored
 against it, or it never scored against anyone outside) is treated the same way: only the
-largest group whose members all scored against each other through some chain is rated.
+largest group whose members all scored against each other through some chain is rated, and
+only if it holds two players at least: one player alone has nobody to be rated against (a
+one-sided match rates neither side).
 """
 
 from __future__ import annotations
@@ -143,11 +145,9 @@ def fit_ratings(
     elos: dict[str, float] = {}
     errors: dict[str, float] = {}
     iterations = 0
-    if len(rated) == 1:
-        elos[rated[0]], errors[rated[0]] = 0.0, 0.0
-    elif len(rated) > 1:
-        if anchor is not None and anchor not in rated:
-            raise RatingError(f"--anchor {anchor!r} has no finite rating ({notes[anchor]})")
+    if anchor is not None and anchor not in rated:
+        raise RatingError(f"--anchor {anchor!r} has no finite rating ({notes[anchor]})")
+    if rated:
         pairs = [
             (rated.index(a), rated.index(b), float(n), pts)
             for (a, b), (n, pts) in games.items()
@@ -186,9 +186,10 @@ def _ratable(
             notes[name] = "no games"
     active = [name for name in active if name not in notes]
     while True:
-        # a perfect or a zero score among the players still rated
-        changed = False
-        for name in list(active):
+        # a perfect or a zero score among the players still rated; all such players at once,
+        # so that the loser of a one-sided match is not left to be rated alone
+        out: dict[str, str] = {}
+        for name in active:
             n = pts = 0.0
             for (a, b), (count, got) in games.items():
                 if a == name and b in active:
@@ -198,19 +199,20 @@ def _ratable(
             if n == 0:
                 continue
             if pts == n or pts == 0:
-                notes[name] = (
+                out[name] = (
                     "won every game against the rated players"
                     if pts == n
                     else "lost every game against the rated players"
                 )
-                active.remove(name)
-                changed = True
-                break
-        if not changed:
+        if not out:
             break
+        notes.update(out)
+        active = [name for name in active if name not in out]
     # the likelihood has a finite maximum exactly where every player scored against every
     # other through a chain of such results both ways (strongly connected, Zermelo 1929)
     group = _largest_strong_component(active, games)
+    if len(group) < 2:
+        group = []  # one player alone has nobody to be rated against
     for name in active:
         if name not in group:
             notes[name] = "its results do not tie it to the rated players"

@@ -167,6 +167,33 @@ def test_a_pair_that_beat_everyone_else_is_not_rated_against_them() -> None:
             assert r.note
 
 
+def test_a_one_sided_match_rates_neither_player() -> None:
+    # the loser is not left to be rated alone (at 0 +/- 0, above the winner)
+    for encounters in ([Encounter("a", "b", 1, 1.0)], [Encounter("a", "b", 4, 0.0)]):
+        table = fit_ratings(encounters)
+        assert [r.elo for r in table.ratings] == [None, None]
+        assert [r.error for r in table.ratings] == [None, None]
+
+
+def test_a_one_sided_match_names_the_winner_first_and_says_why() -> None:
+    table = fit_ratings([Encounter("a", "b", 4, 0.0)])
+    assert [r.player for r in table.ratings] == ["b", "a"]
+    assert "won every game" in table.get("b").note
+    assert "lost every game" in table.get("a").note
+
+
+def test_a_chain_of_wins_leaves_nobody_rated_alone() -> None:
+    # a beat b, b beat c: once a and c are out, b alone has nobody to be rated against
+    table = fit_ratings([Encounter("a", "b", 1, 1.0), Encounter("b", "c", 1, 1.0)])
+    assert [r.elo for r in table.ratings] == [None, None, None]
+    assert all(r.note for r in table.ratings)
+
+
+def test_an_anchor_without_a_rating_is_refused_also_when_nobody_is_rated() -> None:
+    with pytest.raises(RatingError, match="'b' has no finite rating"):
+        fit_ratings([Encounter("a", "b", 4, 4.0)], anchor="b")
+
+
 def test_no_games_and_one_player() -> None:
     table = fit_ratings([], ["a", "b"])
     assert all(r.elo is None and r.note == "no games" for r in table.ratings)
