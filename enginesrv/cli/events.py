@@ -11,6 +11,7 @@ from __future__ import annotations
 import argparse
 import contextlib
 import functools
+import io
 import json
 import tempfile
 import tomllib
@@ -395,8 +396,11 @@ def _results_handler(fail: type[Exception]) -> Handler:
                 payload = report_json(config, standings, rows, Path(args.dir), anchor=args.anchor)
                 out.write(json.dumps(payload, indent=2) + "\n")
                 return
-            write_report(out, config, standings, rows, Path(args.dir), anchor=args.anchor)
+            # whole or not at all: an error (a bad --anchor) comes after the first tables
+            report = io.StringIO()
+            write_report(report, config, standings, rows, Path(args.dir), anchor=args.anchor)
         except (EventError, RatingError) as exc:
             raise fail(str(exc)) from None
+        out.write(report.getvalue())
 
     return run

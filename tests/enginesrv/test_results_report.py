@@ -122,3 +122,11 @@ def test_anchor(event: tuple[Path, subprocess.CompletedProcess[str]]) -> None:
     assert bad.stderr.count("\n") == 1
     assert "'nobody' is not a player" in bad.stderr
     assert "Traceback" not in bad.stderr
+
+
+def test_a_bad_anchor_prints_no_part_of_the_report(
+    event: tuple[Path, subprocess.CompletedProcess[str]],
+) -> None:
+    out, _ = event
+    bad = cli("results", str(out), "--anchor", "nobody")
+    assert bad.stdout == ""
