@@ -215,6 +215,8 @@ class Display:
         self.err = err
         self.config = config
         self.live = live
+        self.where = ""
+        """Where the games are played, when not here (``on the cluster ADDRESS``)."""
         self.status = ""
         self.first_done = 0
         self.done = 0
@@ -228,7 +230,7 @@ class Display:
         resumed = f", resuming after {done} games" if done else ""
         self.err.write(
             f"{what} {self.config.game}: {' vs '.join(self.config.players)}, {total} games, "
-            f"{limits}, concurrency {self.config.concurrency}{resumed}\n"
+            f"{limits}, {self.where or f'concurrency {self.config.concurrency}'}{resumed}\n"
         )
         self.err.flush()
 

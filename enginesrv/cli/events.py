@@ -165,6 +165,12 @@ def _add_event_flags(p: argparse.ArgumentParser, *, tournament: bool) -> None:
         "temporary directory named on stderr)",
     )  # fmt: skip
     a(
+        "--cluster", metavar="tcp://HOST:PORT", default=None,
+        help="play the games on the workers of the Dask scheduler at this address, as many at "
+        "once as it has worker threads; this machine keeps the results, records and display "
+        "(docs/distributed.md; needs the distributed extra)",
+    )  # fmt: skip
+    a(
         "--rating-interval", metavar="N", type=natural,
         help="print the rating table after every N games (default 0: at the end only)",
     )  # fmt: skip
@@ -290,6 +296,8 @@ def _handler(fail: type[Exception], *, tournament: bool) -> Handler:
                 raise fail(str(exc)) from None
             traces = _debug_traces(config, out_dir, err, "tournament" if tournament else "match")
             display = Display(out, err, config, live=err.isatty())
+            if args.cluster:
+                display.where = f"on the cluster {args.cluster}"
             watch = _watch_front(args, out, fail)
             try:
                 standings = trio.run(
@@ -303,6 +311,7 @@ def _handler(fail: type[Exception], *, tournament: bool) -> Handler:
                             on_start=display.start,
                             on_tick=display.tick if display.live else None,
                             traces=traces,
+                            cluster=args.cluster,
                         ),
                     )
                 )

@@ -25,10 +25,12 @@ import functools
 import json
 import shutil
 import sqlite3
-from collections.abc import Callable
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
+import structlog
 import trio
 
 import games
@@ -62,6 +64,11 @@ from enginesrv.event.standings import PairingResult, decided, pairing_results, p
 from enginesrv.event.store import GameRow, ResultsDB, store_game, stored_event
 from enginesrv.event.wording import result_words
 from enginesrv.search.pool import WorkerPool
+
+if TYPE_CHECKING:
+    from enginesrv.event.cluster import ClusterRunner
+
+log = structlog.get_logger("enginesrv.event.tournament")
 
 
 @dataclass
@@ -146,13 +153,16 @@ async def run_event(
     on_tick: Callable[[float], None] | None = None,
     feed: Feed | None = None,
     traces: Path | None = None,
+    cluster: str | None = None,
 ) -> list[PairingResult]:
     """Play the event's games not yet stored (``prepare`` first), ``config.concurrency`` at
     a time; report each finished game (``on_game``) and, every second, the time since the
     start (``on_tick``, for a live display); return the standings. ``out_dir`` is held
     (``lock_event``) throughout. ``feed`` is told the games move by move (its watchers).
     With ``config.debug`` the external engines' protocol traces are published in ``traces``
-    (default ``out_dir/logs``) as each game ends.
+    (default ``out_dir/logs``) as each game ends. With ``cluster`` (a Dask scheduler's
+    address) the games are played on its workers (``enginesrv.event.cluster``), as many at
+    once as the cluster has worker threads.
 
     Raises:
         EventError: a player that cannot play (unknown bot, bad option, a game the engine does
@@ -163,7 +173,7 @@ async def run_event(
     with lock_event(out_dir):
         return await _run_event(
             config, out_dir, on_game=on_game, on_start=on_start, on_tick=on_tick, feed=feed,
-            traces=traces,
+            traces=traces, cluster=cluster,
         )  # fmt: skip
 
 
@@ -176,8 +186,39 @@ async def _run_event(
     on_tick: Callable[[float], None] | None,
     feed: Feed | None,
     traces: Path | None,
+    cluster: str | None = None,
 ) -> list[PairingResult]:
     """``run_event`` with ``out_dir`` held."""
+    if cluster is None:
+        return await _run_games(
+            config, out_dir, on_game=on_game, on_start=on_start, on_tick=on_tick, feed=feed,
+            traces=traces, runner=None,
+        )  # fmt: skip
+    from enginesrv.event.cluster import ClusterRunner  # noqa: PLC0415 (an optional extra)
+
+    if config.debug and not all(parse_player(text).kind == "bot" for text in config.players):
+        raise EventError("--debug traces the engines of local games only: leave out --cluster")
+    if config.isolate:
+        raise EventError("--isolate runs on this machine only: leave out --cluster")
+    async with ClusterRunner(cluster, config) as runner:
+        return await _run_games(
+            config, out_dir, on_game=on_game, on_start=on_start, on_tick=on_tick, feed=feed,
+            traces=traces, runner=runner,
+        )  # fmt: skip
+
+
+async def _run_games(
+    config: EventConfig,
+    out_dir: Path | None,
+    *,
+    on_game: Callable[[Finished], None],
+    on_start: Callable[[int, int], None],
+    on_tick: Callable[[float], None] | None,
+    feed: Feed | None,
+    traces: Path | None,
+    runner: ClusterRunner | None,
+) -> list[PairingResult]:
+    """Play the games here (``runner`` None) or on a cluster."""
     game = games.load(config.game)
     specs = [parse_player(text) for text in config.players]
     names = display_names(specs)
@@ -199,6 +240,12 @@ async def _run_event(
     rules = config.adjudication()
     sprt = config.sprt_params()
     deadlines = Deadlines(config.startup_timeout, config.ready_timeout, move=config.move_timeout)
+    in_flight = config.concurrency
+    if runner is not None:
+        # before the store is made: an event that no worker can play leaves nothing behind
+        for warning in await runner.preflight(names):
+            log.warning("cluster_worker_cannot_run", detail=warning)
+        in_flight = runner.threads()
 
     db_path = None
     if out_dir is not None:
@@ -255,18 +302,21 @@ async def _run_event(
             async for item in queue_receive:
                 if stop.is_set():
                     break
-                result, seeds = await _play(
-                    game,
-                    slot,
-                    item,
-                    names=names,
-                    openings=openings,
-                    limits=limits,
-                    rules=rules,
-                    config=config,
-                    feed=feed,
-                    own=[s.tc for s in specs],
-                )
+                if runner is not None:
+                    result, seeds = await _play_on_cluster(runner, item, names, openings, feed)
+                else:
+                    result, seeds = await play_scheduled(
+                        game,
+                        slot,
+                        item,
+                        names=names,
+                        openings=openings,
+                        limits=limits,
+                        rules=rules,
+                        config=config,
+                        feed=feed,
+                        own=[s.tc for s in specs],
+                    )
                 record_text = format_record(result.record)
                 record_name = None
                 if out_dir is not None:
@@ -315,7 +365,7 @@ async def _run_event(
     try:
         async with trio.open_nursery() as nursery:
             pool: WorkerPool | None = None
-            if any(s.kind == "bot" for s in specs) and pending:
+            if runner is None and any(s.kind == "bot" for s in specs) and pending:
                 # a spare: a worker killed past its deadline must not make the next move of
                 # its game wait for a new process
                 pool = WorkerPool(nursery, config.concurrency, spare=1)
@@ -332,7 +382,7 @@ async def _run_event(
                 nursery.start_soon(tick, on_tick)
             try:
                 async with trio.open_nursery() as games_nursery:
-                    for _ in range(min(config.concurrency, len(pending))):
+                    for _ in range(min(in_flight, len(pending))):
                         games_nursery.start_soon(slot_task, pool, games_nursery.cancel_scope)
             finally:
                 ticker.cancel()
@@ -358,13 +408,35 @@ async def _run_event(
     return standings
 
 
-async def _play(
+async def _play_on_cluster(
+    runner: ClusterRunner,
+    item: ScheduledGame,
+    names: list[str],
+    openings: list[Opening],
+    feed: Feed | None,
+) -> tuple[GameResult, tuple[int, int]]:
+    """One game of the schedule played on a worker of the cluster; the watchers of ``feed``
+    see it begin and end (its moves are not sent back while it runs)."""
+    p2 = item.second if item.p1 == item.first else item.first
+    seats = (names[item.p1], names[p2])
+    if feed is not None:
+        game = games.load(runner.config.game)
+        feed.game(item.id, item.round, seats, opening_state(game, openings[item.opening]), None)
+    answer = await runner.play(item, openings[item.opening], seats)
+    result = answer.result
+    if feed is not None:
+        words = result_words(result.winner, result.reason, seats, result.detail)
+        feed.publish(result_message(item.id, result.winner, result.reason, result.plies, words))
+    return result, answer.secret_seeds
+
+
+async def play_scheduled(
     game: games.Game,
     slot: Slot,
     item: ScheduledGame,
     *,
     names: list[str],
-    openings: list[Opening],
+    openings: Sequence[Opening] | Mapping[int, Opening],
     limits: MoveLimits,
     rules: Adjudication,
     config: EventConfig,

@@ -1,0 +1,335 @@
+"""The games of an event played on a Dask cluster (``--cluster tcp://HOST:PORT``).
+
+The coordinator (the ``match`` or ``tournament`` command) keeps everything that makes the
+event: the schedule, the database and records, the live display, SPRT and resume. Only the
+playing of one game moves: each game is one Dask task, ``play_task``, which a worker runs with
+the arbiter's own code: ``play_scheduled`` with its bots' searches in worker processes of that
+machine and its ``cmd:`` engines started there. What comes back is the game's result and
+record, stored by the coordinator as a local game would be.
+
+On a worker, the games of one process share a ``_Host``: an event loop of its own in a thread,
+holding the pool of search processes that the bot players use (one per thread of the worker,
+and a spare), so that a game starts no process but its external engines.
+
+The dask and distributed packages are the ``distributed`` extra; this module imports them
+only inside its functions, so that the rest of the event code never needs them.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import threading
+import time
+import uuid
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+import trio
+
+import games
+from enginesrv.event.arbiter import GameResult
+from enginesrv.event.config import EventConfig, EventError
+from enginesrv.event.openings import Opening
+from enginesrv.event.players import Deadlines, ForfeitError, PlayerSpecError, parse_player
+from enginesrv.event.schedule import ScheduledGame, display_names
+from enginesrv.event.slots import Slot, make_player
+from enginesrv.search.pool import WorkerPool
+
+CONNECT_TIMEOUT = 10.0
+"""Seconds to reach the scheduler before the event gives up."""
+PREFLIGHT_TIMEOUT = 60.0
+"""Seconds for every worker to start each player once."""
+EXTRA = "pip install 'enginesrv[distributed]'"
+
+
+def _distributed() -> Any:
+    """The ``distributed`` package, or an ``EventError`` that says what to install."""
+    try:
+        import distributed  # noqa: PLC0415 (the distributed extra may be missing)
+    except ImportError as exc:
+        raise EventError(
+            f"--cluster needs the distributed extra ({exc.name} is missing): {EXTRA}"
+        ) from None
+    return distributed
+
+
+@dataclass(frozen=True, slots=True)
+class GameTask:
+    """What a worker needs to play one game of the schedule."""
+
+    config: str
+    """The event's configuration (``EventConfig.to_json``)."""
+    item: ScheduledGame
+    opening: Opening
+
+
+@dataclass(frozen=True, slots=True)
+class TaskResult:
+    """A game played on a worker: its result, the bots' secret seeds, and where it ran."""
+
+    result: GameResult
+    secret_seeds: tuple[int, int]
+    worker: str
+
+
+# -- on a worker -------------------------------------------------------------------------------
+
+
+class _Host:
+    """The event loop of one worker process's games (module docstring)."""
+
+    _lock = threading.Lock()
+    _instance: _Host | None = None
+
+    def __init__(self, size: int) -> None:
+        self.size = size
+        self.pool: WorkerPool | None = None
+        self.token: trio.lowlevel.TrioToken | None = None
+        self._ready = threading.Event()
+        self._failed: BaseException | None = None
+        self._thread = threading.Thread(target=self._run, name="enginesrv-games", daemon=True)
+        self._thread.start()
+        self._ready.wait()
+        if self._failed is not None:
+            raise self._failed
+
+    @classmethod
+    def get(cls, size: int) -> _Host:
+        with cls._lock:
+            if cls._instance is None:
+                cls._instance = _Host(size)
+            return cls._instance
+
+    def _run(self) -> None:
+        try:
+            trio.run(self._main)
+        except BaseException as exc:  # the host could not start: the task says why
+            self._failed = exc
+            self._ready.set()
+
+    async def _main(self) -> None:
+        async with trio.open_nursery() as nursery:
+            pool = WorkerPool(nursery, self.size, spare=1)
+            await pool.start()
+            self.pool = pool
+            self.token = trio.lowlevel.current_trio_token()
+            self._ready.set()
+            await trio.sleep_forever()
+
+    def call(self, fn: Callable[..., Any], *args: Any) -> Any:
+        """Run ``fn(*args)`` (async) on the host's loop and return its result."""
+        assert self.token is not None
+        return trio.from_thread.run(fn, *args, trio_token=self.token)
+
+
+def _worker_threads() -> tuple[str, int]:
+    distributed = _distributed()
+    worker = distributed.get_worker()
+    return str(worker.address), int(worker.state.nthreads)
+
+
+def play_task(task: GameTask) -> TaskResult:
+    """Play one game on this worker (a Dask task)."""
+    from enginesrv.event.tournament import play_scheduled  # noqa: PLC0415 (import cycle)
+
+    address, threads = _worker_threads()
+    host = _Host.get(threads)
+    config = EventConfig.from_json(task.config)
+
+    async def play() -> TaskResult:
+        game = games.load(config.game)
+        specs = [parse_player(text) for text in config.players]
+        names = display_names(specs)
+        specs = [dataclasses.replace(s, name=n) for s, n in zip(specs, names, strict=True)]
+        deadlines = Deadlines(
+            config.startup_timeout, config.ready_timeout, move=config.move_timeout
+        )
+        slot = Slot(specs, host.pool, deadlines, None)
+        try:
+            result, seeds = await play_scheduled(
+                game, slot, task.item,
+                names=names, openings={task.item.opening: task.opening},
+                limits=config.move_limits(), rules=config.adjudication(), config=config,
+                own=[s.tc for s in specs],
+            )  # fmt: skip
+        finally:
+            await slot.close()
+        return TaskResult(result, seeds, address)
+
+    result: TaskResult = host.call(play)
+    return result
+
+
+def preflight_task(config_json: str) -> dict[str, str]:
+    """Start each player of the event once on this worker (a Dask task): the players that
+    cannot start here, by name, with the reason."""
+    address, threads = _worker_threads()
+    host = _Host.get(threads)
+    config = EventConfig.from_json(config_json)
+    del address
+
+    async def check() -> dict[str, str]:
+        game = games.load(config.game)
+        specs = [parse_player(text) for text in config.players]
+        names = display_names(specs)
+        deadlines = Deadlines(config.startup_timeout, config.ready_timeout)
+        problems: dict[str, str] = {}
+        for spec, name in zip(specs, names, strict=True):
+            player = make_player(dataclasses.replace(spec, name=name), host.pool, deadlines)
+            try:
+                await player.start(game)
+            except ForfeitError as exc:
+                problems[name] = f"{exc.reason}: {exc.detail}"
+            except (PlayerSpecError, games.GameError, OSError) as exc:
+                problems[name] = str(exc)
+            finally:
+                await player.close()
+        return problems
+
+    problems: dict[str, str] = host.call(check)
+    return problems
+
+
+# -- on the coordinator ------------------------------------------------------------------------
+
+
+class ClusterRunner:
+    """The coordinator's end: a Dask client of the scheduler at ``address`` that plays games
+    of the event as tasks (``play``), on the workers that can run both of its players."""
+
+    def __init__(self, address: str, config: EventConfig) -> None:
+        self.address = address
+        self.config = config
+        self.config_json = config.to_json()
+        self.client: Any = None
+        self.capable: dict[str, list[str]] = {}
+        """Per player name, the workers that can run it (from ``preflight``)."""
+        self.workers: list[str] = []
+        self._run = uuid.uuid4().hex[:8]
+
+    async def __aenter__(self) -> ClusterRunner:
+        distributed = _distributed()
+
+        def connect() -> Any:
+            return distributed.Client(self.address, timeout=CONNECT_TIMEOUT, set_as_default=False)
+
+        try:
+            self.client = await trio.to_thread.run_sync(connect)
+        except (OSError, TimeoutError, ValueError) as exc:
+            raise EventError(
+                f"--cluster {self.address}: cannot reach the scheduler: {exc}"
+            ) from None
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        client, self.client = self.client, None
+        if client is not None:
+            with trio.CancelScope(shield=True):
+                await trio.to_thread.run_sync(client.close)
+
+    def threads(self) -> int:
+        """The worker threads of the cluster now (games in flight at once)."""
+        return max(1, sum(int(n) for n in self.client.nthreads().values()))
+
+    async def preflight(self, names: list[str]) -> list[str]:
+        """Start every player on every worker once. Returns a warning per player that some
+        workers cannot run.
+
+        Raises:
+            EventError: no worker, or a player that no worker can run (named, with the
+                workers' reasons).
+        """
+        client = self.client
+        self.workers = sorted(client.nthreads())
+        if not self.workers:
+            raise EventError(f"--cluster {self.address}: the cluster has no worker")
+        futures = []
+        for i, worker in enumerate(self.workers):
+            key = f"enginesrv-preflight-{self._run}-{i}"
+            future = client.submit(
+                preflight_task, self.config_json, key=key, workers=[worker],
+                allow_other_workers=False, pure=False,
+            )  # fmt: skip
+            futures.append(future)
+
+        def gather() -> list[Any]:
+            deadline = time.monotonic() + PREFLIGHT_TIMEOUT
+            answers: list[Any] = []
+            for future in futures:
+                try:
+                    answers.append(future.result(timeout=max(0.0, deadline - time.monotonic())))
+                except TimeoutError:
+                    raise
+                except Exception as exc:  # the check itself failed on that worker
+                    answers.append(exc)
+            return answers
+
+        try:
+            answers = await trio.to_thread.run_sync(gather, abandon_on_cancel=True)
+        except TimeoutError:
+            for future in futures:
+                future.cancel()
+            raise EventError(
+                f"--cluster {self.address}: the workers did not start the players within "
+                f"{PREFLIGHT_TIMEOUT:g} s"
+            ) from None
+        problems: dict[str, dict[str, str]] = {}
+        for worker, answer in zip(self.workers, answers, strict=True):
+            if isinstance(answer, BaseException):
+                for name in names:
+                    problems.setdefault(name, {})[worker] = f"the check failed: {answer}"
+                continue
+            for name, why in answer.items():
+                problems.setdefault(name, {})[worker] = why
+        warnings = []
+        for name in names:
+            bad = problems.get(name, {})
+            self.capable[name] = [w for w in self.workers if w not in bad]
+            if not self.capable[name]:
+                reasons = "; ".join(f"{w}: {why}" for w, why in sorted(bad.items()))
+                raise EventError(f"--cluster: no worker can run the player {name}: {reasons}")
+            for worker, why in sorted(bad.items()):
+                warnings.append(f"worker {worker} cannot run {name}: {why}")
+        return warnings
+
+    async def play(
+        self, item: ScheduledGame, opening: Opening, names: tuple[str, str]
+    ) -> TaskResult:
+        """Play one game on a worker that can run both players.
+
+        Raises:
+            EventError: the game could not be played (its workers died too often, the
+                scheduler went away, the task failed); the event stops and may resume.
+        """
+        distributed = _distributed()
+        allowed = [w for w in self.capable.get(names[0], self.workers) if w in
+                   self.capable.get(names[1], self.workers)]  # fmt: skip
+        if not allowed:
+            raise EventError(
+                f"--cluster: no worker can run both {names[0]} and {names[1]} (game {item.id})"
+            )
+        restrict = None if set(allowed) >= set(self.workers) else allowed
+        future = self.client.submit(
+            play_task, GameTask(self.config_json, item, opening),
+            key=f"enginesrv-game-{self._run}-{item.id}", workers=restrict, pure=False,
+        )  # fmt: skip
+        try:
+            answer: TaskResult = await trio.to_thread.run_sync(
+                future.result, abandon_on_cancel=True
+            )
+        except BaseException as exc:
+            future.cancel()
+            if isinstance(exc, distributed.KilledWorker):
+                raise EventError(
+                    f"--cluster: game {item.id} lost its worker too many times ({exc}); "
+                    "the finished games are kept: --resume to go on"
+                ) from None
+            if isinstance(exc, Exception):
+                raise EventError(
+                    f"--cluster: game {item.id} could not be played on the cluster: "
+                    f"{type(exc).__name__}: {exc}; the finished games are kept: --resume to "
+                    "go on"
+                ) from None
+            raise
+        return answer

@@ -1,0 +1,165 @@
+"""Events played on a real Dask cluster (``--cluster``): a ``LocalCluster`` of two worker
+processes with one thread each on loopback, the coordinator in this process."""
+
+from __future__ import annotations
+
+import dataclasses
+import os
+import signal
+import socket
+import sqlite3
+import subprocess
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+import trio
+
+from enginesrv.event import cluster as cluster_module
+from enginesrv.event.config import EventConfig, EventError
+from enginesrv.event.records import parse_record
+from enginesrv.event.tournament import Finished, prepare, run_event
+
+distributed = pytest.importorskip("distributed")
+ROOT = Path(__file__).resolve().parents[2]
+
+
+@pytest.fixture(scope="module")
+def scheduler() -> Iterator[str]:
+    cluster = distributed.LocalCluster(
+        n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None
+    )
+    try:
+        yield cluster.scheduler_address
+    finally:
+        cluster.close()
+
+
+def run(config: EventConfig, out: Path | None, cluster: str | None) -> list[Finished]:
+    seen: list[Finished] = []
+    config = prepare(config, out, resume=False)
+    trio.run(lambda: run_event(config, out, on_game=seen.append, cluster=cluster))
+    return seen
+
+
+def stored(out: Path) -> list[tuple[object, ...]]:
+    db = sqlite3.connect(out / "results.sqlite")
+    try:
+        return db.execute(
+            "SELECT id, p1, p2, winner, reason, first_points, plies FROM games ORDER BY id"
+        ).fetchall()
+    finally:
+        db.close()
+
+
+CONFIG = EventConfig(
+    game="yoxii",
+    players=("bot:alphabeta:Depth=2", "bot:greedy", "bot:random"),
+    depth=2,
+    games=2,
+    event="cluster test",
+)
+
+
+def test_an_event_on_the_cluster_stores_what_a_local_run_stores(
+    scheduler: str, tmp_path: Path
+) -> None:
+    remote, local = tmp_path / "remote", tmp_path / "local"
+    played = run(CONFIG, remote, scheduler)
+    run(CONFIG, local, None)
+    assert sorted(f.game.id for f in played) == [1, 2, 3, 4, 5, 6]
+    assert stored(remote) == stored(local)
+    for name in sorted(p.name for p in (local / "games").iterdir()):
+        there = parse_record((remote / "games" / name).read_text())
+        here = parse_record((local / "games" / name).read_text())
+        assert there.tokens() == here.tokens()
+        assert there.headers["Result"] == here.headers["Result"]
+
+
+def test_a_player_no_worker_can_run_stops_the_event_before_any_game(
+    scheduler: str, tmp_path: Path
+) -> None:
+    config = dataclasses.replace(
+        CONFIG, players=("bot:greedy", f"name=ghost:cmd:{tmp_path}/no-such-engine")
+    )
+    with pytest.raises(EventError, match="no worker can run the player ghost") as caught:
+        run(config, tmp_path / "ev", scheduler)
+    assert str(caught.value).count("tcp://") == 2  # both workers named, with their reasons
+    assert not (tmp_path / "ev" / "results.sqlite").exists()
+
+
+def test_an_unreachable_scheduler_is_one_error(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    monkeypatch.setattr(cluster_module, "CONNECT_TIMEOUT", 0.5)
+    with pytest.raises(EventError, match="cannot reach the scheduler"):
+        run(CONFIG, None, closed_port())
+
+
+def test_without_the_extra_the_error_says_what_to_install(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setitem(sys.modules, "distributed", None)
+    with pytest.raises(EventError, match=r"pip install 'enginesrv\[distributed\]'"):
+        run(CONFIG, None, "tcp://127.0.0.1:8786")
+
+
+def test_the_command_line(scheduler: str, tmp_path: Path) -> None:
+    out = tmp_path / "cli"
+    proc = subprocess.run(
+        [sys.executable, "-m", "enginesrv.cli", "match", "yoxii", "bot:greedy", "bot:random",
+         "--depth", "1", "--games", "2", "--cluster", scheduler, "--out", str(out)],
+        capture_output=True, text=True, check=False, cwd=ROOT,
+    )  # fmt: skip
+    assert proc.returncode == 0, proc.stderr
+    assert f"on the cluster {scheduler}" in proc.stderr
+    games = sorted(line.split(":")[0] for line in proc.stdout.splitlines()[:2])
+    assert games == ["game 1/2", "game 2/2"]
+    assert len(stored(out)) == 2
+    bad = subprocess.run(
+        [sys.executable, "-m", "enginesrv.cli", "match", "yoxii", "bot:greedy",
+         f"cmd:{sys.executable} -m enginesrv.cli engine --game yoxii",
+         "--depth", "1", "--cluster", scheduler, "--debug", "--out", str(tmp_path / "d")],
+        capture_output=True, text=True, check=False, cwd=ROOT,
+    )  # fmt: skip
+    assert bad.returncode == 2
+    assert bad.stderr.count("\n") == 1
+    assert "--debug" in bad.stderr
+
+
+def closed_port() -> str:
+    """The address of a loopback port that nothing listens on."""
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        port = sock.getsockname()[1]
+    return f"tcp://127.0.0.1:{port}"
+
+
+def test_a_worker_killed_mid_event_loses_no_game_and_doubles_none(
+    scheduler: str, tmp_path: Path
+) -> None:
+    """One worker is killed (SIGKILL) while games run on both: its game runs again on a worker
+    of the cluster, and the event ends with every scheduled game stored once, as a local run
+    of the same event stores them."""
+    config = dataclasses.replace(
+        CONFIG, players=("bot:alphabeta:Depth=2", "bot:greedy"), games=8, depth=3
+    )
+    with distributed.Client(scheduler, set_as_default=False) as client:
+        pids = client.run(os.getpid)
+    victim = sorted(pids.values())[0]
+    killed: list[int] = []
+
+    def kill_after_first(done: Finished) -> None:
+        if not killed:
+            killed.append(done.game.id)
+            os.kill(victim, signal.SIGKILL)
+
+    remote, local = tmp_path / "remote", tmp_path / "local"
+    config = prepare(config, remote, resume=False)
+    trio.run(lambda: run_event(config, remote, on_game=kill_after_first, cluster=scheduler))
+    assert killed
+    run(dataclasses.replace(config, openings=None), local, None)
+    rows = stored(remote)
+    assert [row[0] for row in rows] == list(range(1, 9))
+    assert rows == stored(local)
