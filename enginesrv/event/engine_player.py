@@ -13,6 +13,7 @@ never enters it.
 from __future__ import annotations
 
 import contextlib
+import hashlib
 import math
 import os
 import shutil
@@ -51,12 +52,27 @@ _ESCAPES = {c: f"\\x{c:02x}" for c in (*range(32), 127) if c != 9}
 """Control characters in a line are written escaped: a trace is read on a terminal."""
 
 
+NAME_BYTES = 100
+"""The most bytes of a player's name in a file name (a file name holds 255)."""
+
+
+def file_safe_name(name: str) -> str:
+    """A player's name as part of a file name: letters, digits and ``-_.=`` kept, any other
+    character ``_``; a name longer than ``NAME_BYTES`` (in UTF-8) is cut, and ends with a
+    hash of the whole name so that two long names stay apart."""
+    safe = "".join(c if c.isalnum() or c in "-_.=" else "_" for c in name)
+    if len(safe.encode()) <= NAME_BYTES:
+        return safe
+    digest = hashlib.sha256(name.encode("utf-8", "backslashreplace")).hexdigest()[:12]
+    cut = safe.encode()[: NAME_BYTES - len(digest) - 1].decode("utf-8", "ignore")
+    return f"{cut}-{digest}"
+
+
 def trace_file_name(game_id: int, seat: int, name: str) -> str:
     """The file of the trace of game ``game_id`` of the player ``name`` in seat ``seat`` (0 =
-    p1), e.g. ``game-00001-p1-alphabeta.trace``; the name is kept to letters, digits and
-    ``-_.=``, as for the engine's standard error."""
-    safe = "".join(c if c.isalnum() or c in "-_.=" else "_" for c in name)
-    return f"game-{game_id:05d}-p{seat + 1}-{safe}.trace"
+    p1), e.g. ``game-00001-p1-alphabeta.trace``; the name as ``file_safe_name`` makes it, as
+    for the engine's standard error."""
+    return f"game-{game_id:05d}-p{seat + 1}-{file_safe_name(name)}.trace"
 
 
 def _stamp(now: float) -> str:

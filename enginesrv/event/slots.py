@@ -11,7 +11,7 @@ import trio
 
 import games
 from enginesrv.event.bot_player import BotPlayer
-from enginesrv.event.engine_player import TextEnginePlayer
+from enginesrv.event.engine_player import TextEnginePlayer, file_safe_name
 from enginesrv.event.players import (
     Deadlines,
     Player,
@@ -69,8 +69,7 @@ class Slot:
             await player.close()
         stderr = None
         if self.logs is not None:
-            safe = "".join(c if c.isalnum() or c in "-_.=" else "_" for c in self.specs[index].name)
-            stderr = self.logs / f"{safe}.stderr"
+            stderr = self.logs / f"{file_safe_name(self.specs[index].name)}.stderr"
         spec = self.specs[index]
         wrapper = self.isolate(spec.command) if self.isolate and spec.kind == "cmd" else ()
         player = make_player(

@@ -19,7 +19,7 @@ import trio
 import games
 from enginesrv.client import AsyncEngine
 from enginesrv.event.config import EventConfig
-from enginesrv.event.engine_player import ProtocolTrace, TextEnginePlayer
+from enginesrv.event.engine_player import ProtocolTrace, TextEnginePlayer, trace_file_name
 from enginesrv.event.players import Clocks
 from enginesrv.event.records import parse_record
 from enginesrv.event.store import ResultsDB
@@ -185,6 +185,27 @@ def test_an_engine_that_never_greets_has_its_attempt_traced(tmp_path: Path) -> N
     assert lines[0] == (">", "ugi")
     assert lines[-1][0] == "#"
     assert "no answer to ugi within 0.3 s" in lines[-1][1]
+
+
+def test_a_long_name_still_has_its_trace_and_its_standard_error(tmp_path: Path) -> None:
+    # a name longer than a file name holds: cut, with a hash of the whole name (not lost)
+    out = tmp_path / "event"
+    name = "\u00e9" * 300
+    proc = cli(
+        "match", "yoxii", f"name={name}:cmd:{FAKE_CMD} good", "bot:random", "--depth", "1",
+        "--games", "1", "--max-plies", "4", "--debug", "--out", str(out),
+    )  # fmt: skip
+    assert proc.returncode == 0, proc.stderr
+    (trace,) = (out / "logs").glob("game-00001-p1-*.trace")
+    assert entries(trace)[0] == (">", "ugi")
+    assert len(list((out / "logs").glob("*.stderr"))) == 1
+
+
+def test_long_names_are_cut_in_file_names_and_stay_apart() -> None:
+    first, second = (trace_file_name(1, 0, "x" * 300 + end) for end in "ab")
+    assert len(first.encode()) <= 255
+    assert first != second
+    assert trace_file_name(1, 0, "../a b") == "game-00001-p1-.._a_b.trace"
 
 
 def test_debug_without_out_traces_into_a_temporary_directory_it_names(tmp_path: Path) -> None:
