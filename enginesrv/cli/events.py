@@ -208,6 +208,13 @@ def _toml_settings(path: str, fail: type[Exception]) -> dict[str, Any]:
                     options = item.get("options", {})
                     if not isinstance(options, dict):
                         raise fail(f"--config {path}: options of {spec!r} must be a table")
+                    # the table becomes prefixes of the spec, which end at a ':' (and options
+                    # at a ','): a value holding one would be read as more of the spec
+                    for key, value in options.items():
+                        _toml_plain(path, f"option {key!r} of {spec!r}", key, ":,=", fail)
+                        _toml_plain(path, f"option {key!r} of {spec!r}", value, ":,", fail)
+                    if item.get("name"):
+                        _toml_plain(path, f"the name of {spec!r}", item["name"], ":", fail)
                     if options:
                         pairs = ",".join(f"{k}={_toml_value(v)}" for k, v in options.items())
                         spec = f"options={pairs}:{spec}"
@@ -230,6 +237,15 @@ def _toml_settings(path: str, fail: type[Exception]) -> dict[str, Any]:
         else:
             raise fail(f"--config {path}: unknown setting {key!r}")
     return out
+
+
+def _toml_plain(path: str, what: str, value: object, banned: str, fail: type[Exception]) -> None:
+    """Refuse a name or option of a TOML player table holding one of the characters
+    ``banned``, which a player spec cannot hold there."""
+    text = _toml_value(value)
+    bad = [char for char in banned if char in text]
+    if bad:
+        raise fail(f"--config {path}: {what}: {text!r} cannot hold {bad[0]!r} in a player spec")
 
 
 def _toml_tc(path: str, what: str, value: object, fail: type[Exception]) -> str:

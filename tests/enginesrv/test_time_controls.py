@@ -356,6 +356,26 @@ def test_toml_controls_may_be_numbers(tmp_path: Path) -> None:
     assert settings["players"] == ("tc=2.5:bot:random", "bot:greedy")
 
 
+@pytest.mark.parametrize(
+    ("table", "why"),
+    [
+        ('{ spec = "bot:random", name = "x:tc=0.001" }', "the name of 'bot:random'"),
+        ('{ spec = "bot:random", options = { Seed = "5:tc=0.001" } }', "option 'Seed'"),
+        ('{ spec = "bot:random", options = { Seed = "5,Hash=1" } }', "option 'Seed'"),
+        ('{ spec = "bot:random", options = { "a:b" = "5" } }', "option 'a:b'"),
+    ],
+)
+def test_a_toml_name_or_option_cannot_smuggle_in_a_control(
+    tmp_path: Path, table: str, why: str
+) -> None:
+    # such a value would end its prefix early, the rest read as more of the spec (a tc=)
+    config = tmp_path / "event.toml"
+    config.write_text(f'players = [{table}, "bot:greedy"]\n')
+    with pytest.raises(ValueError, match="cannot hold") as caught:
+        _toml_settings(str(config), ValueError)
+    assert why in str(caught.value)
+
+
 def test_command_line_errors_of_own_controls(tmp_path: Path) -> None:
     proc = cli("match", "yoxii", "tc=1:75:bot:random", "bot:greedy")
     assert proc.returncode == 2
