@@ -17,6 +17,7 @@ only inside its functions, so that the rest of the event code never needs them.
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import threading
 import time
@@ -40,6 +41,12 @@ CONNECT_TIMEOUT = 10.0
 """Seconds to reach the scheduler before the event gives up."""
 PREFLIGHT_TIMEOUT = 60.0
 """Seconds for every worker to start each player once."""
+STOP_POLL = 1.0
+"""Seconds between a running game's looks at the event's stop flag."""
+RETRIES = 2
+"""Times a game whose task failed (an error on the worker, not a player's fault: those are
+forfeits inside the game) is run again before the event stops. A worker lost mid-game is
+Dask's to reschedule (``distributed.scheduler.allowed-failures``, 3 by default)."""
 EXTRA = "pip install 'enginesrv[distributed]'"
 
 
@@ -62,15 +69,21 @@ class GameTask:
     """The event's configuration (``EventConfig.to_json``)."""
     item: ScheduledGame
     opening: Opening
+    stop: str = ""
+    """The name of the Dask ``Event`` that the coordinator sets when the event stops (an SPRT
+    decision, Ctrl-C, an error): a game still running then is abandoned within a second."""
 
 
 @dataclass(frozen=True, slots=True)
 class TaskResult:
     """A game played on a worker: its result, the bots' secret seeds, and where it ran."""
 
-    result: GameResult
+    result: GameResult | None
+    """None: the game was abandoned because the event stopped."""
     secret_seeds: tuple[int, int]
     worker: str
+    finished_at: float = 0.0
+    """The worker's clock (``time.time()``) when the game ended."""
 
 
 # -- on a worker -------------------------------------------------------------------------------
@@ -136,8 +149,26 @@ def play_task(task: GameTask) -> TaskResult:
     address, threads = _worker_threads()
     host = _Host.get(threads)
     config = EventConfig.from_json(task.config)
+    stop = _distributed().Event(task.stop) if task.stop else None
 
     async def play() -> TaskResult:
+        with trio.CancelScope() as scope:
+            async with trio.open_nursery() as nursery:
+                if stop is not None:
+                    nursery.start_soon(watch, scope)
+                answer = await play_one()
+                nursery.cancel_scope.cancel()
+                return answer
+        assert scope.cancelled_caught
+        return TaskResult(None, (0, 0), address, time.time())
+
+    async def watch(scope: trio.CancelScope) -> None:
+        assert stop is not None
+        while not await trio.to_thread.run_sync(stop.wait, STOP_POLL, abandon_on_cancel=True):
+            pass
+        scope.cancel()
+
+    async def play_one() -> TaskResult:
         game = games.load(config.game)
         specs = [parse_player(text) for text in config.players]
         names = display_names(specs)
@@ -155,7 +186,7 @@ def play_task(task: GameTask) -> TaskResult:
             )  # fmt: skip
         finally:
             await slot.close()
-        return TaskResult(result, seeds, address)
+        return TaskResult(result, seeds, address, time.time())
 
     result: TaskResult = host.call(play)
     return result
@@ -207,6 +238,9 @@ class ClusterRunner:
         """Per player name, the workers that can run it (from ``preflight``)."""
         self.workers: list[str] = []
         self._run = uuid.uuid4().hex[:8]
+        self.stop_name = f"enginesrv-stop-{self._run}"
+        self.overheads: list[float] = []
+        """Per game stored, seconds from its end on the worker to its row in the store."""
 
     async def __aenter__(self) -> ClusterRunner:
         distributed = _distributed()
@@ -224,9 +258,24 @@ class ClusterRunner:
 
     async def __aexit__(self, *exc: object) -> None:
         client, self.client = self.client, None
-        if client is not None:
-            with trio.CancelScope(shield=True):
-                await trio.to_thread.run_sync(client.close)
+        if client is None:
+            return
+        distributed = _distributed()
+
+        def finish() -> None:
+            # the games still running on workers end within STOP_POLL (a scheduler that is
+            # gone has nothing left to stop)
+            with contextlib.suppress(Exception):
+                distributed.Event(self.stop_name, client=client).set()
+            client.close()
+
+        with trio.CancelScope(shield=True), trio.move_on_after(CONNECT_TIMEOUT):
+            await trio.to_thread.run_sync(finish, abandon_on_cancel=True)
+
+    def stored(self, answer: TaskResult) -> None:
+        """Note that the game of ``answer`` is stored (its coordinator overhead)."""
+        if answer.finished_at:
+            self.overheads.append(max(0.0, time.time() - answer.finished_at))
 
     def threads(self) -> int:
         """The worker threads of the cluster now (games in flight at once)."""
@@ -311,8 +360,9 @@ class ClusterRunner:
             )
         restrict = None if set(allowed) >= set(self.workers) else allowed
         future = self.client.submit(
-            play_task, GameTask(self.config_json, item, opening),
+            play_task, GameTask(self.config_json, item, opening, self.stop_name),
             key=f"enginesrv-game-{self._run}-{item.id}", workers=restrict, pure=False,
+            retries=RETRIES,
         )  # fmt: skip
         try:
             answer: TaskResult = await trio.to_thread.run_sync(
@@ -332,4 +382,6 @@ class ClusterRunner:
                     "go on"
                 ) from None
             raise
+        if answer.result is None:
+            raise EventError(f"--cluster: game {item.id} was abandoned on its worker")
         return answer

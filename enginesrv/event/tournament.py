@@ -66,7 +66,7 @@ from enginesrv.event.wording import result_words
 from enginesrv.search.pool import WorkerPool
 
 if TYPE_CHECKING:
-    from enginesrv.event.cluster import ClusterRunner
+    from enginesrv.event.cluster import ClusterRunner, TaskResult
 
 log = structlog.get_logger("enginesrv.event.tournament")
 
@@ -201,10 +201,19 @@ async def _run_event(
     if config.isolate:
         raise EventError("--isolate runs on this machine only: leave out --cluster")
     async with ClusterRunner(cluster, config) as runner:
-        return await _run_games(
-            config, out_dir, on_game=on_game, on_start=on_start, on_tick=on_tick, feed=feed,
-            traces=traces, runner=runner,
-        )  # fmt: skip
+        try:
+            return await _run_games(
+                config, out_dir, on_game=on_game, on_start=on_start, on_tick=on_tick,
+                feed=feed, traces=traces, runner=runner,
+            )  # fmt: skip
+        finally:
+            if runner.overheads:
+                ordered = sorted(runner.overheads)
+                log.info(
+                    "cluster_games_stored", games=len(ordered),
+                    overhead_ms_median=round(1000 * ordered[len(ordered) // 2], 2),
+                    overhead_ms_max=round(1000 * ordered[-1], 2),
+                )  # fmt: skip
 
 
 async def _run_games(
@@ -302,8 +311,11 @@ async def _run_games(
             async for item in queue_receive:
                 if stop.is_set():
                     break
+                answer: TaskResult | None = None
                 if runner is not None:
-                    result, seeds = await _play_on_cluster(runner, item, names, openings, feed)
+                    result, seeds, answer = await _play_on_cluster(
+                        runner, item, names, openings, feed
+                    )
                 else:
                     result, seeds = await play_scheduled(
                         game,
@@ -341,6 +353,8 @@ async def _run_games(
                         record_text=record_text, secret=secret,
                     )  # fmt: skip
                     await trio.to_thread.run_sync(store)
+                if runner is not None and answer is not None:
+                    runner.stored(answer)
                 standings[item.pairing].add(row)
                 done += 1
                 p1_name, p2_name = row.p1, row.p2
@@ -414,7 +428,7 @@ async def _play_on_cluster(
     names: list[str],
     openings: list[Opening],
     feed: Feed | None,
-) -> tuple[GameResult, tuple[int, int]]:
+) -> tuple[GameResult, tuple[int, int], TaskResult]:
     """One game of the schedule played on a worker of the cluster; the watchers of ``feed``
     see it begin and end (its moves are not sent back while it runs)."""
     p2 = item.second if item.p1 == item.first else item.first
@@ -424,10 +438,11 @@ async def _play_on_cluster(
         feed.game(item.id, item.round, seats, opening_state(game, openings[item.opening]), None)
     answer = await runner.play(item, openings[item.opening], seats)
     result = answer.result
+    assert result is not None  # ``play`` raises for a game abandoned
     if feed is not None:
         words = result_words(result.winner, result.reason, seats, result.detail)
         feed.publish(result_message(item.id, result.winner, result.reason, result.plies, words))
-    return result, answer.secret_seeds
+    return result, answer.secret_seeds, answer
 
 
 async def play_scheduled(

@@ -10,6 +10,7 @@ import socket
 import sqlite3
 import subprocess
 import sys
+import time
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -163,3 +164,28 @@ def test_a_worker_killed_mid_event_loses_no_game_and_doubles_none(
     rows = stored(remote)
     assert [row[0] for row in rows] == list(range(1, 9))
     assert rows == stored(local)
+
+
+def test_a_stopped_event_stops_the_games_running_on_the_workers(
+    scheduler: str, tmp_path: Path
+) -> None:
+    """The coordinator is stopped (as by Ctrl-C) while two long games run on the workers:
+    the workers drop them within a second or two, instead of playing them to their end."""
+    config = dataclasses.replace(
+        CONFIG, players=("bot:alphabeta", "name=other:bot:alphabeta"), depth=None, st=1.0
+    )
+    config = prepare(config, tmp_path / "ev", resume=False)
+
+    async def main() -> None:
+        with trio.move_on_after(3):
+            await run_event(config, tmp_path / "ev", on_game=lambda done: None, cluster=scheduler)
+
+    trio.run(main)
+    assert stored(tmp_path / "ev") == []
+    # each game would hold its worker's one thread for about a minute (a second per move):
+    # a task sent to each worker now runs as soon as that thread is free again
+    with distributed.Client(scheduler, set_as_default=False) as client:
+        started = time.monotonic()
+        probes = [client.submit(time.monotonic, workers=[w], pure=False) for w in client.nthreads()]
+        ran = client.gather(probes)
+    assert max(ran) - started < 15
