@@ -35,6 +35,10 @@ HANDSHAKE_TIMEOUT = 5.0
 """Seconds the peer has to answer ``ugi`` (``--handshake-timeout``) before the run ends."""
 LOG_TAIL = 20
 """Lines of the engine's standard error shown when a check fails."""
+LOG_TAIL_BYTES = 64 << 10
+"""The most of the end of the engine's standard error read for them (it may have written a
+great deal), and ``LOG_LINE_CHARS`` the most of one line shown."""
+LOG_LINE_CHARS = 500
 SENT = (OSError, ValueError, KeyError, IndexError)
 
 
@@ -385,12 +389,16 @@ def run_check(
 
 def _show_log(log: IO[bytes], err: TextIO) -> None:
     """The last lines the engine wrote on its standard error, for a failed run."""
-    log.seek(0)
+    size = log.seek(0, os.SEEK_END)
+    log.seek(max(0, size - LOG_TAIL_BYTES))
     lines = log.read().decode(errors="replace").splitlines()
+    if size > LOG_TAIL_BYTES:
+        lines = lines[1:]  # the first may be the end of a longer line
     if not lines:
         return
     tail = lines[-LOG_TAIL:]
     err.write("enginesrv check: the engine's last lines on its standard error:\n")
     for line in tail:
-        err.write(f"  {line}\n")
+        cut = f" ... ({len(line) - LOG_LINE_CHARS} more)" if len(line) > LOG_LINE_CHARS else ""
+        err.write(f"  {line[:LOG_LINE_CHARS]}{cut}\n")
     err.flush()

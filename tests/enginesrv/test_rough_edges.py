@@ -5,12 +5,14 @@ off stdout (also on Ctrl-C during a match)."""
 
 from __future__ import annotations
 
+import io
 import os
 import re
 import selectors
 import signal
 import subprocess
 import sys
+import tempfile
 from pathlib import Path
 from typing import ClassVar
 
@@ -20,7 +22,7 @@ import structlog
 import enginesrv.cli
 from bots.engine import Engine as Bot
 from bots.engine import Option, SearchResult
-from enginesrv.cli import main
+from enginesrv.cli import check, main
 from enginesrv.serve.settings import RequestError, SessionConfig, Settings
 from protocol import messages as m
 from tests.enginesrv.peer import MsgpackPeer, TextPeer, running_server
@@ -264,6 +266,18 @@ def test_check_gives_up_on_an_engine_that_never_answers_the_handshake() -> None:
     # the engine's own line is not in the report; it is shown on stderr, the run having failed
     assert "engine log line" not in proc.stdout
     assert "  engine log line" in proc.stderr.splitlines()
+
+
+def test_check_shows_a_bounded_tail_of_a_flood_of_engine_log() -> None:
+    # an engine that wrote megabytes on its standard error, the last of it one long line
+    err = io.StringIO()
+    with tempfile.TemporaryFile() as log:
+        log.write(b"early line\n" * 100_000 + b"x" * 5_000_000 + b"\nlast line\n")
+        check._show_log(log, err)
+    shown = err.getvalue().splitlines()
+    assert shown[-1] == "  last line"
+    assert len(shown) <= check.LOG_TAIL + 1
+    assert len(err.getvalue()) < 10_000
 
 
 # -- log lines never on stdout -----------------------------------------------------------------
