@@ -339,6 +339,20 @@ def _solve(matrix: list[list[float]], rhs: list[float]) -> list[float]:
 
 
 def _inverse(matrix: list[list[float]]) -> list[list[float]]:
+    """The inverse (Gauss-Jordan with partial pivoting, one elimination for all columns: the
+    table is redrawn during a run, on the event loop, every ``--rating-interval`` games)."""
     size = len(matrix)
-    columns = [_solve(matrix, [1.0 if i == j else 0.0 for i in range(size)]) for j in range(size)]
-    return [[columns[j][i] for j in range(size)] for i in range(size)]
+    m = [[*row, *(1.0 if i == j else 0.0 for j in range(size))] for i, row in enumerate(matrix)]
+    for col in range(size):
+        pivot = max(range(col, size), key=lambda i: abs(m[i][col]))
+        if abs(m[pivot][col]) < 1e-300:
+            raise ArithmeticError("the information matrix is singular")
+        m[col], m[pivot] = m[pivot], m[col]
+        head = m[col]
+        scale = 1.0 / head[col]
+        head[:] = [x * scale for x in head]
+        for i in range(size):
+            if i != col and (factor := m[i][col]):
+                row = m[i]
+                m[i] = [x - factor * y for x, y in zip(row, head, strict=True)]
+    return [row[size:] for row in m]

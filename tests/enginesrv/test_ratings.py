@@ -11,6 +11,7 @@ import random
 
 import pytest
 
+from enginesrv.event import ratings
 from enginesrv.event.ratings import Encounter, RatingError, expected, fit_ratings
 from enginesrv.event.report import crosstable, reasons
 from enginesrv.event.standings import PairingResult
@@ -192,6 +193,22 @@ def test_a_chain_of_wins_leaves_nobody_rated_alone() -> None:
 def test_an_anchor_without_a_rating_is_refused_also_when_nobody_is_rated() -> None:
     with pytest.raises(RatingError, match="'b' has no finite rating"):
         fit_ratings([Encounter("a", "b", 4, 4.0)], anchor="b")
+
+
+def test_the_inverse_of_an_information_matrix() -> None:
+    rng = random.Random(4)
+    size = 12
+    a = [[rng.uniform(-1, 1) for _ in range(size)] for _ in range(size)]
+    # symmetric positive definite, as an information matrix is: a a^T + I
+    m = [
+        [sum(a[i][k] * a[j][k] for k in range(size)) + (i == j) for j in range(size)]
+        for i in range(size)
+    ]
+    inverse = ratings._inverse(m)
+    for i in range(size):
+        for j in range(size):
+            product = sum(m[i][k] * inverse[k][j] for k in range(size))
+            assert product == pytest.approx(float(i == j), abs=1e-9)
 
 
 def test_no_games_and_one_player() -> None:
