@@ -209,10 +209,14 @@ async def _run_event(
         finally:
             if runner.overheads:
                 ordered = sorted(runner.overheads)
+                transfers = sorted(runner.transfers)
+                stores = sorted(runner.stores)
                 log.info(
                     "cluster_games_stored", games=len(ordered),
                     overhead_ms_median=round(1000 * ordered[len(ordered) // 2], 2),
                     overhead_ms_max=round(1000 * ordered[-1], 2),
+                    transfer_ms_median=round(1000 * transfers[len(transfers) // 2], 2),
+                    store_ms_median=round(1000 * stores[len(stores) // 2], 2),
                 )  # fmt: skip
 
 
@@ -254,7 +258,7 @@ async def _run_games(
         # before the store is made: an event that no worker can play leaves nothing behind
         for warning in await runner.preflight(names):
             log.warning("cluster_worker_cannot_run", detail=warning)
-        in_flight = runner.threads()
+        in_flight = runner.in_flight()
 
     db_path = None
     if out_dir is not None:
@@ -354,7 +358,7 @@ async def _run_games(
                     )  # fmt: skip
                     await trio.to_thread.run_sync(store)
                 if runner is not None and answer is not None:
-                    runner.stored(answer)
+                    runner.stored(item.id, answer)
                 standings[item.pairing].add(row)
                 done += 1
                 p1_name, p2_name = row.p1, row.p2

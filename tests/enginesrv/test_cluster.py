@@ -3,6 +3,7 @@ processes with one thread each on loopback, the coordinator in this process."""
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import os
 import signal
@@ -189,3 +190,76 @@ def test_a_stopped_event_stops_the_games_running_on_the_workers(
         probes = [client.submit(time.monotonic, workers=[w], pure=False) for w in client.nthreads()]
         ran = client.gather(probes)
     assert max(ran) - started < 15
+
+
+@pytest.mark.slow
+def test_a_real_cluster_with_a_worker_killed_mid_event(tmp_path: Path) -> None:
+    """``dask scheduler`` and two ``dask worker --nthreads 1`` processes (no nanny: a killed
+    worker stays dead) on loopback; one worker is killed with SIGKILL once the event has
+    stored its first games. The event ends with every scheduled game stored exactly once, and
+    with the same results as a local run of the same event."""
+    scheduler_file = tmp_path / "scheduler.json"
+    env = dict(os.environ, DASK_DISTRIBUTED__WORKER__PROFILE__ENABLED="False")
+    started: list[subprocess.Popen[bytes]] = []
+
+    def spawn(*args: str) -> subprocess.Popen[bytes]:
+        proc = subprocess.Popen(
+            [*args], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=env,
+            start_new_session=True,
+        )  # fmt: skip
+        started.append(proc)
+        return proc
+
+    try:
+        spawn(sys.executable, "-m", "dask", "scheduler", "--port", "0", "--no-dashboard",
+              "--scheduler-file", str(scheduler_file))  # fmt: skip
+        deadline = time.monotonic() + 30
+        while not scheduler_file.exists() and time.monotonic() < deadline:
+            time.sleep(0.1)
+        workers = [
+            spawn(
+                sys.executable,
+                "-m",
+                "dask",
+                "worker",
+                "--scheduler-file",
+                str(scheduler_file),
+                "--nthreads",
+                "1",
+                "--no-nanny",
+                "--no-dashboard",
+            )
+            for _ in range(2)
+        ]
+        with distributed.Client(scheduler_file=str(scheduler_file), set_as_default=False) as client:
+            client.wait_for_workers(2, timeout=60)
+            address = client.scheduler.address
+        config = dataclasses.replace(
+            CONFIG, players=("bot:alphabeta:Depth=3", "bot:greedy"), games=24, depth=3
+        )
+        out = tmp_path / "remote"
+        event = subprocess.Popen(
+            [sys.executable, "-m", "enginesrv.cli", "match", "yoxii", *config.players,
+             "--depth", "3", "--games", "24", "--event", "cluster test", "--cluster", address,
+             "--out", str(out)],
+            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=ROOT,
+        )  # fmt: skip
+        started.append(event)  # type: ignore[arg-type]
+        assert event.stdout is not None
+        lines = [event.stdout.readline() for _ in range(3)]
+        assert all(line.startswith("game ") for line in lines), lines
+        os.killpg(workers[0].pid, signal.SIGKILL)
+        rest, err = event.communicate(timeout=240)
+        assert event.returncode == 0, err
+        games = [line for line in [*lines, *rest.splitlines()] if line.startswith("game ")]
+        assert sorted(int(line.split()[1].split("/")[0]) for line in games) == list(range(1, 25))
+        local = tmp_path / "local"
+        run(dataclasses.replace(config, players=config.players), local, None)
+        rows = stored(out)
+        assert [row[0] for row in rows] == list(range(1, 25))
+        assert rows == stored(local)
+    finally:
+        for proc in started:
+            with contextlib.suppress(ProcessLookupError, PermissionError):
+                os.killpg(proc.pid, signal.SIGKILL)
+            proc.wait(timeout=30)

@@ -1,0 +1,142 @@
+"""Games per minute of one event played here and on a loopback Dask cluster, and the
+coordinator's cost per game.
+
+Usage: python benchmarks/cluster.py [--games 200] [--depth 3] [--json]
+
+The event is ``enginesrv match yoxii bot:alphabeta bot:greedy --depth 3 --games 200`` (the
+bots are deterministic at a fixed depth, so every run plays the same games). It is played
+three times, each as a new ``enginesrv`` process writing its own ``--out`` folder:
+
+1. local: ``--concurrency 2``;
+2. cluster of 1: ``--cluster`` to a ``LocalCluster`` of one worker process with one thread;
+3. cluster of 2: the same with two workers.
+
+Each run's wall time gives its games per minute. The cluster runs also print the coordinator's
+cost per game, from the ``cluster_games_stored`` line the command logs at the end: the time
+from a game's end on its worker to its row in the coordinator's store (median and max). On
+loopback the worker's clock and the coordinator's are the same clock.
+
+The clusters' workers run with Dask's statistical profiler off
+(``DASK_DISTRIBUTED__WORKER__PROFILE__ENABLED=False``, as docs/distributed.md advises): it
+samples every worker thread's stack every 10 ms, which on two cores delays the workers'
+messages. ``--profiler`` leaves it on.
+
+Targets: the cluster of 2 within 15% of local concurrency 2 in games per minute; the
+coordinator's median cost under 5 ms per game. The exit status is 1 when one is missed. The
+last lines estimate, on paper, how many workers one coordinator can feed.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import re
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+from distributed import LocalCluster
+
+RATIO_TARGET = 0.85
+OVERHEAD_TARGET_MS = 5.0
+
+
+def play(out: Path, games: int, depth: int, extra: list[str]) -> tuple[float, str]:
+    command = [
+        sys.executable, "-m", "enginesrv.cli", "match", "yoxii", "bot:alphabeta", "bot:greedy",
+        "--depth", str(depth), "--games", str(games), "--out", str(out), *extra,
+    ]  # fmt: skip
+    started = time.perf_counter()
+    proc = subprocess.run(command, capture_output=True, text=True, check=False)
+    took = time.perf_counter() - started
+    if proc.returncode != 0:
+        raise SystemExit(f"{' '.join(command)} failed:\n{proc.stderr[-2000:]}")
+    return took, proc.stderr
+
+
+def overhead(stderr: str) -> tuple[float, float]:
+    """The median and max cost per game of the ``cluster_games_stored`` log line."""
+    median = re.search(r"overhead_ms_median=([\d.]+)", stderr)
+    worst = re.search(r"overhead_ms_max=([\d.]+)", stderr)
+    if median is None or worst is None:
+        raise SystemExit("no cluster_games_stored line in the command's log")
+    return float(median.group(1)), float(worst.group(1))
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--games", type=int, default=200, help="games (default 200)")
+    parser.add_argument("--depth", type=int, default=3, help="the bots' depth (default 3)")
+    parser.add_argument("--json", action="store_true", help="print the figures as JSON too")
+    parser.add_argument("--profiler", action="store_true", help="leave Dask's worker profiler on")
+    args = parser.parse_args()
+    if not args.profiler:
+        os.environ["DASK_DISTRIBUTED__WORKER__PROFILE__ENABLED"] = "False"
+    figures: dict[str, float] = {}
+    with tempfile.TemporaryDirectory(prefix="enginesrv-cluster-") as tmp:
+        took, _ = play(Path(tmp) / "local", args.games, args.depth, ["--concurrency", "2"])
+        figures["local_gpm"] = args.games / took * 60
+        print(f"local, concurrency 2: {args.games} games in {took:.1f} s, "
+              f"{figures['local_gpm']:.1f} games/min", flush=True)  # fmt: skip
+        for workers in (1, 2):
+            cluster = LocalCluster(
+                n_workers=workers, threads_per_worker=1, processes=True, dashboard_address=None
+            )
+            try:
+                took, err = play(
+                    Path(tmp) / f"cluster{workers}", args.games, args.depth,
+                    ["--cluster", cluster.scheduler_address],
+                )  # fmt: skip
+            finally:
+                cluster.close()
+            median, worst = overhead(err)
+            for part in ("transfer", "store"):
+                found = re.search(part + r"_ms_median=([\d.]+)", err)
+                figures[f"cluster{workers}_{part}_ms_median"] = (
+                    float(found.group(1)) if found else float("nan")
+                )
+            figures[f"cluster{workers}_gpm"] = args.games / took * 60
+            figures[f"cluster{workers}_overhead_ms_median"] = median
+            figures[f"cluster{workers}_overhead_ms_max"] = worst
+            print(
+                f"cluster of {workers} worker{'s' if workers > 1 else ''} x 1 thread: "
+                f"{args.games} games in {took:.1f} s, {figures[f'cluster{workers}_gpm']:.1f} "
+                f"games/min; coordinator cost per game median {median:.2f} ms, max "
+                f"{worst:.2f} ms (median parts: Dask's hand-over of the result "
+                f"{figures[f'cluster{workers}_transfer_ms_median']:.2f} ms, storing it "
+                f"{figures[f'cluster{workers}_store_ms_median']:.2f} ms)",
+                flush=True,
+            )
+    ratio = figures["cluster2_gpm"] / figures["local_gpm"]
+    median = figures["cluster2_overhead_ms_median"]
+    ok_ratio = ratio >= RATIO_TARGET
+    ok_overhead = median < OVERHEAD_TARGET_MS
+    print(
+        f"cluster of 2 / local: {ratio:.2f} {'PASS' if ok_ratio else 'FAIL'} "
+        f"(target >= {RATIO_TARGET:.2f})"
+    )
+    print(
+        f"coordinator cost per game: median {median:.2f} ms "
+        f"{'PASS' if ok_overhead else 'FAIL'} (target < {OVERHEAD_TARGET_MS:g} ms)"
+    )
+    # on paper: the coordinator stores one game at a time (the hand-over from Dask overlaps
+    # with the other games), so its own work per game bounds the games it can take in
+    store = figures["cluster2_store_ms_median"]
+    per_thread_s = 60 / figures["cluster1_gpm"]
+    capacity = 1000 / max(store, 1e-3)
+    print(
+        f"on paper: storing a game takes the coordinator {store:.2f} ms (median), so one "
+        f"coordinator takes in about {capacity:,.0f} games/s; at {per_thread_s:.2f} s per game "
+        f"and worker thread (this event) that feeds about {capacity * per_thread_s:,.0f} worker "
+        f"threads, and at a typical 10+0.1 game of about 60 s, about {capacity * 60:,.0f}"
+    )
+    if args.json:
+        print(json.dumps(figures))
+    return 0 if ok_ratio and ok_overhead else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
