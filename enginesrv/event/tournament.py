@@ -333,6 +333,11 @@ async def _run_games(
                         feed=feed,
                         own=[s.tc for s in specs],
                     )
+                if item.id in done_ids:
+                    # a game's identity is its number in the schedule: a second result of
+                    # it (a cluster that ran it twice) is dropped
+                    log.warning("duplicate_result_dropped", game=item.id)
+                    continue
                 record_text = format_record(result.record)
                 record_name = None
                 if out_dir is not None:
@@ -359,6 +364,7 @@ async def _run_games(
                     await trio.to_thread.run_sync(store)
                 if runner is not None and answer is not None:
                     runner.stored(item.id, answer)
+                done_ids.add(item.id)
                 standings[item.pairing].add(row)
                 done += 1
                 p1_name, p2_name = row.p1, row.p2

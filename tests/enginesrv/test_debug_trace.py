@@ -105,6 +105,20 @@ async def test_a_trace_is_private_until_its_game_is_over(
     monkeypatch.setattr(tempfile, "tempdir", str(private))  # where the private files go
     logs = tmp_path / "logs"
     player = TextEnginePlayer(fake("good"), traces=logs)
+    # the player is named after its command (python, python3.11, ...: the interpreter's)
+    expected = trace_file_name(7, 1, player.name)
+    assert expected.startswith("game-00007-p2-python")
+    try:
+        await played_and_published(player, logs, private, expected)
+    finally:
+        await player.close()
+    assert sorted(p.name for p in logs.iterdir()) == [expected]
+    assert not any(private.iterdir())
+
+
+async def played_and_published(
+    player: TextEnginePlayer, logs: Path, private: Path, expected: str
+) -> None:
     with trio.fail_after(LIMIT):
         await player.start(YOXII)
         await player.new_game("g1", 1)
@@ -114,14 +128,12 @@ async def test_a_trace_is_private_until_its_game_is_over(
         assert not logs.exists() or not any(logs.iterdir())
         (kept,) = private.iterdir()
         published = await player.publish_trace(7, 1)
-        assert published == logs / "game-00007-p2-python.trace"
+        assert published == logs / expected
         assert [line for d, line in entries(published) if d == ">"].count("go depth 1") == 2
         assert not kept.exists()  # the private copy goes once it is published
         await player.new_game("g2", 2)
         await player.go(request(clocks=Clocks(depth=1)))
         await player.close()  # not published: what came after the last game is dropped
-    assert sorted(p.name for p in logs.iterdir()) == ["game-00007-p2-python.trace"]
-    assert not any(private.iterdir())
 
 
 def test_each_yinyang_engine_trace_holds_no_law_of_the_other(tmp_path: Path) -> None:
