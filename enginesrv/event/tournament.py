@@ -25,7 +25,7 @@ import functools
 import json
 import shutil
 import sqlite3
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -161,8 +161,8 @@ async def run_event(
     (``lock_event``) throughout. ``feed`` is told the games move by move (its watchers).
     With ``config.debug`` the external engines' protocol traces are published in ``traces``
     (default ``out_dir/logs``) as each game ends. With ``cluster`` (a Dask scheduler's
-    address) the games are played on its workers (``enginesrv.event.cluster``), as many at
-    once as the cluster has worker threads.
+    address) the games are played on its workers (``enginesrv.event.cluster``), two per
+    worker thread at a time.
 
     Raises:
         EventError: a player that cannot play (unknown bot, bad option, a game the engine does
@@ -170,30 +170,20 @@ async def run_event(
             openings file, a results directory that another run holds or that cannot be
             written, or a damaged results database (kept as it is).
     """
+    run_games = functools.partial(
+        _run_games, config, out_dir, on_game=on_game, on_start=on_start, on_tick=on_tick,
+        feed=feed, traces=traces,
+    )  # fmt: skip
     with lock_event(out_dir):
-        return await _run_event(
-            config, out_dir, on_game=on_game, on_start=on_start, on_tick=on_tick, feed=feed,
-            traces=traces, cluster=cluster,
-        )  # fmt: skip
+        if cluster is None:
+            return await run_games(runner=None)
+        return await _run_on_cluster(config, cluster, run_games)
 
 
-async def _run_event(
-    config: EventConfig,
-    out_dir: Path | None,
-    *,
-    on_game: Callable[[Finished], None],
-    on_start: Callable[[int, int], None],
-    on_tick: Callable[[float], None] | None,
-    feed: Feed | None,
-    traces: Path | None,
-    cluster: str | None = None,
+async def _run_on_cluster(
+    config: EventConfig, cluster: str, run_games: Callable[..., Awaitable[list[PairingResult]]]
 ) -> list[PairingResult]:
-    """``run_event`` with ``out_dir`` held."""
-    if cluster is None:
-        return await _run_games(
-            config, out_dir, on_game=on_game, on_start=on_start, on_tick=on_tick, feed=feed,
-            traces=traces, runner=None,
-        )  # fmt: skip
+    """``run_games(runner=...)`` with a client of the Dask scheduler at ``cluster``."""
     from enginesrv.event.cluster import ClusterRunner  # noqa: PLC0415 (an optional extra)
 
     if config.debug and not all(parse_player(text).kind == "bot" for text in config.players):
@@ -202,10 +192,7 @@ async def _run_event(
         raise EventError("--isolate runs on this machine only: leave out --cluster")
     async with ClusterRunner(cluster, config) as runner:
         try:
-            return await _run_games(
-                config, out_dir, on_game=on_game, on_start=on_start, on_tick=on_tick,
-                feed=feed, traces=traces, runner=runner,
-            )  # fmt: skip
+            return await run_games(runner=runner)
         finally:
             if runner.overheads:
                 ordered = sorted(runner.overheads)
