@@ -79,6 +79,18 @@ def test_an_event_on_the_cluster_stores_what_a_local_run_stores(
         assert there.headers["Result"] == here.headers["Result"]
 
 
+def test_an_external_engine_is_started_on_the_workers(scheduler: str, tmp_path: Path) -> None:
+    """A ``cmd:`` player runs on the worker: a real ``enginesrv engine`` process there, kept
+    from game to game, playing the same games as in a local run."""
+    engine = f"name=ext:cmd:{sys.executable} -m enginesrv.cli engine --game yoxii"
+    config = dataclasses.replace(CONFIG, players=(engine, "bot:greedy"), games=4, depth=2)
+    remote, local = tmp_path / "remote", tmp_path / "local"
+    run(config, remote, scheduler)
+    run(config, local, None)
+    assert [row[0] for row in stored(remote)] == [1, 2, 3, 4]
+    assert stored(remote) == stored(local)
+
+
 def test_a_player_no_worker_can_run_stops_the_event_before_any_game(
     scheduler: str, tmp_path: Path
 ) -> None:
