@@ -436,6 +436,7 @@ async def _play_on_cluster(
     answer = await runner.play(item, openings[item.opening], seats)
     result = answer.result
     assert result is not None  # ``play`` raises for a game abandoned
+    result.record.comments.append(f"played on the worker {answer.worker}")
     if feed is not None:
         words = result_words(result.winner, result.reason, seats, result.detail)
         feed.publish(result_message(item.id, result.winner, result.reason, result.plies, words))

@@ -77,6 +77,9 @@ def test_an_event_on_the_cluster_stores_what_a_local_run_stores(
         here = parse_record((local / "games" / name).read_text())
         assert there.tokens() == here.tokens()
         assert there.headers["Result"] == here.headers["Result"]
+        # where it was played, which a local record does not say
+        assert [c for c in there.comments if c.startswith("played on the worker tcp://")]
+        assert not [c for c in here.comments if c.startswith("played on")]
 
 
 def test_an_external_engine_is_started_on_the_workers(scheduler: str, tmp_path: Path) -> None:
