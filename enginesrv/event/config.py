@@ -4,6 +4,7 @@ anything that stops an event."""
 
 from __future__ import annotations
 
+import contextlib
 import json
 from dataclasses import asdict, dataclass, fields
 
@@ -77,7 +78,12 @@ class EventConfig:
             "game", "players", "gauntlet", "games", "rounds", "repeat", "openings",
             "openings_order", "tc", "st", "depth", "nodes", "seed",
         )  # fmt: skip
-        return {k: getattr(self, k) for k in keep}
+        key = {k: getattr(self, k) for k in keep}
+        if self.tc:
+            # one clock however it is written: 1:30+1 is 90+1
+            with contextlib.suppress(ValueError):
+                key["tc"] = str(TimeControl.parse(self.tc))
+        return key
 
     def move_limits(self) -> MoveLimits:
         """The limits of each decision.

@@ -232,12 +232,26 @@ def _is_sgf(name: str, text: str) -> bool:
     return name.lower().endswith(".sgf") or text.lstrip().startswith("(;")
 
 
+MAX_RECORDS_FILE = 256 << 20
+"""The largest file of records read (256 MiB, some 50,000 games): what is longer (a device
+such as /dev/zero, a file that is not records) is refused instead of filling the memory."""
+
+
 def _read_text(path: str | os.PathLike[str]) -> tuple[str, str]:
     """The file's name and its text (a byte order mark dropped); a RecordError at line 0."""
     name = os.fspath(path)
     try:
+        chunks: list[bytes] = []
+        size = 0
         with open(name, "rb") as file:
-            data = file.read()
+            while size <= MAX_RECORDS_FILE and (chunk := file.read(1 << 20)):
+                chunks.append(chunk)
+                size += len(chunk)
+        data = b"".join(chunks)
+        if len(data) > MAX_RECORDS_FILE:
+            raise RecordError(
+                name, 0, f"larger than {MAX_RECORDS_FILE:,} bytes: not a file of records"
+            )
         text = data.decode("utf-8-sig")
     except OSError as error:
         raise RecordError(name, 0, f"cannot read file: {error.strerror or error}") from error

@@ -15,6 +15,7 @@ import pytest
 import games
 from enginesrv.cli import main
 from enginesrv.cli.rules import describe
+from enginesrv.event import sgf
 from enginesrv.event.records import RecordError, parse_record, parse_records
 from enginesrv.search import bench
 
@@ -392,3 +393,16 @@ def test_bench_playouts_say_how_the_games_ended(monkeypatch: pytest.MonkeyPatch)
         f"3 played to the end of the game, 2 stopped at the {bench.MAX_PLAYOUT_PLIES}-ply "
         "safety net"
     )
+
+
+def test_a_file_too_large_for_records_is_refused_unread(
+    capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    """A file longer than the cap (a device that never ends, /dev/zero, among them) is one
+    error, not a read that fills the memory."""
+    monkeypatch.setattr(sgf, "MAX_RECORDS_FILE", 1 << 10)
+    big = tmp_path / "big.txt"
+    big.write_text("# Game: yoxii\n" + "c3\n" * 1000)
+    one_line_error(*run(capsys, "replay", "yoxii", str(big))[::2], "larger than")
+    code, _, err = run(capsys, "replay", "yoxii", "/dev/zero")
+    one_line_error(code, err, "/dev/zero", "larger than")

@@ -4,6 +4,7 @@ seat's clock."""
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import shlex
 import sqlite3
@@ -30,6 +31,7 @@ from enginesrv.event.players import (
     parse_player,
 )
 from enginesrv.event.records import parse_record
+from enginesrv.event.store import ResultsDB
 from enginesrv.event.tournament import prepare
 from enginesrv.web.referee import GameSpecError, parse_game_spec
 
@@ -390,3 +392,20 @@ def test_command_line_errors_of_own_controls(tmp_path: Path) -> None:
     assert proc.returncode == 2
     assert "tc of 'bot:random' is a time control" in proc.stderr
     assert "Traceback" not in proc.stderr
+
+
+def test_a_resume_with_the_same_clock_written_another_way_is_the_same_event(
+    tmp_path: Path,
+) -> None:
+    """``--resume`` with the full arguments compares the clock, not its spelling."""
+    out = tmp_path / "ev"
+    config = EventConfig("yoxii", ("bot:random", "bot:greedy"), tc="1:30+1", games=2)
+    config = prepare(config, out, resume=False)
+    out.mkdir()
+    store = ResultsDB.create(out / "results.sqlite", config)
+    store.close()
+    again = dataclasses.replace(config, tc="90+1")
+    assert prepare(again, out, resume=True).tc == "90+1"
+    other = dataclasses.replace(config, tc="90+2")
+    with pytest.raises(EventError, match="differs from the stored event in tc"):
+        prepare(other, out, resume=True)
