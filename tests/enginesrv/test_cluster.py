@@ -187,9 +187,11 @@ def test_a_stopped_event_stops_the_games_running_on_the_workers(
 ) -> None:
     """The coordinator is stopped (as by Ctrl-C) while two long games run on the workers:
     the workers drop them within a second or two, instead of playing them to their end."""
+    # a second a move, and lateness forgiven (a busy machine must not end a game early)
     config = dataclasses.replace(
-        CONFIG, players=("bot:alphabeta", "name=other:bot:alphabeta"), depth=None, st=1.0
-    )
+        CONFIG, players=("bot:alphabeta", "name=other:bot:alphabeta"), depth=None, st=1.0,
+        timemargin=10_000,
+    )  # fmt: skip
     config = prepare(config, tmp_path / "ev", resume=False)
 
     async def main() -> None:
