@@ -83,7 +83,7 @@ def main() -> int:
               f"{figures['local_gpm']:.1f} games/min", flush=True)  # fmt: skip
         for workers in (1, 2):
             cluster = LocalCluster(
-                n_workers=workers, threads_per_worker=1, processes=True, dashboard_address=None
+                n_workers=workers, threads_per_worker=1, processes=True, dashboard_address=":0"
             )
             try:
                 took, err = play(

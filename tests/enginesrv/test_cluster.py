@@ -30,7 +30,7 @@ ROOT = Path(__file__).resolve().parents[2]
 @pytest.fixture(scope="module")
 def scheduler() -> Iterator[str]:
     cluster = distributed.LocalCluster(
-        n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None
+        n_workers=2, threads_per_worker=1, processes=True, dashboard_address=":0"
     )
     try:
         yield cluster.scheduler_address
@@ -280,3 +280,40 @@ def test_a_real_cluster_with_a_worker_killed_mid_event(tmp_path: Path) -> None:
             with contextlib.suppress(ProcessLookupError, PermissionError):
                 os.killpg(proc.pid, signal.SIGKILL)
             proc.wait(timeout=30)
+
+
+KILLER = """\
+import os, pathlib, signal, sys
+starts = pathlib.Path(sys.argv[1])
+(starts / str(os.getpid())).touch()  # one file a start: two at once are both counted
+if len(list(starts.iterdir())) > int(sys.argv[2]):
+    os.kill(os.getppid(), signal.SIGKILL)  # the Dask worker that started this engine
+os.execv(sys.executable, [sys.executable, "-m", "enginesrv.cli", "engine", "--game", "yoxii"])
+"""
+
+
+def test_a_game_that_keeps_killing_its_worker_stops_the_event_with_one_error(
+    tmp_path: Path,
+) -> None:
+    """An engine that kills the worker it runs on, every time its game starts: Dask runs the
+    game again on a new worker a few times (its allowed failures), then the event stops with
+    one error that says so, and keeps no half-played game."""
+    script = tmp_path / "killer.py"
+    script.write_text(KILLER)
+    count = tmp_path / "starts"
+    count.mkdir()
+    # the preflight starts the engine once on each of the two workers; every later start kills
+    engine = f"name=killer:cmd:{sys.executable} {script} {count} 2"
+    config = dataclasses.replace(CONFIG, players=(engine, "bot:greedy"), games=2, depth=1)
+    cluster = distributed.LocalCluster(
+        n_workers=2, threads_per_worker=1, processes=True, dashboard_address=":0"
+    )
+    try:
+        with pytest.raises(EventError, match="lost its worker too many times") as caught:
+            run(config, tmp_path / "ev", cluster.scheduler_address)
+    finally:
+        cluster.close()
+    assert "game 1" in str(caught.value) or "game 2" in str(caught.value)
+    # no game was stored: the store this run made is not left behind
+    assert not (tmp_path / "ev" / "results.sqlite").exists()
+    assert len(list(count.iterdir())) > 2 + 1  # the game was tried again after a kill
