@@ -185,6 +185,7 @@ def _ratable(
         if not any(name in pair for pair in games):
             notes[name] = "no games"
     active = [name for name in active if name not in notes]
+    against = ""  # first against everyone; then against those still to be rated
     while True:
         # a perfect or a zero score among the players still rated; all such players at once,
         # so that the loser of a one-sided match is not left to be rated alone
@@ -199,13 +200,10 @@ def _ratable(
             if n == 0:
                 continue
             if pts == n or pts == 0:
-                out[name] = (
-                    "won every game against the rated players"
-                    if pts == n
-                    else "lost every game against the rated players"
-                )
+                out[name] = f"{'won' if pts == n else 'lost'} every game{against}"
         if not out:
             break
+        against = " against the players left to rate"
         notes.update(out)
         active = [name for name in active if name not in out]
     # the likelihood has a finite maximum exactly where every player scored against every

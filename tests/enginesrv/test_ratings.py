@@ -250,3 +250,18 @@ def test_result_words_say_who_won_and_why() -> None:
     assert result_words("p1", "goal-row", ("x", "x")).startswith("x (p1) wins")
     for reason in ("time-forfeit", "illegal-move", "stall", "crash", "disconnect", "resign"):
         assert "p1" not in result_words("p2", reason, names)
+
+
+def test_the_note_says_against_whom_a_score_is_perfect() -> None:
+    # top won every game; once it is set aside, a has won every game left (not every game)
+    encounters = [
+        *[Encounter("top", name, 2, 2.0) for name in "abc"],
+        Encounter("a", "b", 2, 2.0),
+        Encounter("a", "c", 2, 2.0),
+        Encounter("b", "c", 4, 2.5),
+    ]
+    table = fit_ratings(encounters)
+    assert table.get("top").note == "won every game"
+    assert table.get("a").note == "won every game against the players left to rate"
+    assert table.get("b").elo is not None
+    assert table.get("c").elo is not None
