@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
+import json
 import os
 import signal
 import socket
@@ -92,6 +93,28 @@ def test_an_external_engine_is_started_on_the_workers(scheduler: str, tmp_path: 
     run(config, local, None)
     assert [row[0] for row in stored(remote)] == [1, 2, 3, 4]
     assert stored(remote) == stored(local)
+
+
+def test_a_game_of_hidden_information_keeps_its_secret_seeds_with_its_result(
+    scheduler: str, tmp_path: Path
+) -> None:
+    """Yin Yang on the cluster: the bots' secret seeds are drawn on the worker, come back with
+    the finished game and are kept for audit as in a local event, one pair per game."""
+    config = dataclasses.replace(
+        CONFIG, game="yinyang", players=("bot:alphabeta", "bot:random"), games=4, depth=1
+    )
+    out = tmp_path / "ev"
+    run(config, out, scheduler)
+    assert [row[0] for row in stored(out)] == [1, 2, 3, 4]
+    db = sqlite3.connect(out / "results.sqlite")
+    try:
+        seeds = dict(db.execute("SELECT key, value FROM meta WHERE key LIKE 'seeds:%'"))
+    finally:
+        db.close()
+    assert sorted(seeds) == ["seeds:1", "seeds:2", "seeds:3", "seeds:4"]
+    pairs = [tuple(json.loads(v)) for v in seeds.values()]
+    assert all(len(p) == 2 and all(isinstance(s, int) and s > 0 for s in p) for p in pairs)
+    assert len(set(pairs)) == 4  # drawn afresh for every game
 
 
 def test_a_player_no_worker_can_run_stops_the_event_before_any_game(
