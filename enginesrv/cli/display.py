@@ -3,8 +3,8 @@ the live progress of a running match or tournament (``Display``)."""
 
 from __future__ import annotations
 
-import functools
 import math
+from collections import Counter
 from collections.abc import Sequence
 from pathlib import Path
 from typing import TextIO
@@ -110,10 +110,6 @@ def write_ratings(out: TextIO, table: RatingTable) -> None:
             out.write(f"  {r.player}: no rating: {r.note}\n")
 
 
-def _count(count: dict[tuple[str, str], int], outcome: str, kind: str) -> str:
-    return str(count.get((outcome, kind), 0))
-
-
 def write_report(
     out: TextIO,
     config: EventConfig,
@@ -157,13 +153,15 @@ def write_report(
             "D:max-plies", "L", "L:rules", "L:forfeit", "L:adj")  # fmt: skip
     body = []
     for name in names:
-        count: dict[tuple[str, str], int] = {}
+        count: Counter[tuple[str, str]] = Counter()
         for key, n in ends.get(name, {}).items():
             outcome, _, reason = key.partition(":")
-            kind = reason_kind(reason)
-            count[(outcome, kind)] = count.get((outcome, kind), 0) + n
-            count[(outcome, "")] = count.get((outcome, ""), 0) + n
-        c = functools.partial(_count, count)
+            count[(outcome, reason_kind(reason))] += n
+            count[(outcome, "")] += n
+
+        def c(outcome: str, kind: str, count: Counter[tuple[str, str]] = count) -> str:
+            return str(count[(outcome, kind)])
+
         body.append(
             (
                 name,

@@ -18,7 +18,6 @@ only inside its functions, so that the rest of the event code never needs them.
 from __future__ import annotations
 
 import contextlib
-import dataclasses
 import os
 import threading
 import time
@@ -34,8 +33,8 @@ import games
 from enginesrv.event.arbiter import GameResult
 from enginesrv.event.config import EventConfig, EventError
 from enginesrv.event.openings import Opening
-from enginesrv.event.players import Deadlines, ForfeitError, PlayerSpecError, parse_player
-from enginesrv.event.schedule import ScheduledGame, display_names
+from enginesrv.event.players import ForfeitError, PlayerSpecError
+from enginesrv.event.schedule import ScheduledGame, named_specs
 from enginesrv.event.slots import Slot, make_player
 from enginesrv.search.pool import WorkerPool
 
@@ -242,14 +241,10 @@ def play_task(task: GameTask) -> TaskResult:
 
     async def play_one() -> TaskResult:
         game = games.load(config.game)
-        specs = [parse_player(text) for text in config.players]
-        names = display_names(specs)
-        specs = [dataclasses.replace(s, name=n) for s, n in zip(specs, names, strict=True)]
-        deadlines = Deadlines(
-            config.startup_timeout, config.ready_timeout, move=config.move_timeout
-        )
+        specs = named_specs(config.players)
+        names = [s.name for s in specs]
         key = task.config
-        slot = host.take(key, lambda: Slot(specs, host.pool, deadlines, None))
+        slot = host.take(key, lambda: Slot(specs, host.pool, config.deadlines(), None))
         finished = False
         try:
             result, seeds = await play_scheduled(
@@ -280,12 +275,11 @@ def preflight_task(config_json: str) -> dict[str, str]:
 
     async def check() -> dict[str, str]:
         game = games.load(config.game)
-        specs = [parse_player(text) for text in config.players]
-        names = display_names(specs)
-        deadlines = Deadlines(config.startup_timeout, config.ready_timeout)
+        deadlines = config.deadlines()
         problems: dict[str, str] = {}
-        for spec, name in zip(specs, names, strict=True):
-            player = make_player(dataclasses.replace(spec, name=name), host.pool, deadlines)
+        for spec in named_specs(config.players):
+            name = spec.name
+            player = make_player(spec, host.pool, deadlines)
             try:
                 await player.start(game)
             except ForfeitError as exc:

@@ -12,6 +12,7 @@ from enginesrv.event import stats
 from enginesrv.event.controls import Adjudication, DrawRule, MoveLimits, ResignRule, TimeControl
 from enginesrv.event.players import (
     MOVE_TIMEOUT,
+    Deadlines,
 )
 
 
@@ -101,6 +102,10 @@ class EventConfig:
         if tc is not None and st_ms is not None:
             raise EventError("--tc and --st exclude each other")
         return MoveLimits(tc, st_ms, self.depth, self.nodes)
+
+    def deadlines(self) -> Deadlines:
+        """How long a player may take to start, to get ready and, without a clock, to move."""
+        return Deadlines(self.startup_timeout, self.ready_timeout, move=self.move_timeout)
 
     def adjudication(self) -> Adjudication:
         """The adjudication rules.

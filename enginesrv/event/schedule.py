@@ -6,6 +6,7 @@ exactly the games an uninterrupted one plays."""
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import random
 import secrets
 from collections.abc import Iterable
@@ -15,6 +16,7 @@ from pathlib import Path
 from enginesrv.event.config import EventConfig
 from enginesrv.event.players import (
     PlayerSpec,
+    parse_player,
 )
 
 
@@ -105,6 +107,17 @@ def isolation(out_dir: Path | None, command: tuple[str, ...] = ()) -> tuple[str,
         wrapper += ["--tmpfs", event]  # after the binds: hidden even inside one of them
     wrapper += ["--unshare-pid", "--die-with-parent", "--new-session", "--"]
     return tuple(wrapper)
+
+
+def named_specs(players: Iterable[str]) -> list[PlayerSpec]:
+    """The event's player specs, each named by its display name (``display_names``).
+
+    Raises:
+        PlayerSpecError: a spec that does not parse.
+    """
+    specs = [parse_player(text) for text in players]
+    names = display_names(specs)
+    return [dataclasses.replace(s, name=n) for s, n in zip(specs, names, strict=True)]
 
 
 def display_names(specs: Iterable[PlayerSpec]) -> list[str]:

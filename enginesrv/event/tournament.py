@@ -43,7 +43,6 @@ from enginesrv.event.feed import Feed, event_message, result_message, standings_
 from enginesrv.event.lock import lock_event
 from enginesrv.event.openings import Opening, opening_state, read_openings
 from enginesrv.event.players import (
-    Deadlines,
     ForfeitError,
     Player,
     PlayerSpecError,
@@ -53,10 +52,10 @@ from enginesrv.event.players import (
 from enginesrv.event.records import format_record
 from enginesrv.event.schedule import (
     ScheduledGame,
-    display_names,
     game_seeds,
     isolation,
     make_schedule,
+    named_specs,
     secret_seeds,
 )
 from enginesrv.event.slots import Slot
@@ -220,9 +219,8 @@ async def _run_games(
 ) -> list[PairingResult]:
     """Play the games here (``runner`` None) or on a cluster."""
     game = games.load(config.game)
-    specs = [parse_player(text) for text in config.players]
-    names = display_names(specs)
-    specs = [dataclasses.replace(s, name=n) for s, n in zip(specs, names, strict=True)]
+    specs = named_specs(config.players)
+    names = [s.name for s in specs]
     if not config.debug or all(s.kind == "bot" for s in specs):
         traces = None  # a bot's searches run in the arbiter's own workers: nothing to trace
     elif traces is None:
@@ -239,7 +237,7 @@ async def _run_games(
     limits = config.move_limits()
     rules = config.adjudication()
     sprt = config.sprt_params()
-    deadlines = Deadlines(config.startup_timeout, config.ready_timeout, move=config.move_timeout)
+    deadlines = config.deadlines()
     in_flight = config.concurrency
     if runner is not None:
         # before the store is made: an event that no worker can play leaves nothing behind
