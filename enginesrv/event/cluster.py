@@ -17,6 +17,7 @@ only inside its functions, so that the rest of the event code never needs them.
 
 from __future__ import annotations
 
+import atexit
 import contextlib
 import os
 import threading
@@ -44,6 +45,8 @@ PREFLIGHT_TIMEOUT = 60.0
 """Seconds for every worker to start each player once."""
 QUEUED_PER_THREAD = 2
 """Games in flight per worker thread (``ClusterRunner.in_flight``)."""
+RELEASE_TIMEOUT = 10.0
+"""Seconds the end of an event waits for the workers to end its engines."""
 STOP_POLL = 1.0
 """Seconds between a running game's looks at the event's stop flag."""
 RETRIES = 2
@@ -125,6 +128,7 @@ class _Host:
             if cls._instance is None:
                 _restore_environment()
                 cls._instance = _Host(size)
+                atexit.register(cls._instance.kill_all)
             return cls._instance
 
     def _run(self) -> None:
@@ -186,6 +190,22 @@ class _Host:
             _, old = self.idle.popitem()
             for each in old:
                 await each.close()
+
+    async def release(self, key: str) -> None:
+        """The event ``key`` has ended: end the players of its idle slots."""
+        for slot in self.idle.pop(key, []):
+            await slot.close()
+
+    def kill_all(self) -> None:
+        """At the worker's exit: kill every external engine still started here (a worker
+        that ends must leave no engine behind, even one that ignores the end of its input)."""
+        for slots in self.idle.values():
+            for slot in slots:
+                for player in slot.players.values():
+                    process = getattr(player, "process", None)
+                    if process is not None and process.returncode is None:
+                        with contextlib.suppress(OSError):
+                            process.kill()
 
     def call(self, fn: Callable[..., Any], *args: Any) -> Any:
         """Run ``fn(*args)`` (async) on the host's loop and return its result."""
@@ -265,6 +285,14 @@ def play_task(task: GameTask) -> TaskResult:
     return result
 
 
+def release_task(config_json: str) -> None:
+    """The event of ``config_json`` has ended: its engines kept started on this worker for
+    its next game are ended (a Dask task, sent to every worker)."""
+    _, threads = _worker_threads()
+    host = _Host.get(threads)
+    host.call(host.release, config_json)
+
+
 def preflight_task(config_json: str) -> dict[str, str]:
     """Start each player of the event once on this worker (a Dask task): the players that
     cannot start here, by name, with the reason."""
@@ -341,13 +369,30 @@ class ClusterRunner:
         distributed = _distributed()
 
         def finish() -> None:
-            # the games still running on workers end within STOP_POLL (a scheduler that is
-            # gone has nothing left to stop)
+            # the games still running on workers end within STOP_POLL, and the engines kept
+            # for the event's next game are ended (a scheduler that is gone has nothing left
+            # to stop)
+            releases: list[Any] = []
             with contextlib.suppress(Exception):
                 distributed.Event(self.stop_name, client=client).set()
+                deadline = time.monotonic() + RELEASE_TIMEOUT
+                for i, worker in enumerate(client.nthreads()):
+                    key = f"enginesrv-release-{self._run}-{i}"
+                    releases.append(
+                        client.submit(
+                            release_task,
+                            self.config_json,
+                            key=key,
+                            workers=[worker],
+                            allow_other_workers=False,
+                            pure=False,
+                        )
+                    )
+                for future in releases:
+                    future.result(timeout=max(0.0, deadline - time.monotonic()))
             client.close()
 
-        with trio.CancelScope(shield=True), trio.move_on_after(CONNECT_TIMEOUT):
+        with trio.CancelScope(shield=True), trio.move_on_after(CONNECT_TIMEOUT + RELEASE_TIMEOUT):
             await trio.to_thread.run_sync(finish, abandon_on_cancel=True)
 
     def stored(self, game_id: int, answer: TaskResult) -> None:

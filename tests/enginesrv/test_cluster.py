@@ -7,6 +7,7 @@ import contextlib
 import dataclasses
 import json
 import os
+import shutil
 import signal
 import socket
 import sqlite3
@@ -26,6 +27,7 @@ from enginesrv.event.tournament import Finished, prepare, run_event
 
 distributed = pytest.importorskip("distributed")
 ROOT = Path(__file__).resolve().parents[2]
+FAKE = Path(__file__).resolve().parent / "fakes" / "fake_engine.py"
 
 
 @pytest.fixture(scope="module")
@@ -93,6 +95,34 @@ def test_an_external_engine_is_started_on_the_workers(scheduler: str, tmp_path: 
     run(config, local, None)
     assert [row[0] for row in stored(remote)] == [1, 2, 3, 4]
     assert stored(remote) == stored(local)
+
+
+def test_the_engines_a_worker_kept_started_end_with_the_event(
+    scheduler: str, tmp_path: Path
+) -> None:
+    """A worker keeps an external engine started from one game of an event to the next; when
+    the event ends, the engine ends too, while the cluster lives on."""
+    engine = tmp_path / "fake_engine_for_release.py"
+    shutil.copy(FAKE, engine)
+    config = dataclasses.replace(
+        CONFIG, players=(f"name=bad:cmd:{sys.executable} {engine} good", "bot:greedy"),
+        games=2, depth=1,
+    )  # fmt: skip
+    run(config, tmp_path / "ev", scheduler)
+    deadline = time.monotonic() + 15
+    while running(engine) and time.monotonic() < deadline:
+        time.sleep(0.1)
+    assert not running(engine)
+
+
+def running(path: Path) -> bool:
+    """Whether a process whose command line names ``path`` is alive."""
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit():
+            with contextlib.suppress(OSError):
+                if str(path).encode() in (entry / "cmdline").read_bytes():
+                    return True
+    return False
 
 
 def test_a_game_of_hidden_information_keeps_its_secret_seeds_with_its_result(
