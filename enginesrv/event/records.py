@@ -176,8 +176,18 @@ def _header_key(line: str) -> tuple[str, str] | None:
     return (key, match.group(2).strip()) if key in HEADER_KEYS else None
 
 
+_SPACE = re.compile(r"\s")
+"""What ``str.isspace`` calls whitespace (both use Unicode's table)."""
+_MOVE_LINE = r"[^\s#]\S*(?:  ; [^\s=]+=\S+(?: [^\s=]+=\S+)*)?"
+_MOVE_LINES = re.compile(rf"{_MOVE_LINE}(?:\n{_MOVE_LINE})*")
+"""Move lines that read back as written, but for an ``=`` in an annotation's key (its value may
+hold one): a token without whitespace that does not start with ``#``, then annotations
+``key=value`` without whitespace (the separators are single spaces, so the pieces cannot run
+into each other)."""
+
+
 def _has_space(text: str) -> bool:
-    return any(char.isspace() for char in text)
+    return _SPACE.search(text) is not None
 
 
 def parse_record(text: str, source: str = "<string>") -> Record:
@@ -313,12 +323,26 @@ def format_record(record: Record) -> str:
     for comment in record.comments:
         check(one_line(comment) and _header_key(f"# {comment}") is None, "comment", comment)
         lines.append(f"# {comment}")
-    for move in record.moves:
-        token = move.token
-        check(bool(token) and not _has_space(token) and not token.startswith("#"), "token", token)
-        for key, value in move.annotations:
-            check(bool(key) and "=" not in key and not _has_space(key), "annotation key", key)
-            check(bool(value) and not _has_space(value), "annotation value", value)
-        notes = " ".join(f"{key}={value}" for key, value in move.annotations)
-        lines.append(f"{token}{_ANNOTATION_SEP}{notes}" if notes else token)
+    # a game's record is written as it ends, so the moves are checked in one pass over their
+    # text; only when that fails is each piece looked at, to name the one at fault
+    moves = "\n".join(
+        [
+            f"{m.token}{_ANNOTATION_SEP}{' '.join([f'{k}={v}' for k, v in m.annotations])}"
+            if m.annotations
+            else m.token
+            for m in record.moves
+        ]
+    )
+    keys = {key for move in record.moves for key, _ in move.annotations}
+    if record.moves and (_MOVE_LINES.fullmatch(moves) is None or any("=" in key for key in keys)):
+        for move in record.moves:
+            token = move.token
+            check(bool(token) and not _has_space(token) and not token.startswith("#"), "token",
+                  token)  # fmt: skip
+            for key, value in move.annotations:
+                check(bool(key) and "=" not in key and not _has_space(key), "annotation key", key)
+                check(bool(value) and not _has_space(value), "annotation value", value)
+        raise AssertionError("a move line that reads back otherwise")  # pragma: no cover
+    if record.moves:
+        lines.append(moves)
     return "\n".join(lines) + "\n"

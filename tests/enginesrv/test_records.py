@@ -428,3 +428,48 @@ def test_read_detects_format(tmp_path: Path) -> None:
     bad.write_text("e1\n", encoding="utf-8")
     with pytest.raises(RecordError, match=r"bad\.SGF:1: malformed SGF"):
         read_record_file(bad)
+
+
+# mostly pieces that can be written, now and then one character that may spoil one
+_PIECE = st.one_of(
+    st.text(alphabet=st.sampled_from("ab1é;"), min_size=1, max_size=4),
+    st.text(alphabet=st.sampled_from("ab1é;"), max_size=3).flatmap(
+        lambda text: st.sampled_from("=# \t\n\r\x1c\u2003\u00a0").map(
+            lambda bad: text[:1] + bad + text[1:]
+        )
+    ),
+)
+
+
+def _writable_piece_by_piece(moves: list[RecordMove]) -> bool:
+    """The rule for move lines, piece by piece: what ``format_record`` must agree with."""
+    for move in moves:
+        token = move.token
+        if not token or any(c.isspace() for c in token) or token.startswith("#"):
+            return False
+        for key, value in move.annotations:
+            if not key or "=" in key or any(c.isspace() for c in key):
+                return False
+            if not value or any(c.isspace() for c in value):
+                return False
+    return True
+
+
+@given(
+    st.lists(
+        st.builds(
+            RecordMove, _PIECE, st.lists(st.tuples(_PIECE, _PIECE), max_size=3).map(tuple)
+        ),
+        max_size=4,
+    )
+)
+def test_move_lines_are_refused_exactly_when_a_piece_would_not_read_back(
+    moves: list[RecordMove],
+) -> None:
+    # the moves are checked in one pass over their text; the pieces' rule is the reference
+    record = Record(headers={"Game": "yoxii"}, moves=moves)
+    if _writable_piece_by_piece(moves):
+        assert parse_record(format_record(record)).moves == moves
+    else:
+        with pytest.raises(RecordError):
+            format_record(record)
