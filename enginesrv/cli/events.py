@@ -24,6 +24,7 @@ import trio
 import games
 from enginesrv.cli.common import natural, port, positive, seconds
 from enginesrv.cli.display import Display, write_report, write_tables
+from enginesrv.event.cluster import parse_listen
 from enginesrv.event.config import EventConfig, EventError
 from enginesrv.event.controls import DEFAULT_MAX_PLIES
 from enginesrv.event.feed import Feed
@@ -48,6 +49,14 @@ _SETTINGS: dict[str, str] = {
     "debug": "debug",
     "rating_interval": "rating_interval",
 }  # fmt: skip
+
+
+def cluster_listen(text: str) -> tuple[str, int] | None:
+    """``--cluster-listen``: ``[HOST][:PORT]`` or ``off``."""
+    try:
+        return parse_listen(text)
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
 
 
 def add_event_commands(sub: Any, fail: type[Exception]) -> None:
@@ -169,6 +178,13 @@ def _add_event_flags(p: argparse.ArgumentParser, *, tournament: bool) -> None:
         help="play the games on the workers of the Dask scheduler at this address, as many at "
         "once as it has worker threads; this machine keeps the results, records and display "
         "(docs/distributed.md; needs the distributed extra)",
+    )  # fmt: skip
+    a(
+        "--cluster-listen", metavar="[HOST][:PORT]|off", type=cluster_listen,
+        default=argparse.SUPPRESS,
+        help="with --cluster: where the workers send each game's result straight back (default: "
+        "this machine's address on the way to the scheduler, any free port); off: the results "
+        "come through Dask, a few milliseconds later each",
     )  # fmt: skip
     a(
         "--rating-interval", metavar="N", type=natural,
@@ -301,6 +317,8 @@ def _config(args: argparse.Namespace, fail: type[Exception], tournament: bool) -
 
 def _handler(fail: type[Exception], *, tournament: bool) -> Handler:
     def run(args: argparse.Namespace, out: TextIO, err: TextIO) -> None:
+        if hasattr(args, "cluster_listen") and not args.cluster:
+            raise fail("--cluster-listen goes with --cluster: give both, or neither")
         config = _config(args, fail, tournament)
         out_dir = Path(args.out) if args.out else None
         with contextlib.ExitStack() as held:
@@ -328,6 +346,7 @@ def _handler(fail: type[Exception], *, tournament: bool) -> Handler:
                             on_tick=display.tick if display.live else None,
                             traces=traces,
                             cluster=args.cluster,
+                            cluster_listen=getattr(args, "cluster_listen", ("", 0)),
                         ),
                     )
                 )

@@ -227,9 +227,12 @@ class ResultsDB:
             raise self._damaged("the stored configuration has fewer than two players")
         return config
 
-    def add(self, row: GameRow) -> None:
-        """Store a finished game (one transaction)."""
+    def add(self, row: GameRow, meta: tuple[str, str] | None = None) -> None:
+        """Store a finished game and, in the same transaction, the ``meta`` entry that goes
+        with it (its secret seeds)."""
         with self._sqlite(), self.db:
+            if meta is not None:
+                self.db.execute("INSERT OR REPLACE INTO meta VALUES (?, ?)", meta)
             self.db.execute(
                 f"INSERT OR REPLACE INTO games ({', '.join(_GAME_COLUMNS)}) "
                 f"VALUES ({', '.join('?' * len(_GAME_COLUMNS))})",
@@ -311,13 +314,11 @@ def store_game(
     record_text: str,
     secret: tuple[str, str] | None,
 ) -> None:
-    """Keep a finished game: its record file, its secret seeds (if any), then its row (a
-    stored row always has the rest). Run in a thread, one at a time."""
+    """Keep a finished game: its record file, then its row with its secret seeds (if any) in
+    one transaction (a stored row always has the rest). One at a time."""
     if out_dir is not None and record_name is not None:
         _write_atomic(out_dir / record_name, record_text)
-    if secret is not None:
-        db.put(*secret)
-    db.add(row)
+    db.add(row, secret)
 
 
 def _write_atomic(path: Path, text: str) -> None:

@@ -30,6 +30,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+import outcome
 import structlog
 import trio
 
@@ -153,6 +154,7 @@ async def run_event(
     feed: Feed | None = None,
     traces: Path | None = None,
     cluster: str | None = None,
+    cluster_listen: tuple[str, int] | None = ("", 0),
 ) -> list[PairingResult]:
     """Play the event's games not yet stored (``prepare`` first), ``config.concurrency`` at
     a time; report each finished game (``on_game``) and, every second, the time since the
@@ -161,7 +163,8 @@ async def run_event(
     With ``config.debug`` the external engines' protocol traces are published in ``traces``
     (default ``out_dir/logs``) as each game ends. With ``cluster`` (a Dask scheduler's
     address) the games are played on its workers (``enginesrv.event.cluster``), two per
-    worker thread at a time.
+    worker thread at a time; they send each result straight back to a listener on
+    ``cluster_listen`` (``cluster.parse_listen``; None: through Dask).
 
     Raises:
         EventError: a player that cannot play (unknown bot, bad option, a game the engine does
@@ -176,22 +179,35 @@ async def run_event(
     with lock_event(out_dir):
         if cluster is None:
             return await run_games(runner=None)
-        return await _run_on_cluster(config, cluster, run_games)
+        return await _run_on_cluster(config, cluster, cluster_listen, run_games)
 
 
 async def _run_on_cluster(
-    config: EventConfig, cluster: str, run_games: Callable[..., Awaitable[list[PairingResult]]]
+    config: EventConfig,
+    cluster: str,
+    listen: tuple[str, int] | None,
+    run_games: Callable[..., Awaitable[list[PairingResult]]],
 ) -> list[PairingResult]:
-    """``run_games(runner=...)`` with a client of the Dask scheduler at ``cluster``."""
+    """``run_games(runner=...)`` with a client of the Dask scheduler at ``cluster``, taking
+    the results the workers send straight back on ``listen``."""
     from enginesrv.event.cluster import ClusterRunner  # noqa: PLC0415 (an optional extra)
 
     if config.debug and not all(parse_player(text).kind == "bot" for text in config.players):
         raise EventError("--debug traces the engines of local games only: leave out --cluster")
     if config.isolate:
         raise EventError("--isolate runs on this machine only: leave out --cluster")
-    async with ClusterRunner(cluster, config) as runner:
+    async with ClusterRunner(cluster, config, listen) as runner:
         try:
-            return await run_games(runner=runner)
+            async with trio.open_nursery() as nursery:
+
+                async def serve_and_run() -> list[PairingResult]:
+                    await runner.serve(nursery)
+                    return await run_games(runner=runner)
+
+                # what the event raises leaves the listener's nursery as it is, not in a group
+                done = await outcome.acapture(serve_and_run)
+                nursery.cancel_scope.cancel()
+            return done.unwrap()
         finally:
             if runner.overheads:
                 ordered = sorted(runner.overheads)
@@ -203,6 +219,7 @@ async def _run_on_cluster(
                     overhead_ms_max=round(1000 * ordered[-1], 2),
                     transfer_ms_median=round(1000 * transfers[len(transfers) // 2], 2),
                     store_ms_median=round(1000 * stores[len(stores) // 2], 2),
+                    sent_straight=runner.delivered,
                 )  # fmt: skip
 
 
@@ -337,7 +354,7 @@ async def _run_games(
                 secret = None
                 if game.hidden_information:
                     # the secret seeds are kept for audit, once the game is over (stored
-                    # before its row: a stored game always has them)
+                    # with its row: a stored game always has them)
                     secret = (f"seeds:{item.id}", json.dumps(list(seeds)))
                 async with store_lock:
                     # in a thread: the file and database writes wait on the disk (an fsync

@@ -457,9 +457,7 @@ def _writable_piece_by_piece(moves: list[RecordMove]) -> bool:
 
 @given(
     st.lists(
-        st.builds(
-            RecordMove, _PIECE, st.lists(st.tuples(_PIECE, _PIECE), max_size=3).map(tuple)
-        ),
+        st.builds(RecordMove, _PIECE, st.lists(st.tuples(_PIECE, _PIECE), max_size=3).map(tuple)),
         max_size=4,
     )
 )
