@@ -13,8 +13,10 @@ three times, each as a new ``enginesrv`` process writing its own ``--out`` folde
 
 Each run's wall time gives its games per minute. The cluster runs also print the coordinator's
 cost per game, from the ``cluster_games_stored`` line the command logs at the end: the time
-from a game's end on its worker to its row in the coordinator's store (median and max). On
-loopback the worker's clock and the coordinator's are the same clock.
+from a game's end on its worker to its row in the coordinator's store (median and max), in two
+parts: the result's way back (sent straight to the coordinator, or through Dask with
+``--through-dask``) and its storing. On loopback the worker's clock and the coordinator's are
+the same clock.
 
 The clusters' workers run with Dask's statistical profiler off
 (``DASK_DISTRIBUTED__WORKER__PROFILE__ENABLED=False``, as docs/distributed.md advises): it
@@ -72,6 +74,10 @@ def main() -> int:
     parser.add_argument("--depth", type=int, default=3, help="the bots' depth (default 3)")
     parser.add_argument("--json", action="store_true", help="print the figures as JSON too")
     parser.add_argument("--profiler", action="store_true", help="leave Dask's worker profiler on")
+    parser.add_argument(
+        "--through-dask", action="store_true",
+        help="the results come back as the tasks' values (--cluster-listen off)",
+    )  # fmt: skip
     args = parser.parse_args()
     if not args.profiler:
         os.environ["DASK_DISTRIBUTED__WORKER__PROFILE__ENABLED"] = "False"
@@ -88,7 +94,8 @@ def main() -> int:
             try:
                 took, err = play(
                     Path(tmp) / f"cluster{workers}", args.games, args.depth,
-                    ["--cluster", cluster.scheduler_address],
+                    ["--cluster", cluster.scheduler_address,
+                     *(["--cluster-listen", "off"] if args.through_dask else [])],
                 )  # fmt: skip
             finally:
                 cluster.close()
@@ -105,7 +112,7 @@ def main() -> int:
                 f"cluster of {workers} worker{'s' if workers > 1 else ''} x 1 thread: "
                 f"{args.games} games in {took:.1f} s, {figures[f'cluster{workers}_gpm']:.1f} "
                 f"games/min; coordinator cost per game median {median:.2f} ms, max "
-                f"{worst:.2f} ms (median parts: Dask's hand-over of the result "
+                f"{worst:.2f} ms (median parts: the result's way back "
                 f"{figures[f'cluster{workers}_transfer_ms_median']:.2f} ms, storing it "
                 f"{figures[f'cluster{workers}_store_ms_median']:.2f} ms)",
                 flush=True,

@@ -76,6 +76,10 @@ PUSH_TIMEOUT = 5.0
 when it cannot connect, the result goes back through Dask (and later ones of the event too)."""
 PUSH_READ_TIMEOUT = 10.0
 """Seconds the coordinator gives a connection to send its whole result."""
+ACK_WAIT = 2.0
+"""Seconds the coordinator may hold a worker's result unanswered while it stores it (the
+worker's next game waits on the answer, and the Dask messages of this one's end do not come
+while it is being stored)."""
 PUSH_MAX_BYTES = 64 << 20
 """The largest result the coordinator takes straight from a worker (a record of 256 MiB, the
 records' cap, would go back through Dask)."""
@@ -461,6 +465,9 @@ class ResultListener:
         self.waiting: dict[int, trio.Event] = {}
         self.results: dict[int, tuple[TaskResult, float]] = {}
         """Per game waited for, the result taken and when (``time.time()``)."""
+        self.settled: dict[int, trio.Event] = {}
+        """Per game waited for, set when its result is stored (``settle``): then the worker
+        is answered."""
         self.open = 0
         self.refused = 0
         """Connections closed without taking a result (a wrong token, a bad frame, too slow)."""
@@ -479,13 +486,20 @@ class ResultListener:
         self.reply = ReplyTo(advertise, int(bound), self.token)
 
     def expect(self, game_id: int) -> trio.Event:
-        """The event set when the game's result has come."""
+        """The event set when the game's result has come; ``settle`` it once stored."""
         waiter = self.waiting[game_id] = trio.Event()
+        self.settled[game_id] = trio.Event()
         return waiter
 
-    def forget(self, game_id: int) -> None:
+    def settle(self, game_id: int) -> None:
+        """The game's result is stored (or dropped): answer its worker, forget the game."""
         self.waiting.pop(game_id, None)
         self.results.pop(game_id, None)
+        settled = self.settled.pop(game_id, None)
+        if settled is not None:
+            settled.set()
+
+    forget = settle
 
     async def _take(self, stream: trio.SocketStream) -> None:
         if self.open >= PUSH_CONNECTIONS:
@@ -527,9 +541,15 @@ class ResultListener:
             log.warning("cluster_result_unreadable", game=game_id, error="not a game result")
             return False
         waiter = self.waiting.get(game_id)
-        if waiter is not None and game_id not in self.results:
+        settled = self.settled.get(game_id)
+        if waiter is not None and settled is not None and game_id not in self.results:
             self.results[game_id] = (answer, time.time())
             waiter.set()
+            # answered once stored: the worker's task ends then, and the Dask messages of
+            # its end (Python work in this process's Dask thread) come after the store's
+            # writes, not in the middle of them
+            with trio.move_on_after(ACK_WAIT):
+                await settled.wait()
         # a result of a game no longer waited for (played again after its worker was lost,
         # and already stored) is taken and dropped: the worker need not send it again
         await stream.send_all(_ACK)
@@ -627,8 +647,8 @@ class ClusterRunner:
 
     async def serve(self, nursery: trio.Nursery) -> None:
         """Take the results sent straight from the workers, in ``nursery``, until it ends.
-        With no address to give the workers (a scheduler not on plain TCP, and no host in
-        ``--cluster-listen``), or ``--cluster-listen off``, every result comes through Dask.
+        With a scheduler not on plain TCP (its TLS keeps the results), or
+        ``--cluster-listen off``, every result comes through Dask.
 
         Raises:
             EventError: ``--cluster-listen`` names an address this machine cannot listen on.
@@ -636,7 +656,9 @@ class ClusterRunner:
         if self.listen is None:
             return
         host, port = self.listen
-        advertise = host if host not in ("", "0.0.0.0", "::") else route_address(self.address)
+        advertise = route_address(self.address)  # None: not a plain-TCP cluster
+        if advertise is not None and host not in ("", "0.0.0.0", "::"):
+            advertise = host
         if advertise is None:
             log.info("cluster_results_through_dask", scheduler=self.address)
             return
@@ -648,6 +670,12 @@ class ClusterRunner:
                 f"--cluster-listen {host}:{port}: cannot listen: {exc.strerror or exc}"
             ) from None
         self.listener = listener
+
+    def settle(self, game_id: int) -> None:
+        """The result of the game ``game_id`` (from ``play``) is stored, or dropped, or will
+        not be: its worker, if it sent it straight, is answered."""
+        if self.listener is not None:
+            self.listener.settle(game_id)
 
     def stored(self, game_id: int, answer: TaskResult) -> None:
         """Note that the game ``game_id`` of ``answer`` is stored (what it cost)."""
@@ -733,7 +761,8 @@ class ClusterRunner:
     async def play(
         self, item: ScheduledGame, opening: Opening, names: tuple[str, str]
     ) -> TaskResult:
-        """Play one game on a worker that can run both players.
+        """Play one game on a worker that can run both players; ``settle`` it once its
+        result is stored (or dropped).
 
         Raises:
             EventError: the game could not be played (its workers died too often, the
@@ -755,6 +784,7 @@ class ClusterRunner:
             key=f"enginesrv-game-{self._run}-{item.id}", workers=restrict, pure=False,
             retries=RETRIES,
         )  # fmt: skip
+        answer: TaskResult | None = None
         try:
             answer = await self._answer(future, item.id, came)
         except BaseException as exc:
@@ -772,8 +802,8 @@ class ClusterRunner:
                 ) from None
             raise
         finally:
-            if listener is not None:
-                listener.forget(item.id)
+            if answer is None or answer.result is None:
+                self.settle(item.id)
         if answer.result is None:
             raise EventError(f"--cluster: game {item.id} was abandoned on its worker")
         return answer

@@ -339,6 +339,8 @@ async def _run_games(
                     # a game's identity is its number in the schedule: a second result of
                     # it (a cluster that ran it twice) is dropped
                     log.warning("duplicate_result_dropped", game=item.id)
+                    if runner is not None:
+                        runner.settle(item.id)
                     continue
                 record_text = format_record(result.record)
                 record_name = None
@@ -356,16 +358,24 @@ async def _run_games(
                     # the secret seeds are kept for audit, once the game is over (stored
                     # with its row: a stored game always has them)
                     secret = (f"seeds:{item.id}", json.dumps(list(seeds)))
-                async with store_lock:
-                    # in a thread: the file and database writes wait on the disk (an fsync
-                    # each), and the other games' clocks run on this event loop meanwhile
-                    store = functools.partial(
-                        store_game, db, row, out_dir=out_dir, record_name=record_name,
-                        record_text=record_text, secret=secret,
-                    )  # fmt: skip
-                    await trio.to_thread.run_sync(store)
-                if runner is not None and answer is not None:
-                    runner.stored(item.id, answer)
+                store = functools.partial(
+                    store_game, db, row, out_dir=out_dir, record_name=record_name,
+                    record_text=record_text, secret=secret,
+                )  # fmt: skip
+                if runner is None:
+                    async with store_lock:
+                        # in a thread: the file and database writes wait on the disk (an
+                        # fsync each), and the other games' clocks run on this event loop
+                        await trio.to_thread.run_sync(store)
+                else:
+                    # here: no clock runs on this loop (the games are on the workers), and
+                    # a thread's two hand-overs would cost more than the writes hold it
+                    try:
+                        store()
+                    finally:
+                        runner.settle(item.id)
+                    if answer is not None:
+                        runner.stored(item.id, answer)
                 done_ids.add(item.id)
                 standings[item.pairing].add(row)
                 done += 1
