@@ -28,7 +28,6 @@ from __future__ import annotations
 
 import atexit
 import contextlib
-import functools
 import hmac
 import os
 import pickle
@@ -83,8 +82,9 @@ while it is being stored)."""
 PUSH_MAX_BYTES = 64 << 20
 """The largest result the coordinator takes straight from a worker (a record of 256 MiB, the
 records' cap, would go back through Dask)."""
-PUSH_CONNECTIONS = 64
-"""Connections the coordinator's result listener reads at once; it closes any beyond."""
+PUSH_CONNECTIONS = 128
+"""Connections the coordinator's result listener holds at once (each until its result is
+stored); it closes any beyond, and their workers send those results through Dask."""
 _MAGIC = b"ESR1"
 _HEADER = struct.Struct(">4s16sQI")
 """magic, the event's token, the game's number, the length of the pickled ``TaskResult``."""
@@ -263,19 +263,25 @@ class _Host:
         if len(payload) > PUSH_MAX_BYTES:
             return False
         header = _HEADER.pack(_MAGIC, reply.token, game_id, len(payload))
-        ack = b""
+        connected = False
+        answer_byte: bytes | None = None  # None: no answer in time
         try:
             with trio.move_on_after(PUSH_TIMEOUT):
                 stream = await trio.open_tcp_stream(reply.host, reply.port)
+                connected = True
                 async with stream:
                     await stream.send_all(header + payload)
-                    ack = await stream.receive_some(1)
+                    answer_byte = await stream.receive_some(1)
         except (OSError, trio.BrokenResourceError, trio.ClosedResourceError):
-            ack = b""
-        if ack != _ACK:
+            answer_byte = b"" if connected else None  # closed on us, or no connection
+        if answer_byte == _ACK:
+            return True
+        if answer_byte != b"":
+            # unreachable, too slow or not the coordinator: the rest go through Dask. A
+            # connection closed without an answer (the listener full, a frame it could not
+            # read) sends this result through Dask and tries the next one again
             self.unreachable.add(where)
-            return False
-        return True
+        return False
 
     def kill_all(self) -> None:
         """At the worker's exit: kill every external engine still started here (a worker
@@ -424,7 +430,7 @@ def parse_listen(text: str) -> tuple[str, int] | None:
         host, sep, rest = text[1:].partition("]")
         if not sep or (rest and not rest.startswith(":")):
             raise ValueError(f"{text!r}: expected [ADDRESS]:PORT")
-        port = rest[1:] or "0"
+        port = rest[1:] if rest else "0"
     elif text.count(":") == 1:
         host, port = text.split(":")
     elif text.count(":") > 1:
@@ -479,9 +485,12 @@ class ResultListener:
         Raises:
             OSError: the address cannot be listened on.
         """
-        listeners = await nursery.start(
-            functools.partial(trio.serve_tcp, self._take, port, host=host or None)
-        )
+        listeners = await trio.open_tcp_listeners(port, host=host or None)
+        # a name of both an IPv4 and an IPv6 address gets one listener each, on different
+        # ports when any is free: the workers are given one port, so one listener is kept
+        for extra in listeners[1:]:
+            await extra.aclose()
+        await nursery.start(trio.serve_listeners, self._take, listeners[:1])
         bound = listeners[0].socket.getsockname()[1]
         self.reply = ReplyTo(advertise, int(bound), self.token)
 
