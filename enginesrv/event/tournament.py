@@ -272,6 +272,7 @@ async def _run_games(
     # only a store this run makes may be removed (when it ends before a game is stored)
     created = db_path is None or not db_path.exists()
     db = ResultsDB.create(db_path, config) if created else ResultsDB(db_path)
+    db.write_ahead()
     try:
         if db.config() is None:
             db.put("config", config.to_json())

@@ -139,6 +139,80 @@ def test_a_running_event_holds_its_directory_and_a_killed_one_blocks_nothing(
     assert not lock.exists()
 
 
+def journal_mode(path: Path) -> str:
+    db = sqlite3.connect(path)
+    try:
+        return str(db.execute("PRAGMA journal_mode").fetchone()[0])
+    finally:
+        db.close()
+
+
+def test_a_running_event_logs_ahead_and_its_store_is_one_file_again_at_the_end(
+    tmp_path: Path,
+) -> None:
+    import trio
+
+    from enginesrv.event.tournament import Finished, prepare, run_event
+
+    out = tmp_path / "wal"
+    config = prepare(EventConfig("yoxii", ("bot:random", "bot:random:Seed=2"), depth=1, games=3),
+                     out, resume=False)  # fmt: skip
+    seen: list[tuple[str, int, bool]] = []
+
+    def on_game(finished: Finished) -> None:
+        # while the event runs, another reader sees every game stored so far
+        db = sqlite3.connect(f"{(out / 'results.sqlite').resolve().as_uri()}?mode=ro", uri=True)
+        try:
+            mode = str(db.execute("PRAGMA journal_mode").fetchone()[0])
+            count = db.execute("SELECT count(*) FROM games").fetchone()[0]
+        finally:
+            db.close()
+        seen.append((mode, count, (out / "results.sqlite-wal").exists()))
+        assert count == finished.done
+
+    trio.run(lambda: run_event(config, out, on_game=on_game))
+    assert [mode for mode, _, _ in seen] == ["wal"] * 3
+    assert all(wal for _, _, wal in seen)
+    assert journal_mode(out / "results.sqlite") == "delete"
+    assert not [p.name for p in out.iterdir() if p.name.startswith("results.sqlite-")]
+
+
+def test_a_killed_event_keeps_its_logged_games_and_a_resume_finishes_it_in_one_file(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    out = tmp_path / "killed"
+    child = subprocess.Popen(
+        [sys.executable, "-m", "enginesrv.cli", *MATCH[:5], "40", "--depth", "1",
+         "--out", str(out)],
+        cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True,
+    )  # fmt: skip
+    try:
+        deadline = time.monotonic() + 30
+        while time.monotonic() < deadline:
+            if len(list((out / "games").glob("game-*.txt"))) >= 3:
+                break
+            time.sleep(0.02)
+        else:
+            pytest.fail("the run stored no three games")
+    finally:
+        os.killpg(child.pid, signal.SIGKILL)
+        child.wait()
+    # the games are in the log beside the store, and read from there
+    assert (out / "results.sqlite-wal").exists()
+    status, text, err = run(capsys, "results", str(out), "--json")
+    assert status == 0, err
+    import json
+
+    stored = json.loads(text)["games"]
+    assert stored >= 2
+    status, _, err = run(capsys, "match", "--resume", "--out", str(out))
+    assert status == 0, err
+    status, text, err = run(capsys, "results", str(out), "--json")
+    assert json.loads(text)["games"] == 40
+    assert journal_mode(out / "results.sqlite") == "delete"
+    assert not [p.name for p in out.iterdir() if p.name.startswith("results.sqlite-")]
+
+
 def test_a_stale_lock_file_does_not_block(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
