@@ -170,8 +170,8 @@ class _Host:
         next game of that event on this worker takes one, and its engines are running."""
         self.token: trio.lowlevel.TrioToken | None = None
         self.unreachable: set[tuple[str, int, bytes]] = set()
-        """The result listeners that did not take a result: the rest of their event's results
-        go back through Dask."""
+        """The result listeners this worker could not reach, or that did not answer in time:
+        the rest of their event's results go back through Dask."""
         self._ready = threading.Event()
         self._failed: BaseException | None = None
         self._thread = threading.Thread(target=self._run, name="enginesrv-games", daemon=True)
@@ -435,7 +435,7 @@ def parse_listen(text: str) -> tuple[str, int] | None:
         host, port = text.split(":")
     elif text.count(":") > 1:
         raise ValueError(f"{text!r}: write an IPv6 address in brackets, [ADDRESS]:PORT")
-    if not port.isdigit() or not 0 <= int(port) <= 65535:
+    if not (port.isascii() and port.isdigit()) or not 0 <= int(port) <= 65535:
         raise ValueError(f"{text!r}: the port must be a number from 0 to 65535")
     if any(c.isspace() for c in host):
         raise ValueError(f"{text!r}: the host has a space")

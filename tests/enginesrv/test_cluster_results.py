@@ -675,6 +675,7 @@ def test_parse_listen(text: str, expected: tuple[str, int] | None) -> None:
         ("host:-1", "0 to 65535"),
         ("host:", "0 to 65535"),
         ("[::1]:", "0 to 65535"),
+        ("host:\u0663", "0 to 65535"),  # a digit, but not an ASCII one
         ("host:http", "0 to 65535"),
         ("a b:1", "space"),
         ("a\tb", "space"),
