@@ -34,6 +34,7 @@ import argparse
 import json
 import os
 import re
+import resource
 import subprocess
 import sys
 import tempfile
@@ -46,17 +47,23 @@ RATIO_TARGET = 0.85
 OVERHEAD_TARGET_MS = 5.0
 
 
-def play(out: Path, games: int, depth: int, extra: list[str]) -> tuple[float, str]:
+def play(out: Path, games: int, depth: int, extra: list[str]) -> tuple[float, str, float]:
+    """The wall time of one ``enginesrv match``, its stderr, and the processor time (user and
+    system, all its threads) of the command's own process: on a cluster, the coordinator's."""
     command = [
         sys.executable, "-m", "enginesrv.cli", "match", "yoxii", "bot:alphabeta", "bot:greedy",
         "--depth", str(depth), "--games", str(games), "--out", str(out), *extra,
     ]  # fmt: skip
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
     started = time.perf_counter()
     proc = subprocess.run(command, capture_output=True, text=True, check=False)
     took = time.perf_counter() - started
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
     if proc.returncode != 0:
         raise SystemExit(f"{' '.join(command)} failed:\n{proc.stderr[-2000:]}")
-    return took, proc.stderr
+    # a cluster's workers are this process's children too, but none ends during the run
+    cpu = after.ru_utime - before.ru_utime + after.ru_stime - before.ru_stime
+    return took, proc.stderr, cpu
 
 
 def overhead(stderr: str) -> tuple[float, float]:
@@ -83,7 +90,7 @@ def main() -> int:
         os.environ["DASK_DISTRIBUTED__WORKER__PROFILE__ENABLED"] = "False"
     figures: dict[str, float] = {}
     with tempfile.TemporaryDirectory(prefix="enginesrv-cluster-") as tmp:
-        took, _ = play(Path(tmp) / "local", args.games, args.depth, ["--concurrency", "2"])
+        took, _, _ = play(Path(tmp) / "local", args.games, args.depth, ["--concurrency", "2"])
         figures["local_gpm"] = args.games / took * 60
         print(f"local, concurrency 2: {args.games} games in {took:.1f} s, "
               f"{figures['local_gpm']:.1f} games/min", flush=True)  # fmt: skip
@@ -91,14 +98,20 @@ def main() -> int:
             cluster = LocalCluster(
                 n_workers=workers, threads_per_worker=1, processes=True, dashboard_address=":0"
             )
+            extra = ["--cluster", cluster.scheduler_address,
+                     *(["--cluster-listen", "off"] if args.through_dask else [])]  # fmt: skip
             try:
-                took, err = play(
-                    Path(tmp) / f"cluster{workers}", args.games, args.depth,
-                    ["--cluster", cluster.scheduler_address,
-                     *(["--cluster-listen", "off"] if args.through_dask else [])],
-                )  # fmt: skip
+                took, err, cpu = play(
+                    Path(tmp) / f"cluster{workers}", args.games, args.depth, extra
+                )
+                # the coordinator's fixed cost (starting, connecting, the preflight), from an
+                # event of two games, is taken out of its processor time per game
+                _, _, fixed = play(Path(tmp) / f"fixed{workers}", 2, args.depth, extra)
             finally:
                 cluster.close()
+            figures[f"cluster{workers}_cpu_ms_per_game"] = (
+                1000 * max(0.0, cpu - fixed) / max(1, args.games - 2)
+            )
             median, worst = overhead(err)
             for part in ("transfer", "store"):
                 found = re.search(part + r"_ms_median=([\d.]+)", err)
@@ -129,16 +142,19 @@ def main() -> int:
         f"coordinator cost per game: median {median:.2f} ms "
         f"{'PASS' if ok_overhead else 'FAIL'} (target < {OVERHEAD_TARGET_MS:g} ms)"
     )
-    # on paper: the coordinator stores one game at a time (the hand-over from Dask overlaps
-    # with the other games), so its own work per game bounds the games it can take in
+    # on paper: the coordinator's own processor time per game (taking the result in, storing
+    # it, sending the next game, the display; all its threads) bounds the games it can take in
+    # on one core; the storing alone, one game at a time, bounds them too
     store = figures["cluster2_store_ms_median"]
+    cpu = figures["cluster2_cpu_ms_per_game"]
     per_thread_s = 60 / figures["cluster1_gpm"]
-    capacity = 1000 / max(store, 1e-3)
+    capacity = 1000 / max(cpu, store, 1e-3)
     print(
-        f"on paper: storing a game takes the coordinator {store:.2f} ms (median), so one "
-        f"coordinator takes in about {capacity:,.0f} games/s; at {per_thread_s:.2f} s per game "
-        f"and worker thread (this event) that feeds about {capacity * per_thread_s:,.0f} worker "
-        f"threads, and at a typical 10+0.1 game of about 60 s, about {capacity * 60:,.0f}"
+        f"on paper: a game costs the coordinator {cpu:.2f} ms of processor time, and storing "
+        f"it {store:.2f} ms (median), so one coordinator takes in about {capacity:,.0f} "
+        f"games/s; at {per_thread_s:.2f} s per game and worker thread (this event) that feeds "
+        f"about {capacity * per_thread_s:,.0f} worker threads, and at a typical 10+0.1 game of "
+        f"about 60 s, about {capacity * 60:,.0f}"
     )
     if args.json:
         print(json.dumps(figures))
