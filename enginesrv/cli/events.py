@@ -317,6 +317,8 @@ def _config(args: argparse.Namespace, fail: type[Exception], tournament: bool) -
 
 def _handler(fail: type[Exception], *, tournament: bool) -> Handler:
     def run(args: argparse.Namespace, out: TextIO, err: TextIO) -> None:
+        if args.cluster is not None and not args.cluster.strip():
+            raise fail("--cluster needs the scheduler's address: tcp://HOST:PORT")
         if hasattr(args, "cluster_listen") and not args.cluster:
             raise fail("--cluster-listen goes with --cluster: give both, or neither")
         config = _config(args, fail, tournament)

@@ -38,11 +38,12 @@ import threading
 import time
 import uuid
 from collections import OrderedDict
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import Any
 from urllib.parse import urlsplit
 
+import outcome
 import structlog
 import trio
 
@@ -668,6 +669,10 @@ class ClusterRunner:
         advertise = route_address(self.address)  # None: not a plain-TCP cluster
         if advertise is not None and host not in ("", "0.0.0.0", "::"):
             advertise = host
+        if host in ("0.0.0.0", "::") and advertise is not None:
+            # every address of the family the workers are given (an IPv6 listener of trio's
+            # takes no IPv4 connection, and the other way round)
+            host = "::" if ":" in advertise else "0.0.0.0"
         if advertise is None:
             log.info("cluster_results_through_dask", scheduler=self.address)
             return
@@ -799,15 +804,18 @@ class ClusterRunner:
         except BaseException as exc:
             future.cancel()
             if isinstance(exc, distributed.KilledWorker):
+                why = " ".join(str(exc).split())
                 raise EventError(
-                    f"--cluster: game {item.id} lost its worker too many times ({exc}); "
+                    f"--cluster: game {item.id} lost its worker too many times ({why}); "
                     "the finished games are kept: --resume to go on"
                 ) from None
+            if isinstance(exc, EventError):
+                raise
             if isinstance(exc, Exception):
+                why = " ".join(f"{type(exc).__name__}: {exc}".split())  # one line
                 raise EventError(
-                    f"--cluster: game {item.id} could not be played on the cluster: "
-                    f"{type(exc).__name__}: {exc}; the finished games are kept: --resume to "
-                    "go on"
+                    f"--cluster: game {item.id} could not be played on the cluster: {why}; "
+                    "the finished games are kept: --resume to go on"
                 ) from None
             raise
         finally:
@@ -820,32 +828,66 @@ class ClusterRunner:
     async def _answer(self, future: Any, game_id: int, came: trio.Event | None) -> TaskResult:
         """The game's result: sent straight by its worker (``came``) or the task's value,
         whichever comes first. Raises what the task raised, if that comes first."""
-        listener = self.listener
-        if came is not None and listener is not None:
-            # told by Dask that the task ended, not given its value: when the result came
-            # straight, that value (a marker) is never fetched from the worker
-            token = trio.lowlevel.current_trio_token()
-            ended = trio.Event()
+        # told by Dask that the task ended, not given its value: a result that came straight
+        # leaves the task's value (a marker) unfetched, and no thread waits for a game that
+        # is still being played (trio lends 40 at most)
+        token = trio.lowlevel.current_trio_token()
+        ended = trio.Event()
 
-            def on_done(_: Any) -> None:  # in a thread of the Dask client
-                with contextlib.suppress(trio.RunFinishedError):
-                    trio.from_thread.run_sync(ended.set, trio_token=token)
+        def on_done(_: Any) -> None:  # in a thread of the Dask client
+            with contextlib.suppress(trio.RunFinishedError):
+                trio.from_thread.run_sync(ended.set, trio_token=token)
 
-            future.add_done_callback(on_done)
-            async with trio.open_nursery() as nursery:
+        future.add_done_callback(on_done)
+        await self._first(came, ended)
+        if (pushed := self._pushed(game_id)) is not None:
+            return pushed
+        # the task ended (or failed): its value, still listening for a result sent straight
+        # (the value may be a marker of a run of the game on another worker, after the one
+        # that ended here was lost before its value was fetched)
+        value: list[outcome.Outcome[TaskResult]] = []
 
-                async def first(event: trio.Event) -> None:
-                    await event.wait()
-                    nursery.cancel_scope.cancel()
+        async def fetch() -> None:
+            value.append(
+                await trio.to_thread.run_sync(
+                    outcome.capture, future.result, abandon_on_cancel=True
+                )
+            )
 
-                nursery.start_soon(first, came)
-                nursery.start_soon(first, ended)
-            if game_id in listener.results:
-                answer, self.received[game_id] = listener.results[game_id]
-                self.delivered += 1
-                return answer
-        answer = await trio.to_thread.run_sync(future.result, abandon_on_cancel=True)
-        if answer.delivered:  # cannot be: the listener takes a result before its answer
+        await self._first(came, None, fetch)
+        if (pushed := self._pushed(game_id)) is not None:
+            return pushed
+        answer = value[0].unwrap()
+        if answer.delivered:
+            # sent straight and taken, so ``came`` is set before this answer: cannot be
             raise EventError(f"--cluster: game {game_id}'s result was sent but not taken")
         self.received[game_id] = time.time()
+        return answer
+
+    @staticmethod
+    async def _first(
+        came: trio.Event | None,
+        ended: trio.Event | None,
+        fetch: Callable[[], Awaitable[None]] | None = None,
+    ) -> None:
+        """Wait until the first of ``came``, ``ended`` or ``fetch`` (those not None)."""
+        async with trio.open_nursery() as nursery:
+
+            async def first(wait: Callable[[], Awaitable[Any]]) -> None:
+                await wait()
+                nursery.cancel_scope.cancel()
+
+            for event in (came, ended):
+                if event is not None:
+                    nursery.start_soon(first, event.wait)
+            if fetch is not None:
+                nursery.start_soon(first, fetch)
+
+    def _pushed(self, game_id: int) -> TaskResult | None:
+        """The game's result if its worker sent it straight and it was taken."""
+        listener = self.listener
+        if listener is None or game_id not in listener.results:
+            return None
+        answer, self.received[game_id] = listener.results[game_id]
+        self.delivered += 1
         return answer

@@ -736,6 +736,15 @@ def test_cluster_listen_without_cluster_is_an_error(tmp_path: Path) -> None:
     assert not (tmp_path / "ev" / "results.sqlite").exists()
 
 
+@pytest.mark.parametrize("address", ["", "  "])
+def test_an_empty_cluster_address_is_an_error_not_a_local_event(
+    tmp_path: Path, address: str
+) -> None:
+    err = one_line_error(match("--games", "2", "--cluster", address, out=tmp_path / "ev"))
+    assert "--cluster needs the scheduler's address" in err
+    assert not (tmp_path / "ev").exists()
+
+
 def test_a_bad_cluster_listen_value_is_named() -> None:
     bad = ("--cluster-listen", "1.2.3.4:99999", "--cluster", "tcp://127.0.0.1:1")
     err = one_line_error(match("--games", "2", *bad))
