@@ -14,7 +14,6 @@ import sqlite3
 import subprocess
 import sys
 import time
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -24,21 +23,13 @@ from enginesrv.event import cluster as cluster_module
 from enginesrv.event.config import EventConfig, EventError
 from enginesrv.event.records import parse_record
 from enginesrv.event.tournament import Finished, prepare, run_event
+from tests.enginesrv.cluster_support import local_scheduler, stored
+
+scheduler = pytest.fixture(scope="module", name="scheduler")(local_scheduler)
 
 distributed = pytest.importorskip("distributed")
 ROOT = Path(__file__).resolve().parents[2]
 FAKE = Path(__file__).resolve().parent / "fakes" / "fake_engine.py"
-
-
-@pytest.fixture(scope="module")
-def scheduler() -> Iterator[str]:
-    cluster = distributed.LocalCluster(
-        n_workers=2, threads_per_worker=1, processes=True, dashboard_address=":0"
-    )
-    try:
-        yield cluster.scheduler_address
-    finally:
-        cluster.close()
 
 
 def run(config: EventConfig, out: Path | None, cluster: str | None) -> list[Finished]:
@@ -46,16 +37,6 @@ def run(config: EventConfig, out: Path | None, cluster: str | None) -> list[Fini
     config = prepare(config, out, resume=False)
     trio.run(lambda: run_event(config, out, on_game=seen.append, cluster=cluster))
     return seen
-
-
-def stored(out: Path) -> list[tuple[object, ...]]:
-    db = sqlite3.connect(out / "results.sqlite")
-    try:
-        return db.execute(
-            "SELECT id, p1, p2, winner, reason, first_points, plies FROM games ORDER BY id"
-        ).fetchall()
-    finally:
-        db.close()
 
 
 CONFIG = EventConfig(

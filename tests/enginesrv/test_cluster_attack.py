@@ -8,11 +8,9 @@ from __future__ import annotations
 
 import dataclasses
 import socket
-import sqlite3
 import threading
 import time
 import types
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any, cast
 
@@ -30,6 +28,9 @@ from enginesrv.event.records import Record, RecordMove
 from enginesrv.event.schedule import ScheduledGame
 from enginesrv.event.store import stored_event
 from enginesrv.event.tournament import Finished, prepare, run_event
+from tests.enginesrv.cluster_support import journal_mode, local_scheduler
+
+scheduler = pytest.fixture(scope="module", name="scheduler")(local_scheduler)
 
 WAIT = 5.0
 """Seconds any one wait of these tests may take."""
@@ -222,18 +223,6 @@ def test_listening_on_every_address_is_reachable_at_the_address_given(
 # -- whole events on a cluster -------------------------------------------------------------------
 
 
-@pytest.fixture(scope="module")
-def scheduler() -> Iterator[str]:
-    distributed = pytest.importorskip("distributed")
-    local = distributed.LocalCluster(
-        n_workers=2, threads_per_worker=1, processes=True, dashboard_address=":0"
-    )
-    try:
-        yield local.scheduler_address
-    finally:
-        local.close()
-
-
 @pytest.fixture
 def listeners(monkeypatch: pytest.MonkeyPatch) -> list[ResultListener]:
     """Each result listener an event starts from now on."""
@@ -250,14 +239,6 @@ def listeners(monkeypatch: pytest.MonkeyPatch) -> list[ResultListener]:
 
 def side_files(out: Path) -> list[str]:
     return sorted(p.name for p in out.iterdir() if p.name.startswith("results.sqlite-"))
-
-
-def journal_mode(path: Path) -> str:
-    db = sqlite3.connect(path)
-    try:
-        return str(db.execute("PRAGMA journal_mode").fetchone()[0])
-    finally:
-        db.close()
 
 
 def test_a_store_that_fails_mid_event_stops_it_at_once_and_leaves_one_file(

@@ -11,12 +11,11 @@ import functools
 import pickle
 import re
 import socket
-import sqlite3
 import subprocess
 import sys
 import time
 import types
-from collections.abc import Awaitable, Callable, Iterator
+from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Any, TypeVar, cast
 
@@ -32,6 +31,9 @@ from enginesrv.event.cluster import ReplyTo, ResultListener, TaskResult, parse_l
 from enginesrv.event.config import EventConfig, EventError
 from enginesrv.event.records import Record, RecordMove
 from enginesrv.event.tournament import Finished, prepare, run_event
+from tests.enginesrv.cluster_support import local_scheduler, stored
+
+scheduler = pytest.fixture(scope="module", name="scheduler")(local_scheduler)
 
 T = TypeVar("T")
 ROOT = Path(__file__).resolve().parents[2]
@@ -756,33 +758,11 @@ def test_a_bad_cluster_listen_value_is_named() -> None:
 # -- on a real cluster -------------------------------------------------------------------------
 
 
-@pytest.fixture(scope="module")
-def scheduler() -> Iterator[str]:
-    distributed = pytest.importorskip("distributed")
-    local = distributed.LocalCluster(
-        n_workers=2, threads_per_worker=1, processes=True, dashboard_address=":0"
-    )
-    try:
-        yield local.scheduler_address
-    finally:
-        local.close()
-
-
 GAMES = 4
 CONFIG = EventConfig(
     game="yoxii", players=("bot:greedy", "bot:random"), depth=1, games=GAMES, event="straight"
 )
 STORED = re.compile(r"\bcluster_games_stored\b.*?\bsent_straight=(\d+)")
-
-
-def stored(out: Path) -> list[tuple[object, ...]]:
-    db = sqlite3.connect(out / "results.sqlite")
-    try:
-        return db.execute(
-            "SELECT id, p1, p2, winner, reason, first_points, plies FROM games ORDER BY id"
-        ).fetchall()
-    finally:
-        db.close()
 
 
 def sent_straight(stderr: str) -> int:

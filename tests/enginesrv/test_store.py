@@ -23,6 +23,7 @@ from enginesrv.cli import main
 from enginesrv.event.config import EventConfig
 from enginesrv.event.lock import LOCK_NAME, lock_event
 from enginesrv.event.store import ResultsDB
+from tests.enginesrv.cluster_support import journal_mode
 
 ROOT = Path(__file__).resolve().parents[2]
 FAKE = ROOT / "tests" / "enginesrv" / "fakes" / "fake_engine.py"
@@ -137,14 +138,6 @@ def test_a_running_event_holds_its_directory_and_a_killed_one_blocks_nothing(
     with lock_event(out):
         assert lock.read_text().strip() == str(os.getpid())
     assert not lock.exists()
-
-
-def journal_mode(path: Path) -> str:
-    db = sqlite3.connect(path)
-    try:
-        return str(db.execute("PRAGMA journal_mode").fetchone()[0])
-    finally:
-        db.close()
 
 
 def test_a_running_event_logs_ahead_and_its_store_is_one_file_again_at_the_end(
