@@ -334,7 +334,12 @@ def format_record(record: Record) -> str:
         ]
     )
     keys = {key for move in record.moves for key, _ in move.annotations}
-    if record.moves and (_MOVE_LINES.fullmatch(moves) is None or any("=" in key for key in keys)):
+    # (a line break inside a piece would pass as two move lines: the lines are counted too)
+    if record.moves and (
+        _MOVE_LINES.fullmatch(moves) is None
+        or moves.count("\n") != len(record.moves) - 1
+        or any("=" in key for key in keys)
+    ):
         for move in record.moves:
             token = move.token
             check(bool(token) and not _has_space(token) and not token.startswith("#"), "token",

@@ -7,7 +7,7 @@ import re
 from pathlib import Path
 
 import pytest
-from hypothesis import given
+from hypothesis import example, given
 from hypothesis import strategies as st
 
 from enginesrv.event.records import (
@@ -455,6 +455,9 @@ def _writable_piece_by_piece(moves: list[RecordMove]) -> bool:
     return True
 
 
+# a line break inside a piece would read back as two move lines
+@example([RecordMove("1\n1")])
+@example([RecordMove("e6", (("ms", "1\n2"),))])
 @given(
     st.lists(
         st.builds(RecordMove, _PIECE, st.lists(st.tuples(_PIECE, _PIECE), max_size=3).map(tuple)),
