@@ -509,8 +509,6 @@ class ResultListener:
         if settled is not None:
             settled.set()
 
-    forget = settle
-
     async def _take(self, stream: trio.SocketStream) -> None:
         if self.open >= PUSH_CONNECTIONS:
             self.refused += 1

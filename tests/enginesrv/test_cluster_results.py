@@ -129,8 +129,8 @@ async def taken(
 ) -> tuple[tuple[TaskResult, float], T]:
     """``send()`` a result of the game ``game_id``, which the listener waits for, and play
     the coordinator's part: once the game's event is set, note what the listener keeps for
-    it, and ``forget`` the game (as ``ClusterRunner.play`` does once it has the result; a
-    listener may hold its answer to the worker until then). Returns what was kept, and what
+    it, and ``settle`` the game (as the event does once it has stored the result; the
+    listener holds its answer to the worker until then). Returns what was kept, and what
     ``send()`` returned."""
     came = listener.waiting[game_id]
     sent: list[T] = []
@@ -143,7 +143,7 @@ async def taken(
         with trio.fail_after(WAIT):
             await came.wait()
         kept = listener.results[game_id]
-        listener.forget(game_id)
+        listener.settle(game_id)
     return kept, sent[0]
 
 
@@ -226,7 +226,7 @@ def test_a_second_result_of_the_same_game_is_acked_and_the_first_is_kept() -> No
                 await listener.waiting[3].wait()
             assert await sends(listener, 3, second)() == ACK  # taken, and dropped
             assert listener.results[3][0] == first
-            listener.forget(3)
+            listener.settle(3)
         assert acks == [ACK]
         await settled()
         assert listener.refused == 0
@@ -243,7 +243,7 @@ def test_a_result_of_a_game_not_waited_for_is_acked_and_dropped() -> None:
         assert not came.is_set()
         # nor one of a game that was waited for, and is no more (stored by another way)
         listener.expect(5)
-        listener.forget(5)
+        listener.settle(5)
         assert await exchange(reply, frame(reply, 5, answer(5))) == ACK
         assert listener.results == {}
         await settled()
