@@ -135,10 +135,16 @@ def determinized_search(
             weight_of[key] = 0
         weight_of[key] += 1
     weights = [weight_of[world.key()] for world in worlds]
-    # one tree, the first sample's; what the others hold counts at its leaves
-    lead_evaluator = evaluator.over_samples(worlds[0], worlds[1:], weights)
+    if len(worlds) > 1:
+        # one tree, the view's own, in which the hidden laws count at the leaves as the
+        # samples fill them
+        tree: State = state.copy()
+        lead_evaluator = evaluator.over_samples(tree, worlds, weights)
+    else:
+        # one guess only: its laws are played as they are
+        tree, lead_evaluator = worlds[0], evaluator
     lead = Searcher(
-        worlds[0],
+        tree,
         evaluator=lead_evaluator,
         table=table,
         history=history,

@@ -430,6 +430,9 @@ class Searcher:
                     return score
 
         moves = self._ordered(state, tt_move, ply)
+        if not moves:
+            # not over, yet no move known: a view's player whose only tokens may be hidden
+            return self.evaluator.evaluate(state)
         me = state.to_move()
         best_value = -INF
         best_move: Move = -1

@@ -63,12 +63,13 @@ cannot be seen, which is why this is a weight and not a rule.
 
 from __future__ import annotations
 
+import math
 import random
 from collections.abc import Iterator, Sequence
 from itertools import accumulate
 from typing import Final
 
-from bots.eval import Evaluator, HiddenInformation
+from bots.eval import MAX_EVAL, Evaluator, HiddenInformation
 from games import Move, State
 from games.yinyang import (
     ABS_CAUSE,
@@ -561,17 +562,22 @@ class YinYangEvaluator(Evaluator):
         assert isinstance(state, YinYangState)
         black, white = state.board_masks()
         side = state.side()
+        value = self._board_terms(state, side, black, white)
+        for player in (0, 1):
+            term = self._law_term(state, player, side, black, white)
+            value += -term if player else term
+        return -value if side else value
+
+    @staticmethod
+    def _board_terms(state: YinYangState, side: int, black: int, white: int) -> int:
+        """The race, the threat to act and mobility, from Black's side."""
         value = board_value(black, white)
         if state.phase() == "start":
             own = white if side else black
             if own & GOAL_ADJACENT[side] and not (black | white) & GOAL_BIT[side]:
                 value += W_THREAT_TO_ACT if side == 0 else -W_THREAT_TO_ACT
         empty = ~(black | white) & 0xFFFF
-        value += W_MOBILITY * (_piece_moves(black, empty) - _piece_moves(white, empty))
-        for player in (0, 1):
-            term = self._law_term(state, player, side, black, white)
-            value += -term if player else term
-        return -value if side else value
+        return value + W_MOBILITY * (_piece_moves(black, empty) - _piece_moves(white, empty))
 
     def _law_term(self, state: YinYangState, player: int, side: int, black: int, white: int) -> int:
         """What ``player``'s applicable laws are worth: the best board change, nearly in full
@@ -590,25 +596,32 @@ class YinYangEvaluator(Evaluator):
     def over_samples(
         self, lead: State, others: Sequence[State], weights: Sequence[int]
     ) -> Evaluator:
-        """An evaluation for searching ``lead`` in which the laws a player holds hidden at the
-        root count, at each leaf, as the weighted mean over all the samples of what that
-        player's laws would be worth there (module docstring)."""
+        """An evaluation for searching the view ``lead`` itself, in which each ``?`` law of
+        ``lead`` counts at a leaf as what it would do there in each completion ``others``
+        (weighted), the completions' values averaged as expected scores (module docstring).
+        A view that hides nothing, or completions that all agree on what it hides, get this
+        evaluation as it is."""
         assert isinstance(lead, YinYangState)
-        averaged = _SampledThreats(self._hidden)
+        averaged = _SampledThreats(self._hidden, self.expectation_scale)
         for player in (0, 1):
-            laws, revealed = lead.laws(player)
-            if laws is None:
+            laws, _ = lead.laws(player)
+            if laws is None or UNKNOWN not in laws:
                 continue
-            slots = tuple(s for s in range(4) if not revealed >> s & 1)
-            variants: list[tuple[int, tuple[int, ...]]] = []
-            for world, weight in zip((lead, *others), weights, strict=True):
+            slots = tuple(s for s in range(4) if laws[s] == UNKNOWN)
+            variants: list[tuple[int, ...]] = []
+            for world in others:
                 assert isinstance(world, YinYangState)
-                other, _ = world.laws(player)
-                assert other is not None
-                variants.append((weight, tuple(other[s] for s in slots)))
-            if len({v for _, v in variants}) > 1:
-                averaged.variants[player] = (slots, tuple(laws[s] for s in slots), variants)
-        return averaged if averaged.variants else self
+                filled, _ = world.laws(player)
+                assert filled is not None
+                variants.append(tuple(filled[s] for s in slots))
+            if variants:
+                averaged.variants[player] = (slots, variants)
+        distinct = {tuple(v for entry in averaged.variants.values() for v in entry[1][i])
+                    for i in range(len(others))}
+        if not averaged.variants or len(distinct) < 2:
+            return self
+        averaged.weights = list(weights)
+        return averaged
 
     def search_moves(self, state: State) -> Sequence[Move]:
         assert isinstance(state, YinYangState)
@@ -646,37 +659,89 @@ class YinYangEvaluator(Evaluator):
 
 
 class _SampledThreats(YinYangEvaluator):
-    """The evaluation with a player's hidden laws counted as the mean over the samples
-    (``YinYangEvaluator.over_samples``)."""
+    """The evaluation of a view's search in which the ``?`` laws count as they would be in
+    each completion (``YinYangEvaluator.over_samples``)."""
 
-    def __init__(self, hidden: YinYangHidden) -> None:
+    def __init__(self, hidden: YinYangHidden, scale: float) -> None:
         super().__init__()
         self._hidden = hidden
-        self.variants: dict[
-            int, tuple[tuple[int, ...], tuple[int, ...], list[tuple[int, tuple[int, ...]]]]
-        ] = {}
+        self._scale = scale
+        self.variants: dict[int, tuple[tuple[int, ...], list[tuple[int, ...]]]] = {}
+        """Per player with ``?`` laws at the root: those slots, and per completion the laws
+        it holds there."""
+        self.weights: list[int] = []
+        """Per completion, how many of the samples drew it."""
 
-    def _law_term(self, state: YinYangState, player: int, side: int, black: int, white: int) -> int:
-        entry = self.variants.get(player)
-        if entry is None:
-            return super()._law_term(state, player, side, black, white)
-        slots, lead_laws, variants = entry
+    def evaluate(self, state: State) -> int:
+        assert isinstance(state, YinYangState)
+        black, white = state.board_masks()
+        side = state.side()
+        common = self._board_terms(state, side, black, white)
+        per_world = [common] * len(self.weights)
+        stuck = [False] * len(self.weights)
+        for player in (0, 1):
+            sign = -1 if player else 1
+            entry = self.variants.get(player)
+            if entry is None:
+                term = self._law_term(state, player, side, black, white)
+                per_world = [v + sign * term for v in per_world]
+                continue
+            terms, fits = self._sampled_terms(state, player, side, black, white, entry)
+            per_world = [v + sign * t for v, t in zip(per_world, terms, strict=True)]
+            if player == side and not all(fits):
+                # without a token it knows of, the side to act must fire a hidden law, and in
+                # a completion where none fits it has lost
+                known = (
+                    state.phase() != "start"
+                    or _can_move(black, white, side)
+                    or bool(state.applications(side))
+                )
+                if not known:
+                    stuck = [not f for f in fits]
+        scale = self._scale
+        total = weight_sum = 0.0
+        for value, weight, lost in zip(per_world, self.weights, stuck, strict=True):
+            if lost:
+                expectation = 0.0
+            else:
+                mine = -value if side else value
+                expectation = 1.0 / (1.0 + math.exp(max(-60.0, min(60.0, -mine / scale))))
+            total += weight * expectation
+            weight_sum += weight
+        mean = min(max(total / weight_sum, 1e-9), 1.0 - 1e-9)
+        value = round(scale * math.log(mean / (1.0 - mean)))
+        return max(-MAX_EVAL + 1, min(MAX_EVAL - 1, value))
+
+    def _sampled_terms(
+        self,
+        state: YinYangState,
+        player: int,
+        side: int,
+        black: int,
+        white: int,
+        entry: tuple[tuple[int, ...], list[tuple[int, ...]]],
+    ) -> tuple[list[int], list[bool]]:
+        """``player``'s law term in each completion, and whether any of its laws fits in it:
+        the laws it holds in the line count as they are, and each slot still ``?`` as the
+        completion fills it."""
+        slots, variants = entry
         laws, revealed = state.laws(player)
         assert laws is not None
-        for slot, law in zip(slots, lead_laws, strict=True):
-            if revealed >> slot & 1 or laws[slot] != law:
-                # applied (and so revealed) or rewritten on the way: the line speaks for itself
-                return super()._law_term(state, player, side, black, white)
-        # the laws in no hidden slot count as they are
+        open_slots = [
+            i for i, slot in enumerate(slots) if laws[slot] == UNKNOWN and not revealed >> slot & 1
+        ]
         best_known = count_known = adapt_known = 0
-        for slot, anchor, law in state.applications(player):
-            if slot in slots:
-                continue
+        for _, anchor, law in state.applications(player):
             if LAW_KIND[law] == ADAPTATION:
                 adapt_known = W_ADAPTATION
                 continue
             count_known += 1
             best_known = max(best_known, law_gain(black, white, player, anchor, law))
+        any_known = bool(count_known or adapt_known)
+        share = 9 if player == side else 3
+        if not open_slots:
+            term = best_known * share // 10 + W_LAW_COUNT * min(count_known, 4) + adapt_known
+            return [term] * len(variants), [any_known] * len(variants)
         codes = window_codes(black, white)
         where: dict[int, list[int]] = {}
         for anchor, code in enumerate(codes):
@@ -684,11 +749,12 @@ class _SampledThreats(YinYangEvaluator):
         blocked = revealed_causes(state)
         res_b, res_w = state.reserves()
         cause = ABS_CAUSE[player]
-        share = 9 if player == side else 3
-        total = weight_sum = 0
-        for weight, hidden in variants:
+        terms: list[int] = []
+        fits: list[bool] = []
+        for hidden in variants:
             best, count, adapt = best_known, count_known, adapt_known
-            for law in hidden:
+            for i in open_slots:
+                law = hidden[i]
                 anchors = where.get(cause[law])
                 if anchors is None or cause[law] in blocked:
                     continue
@@ -701,9 +767,15 @@ class _SampledThreats(YinYangEvaluator):
                 for anchor in anchors:
                     count += 1
                     best = max(best, law_gain(black, white, player, anchor, law))
-            total += weight * (best * share // 10 + W_LAW_COUNT * min(count, 4) + adapt)
-            weight_sum += weight
-        return total // weight_sum
+            terms.append(best * share // 10 + W_LAW_COUNT * min(count, 4) + adapt)
+            fits.append(bool(count or adapt))
+        return terms, fits
+
+
+def _can_move(black: int, white: int, side: int) -> bool:
+    """Whether ``side`` has a piece move."""
+    empty = ~(black | white) & 0xFFFF
+    return _piece_moves(white if side else black, empty) > 0
 
 
 def revealed_causes(state: YinYangState) -> set[int]:
@@ -765,6 +837,8 @@ def _rewrite_targets(state: YinYangState, side: int, adapt_slot: int) -> list[in
         law = laws[slot]
         if slot in applicable:
             return 100
+        if law == UNKNOWN:  # a hidden law of the opponent in a view: kept, as unknown
+            return 60
         if LAW_KIND[law] == ADAPTATION:
             return 50
         colour = REGEN_COLOUR[law]

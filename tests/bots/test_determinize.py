@@ -3,6 +3,7 @@ search over samples, and the worlds it draws for Yin Yang."""
 
 from __future__ import annotations
 
+import math
 import random
 
 import pytest
@@ -11,6 +12,7 @@ from bots.determinize import _best_root_move, _combined_score, _weighted_sum, ex
 from bots.engine import Limits, Score
 from bots.eval import MAX_EVAL, evaluator_for
 from bots.eval.yinyang import YinYangHidden, rewrite_laws
+from bots.registry import create_bot
 from bots.search import PROVEN, WIN, Searcher, TranspositionTable
 from games.yinyang import ABS_CAUSE, LAW_OF_TEXT, UNKNOWN, YinYangState
 from tests.bots.test_eval_yinyang import random_positions, state_of
@@ -195,6 +197,13 @@ def test_identical_worlds_are_searched_once() -> None:
     assert LAW_OF_TEXT["wbww>w.ww"] in (referee.laws(1)[0] or ())
 
 
+def _logit_mean(values: list[int], weights: list[int]) -> float:
+    """The evaluation whose expected score is the weighted mean of ``values``' scores."""
+    mean = sum(w * expected_score(v, SCALE) for v, w in zip(values, weights, strict=True))
+    mean /= sum(weights)
+    return SCALE * math.log(mean / (1.0 - mean))
+
+
 def test_hidden_laws_count_at_the_leaves_as_the_mean_over_the_samples() -> None:
     evaluator = evaluator_for("yinyang")
     view = state_of(
@@ -203,27 +212,86 @@ def test_hidden_laws_count_at_the_leaves_as_the_mean_over_the_samples() -> None:
     worlds = [
         w for w in YinYangHidden().samples(view, random.Random(5), 6) if isinstance(w, YinYangState)
     ]
-    lead, others = worlds[0], worlds[1:]
-    # one sample alone, or samples that agree, change nothing
-    assert evaluator.over_samples(lead, [], [1]) is evaluator
-    assert evaluator.over_samples(lead, [lead.copy()], [1, 1]) is evaluator
-    averaged = evaluator.over_samples(lead, others, [1] * 6)
+    assert len({w.key() for w in worlds}) > 1
+    # a view that hides nothing, or samples that all agree, change nothing
+    referee = worlds[0]
+    assert evaluator.over_samples(referee, [referee.copy()], [1]) is evaluator
+    assert evaluator.over_samples(view, [referee, referee.copy()], [1, 1]) is evaluator
+    weights = [1, 2, 1, 1, 3, 1]
+    averaged = evaluator.over_samples(view, worlds, weights)
     assert averaged is not evaluator
-    # at the root the value is the mean of the samples' own values (the hidden laws are only
-    # Black's, and only its law term differs between them)
+    # in the view itself the value is the samples' own values averaged as expected scores
     values = [evaluator.evaluate(world) for world in worlds]
-    assert abs(averaged.evaluate(lead) - sum(values) / len(values)) <= 1
-    # a line where a hidden law was rewritten (or applied, so revealed) is judged as it stands
-    laws, _ = lead.laws(0)
-    other, _ = others[0].laws(0)
-    assert laws is not None
-    assert other is not None
-    slot = next(i for i in range(4) if laws[i] != other[i])
-    changed_laws = list(laws)
-    changed_laws[slot] = other[slot]
-    changed = lead.with_laws(
-        0, (changed_laws[0], changed_laws[1], changed_laws[2], changed_laws[3])
+    assert len(set(values)) > 1
+    assert abs(averaged.evaluate(view) - _logit_mean(values, weights)) <= 1
+    # down a line the same holds: each sample is what the line does to it
+    for move in view.legal_moves()[:6]:
+        line = view.copy()
+        line.push(move)
+        if line.is_terminal():
+            continue
+        there = []
+        for world in worlds:
+            copy = world.copy()
+            copy.push(move)
+            there.append(evaluator.evaluate(copy))
+        assert abs(averaged.evaluate(line) - _logit_mean(there, weights)) <= 1
+
+
+def test_a_hidden_slot_rewritten_in_the_line_counts_as_written() -> None:
+    evaluator = evaluator_for("yinyang")
+    view = state_of(
+        "bwww/bw.w/bbbw/bbbw w start ?,?,?,+wwww>www. -.wbw>*,-w.bb>*,-bbw.>b.w.,-ww..>* 8 10 2"
     )
-    assert averaged.evaluate(changed) == evaluator.evaluate(changed)
-    # the other searches use the evaluation as it is
-    assert evaluator.over_samples(view, [], [1]) is evaluator
+    worlds = [
+        w for w in YinYangHidden().samples(view, random.Random(9), 8) if isinstance(w, YinYangState)
+    ]
+    averaged = evaluator.over_samples(view, worlds, [1] * len(worlds))
+    assert averaged is not evaluator
+    laws, _ = view.laws(0)
+    assert laws is not None
+    # every hidden slot written with a law of the line: nothing is left to average
+    written = tuple(LAW_OF_TEXT["....>*"] if law == UNKNOWN else law for law in laws)
+    line = view.with_laws(0, (written[0], written[1], written[2], written[3]))
+    assert averaged.evaluate(line) == evaluator.evaluate(line)
+
+
+def test_a_player_left_only_hidden_laws_loses_where_none_fits() -> None:
+    evaluator = evaluator_for("yinyang")
+    # White to act has no piece and no law it has shown; in the view it may still hold a law
+    referee = state_of(
+        "..../..../..../b... w start -bbbb>*,-....>bb..,-bbbb>b.bb,-bbbb>bbb. "
+        "-wwww>w.ww,-wwww>ww.w,-wwww>www.,-wwww>* 8 10 20"
+    )
+    view = referee.view(0)
+    assert not view.is_terminal()
+    assert referee.is_terminal()  # with these laws White cannot act: it has lost
+    dead = referee.laws(1)[0]
+    assert dead is not None
+    live = (LAW_OF_TEXT["....>ww.."], dead[1], dead[2], dead[3])
+    playing = referee.with_laws(1, live)
+    assert not playing.is_terminal()
+    alone = evaluator.over_samples(view, [playing, referee], [3, 1])
+    assert alone is not evaluator
+    # the sample in which White cannot act counts as a loss for it (expected score 0)
+    value = alone.evaluate(view)
+    mean = 3 * expected_score(evaluator.evaluate(playing), SCALE) / 4
+    assert abs(value - SCALE * math.log(mean / (1.0 - mean))) <= 1
+    assert value < evaluator.evaluate(playing)
+
+
+def test_the_search_of_a_view_tries_no_hidden_law_and_plays_on() -> None:
+    # the opponent's ``?`` laws are not moves in the view's tree: a position where it has no
+    # other token is judged, not taken as won
+    bot = create_bot("alphabeta")
+    bot.set_option("Samples", "8")
+    bot.set_option("SecretSeed", "4")
+    view = state_of(
+        "..../..../.b../b... b start -bbbb>*,-....>..bb,-bbbb>b.bb,-bbbb>bbb. ?,?,?,? 8 10 21"
+    ).view(0)
+    bot.new_game(view.game)
+    result = bot.search(view, Limits(depth=4))
+    assert result.token is not None
+    assert result.score is not None
+    assert result.score.kind == "cp"
+    assert abs(result.score.value) < MAX_EVAL - 1  # an evaluation, not a result
