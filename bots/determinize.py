@@ -14,16 +14,25 @@ and so on, the values added up move by move), eight samples cost eight times the
 two to three plies at a fraction of a second per move (the effective branching factor is near
 2.2), and that depth was worth more than the samples: Samples=8 lost to Samples=1 at 0.3 s a
 move that way, and also with a shallow screen of every root move over all samples before one
-sample deepened, and with a check of one sample's best moves for forced losses in the others.
-So one tree is searched, the first sample's, with all the time, and the others count at its
-leaves: what the laws hidden at the root would be worth there is the mean over all the samples
-(``Evaluator.over_samples``), as long as the line has not revealed or rewritten them. At the
-root the best move so far is searched with a full window and the others with a null window at
-its value (``_best_root_move``, which also adds up several samples' values as expected scores,
+sample deepened, with a check of one sample's best moves for forced losses in the others, and
+with one sample's tree in which the others counted at the leaves. One sample's tree plays that
+sample's guesses as certain: a law it made up for the opponent is a move the tree fears (or
+counts on) at every depth.
+
+So with more than one distinct sample one tree is searched, the view's own: the opponent's
+``?`` laws are no moves in it (a player whose only tokens may be hidden is judged, not taken as
+stuck), and at each leaf each sample fills them in as it drew them, so that what they would do
+there (``Evaluator.over_samples``) is weighed by how likely the samples make it, the samples'
+values averaged as expected scores. A law seen applied or rewritten in a line counts as the
+line has it. The tree is smaller than a sample's (the opponent has fewer moves), which pays for
+evaluating every leaf once per sample. With one sample (``Samples=1``, or samples that all
+agree) its tree is searched: a single guess is played as it is. At the root the best move so
+far is searched with a full window and the others with a null window at its value
+(``_best_root_move``, which can also add up several samples' values as expected scores,
 refuting with null windows at each sample's best value the moves that cannot beat the best
 sum).
 
-A world drawn more than once is searched once and counted as often as it was drawn.
+A world drawn more than once counts as often as it was drawn.
 
 Values of several samples, where they are added up (``_best_root_move`` over more than one
 sample), are added as *expected scores*, not as raw values: an evaluation
@@ -31,7 +40,8 @@ sample), are added as *expected scores*, not as raw values: an evaluation
 ``expectation_scale``), a proven win as 1 and a proven loss as 0 (sooner wins and later losses
 a hair better). Raw sums, with a loss counted just beyond every evaluation, made a loss in one
 sample of eight outweigh any difference of position. The score reported for a view that hides
-something is never a proven result: a win in the first sample may still rest on the guess.
+something is never a proven result: a win found in one sample, or in the view's tree, may still
+rest on the guess or on a hidden law the opponent has not used yet.
 
 The known weaknesses of the method (it assumes the player will learn the secrets after this
 move, "strategy fusion") matter little when, as in Yin Yang, the secrets are revealed the
@@ -108,6 +118,7 @@ def determinized_search(
     the tree of the first, the others at its leaves. A view that hides nothing is searched as
     it is.
     """
+    begun = limits.clock()
     chosen = hidden.choose_without_search(state, rng)
     if chosen is not None:
         hidden.remember(state, chosen)
@@ -143,12 +154,16 @@ def determinized_search(
     else:
         # one guess only: its laws are played as they are
         tree, lead_evaluator = worlds[0], evaluator
+    # the time drawing the samples took counts against this decision's time
+    spent = limits.clock() - begun
+    target = None if limits.target is None else max(0.0, limits.target - spent)
+    deadline = None if limits.deadline is None else max(0.0, limits.deadline - spent)
     lead = Searcher(
         tree,
         evaluator=lead_evaluator,
         table=table,
         history=history,
-        limits=Limits(None, limits.nodes, limits.target, limits.deadline, limits.clock),
+        limits=Limits(None, limits.nodes, target, deadline, limits.clock),
         stop=stop,
         on_info=lambda info: None,
         quiescence=quiescence,
@@ -182,13 +197,13 @@ def determinized_search(
                 )
             )
             if abs(values[0]) >= PROVEN:
-                break  # won or lost by force (in the first sample)
-            if limits.target is not None and elapsed >= limits.target * 0.5:
+                break  # won or lost by force (in the tree searched)
+            if target is not None and elapsed >= target * 0.5:
                 break  # the next depth costs several times this one
     except SearchAbortedError:
         pass
     hidden.remember(state, best_move)
-    elapsed = limits.clock() - started
+    elapsed = limits.clock() - begun
     return SearchResult(
         move=best_move,
         token=state.move_to_str(best_move),

@@ -299,9 +299,19 @@ ADAPTATION_CHOICES: Final = 6
 best of each side all fit the start board)."""
 
 
+_openers_of: dict[int, tuple[list[int], list[float]]] = {}
+
+
 def _openers(owner: int) -> tuple[list[int], list[float]]:
     """The laws of ``owner`` that fit the start board and remove an enemy piece there, with
-    their gains."""
+    their gains (worked out once per side: every sample of a hidden setup draws an opener)."""
+    cached = _openers_of.get(owner)
+    if cached is None:
+        cached = _openers_of[owner] = _find_openers(owner)
+    return cached
+
+
+def _find_openers(owner: int) -> tuple[list[int], list[float]]:
     black, white = START_BOARD
     openers: list[int] = []
     gains: list[float] = []
@@ -556,6 +566,7 @@ class YinYangEvaluator(Evaluator):
     def prepare(self) -> None:
         for owner in (0, 1):
             law_scores(owner)
+            _openers(owner)
         law_set_value(0, (0, 1, 2, 3))  # builds the window sets of the plausible boards
 
     def evaluate(self, state: State) -> int:
@@ -616,8 +627,10 @@ class YinYangEvaluator(Evaluator):
                 variants.append(tuple(filled[s] for s in slots))
             if variants:
                 averaged.variants[player] = (slots, variants)
-        distinct = {tuple(v for entry in averaged.variants.values() for v in entry[1][i])
-                    for i in range(len(others))}
+        distinct = {
+            tuple(v for entry in averaged.variants.values() for v in entry[1][i])
+            for i in range(len(others))
+        }
         if not averaged.variants or len(distinct) < 2:
             return self
         averaged.weights = list(weights)
@@ -686,7 +699,7 @@ class _SampledThreats(YinYangEvaluator):
                 term = self._law_term(state, player, side, black, white)
                 per_world = [v + sign * term for v in per_world]
                 continue
-            terms, fits = self._sampled_terms(state, player, side, black, white, entry)
+            terms, fits = self._sampled_terms(state, player, side, black, white, entry=entry)
             per_world = [v + sign * t for v, t in zip(per_world, terms, strict=True)]
             if player == side and not all(fits):
                 # without a token it knows of, the side to act must fire a hidden law, and in
@@ -719,6 +732,7 @@ class _SampledThreats(YinYangEvaluator):
         side: int,
         black: int,
         white: int,
+        *,
         entry: tuple[tuple[int, ...], list[tuple[int, ...]]],
     ) -> tuple[list[int], list[bool]]:
         """``player``'s law term in each completion, and whether any of its laws fits in it:
@@ -770,6 +784,104 @@ class _SampledThreats(YinYangEvaluator):
             terms.append(best * share // 10 + W_LAW_COUNT * min(count, 4) + adapt)
             fits.append(bool(count or adapt))
         return terms, fits
+
+    def hidden_win_chance(self, state: State) -> float:
+        """The weight of the samples in which the side to act holds, in a slot still ``?``,
+        a law that wins at once (``_wins_now``)."""
+        assert isinstance(state, YinYangState)
+        side = state.side()
+        entry = self.variants.get(side)
+        if entry is None or state.phase() == "setup":
+            return 0.0
+        slots, variants = entry
+        laws, revealed = state.laws(side)
+        assert laws is not None
+        open_slots = [
+            i for i, slot in enumerate(slots) if laws[slot] == UNKNOWN and not revealed >> slot & 1
+        ]
+        if not open_slots:
+            return 0.0
+        codes = window_codes(*state.board_masks())
+        blocked = revealed_causes(state)
+        wins = 0
+        for hidden, weight in zip(variants, self.weights, strict=True):
+            if any(_wins_now(hidden[i], side, state, codes, blocked=blocked) for i in open_slots):
+                wins += weight
+        return wins / sum(self.weights)
+
+
+def _wins_now(
+    law: int,
+    player: int,
+    state: YinYangState,
+    codes: Sequence[int],
+    *,
+    blocked: set[int],
+) -> bool:
+    """Whether ``player``, applying its hidden ``law`` in ``state`` (whose window patterns are
+    ``codes``), wins at once: the law fits a window and completes the player's goal, or it
+    leaves the opponent no token at the start of its turn (rules §6; the law, revealed, then
+    blocks the opponent's laws of its cause)."""
+    code = ABS_CAUSE[player][law]
+    if code in blocked:
+        return False
+    anchors = [anchor for anchor, c in enumerate(codes) if c == code]
+    if not anchors:
+        return False
+    kind = LAW_KIND[law]
+    res_b, res_w = state.reserves()
+    colour = REGEN_COLOUR[law] if kind != ADAPTATION else EMPTY
+    if colour and (res_b if colour == BLACK else res_w) < 2:
+        return False
+    if colour == BLACK:
+        res_b -= 2
+    elif colour:
+        res_w -= 2
+    black, white = state.board_masks()
+    enemy = player ^ 1
+    enemy_laws, _ = state.laws(enemy)
+    after_blocked = blocked | {code}
+    for anchor in anchors:
+        if kind != ADAPTATION:
+            gain = law_gain(black, white, player, anchor, law)
+            if gain == WIN_NOW:
+                return True
+            if gain == -WIN_NOW:
+                continue  # it completes only the enemy's goal
+        b2, w2 = apply_effect(black, white, player, anchor, law)
+        if not _can_act(b2, w2, enemy, enemy_laws, blocked=after_blocked, reserves=(res_b, res_w)):
+            return True
+    return False
+
+
+def _can_act(
+    black: int,
+    white: int,
+    player: int,
+    laws: Laws | None,
+    *,
+    blocked: set[int],
+    reserves: tuple[int, int],
+) -> bool:
+    """Whether ``player`` has a token on this board: a piece move, or a law of its own (a
+    ``?`` one counts as able) whose cause no revealed law has, that fits, with the reserve it
+    needs."""
+    if _can_move(black, white, player):
+        return True
+    if laws is None:
+        return False
+    codes = set(window_codes(black, white))
+    for law in laws:
+        if law == UNKNOWN:
+            return True
+        code = ABS_CAUSE[player][law]
+        if code not in codes or code in blocked:
+            continue
+        colour = REGEN_COLOUR[law] if LAW_KIND[law] != ADAPTATION else EMPTY
+        if colour and reserves[0 if colour == BLACK else 1] < 2:
+            continue
+        return True
+    return False
 
 
 def _can_move(black: int, white: int, side: int) -> bool:
@@ -894,10 +1006,21 @@ class YinYangHidden(HiddenInformation):
         self._seen: list[YinYangState] = []
         self._rewritten: dict[tuple[int, int], list[int]] = {}
         """Per (player, slot) seen rewritten, the laws it was likely rewritten to."""
+        self._wins: dict[tuple[int, int], frozenset[int]] = {}
+        """Per (position key, player), the laws that would have won there at once: each
+        remembered turn is weighed in every later search, so it is worked out once."""
 
     def new_game(self) -> None:
         self._seen.clear()
         self._rewritten.clear()
+        self._wins.clear()
+
+    def _winning_laws(self, state: YinYangState, player: int) -> frozenset[int]:
+        key = (state.key(), player)
+        wins = self._wins.get(key)
+        if wins is None:
+            wins = self._wins[key] = frozenset(_winning_laws(state, player))
+        return wins
 
     def is_hidden(self, state: State) -> bool:
         assert isinstance(state, YinYangState)
@@ -913,11 +1036,13 @@ class YinYangHidden(HiddenInformation):
         assert isinstance(state, YinYangState)
         if state.phase() == "setup":
             self._seen.clear()
+            self._wins.clear()
             return
         if self._seen and self._seen[-1].turn() >= state.turn():
             # a new game, or positions out of order: start afresh
             self._seen.clear()
             self._rewritten.clear()
+            self._wins.clear()
         after = state.copy()
         after.push(move)
         if after.phase() == "start" and not after.is_terminal():
@@ -1007,7 +1132,7 @@ class YinYangHidden(HiddenInformation):
                 if laws is not None and laws[slot] != UNKNOWN:
                     break  # known then: the hidden law now was written after that turn
                 continue
-            for law in _winning_laws(seen, player):
+            for law in self._winning_laws(seen, player):
                 weights[law] *= MISSED_WIN_WEIGHT
         if _moved_only(self._last_turn_start(state, player), state, player, slot):
             # its last turn was a piece move and nothing else: a law that wins on the board it
@@ -1084,8 +1209,7 @@ def _winning_laws(state: YinYangState, player: int) -> set[int]:
     blocked = revealed_causes(state)
     res_b, res_w = state.reserves()
     out: set[int] = set()
-    for anchor in range(N_ANCHORS):
-        code = window_codes(black, white)[anchor]
+    for anchor, code in enumerate(window_codes(black, white)):
         if code in blocked:
             continue
         for law in LAWS_BY_CAUSE[player][code]:
