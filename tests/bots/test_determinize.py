@@ -8,12 +8,19 @@ import random
 
 import pytest
 
-from bots.determinize import _best_root_move, _combined_score, _weighted_sum, expected_score
+from bots.determinize import (
+    _best_root_move,
+    _combined_score,
+    _weighted_sum,
+    determinized_search,
+    expected_score,
+)
 from bots.engine import Limits, Score
 from bots.eval import MAX_EVAL, evaluator_for
 from bots.eval.yinyang import YinYangHidden, rewrite_laws
 from bots.registry import create_bot
 from bots.search import PROVEN, WIN, Searcher, TranspositionTable
+from games import State
 from games.yinyang import ABS_CAUSE, LAW_OF_TEXT, UNKNOWN, YinYangState
 from tests.bots.test_eval_yinyang import random_positions, state_of
 
@@ -346,3 +353,46 @@ def test_a_hidden_law_that_leaves_the_opponent_no_token_is_a_hidden_win() -> Non
     assert after.is_terminal()
     averaged = evaluator.over_samples(view, [holding, referee], [1, 1])
     assert averaged.hidden_win_chance(view) == pytest.approx(0.5)
+
+
+class _SlowHidden(YinYangHidden):
+    """Draws its samples while a fake clock moves on by ``cost`` seconds."""
+
+    def __init__(self, now: list[float], cost: float) -> None:
+        super().__init__()
+        self.now = now
+        self.cost = cost
+
+    def samples(self, state: State, rng: random.Random, count: int) -> list[State]:
+        self.now[0] += self.cost
+        return super().samples(state, rng, count)
+
+
+@pytest.mark.parametrize("samples", [1, 8])
+def test_drawing_the_samples_counts_against_the_decision_time(samples: int) -> None:
+    view = state_of(
+        "bwww/bw.w/bbbw/bbbw w start ?,?,?,+wwww>www. -.wbw>*,-w.bb>*,-bbw.>b.w.,-ww..>* 8 10 2"
+    )
+    now = [0.0]
+
+    def clock() -> float:
+        now[0] += 1e-4  # every look at the clock takes a tenth of a millisecond
+        return now[0]
+
+    evaluator = evaluator_for("yinyang")
+    result = determinized_search(
+        view,
+        evaluator=evaluator,
+        hidden=_SlowHidden(now, 0.15),
+        table=TranspositionTable(4),
+        history={},
+        limits=Limits(deadline=0.2, clock=clock),
+        stop=lambda: False,
+        on_info=lambda info: None,
+        rng=random.Random(1),
+        samples=samples,
+    )
+    assert result.move is not None
+    # the 0.15 s of sampling left 0.05 s of the 0.2 s deadline to search in
+    assert now[0] <= 0.2 + 0.005, now[0]
+    assert result.time >= 150
