@@ -3,6 +3,7 @@ the records of a finished match (a ``benchmarks/ladder.py`` run directory).
 
 Usage: python benchmarks/yinyang_samples.py inference RUN_DIR [--games 25] [--draws 100]
        python benchmarks/yinyang_samples.py depths RUN_DIR
+       python benchmarks/yinyang_samples.py cost RUN_DIR [--game N] [--draws 8]
 
 ``inference`` replays each game, gives each player's determinizer (``YinYangHidden``) what that
 player saw, as a bot in the match does (``remember`` after each of its decisions), and at the
@@ -15,6 +16,11 @@ our own setup draws (``SELF_MODEL_SHARE``) at 0, today's value and 1. Higher is 
 ``depths`` reads the ``depth=`` of every decision at the start of a turn in the records and
 prints each player's mean and median depth, and the share at depth 5 or less: what a player's
 samples cost it in depth under the match's own load.
+
+``cost`` replays the run's longest game (or ``--game N``) as one player saw it and times the
+drawing of ``--draws`` samples (8) at the start of each of its turns: the median and the worst,
+overall and in the last quarter of the game. That time comes before the search and counts
+against the decision's time, so it must not grow with the game's length.
 """
 
 from __future__ import annotations
@@ -24,6 +30,7 @@ import math
 import random
 import statistics
 import sys
+import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -133,6 +140,49 @@ def depths(run: Path) -> None:
         )
 
 
+def cost(run: Path, number: int | None, draws: int) -> None:
+    paths = sorted((run / "games").glob("game-*.txt"))
+    if not paths:
+        raise SystemExit(f"yinyang_samples: no game records in {run / 'games'}")
+    if number is not None:
+        chosen = run / "games" / f"game-{number:05d}.txt"
+        if not chosen.exists():
+            raise SystemExit(f"yinyang_samples: no record {chosen}")
+    else:
+        chosen = max(paths, key=lambda path: len(parse_record(path.read_text()).moves))
+    record = parse_record(chosen.read_text())
+    game = games.load("yinyang")
+    evaluator = yinyang.YinYangEvaluator()
+    evaluator.prepare()  # as an engine's worker does when it starts
+    for me in (0, 1):
+        state = game.new_state()
+        assert isinstance(state, YinYangState)
+        seer = yinyang.YinYangHidden()
+        rng = random.Random(me)
+        times: list[tuple[int, float]] = []
+        for move in record.moves:
+            token = move.token
+            parsed = state.parse_move(token)
+            if state.to_move() == me and state.phase() != "setup" and not state.is_terminal():
+                view = state.view(me)
+                if state.phase() == "start" and view.is_view():
+                    started = time.perf_counter()
+                    seer.samples(view, rng, draws)
+                    times.append((state.ply(), time.perf_counter() - started))
+                seer.remember(view, parsed)
+            state.push(parsed)
+        if not times:
+            continue
+        late = [t for ply, t in times if ply >= 0.75 * len(record.moves)] or [0.0]
+        every = [t for _, t in times]
+        print(
+            f"{chosen.name} ({len(record.moves)} plies), p{me + 1}: {len(times)} draws of "
+            f"{draws}: median {statistics.median(every) * 1000:.2f} ms, worst "
+            f"{max(every) * 1000:.2f} ms; last quarter median "
+            f"{statistics.median(late) * 1000:.2f} ms, worst {max(late) * 1000:.2f} ms"
+        )
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     sub = parser.add_subparsers(dest="what", required=True)
@@ -142,9 +192,15 @@ def main() -> int:
     inf.add_argument("--draws", type=int, default=100, help="samples per position (100)")
     dep = sub.add_parser("depths", help="each player's search depth in a match's records")
     dep.add_argument("run", type=Path, help="a match directory (its games/ records)")
+    cst = sub.add_parser("cost", help="how long drawing the samples takes as a game goes on")
+    cst.add_argument("run", type=Path, help="a match directory (its games/ records)")
+    cst.add_argument("--game", type=int, help="the record's number (default: the longest)")
+    cst.add_argument("--draws", type=int, default=8, help="samples per decision (8)")
     args = parser.parse_args()
     if args.what == "inference":
         inference(args.run, args.games, args.draws)
+    elif args.what == "cost":
+        cost(args.run, args.game, args.draws)
     else:
         depths(args.run)
     return 0

@@ -4,9 +4,9 @@ Options: ``Hash`` (transposition table size in MB), ``Depth`` (a cap on the iter
 for none), ``Quiescence`` (search noisy moves beyond the horizon), ``Aspiration`` (the
 half-width of the root window around the previous iteration's value; 0, the default, takes the
 game's own, see ``Evaluator.aspiration``), and for games of hidden
-information (Yin Yang) ``Samples`` (how many completions of a view are drawn: the first is
-searched, the others count at its leaves; 1 by default, as more measured no stronger at 0.3 s
-a move, see ``bots.determinize``) and ``SecretSeed`` (0, the default: its
+information (Yin Yang) ``Samples`` (how many completions of a view are drawn: one is
+searched as it is; several count in the view's own tree, at its leaves and where the opponent
+may hold a hidden win; see ``bots.determinize``) and ``SecretSeed`` (0, the default: its
 choices of chance, the laws written at setup and the worlds sampled, come from the operating
 system's randomness, so an opponent cannot predict them; any other value repeats them; see
 ``bots.chance``). The table

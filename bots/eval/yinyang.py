@@ -59,6 +59,12 @@ move left, since the opponent could have applied it then. The bot remembers the 
 each of its own turns; a slot seen revealed and later hidden was rewritten, so only the turns
 after that count. Without the tokens the opponent played, a silent rewrite of a hidden slot
 cannot be seen, which is why this is a weight and not a rule.
+
+Counting the samples in the view's tree (``over_samples``, for more than one sample): a leaf is
+worth the mean, as expected scores, of what it would be worth in each sample (the laws term
+above with each sample's laws in the slots still ``?``), a sample in which the side to act has
+no token at all counting as lost; and an inner node is lifted by the share of samples in which
+the side to act holds a law that wins at once (``hidden_win_chance``).
 """
 
 from __future__ import annotations
