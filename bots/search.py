@@ -210,8 +210,6 @@ class Searcher:
         self.clock = limits.clock
         self.timed = limits.deadline is not None
         self.deadline_at = math.inf if limits.deadline is None else self.started + limits.deadline
-        # whether the evaluation knows of wins the side to act may hold hidden
-        self.chances = type(evaluator).hidden_win_chance is not Evaluator.hidden_win_chance
 
     # -- limits --------------------------------------------------------------------------------
 
@@ -431,17 +429,6 @@ class Searcher:
                 ):
                     return score
 
-        chance = self.evaluator.hidden_win_chance(state) if self.chances else 0.0
-        beta_start = beta
-        if chance > 0.0:
-            # the known moves are searched in the window that decides the node's value once
-            # the hidden win is counted (``lift_by_chance``, which only rises with the value)
-            scale = self.evaluator.expectation_scale
-            floor = lift_by_chance(-INF, chance, scale)
-            if floor >= beta:
-                return floor
-            alpha = -INF if alpha <= floor else _unlift(alpha, chance, scale, -1)
-            beta = _unlift(beta, chance, scale, 1)
         moves = self._ordered(state, tt_move, ply)
         if not moves:
             # not over, yet no move known: a view's player whose only tokens may be hidden
@@ -468,12 +455,10 @@ class Searcher:
                     if value >= beta:
                         self._reward(move, depth, ply)
                         break
-        if chance > 0.0:
-            best_value = lift_by_chance(best_value, chance, self.evaluator.expectation_scale)
         bound = EXACT
         if best_value <= alpha_start:
             bound = UPPER
-        elif best_value >= beta_start:
+        elif best_value >= beta:
             bound = LOWER
         self.table.store(key, depth, bound, _to_table(best_value, ply), best_move)
         return best_value
@@ -591,36 +576,6 @@ class Searcher:
             hashfull=self.table.hashfull(),
             stopped=self.stopped,
         )
-
-
-def lift_by_chance(value: int, chance: float, scale: float) -> int:
-    """The value of a node whose known moves are worth ``value`` to the side to act, when it
-    also holds, with probability ``chance``, a hidden way to win at once: as expected scores
-    (the logistic at ``scale``), ``chance + (1 - chance) * score(value)``, back in the
-    evaluation's units. A proven win stays as it is; anything else becomes an evaluation (the
-    hidden win is a guess). It never falls as ``value`` rises, so a bound stays a bound."""
-    if value >= PROVEN:
-        return value
-    known = 0.0 if value <= -PROVEN else 1.0 / (1.0 + math.exp(max(-60.0, -value / scale)))
-    expectation = min(chance + (1.0 - chance) * known, 1.0 - 1e-12)
-    lifted = scale * math.log(expectation / (1.0 - expectation))
-    return max(-MAX_EVAL + 1, min(MAX_EVAL - 1, round(lifted)))
-
-
-def _unlift(bound: int, chance: float, scale: float, side: int) -> int:
-    """A window bound for the known moves' value in place of ``bound`` for the node's: below
-    (``side`` -1) or above (+1) the value that ``lift_by_chance`` takes to ``bound``, so that
-    rounding never narrows the window; no bound (``-INF``/``INF``) where none is exact."""
-    if bound >= PROVEN or bound <= -PROVEN:
-        return bound if bound >= PROVEN else -INF
-    wanted = 1.0 / (1.0 + math.exp(max(-60.0, min(60.0, -bound / scale))))
-    known = (wanted - chance) / (1.0 - chance)
-    if known <= 1e-9:
-        return -INF
-    if known >= 1.0 - 1e-9:
-        return INF
-    value = scale * math.log(known / (1.0 - known))
-    return math.floor(value) - 1 if side < 0 else math.ceil(value) + 1
 
 
 def _to_table(score: int, ply: int) -> int:

@@ -71,13 +71,6 @@ class Evaluator:
         del lead, others, weights
         return self
 
-    def hidden_win_chance(self, state: State) -> float:
-        """How likely the side to act in ``state`` holds a hidden way to win at once, besides
-        the moves the search knows of (an evaluation returned by ``over_samples`` for the tree
-        of a view): the search counts it at every inner node. Never by default."""
-        del state
-        return 0.0
-
     def hidden_information(self) -> HiddenInformation | None:
         """How to play this game when a position hides part of itself (a player's view), or
         None for a game of perfect information (the default)."""

@@ -63,8 +63,7 @@ cannot be seen, which is why this is a weight and not a rule.
 Counting the samples in the view's tree (``over_samples``, for more than one sample): a leaf is
 worth the mean, as expected scores, of what it would be worth in each sample (the laws term
 above with each sample's laws in the slots still ``?``), a sample in which the side to act has
-no token at all counting as lost; and an inner node is lifted by the share of samples in which
-the side to act holds a law that wins at once (``hidden_win_chance``).
+no token at all counting as lost.
 """
 
 from __future__ import annotations
@@ -790,104 +789,6 @@ class _SampledThreats(YinYangEvaluator):
             terms.append(best * share // 10 + W_LAW_COUNT * min(count, 4) + adapt)
             fits.append(bool(count or adapt))
         return terms, fits
-
-    def hidden_win_chance(self, state: State) -> float:
-        """The weight of the samples in which the side to act holds, in a slot still ``?``,
-        a law that wins at once (``_wins_now``)."""
-        assert isinstance(state, YinYangState)
-        side = state.side()
-        entry = self.variants.get(side)
-        if entry is None or state.phase() == "setup":
-            return 0.0
-        slots, variants = entry
-        laws, revealed = state.laws(side)
-        assert laws is not None
-        open_slots = [
-            i for i, slot in enumerate(slots) if laws[slot] == UNKNOWN and not revealed >> slot & 1
-        ]
-        if not open_slots:
-            return 0.0
-        codes = window_codes(*state.board_masks())
-        blocked = revealed_causes(state)
-        wins = 0
-        for hidden, weight in zip(variants, self.weights, strict=True):
-            if any(_wins_now(hidden[i], side, state, codes, blocked=blocked) for i in open_slots):
-                wins += weight
-        return wins / sum(self.weights)
-
-
-def _wins_now(
-    law: int,
-    player: int,
-    state: YinYangState,
-    codes: Sequence[int],
-    *,
-    blocked: set[int],
-) -> bool:
-    """Whether ``player``, applying its hidden ``law`` in ``state`` (whose window patterns are
-    ``codes``), wins at once: the law fits a window and completes the player's goal, or it
-    leaves the opponent no token at the start of its turn (rules §6; the law, revealed, then
-    blocks the opponent's laws of its cause)."""
-    code = ABS_CAUSE[player][law]
-    if code in blocked:
-        return False
-    anchors = [anchor for anchor, c in enumerate(codes) if c == code]
-    if not anchors:
-        return False
-    kind = LAW_KIND[law]
-    res_b, res_w = state.reserves()
-    colour = REGEN_COLOUR[law] if kind != ADAPTATION else EMPTY
-    if colour and (res_b if colour == BLACK else res_w) < 2:
-        return False
-    if colour == BLACK:
-        res_b -= 2
-    elif colour:
-        res_w -= 2
-    black, white = state.board_masks()
-    enemy = player ^ 1
-    enemy_laws, _ = state.laws(enemy)
-    after_blocked = blocked | {code}
-    for anchor in anchors:
-        if kind != ADAPTATION:
-            gain = law_gain(black, white, player, anchor, law)
-            if gain == WIN_NOW:
-                return True
-            if gain == -WIN_NOW:
-                continue  # it completes only the enemy's goal
-        b2, w2 = apply_effect(black, white, player, anchor, law)
-        if not _can_act(b2, w2, enemy, enemy_laws, blocked=after_blocked, reserves=(res_b, res_w)):
-            return True
-    return False
-
-
-def _can_act(
-    black: int,
-    white: int,
-    player: int,
-    laws: Laws | None,
-    *,
-    blocked: set[int],
-    reserves: tuple[int, int],
-) -> bool:
-    """Whether ``player`` has a token on this board: a piece move, or a law of its own (a
-    ``?`` one counts as able) whose cause no revealed law has, that fits, with the reserve it
-    needs."""
-    if _can_move(black, white, player):
-        return True
-    if laws is None:
-        return False
-    codes = set(window_codes(black, white))
-    for law in laws:
-        if law == UNKNOWN:
-            return True
-        code = ABS_CAUSE[player][law]
-        if code not in codes or code in blocked:
-            continue
-        colour = REGEN_COLOUR[law] if LAW_KIND[law] != ADAPTATION else EMPTY
-        if colour and reserves[0 if colour == BLACK else 1] < 2:
-            continue
-        return True
-    return False
 
 
 def _can_move(black: int, white: int, side: int) -> bool:

@@ -304,57 +304,6 @@ def test_the_search_of_a_view_tries_no_hidden_law_and_plays_on() -> None:
     assert abs(result.score.value) < MAX_EVAL - 1  # an evaluation, not a result
 
 
-def test_the_chance_of_a_hidden_win_is_the_weight_of_the_samples_holding_one() -> None:
-    evaluator = evaluator_for("yinyang")
-    referee = state_of(
-        "b.../..../..../.... w start -bbbb>*,-bbbb>b.bb,-bbbb>bb.b,-bbbb>bbb. "
-        "-wwww>w.ww,-wwww>ww.w,-wwww>www.,-wwww>* 8 10 20"
-    )
-    view = referee.view(0)
-    laws = referee.laws(1)[0]
-    assert laws is not None
-    # White's ``....>ww..`` fits the empty window a1 and puts a white piece on a1: a win
-    winning = referee.with_laws(1, (LAW_OF_TEXT["....>ww.."], laws[1], laws[2], laws[3]))
-    averaged = evaluator.over_samples(view, [winning, referee], [1, 3])
-    assert averaged.hidden_win_chance(view) == pytest.approx(0.25)
-    assert evaluator.hidden_win_chance(view) == 0.0
-    # without the white reserve the law cannot fire
-    dry = state_of(
-        "b.../..../..../.... w start -bbbb>*,-bbbb>b.bb,-bbbb>bb.b,-bbbb>bbb. "
-        "-wwww>w.ww,-wwww>ww.w,-wwww>www.,-wwww>* 8 1 20"
-    )
-    dry_winning = dry.with_laws(1, (LAW_OF_TEXT["....>ww.."], laws[1], laws[2], laws[3]))
-    averaged = evaluator.over_samples(dry.view(0), [dry_winning, dry], [1, 3])
-    assert averaged.hidden_win_chance(dry.view(0)) == 0.0
-    # Black, whose laws the view shows, holds no hidden chance
-    black_turn = state_of(
-        "b.../..../..../.... b start -bbbb>*,-bbbb>b.bb,-bbbb>bb.b,-bbbb>bbb. "
-        "-wwww>w.ww,-wwww>ww.w,-wwww>www.,-wwww>* 8 10 21"
-    )
-    assert averaged.hidden_win_chance(black_turn.view(0)) == 0.0
-
-
-def test_a_hidden_law_that_leaves_the_opponent_no_token_is_a_hidden_win() -> None:
-    evaluator = evaluator_for("yinyang")
-    # Black's one piece on a1 is walled in by White's; Black's only law that fits, ``wwbw>.wbw``,
-    # fits the window a1. White's hidden ``wbww>*`` there (absolute cause ``wwbw``) would be
-    # revealed by applying it and block Black's law of the same cause: Black is stuck
-    referee = state_of(
-        "..../..../ww../bw.. w start -wwbw>.wbw,-bbbb>b.bb,-bbbb>bb.b,-bbbb>bbb. "
-        "-wwww>w.ww,-wwww>ww.w,-wwww>www.,-wwww>* 8 10 20"
-    )
-    view = referee.view(0)
-    laws = referee.laws(1)[0]
-    assert laws is not None
-    blocker = LAW_OF_TEXT["wbww>*"]
-    holding = referee.with_laws(1, (blocker, laws[1], laws[2], laws[3]))
-    after = holding.copy()
-    after.push(next(m for m in holding.legal_moves() if holding.move_to_str(m).startswith("L1")))
-    assert after.is_terminal()
-    averaged = evaluator.over_samples(view, [holding, referee], [1, 1])
-    assert averaged.hidden_win_chance(view) == pytest.approx(0.5)
-
-
 class _SlowHidden(YinYangHidden):
     """Draws its samples while a fake clock moves on by ``cost`` seconds."""
 

@@ -3,25 +3,12 @@
 from __future__ import annotations
 
 import itertools
-import math
-import zlib
 
 import pytest
 
 from bots.engine import Limits, Score, SearchInfo, never_stop
 from bots.eval import Evaluator
-from bots.search import (
-    CHECK_EVERY,
-    INF,
-    PROVEN,
-    WIN,
-    Searcher,
-    TranspositionTable,
-    _unlift,
-    lift_by_chance,
-    terminal_score,
-    to_score,
-)
+from bots.search import CHECK_EVERY, INF, Searcher, TranspositionTable, terminal_score, to_score
 from games import State
 from tests.bots.toy import Nim, NimEvaluator, TreeEvaluator, TreeGame
 
@@ -86,71 +73,6 @@ def test_alphabeta_equals_minimax_on_random_trees(seed: int, depth: int) -> None
     assert value == expected
     state.pop()
     assert state.to_string() == ""  # the position is left as it was
-
-
-class ChanceTreeEvaluator(TreeEvaluator):
-    """The tree's values, and at some nodes a made-up chance that the side to act holds a
-    hidden win (as a view's search of Yin Yang counts one)."""
-
-    def hidden_win_chance(self, state: State) -> float:
-        h = zlib.crc32(state.to_string().encode())
-        return 0.0 if h % 3 == 0 else (h % 1000) / 1500
-
-
-def minimax_with_chances(state: State, evaluator: Evaluator, depth: int, ply: int = 0) -> int:
-    """``minimax`` with each inner node below the root lifted by its chance of a hidden win."""
-    if depth == 0:
-        return evaluator.evaluate(state)
-    me = state.to_move()
-    best = -INF
-    for move in state.legal_moves():
-        state.push(move)
-        if state.is_terminal():
-            value = terminal_score(state.outcome(), me, ply + 1)
-        elif state.to_move() == me:
-            value = minimax_with_chances(state, evaluator, depth - 1, ply + 1)
-        else:
-            value = -minimax_with_chances(state, evaluator, depth - 1, ply + 1)
-        state.pop()
-        best = max(best, value)
-    chance = evaluator.hidden_win_chance(state)
-    if ply > 0 and chance > 0.0:
-        best = lift_by_chance(best, chance, evaluator.expectation_scale)
-    return best
-
-
-@pytest.mark.parametrize(("seed", "depth"), list(itertools.product(range(30), (2, 3, 4))))
-def test_hidden_win_chances_are_counted_as_a_full_search_would(seed: int, depth: int) -> None:
-    # the windows the core narrows for a node with a chance must not change any value
-    game = TreeGame(seed)
-    state = game.new_state()
-    evaluator = ChanceTreeEvaluator()
-    expected = minimax_with_chances(state.copy(), evaluator, depth)
-    result = search(state, evaluator, Limits(depth=depth))
-    assert result.score == to_score(expected)
-
-
-def test_lifting_by_a_chance_keeps_order_and_bounds() -> None:
-    scale = 300.0
-    values = [-WIN + 3, -PROVEN, -5000, -700, -1, 0, 1, 700, 5000, PROVEN, WIN - 3]
-    for chance in (0.01, 0.3, 0.9):
-        lifted = [lift_by_chance(v, chance, scale) for v in values]
-        assert lifted == sorted(lifted)
-        # a lost node is worth the chance alone, a proven win stays one
-        floor = scale * math.log(chance / (1 - chance))
-        assert abs(lift_by_chance(-WIN + 3, chance, scale) - floor) <= 1
-        assert lift_by_chance(WIN - 3, chance, scale) == WIN - 3
-        assert all(lifted[i] >= values[i] for i in range(len(values)) if values[i] < PROVEN)
-        for bound in range(-3000, 3001, 250):
-            below, above = _unlift(bound, chance, scale, -1), _unlift(bound, chance, scale, 1)
-            if bound > floor:  # at or below it no known value matters: the node fails high
-                assert below < above
-            if below > -INF:
-                assert lift_by_chance(below, chance, scale) <= bound
-            if above < INF:
-                assert lift_by_chance(above, chance, scale) >= bound
-    # no chance, no change
-    assert lift_by_chance(123, 0.0, scale) == 123
 
 
 def test_same_player_plies_are_not_negated() -> None:
