@@ -4,9 +4,9 @@ Options: ``Hash`` (transposition table size in MB), ``Depth`` (a cap on the iter
 for none), ``Quiescence`` (search noisy moves beyond the horizon), ``Aspiration`` (the
 half-width of the root window around the previous iteration's value; 0, the default, takes the
 game's own, see ``Evaluator.aspiration``), and for games of hidden
-information (Yin Yang) ``Samples`` (how many completions of a view are drawn: one is
-searched as it is; several count in the view's own tree, at its leaves and where the opponent
-may hold a hidden win; see ``bots.determinize``) and ``SecretSeed`` (0, the default: its
+information (Yin Yang) ``Samples`` (how many completions of a view are drawn, 8 by default:
+one is searched as it is; several count at the leaves of the view's own tree, see
+``bots.determinize``) and ``SecretSeed`` (0, the default: its
 choices of chance, the laws written at setup and the worlds sampled, come from the operating
 system's randomness, so an opponent cannot predict them; any other value repeats them; see
 ``bots.chance``). The table
@@ -65,7 +65,7 @@ class AlphaBeta(Engine):
         Option("Depth", "spin", 0, 0, MAX_PLY),
         Option("Quiescence", "check", True),
         Option("Aspiration", "spin", 0, 0, 10_000),
-        Option("Samples", "spin", 1, 1, 64),
+        Option("Samples", "spin", 8, 1, 64),
         SECRET_SEED_OPTION,
     )
 
@@ -128,7 +128,7 @@ class AlphaBeta(Engine):
                 on_info=on_info,
                 # every choice of chance alphabeta makes is hidden from the opponent
                 rng=Chance(state, 0, int(self.values["SecretSeed"] or 0)).secret,
-                samples=int(self.values["Samples"] or 1),
+                samples=int(self.values["Samples"] or 8),
                 quiescence=bool(self.values["Quiescence"]),
             )
         plan, self._plan = self._plan, None
