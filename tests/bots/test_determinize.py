@@ -211,14 +211,18 @@ def _logit_mean(values: list[int], weights: list[int]) -> float:
     return SCALE * math.log(mean / (1.0 - mean))
 
 
-def test_hidden_laws_count_at_the_leaves_as_the_mean_over_the_samples() -> None:
-    evaluator = evaluator_for("yinyang")
+def _view_and_samples(seed: int, count: int) -> tuple[YinYangState, list[YinYangState]]:
+    """White's view with three of Black's laws hidden, and ``count`` samples of it."""
     view = state_of(
         "bwww/bw.w/bbbw/bbbw w start ?,?,?,+wwww>www. -.wbw>*,-w.bb>*,-bbw.>b.w.,-ww..>* 8 10 2"
     )
-    worlds = [
-        w for w in YinYangHidden().samples(view, random.Random(5), 6) if isinstance(w, YinYangState)
-    ]
+    drawn = YinYangHidden().samples(view, random.Random(seed), count)
+    return view, [w for w in drawn if isinstance(w, YinYangState)]
+
+
+def test_hidden_laws_count_at_the_leaves_as_the_mean_over_the_samples() -> None:
+    evaluator = evaluator_for("yinyang")
+    view, worlds = _view_and_samples(5, 6)
     assert len({w.key() for w in worlds}) > 1
     # a view that hides nothing, or samples that all agree, change nothing
     referee = worlds[0]
@@ -247,12 +251,7 @@ def test_hidden_laws_count_at_the_leaves_as_the_mean_over_the_samples() -> None:
 
 def test_a_hidden_slot_rewritten_in_the_line_counts_as_written() -> None:
     evaluator = evaluator_for("yinyang")
-    view = state_of(
-        "bwww/bw.w/bbbw/bbbw w start ?,?,?,+wwww>www. -.wbw>*,-w.bb>*,-bbw.>b.w.,-ww..>* 8 10 2"
-    )
-    worlds = [
-        w for w in YinYangHidden().samples(view, random.Random(9), 8) if isinstance(w, YinYangState)
-    ]
+    view, worlds = _view_and_samples(9, 8)
     averaged = evaluator.over_samples(view, worlds, [1] * len(worlds))
     assert averaged is not evaluator
     laws, _ = view.laws(0)
