@@ -299,13 +299,23 @@ def test_log_lines_of_any_command_go_to_stderr(
     assert "worker_restart" in err
 
 
-def test_ctrl_c_during_a_match_keeps_stdout_to_result_lines(tmp_path: Path) -> None:
-    proc = subprocess.Popen(
+def _interruptible_match(tmp_path: Path) -> subprocess.Popen[str]:
+    return subprocess.Popen(
         [*CLI, "match", "yoxii", "bot:alphabeta", "bot:greedy", "--games", "100", "--st", "0.05",
          "--out", str(tmp_path / "event")],
         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
         start_new_session=True,  # a group of its own, as a terminal's Ctrl-C reaches
     )  # fmt: skip
+
+
+def test_ctrl_c_during_a_match_keeps_stdout_to_result_lines(tmp_path: Path) -> None:
+    # a child starts as a terminal's job does: a test run started in the background (``cmd &``
+    # in a script) ignores SIGINT, and a child would inherit that (a handler it would not)
+    previous = signal.signal(signal.SIGINT, signal.default_int_handler)
+    try:
+        proc = _interruptible_match(tmp_path)
+    finally:
+        signal.signal(signal.SIGINT, previous)
     try:
         assert proc.stdout is not None
         first = proc.stdout.readline()
