@@ -61,9 +61,11 @@ interleavings
     N random go/stop interleavings over 4 connections (2 text, 2 msgpack-RPC): go infinite,
     depth 1-3 or movetime; stop (text, msgpack notification or request, with or without the
     search id) after 0-30 ms or in the same write; sometimes ``position startpos`` right after
-    the stop; sometimes a disconnect mid-search (then a new connection). Counts the gos sent on
-    connections that stayed open and their answers (bestmove, go response, or an error
-    refusing the go); target: none lost, none extra (60 s budget).
+    the stop; sometimes a disconnect mid-search (then a new connection); one in five pipelines
+    two gos and a stop in one write (the second go refused with 204 alone, or searched once
+    the first has ended). Counts the gos sent on connections that stayed open and their
+    answers (bestmove, go response, or an error refusing the go); target: none lost, none
+    extra (a budget of 60 s per 1000 interleavings, at least 60 s).
 
 Measurement notes: the probe runs in this process, beside the abusive clients, so its latency
 includes this process's own scheduling; a probe isready left unanswered for 5 s ends the
@@ -97,7 +99,7 @@ import termios
 import time
 import traceback
 from collections import Counter, deque
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TypeAlias
@@ -1220,6 +1222,62 @@ def choose_go(rng: random.Random) -> tuple[m.Go, bool]:
     return m.Go(movetime=rng.randint(5, 50)), False
 
 
+DOUBLE_GO = 0.2
+"""The share of interleavings that pipeline two gos and a stop in one write."""
+
+
+def tally_double_go(tally: Tally, answers: int, refused: int) -> None:
+    """Count a pipelined pair of gos that got ``answers`` answers, ``refused`` of them an
+    error refusing a go (204 while the first one searches)."""
+    tally.gos += 2
+    tally.answered += min(answers, 2)
+    tally.refused += refused
+    tally.lost += max(0, 2 - answers)
+    tally.extra += max(0, answers - 2)
+
+
+async def text_double_go(
+    ctx: Context, client: LineClient, rng: random.Random, tally: Tally
+) -> LineClient:
+    """``go``, ``go``, ``stop``, ``position startpos``, ``isready`` in one write. The second
+    go is refused with 204 (its only answer) while the first searches, or searches once the
+    first has ended; the stop ends whichever runs, the position waits for its bestmove, so
+    every answer comes before the readyok: exactly two, bestmoves and 204s together."""
+    first, _ = choose_go(rng)
+    second, _ = choose_go(rng)
+    ok = await client.send(wire(first, second, m.Stop(), m.Position(), m.IsReady()))
+    lines, found = await client.until(is_readyok, trio.current_time() + 5.0)
+    count_errors(lines, tally.errors)
+    bestmoves = sum(map(is_bestmove, lines))
+    refused = sum(isinstance(line, m.ErrorReply) and refuses_go(line) for line in lines)
+    tally_double_go(tally, bestmoves + refused, refused)
+    if not ok or not found:
+        return await ctx.recover_text(client)
+    return client
+
+
+async def rpc_double_go(
+    client: RpcClient, ids: Iterator[int], rng: random.Random, tally: Tally
+) -> bool:
+    """Two ``go`` requests and a ``stop`` notification in one write: each go gets exactly one
+    response (the second a result, or error 204 while the first searches). False when the
+    connection is no use any more."""
+    first, second = next(ids), next(ids)
+    ok = await client.send(
+        mpack.encode_request(first, choose_go(rng)[0]),
+        mpack.encode_request(second, choose_go(rng)[0]),
+        mpack.encode_notify(m.Stop()),
+    )
+    deadline = trio.current_time() + 5.0
+    answers = [await client.response(first, deadline), await client.response(second, deadline)]
+    got = [answer for answer in answers if answer is not None]
+    tally_double_go(tally, len(got), sum(answer.error is not None for answer in got))
+    for answer in got:
+        if answer.error is not None:
+            tally.errors[f"error {answer.error.code} {answer.error.name}"] += 1
+    return ok and len(got) == 2
+
+
 async def text_episodes(
     ctx: Context, count: int, rng: random.Random, tally: Tally, budget: float
 ) -> None:
@@ -1230,6 +1288,9 @@ async def text_episodes(
         if client.eof:
             client = await ctx.reconnect_text(client)
         tally.episodes += 1
+        if rng.random() < DOUBLE_GO:
+            client = await text_double_go(ctx, client, rng, tally)
+            continue
         go, must_stop = choose_go(rng)
         tail = b""
         if must_stop or rng.random() < 0.5:
@@ -1277,6 +1338,12 @@ async def rpc_episodes(
                 client = RpcClient(await ctx.connect())
                 clients.append(client)
             tally.episodes += 1
+            if rng.random() < DOUBLE_GO:
+                if not await rpc_double_go(client, ids, rng, tally):
+                    client.close()
+                    client = RpcClient(await ctx.connect())
+                    clients.append(client)
+                continue
             search, must_stop = choose_go(rng)
             gid = next(ids)
             go = mpack.encode_request(gid, search)
@@ -1327,18 +1394,24 @@ async def rpc_episodes(
             tally.errors.update(one.notified_errors)
 
 
+def interleavings_budget(count: int) -> float:
+    """Seconds the interleavings scenario may take: 60 s per 1000 interleavings, at least 60."""
+    return max(60.0, 0.06 * count)
+
+
 async def interleavings(ctx: Context) -> None:
     total = ctx.interleavings
     shares = [total // 4 + (i < total % 4) for i in range(4)]
     tally = Tally()
-    budget = trio.current_time() + 60.0
+    seconds = interleavings_budget(total)
+    budget = trio.current_time() + seconds
     async with trio.open_nursery() as nursery:
         for i, share in enumerate(shares):
             rng = random.Random(ctx.rng.random())
             nursery.start_soon(text_episodes if i < 2 else rpc_episodes, ctx, share, rng, tally,
                                budget)  # fmt: skip
     if tally.episodes < total:
-        ctx.note(f"60 s budget spent after {tally.episodes}/{total} interleavings")
+        ctx.note(f"{seconds:g} s budget spent after {tally.episodes}/{total} interleavings")
     ctx.check(
         tally.lost == 0 and tally.extra == 0,
         f"gos kept {tally.gos}, answered {tally.answered} ({tally.refused} with an error), "
@@ -1355,6 +1428,11 @@ class Scenario:
     """Hard cap on the abuse phase, seconds."""
     go_delay: float = 0.0
     """When the probe sends its go (unless the scenario sets ``go_now`` first)."""
+    scaled: bool = False
+    """The cap grows by the interleavings' budget (``--interleavings``)."""
+
+    def cap(self, interleavings: int) -> float:
+        return self.limit + (interleavings_budget(interleavings) if self.scaled else 0.0)
 
 
 SCENARIOS = (
@@ -1367,7 +1445,7 @@ SCENARIOS = (
     Scenario("slowloris-500", slowloris_500, 40.0),
     Scenario("search-hog", search_hog, 30.0, go_delay=10.0),
     Scenario("pipelined-burst", pipelined_burst, 30.0),
-    Scenario("interleavings", interleavings, 75.0),
+    Scenario("interleavings", interleavings, 15.0, scaled=True),
 )
 
 
@@ -1402,13 +1480,14 @@ async def run_scenario(server: ServerProcess, scenario: Scenario, args: argparse
         if await probe.open():
             nursery.start_soon(probe.run)
         nursery.start_soon(_probe_go, ctx, scenario.go_delay)
-        with trio.move_on_after(scenario.limit) as cap:
+        limit = scenario.cap(args.interleavings)
+        with trio.move_on_after(limit) as cap:
             try:
                 await scenario.run(ctx)
             except Exception as exc:  # a scenario that breaks is a FAIL, never a crash
                 report.failures.append(f"scenario stopped by {type(exc).__name__}: {exc}")
         if cap.cancelled_caught:
-            report.failures.append(f"abuse cut at its {scenario.limit:g} s cap")
+            report.failures.append(f"abuse cut at its {limit:g} s cap")
         await ctx.close_all()
         ended = time.monotonic()
         idle = await wait_idle(server, ended, IDLE_GIVE_UP, server_too=False)

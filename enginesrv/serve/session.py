@@ -125,16 +125,19 @@ class Session(Positions):
         search = self.search
         if not error.fatal and search is not None and search.stop.is_set():
             await search.done.wait()  # bounded: a worker that ignores stop is killed
+        busy = self.search is not None
         await self.reply(m.ErrorReply(error.code, error.error.name, error.message), error.msgid)
         if not error.fatal and error.method == m.Go.METHOD:
-            await self._refused_go(error.msgid)
+            await self._refused_go(error.msgid, busy=busy)
 
-    async def _refused_go(self, msgid: int | None) -> None:
+    async def _refused_go(self, msgid: int | None, *, busy: bool) -> None:
         """After the error of a refused ``go``, its one best move in the text framing:
         ``bestmove none``, so that a client waiting for it does not wait for ever (Compat
-        mode included). Not while another search runs: its ``bestmove`` is the next one. In
-        msgpack the error response is the one answer."""
-        if self.framing == "text" and self.search is None:
+        mode included). Not when another search ran as it was refused (``busy``, taken
+        before its error was sent: that search may end while the error waits in the
+        outbox): the running search's ``bestmove`` is the one that comes. In msgpack the
+        error response is the one answer."""
+        if self.framing == "text" and not busy:
             await self._send(m.BestMove(None), msgid)
 
     # -- dispatch ------------------------------------------------------------------------------
@@ -156,10 +159,11 @@ class Session(Positions):
                 await search.done.wait()
             reply = await self._dispatch(command, msgid, nursery)
         except RequestError as exc:
+            busy = self.search is not None  # before the reply's await, in which it may end
             self.log.info("command_error", command=command.METHOD, error=str(exc.reply))
             await self.reply(exc.reply, msgid)
             if isinstance(command, m.Go):
-                await self._refused_go(msgid)
+                await self._refused_go(msgid, busy=busy)
             return
         except Exception as exc:  # a fault of ours: report it, keep the session (code 500)
             self.log.exception("internal_error", command=command.METHOD)

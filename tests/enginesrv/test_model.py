@@ -4,8 +4,9 @@ one real server with two real worker processes.
 
 The model checks the contract of docs/protocol.md §3 as the server now keeps it:
 
-* every ``go`` on a connection that stays open gets exactly one answer (a ``bestmove`` line;
-  in msgpack one response, an error response included), with a legal move;
+* every ``go`` on a connection that stays open gets exactly one answer (a ``bestmove`` line,
+  or in text an error 204 alone; in msgpack one response, an error response included), with
+  a legal move, also when two gos and a stop come in one write;
 * a command sent after a ``stop`` (and no ``go`` since) is never refused with error 204, and
   none is refused with 204 when no search can be running;
 * once every connection has closed, every worker is idle again within 2 s.
@@ -271,27 +272,33 @@ class TextClient(Client):
         return line.decode()
 
     def run(self, commands: list[Command]) -> None:
+        """Send the commands in one write, each followed by a ``ping`` with its index: the
+        session answers in order, so an error line belongs to the command after the last
+        ``pong`` (two gos in one write are told apart)."""
         sent = self.sent_list(commands, bool(self.waiting))
-        wire = "".join(c.text() + "\n" for c in commands) + "isready\n"
-        self.sock.sendall(wire.encode())
+        wire = "".join(f"{c.text()}\nping {i}\n" for i, c in enumerate(commands))
+        self.sock.sendall((wire + "isready\n").encode())
         lines = []
+        errors: list[list[str]] = [[] for _ in commands]
+        current = 0
         barriers = 1 + sum(c.method == "isready" for c in commands)
         while barriers:
             line = self.line()
             if line == "readyok":
                 barriers -= 1
+            elif line.startswith("pong "):
+                assert line == f"pong {current}", f"{line!r} after command {current}"
+                current += 1
+            elif line.startswith("error "):
+                assert current < len(commands), f"an error after the last command: {line!r}"
+                errors[current].append(line)
             else:
                 lines.append(line)
-        errors: dict[str, list[str]] = {}
-        for line in lines:
-            if line.startswith(("bestmove", "info")):
-                continue
-            words = line.split()
-            assert words[0] == "error", f"unexpected line: {line!r}"
-            errors.setdefault(words[3].rstrip(":"), []).append(line)
-        for item in sent:
-            found = errors.pop(item.method, [])
+        assert current == len(commands), f"{len(commands) - current} pongs missing"
+        for item, found in zip(sent, errors, strict=True):
             assert len(found) <= 1, found
+            if found:
+                assert found[0].split()[3] == f"{item.method}:", (item.method, found)
             refused = bool(found) and self.judge_error(item, int(found[0].split()[1]), found[0])
             if refused:
                 continue
@@ -302,8 +309,8 @@ class TextClient(Client):
             elif item.method == "setoption" and item.option == "Bot":
                 self.bot = item.value
                 self.other_bot = item.value != "alphabeta"
-        assert not errors, errors
         for line in lines:
+            assert line.startswith(("bestmove", "info")), f"unexpected line: {line!r}"
             if line.startswith("bestmove"):
                 assert self.waiting, f"a bestmove for no go: {line!r}"
                 moves = self.waiting.popleft()
@@ -497,6 +504,18 @@ class ServerModel(RuleBasedStateMachine):
             client.run(
                 [Command("stop"), Command("position", moves=moves), Command("go", limit=limit)]
             )
+
+    @precondition(has_open)
+    @rule(data=st.data(), first=GO_LIMITS, second=GO_LIMITS)
+    def go_go_stop_at_once(
+        self, data: st.DataObject, first: tuple[str, int], second: tuple[str, int]
+    ) -> None:
+        """Two gos and a stop in one write: the second go is refused with 204 alone while the
+        first searches (the first may end while that refusal is being sent), or searches once
+        the first has ended; the stop ends whichever runs."""
+        self._client(data).run(
+            [Command("go", limit=first), Command("go", limit=second), Command("stop")]
+        )
 
     @precondition(has_open)
     @rule(data=st.data())

@@ -28,7 +28,9 @@ from enginesrv.search.pool import WorkerPool
 from enginesrv.search.worker import BOTS_PER_WORKER, _Worker
 from enginesrv.serve.connection import Limits
 from enginesrv.serve.server import Server
+from enginesrv.serve.session import Session
 from enginesrv.serve.settings import SessionConfig
+from protocol import messages as m
 from tests.enginesrv.peer import (
     MsgpackPeer,
     TextPeer,
@@ -472,6 +474,39 @@ class GateRunner:
         del job, on_info, stop, hard_deadline, on_wait, peer
         await self.gate.wait()
         return SearchOutcome(None)
+
+
+@trio_test
+async def test_a_go_refused_with_204_gets_no_bestmove_when_the_search_ends_meanwhile() -> None:
+    """The running search ends while the 204 refusing a second ``go`` is being sent (its
+    outbox is full): the search's ``bestmove`` is the one that comes, no ``bestmove none``
+    for the refused go after it (docs/protocol.md §3)."""
+    runner = GateRunner()
+    sent: list[m.Reply] = []
+
+    async def send(reply: m.Reply, msgid: int | None) -> None:
+        del msgid
+        sent.append(reply)
+        if isinstance(reply, m.ErrorReply) and reply.code == 204:
+            runner.gate.set()
+            await trio.testing.wait_all_tasks_blocked()  # the search ends and answers here
+
+    session = Session(
+        SessionConfig(default_game="yoxii"),
+        runner,
+        framing="text",
+        send=send,
+        send_nowait=lambda reply, msgid: sent.append(reply),
+    )
+    async with trio.open_nursery() as nursery:
+        await session.handle(m.Request(m.Go(depth=3)), nursery)
+        await session.handle(m.Request(m.Go(depth=3)), nursery)
+    assert [type(reply) for reply in sent] == [m.ErrorReply, m.BestMove], sent
+    error, best = sent
+    assert isinstance(error, m.ErrorReply)
+    assert error.code == 204
+    assert isinstance(best, m.BestMove)
+    assert best.move is not None
 
 
 @trio_test
