@@ -50,6 +50,10 @@ TRACE_CAP = 64 << 20
 _ARROWS: dict[str, str] = {"send": ">", "recv": "<", "end": "#"}
 _ESCAPES = {c: f"\\x{c:02x}" for c in (*range(32), 127) if c != 9}
 """Control characters in a line are written escaped: a trace is read on a terminal."""
+_ALL_ESCAPES = {c: f"\\x{c:02x}" for c in (*range(32), 127, *range(0x80, 0xA0))}
+"""The control characters escaped in a line quoted in a one-line message: tabs too."""
+WRAPPER_ERROR_CHARS = 300
+"""The most characters of a wrapper's error quoted in a message (``wrapper_error``)."""
 
 
 NAME_BYTES = 100
@@ -241,9 +245,10 @@ class TextEnginePlayer(Player):
                 )  # fmt: skip
             else:
                 errors: int | IO[bytes] = subprocess.DEVNULL
-                if self.stderr is not None:
+                if self.stderr is not None or self.wrapper:
                     # what an engine writes during a game may hold its secrets (Yin Yang
-                    # laws): it is kept where the event's readers cannot look until then
+                    # laws): it is kept where the event's readers cannot look until then;
+                    # a wrapper's own error is read from there (``wrapper_error``)
                     fd, name = tempfile.mkstemp(prefix="enginesrv-stderr-")
                     self._private, self._published = Path(name), 0
                     errors = os.fdopen(fd, "ab")
@@ -261,7 +266,9 @@ class TextEnginePlayer(Player):
         except EngineTimeoutError as exc:
             raise ForfeitError("stall", f"no ugiok within {deadlines.startup:g} s: {exc}") from None
         except ClientError as exc:
-            raise ForfeitError(self._gone, f"cannot start it: {exc}") from None
+            # a wrapper that fails says why only on its standard error: the user is told
+            reason = await self._wrapper_error()
+            raise ForfeitError(self._gone, f"cannot start it: {reason or exc}") from None
         self.alive = True
         engine = self.engine
         self.hello = EngineHello(engine.info)
@@ -282,6 +289,13 @@ class TextEnginePlayer(Player):
             raise PlayerSpecError(f"player {self.spec.text!r}: the engine refused: {exc}") from None
         except ClientError as exc:
             raise self._forfeit(exc, "the handshake") from None
+
+    async def _wrapper_error(self) -> str | None:
+        """What the wrapper said when it could not start the engine (``wrapper_error``);
+        None without a wrapper, or when it did not say."""
+        if not self.wrapper or self._private is None:
+            return None
+        return await trio.to_thread.run_sync(wrapper_error, self._private, self.wrapper[0])
 
     async def publish_stderr(self) -> None:
         """Append what the engine wrote to its standard error since the last call to the
@@ -413,6 +427,26 @@ class TextEnginePlayer(Player):
                 with contextlib.suppress(OSError):
                     self._private.unlink()
                 self._private = None
+
+
+def wrapper_error(stderr: Path, program: str) -> str | None:
+    """What the wrapper ``program`` (``bwrap``) said when it could not start a command, from
+    the file of its standard error: its first line, when that begins with the program's
+    name and a colon (``bwrap: execvp ./engine: No such file or directory``; the wrapper
+    speaks before the command it starts can). Control characters are escaped and the line
+    cut to ``WRAPPER_ERROR_CHARS`` characters. None when there is no such line."""
+    try:
+        with open(stderr, "rb") as file:
+            head = file.read(4 * WRAPPER_ERROR_CHARS)
+    except OSError:
+        return None
+    line = head.partition(b"\n")[0].decode("utf-8", "backslashreplace")
+    if not line.startswith(f"{os.path.basename(program)}: "):
+        return None
+    line = line.translate(_ALL_ESCAPES)
+    if len(line) > WRAPPER_ERROR_CHARS:
+        line = line[: WRAPPER_ERROR_CHARS - 3] + "..."
+    return line
 
 
 def _append_from(source: Path, offset: int, target: Path) -> int:

@@ -1,17 +1,25 @@
 """``--isolate``: each ``cmd:`` engine runs under bubblewrap with a private /tmp, its own
-/proc and no view of the event's directory; without bubblewrap it is a clear error."""
+/proc and no view of the event's directory, seeing of the host's /tmp only what its command
+names (an engine in a virtual environment under /tmp starts); an engine that cannot start
+is told why in one line; without bubblewrap it is a clear error."""
 
 from __future__ import annotations
 
+import functools
 import os
 import re
 import shutil
+import subprocess
 import sys
+import tempfile
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
-from tests.enginesrv.test_tournament import ROOT, cli
+from enginesrv.event.engine_player import WRAPPER_ERROR_CHARS, wrapper_error
+from enginesrv.event.schedule import isolation
+from tests.enginesrv.test_tournament import ROOT, cli, stored
 
 FAKE = ROOT / "tests" / "enginesrv" / "fakes" / "fake_engine.py"
 
@@ -34,7 +42,37 @@ def _event_dir(tmp_path: Path) -> Path:
     return out
 
 
-@pytest.mark.skipif(shutil.which("bwrap") is None, reason="bubblewrap (bwrap) is not installed")
+@functools.cache
+def _no_sandbox() -> str | None:
+    """Why bubblewrap cannot be used here (not installed, no namespaces for it), or None."""
+    if shutil.which("bwrap") is None:
+        return "bubblewrap (bwrap) is not installed"
+    proc = subprocess.run(
+        ["bwrap", "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc", "--unshare-pid",
+         "--", "true"],
+        capture_output=True, text=True, check=False, timeout=30,
+    )  # fmt: skip
+    if proc.returncode != 0:
+        return f"bwrap cannot make a sandbox here: {proc.stderr.strip()[:200]}"
+    return None
+
+
+@pytest.fixture
+def sandbox() -> None:
+    problem = _no_sandbox()
+    if problem is not None:
+        pytest.skip(problem)
+
+
+@pytest.fixture
+def host_tmp() -> Iterator[Path]:
+    """A directory of the host's /tmp itself (whatever TMPDIR says): what is tested is what
+    an isolated engine sees of that /tmp."""
+    with tempfile.TemporaryDirectory(prefix="enginesrv-isolate-", dir="/tmp") as name:
+        yield Path(name)
+
+
+@pytest.mark.usefixtures("sandbox")
 def test_an_isolated_engine_sees_no_event_files_no_processes_and_its_own_tmp(
     tmp_path: Path,
 ) -> None:
@@ -77,3 +115,104 @@ def test_isolate_without_bubblewrap_is_a_clear_error(tmp_path: Path) -> None:
     assert proc.returncode == 2
     assert proc.stderr.count("\n") == 1, proc.stderr
     assert "--isolate needs bubblewrap" in proc.stderr
+
+
+@pytest.mark.usefixtures("sandbox")
+def test_an_isolated_engine_in_a_virtual_environment_under_tmp_starts_and_plays(
+    tmp_path: Path, host_tmp: Path
+) -> None:
+    # Python finds its environment from the path it is run by (venv/bin/python, a link to
+    # the base interpreter), and the engine's script is named by a link under /tmp too: all
+    # of it must be seen in the sandbox where the command names it, and the rest of /tmp not
+    venv = host_tmp / "venv"
+    subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(venv)], check=True)
+    script = host_tmp / "engine.py"
+    script.symlink_to(FAKE)
+    out = _event_dir(tmp_path)
+    marker = Path("/tmp") / f"enginesrv-test-marker-{os.getpid()}"
+    marker.write_text("secret")
+    try:
+        snoop = f"name=snoop:cmd:{venv}/bin/python {script} snoop {out} {marker.name}"
+        proc = cli(
+            "match", "yoxii", snoop, "bot:random", "--depth", "1", "--games", "2",
+            "--out", str(out), "--isolate",
+            env={**os.environ, "PYTHONPATH": str(ROOT)},  # the fake engine imports games
+        )  # fmt: skip
+        assert proc.returncode == 0, proc.stderr
+        assert "crashed" not in proc.stdout, proc.stdout
+        games = stored(out)
+        assert len(games) == 2, games
+        assert all(plies > 0 for *_, plies in games), games
+        seen = _snoops(out)
+        assert seen
+        assert all(s["dir"] <= 0 and s["marker"] == 0 for s in seen), seen
+    finally:
+        shutil.rmtree(out, ignore_errors=True)
+        marker.unlink(missing_ok=True)
+
+
+@pytest.mark.usefixtures("sandbox")
+@pytest.mark.parametrize(
+    ("name", "why"),
+    [("missing/engine", "No such file or directory"), ("not-executable", "Permission denied")],
+)
+def test_an_isolated_engine_that_cannot_start_is_told_why_in_one_line(
+    tmp_path: Path, host_tmp: Path, name: str, why: str
+) -> None:
+    engine = host_tmp / name
+    if name == "not-executable":
+        engine.write_text("#!/bin/sh\n")
+    proc = cli(
+        "match", "yoxii", f"name=broken:cmd:{engine}", "bot:random", "--depth", "1",
+        "--games", "2", "--out", str(tmp_path / "event"), "--isolate",
+        env={**os.environ, "LC_ALL": "C"},  # bwrap's reason, as the test expects it
+    )  # fmt: skip
+    assert proc.returncode == 0, proc.stderr
+    lines = [line for line in proc.stdout.splitlines() if "broken crashed" in line]
+    assert len(lines) == 2, proc.stdout
+    for line in lines:
+        assert f"broken crashed (cannot start it: bwrap: execvp {engine}: {why});" in line, line
+        assert "--ro-bind" not in line, line  # the reason, not the sandbox's command line
+
+
+def test_a_wrappers_error_is_quoted_on_one_line_escaped_and_capped(tmp_path: Path) -> None:
+    stderr = tmp_path / "stderr"
+    stderr.write_bytes(b"bwrap: execvp /tmp/a\x1b[2J\tb\xc2\x9b\xff: No such file\nmore\n")
+    assert wrapper_error(stderr, "/usr/bin/bwrap") == (
+        "bwrap: execvp /tmp/a\\x1b[2J\\x09b\\x9b\\xff: No such file"
+    )
+    stderr.write_bytes(b"bwrap: " + b"x" * 10_000)
+    quoted = wrapper_error(stderr, "bwrap")
+    assert quoted is not None
+    assert len(quoted) == WRAPPER_ERROR_CHARS
+    assert quoted.endswith("...")
+    # the engine's own words (it started), or nothing said, or no file: no wrapper's error
+    stderr.write_bytes(b"Traceback (most recent call last):\nbwrap: not from bwrap\n")
+    assert wrapper_error(stderr, "bwrap") is None
+    stderr.write_bytes(b"")
+    assert wrapper_error(stderr, "bwrap") is None
+    assert wrapper_error(tmp_path / "none", "bwrap") is None
+
+
+def test_isolation_binds_what_the_command_names_and_no_more_of_tmp(
+    host_tmp: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    venv = host_tmp / "envs" / "venv"
+    (venv / "bin").mkdir(parents=True)
+    (venv / "pyvenv.cfg").write_text("home = /usr/bin\n")
+    (venv / "bin" / "python").symlink_to("/bin/sh")  # a program outside /tmp, as a base is
+    (host_tmp / "engine.py").symlink_to(FAKE)
+    (host_tmp / "weights.bin").write_bytes(b"")
+    (host_tmp / "other").write_text("not named")
+    private = venv / "private"  # the arbiter's temporary directory, inside a bound one
+    private.mkdir()
+    monkeypatch.setattr(tempfile, "tempdir", str(private))
+    monkeypatch.chdir("/")  # a working directory outside /tmp: nothing to bind for it
+    wrapper = isolation(
+        None,
+        (str(venv / "bin" / "python"), str(host_tmp / "engine.py"),
+         f"--weights={host_tmp / 'weights.bin'}", "-v", "other"),
+    )  # fmt: skip
+    binds = {wrapper[i + 1] for i, word in enumerate(wrapper) if word == "--ro-bind"}
+    assert binds - {"/"} == {str(venv), str(host_tmp / "engine.py"), str(host_tmp / "weights.bin")}
+    assert wrapper[wrapper.index("--tmpfs", wrapper.index(str(venv))) + 1] == str(private)
