@@ -49,6 +49,7 @@ import trio
 
 import games
 from enginesrv.event.arbiter import GameResult
+from enginesrv.event.cluster_workers import WorkerRoster
 from enginesrv.event.config import EventConfig, EventError
 from enginesrv.event.openings import Opening
 from enginesrv.event.players import ForfeitError, PlayerSpecError
@@ -59,7 +60,23 @@ from enginesrv.search.pool import WorkerPool
 CONNECT_TIMEOUT = 10.0
 """Seconds to reach the scheduler before the event gives up."""
 PREFLIGHT_TIMEOUT = 60.0
-"""Seconds for every worker to start each player once."""
+"""Seconds a worker's check (each player started once there: the preflight) may take; a worker
+whose check has not answered by then runs no player of the event."""
+REJOIN_WAIT = 10.0
+"""Seconds an event that lacks workers for a game waits, after a worker was lost, for another to
+join and pass its check (a nanny restarts its worker within seconds) before it stops."""
+WATCH_INTERVAL = 1.0
+"""Seconds between the coordinator's looks at the cluster's workers: a worker that joined is
+checked, one that left is dropped."""
+LOOK_TIMEOUT = 10.0
+"""Seconds the scheduler is given to list its workers, or to cancel a task."""
+CHECKS_LOST = 2
+"""Workers lost during their checks, while an event waits for a worker for a game, after which
+it stops waiting: the check is then most likely what kills them (an engine that takes all the
+memory as it starts: each worker that a nanny starts again dies in its check)."""
+SENT_AGAIN = 3
+"""Times a game is sent again because every worker it was sent to left the cluster before it
+ended (Dask would keep it waiting for them)."""
 QUEUED_PER_THREAD = 2
 """Games in flight per worker thread (``ClusterRunner.in_flight``)."""
 RELEASE_TIMEOUT = 10.0
@@ -575,9 +592,40 @@ async def _receive_exactly(stream: trio.SocketStream, size: int) -> bytes | None
     return bytes(chunks)
 
 
+class _StrandedError(Exception):
+    """Every worker a game was sent to left the cluster before it ended (``ClusterRunner``)."""
+
+
+def _game_error(exc: BaseException, game_id: int) -> BaseException | None:
+    """The one-line ``EventError`` for what a game's task raised; None: raise ``exc`` as it
+    is (an ``EventError`` already, or not an error: a cancellation)."""
+    if isinstance(exc, _distributed().KilledWorker):
+        return EventError(
+            f"--cluster: game {game_id} lost its worker too many times ({_one_line(str(exc))}); "
+            "the finished games are kept: --resume to go on"
+        )
+    if isinstance(exc, EventError) or not isinstance(exc, Exception):
+        return None
+    return EventError(
+        f"--cluster: game {game_id} could not be played on the cluster: "
+        f"{_one_line(f'{type(exc).__name__}: {exc}')}; the finished games are kept: --resume "
+        "to go on"
+    )
+
+
+def _one_line(text: str) -> str:
+    return " ".join(text.split())
+
+
+def _and(names: list[str]) -> str:
+    """``a``, ``a and b``, ``a, b and c``."""
+    return names[0] if len(names) == 1 else f"{', '.join(names[:-1])} and {names[-1]}"
+
+
 class ClusterRunner:
     """The coordinator's end: a Dask client of the scheduler at ``address`` that plays games
-    of the event as tasks (``play``), on the workers that can run both of its players."""
+    of the event as tasks (``play``), on the workers whose check passed for both of its
+    players (``WorkerRoster``)."""
 
     def __init__(
         self, address: str, config: EventConfig, listen: tuple[str, int] | None = ("", 0)
@@ -590,9 +638,14 @@ class ClusterRunner:
         self.config = config
         self.config_json = config.to_json()
         self.client: Any = None
-        self.capable: dict[str, list[str]] = {}
-        """Per player name, the workers that can run it (from ``preflight``)."""
-        self.workers: list[str] = []
+        self.roster: WorkerRoster | None = None
+        """The workers that may play the event's games (from ``preflight`` on)."""
+        self._nursery: trio.Nursery | None = None
+        """Where the workers are watched and checked while the event runs (``serve``'s)."""
+        self._changed = trio.Event()
+        """Set, and replaced, whenever the roster changes (``_note_change``)."""
+        self._checks = 0
+        self._preflown = False
         self._run = uuid.uuid4().hex[:8]
         self.stop_name = f"enginesrv-stop-{self._run}"
         self.overheads: list[float] = []
@@ -656,11 +709,13 @@ class ClusterRunner:
     async def serve(self, nursery: trio.Nursery) -> None:
         """Take the results sent straight from the workers, in ``nursery``, until it ends.
         With a scheduler not on plain TCP (its TLS keeps the results), or
-        ``--cluster-listen off``, every result comes through Dask.
+        ``--cluster-listen off``, every result comes through Dask. The cluster's workers are
+        watched and checked in ``nursery`` too, from ``preflight`` on.
 
         Raises:
             EventError: ``--cluster-listen`` names an address this machine cannot listen on.
         """
+        self._nursery = nursery
         if self.listen is None:
             return
         host, port = self.listen
@@ -710,112 +765,184 @@ class ClusterRunner:
         return QUEUED_PER_THREAD * self.threads()
 
     async def preflight(self, names: list[str]) -> list[str]:
-        """Start every player on every worker once. Returns a warning per player that some
-        workers cannot run.
+        """Check every worker of the cluster: each player started once there and stopped
+        (``preflight_task``). A worker lost during its check is dropped; the workers that join
+        later are checked as they come, for as long as the event runs (in the nursery given
+        to ``serve``, which must have been called), and get no game before theirs has
+        passed. Returns a warning per worker that cannot run a player or was lost.
 
         Raises:
-            EventError: no worker, or a player that no worker can run (named, with the
-                workers' reasons).
+            EventError: no worker, or a player that no worker left can run (named, with each
+                worker's reason).
         """
-        client = self.client
-        self.workers = sorted(client.nthreads())
-        if not self.workers:
+        nursery = self._nursery
+        if nursery is None:
+            raise RuntimeError("ClusterRunner.preflight before serve")
+        roster = self.roster = WorkerRoster(tuple(names), REJOIN_WAIT)
+        present = await self._members()
+        if present is None:
+            raise EventError(f"--cluster {self.address}: the scheduler did not list its workers")
+        if not present:
             raise EventError(f"--cluster {self.address}: the cluster has no worker")
-        futures = []
-        for i, worker in enumerate(self.workers):
-            key = f"enginesrv-preflight-{self._run}-{i}"
-            future = client.submit(
-                preflight_task, self.config_json, key=key, workers=[worker],
+        first = self._saw(present)
+        nursery.start_soon(self._watch)
+        while roster.checking & set(first):  # each check ends within PREFLIGHT_TIMEOUT
+            await self._changed.wait()
+        await self._wait_for(lambda: all(roster.able(name) for name in names))
+        lacking = [name for name in names if not roster.able(name)]
+        if lacking:
+            raise EventError(
+                f"--cluster: no worker can run the player{'s' if len(lacking) > 1 else ''} "
+                f"{_and(lacking)}: {roster.reasons(*lacking)}"
+            )
+        self._preflown = True
+        warnings = [f"worker {worker} {how}: dropped" for worker, how in roster.lost.items()]
+        for worker, problems in sorted(roster.cannot.items()):
+            warnings.extend(f"worker {worker} cannot run {name}: {why}" for name, why in
+                            sorted(problems.items()))  # fmt: skip
+        return warnings
+
+    def _saw(self, present: set[str]) -> list[str]:
+        """The cluster's workers now: those that joined are checked (in the background),
+        those that left are dropped. Returns those that joined."""
+        roster = self._roster()
+        joined, left = roster.see(present, trio.current_time())
+        for worker in left:
+            if self._preflown:  # those lost before are in the preflight's warnings
+                log.warning("cluster_worker_lost", worker=worker, how=roster.lost[worker])
+        nursery = self._nursery
+        assert nursery is not None
+        for worker in joined:
+            nursery.start_soon(self._check, worker)
+        if joined or left:
+            self._note_change()
+        return joined
+
+    async def _watch(self) -> None:
+        """Look at the cluster's workers every ``WATCH_INTERVAL``, for as long as the event
+        runs (``_saw``)."""
+        while True:
+            await trio.sleep(WATCH_INTERVAL)
+            present = await self._members()
+            if present is not None:  # the scheduler did not answer: the games will say so
+                self._saw(present)
+
+    async def _members(self) -> set[str] | None:
+        """The workers in the cluster, as the scheduler lists them; None if it does not
+        within ``LOOK_TIMEOUT``."""
+        client = self.client
+
+        def ask() -> set[str]:
+            return set(client.nthreads(callback_timeout=LOOK_TIMEOUT))
+
+        with trio.move_on_after(LOOK_TIMEOUT + 1):
+            try:
+                return await trio.to_thread.run_sync(ask, abandon_on_cancel=True)
+            except Exception:  # unreachable, closed, or timed out (what Dask raises varies)
+                return None
+        return None
+
+    async def _check(self, worker: str) -> None:
+        """Run the preflight on ``worker`` (its task pinned there) and tell the roster what it
+        said; a check that does not answer within ``PREFLIGHT_TIMEOUT`` fails. A worker that
+        leaves first is dropped by ``_saw``, and its check, which would never run, cancelled."""
+        roster = self._roster()
+        self._checks += 1
+        try:
+            future = self.client.submit(
+                preflight_task, self.config_json,
+                key=f"enginesrv-preflight-{self._run}-{self._checks}", workers=[worker],
                 allow_other_workers=False, pure=False,
             )  # fmt: skip
-            futures.append(future)
+        except Exception as exc:  # a client closing under the event: what Dask raises varies
+            roster.failed(worker, _one_line(f"the check could not be sent: {exc}"))
+            self._note_change()
+            return
+        ended = self._ended(future)
+        got: list[outcome.Outcome[dict[str, str]]] = []
 
-        def gather() -> list[Any]:
-            deadline = time.monotonic() + PREFLIGHT_TIMEOUT
-            answers: list[Any] = []
-            for future in futures:
-                try:
-                    answers.append(future.result(timeout=max(0.0, deadline - time.monotonic())))
-                except TimeoutError:
-                    raise
-                except Exception as exc:  # the check itself failed on that worker
-                    answers.append(exc)
-            return answers
+        async def fetch() -> None:
+            await ended.wait()
+            got.append(
+                await trio.to_thread.run_sync(
+                    outcome.capture, future.result, abandon_on_cancel=True
+                )
+            )
 
-        try:
-            answers = await trio.to_thread.run_sync(gather, abandon_on_cancel=True)
-        except TimeoutError:
-            for future in futures:
-                future.cancel()
-            raise EventError(
-                f"--cluster {self.address}: the workers did not start the players within "
-                f"{PREFLIGHT_TIMEOUT:g} s"
-            ) from None
-        problems: dict[str, dict[str, str]] = {}
-        for worker, answer in zip(self.workers, answers, strict=True):
-            if isinstance(answer, BaseException):
-                for name in names:
-                    problems.setdefault(name, {})[worker] = f"the check failed: {answer}"
-                continue
-            for name, why in answer.items():
-                problems.setdefault(name, {})[worker] = why
-        warnings = []
-        for name in names:
-            bad = problems.get(name, {})
-            self.capable[name] = [w for w in self.workers if w not in bad]
-            if not self.capable[name]:
-                reasons = "; ".join(f"{w}: {why}" for w, why in sorted(bad.items()))
-                raise EventError(f"--cluster: no worker can run the player {name}: {reasons}")
-            for worker, why in sorted(bad.items()):
-                warnings.append(f"worker {worker} cannot run {name}: {why}")
-        return warnings
+        async def gone() -> None:
+            while worker in roster.checking:
+                await self._changed.wait()
+
+        with trio.move_on_after(PREFLIGHT_TIMEOUT):
+            await self._first(fetch, gone)
+        if got:
+            try:
+                counted = roster.checked(worker, got[0].unwrap())
+            except Exception as exc:  # the check itself failed on that worker
+                counted = roster.failed(worker, _one_line(f"the check failed: {exc}"))
+        else:
+            counted = roster.failed(
+                worker, f"did not start the players within {PREFLIGHT_TIMEOUT:g} s"
+            )
+            await self._cancel(future)
+        if counted and self._preflown:  # those of the first workers are the preflight's
+            for name, why in sorted(roster.cannot[worker].items()):
+                log.warning("cluster_worker_cannot_run", detail=f"worker {worker} cannot run "
+                            f"{name}: {why}")  # fmt: skip
+        self._note_change()
+
+    async def _wait_for(self, done: Callable[[], bool]) -> None:
+        """Wait until ``done()``, or until no worker that could make it so is coming: none is
+        being checked, and none was lost within ``REJOIN_WAIT`` (its nanny may restart it);
+        at most ``PREFLIGHT_TIMEOUT + REJOIN_WAIT`` in all, or until ``CHECKS_LOST`` workers
+        were lost during their checks."""
+        roster = self._roster()
+        give_up = trio.current_time() + PREFLIGHT_TIMEOUT + roster.rejoin_wait
+        checks_lost = roster.checks_lost
+        while not done():
+            now = trio.current_time()
+            until = roster.wait_until(now)
+            if until is None or now >= give_up or roster.checks_lost - checks_lost >= CHECKS_LOST:
+                return
+            with trio.move_on_at(min(until, give_up)):
+                await self._changed.wait()
+
+    def _note_change(self) -> None:
+        """Wake whatever waits on the roster."""
+        self._changed.set()
+        self._changed = trio.Event()
+
+    def _roster(self) -> WorkerRoster:
+        if self.roster is None:
+            raise RuntimeError("ClusterRunner: no preflight")
+        return self.roster
+
+    async def _cancel(self, future: Any) -> None:
+        """Cancel a task (at most ``LOOK_TIMEOUT``: an unreachable scheduler has nothing to
+        cancel)."""
+        with trio.move_on_after(LOOK_TIMEOUT):
+            with contextlib.suppress(Exception):  # what Dask raises then varies
+                await trio.to_thread.run_sync(future.cancel, abandon_on_cancel=True)
 
     async def play(
         self, item: ScheduledGame, opening: Opening, names: tuple[str, str]
     ) -> TaskResult:
-        """Play one game on a worker that can run both players; ``settle`` it once its
-        result is stored (or dropped).
+        """Play one game on a worker whose check passed for both players; ``settle`` it once
+        its result is stored (or dropped). A game whose workers were all lost before it ended
+        is sent again, to those of the moment.
 
         Raises:
-            EventError: the game could not be played (its workers died too often, the
-                scheduler went away, the task failed); the event stops and may resume.
+            EventError: the game could not be played (no worker left can run both players,
+                its workers died too often, the scheduler went away, the task failed); the
+                event stops and may resume.
         """
-        distributed = _distributed()
-        allowed = [w for w in self.capable.get(names[0], self.workers) if w in
-                   self.capable.get(names[1], self.workers)]  # fmt: skip
-        if not allowed:
-            raise EventError(
-                f"--cluster: no worker can run both {names[0]} and {names[1]} (game {item.id})"
-            )
-        restrict = None if set(allowed) >= set(self.workers) else allowed
         listener = self.listener
         reply = None if listener is None else listener.reply
         came = None if listener is None else listener.expect(item.id)
-        future = self.client.submit(
-            play_task, GameTask(self.config_json, item, opening, self.stop_name, reply),
-            key=f"enginesrv-game-{self._run}-{item.id}", workers=restrict, pure=False,
-            retries=RETRIES,
-        )  # fmt: skip
+        task = GameTask(self.config_json, item, opening, self.stop_name, reply)
         answer: TaskResult | None = None
         try:
-            answer = await self._answer(future, item.id, came)
-        except BaseException as exc:
-            future.cancel()
-            if isinstance(exc, distributed.KilledWorker):
-                why = " ".join(str(exc).split())
-                raise EventError(
-                    f"--cluster: game {item.id} lost its worker too many times ({why}); "
-                    "the finished games are kept: --resume to go on"
-                ) from None
-            if isinstance(exc, EventError):
-                raise
-            if isinstance(exc, Exception):
-                why = " ".join(f"{type(exc).__name__}: {exc}".split())  # one line
-                raise EventError(
-                    f"--cluster: game {item.id} could not be played on the cluster: {why}; "
-                    "the finished games are kept: --resume to go on"
-                ) from None
-            raise
+            answer = await self._play(task, names, came)
         finally:
             if answer is None or answer.result is None:
                 self.settle(item.id)
@@ -823,23 +950,63 @@ class ClusterRunner:
             raise EventError(f"--cluster: game {item.id} was abandoned on its worker")
         return answer
 
-    async def _answer(self, future: Any, game_id: int, came: trio.Event | None) -> TaskResult:
+    async def _play(
+        self, task: GameTask, names: tuple[str, str], came: trio.Event | None
+    ) -> TaskResult:
+        game_id = task.item.id
+        roster = self._roster()
+        for sent in range(SENT_AGAIN + 1):
+            await self._wait_for(lambda: bool(roster.able(*names)))
+            allowed = roster.able(*names)
+            if not allowed:
+                raise EventError(
+                    f"--cluster: no worker left can run both {names[0]} and {names[1]} (game "
+                    f"{game_id}): {roster.reasons(*names)}; the finished games are kept: "
+                    "--resume to go on"
+                )
+            # never to a worker not checked (one that joined, unchecked, would be free to
+            # take it), and so, when all of these are lost, never run: sent again
+            future = self.client.submit(
+                play_task, task, key=f"enginesrv-game-{self._run}-{game_id}" +
+                (f"-{sent}" if sent else ""), workers=allowed, allow_other_workers=False,
+                pure=False, retries=RETRIES,
+            )  # fmt: skip
+            try:
+                return await self._answer(future, game_id, came, allowed)
+            except _StrandedError:
+                await self._cancel(future)
+            except BaseException as exc:
+                future.cancel()
+                error = _game_error(exc, game_id)
+                if error is None:
+                    raise
+                raise error from None
+        raise EventError(
+            f"--cluster: game {game_id} lost all the workers it was sent to {SENT_AGAIN + 1} "
+            "times; the finished games are kept: --resume to go on"
+        )
+
+    async def _answer(
+        self, future: Any, game_id: int, came: trio.Event | None, sent_to: list[str]
+    ) -> TaskResult:
         """The game's result: sent straight by its worker (``came``) or the task's value,
-        whichever comes first. Raises what the task raised, if that comes first."""
+        whichever comes first. Raises what the task raised, if that comes first, and
+        ``_StrandedError`` if every worker of ``sent_to`` leaves the cluster first."""
+        roster = self._roster()
+
+        async def stranded() -> None:
+            while any(worker in roster.present for worker in sent_to):
+                await self._changed.wait()
+
         # told by Dask that the task ended, not given its value: a result that came straight
         # leaves the task's value (a marker) unfetched, and no thread waits for a game that
         # is still being played (trio lends 40 at most)
-        token = trio.lowlevel.current_trio_token()
-        ended = trio.Event()
-
-        def on_done(_: Any) -> None:  # in a thread of the Dask client
-            with contextlib.suppress(trio.RunFinishedError):
-                trio.from_thread.run_sync(ended.set, trio_token=token)
-
-        future.add_done_callback(on_done)
-        await self._first(came, ended)
+        ended = self._ended(future)
+        first = await self._first(None if came is None else came.wait, ended.wait, stranded)
         if (pushed := self._pushed(game_id)) is not None:
             return pushed
+        if first == 2:
+            raise _StrandedError
         # the task ended (or failed): its value, still listening for a result sent straight
         # (the value may be a marker of a run of the game on another worker, after the one
         # that ended here was lost before its value was fetched)
@@ -852,9 +1019,11 @@ class ClusterRunner:
                 )
             )
 
-        await self._first(came, None, fetch)
+        first = await self._first(None if came is None else came.wait, fetch, stranded)
         if (pushed := self._pushed(game_id)) is not None:
             return pushed
+        if first == 2:
+            raise _StrandedError
         answer = value[0].unwrap()
         if answer.delivered:
             # sent straight and taken, so ``came`` is set before this answer: cannot be
@@ -863,23 +1032,33 @@ class ClusterRunner:
         return answer
 
     @staticmethod
-    async def _first(
-        came: trio.Event | None,
-        ended: trio.Event | None,
-        fetch: Callable[[], Awaitable[None]] | None = None,
-    ) -> None:
-        """Wait until the first of ``came``, ``ended`` or ``fetch`` (those not None)."""
+    def _ended(future: Any) -> trio.Event:
+        """An event set when the Dask ``future`` is done (finished, failed or cancelled)."""
+        token = trio.lowlevel.current_trio_token()
+        ended = trio.Event()
+
+        def on_done(_: Any) -> None:  # in a thread of the Dask client
+            with contextlib.suppress(trio.RunFinishedError):
+                trio.from_thread.run_sync(ended.set, trio_token=token)
+
+        future.add_done_callback(on_done)
+        return ended
+
+    @staticmethod
+    async def _first(*waits: Callable[[], Awaitable[object]] | None) -> int:
+        """Wait until the first of ``waits`` (those not None) returns; its index."""
+        first: list[int] = []
         async with trio.open_nursery() as nursery:
 
-            async def first(wait: Callable[[], Awaitable[Any]]) -> None:
+            async def run(index: int, wait: Callable[[], Awaitable[object]]) -> None:
                 await wait()
+                first.append(index)
                 nursery.cancel_scope.cancel()
 
-            for event in (came, ended):
-                if event is not None:
-                    nursery.start_soon(first, event.wait)
-            if fetch is not None:
-                nursery.start_soon(first, fetch)
+            for index, wait in enumerate(waits):
+                if wait is not None:
+                    nursery.start_soon(run, index, wait)
+        return first[0]
 
     def _pushed(self, game_id: int) -> TaskResult | None:
         """The game's result if its worker sent it straight and it was taken."""

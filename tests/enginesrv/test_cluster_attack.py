@@ -22,6 +22,7 @@ from structlog.testing import capture_logs
 from enginesrv.event import cluster, tournament
 from enginesrv.event.arbiter import GameResult
 from enginesrv.event.cluster import ClusterRunner, ReplyTo, ResultListener, TaskResult
+from enginesrv.event.cluster_workers import WorkerRoster
 from enginesrv.event.config import EventConfig, EventError
 from enginesrv.event.openings import Opening
 from enginesrv.event.records import Record, RecordMove
@@ -51,6 +52,15 @@ def answer(game_id: int = 1) -> TaskResult:
 
 def host_without_pool() -> cluster._Host:
     return cast(cluster._Host, types.SimpleNamespace(unreachable=set()))
+
+
+def checked(*workers: str) -> WorkerRoster:
+    """A roster of ``workers``, each checked and able to run the players a and b."""
+    roster = WorkerRoster(("a", "b"), rejoin_wait=0.0)
+    roster.see(workers, 0.0)
+    for worker in workers:
+        roster.checked(worker, {})
+    return roster
 
 
 # -- a push racing the Dask future ---------------------------------------------------------------
@@ -100,7 +110,7 @@ def test_a_game_recomputed_after_its_worker_died_is_taken_from_its_push(
 
     runner = ClusterRunner("tcp://127.0.0.1:1", CONFIG)
     runner.client = types.SimpleNamespace(submit=submit)
-    runner.workers = ["tcp://a:1", "tcp://b:1"]
+    runner.roster = checked("tcp://a:1", "tcp://b:1")
     item = ScheduledGame(1, 1, 0, 0, 1, 0, 0, 0)
     sent = answer(1)
 
@@ -157,7 +167,7 @@ def test_an_error_from_the_cluster_is_one_line() -> None:
 
     runner = ClusterRunner("tcp://127.0.0.1:1", CONFIG, None)
     runner.client = types.SimpleNamespace(submit=lambda *a, **k: Lost())
-    runner.workers = ["tcp://a:1"]
+    runner.roster = checked("tcp://a:1")
     item = ScheduledGame(5, 1, 0, 0, 1, 0, 0, 0)
 
     async def main() -> None:
