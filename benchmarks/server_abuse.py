@@ -62,10 +62,11 @@ interleavings
     depth 1-3 or movetime; stop (text, msgpack notification or request, with or without the
     search id) after 0-30 ms or in the same write; sometimes ``position startpos`` right after
     the stop; sometimes a disconnect mid-search (then a new connection); one in five pipelines
-    two gos and a stop in one write (the second go refused with 204 alone, or searched once
-    the first has ended). Counts the gos sent on connections that stayed open and their
-    answers (bestmove, go response, or an error refusing the go); target: none lost, none
-    extra (a budget of 60 s per 1000 interleavings, at least 60 s).
+    two gos and a stop (in one write, or the second go and the stop up to 20 ms after the
+    first: the second go is refused with 204 alone, or searched once the first has ended).
+    Counts the gos sent on connections that stayed open and their answers (bestmove, go
+    response, or an error refusing the go); target: none lost, none extra (a budget of 60 s
+    per 1000 interleavings, at least 60 s).
 
 Measurement notes: the probe runs in this process, beside the abusive clients, so its latency
 includes this process's own scheduling; a probe isready left unanswered for 5 s ends the
@@ -1226,6 +1227,15 @@ DOUBLE_GO = 0.2
 """The share of interleavings that pipeline two gos and a stop in one write."""
 
 
+async def pause(rng: random.Random, first: m.Go) -> None:
+    """Between the two gos of a pair: none (one write) half the time, else about as long as
+    the first go's movetime (up to 20 ms without one), so that the first search often ends
+    just as the second go is refused."""
+    if rng.random() < 0.5:
+        ms = first.movetime if first.movetime is not None else rng.uniform(0, 20)
+        await trio.sleep(max(0.0, ms + rng.uniform(-2, 2)) / 1000)
+
+
 def tally_double_go(tally: Tally, answers: int, refused: int) -> None:
     """Count a pipelined pair of gos that got ``answers`` answers, ``refused`` of them an
     error refusing a go (204 while the first one searches)."""
@@ -1239,13 +1249,16 @@ def tally_double_go(tally: Tally, answers: int, refused: int) -> None:
 async def text_double_go(
     ctx: Context, client: LineClient, rng: random.Random, tally: Tally
 ) -> LineClient:
-    """``go``, ``go``, ``stop``, ``position startpos``, ``isready`` in one write. The second
-    go is refused with 204 (its only answer) while the first searches, or searches once the
-    first has ended; the stop ends whichever runs, the position waits for its bestmove, so
-    every answer comes before the readyok: exactly two, bestmoves and 204s together."""
+    """``go``, ``go``, ``stop``, ``position startpos``, ``isready`` (``pause`` after the first
+    go). The second go is refused with 204 (its only answer) while the first searches, or
+    searches once the first has ended; the stop ends whichever runs, the position waits for
+    its bestmove, so every answer comes before the readyok: exactly two, bestmoves and 204s
+    together."""
     first, _ = choose_go(rng)
     second, _ = choose_go(rng)
-    ok = await client.send(wire(first, second, m.Stop(), m.Position(), m.IsReady()))
+    ok = await client.send(wire(first))
+    await pause(rng, first)
+    ok = ok and await client.send(wire(second, m.Stop(), m.Position(), m.IsReady()))
     lines, found = await client.until(is_readyok, trio.current_time() + 5.0)
     count_errors(lines, tally.errors)
     bestmoves = sum(map(is_bestmove, lines))
@@ -1259,14 +1272,15 @@ async def text_double_go(
 async def rpc_double_go(
     client: RpcClient, ids: Iterator[int], rng: random.Random, tally: Tally
 ) -> bool:
-    """Two ``go`` requests and a ``stop`` notification in one write: each go gets exactly one
-    response (the second a result, or error 204 while the first searches). False when the
-    connection is no use any more."""
+    """Two ``go`` requests and a ``stop`` notification (``pause`` after the first go): each
+    go gets exactly one response (the second a result, or error 204 while the first
+    searches). False when the connection is no use any more."""
     first, second = next(ids), next(ids)
-    ok = await client.send(
-        mpack.encode_request(first, choose_go(rng)[0]),
-        mpack.encode_request(second, choose_go(rng)[0]),
-        mpack.encode_notify(m.Stop()),
+    go = choose_go(rng)[0]
+    ok = await client.send(mpack.encode_request(first, go))
+    await pause(rng, go)
+    ok = ok and await client.send(
+        mpack.encode_request(second, choose_go(rng)[0]), mpack.encode_notify(m.Stop())
     )
     deadline = trio.current_time() + 5.0
     answers = [await client.response(first, deadline), await client.response(second, deadline)]
