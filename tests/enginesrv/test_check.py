@@ -9,9 +9,12 @@ import sys
 
 
 def test_check_passes_against_the_stdio_engine() -> None:
-    # stderr merged into stdout, as on a terminal: the engine's log lines stay off the report
+    # stderr merged into stdout, as on a terminal: the engine's log lines stay off the report.
+    # The handshake may take its time: a fresh install compiles its modules on this first
+    # start, beside the other tests' processes (what is checked is what the engine answers)
     proc = subprocess.run(
-        [sys.executable, "-m", "enginesrv.cli", "check", "--game", "yoxii", "--",
+        [sys.executable, "-m", "enginesrv.cli", "check", "--game", "yoxii",
+         "--handshake-timeout", "30", "--",
          sys.executable, "-m", "enginesrv.cli", "engine", "--game", "yoxii", "--bot", "random"],
         stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, timeout=120, check=False,
     )  # fmt: skip
