@@ -4,6 +4,18 @@ and ``/events``, a WebSocket on which each text message is one JSON message of t
 
 A watcher that does not read is dropped by the feed once a whole queue waits for it; its
 socket is then closed with code 1013, and the page reconnects for a fresh snapshot.
+
+A watcher is sent its messages in bursts, ``SEND_DELAY`` after the first of them. A move is
+published on the arbiter's event loop between one player's answer and the next player's
+``go``; sent at once, it was encoded and written to the watcher (waking its browser, which
+then drew it) in that gap, before the next search reached a worker, on the clock of that
+move. A search worker that is idle for 20 ms collects its garbage, and a search that comes
+meanwhile waits for the collection (up to 400 ms of a 500 ms move were seen). Paced, the
+watch's work comes while the next search runs, once for all the moves of a burst (a bot that
+answers at once, a turn of several decisions). For the same reason the page's first requests
+are answered once in process before the server listens (``_warm_up``): the very first one
+loads code and tables, 20 to 30 ms of the loop's time, which would come whenever a person
+opens the page, in the middle of a move.
 """
 
 from __future__ import annotations
@@ -17,10 +29,11 @@ import trio
 from hypercorn.trio import serve
 from hypercorn.typing import ASGIFramework
 from starlette.routing import WebSocketRoute
-from starlette.types import ASGIApp
+from starlette.types import ASGIApp, Scope
+from starlette.types import Message as AsgiMessage
 from starlette.websockets import WebSocket
 
-from enginesrv.event.feed import Feed
+from enginesrv.event.feed import Feed, Message
 from enginesrv.web.app import (
     CLOSE_CAP,
     StarletteSocket,
@@ -33,6 +46,12 @@ from enginesrv.web.run import web_config
 
 MAX_WATCHERS = 256
 """Watchers served at once."""
+WARM_UP_PATHS = ("/", "/static/app.js")
+"""The requests answered in process before the first game (``_warm_up``)."""
+WARM_UP_TIMEOUT = 5.0
+"""Seconds each of them may take."""
+SEND_DELAY = 0.1
+"""Seconds a watcher's messages wait to be sent in one burst (module docstring)."""
 
 log = structlog.get_logger("enginesrv.web.watch")
 
@@ -40,10 +59,18 @@ log = structlog.get_logger("enginesrv.web.watch")
 class WatchApp:
     """The page and ``/events`` of a running event."""
 
-    def __init__(self, feed: Feed, stop: trio.Event, *, max_watchers: int = MAX_WATCHERS) -> None:
+    def __init__(
+        self,
+        feed: Feed,
+        stop: trio.Event,
+        *,
+        max_watchers: int = MAX_WATCHERS,
+        send_delay: float = SEND_DELAY,
+    ) -> None:
         self.feed = feed
         self.stop = stop
         self.max_watchers = max_watchers
+        self.send_delay = send_delay
         self.watchers = 0
 
     def asgi(self) -> ASGIApp:
@@ -77,7 +104,9 @@ class WatchApp:
                     nursery.start_soon(guard.watch, subscription.dropped)
                     nursery.start_soon(guard.watch, self.stop)
                     async for message in subscription.messages:
-                        await socket.send(json.dumps(message, separators=(",", ":")))
+                        await trio.sleep(self.send_delay)
+                        for each in [message, *_queued(subscription.messages)]:
+                            await socket.send(json.dumps(each, separators=(",", ":")))
                 # the feed dropped this watcher: it fell a whole queue behind
                 await socket.close(CLOSE_CAP, "this watcher fell behind: reconnect")
                 guard.release()
@@ -88,6 +117,45 @@ class WatchApp:
             self.watchers -= 1
             with trio.CancelScope(shield=True), trio.move_on_after(1):
                 await socket.close()
+
+
+async def _warm_up(app: ASGIApp, path: str) -> None:
+    """Answer one ``GET path`` in process, before the first game: the first requests load code
+    and tables (anyio's trio backend, the MIME types: 20 to 30 ms), which must not happen on
+    the arbiter's event loop while a clock runs, when a person opens the page."""
+    scope: Scope = {
+        "type": "http", "asgi": {"version": "3.0"}, "http_version": "1.1", "method": "GET",
+        "scheme": "http", "path": path, "raw_path": path.encode(), "query_string": b"",
+        "root_path": "", "headers": [(b"accept-encoding", b"gzip")], "client": None,
+        "server": None,
+    }  # fmt: skip
+    answered = trio.Event()
+    asked = False
+
+    async def receive() -> AsgiMessage:
+        nonlocal asked
+        if not asked:
+            asked = True
+            return {"type": "http.request", "body": b"", "more_body": False}
+        await answered.wait()  # the client goes once it has the whole answer
+        return {"type": "http.disconnect"}
+
+    async def send(message: AsgiMessage) -> None:
+        if message["type"] == "http.response.body" and not message.get("more_body", False):
+            answered.set()
+
+    with trio.move_on_after(WARM_UP_TIMEOUT):
+        await app(scope, receive, send)
+
+
+def _queued(messages: trio.MemoryReceiveChannel[Message]) -> list[Message]:
+    """The messages waiting in ``messages`` now (none once it has ended)."""
+    out: list[Message] = []
+    while True:
+        try:
+            out.append(messages.receive_nowait())
+        except (trio.WouldBlock, trio.EndOfChannel):
+            return out
 
 
 async def serve_watch(
@@ -103,7 +171,10 @@ async def serve_watch(
     Raises:
         OSError: the address cannot be listened on.
     """
-    app = cast(ASGIFramework, WatchApp(feed, stop).asgi())  # the two libraries' ASGI types agree
+    asgi = WatchApp(feed, stop).asgi()
+    for path in WARM_UP_PATHS:
+        await _warm_up(asgi, path)
+    app = cast(ASGIFramework, asgi)  # the two libraries' ASGI types agree
     config = web_config(host, port, 65536)
     async with trio.open_nursery() as nursery:
         binds = await nursery.start(

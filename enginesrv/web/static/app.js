@@ -921,8 +921,31 @@ async function main() {
 }
 
 // -- watching an event --------------------------------------------------------------------
+//
+// A message only updates what the page knows; the page is drawn at most once every
+// WATCH_DRAW_MS, and then only what changed (the line of each game that moved, the board of
+// the game followed). The browser usually shares its machine with the match it watches, so
+// its CPU is the engines' time: one full redraw per message cost 12 to 26 ms of the page's
+// main thread each (more with more games listed), bursts of messages (a bot that answers at
+// once, a reconnection's snapshot of a hundred games) were one redraw each, and a snapshot
+// of 100 finished games took some 50 s of CPU to catch up with.
 
-const watch = { event: null, games: new Map(), following: null, standings: null, ended: false };
+const WATCH_DRAW_MS = 100;
+
+const watch = {
+  event: null,
+  games: new Map(),
+  following: null,
+  standings: null,
+  ended: false,
+  items: new Map(), // game id -> its line in the games list
+  marked: null, // the game whose line is marked as followed
+  changed: new Set(), // games whose line is to be drawn again
+  head: false, // the title, progress and standings are to be drawn again
+  board: false, // the followed game's board is to be drawn again
+  timer: null,
+  drawn: -Infinity, // performance.now() of the last drawing
+};
 
 function startWatching() {
   app.mode = "watch";
@@ -940,20 +963,33 @@ function startWatching() {
   };
 }
 
+$("#watch").addEventListener("click", (event) => {
+  const button = event.target instanceof Element ? event.target.closest("button[data-game]") : null;
+  if (button) follow(Number(button.dataset.game));
+});
+
 async function watched(message) {
   switch (message.type) {
     case "event":
       watch.event = message;
       watch.games.clear();
+      watch.items.clear();
+      watch.marked = null;
+      watch.changed.clear();
+      $("#watch").replaceChildren();
       app.game = { name: message.game, colours: message.colours, start: "" };
       app.board = await boardFor(message.game);
+      watch.head = watch.board = true;
       break;
     case "standings":
       watch.standings = message;
+      watch.head = true;
       break;
     case "game":
       watch.games.set(message.id, { ...message, moves: [], positions: [message.position], result: null, turn: "p1", clock: message.clock });
       if (watch.following === null || isOver(watch.following)) watch.following = message.id;
+      watch.changed.add(message.id);
+      watch.board ||= watch.following === message.id;
       break;
     case "move": {
       const game = watch.games.get(message.id);
@@ -962,20 +998,29 @@ async function watched(message) {
       game.positions.push(message.position);
       game.turn = message.turn;
       game.clock = message.clock;
+      watch.changed.add(message.id);
+      watch.board ||= watch.following === message.id;
       break;
     }
     case "result": {
       const game = watch.games.get(message.id);
-      if (game) game.result = message;
+      if (!game) break;
+      game.result = message;
+      watch.changed.add(message.id);
+      watch.board ||= watch.following === message.id;
       break;
     }
     case "end":
       watch.ended = true;
+      watch.head = true;
       break;
     default:
       return; // a message of a newer server: ignored
   }
-  renderWatch();
+  if (watch.timer === null) {
+    const wait = Math.max(0, watch.drawn + WATCH_DRAW_MS - performance.now());
+    watch.timer = setTimeout(drawWatch, wait);
+  }
 }
 
 function isOver(id) {
@@ -986,31 +1031,71 @@ function isOver(id) {
 function follow(id) {
   watch.following = id;
   app.view = null;
-  renderWatch();
+  watch.board = true;
+  drawWatch(); // a click is answered at once
 }
 
-function renderWatch() {
+function drawWatch() {
+  clearTimeout(watch.timer);
+  watch.timer = null;
+  watch.drawn = performance.now();
   const section = $("#watch");
   const event = watch.event;
   if (!event) return;
+  if (!section.firstChild) {
+    section.innerHTML =
+      `<h2></h2><p data-testid="event-progress"></p>` +
+      `<table data-testid="standings"><thead><tr><th>pairing</th><th>W</th><th>D</th><th>L</th><th>score</th><th>Elo</th><th>LLR</th></tr></thead><tbody></tbody></table>` +
+      `<ul class="games" data-testid="games"></ul>`;
+    watch.head = true;
+  }
+  if (watch.head) drawWatchHead(section, event);
+  drawWatchGames(section.querySelector("ul.games"));
+  if (watch.board) drawWatchBoard(event);
+}
+
+function drawWatchHead(section, event) {
+  watch.head = false;
   const standings = watch.standings;
+  section.querySelector("h2").textContent = `${event.name}: ${prettyGame(event.game)}, ${event.control}`;
+  section.querySelector("[data-testid=event-progress]").textContent =
+    `${standings ? standings.done : 0} of ${event.total} games played${watch.ended ? "; the event has ended" : ""}`;
   const rows = (standings ? standings.pairings : []).map((p) => {
     const elo = p.elo === null ? "–" : `${p.elo.toFixed(1)} ± ${p.elo_ci95 === null ? "∞" : p.elo_ci95.toFixed(1)}`;
     return `<tr><td>${escape(p.p1)} vs ${escape(p.p2)}</td><td>${p.wins}</td><td>${p.draws}</td><td>${p.losses}</td><td>${(100 * p.score).toFixed(1)}%</td><td>${elo}</td><td>${p.llr === null ? "" : p.llr.toFixed(2)}</td></tr>`;
   });
-  const games = [...watch.games.values()].reverse().map((g) => {
-    const state = g.result ? g.result.text || `${g.result.winner} (${g.result.reason})` : `playing, move ${g.moves.length}`;
-    const current = g.id === watch.following ? ' aria-current="true"' : "";
-    return `<li><button type="button" data-testid="watch-game-${g.id}" data-game="${g.id}"${current}>game ${g.id}: ${escape(g.p1)} vs ${escape(g.p2)}: ${escape(state)}</button></li>`;
-  });
-  section.innerHTML =
-    `<h2>${escape(event.name)}: ${escape(prettyGame(event.game))}, ${escape(event.control)}</h2>` +
-    `<p data-testid="event-progress">${standings ? standings.done : 0} of ${event.total} games played${watch.ended ? "; the event has ended" : ""}</p>` +
-    `<table data-testid="standings"><thead><tr><th>pairing</th><th>W</th><th>D</th><th>L</th><th>score</th><th>Elo</th><th>LLR</th></tr></thead><tbody>${rows.join("")}</tbody></table>` +
-    `<ul class="games" data-testid="games">${games.join("")}</ul>`;
-  for (const button of section.querySelectorAll("button[data-game]")) {
-    button.addEventListener("click", () => follow(Number(button.dataset.game)));
+  section.querySelector("tbody").innerHTML = rows.join("");
+}
+
+function drawWatchGames(list) {
+  if (watch.marked !== watch.following) {
+    for (const id of [watch.marked, watch.following]) if (id !== null) watch.changed.add(id);
+    watch.marked = watch.following;
   }
+  for (const id of watch.changed) {
+    const g = watch.games.get(id);
+    if (!g) continue;
+    let button = watch.items.get(id);
+    if (!button) {
+      const item = document.createElement("li");
+      button = document.createElement("button");
+      button.type = "button";
+      button.dataset.testid = `watch-game-${g.id}`;
+      button.dataset.game = String(g.id);
+      item.append(button);
+      list.prepend(item); // the newest game first
+      watch.items.set(id, button);
+    }
+    const state = g.result ? g.result.text || `${g.result.winner} (${g.result.reason})` : `playing, move ${g.moves.length}`;
+    button.textContent = `game ${g.id}: ${g.p1} vs ${g.p2}: ${state}`;
+    if (id === watch.following) button.setAttribute("aria-current", "true");
+    else button.removeAttribute("aria-current");
+  }
+  watch.changed.clear();
+}
+
+function drawWatchBoard(event) {
+  watch.board = false;
   const game = watch.games.get(watch.following);
   if (!game || !app.board) return;
   app.spec = { game: event.game, opponent: "human", side: "p1", tc: "none" };
