@@ -19,6 +19,7 @@ from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Any, TextIO
 
+import outcome
 import trio
 
 import games
@@ -424,10 +425,13 @@ async def _run_watched(
     async with trio.open_nursery() as nursery:
         await nursery.start(watch, feed, stop)
         try:
-            return await run(feed=feed)
+            # what the event raises (an EventError) leaves the page's nursery as it is, not
+            # in an exception group: the command prints it as its one-line error
+            done = await outcome.acapture(run, feed=feed)
         finally:
             feed.publish({"type": "end"})
             stop.set()
+    return done.unwrap()
 
 
 def _results_handler(fail: type[Exception]) -> Handler:

@@ -50,6 +50,7 @@ from enginesrv.event.players import (
     control_character,
     parse_player,
 )
+from enginesrv.event.preflight import check_players
 from enginesrv.event.records import format_record
 from enginesrv.event.schedule import (
     ScheduledGame,
@@ -168,9 +169,11 @@ async def run_event(
 
     Raises:
         EventError: a player that cannot play (unknown bot, bad option, a game the engine does
-            not play), ``debug`` with neither ``traces`` nor ``out_dir``, an unreadable
-            openings file, a results directory that another run holds or that cannot be
-            written, or a damaged results database (kept as it is).
+            not play, an external engine that cannot be started or reached: a local event
+            starts each once before its first game, ``preflight``), ``debug`` with neither
+            ``traces`` nor ``out_dir``, an unreadable openings file, a results directory that
+            another run holds or that cannot be written, or a damaged results database (kept
+            as it is).
     """
     run_games = functools.partial(
         _run_games, config, out_dir, on_game=on_game, on_start=on_start, on_tick=on_tick,
@@ -261,28 +264,37 @@ async def _run_games(
         for warning in await runner.preflight(names):
             log.warning("cluster_worker_cannot_run", detail=warning)
         in_flight = runner.in_flight()
+    isolate = (lambda command: isolation(out_dir, command)) if config.isolate else None
+    check = None  # a local event starts its external engines once before any game (preflight)
+    if runner is None:
+        check = functools.partial(check_players, specs, game, deadlines, isolate)
 
-    db_path = None
+    db_path = None if out_dir is None else out_dir / "results.sqlite"
+    # only a store this run makes may be removed (when it ends before a game is stored)
+    created = db_path is None or not db_path.exists()
+    if check is not None and created:
+        await check()  # before the store is made: a player that cannot play leaves nothing
     if out_dir is not None:
         try:
             (out_dir / "games").mkdir(parents=True, exist_ok=True)
         except OSError as exc:
             raise EventError(f"{out_dir}: cannot create the results directory: {exc}") from None
-        db_path = out_dir / "results.sqlite"
-    # only a store this run makes may be removed (when it ends before a game is stored)
-    created = db_path is None or not db_path.exists()
     db = ResultsDB.create(db_path, config) if created else ResultsDB(db_path)
     db.write_ahead()
     try:
         if db.config() is None:
             db.put("config", config.to_json())
         rows = db.rows()
+        done_ids = {row.id for row in rows}
+        standings = pairing_results(rows, names, config.gauntlet)
+        pending = [g for g in schedule if g.id not in done_ids]
+        if sprt is not None and decided(standings[0], sprt):
+            pending = []
+        if check is not None and not created and pending:
+            await check()  # resumed: before any game, the stored ones left as they are
     except EventError:
         db.close()
         raise
-    done_ids = {row.id for row in rows}
-    standings = pairing_results(rows, names, config.gauntlet)
-    pending = [g for g in schedule if g.id not in done_ids]
     total = len(schedule)
     done = len(done_ids & {g.id for g in schedule})
     on_start(done, total)
@@ -292,8 +304,6 @@ async def _run_games(
         )
         feed.publish(event_message(config.event, game, names, total, control))
         feed.publish(standings_message(standings, done, total, sprt))
-    if sprt is not None and decided(standings[0], sprt):
-        pending = []
     started = trio.current_time()
     stop = trio.Event()
     failure: list[BaseException] = []
@@ -311,7 +321,7 @@ async def _run_games(
             pool,
             deadlines,
             None if out_dir is None else out_dir / "logs",
-            (lambda command: isolation(out_dir, command)) if config.isolate else None,
+            isolate,
             traces=traces,
         )
         try:

@@ -27,6 +27,7 @@ from enginesrv.event.tournament import Finished, prepare, run_event
 from tests.enginesrv.test_players import FAKE, YOXII, fake, request
 from tests.enginesrv.test_server import trio_test
 from tests.enginesrv.test_tournament import ROOT, cli
+from tests.enginesrv.test_tournament import stored as stored_rows
 
 LIMIT = 10.0
 STAMP = r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z"
@@ -187,13 +188,23 @@ def test_a_trace_is_cut_at_its_cap_and_control_characters_are_escaped(tmp_path: 
 
 
 def test_an_engine_that_never_greets_has_its_attempt_traced(tmp_path: Path) -> None:
+    # one that never greets at all stops the event before its first game (test_preflight);
+    # this one greets the event's check and its first game, crashes in it, and is silent when
+    # started afresh for the second
+    engine = tmp_path / "engine"
+    engine.write_text(
+        '#!/bin/sh\nn=$(cat "$0.count" 2>/dev/null || echo 0)\necho $((n + 1)) > "$0.count"\n'
+        f'if [ "$n" -lt 2 ]; then exec {FAKE_CMD} crash; fi\nexec {FAKE_CMD} silent\n'
+    )
+    engine.chmod(0o755)
     out = tmp_path / "event"
     proc = cli(
-        "match", "yoxii", f"name=mute:cmd:{FAKE_CMD} silent", "bot:random", "--depth", "1",
-        "--games", "1", "--startup-timeout", "0.3", "--debug", "--out", str(out),
+        "match", "yoxii", f"name=mute:cmd:{engine}", "bot:random", "--depth", "1",
+        "--games", "2", "--startup-timeout", "0.3", "--debug", "--out", str(out),
     )  # fmt: skip
     assert proc.returncode == 0, proc.stderr
-    lines = entries(out / "logs" / "game-00001-p1-mute.trace")
+    assert [row[4] for row in stored_rows(out)] == ["crash", "stall"]
+    lines = entries(out / "logs" / "game-00002-p2-mute.trace")
     assert lines[0] == (">", "ugi")
     assert lines[-1][0] == "#"
     assert "no answer to ugi within 0.3 s" in lines[-1][1]
