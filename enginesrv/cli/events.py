@@ -47,6 +47,7 @@ _SETTINGS: dict[str, str] = {
     "repetitions": "repetitions", "resign": "resign", "draw": "draw",
     "timemargin": "timemargin", "event": "event", "startup_timeout": "startup_timeout",
     "ready_timeout": "ready_timeout", "move_timeout": "move_timeout", "isolate": "isolate",
+    "isolate_network": "isolate_network", "no_contain": "no_contain",
     "debug": "debug",
     "rating_interval": "rating_interval",
 }  # fmt: skip
@@ -165,8 +166,18 @@ def _add_event_flags(p: argparse.ArgumentParser, *, tournament: bool) -> None:
     )  # fmt: skip
     a(
         "--isolate", action="store_true", default=None,
-        help="run each cmd: engine under bubblewrap (bwrap): a private /tmp, its own /proc, "
-        "and no view of the event's directory",
+        help="run each cmd: engine under bubblewrap (bwrap): the file system read-only, its "
+        "own /proc, a private empty /tmp, /var/tmp, /dev/shm and TMPDIR, no view of the "
+        "event's directory, and no network",
+    )  # fmt: skip
+    a(
+        "--isolate-network", action="store_true", default=None,
+        help="with --isolate: keep the host's network for the engines",
+    )  # fmt: skip
+    a(
+        "--no-contain", action="store_true", default=None,
+        help="in a game with hidden information (yinyang), run the cmd: engines as they are; "
+        "by default they run as under --isolate but with the network, where bubblewrap can",
     )  # fmt: skip
     a(
         "--debug", action="store_true", default=None,
@@ -350,6 +361,9 @@ def _handler(fail: type[Exception], *, tournament: bool) -> Handler:
                             traces=traces,
                             cluster=args.cluster,
                             cluster_listen=getattr(args, "cluster_listen", ("", 0)),
+                            on_notice=functools.partial(
+                                _warn, err, "tournament" if tournament else "match"
+                            ),
                         ),
                     )
                 )
@@ -368,6 +382,12 @@ def _handler(fail: type[Exception], *, tournament: bool) -> Handler:
         write_tables(out, config, standings)
 
     return run
+
+
+def _warn(err: TextIO, command: str, text: str) -> None:
+    """A one-line warning of the event on ``err``."""
+    err.write(f"enginesrv {command}: warning: {text}\n")
+    err.flush()
 
 
 def _debug_traces(

@@ -53,6 +53,12 @@ class EventConfig:
     ready_timeout: float = 5.0
     move_timeout: float = MOVE_TIMEOUT
     isolate: bool = False
+    """Run every ``cmd:`` engine under bubblewrap (``--isolate``; ``contain``)."""
+    isolate_network: bool = False
+    """With ``isolate``, keep the host's network for the engines (``--isolate-network``)."""
+    no_contain: bool = False
+    """In a game with hidden information, run the ``cmd:`` engines uncontained
+    (``--no-contain``); by default they are contained (``contain.wrapper_for``)."""
     debug: bool = False
     """Keep a protocol trace of every external engine in each game (``--debug``); stored, so
     that ``--resume`` keeps it, but not part of the schedule."""

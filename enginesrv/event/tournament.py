@@ -23,7 +23,6 @@ import dataclasses
 import datetime as dt
 import functools
 import json
-import shutil
 import sqlite3
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass
@@ -39,6 +38,7 @@ from enginesrv.event import stats
 from enginesrv.event.arbiter import GameResult, GameSetup, no_start, play_game
 from enginesrv.event.bot_player import check_bot
 from enginesrv.event.config import EventConfig, EventError
+from enginesrv.event.contain import check_containment, wrapper_for
 from enginesrv.event.controls import Adjudication, MoveLimits, TimeControl
 from enginesrv.event.feed import Feed, event_message, result_message, standings_message
 from enginesrv.event.lock import lock_event
@@ -55,7 +55,6 @@ from enginesrv.event.records import format_record
 from enginesrv.event.schedule import (
     ScheduledGame,
     game_seeds,
-    isolation,
     make_schedule,
     named_specs,
     secret_seeds,
@@ -113,11 +112,7 @@ def prepare(config: EventConfig, out_dir: Path | None, *, resume: bool) -> Event
         )
     if config.game not in games.available():
         raise EventError(f"unknown game {config.game!r}; known: {', '.join(games.available())}")
-    if config.isolate and shutil.which("bwrap") is None:
-        raise EventError(
-            "--isolate needs bubblewrap (the bwrap command), which is not installed: install "
-            "it (Debian: apt-get install bubblewrap) or leave --isolate out"
-        )
+    check_containment(config)
     if not config.event:
         config = dataclasses.replace(config, event=f"{config.game} {dt.date.today().isoformat()}")
     bad = control_character(config.event)
@@ -156,16 +151,20 @@ async def run_event(
     traces: Path | None = None,
     cluster: str | None = None,
     cluster_listen: tuple[str, int] | None = ("", 0),
+    on_notice: Callable[[str], None] | None = None,
 ) -> list[PairingResult]:
     """Play the event's games not yet stored (``prepare`` first), ``config.concurrency`` at
     a time; report each finished game (``on_game``) and, every second, the time since the
-    start (``on_tick``, for a live display); return the standings. ``out_dir`` is held
-    (``lock_event``) throughout. ``feed`` is told the games move by move (its watchers).
-    With ``config.debug`` the external engines' protocol traces are published in ``traces``
-    (default ``out_dir/logs``) as each game ends. With ``cluster`` (a Dask scheduler's
-    address) the games are played on its workers (``enginesrv.event.cluster``), two per
-    worker thread at a time; they send each result straight back to a listener on
-    ``cluster_listen`` (``cluster.parse_listen``; None: through Dask).
+    start (``on_tick``, for a live display); return the standings. Before any game,
+    ``on_notice`` (default: a warning logged) is told in one line when the ``cmd:`` engines
+    run uncontained in a game that would contain them (``contain.wrapper_for``).
+    ``out_dir`` is held (``lock_event``) throughout. ``feed`` is told the games move by
+    move (its watchers). With ``config.debug`` the external engines' protocol traces are
+    published in ``traces`` (default ``out_dir/logs``) as each game ends. With ``cluster``
+    (a Dask scheduler's address) the games are played on its workers
+    (``enginesrv.event.cluster``), two per worker thread at a time; they send each result
+    straight back to a listener on ``cluster_listen`` (``cluster.parse_listen``; None:
+    through Dask).
 
     Raises:
         EventError: a player that cannot play (unknown bot, bad option, a game the engine does
@@ -177,7 +176,7 @@ async def run_event(
     """
     run_games = functools.partial(
         _run_games, config, out_dir, on_game=on_game, on_start=on_start, on_tick=on_tick,
-        feed=feed, traces=traces,
+        feed=feed, traces=traces, on_notice=on_notice,
     )  # fmt: skip
     with lock_event(out_dir):
         if cluster is None:
@@ -236,6 +235,7 @@ async def _run_games(
     feed: Feed | None,
     traces: Path | None,
     runner: ClusterRunner | None,
+    on_notice: Callable[[str], None] | None,
 ) -> list[PairingResult]:
     """Play the games here (``runner`` None) or on a cluster."""
     game = games.load(config.game)
@@ -264,7 +264,15 @@ async def _run_games(
         for warning in await runner.preflight(names):
             log.warning("cluster_worker_cannot_run", detail=warning)
         in_flight = runner.in_flight()
-    isolate = (lambda command: isolation(out_dir, command)) if config.isolate else None
+    containment = await trio.to_thread.run_sync(
+        functools.partial(wrapper_for, config, game, out_dir, cluster=runner is not None)
+    )  # it may probe bubblewrap, once per process
+    if containment.notice is not None:
+        if on_notice is None:
+            log.warning("engines_uncontained", detail=containment.notice)
+        else:
+            on_notice(containment.notice)
+    isolate = containment.wrap
     check = None  # a local event starts its external engines once before any game (preflight)
     if runner is None:
         check = functools.partial(check_players, specs, game, deadlines, isolate)

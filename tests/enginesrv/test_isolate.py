@@ -1,7 +1,8 @@
 """``--isolate``: each ``cmd:`` engine runs under bubblewrap with a private /tmp, its own
 /proc and no view of the event's directory, seeing of the host's /tmp only what its command
 names (an engine in a virtual environment under /tmp starts); an engine that cannot start
-is told why in one line; without bubblewrap it is a clear error."""
+is told why in one line; without bubblewrap it is a clear error. The other temporary
+directories, the network and the default containment: test_contain.py."""
 
 from __future__ import annotations
 
@@ -17,8 +18,8 @@ from pathlib import Path
 
 import pytest
 
+from enginesrv.event.contain import sandbox_command
 from enginesrv.event.engine_player import WRAPPER_ERROR_CHARS, wrapper_error
-from enginesrv.event.schedule import isolation
 from tests.enginesrv.test_tournament import ROOT, cli, stored
 
 FAKE = ROOT / "tests" / "enginesrv" / "fakes" / "fake_engine.py"
@@ -211,7 +212,7 @@ def test_isolation_binds_what_the_command_names_and_no_more_of_tmp(
     private.mkdir()
     monkeypatch.setattr(tempfile, "tempdir", str(private))
     monkeypatch.chdir("/")  # a working directory outside /tmp: nothing to bind for it
-    wrapper = isolation(
+    wrapper = sandbox_command(
         None,
         (str(venv / "bin" / "python"), str(host_tmp / "engine.py"),
          f"--weights={host_tmp / 'weights.bin'}", "-v", "other"),

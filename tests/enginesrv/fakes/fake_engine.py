@@ -30,6 +30,12 @@ Modes:
 * ``snoop DIR [MARKER]``: well behaved; on every ``go`` it reports on its standard error what
   it can see: the entries of DIR (the event's directory), the processes in /proc and whether
   /tmp/MARKER exists, as ``snoop dir=N procs=N marker=0|1`` (N = -1 when it cannot look).
+* ``spy TOKEN PORT [DIR ...]``: well behaved; on every ``go`` it looks, as a hostile engine
+  would, for what it should not see and reports on its standard error
+  ``spy found=N arbiter=N net=0|1 tmp=0|1``: ``found`` the files whose name holds TOKEN it
+  could read in /tmp, /var/tmp, /dev/shm and each DIR; ``arbiter`` the processes in /proc
+  whose command line holds ``enginesrv.cli`` (the arbiter's); ``net`` whether it could
+  connect to 127.0.0.1:PORT; ``tmp`` whether it could write a file in its ``TMPDIR``.
 * ``fork PIDFILE``: on its first ``go`` it starts a child that sleeps for a minute (writing the
   child's PID to PIDFILE), then exits without answering: what it started must not outlive it.
 
@@ -39,15 +45,17 @@ Every mode leaves on ``quit`` or at the end of its input (``hang`` once it has h
 from __future__ import annotations
 
 import os
+import socket
 import subprocess
 import sys
+import tempfile
 import time
 
 import games
 
 MODES = (
     "good", "ugi", "crash", "hang", "illegal", "late", "silent", "noready", "nobest", "fork",
-    "snoop", "bound",
+    "snoop", "bound", "spy",
 )  # fmt: skip
 MAX_SORTED = 10_000
 """Above this many legal moves the first one generated is played instead of sorting them."""
@@ -60,6 +68,40 @@ def _count(path: str, *, digits: bool = False) -> int:
     except OSError:
         return -1
     return sum(1 for name in names if name.isdigit()) if digits else len(names)
+
+
+def spy(token: str, port: int, dirs: list[str]) -> str:
+    """What the ``spy`` mode reports (module docstring)."""
+    found = 0
+    for directory in ["/tmp", "/var/tmp", "/dev/shm", *dirs]:
+        try:
+            names = [name for name in os.listdir(directory) if token in name]
+        except OSError:
+            continue
+        for name in names:
+            try:
+                with open(os.path.join(directory, name), "rb") as file:
+                    found += bool(file.read(100))
+            except OSError:
+                pass
+    arbiter = 0
+    for pid in filter(str.isdigit, os.listdir("/proc")):
+        try:
+            with open(f"/proc/{pid}/cmdline", "rb") as file:
+                arbiter += b"enginesrv.cli" in file.read()
+        except OSError:
+            pass
+    try:
+        with socket.create_connection(("127.0.0.1", port), timeout=2):
+            net = 1
+    except OSError:
+        net = 0
+    try:
+        with tempfile.TemporaryFile(dir=os.environ.get("TMPDIR") or "/nonexistent"):
+            tmp = 1
+    except OSError:
+        tmp = 0
+    return f"spy found={found} arbiter={arbiter} net={net} tmp={tmp}"
 
 
 def say(line: str) -> None:
@@ -189,6 +231,9 @@ class Fake:
                 f"snoop dir={_count(self.arg or '.')} procs={_count('/proc', digits=True)} "
                 f"marker={int(seen)}\n"
             )
+            sys.stderr.flush()
+        if self.mode == "spy":
+            sys.stderr.write(spy(self.arg or "", int(sys.argv[3]), sys.argv[4:]) + "\n")
             sys.stderr.flush()
         if self.mode == "fork":
             child = subprocess.Popen(
