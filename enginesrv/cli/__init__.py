@@ -15,7 +15,7 @@ from collections.abc import Callable, Sequence
 from typing import NoReturn, TextIO
 
 import games
-from enginesrv import __version__
+from enginesrv import __version__, reaper
 from enginesrv.cli.common import (
     EXIT_USAGE,
     CommandError,
@@ -328,6 +328,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     """Run the command line; returns the exit status."""
     args = _parse(argv)
     configure_logging()  # every log line on stderr, whatever the command
+    # the arbiter and the server hold players' secrets and engines' logs: their memory,
+    # open files and environment are closed to other processes of the user
+    reaper.set_dumpable(False)
     func: Callable[[argparse.Namespace, TextIO, TextIO], None] = args.func
     try:
         func(args, sys.stdout, sys.stderr)

@@ -11,7 +11,7 @@ from typing import IO
 
 import trio
 
-from enginesrv.client._args import KILL_WAIT
+from enginesrv.client._args import KILL_WAIT, TERM_WAIT
 from enginesrv.client._conn import STREAM_GONE, Connection
 from enginesrv.client.types import (
     ClientError,
@@ -28,12 +28,15 @@ async def open_process(
     stderr: int | IO[bytes] | None,
     cwd: str | None,
     env: Mapping[str, str] | None,
+    *,
+    name: str | None = None,
 ) -> tuple[Connection, trio.Process]:
     """Start ``argv`` with pipes on its stdin and stdout, in a session of its own (so that
-    whatever it starts can be ended with it)."""
+    whatever it starts can be ended with it); messages name it ``name`` (default: the
+    command line)."""
     if not argv:
         raise ValueError("popen: the command is empty")
-    where = " ".join(argv)
+    where = " ".join(argv) if name is None else name
     try:
         process = await trio.lowlevel.open_process(
             list(argv),
@@ -69,7 +72,8 @@ async def open_tcp(host: str, port: int, framing: Framing, timeout: float) -> Co
 
 async def shut(conn: Connection, process: trio.Process | None, wait: float = KILL_WAIT) -> None:
     """End the connection and the process now: ``quit`` (if the connection is still open),
-    ``wait`` seconds for the process to exit, then a kill of its whole group. Never raises."""
+    ``wait`` seconds for the process to exit, then SIGTERM to its whole group and, after
+    ``TERM_WAIT`` seconds more, SIGKILL. Never raises."""
     with trio.CancelScope(shield=True):
         if conn.ended is None:
             with contextlib.suppress(ClientError), trio.move_on_after(0.2):
@@ -78,8 +82,13 @@ async def shut(conn: Connection, process: trio.Process | None, wait: float = KIL
         if process is not None:
             with trio.move_on_after(wait):
                 await process.wait()
-            with contextlib.suppress(ProcessLookupError, PermissionError):
-                os.killpg(process.pid, signal.SIGKILL)
+            # SIGTERM first: a program may end what it started (a reaper does: see
+            # ``enginesrv.reaper``), then SIGKILL for the whole group
+            for number, grace in ((signal.SIGTERM, TERM_WAIT), (signal.SIGKILL, 0.0)):
+                with contextlib.suppress(ProcessLookupError, PermissionError):
+                    os.killpg(process.pid, number)
+                with trio.move_on_after(grace):
+                    await process.wait()
             if process.returncode is None:
                 process.kill()
             await process.wait()

@@ -121,13 +121,15 @@ class AsyncEngine:
         timeout: float = TIMEOUT,
         handshake: bool = True,
         trace: TraceCallback | None = None,
+        name: str | None = None,
     ) -> AsyncEngine:
         """As ``popen``, for an engine that lives longer than one block: the caller ends it
         with ``quit`` or ``aclose``. Its reader runs in ``nursery``, or with None as a trio
         system task (for an engine an object holds across calls, as the arbiter's players
         do). The process gets a session of its own, so that whatever it starts is ended with
-        it."""
-        conn, process = await open_process(argv, framing, stderr, cwd, env)
+        it. Messages name the engine ``name`` (default: its command line): for a command
+        run under another (a sandbox), the words that mean something to a person."""
+        conn, process = await open_process(argv, framing, stderr, cwd, env, name=name)
         conn.set_trace(trace)
         engine = cls(conn, process)
         return await engine._start(nursery, handshake, timeout)

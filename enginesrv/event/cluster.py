@@ -310,7 +310,7 @@ class _Host:
                     process = getattr(player, "process", None)
                     if process is not None and process.returncode is None:
                         with contextlib.suppress(OSError):
-                            process.kill()
+                            process.terminate()  # its reaper ends it and all it started
 
     def call(self, fn: Callable[..., Any], *args: Any) -> Any:
         """Run ``fn(*args)`` (async) on the host's loop and return its result."""

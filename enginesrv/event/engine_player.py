@@ -2,31 +2,26 @@
 is enough), started as a command or reached over TCP, spoken to through
 ``enginesrv.client``.
 
-With ``--debug`` each player keeps a protocol trace (``ProtocolTrace``): every line sent to
-its engine and read from it, time-stamped. Like the engine's standard error it may hold the
-engine's secrets (its Yin Yang laws), so it stays in a private file of the arbiter's while the
-game runs and is published (``publish_trace``) once the game is over, one file per game and
-player. Each player's trace holds only its own engine's lines: what its opponent was told
-never enters it.
+A ``cmd:`` engine runs under the reaper (``enginesrv.reaper``), which ends every process it
+started when it is closed, and under the containment wrapper when the event has one
+(``enginesrv.event.contain``). What it writes on its standard error, and with ``--debug``
+its protocol trace (``enginesrv.event.trace``), may hold its secrets (its Yin Yang laws):
+both are kept in ``PrivateLog``s, out of every engine's reach and capped, and published under
+the event's ``logs/`` once the game they were written in is over.
 """
 
 from __future__ import annotations
 
-import contextlib
-import hashlib
+import functools
 import math
 import os
-import shutil
-import subprocess
-import tempfile
-import time
 from pathlib import Path
-from typing import IO
 
 import trio
 
 import games
 from bots.engine import Score
+from enginesrv import reaper
 from enginesrv.client import (
     AsyncEngine,
     ClientError,
@@ -44,128 +39,14 @@ from enginesrv.event.players import (
     PlayerSpecError,
     Reply,
 )
+from enginesrv.event.private_log import LOG_CAP, Kept, PipeDrain, PrivateLog, publish
+from enginesrv.event.trace import ALL_ESCAPES, ProtocolTrace, trace_file_name
 
-TRACE_CAP = 64 << 20
-"""The most bytes of one game's protocol trace of one engine; the rest is left out."""
-_ARROWS: dict[str, str] = {"send": ">", "recv": "<", "end": "#"}
-_ESCAPES = {c: f"\\x{c:02x}" for c in (*range(32), 127) if c != 9}
-"""Control characters in a line are written escaped: a trace is read on a terminal."""
-_ALL_ESCAPES = {c: f"\\x{c:02x}" for c in (*range(32), 127, *range(0x80, 0xA0))}
-"""The control characters escaped in a line quoted in a one-line message: tabs too."""
-WRAPPER_ERROR_CHARS = 300
-"""The most characters of a wrapper's error quoted in a message (``wrapper_error``)."""
-
-
-NAME_BYTES = 100
-"""The most bytes of a player's name in a file name (a file name holds 255)."""
-
-
-def file_safe_name(name: str) -> str:
-    """A player's name as part of a file name: letters, digits and ``-_.=`` kept, any other
-    character ``_``; a name longer than ``NAME_BYTES`` (in UTF-8) is cut, and ends with a
-    hash of the whole name so that two long names stay apart."""
-    safe = "".join(c if c.isalnum() or c in "-_.=" else "_" for c in name)
-    if len(safe.encode()) <= NAME_BYTES:
-        return safe
-    digest = hashlib.sha256(name.encode("utf-8", "backslashreplace")).hexdigest()[:12]
-    cut = safe.encode()[: NAME_BYTES - len(digest) - 1].decode("utf-8", "ignore")
-    return f"{cut}-{digest}"
-
-
-def trace_file_name(game_id: int, seat: int, name: str) -> str:
-    """The file of the trace of game ``game_id`` of the player ``name`` in seat ``seat`` (0 =
-    p1), e.g. ``game-00001-p1-alphabeta.trace``; the name as ``file_safe_name`` makes it, as
-    for the engine's standard error."""
-    return f"game-{game_id:05d}-p{seat + 1}-{file_safe_name(name)}.trace"
-
-
-def _stamp(now: float) -> str:
-    """``now`` (``time.time()``) as UTC ISO 8601 with milliseconds: 2026-11-29T14:03:07.412Z."""
-    whole = int(now)
-    return (
-        time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(whole))
-        + f".{int((now - whole) * 1000):03d}Z"
-    )
-
-
-class ProtocolTrace:
-    """The protocol trace of one external engine: a ``TraceCallback`` for ``enginesrv.client``
-    writing each line as ``TIME > LINE`` (sent to the engine), ``TIME < LINE`` (read from it)
-    or ``TIME # NOTE`` (the connection ended, the trace was cut), ``TIME`` in UTC with
-    milliseconds, to a private file (made only when there is a line to keep). ``publish``
-    hands what was gathered since the last time to a public file and begins afresh. At most
-    ``cap`` bytes are kept between two publications; then one note says the rest is left out.
-    """
-
-    def __init__(self, cap: int = TRACE_CAP) -> None:
-        self.cap = cap
-        self._file: IO[bytes] | None = None
-        self._path: Path | None = None
-        self._size = 0
-        self._cut = False
-
-    def __call__(self, kind: str, line: str) -> None:
-        if self._cut:
-            return
-        now = _stamp(time.time())
-        entry = f"{now} {_ARROWS[kind]} {line.translate(_ESCAPES)}\n".encode(
-            "utf-8", "backslashreplace"
-        )
-        if self._size + len(entry) > self.cap:
-            self._cut = True
-            cap = f"{self.cap >> 20} MiB" if self.cap % (1 << 20) == 0 else f"{self.cap} bytes"
-            entry = f"{now} # cut: more than {cap} in this game; the rest is left out\n".encode()
-        try:
-            if self._file is None:
-                # in a private file (mode 0600, outside the event's directory) until the game
-                # is over
-                fd, name = tempfile.mkstemp(prefix="enginesrv-trace-")
-                self._file, self._path = os.fdopen(fd, "wb"), Path(name)
-            self._file.write(entry)
-        except OSError:
-            self._cut = True  # a full disk: the trace ends, not the game
-        self._size += len(entry)
-
-    def _take(self) -> Path | None:
-        """The private file of what was gathered (None: nothing was), closed; from now on
-        lines go to a new one."""
-        file, path = self._file, self._path
-        self._file, self._path, self._size, self._cut = None, None, 0, False
-        if file is not None:
-            with contextlib.suppress(OSError):
-                file.close()
-        return path
-
-    async def publish(self, target: Path, header: str) -> Path | None:
-        """Write ``header`` (a ``#`` comment line) and the lines gathered since the last call
-        to ``target`` (replaced if it exists: a game played again on ``--resume`` has a new
-        trace), in a thread; the file written, or None when there was nothing to write or
-        it could not be written."""
-        private = self._take()
-        if private is None:
-            return None
-        return await trio.to_thread.run_sync(_publish_file, private, target, header)
-
-    def close(self) -> None:
-        """Drop what was not published (the lines after a player's last game)."""
-        private = self._take()
-        if private is not None:
-            with contextlib.suppress(OSError):
-                private.unlink()
-
-
-def _publish_file(private: Path, target: Path, header: str) -> Path | None:
-    try:
-        target.parent.mkdir(parents=True, exist_ok=True)
-        with open(private, "rb") as source, open(target, "wb") as public:
-            public.write(f"# {header}\n".encode("utf-8", "backslashreplace"))
-            shutil.copyfileobj(source, public)
-        return target
-    except OSError:
-        return None
-    finally:
-        with contextlib.suppress(OSError):
-            private.unlink()
+START_ERROR_CHARS = 300
+"""The most characters of a wrapper's error quoted in a message (``start_error``)."""
+START_ERROR_WAIT = 1.0
+"""Seconds an engine that could not start is given to finish saying why on its standard
+error (the pipe ends when its process and all it started are gone)."""
 
 
 class EngineHello:
@@ -190,6 +71,7 @@ class TextEnginePlayer(Player):
         stderr: Path | None = None,
         wrapper: tuple[str, ...] = (),
         traces: Path | None = None,
+        log_cap: int = LOG_CAP,
     ) -> None:
         super().__init__(spec)
         self.deadlines = deadlines or Deadlines()
@@ -197,9 +79,11 @@ class TextEnginePlayer(Player):
         """A command a ``cmd:`` engine is run under (``--isolate``: bubblewrap)."""
         self.stderr = stderr
         """Where a ``cmd:`` engine's standard error is published (appended) once each game
-        is over; None: discarded. While a game runs it goes to a private file of its own."""
-        self._private: Path | None = None
-        self._published = 0
+        is over; None: discarded. While a game runs it is kept in a ``PrivateLog``."""
+        self.log_cap = log_cap
+        """The most bytes of each stream (standard error, trace) kept per game."""
+        self._errors: PrivateLog | None = None
+        self._drain: PipeDrain | None = None
         self.traces = traces
         """The directory each game's protocol trace is published in once the game is over
         (``publish_trace``; ``--debug``); None: no trace is kept."""
@@ -236,7 +120,7 @@ class TextEnginePlayer(Player):
         self.game = game.name
         deadlines = self.deadlines
         if self.traces is not None and self._trace is None:
-            self._trace = ProtocolTrace()
+            self._trace = ProtocolTrace(self.log_cap)
         try:
             if self.spec.kind == "tcp":
                 self.engine = await AsyncEngine.connect_in(
@@ -244,33 +128,15 @@ class TextEnginePlayer(Player):
                     trace=self._trace,
                 )  # fmt: skip
             else:
-                errors: int | IO[bytes] = subprocess.DEVNULL
-                if self.stderr is not None or self.wrapper:
-                    # what an engine writes during a game may hold its secrets (Yin Yang
-                    # laws): it is kept where the event's readers cannot look until then;
-                    # a wrapper's own error is read from there (``wrapper_error``)
-                    fd, name = tempfile.mkstemp(prefix="enginesrv-stderr-")
-                    self._private, self._published = Path(name), 0
-                    errors = os.fdopen(fd, "ab")
-                try:
-                    self.engine = await AsyncEngine.popen_in(
-                        None,
-                        [*self.wrapper, *self.spec.command],
-                        stderr=errors,
-                        timeout=deadlines.startup,
-                        trace=self._trace,
-                    )
-                finally:
-                    if not isinstance(errors, int):
-                        errors.close()  # the child has its own copy of the descriptor
-        except EngineTimeoutError as exc:
-            raise ForfeitError("stall", f"no ugiok within {deadlines.startup:g} s: {exc}") from None
+                await self._start_process()
+        except EngineTimeoutError:
+            raise ForfeitError("stall", f"no ugiok within {deadlines.startup:g} s") from None
         except ClientError as exc:
-            # a wrapper that fails says why only on its standard error: the user is told
-            reason = await self._wrapper_error()
+            # a wrapper (or the reaper) that fails says why only on its standard error
+            reason = await self._start_error()
             raise ForfeitError(self._gone, f"cannot start it: {reason or exc}") from None
         self.alive = True
-        engine = self.engine
+        engine = self._engine
         self.hello = EngineHello(engine.info)
         if self.hello.games and game.name not in self.hello.games:
             await self.close()
@@ -290,22 +156,58 @@ class TextEnginePlayer(Player):
         except ClientError as exc:
             raise self._forfeit(exc, "the handshake") from None
 
-    async def _wrapper_error(self) -> str | None:
-        """What the wrapper said when it could not start the engine (``wrapper_error``);
-        None without a wrapper, or when it did not say."""
-        if not self.wrapper or self._private is None:
+    async def _start_process(self) -> None:
+        """Start the ``cmd:`` engine under the reaper (and the wrapper, if any), its standard
+        error read into a ``PrivateLog`` by a thread of its own."""
+        if self._errors is None:
+            self._errors = PrivateLog(self.log_cap)
+        read, write = os.pipe()
+        try:
+            self.engine = await AsyncEngine.popen_in(
+                None,
+                reaper.command([*self.wrapper, *self.spec.command]),
+                stderr=write,
+                timeout=self.deadlines.startup,
+                trace=self._trace,
+                name=" ".join(self.spec.command),
+            )
+        finally:
+            os.close(write)  # the engine has its own; the pipe ends when the last holder does
+            self._drain = PipeDrain(read, self._errors, f"stderr {self.spec.name}")
+
+    async def _drained(self, wait: float) -> None:
+        """Wait at most ``wait`` seconds for the standard error's pipe to end (the engine
+        and everything it started are gone)."""
+        drain = self._drain
+        if drain is not None and await trio.to_thread.run_sync(drain.join, wait):
+            self._drain = None
+
+    async def _start_error(self) -> str | None:
+        """What the reaper or the wrapper said when it could not start the engine
+        (``start_error``); None when neither did."""
+        if self._errors is None:
             return None
-        return await trio.to_thread.run_sync(wrapper_error, self._private, self.wrapper[0])
+        await self._drained(START_ERROR_WAIT)
+        programs = (reaper.NAME, *self.wrapper[:1])
+        return start_error(self._errors.head(4 * START_ERROR_CHARS), programs)
 
     async def publish_stderr(self) -> None:
         """Append what the engine wrote to its standard error since the last call to the
-        public log (the game it was written in is over). Copied in a thread, in pieces: an
-        engine may have written a great deal, and the other games' clocks run on this event
-        loop meanwhile."""
-        if self._private is None or self.stderr is None:
+        public log (the game it was written in is over), in a thread: an engine may have
+        written a great deal, and the other games' clocks run on this event loop meanwhile.
+        The log is made even when there is nothing to add (the engine was looked at).
+        Without a public log it is dropped."""
+        if self._errors is None:
             return
-        self._published = await trio.to_thread.run_sync(
-            _append_from, self._private, self._published, self.stderr
+        if self._drain is not None:
+            await trio.to_thread.run_sync(self._drain.pump)  # all it wrote up to now
+        kept = self._errors.take()
+        if self.stderr is None:
+            if kept is not None:
+                kept.close()
+            return
+        await trio.to_thread.run_sync(
+            functools.partial(publish, kept or Kept.nothing(), self.stderr, append=True)
         )
 
     async def publish_trace(self, game_id: int, seat: int, *, finished: bool = True) -> Path | None:
@@ -419,44 +321,28 @@ class TextEnginePlayer(Player):
         with trio.CancelScope(shield=True):
             if engine is not None:
                 await engine.aclose()
+            await self._drained(START_ERROR_WAIT)  # what it wrote last, to its end
             await self.publish_stderr()
+            if self._errors is not None:
+                self._errors.close()
+                self._errors = None
             if self._trace is not None:
                 self._trace.close()
                 self._trace = None
-            if self._private is not None:
-                with contextlib.suppress(OSError):
-                    self._private.unlink()
-                self._private = None
 
 
-def wrapper_error(stderr: Path, program: str) -> str | None:
-    """What the wrapper ``program`` (``bwrap``) said when it could not start a command, from
-    the file of its standard error: its first line, when that begins with the program's
-    name and a colon (``bwrap: execvp ./engine: No such file or directory``; the wrapper
-    speaks before the command it starts can). Control characters are escaped and the line
-    cut to ``WRAPPER_ERROR_CHARS`` characters. None when there is no such line."""
-    try:
-        with open(stderr, "rb") as file:
-            head = file.read(4 * WRAPPER_ERROR_CHARS)
-    except OSError:
-        return None
+def start_error(head: bytes, programs: tuple[str, ...]) -> str | None:
+    """Why a wrapper or the reaper could not start a command, from the first bytes of its
+    standard error: the first line, when it begins with one of ``programs``' names and a
+    colon (``bwrap: execvp ./engine: No such file or directory``: a wrapper speaks before the
+    command it starts can). The reaper's ``reaper: cannot start PROGRAM: REASON`` is quoted
+    as ``PROGRAM: REASON``. Control characters are escaped and the line cut to
+    ``START_ERROR_CHARS`` characters. None when there is no such line."""
     line = head.partition(b"\n")[0].decode("utf-8", "backslashreplace")
-    if not line.startswith(f"{os.path.basename(program)}: "):
+    names = {os.path.basename(program) for program in programs}
+    if not any(line.startswith(f"{name}: ") for name in names):
         return None
-    line = line.translate(_ALL_ESCAPES)
-    if len(line) > WRAPPER_ERROR_CHARS:
-        line = line[: WRAPPER_ERROR_CHARS - 3] + "..."
+    line = line.removeprefix(f"{reaper.NAME}: cannot start ").translate(ALL_ESCAPES)
+    if len(line) > START_ERROR_CHARS:
+        line = line[: START_ERROR_CHARS - 3] + "..."
     return line
-
-
-def _append_from(source: Path, offset: int, target: Path) -> int:
-    """Append ``source`` from byte ``offset`` on to ``target`` (made even when there is
-    nothing to add: it was looked at); the offset reached. Errors leave it where it was."""
-    try:
-        target.parent.mkdir(parents=True, exist_ok=True)
-        with open(source, "rb") as private, open(target, "ab") as public:
-            private.seek(offset)
-            shutil.copyfileobj(private, public)
-            return private.tell()
-    except OSError:
-        return offset

@@ -11,12 +11,13 @@ import trio
 
 import games
 from enginesrv.event.bot_player import BotPlayer
-from enginesrv.event.engine_player import TextEnginePlayer, file_safe_name
+from enginesrv.event.engine_player import TextEnginePlayer
 from enginesrv.event.players import (
     Deadlines,
     Player,
     PlayerSpec,
 )
+from enginesrv.event.trace import file_safe_name
 from enginesrv.search.child import SearchRunner
 from enginesrv.search.pool import WorkerPool
 

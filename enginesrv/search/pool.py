@@ -32,9 +32,10 @@ import structlog
 import trio
 
 from bots.engine import SearchInfo
+from enginesrv import reaper
 from enginesrv.search.child import PoolJob, SearchOutcome, WorkerProcess
 from enginesrv.search.jobs import SearchJob
-from enginesrv.search.waits import first_of, reap
+from enginesrv.search.waits import first_of, reap, stop
 from protocol import rpc
 
 GRACE = 0.2
@@ -126,15 +127,16 @@ class WorkerPool:
     async def _spawn(self) -> None:
         self._pending += 1
         try:
+            # under the reaper: whatever a plug-in bot starts ends with its worker
             process = await trio.lowlevel.open_process(
-                list(self.command), stdin=subprocess.PIPE, stdout=subprocess.PIPE
+                reaper.command(self.command), stdin=subprocess.PIPE, stdout=subprocess.PIPE
             )
         except BaseException:
             self._pending -= 1
             raise
         if self.closed:  # the pool closed while the process started: end it here
             self._pending -= 1
-            process.kill()
+            stop(process)
             with trio.CancelScope(shield=True):
                 await reap(process)
             return
@@ -344,7 +346,7 @@ class WorkerPool:
         log.warning("worker_restart", worker=worker.number, reason=why)
         worker.alive = False
         if worker.process.returncode is None:
-            worker.process.kill()
+            stop(worker.process)
 
     async def _replace(self, worker: WorkerProcess) -> None:
         """Reap a dead or killed worker (its pipes closed, its exit awaited), start another."""
@@ -354,7 +356,7 @@ class WorkerPool:
         self._pending += 1
         try:
             if worker.process.returncode is None:
-                worker.process.kill()
+                stop(worker.process)
             with trio.CancelScope(shield=True):
                 await reap(worker.process)
             self.restarts += 1
@@ -368,7 +370,7 @@ class WorkerPool:
         self.closed = True
         for worker in self._workers:
             if worker.process.returncode is None:
-                worker.process.kill()
+                stop(worker.process)
 
     async def aclose(self) -> None:
         """Stop every worker (end of input first, a kill if it lingers) and reap it."""
@@ -378,7 +380,7 @@ class WorkerPool:
         self._idle.clear()
         for worker in workers:
             if not worker.ready.is_set() and worker.process.returncode is None:
-                worker.process.kill()  # still starting: it has nothing to finish
+                stop(worker.process)  # still starting: it has nothing to finish
             if worker.process.stdin is not None:
                 with trio.move_on_after(0.2):
                     await worker.process.stdin.aclose()
@@ -387,5 +389,5 @@ class WorkerPool:
                 await worker.process.wait()
         for worker in workers:
             if worker.process.returncode is None:
-                worker.process.kill()
+                stop(worker.process)
             await reap(worker.process)

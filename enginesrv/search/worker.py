@@ -35,6 +35,7 @@ import games
 from bots.engine import Engine
 from bots.eval import evaluated_games, evaluator_for
 from bots.registry import BotError, create_bot, load_all
+from enginesrv import reaper
 from enginesrv.search.jobs import SearchJob, info_to_map, result_to_map
 from protocol import rpc
 from protocol.errors import ProtocolError
@@ -205,6 +206,8 @@ def main() -> None:
     # Ctrl-C reaches the whole process group; the server decides when a worker ends (it
     # closes the worker's input), so the worker itself ignores the interrupt.
     signal.signal(signal.SIGINT, signal.SIG_IGN)
+    # its bots' secrets (Yin Yang laws) are in its memory: closed to other processes
+    reaper.set_dumpable(False)
     warm_up()
     # A full collection of the cyclic garbage collector can stop the search for tens of ms,
     # which a timed move cannot spare: collect between searches, when the worker is idle,

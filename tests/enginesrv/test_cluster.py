@@ -321,7 +321,9 @@ import os, pathlib, signal, sys
 starts = pathlib.Path(sys.argv[1])
 (starts / str(os.getpid())).touch()  # one file a start: two at once are both counted
 if len(list(starts.iterdir())) > int(sys.argv[2]):
-    os.kill(os.getppid(), signal.SIGKILL)  # the Dask worker that started this engine
+    # the Dask worker that started this engine: the parent of the reaper it runs under
+    reaper = pathlib.Path(f"/proc/{os.getppid()}/stat").read_text()
+    os.kill(int(reaper.rsplit(")", 1)[1].split()[1]), signal.SIGKILL)
 os.execv(sys.executable, [sys.executable, "-m", "enginesrv.cli", "engine", "--game", "yoxii"])
 """
 

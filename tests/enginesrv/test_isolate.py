@@ -19,7 +19,7 @@ from pathlib import Path
 import pytest
 
 from enginesrv.event.contain import sandbox_command
-from enginesrv.event.engine_player import WRAPPER_ERROR_CHARS, wrapper_error
+from enginesrv.event.engine_player import START_ERROR_CHARS, start_error
 from tests.enginesrv.test_tournament import ROOT, cli, stored
 
 FAKE = ROOT / "tests" / "enginesrv" / "fakes" / "fake_engine.py"
@@ -179,23 +179,23 @@ def test_an_isolated_engine_that_cannot_start_is_told_why_in_one_line(
     assert not out.exists()
 
 
-def test_a_wrappers_error_is_quoted_on_one_line_escaped_and_capped(tmp_path: Path) -> None:
-    stderr = tmp_path / "stderr"
-    stderr.write_bytes(b"bwrap: execvp /tmp/a\x1b[2J\tb\xc2\x9b\xff: No such file\nmore\n")
-    assert wrapper_error(stderr, "/usr/bin/bwrap") == (
-        "bwrap: execvp /tmp/a\\x1b[2J\\x09b\\x9b\\xff: No such file"
-    )
-    stderr.write_bytes(b"bwrap: " + b"x" * 10_000)
-    quoted = wrapper_error(stderr, "bwrap")
+def test_a_wrappers_error_is_quoted_on_one_line_escaped_and_capped() -> None:
+    wrappers = ("reaper", "/usr/bin/bwrap")
+    said = b"bwrap: execvp /tmp/a\x1b[2J\tb\xc2\x9b\xff: No such file\nmore\n"
+    expected = "bwrap: execvp /tmp/a\\x1b[2J\\x09b\\x9b\\xff: No such file"
+    assert start_error(said, wrappers) == expected
+    quoted = start_error(b"bwrap: " + b"x" * 10_000, wrappers)
     assert quoted is not None
-    assert len(quoted) == WRAPPER_ERROR_CHARS
+    assert len(quoted) == START_ERROR_CHARS
     assert quoted.endswith("...")
-    # the engine's own words (it started), or nothing said, or no file: no wrapper's error
-    stderr.write_bytes(b"Traceback (most recent call last):\nbwrap: not from bwrap\n")
-    assert wrapper_error(stderr, "bwrap") is None
-    stderr.write_bytes(b"")
-    assert wrapper_error(stderr, "bwrap") is None
-    assert wrapper_error(tmp_path / "none", "bwrap") is None
+    # the reaper's words name the program and the reason alone
+    said = b"reaper: cannot start ./engine: Permission denied\n"
+    assert start_error(said, wrappers) == "./engine: Permission denied"
+    # the engine's own words (it started), or nothing said: no wrapper's error
+    said = b"Traceback (most recent call last):\nbwrap: not from bwrap\n"
+    assert start_error(said, wrappers) is None
+    assert start_error(b"", wrappers) is None
+    assert start_error(b"bwrap: not ours to quote\n", ("reaper",)) is None
 
 
 def test_isolation_binds_what_the_command_names_and_no_more_of_tmp(

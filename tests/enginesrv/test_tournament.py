@@ -268,8 +268,7 @@ def test_misbehaving_engines_lose_with_the_right_reason_and_the_event_completes(
     players.append(f"name=ugi:cmd:{fake} ugi")
     out = tmp_path / "fakes"
     proc = cli("tournament", "yoxii", *players, "--gauntlet", "--st", "0.3", "--games", "2",
-               "--startup-timeout", "0.5", "--ready-timeout", "0.5", "--concurrency", "2",
-               "--out", str(out))  # fmt: skip
+               "--ready-timeout", "0.5", "--concurrency", "2", "--out", str(out))  # fmt: skip
     assert proc.returncode == 0, proc.stderr
     rows = stored(out)
     assert len(rows) == 2 * (len(expected) + 1)

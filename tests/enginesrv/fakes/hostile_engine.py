@@ -1,0 +1,231 @@
+"""Hostile engines for the containment tests: ``python hostile_engine.py MODE [ARGS]``.
+
+Each plays through a well-behaved engine it runs as its child (``fake_engine.py good``),
+passing the protocol both ways, and misbehaves around it:
+
+* ``escape PIDFILE``: at start-up it starts three processes that try to outlive it: one in a
+  new session (``setsid``), one in a new process group (``setpgid``), and one forked twice
+  (its parent gone at once) in a new session; each ignores SIGTERM, as the engine itself
+  does, and the engine ignores ``quit``. It writes their PIDs and its child's, one per line,
+  to PIDFILE.
+* ``flood BYTES``: on every ``go`` it writes BYTES bytes to its standard error first.
+* ``victim``: on every ``go`` it writes a secret of its own, ``SECRET`` (see below) and a
+  random hexadecimal number drawn at its start, on its standard error and in an ``info
+  string`` line (so that its protocol trace holds it too). Nothing outside the process
+  knows the number before it is written.
+* ``thief``: on every ``go`` it attacks, as an engine of the same user would, every route to
+  another player's secrets, and reports on its standard error, one line each: ``thief saw
+  arbiter=N victim=N reaper=N other=N`` (the processes of each kind it could see in /proc:
+  the arbiter is its reaper's parent; the others are below the arbiter, or anywhere when
+  the arbiter is out of sight) and
+  ``thief route ROLE WHAT`` for each route it got through: ``file PATH`` (a readable file
+  under a temporary directory, or the current directory, holding a victim's secret), ``fd
+  N`` (another process's open file it could open), ``environ``, ``mem`` (opened),
+  ``ptrace`` (attached). ROLE is ``arbiter``, ``victim``, ``reaper`` or ``other``; its own
+  processes are left alone. A file route names the secrets it found after the path.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import ctypes
+import os
+import re
+import signal
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from pathlib import Path
+
+FAKE = Path(__file__).with_name("fake_engine.py")
+SECRET = "VICTIM" + "-SECRET-"  # in two pieces: this file does not hold the secret's bytes
+SKIPPED = {"site-packages", "dist-packages", ".git", "node_modules", "__pycache__"}
+"""Directories a thief does not search (there are many files in them, and no secret)."""
+READ = 1 << 16
+PTRACE_ATTACH, PTRACE_DETACH = 16, 17
+
+
+def say(line: str) -> None:
+    sys.stderr.write(line + "\n")
+    sys.stderr.flush()
+
+
+def linger(new_session: bool, new_group: bool) -> None:
+    """In a child: leave as asked, ignore SIGTERM, and sleep (at most a minute)."""
+    signal.signal(signal.SIGTERM, signal.SIG_IGN)
+    if new_session:
+        os.setsid()
+    elif new_group:
+        os.setpgid(0, 0)
+    time.sleep(60)
+    os._exit(0)
+
+
+def escape(pidfile: Path) -> list[int]:
+    """Start the three processes of ``escape``; their PIDs."""
+    pids = []
+    for new_session, new_group in ((True, False), (False, True)):
+        pid = os.fork()
+        if pid == 0:
+            linger(new_session, new_group)
+        pids.append(pid)
+    read, write = os.pipe()
+    if os.fork() == 0:  # the middle process: forks the grandchild and is gone
+        os.close(read)
+        grandchild = os.fork()
+        if grandchild == 0:
+            os.close(write)
+            linger(True, False)
+        os.write(write, f"{grandchild}\n".encode())
+        os._exit(0)
+    os.close(write)
+    with os.fdopen(read) as pipe:
+        pids.append(int(pipe.readline()))
+    with contextlib.suppress(ChildProcessError):
+        os.waitpid(-1, os.WNOHANG)
+    pidfile.write_text("".join(f"{pid}\n" for pid in pids))
+    return pids
+
+
+def parents() -> dict[int, int]:
+    """The parent of every process this one can see in /proc."""
+    out = {}
+    for entry in os.listdir("/proc"):
+        with contextlib.suppress(OSError, ValueError, IndexError):
+            stat = Path(f"/proc/{entry}/stat").read_bytes()
+            out[int(entry)] = int(stat[stat.rfind(b")") + 2 :].split()[1])
+    return out
+
+
+def role(pid: int, arbiter: int, parent: dict[int, int]) -> str | None:
+    """What process ``pid`` is to a thief: the arbiter (its reaper's parent), or below it a
+    ``reaper``, a ``victim`` or ``other``; None for a process of no concern to this game."""
+    if pid == arbiter:
+        return "arbiter"
+    above, seen = parent.get(pid), set()
+    while above is not None and above != arbiter and above not in seen:
+        seen.add(above)
+        above = parent.get(above)
+    if above != arbiter:
+        return None
+    try:
+        cmdline = Path(f"/proc/{pid}/cmdline").read_bytes()
+    except OSError:
+        return "other"
+    if b"reaper.py" in cmdline:
+        return "reaper"
+    if b"victim" in cmdline or b"fake_engine.py" in cmdline:
+        return "victim"
+    return "other"
+
+
+def steal_files(marker: bytes) -> list[str]:
+    """The routes through readable files under the temporary directories and here."""
+    roots = {"/tmp", "/var/tmp", "/dev/shm", tempfile.gettempdir(), os.environ.get("TMPDIR", "")}
+    found = []
+    for root in sorted(r for r in roots | {os.getcwd()} if r):
+        for folder, folders, names in os.walk(root):
+            folders[:] = [f for f in folders if f not in SKIPPED]
+            for name in names:
+                path = os.path.join(folder, name)
+                with contextlib.suppress(OSError), open(path, "rb") as file:
+                    secrets = set(re.findall(re.escape(marker) + rb"[0-9a-f]{16}", file.read(READ)))
+                    if secrets:
+                        found.append(f"file {path} {b' '.join(sorted(secrets)).decode()}")
+    return found
+
+
+def steal_process(pid: int, marker: bytes) -> list[str]:
+    """The routes into process ``pid``: its open files, environment, memory, ptrace."""
+    found = []
+    with contextlib.suppress(OSError):
+        for fd in os.listdir(f"/proc/{pid}/fd"):
+            with contextlib.suppress(OSError):
+                handle = os.open(f"/proc/{pid}/fd/{fd}", os.O_RDONLY | os.O_NONBLOCK)
+                os.close(handle)  # opened: a pipe's bytes, a file's content are ours to read
+                found.append(f"fd {fd}")
+    with contextlib.suppress(OSError):
+        Path(f"/proc/{pid}/environ").read_bytes()
+        found.append("environ")
+    with contextlib.suppress(OSError):
+        os.close(os.open(f"/proc/{pid}/mem", os.O_RDONLY))
+        found.append("mem")
+    libc = ctypes.CDLL(None, use_errno=True)
+    if libc.ptrace(PTRACE_ATTACH, pid, None, None) == 0:
+        found.append("ptrace")
+        with contextlib.suppress(ChildProcessError):
+            os.waitpid(pid, 0x40000000)  # __WALL: the stop of the attach
+        libc.ptrace(PTRACE_DETACH, pid, None, None)
+    del marker
+    return found
+
+
+def thieve(marker: bytes, own: set[int]) -> None:
+    """Every route, reported on standard error (module docstring)."""
+    seen = {"arbiter": 0, "victim": 0, "reaper": 0, "other": 0}
+    routes = [f"thief route other {r}" for r in steal_files(marker)]
+    parent = parents()
+    arbiter = parent.get(os.getppid(), 0)  # its reaper's parent (0: out of sight)
+    for pid in sorted(set(parent) - own):
+        kind = role(pid, arbiter, parent) if arbiter > 0 else "other"
+        if kind is None:
+            continue
+        seen[kind] += 1
+        routes += [f"thief route {kind} {r}" for r in steal_process(pid, marker)]
+    say("thief saw " + " ".join(f"{kind}={count}" for kind, count in seen.items()))
+    for line in routes:
+        say(line)
+
+
+def main() -> None:
+    mode, arg = sys.argv[1], sys.argv[2] if len(sys.argv) > 2 else ""
+    child = subprocess.Popen(
+        [sys.executable, str(FAKE), "good"], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+        stderr=subprocess.DEVNULL if mode == "flood" else None,
+    )  # fmt: skip
+    assert child.stdin is not None
+    assert child.stdout is not None
+    if mode == "escape":
+        signal.signal(signal.SIGTERM, signal.SIG_IGN)
+        escape(Path(arg))
+        with open(arg, "a") as file:
+            file.write(f"{child.pid}\n")
+    own = {os.getpid(), os.getppid(), child.pid}  # itself, its reaper, its child
+    secret = SECRET + os.urandom(8).hex()
+    out = child.stdout
+
+    def relay() -> None:
+        for line in out:
+            sys.stdout.buffer.write(line)
+            sys.stdout.buffer.flush()
+
+    threading.Thread(target=relay, daemon=True).start()
+    for line in sys.stdin.buffer:
+        word = line.split(maxsplit=1)[0] if line.strip() else b""
+        if word == b"quit" and mode == "escape":
+            continue  # it stays: ended it must be
+        if word == b"go":
+            if mode == "flood":
+                chunk, left = b"x" * (1 << 20), int(arg)
+                while left > 0:
+                    left -= sys.stderr.buffer.write(chunk[: min(left, len(chunk))])
+                sys.stderr.buffer.flush()
+            elif mode == "victim":
+                say(secret)
+                sys.stdout.buffer.write(f"info string {secret}\n".encode())
+                sys.stdout.buffer.flush()
+            elif mode == "thief":
+                thieve(SECRET.encode(), own)
+        child.stdin.write(line)
+        child.stdin.flush()
+        if word == b"quit":
+            break
+    if mode == "escape":
+        time.sleep(60)
+    child.wait(5)
+
+
+if __name__ == "__main__":
+    main()
