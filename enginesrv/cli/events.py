@@ -48,7 +48,7 @@ _SETTINGS: dict[str, str] = {
     "timemargin": "timemargin", "event": "event", "startup_timeout": "startup_timeout",
     "ready_timeout": "ready_timeout", "move_timeout": "move_timeout", "isolate": "isolate",
     "isolate_network": "isolate_network", "no_contain": "no_contain",
-    "debug": "debug",
+    "debug": "debug", "log_cap": "log_cap",
     "rating_interval": "rating_interval",
 }  # fmt: skip
 
@@ -184,6 +184,12 @@ def _add_event_flags(p: argparse.ArgumentParser, *, tournament: bool) -> None:
         help="trace every line sent to and read from each cmd: and tcp: engine, time-stamped, "
         "into DIR/logs/game-NNNNN-pS-NAME.trace once each game is over (without --out, into a "
         "temporary directory named on stderr)",
+    )  # fmt: skip
+    a(
+        "--log-cap", metavar="MIB", type=positive,
+        help="keep at most MIB mebibytes of each cmd: engine's standard error, and of each "
+        "--debug trace, per game; the rest is left out, and the log says where it was cut "
+        "(default 64)",
     )  # fmt: skip
     a(
         "--cluster", metavar="tcp://HOST:PORT", default=None,

@@ -369,7 +369,10 @@ def play_task(task: GameTask) -> TaskResult:
         specs = named_specs(config.players)
         names = [s.name for s in specs]
         key = task.config
-        slot = host.take(key, lambda: Slot(specs, host.pool, config.deadlines(), None))
+        slot = host.take(
+            key,
+            lambda: Slot(specs, host.pool, config.deadlines(), None, log_cap=config.log_cap << 20),
+        )
         finished = False
         try:
             result, seeds = await play_scheduled(

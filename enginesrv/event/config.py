@@ -62,6 +62,9 @@ class EventConfig:
     debug: bool = False
     """Keep a protocol trace of every external engine in each game (``--debug``); stored, so
     that ``--resume`` keeps it, but not part of the schedule."""
+    log_cap: int = 64
+    """The most mebibytes kept of each stream of one ``cmd:`` engine in one game: its
+    standard error and its protocol trace (``--log-cap``; ``private_log``)."""
     rating_interval: int = 0
     """Show the rating table after every this many games while the event runs (0: at the end
     only); a display setting, not part of the schedule."""

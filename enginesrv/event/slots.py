@@ -17,6 +17,7 @@ from enginesrv.event.players import (
     Player,
     PlayerSpec,
 )
+from enginesrv.event.private_log import LOG_CAP
 from enginesrv.event.trace import file_safe_name
 from enginesrv.search.child import SearchRunner
 from enginesrv.search.pool import WorkerPool
@@ -30,13 +31,16 @@ def make_player(
     stderr: Path | None = None,
     wrapper: tuple[str, ...] = (),
     traces: Path | None = None,
+    log_cap: int = LOG_CAP,
 ) -> Player:
     """A fresh player instance for ``spec`` (bots share ``pool``; a ``cmd:`` engine's standard
     error is appended to ``stderr`` when given; an external engine's protocol traces go to
     ``traces`` when given)."""
     if spec.kind == "bot":
         return BotPlayer(spec, pool, move_timeout=(deadlines or Deadlines()).move)
-    return TextEnginePlayer(spec, deadlines, stderr=stderr, wrapper=wrapper, traces=traces)
+    return TextEnginePlayer(
+        spec, deadlines, stderr=stderr, wrapper=wrapper, traces=traces, log_cap=log_cap
+    )
 
 
 class Slot:
@@ -51,6 +55,7 @@ class Slot:
         isolate: Callable[[tuple[str, ...]], tuple[str, ...]] | None = None,
         *,
         traces: Path | None = None,
+        log_cap: int = LOG_CAP,
     ) -> None:
         self.specs = specs
         self.pool = pool
@@ -60,6 +65,8 @@ class Slot:
         """The command to run a ``cmd:`` engine's command under (``--isolate``), if any."""
         self.traces = traces
         """Where the external engines' protocol traces are published (``--debug``), if at all."""
+        self.log_cap = log_cap
+        """The most bytes of each stream of an external engine kept per game."""
         self.players: dict[int, Player] = {}
 
     async def get(self, index: int, game: games.Game) -> Player:
@@ -74,8 +81,9 @@ class Slot:
         spec = self.specs[index]
         wrapper = self.isolate(spec.command) if self.isolate and spec.kind == "cmd" else ()
         player = make_player(
-            spec, self.pool, self.deadlines, stderr=stderr, wrapper=wrapper, traces=self.traces
-        )
+            spec, self.pool, self.deadlines, stderr=stderr, wrapper=wrapper, traces=self.traces,
+            log_cap=self.log_cap,
+        )  # fmt: skip
         self.players[index] = player
         await player.start(game)
         return player

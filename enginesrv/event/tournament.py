@@ -127,8 +127,8 @@ def prepare(config: EventConfig, out_dir: Path | None, *, resume: bool) -> Event
                 check_bot(spec, config.game)
         except PlayerSpecError as exc:
             raise EventError(str(exc)) from None
-    if config.games < 1 or config.rounds < 1 or config.concurrency < 1:
-        raise EventError("--games, --rounds and --concurrency must be at least 1")
+    if min(config.games, config.rounds, config.concurrency, config.log_cap) < 1:
+        raise EventError("--games, --rounds, --concurrency and --log-cap must be at least 1")
     if config.repeat and config.games % 2:
         raise EventError("--repeat plays each opening twice: --games must be even")
     config.move_limits()
@@ -331,6 +331,7 @@ async def _run_games(
             None if out_dir is None else out_dir / "logs",
             isolate,
             traces=traces,
+            log_cap=config.log_cap << 20,
         )
         try:
             async for item in queue_receive:

@@ -229,3 +229,23 @@ def test_a_contained_engine_sees_no_other_process_and_no_secret(tmp_path: Path) 
         "thief saw arbiter=0 victim=0 reaper=0 other=0"  # its own processes alone
     }
     assert [line for line in report if line.startswith("thief route ")] == []
+
+
+def test_log_cap_bounds_what_an_engine_writes_in_each_game(tmp_path: Path) -> None:
+    out = tmp_path / "event"
+    flood = f"name=flood:cmd:{sys.executable} {HOSTILE} flood {3 << 20}"
+    proc = subprocess.run(
+        [sys.executable, "-m", "enginesrv.cli", "match", "yoxii", flood, "bot:random",
+         "--games", "2", "--depth", "1", "--max-plies", "4", "--log-cap", "1", "--out", str(out)],
+        capture_output=True, text=True, cwd=ROOT, timeout=120, check=False,
+    )  # fmt: skip
+    assert proc.returncode == 0, proc.stderr
+    log = (out / "logs" / "flood.stderr").read_bytes()
+    game = (
+        rb"x{1048576}\n\[cut here: more than 1 MiB in one game; (\d+) bytes more were left out\]\n"
+    )
+    games = re.fullmatch(game * 2, log)  # each game: 1 MiB kept, then the note
+    assert games is not None, log[-300:]
+    assert len(games.groups()) == 2
+    for dropped in games.groups():  # 3 MiB a move, a move or more a game, 1 MiB kept
+        assert (int(dropped) + (1 << 20)) % (3 << 20) == 0
