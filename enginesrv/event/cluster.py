@@ -48,9 +48,11 @@ import structlog
 import trio
 
 import games
+from enginesrv import reaper
 from enginesrv.event.arbiter import GameResult
 from enginesrv.event.cluster_workers import WorkerRoster
 from enginesrv.event.config import EventConfig, EventError
+from enginesrv.event.contain import Containment, wrapper_for
 from enginesrv.event.openings import Opening
 from enginesrv.event.players import ForfeitError, PlayerSpecError
 from enginesrv.event.schedule import ScheduledGame, named_specs
@@ -187,6 +189,8 @@ class _Host:
         """Per event (its configuration), the slots of its players that no game uses now: the
         next game of that event on this worker takes one, and its engines are running."""
         self.token: trio.lowlevel.TrioToken | None = None
+        self.contained: dict[str, Containment] = {}
+        """Per event (its configuration), how its ``cmd:`` engines run here."""
         self.unreachable: set[tuple[str, int, bytes]] = set()
         """The result listeners this worker could not reach, or that did not answer in time:
         the rest of their event's results go back through Dask."""
@@ -198,10 +202,24 @@ class _Host:
         if self._failed is not None:
             raise self._failed
 
+    async def containment(self, key: str, config: EventConfig, game: games.Game) -> Containment:
+        """How this worker runs the ``cmd:`` engines of the event ``config`` (its JSON:
+        ``key``): contained in a game with hidden information, as on one machine
+        (``contain.wrapper_for``), found once per event."""
+        found = self.contained.get(key)
+        if found is None:
+            found = await trio.to_thread.run_sync(wrapper_for, config, game, None)
+            self.contained[key] = found
+            while len(self.contained) > self.KEPT_EVENTS:
+                self.contained.pop(next(iter(self.contained)))
+        return found
+
     @classmethod
     def get(cls, size: int) -> _Host:
         with cls._lock:
             if cls._instance is None:
+                # the games' secrets (both players' Yin Yang laws) are in this process
+                reaper.set_dumpable(False)
                 _restore_environment()
                 cls._instance = _Host(size)
                 atexit.register(cls._instance.kill_all)
@@ -369,9 +387,10 @@ def play_task(task: GameTask) -> TaskResult:
         specs = named_specs(config.players)
         names = [s.name for s in specs]
         key = task.config
+        wrap = (await host.containment(key, config, game)).wrap
+        cap = config.log_cap << 20
         slot = host.take(
-            key,
-            lambda: Slot(specs, host.pool, config.deadlines(), None, log_cap=config.log_cap << 20),
+            key, lambda: Slot(specs, host.pool, config.deadlines(), None, wrap, log_cap=cap)
         )
         finished = False
         try:
@@ -416,9 +435,16 @@ def preflight_task(config_json: str) -> dict[str, str]:
         game = games.load(config.game)
         deadlines = config.deadlines()
         problems: dict[str, str] = {}
+        containment = await host.containment(config_json, config, game)
         for spec in named_specs(config.players):
             name = spec.name
-            player = make_player(spec, host.pool, deadlines)
+            if spec.kind == "cmd" and containment.notice is not None:
+                problems[name] = f"cannot contain its engine here: {containment.notice}"
+                continue
+            wrapper = (
+                containment.wrap(spec.command) if containment.wrap and spec.kind == "cmd" else ()
+            )
+            player = make_player(spec, host.pool, deadlines, wrapper=wrapper)
             try:
                 await player.start(game)
             except ForfeitError as exc:

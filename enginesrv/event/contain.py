@@ -13,9 +13,10 @@ write. What the engine's command line needs from those places is bound back read
 * By default in a game with hidden information (Yin Yang), where what an engine could read of
   its opponent (its pipes and files through ``/proc``, its temporary files) is the opponent's
   secrets: the same sandbox with the host's network. ``--no-contain`` turns it off. Where
-  bubblewrap cannot make namespaces (``sandbox_problem``, probed once per process), or on a
-  cluster, the engines run uncontained and the user is told so in one line
-  (``Containment.notice``).
+  bubblewrap cannot make namespaces (``sandbox_problem``, probed once per process), the
+  engines run uncontained and the user is told so in one line (``Containment.notice``). On a
+  cluster each worker contains the engines it starts, and a worker that cannot contain them
+  gets no game (its check says why: ``enginesrv.event.cluster``).
 """
 
 from __future__ import annotations
@@ -91,9 +92,10 @@ def wrapper_for(
     """How the ``cmd:`` engines of the event ``config`` (of ``game``, its directory
     ``out_dir``) run: under ``--isolate`` without network (``--isolate-network``: with), in a
     game with hidden information contained with the network unless ``--no-contain``, else as
-    they are. Where the default containment cannot be had (no working bubblewrap; a
-    ``cluster`` event, whose games run elsewhere) they run as they are, with a notice. May
-    run bubblewrap once (``sandbox_problem``): call it from a thread in an event loop."""
+    they are. Where the default containment cannot be had (no working bubblewrap) they run
+    as they are, with a notice. The coordinator of a ``cluster`` event starts no engine: its
+    workers contain theirs. May run bubblewrap once (``sandbox_problem``): call it from a
+    thread in an event loop."""
     if not _has_command(config.players):
         return Containment(None)
     if config.isolate:
@@ -102,8 +104,7 @@ def wrapper_for(
     if not game.hidden_information or config.no_contain:
         return Containment(None)
     if cluster:
-        why = "the cmd: engines of an event on a cluster are not contained yet"
-        return Containment(None, f"engines run uncontained: {why}; {UNCONTAINED}")
+        return Containment(None)
     problem = sandbox_problem(network=True)
     if problem is not None:
         return Containment(None, f"engines run uncontained: {problem}; {UNCONTAINED}")

@@ -128,6 +128,20 @@ def test_a_game_of_hidden_information_keeps_its_secret_seeds_with_its_result(
     assert len(set(pairs)) == 4  # drawn afresh for every game
 
 
+def test_an_engine_on_a_worker_is_contained_in_a_game_with_hidden_information(
+    scheduler: str, tmp_path: Path
+) -> None:
+    """A thief on a worker sees no other process (the worker's, its opponent's) unless the
+    event says --no-contain; where it sees one it crashes, and its game says so."""
+    hostile = f"{sys.executable} {FAKE.with_name('hostile_engine.py')}"
+    players = (f"name=victim:cmd:{hostile} victim", f"name=thief:cmd:{hostile} thief-or-crash")
+    config = dataclasses.replace(CONFIG, game="yinyang", players=players, games=2, depth=1)
+    run(config, tmp_path / "contained", scheduler)
+    assert [row[4] for row in stored(tmp_path / "contained")] == ["no-legal-token"] * 2
+    run(dataclasses.replace(config, no_contain=True), tmp_path / "open", scheduler)
+    assert [row[4] for row in stored(tmp_path / "open")] == ["crash"] * 2
+
+
 def test_a_player_no_worker_can_run_stops_the_event_before_any_game(
     scheduler: str, tmp_path: Path
 ) -> None:

@@ -23,6 +23,8 @@ passing the protocol both ways, and misbehaves around it:
   N`` (another process's open file it could open), ``environ``, ``mem`` (opened),
   ``ptrace`` (attached). ROLE is ``arbiter``, ``victim``, ``reaper`` or ``other``; its own
   processes are left alone. A file route names the secrets it found after the path.
+* ``thief-or-crash``: as ``thief``, and it exits at once (a crash) when it saw another
+  process or got through a route: how it tells where its standard error is not kept.
 """
 
 from __future__ import annotations
@@ -162,8 +164,9 @@ def steal_process(pid: int, marker: bytes) -> list[str]:
     return found
 
 
-def thieve(marker: bytes, own: set[int]) -> None:
-    """Every route, reported on standard error (module docstring)."""
+def thieve(marker: bytes, own: set[int]) -> bool:
+    """Every route, reported on standard error (module docstring); whether it saw another
+    process or got through a route."""
     seen = {"arbiter": 0, "victim": 0, "reaper": 0, "other": 0}
     routes = [f"thief route other {r}" for r in steal_files(marker)]
     parent = parents()
@@ -177,6 +180,7 @@ def thieve(marker: bytes, own: set[int]) -> None:
     say("thief saw " + " ".join(f"{kind}={count}" for kind, count in seen.items()))
     for line in routes:
         say(line)
+    return any(seen.values()) or bool(routes)
 
 
 def main() -> None:
@@ -218,6 +222,8 @@ def main() -> None:
                 sys.stdout.buffer.flush()
             elif mode == "thief":
                 thieve(SECRET.encode(), own)
+            elif mode == "thief-or-crash" and thieve(SECRET.encode(), own):
+                os._exit(3)  # where its standard error is not kept: a crash says it
         child.stdin.write(line)
         child.stdin.flush()
         if word == b"quit":
