@@ -11,7 +11,6 @@ where bubblewrap cannot make namespaces the event runs uncontained, saying so in
 from __future__ import annotations
 
 import dataclasses
-import functools
 import itertools
 import os
 import re
@@ -65,28 +64,6 @@ def planted(tmp_path: Path) -> Iterator[Planted]:
         for marker in markers:
             marker.unlink(missing_ok=True)
         shutil.rmtree(base, ignore_errors=True)
-
-
-@functools.cache
-def _no_sandbox() -> str | None:
-    """Why bubblewrap cannot be used here, or None (found apart from the code under test)."""
-    if shutil.which("bwrap") is None:
-        return "bubblewrap (bwrap) is not installed"
-    proc = subprocess.run(
-        ["bwrap", "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc", "--unshare-pid",
-         "--unshare-ipc", "--unshare-net", "--", "true"],
-        capture_output=True, text=True, check=False, timeout=30,
-    )  # fmt: skip
-    if proc.returncode != 0:
-        return f"bwrap cannot make a sandbox here: {proc.stderr.strip()[:200]}"
-    return None
-
-
-@pytest.fixture
-def sandbox() -> None:
-    problem = _no_sandbox()
-    if problem is not None:
-        pytest.skip(problem)
 
 
 def spy_match(

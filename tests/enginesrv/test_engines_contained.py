@@ -221,9 +221,8 @@ def test_a_same_user_engine_finds_no_route_into_the_arbiter(tmp_path: Path) -> N
     assert any(r.startswith("thief route victim fd ") for r in routes)  # a real attacker
 
 
+@pytest.mark.usefixtures("sandbox")
 def test_a_contained_engine_sees_no_other_process_and_no_secret(tmp_path: Path) -> None:
-    if shutil.which("bwrap") is None:
-        pytest.skip("containment needs bubblewrap")
     report = thief_match(tmp_path, user=False)  # Yin Yang: contained by default
     assert {line for line in report if line.startswith("thief saw ")} == {
         "thief saw arbiter=0 victim=0 reaper=0 other=0"  # its own processes alone

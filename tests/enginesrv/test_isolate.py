@@ -6,7 +6,6 @@ directories, the network and the default containment: test_contain.py."""
 
 from __future__ import annotations
 
-import functools
 import os
 import re
 import shutil
@@ -41,28 +40,6 @@ def _event_dir(tmp_path: Path) -> Path:
     out = base / tmp_path.name
     shutil.rmtree(out, ignore_errors=True)
     return out
-
-
-@functools.cache
-def _no_sandbox() -> str | None:
-    """Why bubblewrap cannot be used here (not installed, no namespaces for it), or None."""
-    if shutil.which("bwrap") is None:
-        return "bubblewrap (bwrap) is not installed"
-    proc = subprocess.run(
-        ["bwrap", "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc", "--unshare-pid",
-         "--", "true"],
-        capture_output=True, text=True, check=False, timeout=30,
-    )  # fmt: skip
-    if proc.returncode != 0:
-        return f"bwrap cannot make a sandbox here: {proc.stderr.strip()[:200]}"
-    return None
-
-
-@pytest.fixture
-def sandbox() -> None:
-    problem = _no_sandbox()
-    if problem is not None:
-        pytest.skip(problem)
 
 
 @pytest.fixture
