@@ -179,6 +179,9 @@ def sandbox_command(
     wrapper += _mounts(hidden, needed)
     wrapper += ["--setenv", "TMPDIR", "/tmp"]
     wrapper += ["--unshare-pid", "--unshare-ipc", "--unshare-uts"]
+    # run by root, bubblewrap would leave the engine root's capabilities, with which it could
+    # unmount what hides the host's files or remount them writable: none are left
+    wrapper += ["--cap-drop", "ALL"]
     wrapper += [] if network else ["--unshare-net"]
     wrapper += ["--die-with-parent", "--new-session", "--"]
     return tuple(wrapper)

@@ -248,3 +248,22 @@ def test_log_cap_bounds_what_an_engine_writes_in_each_game(tmp_path: Path) -> No
     assert len(games.groups()) == 2
     for dropped in games.groups():  # 3 MiB a move, a move or more a game, 1 MiB kept
         assert (int(dropped) + (1 << 20)) % (3 << 20) == 0
+
+
+@pytest.mark.usefixtures("sandbox")
+def test_a_contained_engine_run_by_root_has_no_capability_to_undo_its_sandbox(
+    tmp_path: Path,
+) -> None:
+    out = tmp_path / "event"
+    engine = f"name=root:cmd:{sys.executable} {HOSTILE} escalate"
+    proc = subprocess.run(
+        [sys.executable, "-m", "enginesrv.cli", "match", "yinyang", engine, "bot:random",
+         "--games", "1", "--depth", "1", "--out", str(out)],
+        capture_output=True, text=True, cwd=ROOT, timeout=120, check=False,
+    )  # fmt: skip
+    assert proc.returncode == 0, proc.stderr
+    report = [
+        line for line in (out / "logs" / "root.stderr").read_text().splitlines()
+        if line.startswith("escalate ")
+    ]  # fmt: skip
+    assert report == ["escalate caps=0000000000000000 umount=0 remount=0"]

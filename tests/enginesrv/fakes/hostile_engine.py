@@ -23,6 +23,9 @@ passing the protocol both ways, and misbehaves around it:
   N`` (another process's open file it could open), ``environ``, ``mem`` (opened),
   ``ptrace`` (attached). ROLE is ``arbiter``, ``victim``, ``reaper`` or ``other``; its own
   processes are left alone. A file route names the secrets it found after the path.
+* ``escalate``: on every ``go`` it tries to undo its sandbox, as root would: it reports on its
+  standard error ``escalate caps=HEX umount=0|1 remount=0|1``, its effective capabilities
+  and whether it could unmount /tmp (uncovering the host's) and remount / writable.
 * ``thief-or-crash``: as ``thief``, and it exits at once (a crash) when it saw another
   process or got through a route: how it tells where its standard error is not kept.
 """
@@ -183,6 +186,19 @@ def thieve(marker: bytes, own: set[int]) -> bool:
     return any(seen.values()) or bool(routes)
 
 
+def escalate() -> None:
+    """Try to undo the sandbox (module docstring)."""
+    caps = next(
+        line.split()[1] for line in Path("/proc/self/status").read_text().splitlines()
+        if line.startswith("CapEff:")
+    )  # fmt: skip
+    libc = ctypes.CDLL(None, use_errno=True)
+    mnt_detach, ms_remount, ms_bind = 2, 32, 4096
+    umounted = libc.umount2(b"/tmp", mnt_detach) == 0
+    remounted = libc.mount(None, b"/", None, ms_remount | ms_bind, None) == 0
+    say(f"escalate caps={caps} umount={int(umounted)} remount={int(remounted)}")
+
+
 def main() -> None:
     mode, arg = sys.argv[1], sys.argv[2] if len(sys.argv) > 2 else ""
     child = subprocess.Popen(
@@ -220,6 +236,8 @@ def main() -> None:
                 say(secret)
                 sys.stdout.buffer.write(f"info string {secret}\n".encode())
                 sys.stdout.buffer.flush()
+            elif mode == "escalate":
+                escalate()
             elif mode == "thief":
                 thieve(SECRET.encode(), own)
             elif mode == "thief-or-crash" and thieve(SECRET.encode(), own):
