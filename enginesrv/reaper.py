@@ -11,6 +11,8 @@ reaper instead of to init, so every living process the command started is the re
 child or below one. To end them all, the reaper kills its children (found by their parent
 in /proc), takes over the orphans that makes, and repeats until the kernel says it has no
 child left (``waitpid`` fails with ECHILD): then no process the command started is alive.
+Before it kills, it stops them all (``sweep``), so that none can fork or answer another's
+death meanwhile.
 
 It stops, and so ends everything, when
 
@@ -43,7 +45,7 @@ import signal
 import subprocess
 import sys
 import time
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 
 PR_SET_PDEATHSIG = 1
 PR_SET_DUMPABLE = 4
@@ -52,8 +54,9 @@ STOP_SIGNALS = {signal.SIGTERM, signal.SIGHUP}
 """The signals that make the reaper end the command and all it started."""
 PARENT_CHECK = 0.5
 """Seconds between two checks that the parent is still there."""
-SWEEP_LIMIT = 5.0
-"""Seconds the reaper spends at most killing what the command left behind."""
+SWEEP_LIMIT = 0.5
+"""Seconds the reaper spends at most stopping what the command left behind before it kills
+it (``sweep``)."""
 _CORE_LIMIT: tuple[int, int] | None = None
 """The core-file limit the reaper was started with: the command gets it back."""
 NAME = "reaper"
@@ -83,9 +86,9 @@ def set_dumpable(dumpable: bool) -> bool:
     return _prctl(PR_SET_DUMPABLE, int(dumpable))
 
 
-def children(pid: int) -> list[int]:
-    """The processes whose parent is ``pid`` now, from /proc (zombies included)."""
-    out: list[int] = []
+def processes() -> dict[int, tuple[int, str]]:
+    """Every process in /proc: its parent and its state letter (``R``, ``S``, ``T``, ``Z``...)."""
+    out: dict[int, tuple[int, str]] = {}
     for entry in os.listdir("/proc"):
         if not entry.isdigit():
             continue
@@ -95,31 +98,56 @@ def children(pid: int) -> list[int]:
         except OSError:
             continue  # it ended meanwhile
         fields = stat[stat.rfind(b")") + 2 :].split()  # the name may hold spaces and ")"
-        if len(fields) > 1 and int(fields[1]) == pid:
-            out.append(int(entry))
+        if len(fields) > 1:
+            out[int(entry)] = (int(fields[1]), fields[0].decode("ascii", "replace"))
     return out
 
 
-def sweep(limit: float = SWEEP_LIMIT) -> dict[int, int]:
-    """Kill every child of this process (and so, as it is a subreaper, every process below
-    it) and reap them, until none is left or ``limit`` seconds have passed; the wait status
-    of each process reaped, by pid."""
-    statuses: dict[int, int] = {}
+def descendants(root: int) -> dict[int, str]:
+    """The processes below ``root`` now (not only its children), with their states."""
+    table = processes()
+    below: dict[int, list[int]] = {}
+    for pid, (parent, _) in table.items():
+        below.setdefault(parent, []).append(pid)
+    out: dict[int, str] = {}
+    todo = list(below.get(root, ()))
+    while todo:
+        pid = todo.pop()
+        if pid not in out:
+            out[pid] = table[pid][1]
+            todo += below.get(pid, ())
+    return out
+
+
+def _signal(pids: Iterable[int], number: int) -> None:
+    for pid in pids:
+        with contextlib.suppress(ProcessLookupError, PermissionError):
+            os.kill(pid, number)
+
+
+def sweep(limit: float = SWEEP_LIMIT) -> None:
+    """Kill every process below this one (as it is a subreaper, every process the command
+    started) and reap them, until none is left. First all are stopped (SIGSTOP, which no
+    process can catch): a stopped process can neither fork nor answer the death of another
+    (a chain of processes that replace whichever link is killed, by their parent-death
+    signals, would otherwise outrun one kill at a time); then all are killed at once. After
+    ``limit`` seconds what still runs (a process in an uninterruptible wait) is killed without
+    waiting for it to stop; after ``6 * limit`` the reaper gives up."""
     me = os.getpid()
-    end = time.monotonic() + limit
-    while time.monotonic() < end:
+    start = time.monotonic()
+    while time.monotonic() - start < 6 * limit:
         try:
-            pid, status = os.waitpid(-1, os.WNOHANG)
+            while os.waitpid(-1, os.WNOHANG)[0]:
+                pass
         except ChildProcessError:
-            break  # no child at all: nothing the command started is alive
-        if pid:
-            statuses[pid] = status
-            continue
-        for child in children(me):
-            with contextlib.suppress(ProcessLookupError, PermissionError):
-                os.kill(child, signal.SIGKILL)
-        time.sleep(0.002)
-    return statuses
+            return  # no child at all: nothing the command started is alive
+        below = descendants(me)
+        running = [pid for pid, state in below.items() if state not in "TtZXx"]
+        if running and time.monotonic() - start < limit:
+            _signal(running, signal.SIGSTOP)  # what forked before it stopped: the next scan
+        else:
+            _signal(below, signal.SIGKILL)
+        time.sleep(0.001)
 
 
 def _child_setup() -> None:

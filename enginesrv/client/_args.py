@@ -16,7 +16,7 @@ STOP_GRACE = 2.0
 """Seconds a stopped search gets to send its best move before the engine is given up."""
 KILL_WAIT = 1.0
 """Seconds an engine process gets to exit after ``quit`` before it is killed."""
-TERM_WAIT = 0.5
+TERM_WAIT = 1.0
 """Seconds an engine process gets to exit after SIGTERM (sent when ``quit`` was not enough)
 before SIGKILL."""
 

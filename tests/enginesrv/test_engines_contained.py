@@ -76,6 +76,29 @@ async def test_nothing_an_engine_started_outlives_it_whatever_it_does(tmp_path: 
 
 
 @trio_test
+async def test_a_line_of_processes_that_regrows_what_is_killed_is_ended_whole(
+    tmp_path: Path,
+) -> None:
+    # each link is told of its parent's death and grows a new bottom: one kill at a time
+    # never reaches the end; a line that is stopped first cannot answer
+    compiler = shutil.which("cc")
+    if compiler is None:
+        pytest.skip("a C compiler is needed to build the line of processes")
+    program = tmp_path / "ladder"
+    subprocess.run([compiler, "-O1", "-o", str(program), str(FAKES / "ladder.c")], check=True)
+    pidfile = tmp_path / "pids"
+    player = TextEnginePlayer(hostile("ladder", str(pidfile), str(program)))
+    with trio.fail_after(LIMIT):
+        await player.start(YOXII)
+        await player.new_game("g1", 1)
+        await player.go(request(clocks=Clocks(depth=1)))
+        pids = await pids_in(pidfile, 3)
+        await player.close()
+    pids = [int(p) for p in pidfile.read_text().split()]
+    assert [pid for pid in pids if alive(pid)] == []
+
+
+@trio_test
 async def test_an_engine_that_cannot_be_started_is_named_with_the_reason(tmp_path: Path) -> None:
     player = TextEnginePlayer(parse_player(f"cmd:{tmp_path / 'no-such-engine'} --flag"))
     with trio.fail_after(LIMIT), pytest.raises(ForfeitError) as info:

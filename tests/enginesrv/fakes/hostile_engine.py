@@ -8,6 +8,8 @@ passing the protocol both ways, and misbehaves around it:
   (its parent gone at once) in a new session; each ignores SIGTERM, as the engine itself
   does, and the engine ignores ``quit``. It writes their PIDs and its child's, one per line,
   to PIDFILE.
+* ``ladder PIDFILE PROGRAM``: at start-up it runs PROGRAM PIDFILE (``ladder.c``, compiled: a
+  line of processes that grows back what is killed of it) in a new session.
 * ``flood BYTES``: on every ``go`` it writes BYTES bytes to its standard error first.
 * ``victim``: on every ``go`` it writes a secret of its own, ``SECRET`` (see below) and a
   random hexadecimal number drawn at its start, on its standard error and in an ``info
@@ -212,6 +214,9 @@ def main() -> None:
         escape(Path(arg))
         with open(arg, "a") as file:
             file.write(f"{child.pid}\n")
+    if mode == "ladder" and os.fork() == 0:
+        os.setsid()
+        os.execv(sys.argv[3], [sys.argv[3], arg])
     own = {os.getpid(), os.getppid(), child.pid}  # itself, its reaper, its child
     secret = SECRET + os.urandom(8).hex()
     out = child.stdout
