@@ -40,6 +40,11 @@ MAX_FRAME = 1 << 22
 """The largest msgpack frame the engine may send."""
 MAX_LINES = 65536
 """The most lines one exchange may gather before its end (a listing is a few dozen)."""
+MAX_EXCHANGE_BYTES = 8 << 20
+"""The most bytes of lines one exchange may gather before its end (a handshake is some
+kilobytes): without it an engine could make the client hold MAX_LINES lines of MAX_LINE bytes,
+64 GiB, before its ``ugiok``. Parsed, a line of many short words (``var`` after ``var``) takes
+some ten times its bytes, so the cap is a few MiB, not the line cap times many."""
 STREAM_GONE = (trio.BrokenResourceError, trio.ClosedResourceError, OSError)
 """What reading or writing a pipe or socket raises once the other end is gone."""
 
@@ -64,7 +69,14 @@ def engine_error(reply: m.ErrorReply | m.InvalidMove) -> EngineError:
 class Connection:
     """The stream to one engine, its reader and the routing of what it sends."""
 
-    def __init__(self, stream: trio.abc.Stream, framing: Framing, where: str) -> None:
+    def __init__(
+        self,
+        stream: trio.abc.Stream,
+        framing: Framing,
+        where: str,
+        *,
+        max_exchange_bytes: int = MAX_EXCHANGE_BYTES,
+    ) -> None:
         self.stream = stream
         self.framing = framing
         self.where = where
@@ -84,6 +96,12 @@ class Connection:
         self._send_lock = trio.Lock()
         self._turn = trio.Lock()  # text exchanges take turns
         self._collect: trio.MemorySendChannel[m.ReplyLine] | None = None
+        self.max_exchange_bytes = max_exchange_bytes
+        self.kept = 0
+        """Bytes of the lines the running exchange has gathered (never over the cap: the line
+        that would pass it ends the connection instead)."""
+        self._ending = ""
+        """What ends the running exchange, as messages name it (``ugiok``, ``readyok``)."""
         self._pending: dict[int, _Pending] = {}
         self._ids = itertools.count(1)
         self._tokens = itertools.count(1)
@@ -200,8 +218,8 @@ class Connection:
         while True:
             # line by line, not ``next_message``: the trace is told every line, read or not
             raw = self._text.next_line()  # a broken stream raises (fatal)
-            if raw is None:
-                return
+            if raw is None or self.ended is not None:
+                return  # what comes after the end is not routed (nor kept)
             if self._trace is not None:
                 self._trace("recv", raw)
             try:
@@ -218,14 +236,14 @@ class Connection:
             if line is None:
                 continue  # a blank line
             assert not isinstance(line, m.Request)  # a client's decoder reads replies only
-            self._route_line(line)
+            self._route_line(line, raw)
 
     def _take_frames(self) -> None:
         while (frame := self._mpack.next_message()) is not None:
             assert not isinstance(frame, m.Request)  # a client's decoder reads replies only
             self._route_frame(frame)
 
-    def _route_line(self, line: m.ReplyLine) -> None:
+    def _route_line(self, line: m.ReplyLine, raw: str) -> None:
         search = self.search
         if isinstance(line, m.Info):
             if search is not None:
@@ -237,6 +255,12 @@ class Connection:
         elif self._collect is not None:
             if isinstance(line, m.ErrorReply) and _is_fatal(line.code):
                 self.unsolicited = line  # the connection ends next: say why
+            size = len(raw.encode("utf-8"))  # counted before it is kept, so never over the cap
+            if self.kept + size > self.max_exchange_bytes:
+                cap = _amount(self.max_exchange_bytes)
+                self.end(self._gone(f"it sent more than {cap} before {self._ending}"))
+                return
+            self.kept += size
             try:
                 self._collect.send_nowait(line)
             except trio.WouldBlock:
@@ -311,14 +335,16 @@ class Connection:
         timeout: float,
         *,
         until: Callable[[m.ReplyLine], bool] | None = None,
+        ending: str | None = None,
     ) -> list[m.ReplyLine]:
         """Text: send ``commands``, then a barrier, and return every line that answered them
         (the barrier's answer left out); with ``until``, no barrier: the lines up to and with
-        the first for which it is true.
+        the first for which it is true (``ending`` names it in messages: ``ugiok``).
 
         Raises:
             EngineTimeoutError: no end within ``timeout`` seconds (the connection is ended).
-            EngineTerminatedError: the engine went away first.
+            EngineTerminatedError: the engine went away first, or sent more than MAX_LINES
+                lines or ``max_exchange_bytes`` bytes before the end (the connection is ended).
         """
         async with self._turn:
             self.check_open()
@@ -329,8 +355,12 @@ class Connection:
                     barrier = m.Ping(next(self._tokens))
                 token = barrier.token if isinstance(barrier, m.Ping) else None
                 end = _barrier_end(token)
+                self._ending = "readyok" if token is None else f"pong {token}"
             else:
                 end = until
+                what = commands[0].METHOD if commands else "the request"
+                self._ending = ending or f"the end of its answer to {what}"
+            self.kept = 0
             lines: list[m.ReplyLine] = []
             self._collect = collect
             answered = False
@@ -425,6 +455,11 @@ class Connection:
 def _is_fatal(code: int) -> bool:
     known = BY_CODE.get(code)
     return known is not None and known.fatal
+
+
+def _amount(count: int) -> str:
+    """``count`` bytes for a person: ``8 MiB`` when whole mebibytes, else ``4096 bytes``."""
+    return f"{count >> 20} MiB" if count and count % (1 << 20) == 0 else f"{count} bytes"
 
 
 def _barrier_end(token: int | None) -> Callable[[m.ReplyLine], bool]:

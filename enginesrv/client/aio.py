@@ -214,7 +214,9 @@ class AsyncEngine:
             assert isinstance(reply, m.Handshake)
             hello = reply
         else:
-            lines = await conn.exchange([m.Ugi()], timeout, until=lambda x: isinstance(x, m.UgiOk))
+            lines = await conn.exchange(
+                [m.Ugi()], timeout, until=lambda x: isinstance(x, m.UgiOk), ending="ugiok"
+            )
             hello = handshake_from_lines(lines)
         conn.ping_barrier = hello.protocol >= 1
         self.info = EngineInfo.from_handshake(hello)
@@ -228,7 +230,8 @@ class AsyncEngine:
         if conn.framing == "msgpack":
             return await conn.request(command, timeout)
         if isinstance(command, m.IsReady | m.Ping):  # its own barrier
-            lines = await conn.exchange([command], timeout, until=answers(command))
+            ending = f"pong {command.token}" if isinstance(command, m.Ping) else "readyok"
+            lines = await conn.exchange([command], timeout, until=answers(command), ending=ending)
         else:
             lines = await conn.exchange([command], timeout)
         error = first_error(lines)

@@ -42,7 +42,14 @@ from enginesrv.client import (
     LegalMoves,
     Score,
 )
-from enginesrv.client._conn import MAX_FRAME, MAX_LINE, MAX_LINES, RECEIVE_SIZE, Connection
+from enginesrv.client._conn import (
+    MAX_EXCHANGE_BYTES,
+    MAX_FRAME,
+    MAX_LINE,
+    MAX_LINES,
+    RECEIVE_SIZE,
+    Connection,
+)
 from enginesrv.client.types import Framing
 from protocol import messages as m
 from protocol import mpack, text
@@ -275,6 +282,7 @@ async def fake_engine(
     timeout: float = 1.0,
     greeting: bytes = b"",
     pair: Callable[[], tuple[trio.abc.Stream, trio.abc.Stream]] = trio.testing.memory_stream_pair,
+    max_exchange_bytes: int = MAX_EXCHANGE_BYTES,
 ) -> AsyncIterator[tuple[AsyncEngine, Peer]]:
     """An ``AsyncEngine`` on one end of ``pair()``, ``handler`` on the other (built the way
     ``AsyncEngine.connect_in`` builds one)."""
@@ -282,7 +290,8 @@ async def fake_engine(
     peer = Peer(peer_end, framing)
     async with trio.open_nursery() as nursery:
         nursery.start_soon(peer.serve, handler, greeting)
-        engine = AsyncEngine(Connection(client_end, framing, "fake"))
+        connection = Connection(client_end, framing, "fake", max_exchange_bytes=max_exchange_bytes)
+        engine = AsyncEngine(connection)
         peer.client = engine
         try:
             await engine._start(nursery, handshake, timeout)
@@ -841,6 +850,112 @@ async def test_more_lines_than_one_answer_may_hold_end_the_connection() -> None:
         with pytest.raises(EngineTerminatedError, match="lines answered one request"):
             await engine.isready(5)
         assert not engine.alive
+
+
+SMALL_CAP = 64 * 1024
+"""A cap on one exchange's bytes small enough that a test crosses it with a few lines."""
+PAD = b"x" * 4000
+
+
+def hoarder(lines: int, pad: bytes = PAD) -> Handler:
+    """A text engine that answers ``ugi`` with ``lines`` option lines of ``pad`` (each well
+    under the line cap), all in one write, then ``ugiok``; the rest politely."""
+
+    async def handle(peer: Peer, request: m.Request) -> None:
+        if not isinstance(request.command, m.Ugi):
+            await polite(peer, request)
+            return
+        options = (b"option name Pad%d type string default %s\n" % (i, pad) for i in range(lines))
+        await peer.write(b"".join(options) + b"id protocol 1\nugiok\n")
+
+    return handle
+
+
+@trio_test
+async def test_option_lines_over_the_byte_cap_before_ugiok_end_the_handshake() -> None:
+    """An engine that sends more bytes of option lines before ``ugiok`` than one exchange may
+    gather: the handshake fails naming the engine and the cap, the connection is ended, and
+    the client kept no more than the cap of them (the line that would pass it is dropped)."""
+    lines = 2 * SMALL_CAP // len(PAD)
+    async with fake_engine(
+        hoarder(lines), "text", handshake=False, max_exchange_bytes=SMALL_CAP
+    ) as (engine, _):
+        with pytest.raises(EngineTerminatedError) as caught:
+            await engine.handshake(5)
+        assert str(caught.value) == f"fake: it sent more than {SMALL_CAP} bytes before ugiok"
+        assert not engine.alive
+        kept = engine._conn.kept
+        assert SMALL_CAP - len(PAD) - 64 < kept <= SMALL_CAP
+        with pytest.raises(EngineTerminatedError, match="more than"):
+            await engine.isready(5)
+
+
+@trio_test
+async def test_option_lines_over_the_default_byte_cap_end_the_handshake() -> None:
+    """The default cap (8 MiB): nine option lines of nearly 1 MiB, each under the line cap,
+    end the handshake before ``ugiok``."""
+    pad = b"x" * (MAX_LINE - 100)
+    async with fake_engine(hoarder(9, pad), "text", handshake=False) as (engine, _):
+        with pytest.raises(
+            EngineTerminatedError, match=r"^fake: it sent more than 8 MiB before ugiok$"
+        ):
+            await engine.handshake(5)
+        assert engine._conn.kept <= MAX_EXCHANGE_BYTES
+
+
+@trio_test
+async def test_the_byte_cap_holds_per_exchange_and_names_the_barrier() -> None:
+    """Under the cap, the handshake is accepted, and each later exchange has the whole cap
+    again; an answer over it before the barrier's ``pong`` ends the connection."""
+    lines = SMALL_CAP // len(PAD) - 2
+    flood = b"".join(b"id x %s\n" % PAD for _ in range(lines))
+
+    async def chatty(peer: Peer, request: m.Request) -> None:
+        if isinstance(request.command, m.Query):
+            await peer.write(flood * (2 if request.command.what == "turn" else 1))
+        await hoarder(lines)(peer, request)
+
+    async with fake_engine(chatty, "text", max_exchange_bytes=SMALL_CAP) as (engine, _):
+        assert len(engine.info.options) == lines
+        for _ in range(3):
+            assert await engine.query("p1turn") is True
+        with pytest.raises(
+            EngineTerminatedError, match=r"^fake: it sent more than \d+ bytes before pong \d+$"
+        ):
+            await engine.query("turn")
+        assert engine._conn.kept <= SMALL_CAP
+
+
+@pytest.mark.parametrize("framing", FRAMINGS)
+@trio_test
+async def test_info_lines_of_a_search_are_merged_not_gathered(framing: Framing) -> None:
+    """Progress reports go to the search, which keeps only the latest figures: many more bytes
+    of ``info`` than one exchange may gather, during a search and during an ``isready`` that
+    runs beside it, neither end the connection nor are kept."""
+    pv = tuple(f"c{i % 7 + 1}" for i in range(1000))  # some 3 KB a line
+    reports = 4 * SMALL_CAP // 3000
+
+    async def verbose(peer: Peer, request: m.Request) -> None:
+        if isinstance(request.command, m.Go):
+            peer.search = request
+            await peer.answer(request, *(info(d, d, d, *pv) for d in range(1, reports)))
+        elif isinstance(request.command, m.IsReady) and peer.search is not None:
+            await peer.answer(
+                peer.search, *(info(d, d, d, *pv) for d in range(reports, 2 * reports))
+            )
+            await polite(peer, request)
+        else:
+            await polite(peer, request)
+
+    async with fake_engine(verbose, framing, max_exchange_bytes=SMALL_CAP) as (engine, _):
+        handle = await engine.start_search(infinite=True, timeout=5)
+        await engine.isready(5)
+        await handle.stop()
+        result = await handle.result(5)
+        assert result.move == "c4"
+        assert handle.last_info.depth == 3  # the stop's own report, the last
+        assert engine.alive
+        assert engine._conn.kept <= SMALL_CAP
 
 
 @pytest.mark.parametrize("framing", FRAMINGS)
