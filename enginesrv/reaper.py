@@ -78,6 +78,12 @@ def _prctl(option: int, value: int) -> bool:
         return False
 
 
+def make_subreaper() -> bool:
+    """``prctl(PR_SET_CHILD_SUBREAPER)`` on this process: the orphans of processes below it
+    come to it rather than to init. False where it could not be set."""
+    return _prctl(PR_SET_CHILD_SUBREAPER, 1)
+
+
 def set_dumpable(dumpable: bool) -> bool:
     """``prctl(PR_SET_DUMPABLE)``: an undumpable process's memory, open files and environment
     in /proc, and ptrace, are closed to other processes of its user (not to root with its

@@ -17,12 +17,13 @@ import tempfile
 import tomllib
 from collections.abc import Awaitable, Callable
 from pathlib import Path
-from typing import Any, TextIO
+from typing import Any, TextIO, TypeVar
 
 import outcome
 import trio
 
 import games
+from enginesrv import orphans
 from enginesrv.cli.common import natural, port, positive, seconds
 from enginesrv.cli.display import Display, write_report, write_tables
 from enginesrv.event.cluster import parse_listen
@@ -35,6 +36,8 @@ from enginesrv.event.ratings import RatingError
 from enginesrv.event.report import report_json
 from enginesrv.event.standings import PairingResult, load_results
 from enginesrv.event.tournament import prepare, run_event
+
+T = TypeVar("T")
 
 Handler = Callable[[argparse.Namespace, TextIO, TextIO], None]
 
@@ -353,24 +356,29 @@ def _handler(fail: type[Exception], *, tournament: bool) -> Handler:
             if args.cluster:
                 display.where = f"on the cluster {args.cluster}"
             watch = _watch_front(args, out, fail)
+            # the arbiter is the last reaper of its engines' processes (``orphans``)
+            orphans.adopt()
             try:
                 standings = trio.run(
-                    lambda: _run_watched(
-                        watch,
+                    lambda: _swept(
                         functools.partial(
-                            run_event,
-                            config,
-                            out_dir,
-                            on_game=display.game,
-                            on_start=display.start,
-                            on_tick=display.tick if display.live else None,
-                            traces=traces,
-                            cluster=args.cluster,
-                            cluster_listen=getattr(args, "cluster_listen", ("", 0)),
-                            on_notice=functools.partial(
-                                _warn, err, "tournament" if tournament else "match"
+                            _run_watched,
+                            watch,
+                            functools.partial(
+                                run_event,
+                                config,
+                                out_dir,
+                                on_game=display.game,
+                                on_start=display.start,
+                                on_tick=display.tick if display.live else None,
+                                traces=traces,
+                                cluster=args.cluster,
+                                cluster_listen=getattr(args, "cluster_listen", ("", 0)),
+                                on_notice=functools.partial(
+                                    _warn, err, "tournament" if tournament else "match"
+                                ),
                             ),
-                        ),
+                        )
                     )
                 )
             except OSError as exc:
@@ -388,6 +396,16 @@ def _handler(fail: type[Exception], *, tournament: bool) -> Handler:
         write_tables(out, config, standings)
 
     return run
+
+
+async def _swept(run: Callable[[], Awaitable[T]]) -> T:
+    """``run()``, while what an engine leaves when it kills its reaper is swept
+    (``orphans.watch``); what it raises is raised as it is."""
+    async with trio.open_nursery() as nursery:
+        nursery.start_soon(orphans.watch)
+        done = await outcome.acapture(run)
+        nursery.cancel_scope.cancel()
+    return done.unwrap()
 
 
 def _warn(err: TextIO, command: str, text: str) -> None:

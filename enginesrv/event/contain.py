@@ -32,6 +32,7 @@ from pathlib import Path
 from typing import NamedTuple, TypeAlias
 
 import games
+from enginesrv import orphans
 from enginesrv.event.config import EventConfig, EventError
 from enginesrv.event.players import PlayerSpecError, parse_player
 
@@ -133,10 +134,11 @@ def sandbox_problem(*, network: bool) -> str | None:
     probe += ["--unshare-pid", "--unshare-ipc", "--unshare-uts"]
     probe += [] if network else ["--unshare-net"]
     try:
-        proc = subprocess.run(
-            [*probe, "--", "true"], stdin=subprocess.DEVNULL, capture_output=True,
-            timeout=PROBE_TIMEOUT, check=False,
-        )  # fmt: skip
+        with orphans.spawning():  # a child of the arbiter it does not keep: not an orphan
+            proc = subprocess.run(
+                [*probe, "--", "true"], stdin=subprocess.DEVNULL, capture_output=True,
+                timeout=PROBE_TIMEOUT, check=False,
+            )  # fmt: skip
     except subprocess.TimeoutExpired:
         return f"bubblewrap did not make its namespaces within {PROBE_TIMEOUT:g} s"
     except OSError as exc:

@@ -21,7 +21,7 @@ import trio
 
 import games
 from bots.engine import Score
-from enginesrv import reaper
+from enginesrv import orphans, reaper
 from enginesrv.client import (
     AsyncEngine,
     ClientError,
@@ -84,6 +84,8 @@ class TextEnginePlayer(Player):
         """The most bytes of each stream (standard error, trace) kept per game."""
         self._errors: PrivateLog | None = None
         self._drain: PipeDrain | None = None
+        self._pid: int | None = None
+        """The process id of the engine's reaper (known to ``orphans``) while it is known."""
         self.traces = traces
         """The directory each game's protocol trace is published in once the game is over
         (``publish_trace``; ``--debug``); None: no trace is kept."""
@@ -163,17 +165,29 @@ class TextEnginePlayer(Player):
             self._errors = PrivateLog(self.log_cap)
         read, write = os.pipe()
         try:
-            self.engine = await AsyncEngine.popen_in(
-                None,
-                reaper.command([*self.wrapper, *self.spec.command]),
-                stderr=write,
-                timeout=self.deadlines.startup,
-                trace=self._trace,
-                name=" ".join(self.spec.command),
-            )
+            with orphans.spawning():
+                engine = await AsyncEngine.popen_in(
+                    None,
+                    reaper.command([*self.wrapper, *self.spec.command]),
+                    stderr=write,
+                    timeout=self.deadlines.startup,
+                    handshake=False,
+                    trace=self._trace,
+                    name=" ".join(self.spec.command),
+                )
+                assert engine.process is not None
+                self._pid = engine.process.pid
+                orphans.known(self._pid)
         finally:
             os.close(write)  # the engine has its own; the pipe ends when the last holder does
             self._drain = PipeDrain(read, self._errors, f"stderr {self.spec.name}")
+        try:
+            await engine.handshake(self.deadlines.startup)
+        except BaseException:
+            with trio.CancelScope(shield=True):
+                await engine.aclose()
+            raise
+        self.engine = engine
 
     async def _drained(self, wait: float) -> None:
         """Wait at most ``wait`` seconds for the standard error's pipe to end (the engine
@@ -321,6 +335,10 @@ class TextEnginePlayer(Player):
         with trio.CancelScope(shield=True):
             if engine is not None:
                 await engine.aclose()
+            if self._pid is not None:
+                orphans.forget(self._pid)
+                self._pid = None
+            orphans.sweep()  # what the engine left, had it killed its reaper
             await self._drained(START_ERROR_WAIT)  # what it wrote last, to its end
             await self.publish_stderr()
             if self._errors is not None:

@@ -32,7 +32,7 @@ import structlog
 import trio
 
 from bots.engine import SearchInfo
-from enginesrv import reaper
+from enginesrv import orphans, reaper
 from enginesrv.search.child import PoolJob, SearchOutcome, WorkerProcess
 from enginesrv.search.jobs import SearchJob
 from enginesrv.search.waits import first_of, reap, stop
@@ -128,9 +128,11 @@ class WorkerPool:
         self._pending += 1
         try:
             # under the reaper: whatever a plug-in bot starts ends with its worker
-            process = await trio.lowlevel.open_process(
-                reaper.command(self.command), stdin=subprocess.PIPE, stdout=subprocess.PIPE
-            )
+            with orphans.spawning():
+                process = await trio.lowlevel.open_process(
+                    reaper.command(self.command), stdin=subprocess.PIPE, stdout=subprocess.PIPE
+                )
+                orphans.known(process.pid)
         except BaseException:
             self._pending -= 1
             raise
@@ -139,6 +141,7 @@ class WorkerPool:
             stop(process)
             with trio.CancelScope(shield=True):
                 await reap(process)
+            orphans.forget(process.pid)
             return
         worker = WorkerProcess(next(self._numbers), process)
         self._workers.add(worker)
@@ -359,6 +362,7 @@ class WorkerPool:
                 stop(worker.process)
             with trio.CancelScope(shield=True):
                 await reap(worker.process)
+            orphans.forget(worker.process.pid)
             self.restarts += 1
         finally:
             self._pending -= 1
@@ -391,3 +395,4 @@ class WorkerPool:
             if worker.process.returncode is None:
                 stop(worker.process)
             await reap(worker.process)
+            orphans.forget(worker.process.pid)

@@ -98,6 +98,22 @@ async def test_a_line_of_processes_that_regrows_what_is_killed_is_ended_whole(
     assert [pid for pid in pids if alive(pid)] == []
 
 
+def test_an_engine_that_kills_its_reaper_is_ended_by_the_arbiter(tmp_path: Path) -> None:
+    # it clears its parent-death signal, leaves its session and kills its reaper: what it
+    # is and what it started come to the arbiter, which ends them
+    pidfile = tmp_path / "pids"
+    engine = f"name=free:cmd:{sys.executable} {HOSTILE} unreap {pidfile}"
+    proc = subprocess.run(
+        as_a_user([sys.executable, "-m", "enginesrv.cli", "match", "yoxii", engine, "bot:random",
+                   "--games", "2", "--depth", "1", "--max-plies", "40"]),
+        capture_output=True, text=True, cwd=ROOT, timeout=120, check=False,
+    )  # fmt: skip
+    assert proc.returncode == 0, proc.stderr
+    pids = [int(p) for p in pidfile.read_text().split()]
+    assert len(pids) == 2
+    assert [pid for pid in pids if alive(pid)] == []
+
+
 @trio_test
 async def test_an_engine_that_cannot_be_started_is_named_with_the_reason(tmp_path: Path) -> None:
     player = TextEnginePlayer(parse_player(f"cmd:{tmp_path / 'no-such-engine'} --flag"))

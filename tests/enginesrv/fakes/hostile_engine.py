@@ -10,6 +10,10 @@ passing the protocol both ways, and misbehaves around it:
   to PIDFILE.
 * ``ladder PIDFILE PROGRAM``: at start-up it runs PROGRAM PIDFILE (``ladder.c``, compiled: a
   line of processes that grows back what is killed of it) in a new session.
+* ``unreap PIDFILE``: on its first ``go`` it frees itself from its reaper: it clears the
+  parent-death signal the reaper gave it, moves to a new session, starts a helper that
+  sleeps, kills its reaper (its parent) with SIGKILL and plays on. It writes its own PID and
+  the helper's to PIDFILE.
 * ``flood BYTES``: on every ``go`` it writes BYTES bytes to its standard error first.
 * ``victim``: on every ``go`` it writes a secret of its own, ``SECRET`` (see below) and a
   random hexadecimal number drawn at its start, on its standard error and in an ``info
@@ -188,6 +192,19 @@ def thieve(marker: bytes, own: set[int]) -> bool:
     return any(seen.values()) or bool(routes)
 
 
+def unreap(pidfile: Path) -> bool:
+    """Free this process from its reaper (module docstring); True."""
+    ctypes.CDLL(None, use_errno=True).prctl(1, 0, 0, 0, 0)  # no parent-death signal
+    os.setsid()
+    helper = os.fork()
+    if helper == 0:
+        time.sleep(60)
+        os._exit(0)
+    pidfile.write_text(f"{os.getpid()}\n{helper}\n")
+    os.kill(os.getppid(), signal.SIGKILL)
+    return True
+
+
 def escalate() -> None:
     """Try to undo the sandbox (module docstring)."""
     caps = next(
@@ -219,6 +236,7 @@ def main() -> None:
         os.execv(sys.argv[3], [sys.argv[3], arg])
     own = {os.getpid(), os.getppid(), child.pid}  # itself, its reaper, its child
     secret = SECRET + os.urandom(8).hex()
+    unreaped = False
     out = child.stdout
 
     def relay() -> None:
@@ -241,6 +259,8 @@ def main() -> None:
                 say(secret)
                 sys.stdout.buffer.write(f"info string {secret}\n".encode())
                 sys.stdout.buffer.flush()
+            elif mode == "unreap" and not unreaped:
+                unreaped = unreap(Path(arg))
             elif mode == "escalate":
                 escalate()
             elif mode == "thief":

@@ -1,0 +1,100 @@
+"""The arbiter as the last reaper of what its engines start.
+
+Every ``cmd:`` engine runs under a reaper (``enginesrv.reaper``) that ends all the engine
+started. An engine of the same user can kill its reaper (SIGKILL cannot be caught) after
+clearing its own parent-death signal: it then lives on, and what it starts with it. So the
+``match`` and ``tournament`` commands make the arbiter a child subreaper too (``adopt``):
+what is left when a reaper dies comes to the arbiter, not to init. Its children are its
+reapers, which it knows (``known``), and nothing else: any other child is such an orphan, and
+``sweep`` (run twice a second by ``watch``, and when an engine is closed) stops and kills it
+with everything below it, and reaps it. The engine's game is then lost as a crash.
+
+Only a program that owns its process may do this (the flag is process-wide, and a sweep kills
+every child it does not know): the command line does, ``enginesrv.client`` never does, and
+``run_event`` leaves it to its caller. A process being started is not known until it is
+(``spawning``): no sweep runs meanwhile.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import signal
+import threading
+from collections.abc import Iterator
+
+import trio
+
+from enginesrv import reaper
+
+SWEEP_EVERY = 0.5
+"""Seconds between two sweeps while an event runs (``watch``)."""
+
+_lock = threading.Lock()
+_adopted = False
+_known: set[int] = set()
+_spawning = 0
+
+
+def adopt() -> bool:
+    """Make this process a child subreaper whose unknown children are swept; whether it
+    could (Linux only)."""
+    global _adopted  # noqa: PLW0603 (one flag for the one process)
+    _adopted = reaper.make_subreaper()
+    return _adopted
+
+
+@contextlib.contextmanager
+def spawning() -> Iterator[None]:
+    """While a child of this process is being started (it is not ``known`` yet): no sweep."""
+    global _spawning  # noqa: PLW0603
+    with _lock:
+        _spawning += 1
+    try:
+        yield
+    finally:
+        with _lock:
+            _spawning -= 1
+
+
+def known(pid: int) -> None:
+    """``pid`` is a child this process started (a reaper): never swept."""
+    with _lock:
+        _known.add(pid)
+
+
+def forget(pid: int) -> None:
+    """The child ``pid`` has been reaped."""
+    with _lock:
+        _known.discard(pid)
+
+
+def sweep() -> list[int]:
+    """Stop and kill each child of this process that it did not start, with all below it,
+    and reap it (module docstring); the children killed. Nothing unless ``adopt``ed, and
+    nothing while a child is being started."""
+    with _lock:
+        if not _adopted or _spawning:
+            return []
+        known_now = set(_known)
+    me = os.getpid()
+    strays = [pid for pid, (parent, _) in reaper.processes().items() if parent == me]
+    strays = [pid for pid in strays if pid not in known_now]
+    doomed = set(strays)
+    for pid in strays:
+        doomed |= set(reaper.descendants(pid))
+    for number in (signal.SIGSTOP, signal.SIGKILL):  # stopped first: none can fork meanwhile
+        for pid in doomed:
+            with contextlib.suppress(ProcessLookupError, PermissionError):
+                os.kill(pid, number)
+    for pid in strays:
+        with contextlib.suppress(ChildProcessError):
+            os.waitpid(pid, os.WNOHANG)  # a zombie not reaped yet is reaped by the next sweep
+    return strays
+
+
+async def watch(every: float = SWEEP_EVERY) -> None:
+    """Sweep every ``every`` seconds, for ever (run it as a task of the event)."""
+    while True:
+        await trio.sleep(every)
+        sweep()
