@@ -7,7 +7,8 @@ clearing its own parent-death signal: it then lives on, and what it starts with 
 what is left when a reaper dies comes to the arbiter, not to init. Its children are its
 reapers, which it knows (``known``), and nothing else: any other child is such an orphan, and
 ``sweep`` (run twice a second by ``watch``, and when an engine is closed) stops and kills it
-with everything below it, and reaps it. The engine's game is then lost as a crash.
+with everything below it, and reaps it. The engine's game is then lost as a crash. A sweep
+reads all of /proc, so ``watch`` only sweeps once one of the known children has ended.
 
 Only a program that owns its process may do this (the flag is process-wide, and a sweep kills
 every child it does not know): the command line does, ``enginesrv.client`` never does, and
@@ -93,8 +94,26 @@ def sweep() -> list[int]:
     return strays
 
 
+def suspect() -> bool:
+    """Whether a known child has ended (a zombie, or gone): a reaper that was killed leaves
+    orphans. Cheap (a look at the known children only), unlike ``sweep``."""
+    with _lock:
+        pids = list(_known)
+    for pid in pids:
+        try:
+            with open(f"/proc/{pid}/stat", "rb") as file:
+                stat = file.read()
+        except OSError:
+            return True
+        if stat[stat.rfind(b")") + 2 : stat.rfind(b")") + 3] in (b"Z", b"X"):
+            return True
+    return False
+
+
 async def watch(every: float = SWEEP_EVERY) -> None:
-    """Sweep every ``every`` seconds, for ever (run it as a task of the event)."""
+    """Every ``every`` seconds, for ever (run it as a task of the event): when a known child
+    has ended, sweep, in a thread (it reads all of /proc)."""
     while True:
         await trio.sleep(every)
-        sweep()
+        if _adopted and suspect():
+            await trio.to_thread.run_sync(sweep)

@@ -338,7 +338,7 @@ class TextEnginePlayer(Player):
             if self._pid is not None:
                 orphans.forget(self._pid)
                 self._pid = None
-            orphans.sweep()  # what the engine left, had it killed its reaper
+            await trio.to_thread.run_sync(orphans.sweep)  # had it killed its reaper
             await self._drained(START_ERROR_WAIT)  # what it wrote last, to its end
             await self.publish_stderr()
             if self._errors is not None:

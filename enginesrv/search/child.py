@@ -12,6 +12,7 @@ import trio
 
 from bots.engine import SearchInfo, SearchResult
 from enginesrv.search.jobs import SearchJob, info_from_map, result_from_map
+from enginesrv.search.waits import WorkerProcess as ProcessHandle
 from protocol import rpc
 from protocol.errors import ProtocolError
 
@@ -41,7 +42,7 @@ class PoolJob:
 class WorkerProcess:
     """One child process and the task that reads its frames."""
 
-    def __init__(self, number: int, process: trio.Process) -> None:
+    def __init__(self, number: int, process: ProcessHandle) -> None:
         self.number = number
         self.process = process
         self.job: PoolJob | None = None

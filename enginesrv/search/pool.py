@@ -33,8 +33,11 @@ import trio
 
 from bots.engine import SearchInfo
 from enginesrv import orphans, reaper
+from enginesrv.search import forked
 from enginesrv.search.child import PoolJob, SearchOutcome, WorkerProcess
+from enginesrv.search.forked import Spawner
 from enginesrv.search.jobs import SearchJob
+from enginesrv.search.waits import WorkerProcess as ProcessHandle
 from enginesrv.search.waits import first_of, reap, stop
 from protocol import rpc
 
@@ -92,6 +95,9 @@ class WorkerPool:
     ) -> None:
         self.nursery = nursery
         self.command = command
+        self._spawner = Spawner() if command == WORKER_COMMAND and forked.available() else None
+        """Forks the default workers (``enginesrv.search.spawner``): a worker started while
+        engines of the same user run could be read by them as it starts."""
         self.ready_timeout = ready_timeout
         self.size = max(1, size)
         self.grace = grace
@@ -124,15 +130,22 @@ class WorkerPool:
             for worker in list(self._workers):
                 await worker.ready.wait()
 
+    async def _start_worker(self) -> ProcessHandle:
+        """A new worker: forked by the spawner (the default worker, where it can), else
+        started, under the reaper (whatever a plug-in bot starts ends with its worker)."""
+        if self._spawner is not None:
+            return await self._spawner.fork()
+        with orphans.spawning():
+            process = await trio.lowlevel.open_process(
+                reaper.command(self.command), stdin=subprocess.PIPE, stdout=subprocess.PIPE
+            )
+            orphans.known(process.pid)
+        return process
+
     async def _spawn(self) -> None:
         self._pending += 1
         try:
-            # under the reaper: whatever a plug-in bot starts ends with its worker
-            with orphans.spawning():
-                process = await trio.lowlevel.open_process(
-                    reaper.command(self.command), stdin=subprocess.PIPE, stdout=subprocess.PIPE
-                )
-                orphans.known(process.pid)
+            process = await self._start_worker()
         except BaseException:
             self._pending -= 1
             raise
@@ -375,6 +388,8 @@ class WorkerPool:
         for worker in self._workers:
             if worker.process.returncode is None:
                 stop(worker.process)
+        if self._spawner is not None:
+            self._spawner.close()
 
     async def aclose(self) -> None:
         """Stop every worker (end of input first, a kill if it lingers) and reap it."""
@@ -396,3 +411,5 @@ class WorkerPool:
                 stop(worker.process)
             await reap(worker.process)
             orphans.forget(worker.process.pid)
+        if self._spawner is not None:
+            await self._spawner.aclose()

@@ -4,6 +4,8 @@ SIGTERM to it kills the worker and every process the worker started, at once."""
 
 from __future__ import annotations
 
+from typing import Protocol
+
 import trio
 
 
@@ -22,17 +24,36 @@ async def first_of(*events: trio.Event) -> None:
             nursery.start_soon(wait, event)
 
 
+class WorkerProcess(Protocol):
+    """A worker's process as the pool uses it: a ``trio.Process``, or a worker the spawner
+    forked (``enginesrv.search.forked.ForkedProcess``)."""
+
+    @property
+    def pid(self) -> int: ...
+    @property
+    def returncode(self) -> int | None: ...
+    @property
+    def stdin(self) -> trio.abc.SendStream | None: ...
+    @property
+    def stdout(self) -> trio.abc.ReceiveStream | None: ...
+    @property
+    def stderr(self) -> trio.abc.ReceiveStream | None: ...
+    async def wait(self) -> int: ...
+    def terminate(self) -> None: ...
+    def kill(self) -> None: ...
+
+
 REAP_WAIT = 1.0
 """Seconds a stopped worker's reaper gets to end it and exit before it is killed itself."""
 
 
-def stop(process: trio.Process) -> None:
+def stop(process: WorkerProcess) -> None:
     """End a worker now, with everything it started: SIGTERM to its reaper."""
     if process.returncode is None:
         process.terminate()
 
 
-async def reap(process: trio.Process, wait: float = REAP_WAIT) -> None:
+async def reap(process: WorkerProcess, wait: float = REAP_WAIT) -> None:
     """Close a child's pipes and wait for its exit (no zombie, no open file left): ``wait``
     seconds, then it is killed."""
     for pipe in (process.stdin, process.stdout, process.stderr):

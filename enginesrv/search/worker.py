@@ -199,10 +199,14 @@ def warm_up() -> None:
 def main() -> None:
     """Serve searches on stdin/stdout until stdin closes; a ``ready`` notification is sent
     once the worker has warmed up."""
-    source = sys.stdin.buffer
-    out = sys.stdout.buffer
-    # Nothing else may write to the frame stream: send stray prints to stderr.
-    sys.stdout = sys.stderr
+    prepare()
+    serve()
+
+
+def prepare() -> None:
+    """Make this process a worker, before its first search: closed to other processes, deaf
+    to Ctrl-C, warmed up, its garbage set aside. A process forked from a prepared one
+    (``enginesrv.search.spawner``) is prepared too."""
     # Ctrl-C reaches the whole process group; the server decides when a worker ends (it
     # closes the worker's input), so the worker itself ignores the interrupt.
     signal.signal(signal.SIGINT, signal.SIG_IGN)
@@ -215,6 +219,15 @@ def main() -> None:
     gc.collect()
     gc.freeze()
     gc.disable()
+
+
+def serve() -> None:
+    """Serve searches on stdin/stdout until stdin closes (the process is ``prepare``d); a
+    ``ready`` notification first."""
+    source = sys.stdin.buffer
+    out = sys.stdout.buffer
+    # Nothing else may write to the frame stream: send stray prints to stderr.
+    sys.stdout = sys.stderr
     worker = _Worker(out)
     worker.send(rpc.pack_notification("ready"))
     jobs: list[tuple[int, SearchJob]] = []

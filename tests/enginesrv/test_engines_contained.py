@@ -260,6 +260,27 @@ def test_a_same_user_engine_finds_no_route_into_the_arbiter(tmp_path: Path) -> N
     assert any(r.startswith("thief route victim fd ") for r in routes)  # a real attacker
 
 
+def test_a_worker_that_replaces_a_killed_one_cannot_be_caught_as_it_starts(tmp_path: Path) -> None:
+    # a same-user engine kills the bot's workers and opens each new process's memory the
+    # moment it appears: a replacement worker is forked already undumpable, never exposed
+    out = tmp_path / "event"
+    engine = f"name=catcher:cmd:{sys.executable} {HOSTILE} catch 3"
+    proc = subprocess.run(
+        as_a_user([sys.executable, "-m", "enginesrv.cli", "match", "yoxii", engine, "bot:random",
+                   "--games", "60", "--depth", "1", "--out", str(out)]),
+        capture_output=True, text=True, cwd=ROOT, timeout=120, check=False,
+    )  # fmt: skip
+    assert proc.returncode == 0, proc.stderr
+    (report,) = [
+        line for line in (out / "logs" / "catcher.stderr").read_text().splitlines()
+        if line.startswith("catch ")
+    ]  # fmt: skip
+    fields = dict(word.split("=") for word in report.split()[1:])
+    assert int(fields["killed"]) >= 1  # it killed what ran below the arbiter
+    assert int(fields["new"]) >= 1  # and watched the replacements start
+    assert fields["workers"] == "0"  # no worker caught (a spawner may be: it holds nothing)
+
+
 @pytest.mark.usefixtures("sandbox")
 def test_a_contained_engine_sees_no_other_process_and_no_secret(tmp_path: Path) -> None:
     report = thief_match(tmp_path, user=False)  # Yin Yang: contained by default

@@ -19,6 +19,7 @@ import trio
 
 import games
 from bots.engine import SearchInfo
+from enginesrv import reaper
 from enginesrv.search.jobs import SearchJob
 from enginesrv.search.pool import WorkerPool
 from tests.enginesrv.peer import TextPeer, running_server
@@ -65,8 +66,12 @@ async def test_real_workers_search_and_leave_no_process_behind() -> None:
         peer = await TextPeer.connect(port)
         await peer.send("go depth 1")
         assert (await peer.until("bestmove"))[-1].startswith("bestmove ")
-        assert len(children() - before) == 2
+        # one spawner, which forked the two workers (enginesrv.search.spawner)
+        (spawner,) = children() - before
+        assert len(reaper.descendants(spawner)) == 2
+        assert set(reaper.descendants(spawner).values()) <= set("RS")
     assert children() - before == set()
+    assert not os.path.exists(f"/proc/{spawner}")
 
 
 @trio_test

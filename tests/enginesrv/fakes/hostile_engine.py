@@ -14,6 +14,13 @@ passing the protocol both ways, and misbehaves around it:
   parent-death signal the reaper gave it, moves to a new session, starts a helper that
   sleeps, kills its reaper (its parent) with SIGKILL and plays on. It writes its own PID and
   the helper's to PIDFILE.
+* ``catch SECONDS``: from its first ``go``, in a thread, it kills the processes below the
+  arbiter that are not its own (the search workers of a ``bot:`` opponent, and what stands
+  between them and the arbiter), then for SECONDS watches /proc every millisecond for new
+  processes below the arbiter and opens ``/proc/PID/mem`` of each as it appears (a handle
+  opened before a process makes itself undumpable keeps working). Then it reports ``catch
+  killed=N new=N caught=N workers=N`` on its standard error: ``workers`` the search workers
+  among the processes caught.
 * ``flood BYTES``: on every ``go`` it writes BYTES bytes to its standard error first.
 * ``victim``: on every ``go`` it writes a secret of its own, ``SECRET`` (see below) and a
   random hexadecimal number drawn at its start, on its standard error and in an ``info
@@ -192,6 +199,43 @@ def thieve(marker: bytes, own: set[int]) -> bool:
     return any(seen.values()) or bool(routes)
 
 
+def catch(seconds: float, own: set[int]) -> None:
+    """The attack of ``catch`` (module docstring)."""
+    parent = parents()
+    arbiter = parent.get(os.getppid(), 0)
+    first = {p for p in parent if p not in own and role(p, arbiter, parent) in ("other", "reaper")}
+    for pid in first:
+        with contextlib.suppress(OSError):
+            os.kill(pid, signal.SIGKILL)
+    seen, caught, handles = set(first), [], []
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline:
+        parent = parents()
+        for pid in parent:
+            if pid in seen or pid in own or role(pid, arbiter, parent) is None:
+                continue
+            seen.add(pid)
+            with contextlib.suppress(OSError):
+                handles.append(os.open(f"/proc/{pid}/mem", os.O_RDONLY))
+                caught.append(pid)
+        time.sleep(0.001)
+    # a search worker is forked by a spawner, or started (then it names the worker module)
+    parent = parents()
+    workers = [
+        pid for pid in caught
+        if b"search.worker" in _cmdline(pid) or b"spawner" in _cmdline(parent.get(pid, 0))
+    ]  # fmt: skip
+    say(f"catch killed={len(first)} new={len(seen) - len(first)} caught={len(caught)} "
+        f"workers={len(workers)}")  # fmt: skip
+
+
+def _cmdline(pid: int) -> bytes:
+    try:
+        return Path(f"/proc/{pid}/cmdline").read_bytes()
+    except OSError:
+        return b""
+
+
 def unreap(pidfile: Path) -> bool:
     """Free this process from its reaper (module docstring); True."""
     ctypes.CDLL(None, use_errno=True).prctl(1, 0, 0, 0, 0)  # no parent-death signal
@@ -237,6 +281,7 @@ def main() -> None:
     own = {os.getpid(), os.getppid(), child.pid}  # itself, its reaper, its child
     secret = SECRET + os.urandom(8).hex()
     unreaped = False
+    catching = False
     out = child.stdout
 
     def relay() -> None:
@@ -261,6 +306,9 @@ def main() -> None:
                 sys.stdout.buffer.flush()
             elif mode == "unreap" and not unreaped:
                 unreaped = unreap(Path(arg))
+            elif mode == "catch" and not catching:
+                catching = True
+                threading.Thread(target=catch, args=(float(arg), own), daemon=True).start()
             elif mode == "escalate":
                 escalate()
             elif mode == "thief":
