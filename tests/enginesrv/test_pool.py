@@ -68,10 +68,11 @@ async def test_real_workers_search_and_leave_no_process_behind() -> None:
         assert (await peer.until("bestmove"))[-1].startswith("bestmove ")
         # one spawner, which forked the two workers (enginesrv.search.spawner)
         (spawner,) = children() - before
-        assert len(reaper.descendants(spawner)) == 2
-        assert set(reaper.descendants(spawner).values()) <= set("RS")
+        workers = reaper.descendants(spawner)
+        assert len(workers) == 2
+        assert set(workers.values()) <= set("RS")
     assert children() - before == set()
-    assert not os.path.exists(f"/proc/{spawner}")
+    assert [pid for pid in (spawner, *workers) if os.path.exists(f"/proc/{pid}")] == []
 
 
 @trio_test
