@@ -267,7 +267,7 @@ def test_a_worker_that_replaces_a_killed_one_cannot_be_caught_as_it_starts(tmp_p
     engine = f"name=catcher:cmd:{sys.executable} {HOSTILE} catch 1.5"
     proc = subprocess.run(
         as_a_user([sys.executable, "-m", "enginesrv.cli", "match", "yoxii", engine, "bot:random",
-                   "--games", "80", "--depth", "1", "--out", str(out)]),
+                   "--games", "2", "--depth", "1", "--out", str(out)]),
         capture_output=True, text=True, cwd=ROOT, timeout=120, check=False,
     )  # fmt: skip
     assert proc.returncode == 0, proc.stderr

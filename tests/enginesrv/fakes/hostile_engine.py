@@ -18,7 +18,8 @@ passing the protocol both ways, and misbehaves around it:
   arbiter that are not its own (the search workers of a ``bot:`` opponent, and what stands
   between them and the arbiter), then for SECONDS watches /proc every millisecond for new
   processes below the arbiter and opens ``/proc/PID/mem`` of each as it appears (a handle
-  opened before a process makes itself undumpable keeps working). Then it reports ``catch
+  opened before a process makes itself undumpable keeps working); its next move waits for
+  that (the opponent has moved meanwhile). Then it reports ``catch
   killed=N new=N caught=N workers=N`` on its standard error: ``workers`` the search workers
   among the processes caught.
 * ``flood BYTES``: on every ``go`` it writes BYTES bytes to its standard error first.
@@ -281,7 +282,7 @@ def main() -> None:
     own = {os.getpid(), os.getppid(), child.pid}  # itself, its reaper, its child
     secret = SECRET + os.urandom(8).hex()
     unreaped = False
-    catching = False
+    catching: threading.Thread | None = None
     out = child.stdout
 
     def relay() -> None:
@@ -306,9 +307,11 @@ def main() -> None:
                 sys.stdout.buffer.flush()
             elif mode == "unreap" and not unreaped:
                 unreaped = unreap(Path(arg))
-            elif mode == "catch" and not catching:
-                catching = True
-                threading.Thread(target=catch, args=(float(arg), own), daemon=True).start()
+            elif mode == "catch" and catching is None:
+                catching = threading.Thread(target=catch, args=(float(arg), own), daemon=True)
+                catching.start()
+            elif mode == "catch" and catching is not None:
+                catching.join()  # its next move waits for the report: the opponent moved
             elif mode == "escalate":
                 escalate()
             elif mode == "thief":
