@@ -20,7 +20,6 @@ from __future__ import annotations
 
 import contextlib
 import os
-import signal
 import threading
 from collections.abc import Iterator
 
@@ -78,16 +77,7 @@ def sweep() -> list[int]:
         if not _adopted or _spawning:
             return []
         known_now = set(_known)
-    me = os.getpid()
-    strays = [pid for pid, (parent, _) in reaper.processes().items() if parent == me]
-    strays = [pid for pid in strays if pid not in known_now]
-    doomed = set(strays)
-    for pid in strays:
-        doomed |= set(reaper.descendants(pid))
-    for number in (signal.SIGSTOP, signal.SIGKILL):  # stopped first: none can fork meanwhile
-        for pid in doomed:
-            with contextlib.suppress(ProcessLookupError, PermissionError):
-                os.kill(pid, number)
+    strays = reaper.end_strays(known_now)
     for pid in strays:
         with contextlib.suppress(ChildProcessError):
             os.waitpid(pid, os.WNOHANG)  # a zombie not reaped yet is reaped by the next sweep

@@ -131,6 +131,21 @@ def _signal(pids: Iterable[int], number: int) -> None:
             os.kill(pid, number)
 
 
+def end_strays(keep: set[int]) -> list[int]:
+    """Stop, then kill, each child of this process that is not in ``keep``, with every
+    process below it (stopped first, none can fork or answer meanwhile); those children.
+    They are left to be reaped."""
+    table = processes()
+    me = os.getpid()
+    strays = [pid for pid, (parent, _) in table.items() if parent == me and pid not in keep]
+    doomed = set(strays)
+    for pid in strays:
+        doomed |= set(descendants(pid))
+    _signal(doomed, signal.SIGSTOP)
+    _signal(doomed, signal.SIGKILL)
+    return strays
+
+
 def sweep(limit: float = SWEEP_LIMIT) -> None:
     """Kill every process below this one (as it is a subreaper, every process the command
     started) and reap them, until none is left. First all are stopped (SIGSTOP, which no

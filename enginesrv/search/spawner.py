@@ -31,7 +31,6 @@ does.
 
 from __future__ import annotations
 
-import contextlib
 import os
 import select
 import signal
@@ -88,18 +87,8 @@ def _tidy(workers: set[int]) -> None:
             break
         workers.discard(pid)
         reaped = True
-    if not reaped:
-        return
-    me = os.getpid()
-    strays = [p for p, (parent, _) in reaper.processes().items() if parent == me]
-    strays = [p for p in strays if p not in workers]
-    doomed = set(strays)
-    for pid in strays:
-        doomed |= set(reaper.descendants(pid))
-    for number in (signal.SIGSTOP, signal.SIGKILL):
-        for pid in doomed:
-            with contextlib.suppress(ProcessLookupError, PermissionError):
-                os.kill(pid, number)
+    if reaped:
+        reaper.end_strays(workers)
 
 
 def _traced() -> bool:
