@@ -6,9 +6,9 @@ clearing its own parent-death signal: it then lives on, and what it starts with 
 ``match`` and ``tournament`` commands make the arbiter a child subreaper too (``adopt``):
 what is left when a reaper dies comes to the arbiter, not to init. Its children are its
 reapers, which it knows (``known``), and nothing else: any other child is such an orphan, and
-``sweep`` (run twice a second by ``watch``, and when an engine is closed) stops and kills it
-with everything below it, and reaps it. The engine's game is then lost as a crash. A sweep
-reads all of /proc, so ``watch`` only sweeps once one of the known children has ended.
+``sweep`` (run by ``watch`` when a known child has ended and every 2 s, when an engine is
+closed, and when the event ends) stops and kills it with everything below it, and reaps it,
+again until none is left (``reaper.end_strays``). The engine's game is then lost as a crash.
 
 Only a program that owns its process may do this (the flag is process-wide, and a sweep kills
 every child it does not know): the command line does, ``enginesrv.client`` never does, and
@@ -19,7 +19,6 @@ every child it does not know): the command line does, ``enginesrv.client`` never
 from __future__ import annotations
 
 import contextlib
-import os
 import threading
 from collections.abc import Iterator
 
@@ -28,7 +27,9 @@ import trio
 from enginesrv import reaper
 
 SWEEP_EVERY = 0.5
-"""Seconds between two sweeps while an event runs (``watch``)."""
+"""Seconds between two looks at the known children while an event runs (``watch``)."""
+FULL_EVERY = 4
+"""Every how many looks ``watch`` sweeps whatever it saw (every 2 s)."""
 
 _lock = threading.Lock()
 _adopted = False
@@ -77,11 +78,7 @@ def sweep() -> list[int]:
         if not _adopted or _spawning:
             return []
         known_now = set(_known)
-    strays = reaper.end_strays(known_now)
-    for pid in strays:
-        with contextlib.suppress(ChildProcessError):
-            os.waitpid(pid, os.WNOHANG)  # a zombie not reaped yet is reaped by the next sweep
-    return strays
+    return reaper.end_strays(known_now)
 
 
 def suspect() -> bool:
@@ -100,10 +97,14 @@ def suspect() -> bool:
     return False
 
 
-async def watch(every: float = SWEEP_EVERY) -> None:
-    """Every ``every`` seconds, for ever (run it as a task of the event): when a known child
-    has ended, sweep, in a thread (it reads all of /proc)."""
+async def watch(every: float = SWEEP_EVERY, full: int = FULL_EVERY) -> None:
+    """For ever (run it as a task of the event): every ``every`` seconds, when a known child
+    has ended (its orphans come now), and every ``full`` times in any case (an orphan whose
+    reaper was reaped and forgotten before it came), sweep, in a thread (it reads all of
+    /proc)."""
+    count = 0
     while True:
         await trio.sleep(every)
-        if _adopted and suspect():
+        count += 1
+        if _adopted and (count % full == 0 or suspect()):
             await trio.to_thread.run_sync(sweep)

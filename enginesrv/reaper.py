@@ -109,9 +109,10 @@ def processes() -> dict[int, tuple[int, str]]:
     return out
 
 
-def descendants(root: int) -> dict[int, str]:
-    """The processes below ``root`` now (not only its children), with their states."""
-    table = processes()
+def descendants(root: int, table: dict[int, tuple[int, str]] | None = None) -> dict[int, str]:
+    """The processes below ``root`` (not only its children), with their states: now, or in
+    ``table`` (``processes``)."""
+    table = processes() if table is None else table
     below: dict[int, list[int]] = {}
     for pid, (parent, _) in table.items():
         below.setdefault(parent, []).append(pid)
@@ -131,19 +132,37 @@ def _signal(pids: Iterable[int], number: int) -> None:
             os.kill(pid, number)
 
 
-def end_strays(keep: set[int]) -> list[int]:
-    """Stop, then kill, each child of this process that is not in ``keep``, with every
-    process below it (stopped first, none can fork or answer meanwhile); those children.
-    They are left to be reaped."""
-    table = processes()
+def end_strays(keep: set[int], limit: float = SWEEP_LIMIT) -> list[int]:
+    """End each child of this process that is not in ``keep``, with every process below it,
+    and reap it, until none is left or ``limit`` seconds have passed; the children ended.
+    As ``sweep``: all of them stopped first (none can fork, or answer another's death), then
+    killed; after ``limit`` seconds what still runs is killed without waiting for it to stop,
+    and after ``2 * limit`` the rest is left to the next call."""
     me = os.getpid()
-    strays = [pid for pid, (parent, _) in table.items() if parent == me and pid not in keep]
-    doomed = set(strays)
-    for pid in strays:
-        doomed |= set(descendants(pid))
-    _signal(doomed, signal.SIGSTOP)
-    _signal(doomed, signal.SIGKILL)
-    return strays
+    ended: list[int] = []
+    start = time.monotonic()
+    while time.monotonic() - start < 2 * limit:
+        table = processes()  # once a round: a subtree is found in it, not in a new read
+        strays = [pid for pid, (parent, _) in table.items() if parent == me and pid not in keep]
+        if not strays:
+            break
+        doomed = {pid: table[pid][1] for pid in strays}
+        doomed.update(descendants(me, table))
+        doomed = {pid: state for pid, state in doomed.items() if pid not in keep}
+        for pid in keep:
+            for below in descendants(pid, table):
+                doomed.pop(below, None)
+        running = [pid for pid, state in doomed.items() if state not in "TtZXx"]
+        if running and time.monotonic() - start < limit:
+            _signal(running, signal.SIGSTOP)
+        else:
+            _signal(doomed, signal.SIGKILL)
+        for pid in strays:
+            with contextlib.suppress(ChildProcessError):
+                if os.waitpid(pid, os.WNOHANG)[0]:
+                    ended.append(pid)
+        time.sleep(0.001)
+    return ended
 
 
 def sweep(limit: float = SWEEP_LIMIT) -> None:

@@ -405,6 +405,8 @@ async def _swept(run: Callable[[], Awaitable[T]]) -> T:
         nursery.start_soon(orphans.watch)
         done = await outcome.acapture(run)
         nursery.cancel_scope.cancel()
+    with trio.CancelScope(shield=True):
+        await trio.to_thread.run_sync(orphans.sweep)  # the last engines are closed: all of it
     return done.unwrap()
 
 

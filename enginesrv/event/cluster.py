@@ -234,7 +234,7 @@ class _Host:
 
     async def _main(self) -> None:
         async with trio.open_nursery() as nursery:
-            pool = WorkerPool(nursery, self.size, spare=1)
+            pool = WorkerPool(nursery, self.size, spare=1, restart_spawner=False)
             await pool.start()
             self.pool = pool
             self.nursery = nursery

@@ -424,7 +424,8 @@ async def _run_games(
             if runner is None and any(s.kind == "bot" for s in specs) and pending:
                 # a spare: a worker killed past its deadline must not make the next move of
                 # its game wait for a new process
-                pool = WorkerPool(nursery, config.concurrency, spare=1)
+                # engines run beside it: a killed spawner is not started again (forked.Spawner)
+                pool = WorkerPool(nursery, config.concurrency, spare=1, restart_spawner=False)
                 await pool.start()
             ticker = trio.CancelScope()
 

@@ -97,15 +97,39 @@ class ForkedProcess:
         return self.returncode
 
 
-class Spawner:
-    """The spawner process of one pool (started at the first ``fork``; again if it died)."""
+class SpawnerGoneError(OSError):
+    """No worker can be forked: the spawner is gone (killed), and may not be started again."""
 
-    def __init__(self) -> None:
+
+class Spawner:
+    """The spawner process of one pool, started at the first ``fork``. One that died is
+    started again only when ``restart`` allows it: started while engines of the same user run,
+    a new spawner can be caught as it starts (before it makes itself undumpable) and a handle
+    then opened on its memory can write what every worker it forks will run. So an event's
+    pool (where engines run) never restarts it, and a pool whose spawner was killed forks no
+    more workers; the server's (no engine runs beside it) does."""
+
+    def __init__(self, *, restart: bool = True) -> None:
+        self.restart = restart
+        self._started = False
+        self._closed = False
         self._process: trio.Process | None = None
         self._control: trio.socket.SocketType | None = None
         self._lock = trio.Lock()
 
     async def _start(self) -> trio.socket.SocketType:
+        if self._closed:
+            raise SpawnerGoneError("the pool is closed")
+        if self._started and not self.restart:
+            raise SpawnerGoneError("the spawner of the search workers is gone")
+        self._started = True
+        old, self._process = self._process, None
+        if old is not None:  # gone, or not answering: ended for good before another starts
+            if old.returncode is None:
+                old.kill()
+            with trio.CancelScope(shield=True), trio.move_on_after(1.0):
+                await old.wait()
+            orphans.forget(old.pid)
         ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
         try:
             with orphans.spawning():
@@ -129,21 +153,22 @@ class Spawner:
             for attempt in range(SPAWN_ATTEMPTS):
                 control = self._control
                 if control is None or self._process is None or self._process.returncode is not None:
+                    self._drop()
                     control = await self._start()
                 try:
                     with trio.fail_after(SPAWN_TIMEOUT):
                         await control.send(spawner.REQUEST)
                         data, ancillary, _, _ = await control.recvmsg(64, socket.CMSG_SPACE(4))
-                except OSError:
+                except (OSError, trio.ClosedResourceError, trio.BrokenResourceError) as exc:
+                    self._drop()  # it is gone (killed, or it refused to serve)
                     if attempt + 1 == SPAWN_ATTEMPTS:
-                        raise
-                    self._control = None  # it is gone (killed, or it refused to serve)
+                        raise SpawnerGoneError(f"the spawner did not answer ({exc})") from None
                     continue
                 if data:
                     break
-                self._control = None
+                self._drop()
             else:
-                raise OSError("the spawner ended before it sent a worker")
+                raise SpawnerGoneError("the spawner ended before it sent a worker")
             fds = [
                 fd
                 for level, kind, payload in ancillary
@@ -153,17 +178,23 @@ class Spawner:
             if len(data) != 4 or len(fds) != 1:
                 for fd in fds:
                     os.close(fd)
-                self._control = None
-                raise OSError("the spawner did not send a worker")
+                self._drop()
+                raise SpawnerGoneError("the spawner did not send a worker")
         pid = int.from_bytes(data, sys.byteorder, signed=True)
         stream = trio.SocketStream(trio.socket.from_stdlib_socket(socket.socket(fileno=fds[0])))
         return ForkedProcess(pid, stream)
 
-    def close(self) -> None:
-        """Tell the spawner to end (and with it every worker it forked), without waiting."""
+    def _drop(self) -> None:
+        """Close the socket to the spawner (it is gone, or to end it)."""
         if self._control is not None:
             self._control.close()
             self._control = None
+
+    def close(self) -> None:
+        """Tell the spawner to end (and with it every worker it forked), without waiting; a
+        ``fork`` waiting for its answer fails with ``SpawnerGoneError``."""
+        self._closed = True
+        self._drop()
 
     async def aclose(self) -> None:
         """End the spawner, and with it every worker it forked."""

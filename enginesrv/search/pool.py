@@ -35,7 +35,7 @@ from bots.engine import SearchInfo
 from enginesrv import orphans, reaper
 from enginesrv.search import forked
 from enginesrv.search.child import PoolJob, SearchOutcome, WorkerProcess
-from enginesrv.search.forked import Spawner
+from enginesrv.search.forked import Spawner, SpawnerGoneError
 from enginesrv.search.jobs import SearchJob
 from enginesrv.search.waits import WorkerProcess as ProcessHandle
 from enginesrv.search.waits import first_of, reap, stop
@@ -79,6 +79,9 @@ class WorkerPool:
             once, but when a worker is killed (past its deadline) or dies, a spare takes the
             next search at once instead of that search waiting a second or more for a new
             process to start (at a fraction of a second per move, a loss on time).
+        restart_spawner: whether a spawner that died (``forked.Spawner``) is started again;
+            False where engines run beside the pool (an event's arbiter): then a pool whose
+            spawner was killed replaces no worker, and its searches use those left.
     """
 
     def __init__(
@@ -92,10 +95,15 @@ class WorkerPool:
         per_peer: int | None = None,
         hash_budget: int | None = None,
         spare: int = 0,
+        restart_spawner: bool = True,
     ) -> None:
         self.nursery = nursery
         self.command = command
-        self._spawner = Spawner() if command == WORKER_COMMAND and forked.available() else None
+        self._spawner = (
+            Spawner(restart=restart_spawner)
+            if command == WORKER_COMMAND and forked.available()
+            else None
+        )
         """Forks the default workers (``enginesrv.search.spawner``): a worker started while
         engines of the same user run could be read by them as it starts."""
         self.ready_timeout = ready_timeout
@@ -120,6 +128,8 @@ class WorkerPool:
         """Workers being started (spawned or replaced) that are not in ``_idle`` yet."""
         self.restarts = 0
         self.closed = False
+        self.lost: str | None = None
+        """Why the pool has no worker left and can start none (its spawner was killed)."""
 
     async def start(self) -> None:
         """Start the workers and wait until they are ready (or ``ready_timeout`` has passed),
@@ -307,7 +317,13 @@ class WorkerPool:
             job = replace(job, hash_budget=self.hash_share)
         until = math.inf if hard_deadline is None else hard_deadline
         while True:
+            lost = self._no_worker()
+            if lost is not None:
+                return lost
             worker = await self._acquire(peer, job.session, on_wait, stop, until)
+            lost = self._no_worker()
+            if worker is None and lost is not None:
+                return lost
             if worker is None:
                 # stopped, or out of time, before a worker was free: no search at all
                 return SearchOutcome(None, killed=not stop.is_set())
@@ -339,6 +355,12 @@ class WorkerPool:
             if not released:
                 # cancelled (the client went away): clean up without blocking the caller
                 self.nursery.start_soon(self._abandon, worker, running, peer)
+
+    def _no_worker(self) -> SearchOutcome | None:
+        """The failed search of a pool that has no worker left and can start none."""
+        if self.lost is None:
+            return None
+        return SearchOutcome(None, f"no search worker left: {self.lost}")
 
     async def _stop(self, worker: WorkerProcess, job: PoolJob) -> None:
         if job.done.is_set() or not worker.is_alive():
@@ -380,7 +402,16 @@ class WorkerPool:
         finally:
             self._pending -= 1
         if not self.closed:
-            await self._spawn()
+            try:
+                await self._spawn()
+            except SpawnerGoneError as exc:
+                # the searches go to the workers left; with none left, each fails at once
+                log.warning("worker_not_replaced", worker=worker.number, reason=str(exc))
+                if not self._workers and not self._pending:
+                    self.lost = str(exc)
+                    for queue in self._waiting.values():
+                        for waiter in queue:
+                            waiter.granted.set()  # with no worker: the search fails
 
     def kill_all(self) -> None:
         """Kill every worker at once (the second interrupt: no waiting for anything)."""

@@ -113,11 +113,17 @@ def main(fd: int) -> None:
     workers: set[int] = set()
     while True:
         if poller.poll(100):
-            data = control.recv(64)
+            try:
+                data = control.recv(64)
+            except OSError:
+                break
             if not data:
                 break  # the pool is gone
-            for _ in range(data.count(REQUEST)):
-                _fork_worker(control, workers)
+            try:
+                for _ in range(data.count(REQUEST)):
+                    _fork_worker(control, workers)
+            except OSError:
+                break  # the pool went away meanwhile
         _tidy(workers)
     reaper.sweep()
     os._exit(0)

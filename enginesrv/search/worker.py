@@ -177,8 +177,8 @@ def _read_frames(
                 elif message.kind == rpc.NOTIFY and message.method == "stop":
                     search = message.params.get("search")
                     worker.request_stop(search if isinstance(search, int) else None)
-    except ProtocolError:
-        pass  # the pool's stream is broken: leave, as at its end
+    except (ProtocolError, OSError):
+        pass  # the pool's stream is broken (or reset, a socket's): leave, as at its end
     with ready:
         jobs.append((-1, SearchJob("", "", "", "", ())))  # end of input: leave
         worker.stop_flag.set()

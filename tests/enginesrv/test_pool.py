@@ -509,3 +509,61 @@ async def test_a_spare_does_not_let_more_searches_run_at_once() -> None:
         assert len(results) == 2
         assert all(r is not None and r.token for r in results)
         await pool.aclose()
+
+
+async def _spawned(pool: WorkerPool) -> tuple[int, list[int]]:
+    """The pool's spawner and the workers it forked, once both workers are up."""
+    assert pool._spawner is not None
+    while True:
+        process = pool._spawner._process
+        if process is not None:
+            workers = list(reaper.descendants(process.pid))
+            if len(workers) == 2:
+                return process.pid, workers
+        await trio.sleep(0.01)  # bounded by the caller's fail_after
+
+
+@trio_test
+async def test_a_server_pool_starts_a_killed_spawner_again() -> None:
+    async with trio.open_nursery() as nursery:
+        pool = WorkerPool(nursery, 1, spare=1)
+        await pool.start()
+        with trio.fail_after(30):
+            spawner, workers = await _spawned(pool)
+            for pid in (spawner, *workers):
+                os.kill(pid, signal.SIGKILL)
+            outcome = await pool.search(
+                job(), on_info=lambda i: None, stop=trio.Event(), hard_deadline=None
+            )
+            errors = []
+            while outcome.result is None:  # each dead worker fails one search, then a new one
+                errors.append(outcome.error)
+                outcome = await pool.search(
+                    job(), on_info=lambda i: None, stop=trio.Event(), hard_deadline=None
+                )
+        assert set(errors) <= {"the search worker died"}
+        assert len(errors) <= 2
+        assert pool._spawner is not None
+        assert pool._spawner._process is not None
+        assert pool._spawner._process.pid != spawner  # a new spawner forked new workers
+        await pool.aclose()
+
+
+@trio_test
+async def test_an_event_pool_whose_spawner_was_killed_fails_its_searches_at_once() -> None:
+    async with trio.open_nursery() as nursery:
+        pool = WorkerPool(nursery, 1, spare=1, restart_spawner=False)
+        await pool.start()
+        with trio.fail_after(30):
+            spawner, workers = await _spawned(pool)
+            for pid in (spawner, *workers):
+                os.kill(pid, signal.SIGKILL)
+            errors = set()
+            for _ in range(3):
+                outcome = await pool.search(
+                    job(), on_info=lambda i: None, stop=trio.Event(), hard_deadline=None
+                )
+                assert outcome.result is None
+                errors.add(outcome.error)
+        assert "no search worker left: the spawner of the search workers is gone" in errors
+        await pool.aclose()

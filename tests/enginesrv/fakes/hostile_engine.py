@@ -22,6 +22,9 @@ passing the protocol both ways, and misbehaves around it:
   that (the opponent has moved meanwhile). Then it reports ``catch
   killed=N new=N caught=N workers=N`` on its standard error: ``workers`` the search workers
   among the processes caught.
+* ``hop NAME``: on its first ``go`` it starts a helper named NAME (``PR_SET_NAME``) in a new
+  session that never keeps its process id: it forks, and the parent leaves, over and over,
+  for a minute; then it kills its reaper and plays on.
 * ``flood BYTES``: on every ``go`` it writes BYTES bytes to its standard error first.
 * ``victim``: on every ``go`` it writes a secret of its own, ``SECRET`` (see below) and a
   random hexadecimal number drawn at its start, on its standard error and in an ``info
@@ -237,6 +240,23 @@ def _cmdline(pid: int) -> bytes:
         return b""
 
 
+def hop(name: str) -> bool:
+    """The attack of ``hop`` (module docstring); True."""
+    libc = ctypes.CDLL(None, use_errno=True)
+    libc.prctl(1, 0, 0, 0, 0)  # no parent-death signal
+    if os.fork() == 0:
+        os.setsid()
+        libc.prctl(15, name.encode(), 0, 0, 0)  # PR_SET_NAME
+        deadline = time.monotonic() + 60
+        while time.monotonic() < deadline:
+            if os.fork() != 0:
+                os._exit(0)  # the child goes on under another process id
+            time.sleep(0.001)
+        os._exit(0)
+    os.kill(os.getppid(), signal.SIGKILL)
+    return True
+
+
 def unreap(pidfile: Path) -> bool:
     """Free this process from its reaper (module docstring); True."""
     ctypes.CDLL(None, use_errno=True).prctl(1, 0, 0, 0, 0)  # no parent-death signal
@@ -305,6 +325,8 @@ def main() -> None:
                 say(secret)
                 sys.stdout.buffer.write(f"info string {secret}\n".encode())
                 sys.stdout.buffer.flush()
+            elif mode == "hop" and not unreaped:
+                unreaped = hop(arg)
             elif mode == "unreap" and not unreaped:
                 unreaped = unreap(Path(arg))
             elif mode == "catch" and catching is None:
