@@ -22,11 +22,11 @@ below it. When the pool's end of FD closes (the pool is closed, or its process i
 spawner kills every worker and all below them, and exits.
 
 The spawner itself holds no secret: a handle on its memory gives nothing of a worker's, whose
-memory is its own copy from the moment it is forked. A spawner that dies is started again by
-the pool when it next needs a worker; started while engines run, it can be caught as it
-starts like any program, so once undumpable it checks that no process traces it (a tracer
-attached in that window would follow its forks into the workers) and ends at once if one
-does.
+memory is its own copy from the moment it is forked. But a spawner started while engines run
+can be caught as it starts like any program, and what is written to its memory then runs in
+every worker it forks: so an event's pool never starts a killed spawner again
+(``forked.Spawner``), and a spawner that finds itself traced once undumpable (a tracer
+attached in that window would follow its forks into the workers) ends at once.
 """
 
 from __future__ import annotations
