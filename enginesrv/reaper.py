@@ -135,9 +135,9 @@ def _signal(pids: Iterable[int], number: int) -> None:
 def end_strays(keep: set[int], limit: float = SWEEP_LIMIT) -> list[int]:
     """End each child of this process that is not in ``keep``, with every process below it,
     and reap it, until none is left or ``limit`` seconds have passed; the children ended.
-    As ``sweep``: all of them stopped first (none can fork, or answer another's death), then
-    killed; after ``limit`` seconds what still runs is killed without waiting for it to stop,
-    and after ``2 * limit`` the rest is left to the next call."""
+    All of them are stopped first (none can fork, or answer another's death), then killed;
+    after ``limit`` seconds what still runs (a process in an uninterruptible wait) is killed
+    without waiting for it to stop, and after ``2 * limit`` the rest is left to the next call."""
     me = os.getpid()
     ended: list[int] = []
     start = time.monotonic()
@@ -167,27 +167,12 @@ def end_strays(keep: set[int], limit: float = SWEEP_LIMIT) -> list[int]:
 
 def sweep(limit: float = SWEEP_LIMIT) -> None:
     """Kill every process below this one (as it is a subreaper, every process the command
-    started) and reap them, until none is left. First all are stopped (SIGSTOP, which no
-    process can catch): a stopped process can neither fork nor answer the death of another
-    (a chain of processes that replace whichever link is killed, by their parent-death
-    signals, would otherwise outrun one kill at a time); then all are killed at once. After
-    ``limit`` seconds what still runs (a process in an uninterruptible wait) is killed without
-    waiting for it to stop; after ``6 * limit`` the reaper gives up."""
-    me = os.getpid()
-    start = time.monotonic()
-    while time.monotonic() - start < 6 * limit:
-        try:
-            while os.waitpid(-1, os.WNOHANG)[0]:
-                pass
-        except ChildProcessError:
-            return  # no child at all: nothing the command started is alive
-        below = descendants(me)
-        running = [pid for pid, state in below.items() if state not in "TtZXx"]
-        if running and time.monotonic() - start < limit:
-            _signal(running, signal.SIGSTOP)  # what forked before it stopped: the next scan
-        else:
-            _signal(below, signal.SIGKILL)
-        time.sleep(0.001)
+    started) and reap them, until none is left (``end_strays`` of every child). First all are
+    stopped (SIGSTOP, which no process can catch): a stopped process can neither fork nor
+    answer the death of another (a chain of processes that replace whichever link is killed,
+    by their parent-death signals, would otherwise outrun one kill at a time); then all are
+    killed at once."""
+    end_strays(set(), limit)
 
 
 def _child_setup() -> None:
