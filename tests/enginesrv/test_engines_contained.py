@@ -104,12 +104,8 @@ def test_an_engine_that_kills_its_reaper_is_ended_by_the_arbiter(tmp_path: Path)
     # is and what it started come to the arbiter, which ends them
     pidfile = tmp_path / "pids"
     engine = f"name=free:cmd:{sys.executable} {HOSTILE} unreap {pidfile}"
-    proc = subprocess.run(
-        as_a_user([sys.executable, "-m", "enginesrv.cli", "match", "yoxii", engine, "bot:random",
-                   "--games", "2", "--depth", "1", "--max-plies", "40"]),
-        capture_output=True, text=True, cwd=ROOT, timeout=120, check=False,
-    )  # fmt: skip
-    assert proc.returncode == 0, proc.stderr
+    match("yoxii", engine, "bot:random", "--games", "2", "--depth", "1", "--max-plies", "40",
+          user=True)  # fmt: skip
     pids = [int(p) for p in pidfile.read_text().split()]
     assert len(pids) == 2
     assert [pid for pid in pids if alive(pid)] == []
@@ -120,12 +116,8 @@ def test_a_process_that_never_keeps_its_pid_is_ended_with_the_event() -> None:
     # go on until none of it is left, and none of its zombies stay
     name = "hop" + os.urandom(4).hex()
     engine = f"name=hop:cmd:{sys.executable} {HOSTILE} hop {name}"
-    proc = subprocess.run(
-        as_a_user([sys.executable, "-m", "enginesrv.cli", "match", "yoxii", engine, "bot:random",
-                   "--games", "2", "--depth", "1", "--max-plies", "40"]),
-        capture_output=True, text=True, cwd=ROOT, timeout=120, check=False,
-    )  # fmt: skip
-    assert proc.returncode == 0, proc.stderr
+    match("yoxii", engine, "bot:random", "--games", "2", "--depth", "1", "--max-plies", "40",
+          user=True)  # fmt: skip
     left = []
     for entry in os.listdir("/proc"):
         with contextlib.suppress(OSError):
@@ -235,6 +227,20 @@ def as_a_user(argv: list[str]) -> list[str]:
     return [setpriv, "--bounding-set=-all", "--inh-caps=-all", *argv]
 
 
+def match(
+    *args: str, user: bool = False, env: dict[str, str] | None = None
+) -> subprocess.CompletedProcess[str]:
+    """``enginesrv match ARGS``, as a user without capabilities with ``user``
+    (``as_a_user``); it must end well."""
+    argv = [sys.executable, "-m", "enginesrv.cli", "match", *args]
+    proc = subprocess.run(
+        as_a_user(argv) if user else argv, capture_output=True, text=True, env=env, cwd=ROOT,
+        timeout=120, check=False,
+    )  # fmt: skip
+    assert proc.returncode == 0, proc.stderr
+    return proc
+
+
 def thief_match(tmp_path: Path, *flags: str, user: bool) -> list[str]:
     """A Yin Yang game of a victim, which writes a secret on its standard error and in its
     protocol trace (``--debug``) when it moves first, then of a thief, which attacks when it
@@ -245,16 +251,11 @@ def thief_match(tmp_path: Path, *flags: str, user: bool) -> list[str]:
     out = tmp_path / "event"
     engine = f"{sys.executable} {HOSTILE}"
     argv = [
-        sys.executable, "-m", "enginesrv.cli", "match", "yinyang",
-        f"name=victim:cmd:{engine} victim", f"name=thief:cmd:{engine} thief",
+        "yinyang", f"name=victim:cmd:{engine} victim", f"name=thief:cmd:{engine} thief",
         "--games", "1", "--depth", "1", "--debug", "--out", str(out), *flags,
     ]  # fmt: skip
     env = {**os.environ, "TMPDIR": str(tmpdir)}
-    proc = subprocess.run(
-        as_a_user(argv) if user else argv, capture_output=True, text=True, env=env, cwd=ROOT,
-        timeout=120, check=False,
-    )  # fmt: skip
-    assert proc.returncode == 0, proc.stderr
+    match(*argv, user=user, env=env)
     (secret,) = set(re.findall("VICTIM" + r"-SECRET-[0-9a-f]{16}", victim_log(out)))
     assert secret in (out / "logs" / "game-00001-p1-victim.trace").read_text()
     report = (out / "logs" / "thief.stderr").read_text().splitlines()
@@ -287,12 +288,8 @@ def test_a_worker_that_replaces_a_killed_one_cannot_be_caught_as_it_starts(tmp_p
     # again: the bot then loses its games)
     out = tmp_path / "event"
     engine = f"name=catcher:cmd:{sys.executable} {HOSTILE} catch 1.5"
-    proc = subprocess.run(
-        as_a_user([sys.executable, "-m", "enginesrv.cli", "match", "yoxii", engine, "bot:random",
-                   "--games", "2", "--depth", "1", "--out", str(out)]),
-        capture_output=True, text=True, cwd=ROOT, timeout=120, check=False,
-    )  # fmt: skip
-    assert proc.returncode == 0, proc.stderr
+    proc = match("yoxii", engine, "bot:random", "--games", "2", "--depth", "1", "--out", str(out),
+                 user=True)  # fmt: skip
     (report,) = [
         line for line in (out / "logs" / "catcher.stderr").read_text().splitlines()
         if line.startswith("catch ")
@@ -315,12 +312,8 @@ def test_a_contained_engine_sees_no_other_process_and_no_secret(tmp_path: Path) 
 def test_log_cap_bounds_what_an_engine_writes_in_each_game(tmp_path: Path) -> None:
     out = tmp_path / "event"
     flood = f"name=flood:cmd:{sys.executable} {HOSTILE} flood {3 << 20}"
-    proc = subprocess.run(
-        [sys.executable, "-m", "enginesrv.cli", "match", "yoxii", flood, "bot:random",
-         "--games", "2", "--depth", "1", "--max-plies", "4", "--log-cap", "1", "--out", str(out)],
-        capture_output=True, text=True, cwd=ROOT, timeout=120, check=False,
-    )  # fmt: skip
-    assert proc.returncode == 0, proc.stderr
+    match("yoxii", flood, "bot:random", "--games", "2", "--depth", "1", "--max-plies", "4",
+          "--log-cap", "1", "--out", str(out))  # fmt: skip
     log = (out / "logs" / "flood.stderr").read_bytes()
     game = (
         rb"x{1048576}\n\[cut here: more than 1 MiB in one game; (\d+) bytes more were left out\]\n"
@@ -338,12 +331,7 @@ def test_a_contained_engine_run_by_root_has_no_capability_to_undo_its_sandbox(
 ) -> None:
     out = tmp_path / "event"
     engine = f"name=root:cmd:{sys.executable} {HOSTILE} escalate"
-    proc = subprocess.run(
-        [sys.executable, "-m", "enginesrv.cli", "match", "yinyang", engine, "bot:random",
-         "--games", "1", "--depth", "1", "--out", str(out)],
-        capture_output=True, text=True, cwd=ROOT, timeout=120, check=False,
-    )  # fmt: skip
-    assert proc.returncode == 0, proc.stderr
+    match("yinyang", engine, "bot:random", "--games", "1", "--depth", "1", "--out", str(out))
     report = [
         line for line in (out / "logs" / "root.stderr").read_text().splitlines()
         if line.startswith("escalate ")
