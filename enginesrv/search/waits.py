@@ -1,6 +1,7 @@
 """Small waits of the pool: for the first of several events (``first_of``), and for a worker
-process to end (``stop``, ``reap``). A worker runs under the reaper (``enginesrv.reaper``):
-SIGTERM to it kills the worker and every process the worker started, at once."""
+process to end (``stop``, ``reap``). A worker forked by the spawner is killed outright (the
+spawner ends what it started); one started under the reaper (``enginesrv.reaper``) gets SIGTERM,
+on which its reaper kills it and every process it started, at once."""
 
 from __future__ import annotations
 
