@@ -250,6 +250,20 @@ class State(ABC):
         del player
         return self
 
+    def is_view(self) -> bool:
+        """Whether this state is a view: some part of the position is unknown to its holder
+        (``view`` of a hidden-information game), so that it can be searched from but not
+        refereed. A position string tells it too (Yin Yang's ``?`` laws). False by default."""
+        return False
+
+    def revealed(self) -> frozenset[str]:
+        """The hidden information this position shows to both players: each fact a player
+        wrote in secret and the game has since made public (Yin Yang's revealed laws, as
+        ``"Black L2 <law>"``). A referee that takes moves back never returns to a position
+        that lacks a fact shown since (that would hide again what a player has seen). Empty
+        by default."""
+        return frozenset()
+
     def public_move_str(self, move: Move, viewer: Player | None) -> str:
         """The token of ``move`` as ``viewer`` is shown it (None: a spectator).
 

@@ -553,6 +553,18 @@ class YinYangState(State):
         """Whether some law is ``?`` here (a view that ignores a hidden law)."""
         return any(laws is not None and UNKNOWN in laws for laws in self._laws)
 
+    def revealed(self) -> frozenset[str]:
+        """Every revealed law, as ``"<colour> L<slot> <law>"`` (``State.revealed``)."""
+        facts = set()
+        for p, laws in enumerate(self._laws):
+            if laws is None:
+                continue
+            rev = self._rev[p]
+            for i, law in enumerate(laws):
+                if rev >> i & 1 and law != UNKNOWN:
+                    facts.add(f"{COLOURS[p]} L{i + 1} {LAW_TEXTS[law]}")
+        return frozenset(facts)
+
     def laws(self, player: Player) -> tuple[Laws | None, int]:
         """``player``'s four law numbers (indices into ``LAW_TEXTS``, ``UNKNOWN`` for ``?``)
         and the mask of its revealed slots (bit i = slot i + 1); ``(None, 0)`` before setup."""

@@ -105,6 +105,9 @@ class _Worker:
             if option.type == "button":
                 continue
             wanted = option.parse(given[option.name]) if option.name in given else option.default
+            if option.name == "Hash" and job.hash_budget is not None and isinstance(wanted, int):
+                # one table never holds more than this worker's share of the server's budget
+                wanted = max(1, min(wanted, job.hash_budget))
             if bot.values[option.name] == wanted:
                 continue
             if wanted is None:

@@ -9,6 +9,7 @@ a code and a reason a page can show: 1013 for a cap, 4400 for a bad game address
 
 from __future__ import annotations
 
+import random
 import weakref
 from collections import Counter
 from collections.abc import Callable, Sequence
@@ -210,10 +211,20 @@ class StarletteSocket:
 class WebApp:
     """The page and ``/ws`` of one server (module docstring)."""
 
-    def __init__(self, server: Server, runner: SearchRunner, *, peer_cap: int) -> None:
+    def __init__(
+        self,
+        server: Server,
+        runner: SearchRunner,
+        *,
+        peer_cap: int,
+        seeds: random.Random | None = None,
+    ) -> None:
+        """``seeds``: where refereed bots' seeds come from (None: the operating system's
+        randomness; a seeded generator replays games, for tests)."""
         self.server = server
         self.runner = runner
         self.peer_cap = peer_cap
+        self.seeds = seeds
         self.per_host: Counter[str] = Counter()
         self.refused = 0
         self.referees: weakref.WeakSet[Referee] = weakref.WeakSet()
@@ -256,7 +267,7 @@ class WebApp:
             return
         factory: Callable[..., Any] | None = None
         if spec is not None:
-            referee = Referee(spec, self.runner, peer=peer_host(peer))
+            referee = Referee(spec, self.runner, peer=peer_host(peer), seeds=self.seeds)
             await referee.start()
             self.referees.add(referee)
             factory = session_factory(referee)

@@ -25,11 +25,13 @@ decision adds the increment, as in the arbiter.
 from __future__ import annotations
 
 import functools
+import random
 import secrets
 from dataclasses import dataclass, field
 from typing import Any
 from urllib.parse import parse_qsl
 
+import structlog
 import trio
 
 import games
@@ -42,10 +44,16 @@ from enginesrv.serve.settings import RequestError, request_error
 from protocol import messages as m
 from protocol.errors import BAD_ARGUMENTS, GAME_OVER
 
+log = structlog.get_logger("enginesrv.web.referee")
 HUMAN = "human"
 DEFAULT_MOVETIME = 1000
 """Milliseconds a bot is given per decision in a game without a clock."""
 REFUSED = (m.NewGame, m.Position, m.SetOption)
+PAGE_OPTIONS = ("Depth", "Samples", "Quiescence", "Aspiration", "Level")
+"""The bot options a refereed game's address may set: how strong the bot plays, nothing more.
+The others are the server's: the seeds bear on the bot's secrets (a page that chose the seed
+of the bot's hidden decisions could make them again), and ``Hash``, ``Threads`` and the like on
+the server's memory and workers, which the server shares out itself."""
 
 
 class GameSpecError(ValueError):
@@ -100,6 +108,7 @@ def parse_game_spec(query: str) -> GameSpec | None:
             raise GameSpecError(f"opponent {opponent!r}: write human or bot:NAME[:OPTIONS]")
         if spec.tc is not None:
             raise GameSpecError(f"opponent {opponent!r}: the tc field sets the clock, not tc=")
+        _check_page_options(opponent, spec.options)
         try:
             check_bot(spec, game.name)
         except PlayerSpecError as exc:
@@ -124,9 +133,14 @@ def parse_game_spec(query: str) -> GameSpec | None:
     start = fields.get("position") or None
     if start is not None:
         try:
-            game.state_from_string(start)
+            state = game.state_from_string(start)
         except games.InvalidPositionError as exc:
             raise GameSpecError(f"position {start!r}: {exc.reason}") from None
+        if state.is_view():
+            raise GameSpecError(
+                f"position {start!r}: a view (it leaves something unknown); a refereed game "
+                "starts from a full position"
+            )
     return GameSpec(
         game.name,
         opponent,
@@ -135,6 +149,17 @@ def parse_game_spec(query: str) -> GameSpec | None:
         int(movetime_text),
         start,
     )
+
+
+def _check_page_options(opponent: str, options: tuple[tuple[str, str], ...]) -> None:
+    """Refuse a bot option a page may not set (``PAGE_OPTIONS``)."""
+    allowed = {name.lower() for name in PAGE_OPTIONS}
+    for key, _ in options:
+        if key.lower() not in allowed:
+            raise GameSpecError(
+                f"opponent {opponent!r}: option {key!r} is the server's to set; a page may "
+                f"set {', '.join(PAGE_OPTIONS)}"
+            )
 
 
 @dataclass
@@ -167,10 +192,19 @@ class Clocks:
 class Referee:
     """The full position of a refereed game and its players (module docstring)."""
 
-    def __init__(self, spec: GameSpec, runner: SearchRunner, *, peer: str | None = None) -> None:
+    def __init__(
+        self,
+        spec: GameSpec,
+        runner: SearchRunner,
+        *,
+        peer: str | None = None,
+        seeds: random.Random | None = None,
+    ) -> None:
         """``peer``: the page's address, whose share of the search workers the bot's
-        searches use (the server's per-address search cap)."""
+        searches use (the server's per-address search cap). ``seeds``: the source of the
+        bot's seeds (None: the operating system's randomness, which no page can know)."""
         self.spec = spec
+        self.seeds = seeds
         self.game = games.load(spec.game)
         self.state = (
             self.game.state_from_string(spec.start)
@@ -179,6 +213,10 @@ class Referee:
         )
         self.shown: list[str] = []
         """Every decision as the person (the page) was shown it."""
+        self.first = self.state.ply()
+        self.floor = self.first
+        """The ply ``undo`` may not go below: the last decision that revealed hidden
+        information (``State.revealed``) stays played, so that nothing shown is hidden again."""
         self.forfeit: games.Outcome | None = None
         self.forfeit_detail = ""
         self.clocks = None if spec.control is None else Clocks(spec.control)
@@ -190,8 +228,9 @@ class Referee:
     async def start(self) -> None:
         if self.bot is not None:
             await self.bot.start(self.game)
+            source = self.seeds or secrets.SystemRandom()
             await self.bot.new_game(
-                secrets.token_hex(8), secrets.randbits(31), 1 + secrets.randbits(30)
+                secrets.token_hex(8), source.getrandbits(31), 1 + source.getrandbits(30)
             )
 
     # -- who may know what ---------------------------------------------------------------------
@@ -279,7 +318,10 @@ class Referee:
         seat = self.state.to_move()
         viewer = self.spec.side if self.spec.against_bot else 1 - seat
         self.shown.append(self.state.public_move_str(move, viewer))
+        before = self.state.revealed()
         self.state.push(move)
+        if not self.state.revealed() <= before:
+            self.floor = self.state.ply()
         if self.clocks is not None:
             self.clocks.run(None, trio.current_time())
             self.clocks.decided(seat)
@@ -316,10 +358,10 @@ class Referee:
                 raise ForfeitError("illegal-move", "the bot had no move")
             move = self.state.parse_move(reply.token)
         except ForfeitError as exc:
-            self._lose(seat, exc.reason, exc.detail)
+            self._lose(seat, exc.reason, self._public(exc.detail))
             return None
         except games.GameError as exc:
-            self._lose(seat, "illegal-move", f"it played {exc.text!r}: {exc.reason}")
+            self._lose(seat, "illegal-move", self._public(f"it played {exc.text!r}: {exc.reason}"))
             return None
         if self.clocks is not None and self.clocks.now_left(seat, trio.current_time()) <= 0:
             self._lose(seat, "time-forfeit", "its clock ran out before it moved")
@@ -327,15 +369,29 @@ class Referee:
         self._push(move)
         return self.shown[-1]
 
+    def _public(self, detail: str) -> str:
+        """What the page is told of the bot's forfeit: in a game of hidden information only
+        that it forfeited, since the bot's move or error may quote its hidden decisions."""
+        if self.game.hidden_information:
+            log.info("refereed bot forfeited", detail=detail[:300])
+            return "the bot's move or failure is not shown: it may tell what is hidden"
+        return detail
+
     def undo(self, n: int) -> None:
         if self.forfeit is not None:
             raise request_error(
                 GAME_OVER, f"undo: the game ended by {self.forfeit.reason}, which is final"
             )
-        available = min(len(self.shown), self.state.ply())
+        available = min(len(self.shown), self.state.ply() - self.floor)
         if n > available:
+            why = (
+                f"decision {self.floor - self.first} revealed what was hidden, which stays shown"
+                if self.floor > self.first
+                else "the game started there"
+            )
             raise request_error(
-                BAD_ARGUMENTS, f"undo: only {available} decision(s) can be taken back, not {n}"
+                BAD_ARGUMENTS,
+                f"undo: only {available} decision(s) can be taken back, not {n} ({why})",
             )
         for _ in range(n):
             self.state.pop()

@@ -889,7 +889,8 @@ def test_a_worker_keeps_bots_within_the_hash_budget() -> None:
     assert keep("s2", 16) == ["s3", "s2"]
     assert keep("s4", 30) == ["s4"]
     assert held() <= 40
-    assert keep("s5", 100) == ["s5"]  # the newest always stays
+    assert keep("s5", 100) == ["s5"]  # the newest always stays, its table cut to the budget
+    assert held() == 40
     worker.bots.clear()
     for number in range(BOTS_PER_WORKER + 2):
         keep(f"t{number}", 1, None)

@@ -10,9 +10,20 @@ from tests.enginesrv.test_tournament import ROOT
 
 def test_every_test_the_threat_model_names_exists() -> None:
     text = (ROOT / "docs" / "security.md").read_text(encoding="utf-8")
-    named = re.findall(r"`(test_\w+\.py)::(test_\w+)`", text)
-    named += [(file, name) for file, name in re.findall(r"(test_\w+\.py)`?, `::(test_\w+)`", text)]
+    # `file.py::test_a`, `::test_b` (the file named last), or `file.py`, `::test_c`
+    named: list[tuple[str, str]] = []
+    file = ""
+    for token in re.findall(r"`([^`\n]+)`", text):
+        found = re.fullmatch(r"(test_\w+\.py)(?:::(test_\w+))?|::(test_\w+)", token)
+        if found is None:
+            continue
+        file = found[1] or file
+        name = found[2] or found[3]
+        if name:
+            assert file, f"::{name} follows no test file"
+            named.append((file, name))
     assert len(named) >= 10
     for file, name in named:
-        source = (ROOT / "tests" / "enginesrv" / file).read_text(encoding="utf-8")
+        (path,) = (ROOT / "tests").rglob(file)
+        source = path.read_text(encoding="utf-8")
         assert re.search(rf"^(async )?def {name}\(", source, re.M), f"{file}::{name}"

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import random
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
@@ -34,13 +35,18 @@ class Web:
 
 @asynccontextmanager
 async def running_web(
-    *, limits: Limits | None = None, peer_cap: int = 64, runner: Any = None
+    *,
+    limits: Limits | None = None,
+    peer_cap: int = 64,
+    runner: Any = None,
+    seeds: random.Random | None = None,
 ) -> AsyncIterator[Web]:
+    """``seeds``: the refereed bots' seeds (None: unpredictable, as in the server)."""
     limits = limits or Limits()
     config = SessionConfig(default_game=None, default_bot="alphabeta", limits=limits.announced())
     runner = runner or ThreadRunner()
     server = Server(config, runner, limits)
-    app = WebApp(server, runner, peer_cap=peer_cap)
+    app = WebApp(server, runner, peer_cap=peer_cap, seeds=seeds)
     async with trio.open_nursery() as nursery:
         url = await nursery.start(
             lambda task_status: serve_web(
