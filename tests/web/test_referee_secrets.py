@@ -5,6 +5,8 @@ docs/security.md "Web pages")."""
 from __future__ import annotations
 
 import random
+from pathlib import Path
+from typing import Any
 from urllib.parse import urlencode
 
 import pytest
@@ -12,6 +14,9 @@ import trio
 from trio_websocket import ConnectionClosed, open_websocket_url
 
 import games
+from enginesrv.event.config import EventConfig
+from enginesrv.event.feed import Feed
+from enginesrv.event.tournament import prepare, run_event
 from enginesrv.event.players import ForfeitError, GoRequest, Reply
 from enginesrv.web.referee import PAGE_OPTIONS, GameSpecError, parse_game_spec
 from tests.web.test_websocket import closed_with, trio_test
@@ -188,3 +193,45 @@ async def test_a_page_cannot_reach_a_closed_game_by_its_seed() -> None:
                 await drop(ws)
         assert len(set(seeds)) == 3
         assert all(seeds)
+
+
+def test_a_watch_page_is_fed_no_unrevealed_law(tmp_path: Path) -> None:
+    """The feed of a Yin Yang event (what a watch page reads) shows every position as a
+    spectator's view and every move in its shown form: while a game goes on, no law that the
+    game still hides from either player is in it."""
+    config = prepare(
+        EventConfig("yinyang", ("bot:random", "bot:greedy"), games=4, depth=1, max_plies=200),
+        tmp_path,
+        resume=False,
+    )
+    feed = Feed()
+    live: list[dict[str, Any]] = []
+
+    async def watch() -> None:
+        with feed.subscribe() as subscription:
+            async with trio.open_nursery() as nursery:
+
+                async def play() -> None:
+                    await run_event(config, tmp_path, on_game=lambda done: None, feed=feed)
+                    feed.publish({"type": "end"})  # as the command line does
+
+                nursery.start_soon(play)
+                async for message in subscription.messages:
+                    live.append(message)
+                    if message["type"] == "end":
+                        break
+
+    trio.run(watch)
+    positions = [m["position"] for m in live if m["type"] in ("game", "move")]
+    moves = [m["move"] for m in live if m["type"] == "move"]
+    assert len(positions) > 20
+    revealed = 0
+    for position in positions:
+        for field in position.split()[3:5]:
+            for entry in [] if field == "none" else field.split(","):
+                assert entry == "?" or entry.startswith("+"), position
+                revealed += entry.startswith("+")
+    assert revealed, "no law was ever revealed: the check saw only hidden ones"
+    setups = [move for move in moves if move.startswith("laws:")]
+    assert setups == ["laws:?,?,?,?"] * 8
+    assert all(move.endswith("=?") for move in moves if ":L" in move)
