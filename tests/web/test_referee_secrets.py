@@ -16,8 +16,8 @@ from trio_websocket import ConnectionClosed, open_websocket_url
 import games
 from enginesrv.event.config import EventConfig
 from enginesrv.event.feed import Feed
-from enginesrv.event.tournament import prepare, run_event
 from enginesrv.event.players import ForfeitError, GoRequest, Reply
+from enginesrv.event.tournament import prepare, run_event
 from enginesrv.web.referee import PAGE_OPTIONS, GameSpecError, parse_game_spec
 from tests.web.test_websocket import closed_with, trio_test
 from tests.web.test_websocket_hostile import ADAPTING, lines_socket, person_setup, the_referee
