@@ -45,6 +45,8 @@ WS_PEER_CONNECTIONS = 64
 """WebSockets one address may hold at once by default."""
 CLOSE_CAP = 1013
 CLOSE_BAD_GAME = 4400
+CLOSE_REASON_BYTES = 123
+"""The most bytes a close frame's reason may hold (RFC 6455 §5.5: 125 with the code)."""
 CLOSE_NO_COMMAND = 4408
 
 log = structlog.get_logger("enginesrv.web")
@@ -203,9 +205,17 @@ class StarletteSocket:
             return
         self.closed = True
         try:
-            await self.websocket.close(code, reason[:120])
+            await self.websocket.close(code, close_reason(reason))
         except Exception:  # already gone: nothing to close
             log.debug("close_failed")
+
+
+def close_reason(text: str) -> str:
+    """``text`` cut to what a close frame may carry: 123 bytes of UTF-8, whole characters."""
+    data = text.encode("utf-8")
+    if len(data) <= CLOSE_REASON_BYTES:
+        return text
+    return data[: CLOSE_REASON_BYTES - 3].decode("utf-8", "ignore") + "..."
 
 
 class WebApp:

@@ -108,7 +108,7 @@ def parse_game_spec(query: str) -> GameSpec | None:
             raise GameSpecError(f"opponent {opponent!r}: write human or bot:NAME[:OPTIONS]")
         if spec.tc is not None:
             raise GameSpecError(f"opponent {opponent!r}: the tc field sets the clock, not tc=")
-        _check_page_options(opponent, spec.options)
+        _check_page_options(spec.options)
         try:
             check_bot(spec, game.name)
         except PlayerSpecError as exc:
@@ -151,14 +151,14 @@ def parse_game_spec(query: str) -> GameSpec | None:
     )
 
 
-def _check_page_options(opponent: str, options: tuple[tuple[str, str], ...]) -> None:
+def _check_page_options(options: tuple[tuple[str, str], ...]) -> None:
     """Refuse a bot option a page may not set (``PAGE_OPTIONS``)."""
     allowed = {name.lower() for name in PAGE_OPTIONS}
     for key, _ in options:
         if key.lower() not in allowed:
             raise GameSpecError(
-                f"opponent {opponent!r}: option {key!r} is the server's to set; a page may "
-                f"set {', '.join(PAGE_OPTIONS)}"
+                f"opponent: option {key!r} is the server's to set; a page may set "
+                f"{', '.join(PAGE_OPTIONS)}"
             )
 
 
