@@ -14,7 +14,6 @@ import functools
 import io
 import json
 import tempfile
-import tomllib
 from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Any, TextIO, TypeVar
@@ -24,13 +23,16 @@ import trio
 
 import games
 from enginesrv import orphans
-from enginesrv.cli.common import natural, port, positive, seconds
+from enginesrv.cli.common import port
 from enginesrv.cli.display import Display, write_report, write_tables
+from enginesrv.cli.event_config import event_config, setting_type
+from enginesrv.cli.event_config import toml_settings as _toml_settings  # noqa: F401 (its former name)
 from enginesrv.event.cluster import parse_listen
 from enginesrv.event.config import EventConfig, EventError
 from enginesrv.event.controls import DEFAULT_MAX_PLIES
 from enginesrv.event.feed import Feed
 from enginesrv.event.lock import lock_event
+from enginesrv.event.openings import printable
 from enginesrv.event.players import parse_player
 from enginesrv.event.ratings import RatingError
 from enginesrv.event.report import report_json
@@ -40,20 +42,6 @@ from enginesrv.event.tournament import prepare, run_event
 T = TypeVar("T")
 
 Handler = Callable[[argparse.Namespace, TextIO, TextIO], None]
-
-# flag -> (EventConfig field, type); the TOML keys are the same names, dashes or underscores
-_SETTINGS: dict[str, str] = {
-    "tc": "tc", "st": "st", "depth": "depth", "nodes": "nodes", "games": "games",
-    "rounds": "rounds", "repeat": "repeat", "openings": "openings",
-    "openings_order": "openings_order", "concurrency": "concurrency", "seed": "seed",
-    "sprt": "sprt", "gauntlet": "gauntlet", "max_plies": "max_plies",
-    "repetitions": "repetitions", "resign": "resign", "draw": "draw",
-    "timemargin": "timemargin", "event": "event", "startup_timeout": "startup_timeout",
-    "ready_timeout": "ready_timeout", "move_timeout": "move_timeout", "isolate": "isolate",
-    "isolate_network": "isolate_network", "no_contain": "no_contain",
-    "debug": "debug", "log_cap": "log_cap",
-    "rating_interval": "rating_interval",
-}  # fmt: skip
 
 
 def cluster_listen(text: str) -> tuple[str, int] | None:
@@ -127,11 +115,21 @@ def _add_event_flags(p: argparse.ArgumentParser, *, tournament: bool) -> None:
         "and INC in seconds (e.g. 40/60+0.6, 2+0.05, 1:30+1), or inf (no clock); a player's "
         "own tc=TC: replaces it (and --st) for that player",
     )  # fmt: skip
-    a("--st", metavar="SECONDS", type=seconds, help="seconds per move (default 1, no other limit)")
-    a("--depth", metavar="D", type=positive, help="search depth per move")
-    a("--nodes", metavar="N", type=positive, help="nodes per move")
-    a("--games", metavar="N", type=positive, help="games per pairing and round (default 2)")
-    a("--rounds", metavar="N", type=positive, help="rounds (default 1)")
+    a(
+        "--st",
+        metavar="SECONDS",
+        type=setting_type("st", float),
+        help="seconds per move (default 1, no other limit)",
+    )
+    a("--depth", metavar="D", type=setting_type("depth", int), help="search depth per move")
+    a("--nodes", metavar="N", type=setting_type("nodes", int), help="nodes per move")
+    a(
+        "--games",
+        metavar="N",
+        type=setting_type("games", int),
+        help="games per pairing and round (default 2)",
+    )
+    a("--rounds", metavar="N", type=setting_type("rounds", int), help="rounds (default 1)")
     a(
         "--repeat",
         action="store_true",
@@ -144,26 +142,56 @@ def _add_event_flags(p: argparse.ArgumentParser, *, tournament: bool) -> None:
         choices=("sequential", "random"),
         help="take the openings in file order (default) or shuffled by --seed",
     )
-    a("--concurrency", metavar="N", type=positive, help="games played at once (default 1)")
-    a("--seed", metavar="S", type=natural, help="the seed of every random choice (default 1)")
+    a(
+        "--concurrency",
+        metavar="N",
+        type=setting_type("concurrency", int),
+        help="games played at once (default 1)",
+    )
+    a(
+        "--seed",
+        metavar="S",
+        type=setting_type("seed", int),
+        help="the seed of every random choice (default 1)",
+    )
     a("--out", metavar="DIR", help="keep DIR/results.sqlite, DIR/games/ and DIR/logs/ (to resume)")
     a("--resume", action="store_true", help="finish the event stored in --out DIR")
     a("--sprt", metavar="elo0=E0,elo1=E1,alpha=A,beta=B", help="stop at an SPRT decision")
     a(
         "--max-plies",
         metavar="N",
-        type=positive,
+        type=setting_type("max_plies", int),
         help=f"adjudicate a draw after N plies (default {DEFAULT_MAX_PLIES})",
     )
-    a("--repetitions", metavar="N", type=natural, help="a draw when a position occurs N times")
+    a(
+        "--repetitions",
+        metavar="N",
+        type=setting_type("repetitions", int),
+        help="a draw when a position occurs N times",
+    )
     a("--resign", metavar="movecount=N,score=CP", help="resign on a low score held N moves")
     a("--draw", metavar="movenumber=N,movecount=N,score=CP", help="a draw on level scores")
-    a("--timemargin", metavar="MS", type=natural, help="lateness forgiven on a clock (default 0)")
-    a("--event", metavar="NAME", help="the event name written into the records")
-    a("--startup-timeout", metavar="SECONDS", type=seconds, help="wait for ugiok (default 10)")
-    a("--ready-timeout", metavar="SECONDS", type=seconds, help="wait for readyok (default 5)")
     a(
-        "--move-timeout", metavar="SECONDS", type=seconds,
+        "--timemargin",
+        metavar="MS",
+        type=setting_type("timemargin", int),
+        help="lateness forgiven on a clock (default 0)",
+    )
+    a("--event", metavar="NAME", help="the event name written into the records")
+    a(
+        "--startup-timeout",
+        metavar="SECONDS",
+        type=setting_type("startup_timeout", float),
+        help="wait for ugiok (default 10)",
+    )
+    a(
+        "--ready-timeout",
+        metavar="SECONDS",
+        type=setting_type("ready_timeout", float),
+        help="wait for readyok (default 5)",
+    )
+    a(
+        "--move-timeout", metavar="SECONDS", type=setting_type("move_timeout", float),
         help="without a clock (--depth, --nodes), the longest one move may take before the "
         "player is forfeited with stall (default 60)",
     )  # fmt: skip
@@ -189,7 +217,7 @@ def _add_event_flags(p: argparse.ArgumentParser, *, tournament: bool) -> None:
         "temporary directory named on stderr)",
     )  # fmt: skip
     a(
-        "--log-cap", metavar="MIB", type=positive,
+        "--log-cap", metavar="MIB", type=setting_type("log_cap", int),
         help="keep at most MIB mebibytes of each cmd: engine's standard error, and of each "
         "--debug trace, per game; the rest is left out, and the log says where it was cut "
         "(default 64)",
@@ -208,7 +236,7 @@ def _add_event_flags(p: argparse.ArgumentParser, *, tournament: bool) -> None:
         "come through Dask, a few milliseconds later each",
     )  # fmt: skip
     a(
-        "--rating-interval", metavar="N", type=natural,
+        "--rating-interval", metavar="N", type=setting_type("rating_interval", int),
         help="print the rating table after every N games (default 0: at the end only)",
     )  # fmt: skip
     if tournament:
@@ -222,127 +250,13 @@ def _add_event_flags(p: argparse.ArgumentParser, *, tournament: bool) -> None:
     a("--web-host", metavar="HOST", default="127.0.0.1", help="the address of --web (127.0.0.1)")
 
 
-def _toml_settings(path: str, fail: type[Exception]) -> dict[str, Any]:
-    try:
-        with open(path, "rb") as fh:
-            raw = tomllib.load(fh)
-    except OSError as exc:
-        raise fail(f"--config {path}: {exc.strerror}") from None
-    except tomllib.TOMLDecodeError as exc:
-        raise fail(f"--config {path}: not TOML: {exc}") from None
-    out: dict[str, Any] = {}
-    for key, value in raw.items():
-        name = key.replace("-", "_")
-        if name == "players":
-            if not isinstance(value, list):
-                raise fail(f"--config {path}: players is a list of player specs")
-            players = []
-            for item in value:
-                if isinstance(item, str):
-                    players.append(item)
-                elif isinstance(item, dict) and isinstance(item.get("spec"), str):
-                    spec = item["spec"]
-                    options = item.get("options", {})
-                    if not isinstance(options, dict):
-                        raise fail(f"--config {path}: options of {spec!r} must be a table")
-                    # the table becomes prefixes of the spec, which end at a ':' (and options
-                    # at a ','): a value holding one would be read as more of the spec
-                    for key, value in options.items():
-                        _toml_plain(path, f"option {key!r} of {spec!r}", key, ":,=", fail)
-                        _toml_plain(path, f"option {key!r} of {spec!r}", value, ":,", fail)
-                    if item.get("name"):
-                        _toml_plain(path, f"the name of {spec!r}", item["name"], ":", fail)
-                    if options:
-                        pairs = ",".join(f"{k}={_toml_value(v)}" for k, v in options.items())
-                        spec = f"options={pairs}:{spec}"
-                    if "tc" in item:
-                        tc = _toml_tc(path, f"tc of {spec!r}", item["tc"], fail)
-                        spec = f"tc={tc}:{spec}"
-                    if item.get("name"):
-                        spec = f"name={item['name']}:{spec}"
-                    players.append(spec)
-                else:
-                    raise fail(
-                        f"--config {path}: a player is a spec string or a table with spec "
-                        f"(and name, options, tc), not {item!r}"
-                    )
-            out["players"] = tuple(players)
-        elif name == "tc":
-            out[name] = _toml_tc(path, "tc", value, fail)
-        elif name in ("game", "out") or name in _SETTINGS:
-            out[name] = value
-        else:
-            raise fail(f"--config {path}: unknown setting {key!r}")
-    return out
-
-
-def _toml_plain(path: str, what: str, value: object, banned: str, fail: type[Exception]) -> None:
-    """Refuse a name or option of a TOML player table holding one of the characters
-    ``banned``, which a player spec cannot hold there."""
-    text = _toml_value(value)
-    bad = [char for char in banned if char in text]
-    if bad:
-        raise fail(f"--config {path}: {what}: {text!r} cannot hold {bad[0]!r} in a player spec")
-
-
-def _toml_tc(path: str, what: str, value: object, fail: type[Exception]) -> str:
-    """A ``tc`` from TOML: a string (``"1:00+1"``, ``"inf"``) or a number of seconds."""
-    if isinstance(value, str):
-        return value
-    if isinstance(value, int | float) and not isinstance(value, bool):
-        return str(value)
-    raise fail(f'--config {path}: {what} is a time control such as "60+1", not {value!r}')
-
-
-def _toml_value(value: object) -> str:
-    """An option value from TOML as ``setoption`` text (``true``/``false`` for booleans)."""
-    if isinstance(value, bool):
-        return "true" if value else "false"
-    return str(value)
-
-
-def _config(args: argparse.Namespace, fail: type[Exception], tournament: bool) -> EventConfig:
-    settings: dict[str, Any] = _toml_settings(args.config, fail) if args.config else {}
-    if args.game:
-        settings["game"] = args.game
-    if args.players:
-        settings["players"] = tuple(args.players)
-    for flag, name in _SETTINGS.items():
-        value = getattr(args, flag, None)
-        if value is not None:
-            settings[name] = value
-    if args.out:
-        settings["out"] = args.out
-    args.out = settings.pop("out", None)
-    if args.resume and "players" not in settings:
-        if set(settings) - {"game", "debug"}:
-            raise fail(
-                "--resume continues the stored event with its stored settings: give only "
-                "--resume --out DIR, and --debug to trace this run (or the very same arguments "
-                "as the first run)"
-            )
-        debug = bool(settings.get("debug"))
-        return EventConfig(game=settings.get("game", ""), players=(), debug=debug)
-    if "game" not in settings:
-        raise fail("give the GAME (or game in --config)")
-    players = settings.get("players", ())
-    if not tournament and len(players) != 2:
-        raise fail(f"a match has two players, got {len(players)}")
-    if all(settings.get(k) is None for k in ("tc", "st", "depth", "nodes")):
-        settings["st"] = 1.0
-    try:
-        return EventConfig(**settings)
-    except TypeError as exc:
-        raise fail(f"bad settings: {exc}") from None
-
-
 def _handler(fail: type[Exception], *, tournament: bool) -> Handler:
     def run(args: argparse.Namespace, out: TextIO, err: TextIO) -> None:
         if args.cluster is not None and not args.cluster.strip():
             raise fail("--cluster needs the scheduler's address: tcp://HOST:PORT")
         if hasattr(args, "cluster_listen") and not args.cluster:
             raise fail("--cluster-listen goes with --cluster: give both, or neither")
-        config = _config(args, fail, tournament)
+        config = event_config(args, fail, tournament)
         out_dir = Path(args.out) if args.out else None
         with contextlib.ExitStack() as held:
             try:
@@ -351,6 +265,12 @@ def _handler(fail: type[Exception], *, tournament: bool) -> Handler:
                 config = prepare(config, out_dir, resume=args.resume)
             except EventError as exc:
                 raise fail(str(exc)) from None
+            try:
+                # again: the stored event on --resume, and the name an unnamed event is given
+                config.check()
+            except EventError as exc:
+                where = f"{printable(out_dir)}: the stored event: " if args.resume else ""
+                raise fail(f"{where}{exc}") from None
             traces = _debug_traces(config, out_dir, err, "tournament" if tournament else "match")
             display = Display(out, err, config, live=err.isatty())
             if args.cluster:

@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import re
 import shlex
+import unicodedata
 from abc import ABC, abstractmethod
 from dataclasses import dataclass
 from typing import Literal
@@ -77,6 +78,36 @@ def control_character(text: str) -> str | None:
     for char in text:
         if ord(char) < 32 or ord(char) == 127:
             return repr(char)[1:-1]
+    return None
+
+
+NAME_LIMIT = 100
+"""The most characters of a player's or an event's name."""
+_NOT_IN_NAMES = frozenset({"Cc", "Cf", "Cs", "Zl", "Zp"})
+"""Unicode categories no name may hold: control characters (C0, DEL, C1), format characters
+(bidirectional overrides, zero-width ones), lone surrogates (bytes of a command line that
+were not UTF-8) and the line and paragraph separators."""
+
+
+def name_problem(name: str) -> str | None:
+    """What keeps ``name`` from being a player's or an event's name, or None.
+
+    A name goes into a record's ``P1``, ``P2`` or ``Event`` header, into tables printed on a
+    terminal and into messages of one line, so it is 1 to ``NAME_LIMIT`` characters with no
+    white space at either end (a header's value is read back stripped) and none of the
+    characters of ``_NOT_IN_NAMES`` (all called control characters here). Names are refused,
+    never changed: a stored event is resumed under the names it was started with. ``/`` and
+    ``..`` are allowed: a name is part of a file name only through ``trace.file_safe_name``.
+    """
+    if not name:
+        return "is empty"
+    if len(name) > NAME_LIMIT:
+        return f"is longer than {NAME_LIMIT} characters ({len(name)})"
+    for char in name:
+        if unicodedata.category(char) in _NOT_IN_NAMES:
+            return f"holds a control character ({ascii(char)[1:-1]})"
+    if name != name.strip():
+        return "begins or ends with white space"
     return None
 
 

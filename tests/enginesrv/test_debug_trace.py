@@ -212,9 +212,10 @@ def test_an_engine_that_never_greets_has_its_attempt_traced(tmp_path: Path) -> N
 
 
 def test_a_long_name_still_has_its_trace_and_its_standard_error(tmp_path: Path) -> None:
-    # a name longer than a file name holds: cut, with a hash of the whole name (not lost)
+    # a name longer than a file name keeps of it (100 characters, 200 bytes): cut, with a
+    # hash of the whole name (not lost)
     out = tmp_path / "event"
-    name = "\u00e9" * 300
+    name = "\u00e9" * 100
     proc = cli(
         "match", "yoxii", f"name={name}:cmd:{FAKE_CMD} good", "bot:random", "--depth", "1",
         "--games", "1", "--max-plies", "4", "--debug", "--out", str(out),
