@@ -47,7 +47,6 @@ from enginesrv.event.players import (
     ForfeitError,
     Player,
     PlayerSpecError,
-    control_character,
     parse_player,
 )
 from enginesrv.event.preflight import check_players
@@ -115,11 +114,9 @@ def prepare(config: EventConfig, out_dir: Path | None, *, resume: bool) -> Event
     check_containment(config)
     if not config.event:
         config = dataclasses.replace(config, event=f"{config.game} {dt.date.today().isoformat()}")
-    bad = control_character(config.event)
-    if bad is not None:
-        raise EventError(f"--event {config.event!r}: the name contains a control character ({bad})")
     if len(config.players) < 2:
         raise EventError("an event needs at least two players")
+    config.check()  # every setting's type and range, whichever door it came by
     for text in config.players:
         try:
             spec = parse_player(text)
@@ -127,13 +124,6 @@ def prepare(config: EventConfig, out_dir: Path | None, *, resume: bool) -> Event
                 check_bot(spec, config.game)
         except PlayerSpecError as exc:
             raise EventError(str(exc)) from None
-    if min(config.games, config.rounds, config.concurrency, config.log_cap) < 1:
-        raise EventError("--games, --rounds, --concurrency and --log-cap must be at least 1")
-    if config.repeat and config.games % 2:
-        raise EventError("--repeat plays each opening twice: --games must be even")
-    config.move_limits()
-    config.adjudication()
-    config.sprt_params()
     if config.openings and not resume:
         # stored as an absolute path, so that --resume works from any directory
         config = dataclasses.replace(config, openings=str(Path(config.openings).resolve()))
