@@ -35,6 +35,7 @@ from enginesrv.cli.rules import (
     cmd_replay,
     cmd_show,
 )
+from enginesrv.event.wording import printable
 from enginesrv.logs import configure as configure_logging
 
 
@@ -42,6 +43,7 @@ class _Parser(argparse.ArgumentParser):
     """argparse, but a usage error is one line on stderr (with a pointer to --help)."""
 
     def error(self, message: str) -> NoReturn:
+        message = printable(message)
         sys.stderr.write(f"{self.prog}: error: {message} (see '{self.prog} --help')\n")
         sys.exit(EXIT_USAGE)
 
@@ -336,7 +338,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         func(args, sys.stdout, sys.stderr)
     except CommandError as exc:
         sys.stdout.flush()
-        sys.stderr.write(f"enginesrv {args.command}: error: {exc}\n")
+        # one line, whatever the input quoted in it held
+        sys.stderr.write(f"enginesrv {args.command}: error: {printable(str(exc))}\n")
         return EXIT_USAGE
     except KeyboardInterrupt:
         sys.stderr.write(f"enginesrv {args.command}: interrupted\n")

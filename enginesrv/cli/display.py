@@ -3,6 +3,7 @@ the live progress of a running match or tournament (``Display``)."""
 
 from __future__ import annotations
 
+import io
 import math
 from collections import Counter
 from collections.abc import Sequence
@@ -24,7 +25,7 @@ from enginesrv.event.report import (
 from enginesrv.event.standings import PairingResult
 from enginesrv.event.store import GameRow
 from enginesrv.event.tournament import Finished
-from enginesrv.event.wording import result_words
+from enginesrv.event.wording import printable, result_words
 
 
 def _fmt_elo(value: float | None) -> str:
@@ -120,11 +121,28 @@ def write_report(
     anchor: str | None = None,
 ) -> None:
     """What ``enginesrv results`` prints: a title, the tables of ``write_tables``, the
-    crosstable, how the games ended per player, and the engines' search figures.
+    crosstable, how the games ended per player, and the engines' search figures. Names and
+    reasons come from the store: every line is ``printable``.
 
     Raises:
         RatingError: ``anchor`` is not a player with a finite rating.
+        EventError: the store names a record that is refused (``report.search_report``).
     """
+    text = io.StringIO()
+    _write_report(text, config, standings, rows, out_dir, anchor=anchor)
+    # split at line feeds only: splitlines would break a line at a name's \x1e or \u2028
+    out.write("\n".join(printable(line) for line in text.getvalue().split("\n")))
+
+
+def _write_report(
+    out: TextIO,
+    config: EventConfig,
+    standings: list[PairingResult],
+    rows: list[GameRow],
+    out_dir: Path,
+    *,
+    anchor: str | None = None,
+) -> None:
     names = player_names(standings)
     limits = config.move_limits().describe()
     out.write(f"Event: {config.event}; game {config.game}; {len(rows)} games; {limits}\n\n")

@@ -4,17 +4,20 @@
 from __future__ import annotations
 
 import argparse
+import itertools
 import time
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import TextIO
 
 import games
 from enginesrv.cli.common import CommandError
 from enginesrv.event.config import EventError
-from enginesrv.event.records import Record, RecordError, format_record
-from enginesrv.event.sgf import read_record_file, read_records_file
+from enginesrv.event.files import FileRefusedError
+from enginesrv.event.records import Record, RecordError
+from enginesrv.event.sgf import generate_records_file, stored_record_text
 from enginesrv.event.store import GameRow, stored_event
+from enginesrv.event.wording import printable
 from enginesrv.search.bench import run_bench, run_search_bench
 
 
@@ -157,12 +160,8 @@ def _replay_record(
             raise _BadGameError(entry.line, str(exc)) from None
         if step or ply == number:
             notes = " ".join(f"{key}={value}" for key, value in entry.annotations)
-            out.write(
-                _board(
-                    f"ply {number}: {entry.token} by {mover}" + (f"  ; {notes}" if notes else ""),
-                    state,
-                )
-            )
+            label = f"ply {number}: {entry.token} by {mover}" + (f"  ; {notes}" if notes else "")
+            out.write(_board(printable(label), state))
     final = state.to_string()
     if record.final is not None and record.final != final:
         raise _BadGameError(
@@ -181,16 +180,16 @@ def _replay_record(
         f"outcome {outcome if outcome is not None else '* (the game is not over)'}",
     ]
     if result.text:
-        lines.append(f"result {result.text}")
+        lines.append(f"result {printable(result.text)}")
     reason = record.headers.get("Reason")
     if reason:
-        lines.append(f"reason {reason}")
+        lines.append(f"reason {printable(reason)}")
     return lines
 
 
 def _players(record: Record) -> str:
     p1, p2 = record.headers.get("P1"), record.headers.get("P2")
-    return f": {p1} vs {p2}" if p1 and p2 else ""
+    return printable(f": {p1} vs {p2}") if p1 and p2 else ""
 
 
 def cmd_replay(args: argparse.Namespace, out: TextIO, err: TextIO) -> None:
@@ -198,26 +197,33 @@ def cmd_replay(args: argparse.Namespace, out: TextIO, err: TextIO) -> None:
 
     A file of one record prints its summary as it always did. A file of several gives each
     game a block headed ``game K (line L)``, a bad game's block ending in ``error REASON``,
-    then ``checked N games, B bad``; the first bad game is the command's error.
+    then ``checked N games, B bad``; the first bad game is the command's error. The file is
+    read a record at a time (``generate_records_file``): a record that cannot be read is the
+    command's error when it is reached.
     """
     del err
     game = load_game(args.game)
     path: str = args.file
-    try:
-        records = read_records_file(path)
-    except RecordError as exc:
-        raise CommandError(str(exc)) from None
-    several = len(records) > 1
+    records = generate_records_file(path)
+    # the record after the first tells whether the file holds several
+    pair = (_next_record(records), _next_record(records))
+    ahead = [record for record in pair if record is not None]
+    several = len(ahead) > 1
     picked: int | None = args.pick
-    if picked is not None and not 1 <= picked <= len(records):
-        held = f"{len(records)} game" + ("s" if several else "")
-        raise CommandError(f"{path}: --game {picked}: the file holds {held}")
-    chosen = [(picked, records[picked - 1])] if picked is not None else enumerate(records, 1)
+    if picked is not None:
+        record, held = _pick(records, ahead, picked)
+        if record is None:
+            counted = f"{held} game" + ("s" if held > 1 else "")
+            raise CommandError(f"{path}: --game {picked}: the file holds {counted}")
+        chosen: Iterator[tuple[int, Record]] = iter([(picked, record)])
+    else:
+        chosen = enumerate(itertools.chain(_drain(ahead), _rest(records)), 1)
     # several games checked in one go: a bad one is reported in its block, and the next checked
     every = several and picked is None
     first_bad: CommandError | None = None
-    bad = 0
+    bad = checked = 0
     for number, record in chosen:
+        checked += 1
         if several:
             out.write(f"game {number} (line {record.line}){_players(record)}\n")
         try:
@@ -231,16 +237,49 @@ def cmd_replay(args: argparse.Namespace, out: TextIO, err: TextIO) -> None:
             )
             if not every:
                 raise error from None
-            out.write(f"error line {exc.line or record.line}: {exc.reason}\n\n")
+            out.write(f"error line {exc.line or record.line}: {printable(exc.reason)}\n\n")
             first_bad, bad = first_bad or error, bad + 1
+            del record  # not kept while the next record is read
             continue
         out.write("".join(line + "\n" for line in lines) + ("\n" if several else ""))
+        del record
     if every:
-        out.write(f"checked {len(records)} games, {bad} bad\n")
+        out.write(f"checked {checked} games, {bad} bad\n")
     if first_bad is not None:
         raise CommandError(
             f"{first_bad} (the first of {bad} bad games)" if bad > 1 else str(first_bad)
         )
+
+
+def _next_record(records: Iterator[Record]) -> Record | None:
+    """The next record of a file, None after the last; one that cannot be read is the
+    command's error."""
+    try:
+        return next(records, None)
+    except RecordError as exc:
+        raise CommandError(str(exc)) from None
+
+
+def _drain(ahead: list[Record]) -> Iterator[Record]:
+    """The records of ``ahead``, each let go of as it is handed on (a long record is not
+    kept while the next is read)."""
+    while ahead:
+        yield ahead.pop(0)
+
+
+def _rest(records: Iterator[Record]) -> Iterator[Record]:
+    while (record := _next_record(records)) is not None:
+        yield record
+
+
+def _pick(records: Iterator[Record], ahead: list[Record], picked: int) -> tuple[Record | None, int]:
+    """Record number ``picked`` of the file (``ahead`` are its first ones, already read), or
+    None and how many the file holds (each is read and checked, none kept)."""
+    held = 0
+    for held, record in enumerate(itertools.chain(_drain(ahead), _rest(records)), 1):
+        if held == picked:
+            return record, held
+    return None, held
 
 
 def cmd_export(args: argparse.Namespace, out: TextIO, err: TextIO) -> None:
@@ -265,13 +304,15 @@ def cmd_export(args: argparse.Namespace, out: TextIO, err: TextIO) -> None:
     skipped = 0
     for row in rows:
         try:
-            texts.append(format_record(_stored_record(directory, row, game)))
+            # an export goes to a terminal too: every line printable
+            texts.append(_printable_lines(_stored_record(directory, row, game)))
         except _BadGameError as exc:
             if not args.skip_missing:
                 raise CommandError(
                     f"game {row.id}: {exc.reason} (--skip-missing exports the other games)"
                 ) from None
-            err.write(f"enginesrv export: warning: game {row.id} left out: {exc.reason}\n")
+            reason = printable(exc.reason)
+            err.write(f"enginesrv export: warning: game {row.id} left out: {reason}\n")
             skipped += 1
     text = "\n".join(texts)
     if target == "-":
@@ -287,6 +328,13 @@ def cmd_export(args: argparse.Namespace, out: TextIO, err: TextIO) -> None:
     err.write(f"enginesrv export: {len(texts)} games of {directory} written to {where}{left_out}\n")
 
 
+def _printable_lines(text: str) -> str:
+    """``text`` with each of its lines ``printable``."""
+    if text.replace("\n", "").isprintable():
+        return text
+    return "\n".join(printable(line) for line in text.split("\n"))
+
+
 def _check_output(directory: Path, target: Path) -> None:
     """Refuse an output that would overwrite the event's own files."""
     own = [directory / "results.sqlite", directory / "games"]
@@ -299,20 +347,34 @@ def _check_output(directory: Path, target: Path) -> None:
             )
 
 
-def _stored_record(directory: Path, row: GameRow, game: str) -> Record:
-    """The record of a stored game, read and checked as a record of ``game``."""
+def _stored_record(directory: Path, row: GameRow, game: str) -> str:
+    """The text of the record of a stored game, read and checked as a record of ``game``
+    (as the arbiter wrote it: a record is not parsed and written again, which for a long
+    one would take more memory than the reading).
+
+    Raises:
+        _BadGameError: the record is missing or is not a record of ``game``.
+        CommandError: the store names a record that is refused (``files.read_stored_record``):
+            a crafted store, whose other games are not exported either.
+    """
     if row.record is None:
         raise _BadGameError(0, "the event kept no record of it")
     path = directory / row.record
-    if not path.is_file():
-        raise _BadGameError(0, f"its record {path} is missing")
     try:
-        record = read_record_file(path)
+        text, record = stored_record_text(directory, row.record)
+    except FileRefusedError as exc:
+        raise CommandError(
+            f"game {row.id}: its record {row.record!r} {exc.reason}; nothing is exported"
+        ) from None
+    except FileNotFoundError:
+        raise _BadGameError(0, f"its record {path} is missing") from None
+    except OSError as exc:
+        raise _BadGameError(0, f"its record {path}: cannot read file: {exc.strerror}") from None
     except RecordError as exc:
         raise _BadGameError(0, f"its record {exc}") from None
     if record.game != game:
         raise _BadGameError(0, f"its record {path} is not a {game!r} game record")
-    return record
+    return text.rstrip("\n") + "\n"
 
 
 def cmd_bench(args: argparse.Namespace, out: TextIO, err: TextIO) -> None:

@@ -18,6 +18,7 @@ rules engine's job) and imports nothing of the project, so it can be used by any
 from __future__ import annotations
 
 import re
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from typing import Literal
 
@@ -209,7 +210,7 @@ def parse_record(text: str, source: str = "<string>") -> Record:
             or with no token before it, or an annotation that is not ``key=value`` (both sides
             non-empty).
     """
-    return _parse_lines(list(enumerate(normalise(text).split("\n"), 1)), source)
+    return _parse_lines(enumerate(normalise(text).split("\n"), 1), source)
 
 
 def parse_records(text: str, source: str = "<string>") -> list[Record]:
@@ -231,23 +232,42 @@ def parse_records(text: str, source: str = "<string>") -> list[Record]:
     Raises:
         RecordError: on the first problem of any record, naming its line in the whole text.
     """
-    chunks: list[list[tuple[int, str]]] = [[]]
+    return list(generate_records(enumerate(normalise(text).split("\n"), 1), source))
+
+
+def generate_records(
+    lines: Iterable[tuple[int, str]], source: str = "<string>", *, max_chars: int | None = None
+) -> Iterator[Record]:
+    """The records of ``lines`` (``(line number, text)`` pairs, without line ends), told
+    apart as by ``parse_records``, each parsed when it is complete: a file of records is read
+    one record at a time, never whole.
+
+    Raises:
+        RecordError: on the first problem of a record, when that record is reached; or a
+            record longer than ``max_chars`` characters, line ends included.
+    """
+    chunk: list[tuple[int, str]] = []
+    size = 0
     has_moves = has_game = False
-    for number, line in enumerate(normalise(text).split("\n"), 1):
+    for number, line in lines:
         if not line.strip():
             pass
         elif not line.startswith("#"):
             has_moves = True
         elif (header := _header_key(line)) is not None and header[0] == "Game":
             if has_moves or has_game:
-                chunks.append([])
+                yield _parse_lines(chunk, source)
+                chunk, size = [], 0
                 has_moves = False
             has_game = True
-        chunks[-1].append((number, line))
-    return [_parse_lines(chunk, source) for chunk in chunks]
+        chunk.append((number, line))
+        size += len(line) + 1
+        if max_chars is not None and size > max_chars:
+            raise RecordError(source, chunk[0][0], f"a record longer than {max_chars:,} characters")
+    yield _parse_lines(chunk, source)
 
 
-def _parse_lines(lines: list[tuple[int, str]], source: str) -> Record:
+def _parse_lines(lines: Iterable[tuple[int, str]], source: str) -> Record:
     """The record of ``lines`` (``(line number, text)`` pairs): see ``parse_record``."""
     record = Record()
     begun = False

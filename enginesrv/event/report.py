@@ -9,9 +9,11 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import games
-from enginesrv.event.config import EventConfig
+from enginesrv.event.config import EventConfig, EventError
+from enginesrv.event.files import FileRefusedError
 from enginesrv.event.ratings import Encounter, RatingTable, fit_ratings
-from enginesrv.event.records import RecordError, parse_record
+from enginesrv.event.records import RecordError
+from enginesrv.event.sgf import stored_record
 from enginesrv.event.standings import PairingResult
 from enginesrv.event.store import GameRow
 
@@ -133,17 +135,33 @@ def search_report(
 ) -> SearchReport:
     """Sum each player's reported depth and nodes and its measured time per move, from the
     records' move annotations (``ms``, ``depth``, ``nodes``). Which seat played each move is
-    found by replaying the record."""
+    found by replaying the record. A record that is missing or not a record is not counted
+    (``unread`` says why).
+
+    Raises:
+        EventError: the store names a record that is refused (``files.read_stored_record``:
+            outside the event's ``games/``, not a regular file, too long): a crafted store.
+    """
     totals = {name: SearchTotals() for name in players}
     unread: list[str] = []
     for row in rows:
         if row.record is None:
             continue
-        path = out_dir / row.record
         try:
-            record = parse_record(path.read_text(encoding="utf-8"), str(path))
+            record = stored_record(out_dir, row.record)
             state = games.replay(game, record.start_position(), ())
-        except (OSError, UnicodeDecodeError, RecordError, games.GameError) as exc:
+        except FileRefusedError as exc:
+            raise EventError(
+                f"{out_dir / 'results.sqlite'}: game {row.id}: its record {row.record!r} "
+                f"{exc.reason}; it is not read"
+            ) from None
+        except FileNotFoundError:
+            unread.append(f"{row.record}: missing")
+            continue
+        except OSError as exc:
+            unread.append(f"{row.record}: cannot read file: {exc.strerror or exc}")
+            continue
+        except (RecordError, games.GameError) as exc:
             unread.append(f"{row.record}: {exc}")
             continue
         seen: set[str] = set()

@@ -1,21 +1,35 @@
 """Game records in other formats: Boardspace's SGF files of Yinsh games
 (``import_boardspace_sgf``), and reading a record file of either kind by its name
-(``read_record_file``, and ``read_records_file`` for a file of several records)."""
+(``read_record_file``, and ``generate_records_file`` for a file of several records), or the
+record an event's store names (``stored_record``). Every read is of a regular file and capped
+(``enginesrv.event.files``)."""
 
 from __future__ import annotations
 
+import io
 import os
 import re
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
+from pathlib import Path
+from typing import TypeVar
 
+from enginesrv.event.files import (
+    MAX_RECORD_BYTES,
+    FileRefusedError,
+    open_regular,
+    read_file,
+    read_stored_record,
+)
 from enginesrv.event.records import (
     Record,
     RecordError,
     RecordMove,
+    generate_records,
     normalise,
     parse_record,
-    parse_records,
 )
+from enginesrv.event.wording import printable
 
 # One SGF lexeme: whitespace, punctuation, or a property with its bracketed values.
 _SGF_LEXEME = re.compile(
@@ -156,7 +170,9 @@ def import_boardspace_sgf(text: str, source: str = "<string>") -> Record:
     for prop in nodes[0]:
         value = " ".join(" ".join(prop.values).split())
         if prop.ident == "GM" and value != "24":
-            raise RecordError(source, prop.line, f"GM[{value}] is not a boardspace YINSH game")
+            raise RecordError(
+                source, prop.line, f"GM[{printable(value)}] is not a boardspace YINSH game"
+            )
         if prop.ident in ("GN", "DT"):
             record.headers["Event" if prop.ident == "GN" else "Date"] = value
 
@@ -184,7 +200,9 @@ def import_boardspace_sgf(text: str, source: str = "<string>") -> Record:
         try:
             token, now_held = _boardspace_step([word.lower() for word in words], held)
         except ValueError as error:
-            raise RecordError(source, line, f"{error}: {player}[{command.strip()}]") from None
+            # the command as one line: a value may span several, or hold control characters
+            shown = printable(f"{error}: {player}[{' '.join(command.split())}]")
+            raise RecordError(source, line, shown) from None
         if token is not None:
             # A token completed by a drop belongs to the node where the ring was picked up.
             record.moves.append(RecordMove(token, (), held_line if held else line))
@@ -199,7 +217,8 @@ def read_record_file(path: str | os.PathLike[str]) -> Record:
 
     The SGF importer is used when the name ends with ``.sgf`` (any case) or the text starts,
     after whitespace, with ``(;``; otherwise ``parse_record``. A UTF-8 byte order mark is
-    ignored.
+    ignored. Only a regular file is read (a FIFO or a device is refused without waiting on
+    it), and only up to ``MAX_RECORD_BYTES``.
 
     Args:
         path: the file to read.
@@ -211,51 +230,124 @@ def read_record_file(path: str | os.PathLike[str]) -> Record:
         RecordError: for any problem, with the path as ``source``. A file that cannot be read
             or is not UTF-8 gives line 0; ``OSError`` and ``UnicodeDecodeError`` never escape.
     """
-    name, text = _read_text(path)
+    name = os.fspath(path)
+    text = _decode(name, _read_bytes(name, lambda: read_file(name, MAX_RECORD_BYTES)))
     if _is_sgf(name, text):
         return import_boardspace_sgf(text, name)
     return parse_record(text, name)
 
 
-def read_records_file(path: str | os.PathLike[str]) -> list[Record]:
-    """Read a file of one or more records (``parse_records``), or one boardspace SGF game.
+def stored_record(out_dir: Path, name: str) -> Record:
+    """The record ``name`` that an event's store names, read from ``out_dir`` as
+    ``files.read_stored_record`` allows (``games/FILE``, a regular file, capped) and parsed
+    in the project's format (the arbiter writes no other).
 
-    The file is told apart, and errors are raised, as by ``read_record_file``.
+    Raises:
+        FileRefusedError: the name or the file is refused.
+        OSError: it cannot be read (``FileNotFoundError``: it is missing).
+        RecordError: it is not UTF-8 or not a record, naming ``out_dir/name``.
     """
-    name, text = _read_text(path)
-    if _is_sgf(name, text):
-        return [import_boardspace_sgf(text, name)]
-    return parse_records(text, name)
+    return stored_record_text(out_dir, name)[1]
+
+
+def stored_record_text(out_dir: Path, name: str) -> tuple[str, Record]:
+    """``stored_record``, and its text (line ends made ``\\n``, a byte order mark dropped):
+    what an export writes is the text the arbiter wrote, checked."""
+    source = str(out_dir / name)
+    text = normalise(_decode(source, read_stored_record(out_dir, name)))
+    return text, parse_record(text, source)
+
+
+def read_records_file(path: str | os.PathLike[str]) -> list[Record]:
+    """Every record of a file (``generate_records_file``), in a list."""
+    return list(generate_records_file(path))
+
+
+MAX_RECORDS_FILE = 64 << 20
+"""The largest file of records read (64 MiB, some 20,000 games as ``enginesrv export``
+writes them): what is longer is refused unread. The file is read a line at a time and
+parsed a record at a time, so what it costs in memory is one record's worth."""
+
+
+def generate_records_file(path: str | os.PathLike[str]) -> Iterator[Record]:
+    """The records of a file of one or more records (``records.generate_records``), or of
+    one boardspace SGF game, read as they are needed.
+
+    The file is told apart as by ``read_record_file``. It must be a regular file of at most
+    ``MAX_RECORDS_FILE`` bytes, each record in it at most ``MAX_RECORD_BYTES`` characters.
+
+    Raises:
+        RecordError: (when the record it concerns is reached) as ``read_record_file`` does.
+    """
+    name = os.fspath(path)
+    fd = _read_bytes(name, lambda: open_regular(name))
+    with io.BufferedReader(io.FileIO(fd, "r"), buffer_size=1 << 16) as file:
+        size = os.fstat(fd).st_size
+        if size > MAX_RECORDS_FILE:
+            raise RecordError(
+                name, 0, f"cannot read file: it is larger than {MAX_RECORDS_FILE:,} bytes"
+            )
+        head = _read_bytes(name, lambda: file.peek(1 << 16)[: 1 << 16])
+        if _is_sgf(name, head.decode("utf-8", "replace").removeprefix("\ufeff")):
+            data = _read_bytes(name, lambda: file.read(MAX_RECORD_BYTES + 1))
+            if len(data) > MAX_RECORD_BYTES:
+                raise RecordError(
+                    name, 0, f"cannot read file: it is larger than {MAX_RECORD_BYTES:,} bytes"
+                )
+            yield import_boardspace_sgf(_decode(name, data), name)
+            return
+        yield from generate_records(_file_lines(file, name), name, max_chars=MAX_RECORD_BYTES)
+
+
+def _file_lines(file: io.BufferedReader[io.FileIO], name: str) -> Iterator[tuple[int, str]]:
+    """The lines of ``file`` as ``(number, text)``, read one at a time, numbered and split
+    as ``records.normalise`` does (``\\r\\n``, ``\\n`` and ``\\r`` each end a line), a byte
+    order mark dropped; at most ``MAX_RECORDS_FILE`` bytes and lines of at most
+    ``MAX_RECORD_BYTES``."""
+    number = offset = 0
+    while line := _read_bytes(name, lambda: file.readline(MAX_RECORD_BYTES + 1)):
+        if len(line) > MAX_RECORD_BYTES:
+            raise RecordError(name, number + 1, f"a line longer than {MAX_RECORD_BYTES:,} bytes")
+        if offset + len(line) > MAX_RECORDS_FILE:
+            raise RecordError(
+                name, 0, f"cannot read file: it is larger than {MAX_RECORDS_FILE:,} bytes"
+            )
+        try:
+            text = line.decode("utf-8")
+        except UnicodeDecodeError as error:
+            reason = f"not UTF-8 text (bad byte at offset {offset + error.start})"
+            raise RecordError(name, 0, reason) from None
+        if not offset:
+            text = text.removeprefix("\ufeff")
+        offset += len(line)
+        # the line ends as normalise has them: \r\n, then a lone \r, each end one line
+        body = text[:-2] if text.endswith("\r\n") else text.removesuffix("\n")
+        for piece in body.split("\r"):
+            number += 1
+            yield number, piece
 
 
 def _is_sgf(name: str, text: str) -> bool:
     return name.lower().endswith(".sgf") or text.lstrip().startswith("(;")
 
 
-MAX_RECORDS_FILE = 256 << 20
-"""The largest file of records read (256 MiB, some 50,000 games): what is longer (a device
-such as /dev/zero, a file that is not records) is refused instead of filling the memory."""
+_T = TypeVar("_T")
 
 
-def _read_text(path: str | os.PathLike[str]) -> tuple[str, str]:
-    """The file's name and its text (a byte order mark dropped); a RecordError at line 0."""
-    name = os.fspath(path)
+def _read_bytes(name: str, read: Callable[[], _T]) -> _T:
+    """What ``read`` returns; its ``OSError`` or refusal as a ``RecordError`` at line 0."""
     try:
-        chunks: list[bytes] = []
-        size = 0
-        with open(name, "rb") as file:
-            while size <= MAX_RECORDS_FILE and (chunk := file.read(1 << 20)):
-                chunks.append(chunk)
-                size += len(chunk)
-        data = b"".join(chunks)
-        if len(data) > MAX_RECORDS_FILE:
-            raise RecordError(
-                name, 0, f"larger than {MAX_RECORDS_FILE:,} bytes: not a file of records"
-            )
-        text = data.decode("utf-8-sig")
+        return read()
+    except FileRefusedError as error:
+        raise RecordError(name, 0, f"cannot read file: it {error.reason}") from None
     except OSError as error:
-        raise RecordError(name, 0, f"cannot read file: {error.strerror or error}") from error
+        raise RecordError(name, 0, f"cannot read file: {error.strerror or error}") from None
+
+
+def _decode(name: str, data: bytes) -> str:
+    """``data`` as text (a byte order mark dropped), or a ``RecordError`` at line 0."""
+    try:
+        return data.decode("utf-8-sig")
     except UnicodeDecodeError as error:
         reason = f"not UTF-8 text (bad byte at offset {error.start})"
-        raise RecordError(name, 0, reason) from error
-    return name, text
+        raise RecordError(name, 0, reason) from None

@@ -12,6 +12,7 @@ import json
 import math
 import os
 import sqlite3
+import sys
 import types
 from collections.abc import Iterator
 from dataclasses import dataclass, fields
@@ -19,6 +20,7 @@ from pathlib import Path
 from typing import Any, Union, get_args, get_origin, get_type_hints
 
 from enginesrv.event.config import EventConfig, EventError
+from enginesrv.event.files import MAX_STORED_VALUE, FileRefusedError, check_store_file
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
@@ -73,12 +75,13 @@ class ResultsDB:
 
     ``ResultsDB(path)`` opens a store that exists and checks it, writing nothing: its pages,
     its tables and columns, and then each value read (``config``, ``rows``). Whatever is wrong
-    (not SQLite, damaged pages, a table or column missing, a configuration or a game row that
-    does not parse) is an ``EventError`` naming the file, which is kept as it is. A new store
-    is made by ``ResultsDB.create``.
+    (not SQLite, damaged pages, a table or column missing or not a plain one, a value longer
+    than ``MAX_STORED_VALUE``, a configuration or a game row that does not parse or is out of
+    range) is an ``EventError`` naming the file, which is kept as it is. With ``read_only``
+    SQLite opens it read-only. A new store is made by ``ResultsDB.create``.
     """
 
-    def __init__(self, path: Path | None) -> None:
+    def __init__(self, path: Path | None, *, read_only: bool = False) -> None:
         self.path = path
         self._write_ahead = False
         try:
@@ -88,9 +91,12 @@ class ResultsDB:
                 return
             # mode=rw: never create the file (a missing store is not an empty one)
             # used by one thread at a time: the event loop's, or the one a game is stored from
+            mode = "ro" if read_only else "rw"
             self.db = sqlite3.connect(
-                f"{path.resolve().as_uri()}?mode=rw", uri=True, check_same_thread=False
+                f"{path.resolve().as_uri()}?mode={mode}", uri=True, check_same_thread=False
             )
+            # a crafted value of a gigabyte is refused by SQLite, not read into memory
+            self.db.setlimit(sqlite3.SQLITE_LIMIT_LENGTH, MAX_STORED_VALUE)
         except sqlite3.Error as exc:
             raise self._error(exc) from None
         try:
@@ -181,6 +187,8 @@ class ResultsDB:
         """A SQLite error as an ``EventError`` naming the file."""
         text = _short(str(exc), 200)
         name = getattr(exc, "sqlite_errorname", "")
+        if name == "SQLITE_TOOBIG":
+            return self._damaged(f"a value longer than {MAX_STORED_VALUE:,} bytes")
         if name in ("SQLITE_CORRUPT", "SQLITE_NOTADB") or text.startswith(
             ("no such table", "no such column")
         ):
@@ -197,13 +205,25 @@ class ResultsDB:
             raise self._error(exc) from None
 
     def _check(self) -> None:
-        """Check the pages, the tables and their columns (a damaged store raises)."""
+        """Check the pages, the tables and their columns (a damaged store raises). Each table
+        must be a plain one: a view, a virtual table or a computed column would run what the
+        file says on every read (a recursive view never ends)."""
         with self._sqlite():
             problems = [str(row[0]) for row in self.db.execute("PRAGMA quick_check")]
             if problems != ["ok"]:
                 raise self._damaged(_short(problems[0] if problems else "no answer", 200))
             for table, wanted in (("meta", ("key", "value")), ("games", _GAME_COLUMNS)):
-                have = {str(row[1]) for row in self.db.execute(f"PRAGMA table_info({table})")}
+                kind = self.db.execute(
+                    "SELECT type, sql FROM sqlite_master WHERE name = ?", (table,)
+                ).fetchall()
+                if not kind:
+                    raise self._damaged(f"no table {table}")
+                if kind[0][0] != "table" or str(kind[0][1]).upper().startswith("CREATE VIRTUAL"):
+                    raise self._damaged(f"{table} is not a plain table")
+                columns = self.db.execute(f"PRAGMA table_xinfo({table})").fetchall()
+                if any(row[6] for row in columns):  # hidden: 2 and 3 are computed columns
+                    raise self._damaged(f"table {table} has a computed column")
+                have = {str(row[1]) for row in columns}
                 if not have:
                     raise self._damaged(f"no table {table}")
                 missing = [name for name in wanted if name not in have]
@@ -245,6 +265,7 @@ class ResultsDB:
                 )
         try:
             config = EventConfig.from_json(text)
+            config.check()  # each value's range: games = 10**18 would build a schedule for ever
         except (TypeError, ValueError, AttributeError) as exc:
             raise self._damaged(f"the stored configuration is not valid: {exc}") from None
         if len(config.players) < 2:
@@ -271,20 +292,31 @@ class ResultsDB:
 
     def rows(self) -> list[GameRow]:
         """Every finished game, by id, each value checked."""
-        with self._sqlite():
-            cursor = self.db.execute(f"SELECT {', '.join(_GAME_COLUMNS)} FROM games ORDER BY id")
-            raw = cursor.fetchall()
         hints = get_type_hints(GameRow)
         out = []
-        for values in raw:
-            row = GameRow(*values)
-            for name, value in zip(_GAME_COLUMNS, values, strict=True):
-                if not _fits(value, hints[name]) or not _plausible(name, value):
-                    raise self._damaged(
-                        f"game {_short(repr(row.id))} has {name} = {_short(repr(value))}"
-                    )
-            out.append(row)
+        with self._sqlite():
+            raw = self.db.execute(f"SELECT {', '.join(_GAME_COLUMNS)} FROM games ORDER BY id")
+            # one row at a time: the same names over and over are kept once
+            for values in raw:
+                row = GameRow(*(_shared(value) for value in values))
+                out.append(self._checked(row, values, hints))
         return out
+
+    def _checked(self, row: GameRow, values: tuple[object, ...], hints: dict[str, Any]) -> GameRow:
+        """``row``, once each of its ``values`` has the type of its field and a value a run
+        stores."""
+        for name, value in zip(_GAME_COLUMNS, values, strict=True):
+            if not _fits(value, hints[name]) or not _plausible(name, value):
+                raise self._damaged(
+                    f"game {_short(repr(row.id))} has {name} = {_short(repr(value))}"
+                )
+        return row
+
+
+def _shared(value: Any) -> Any:
+    """A short text of a row (a player, a seat, a reason) as one shared string: a store of
+    many games holds a handful of them, each many times."""
+    return sys.intern(value) if isinstance(value, str) and len(value) <= 100 else value
 
 
 def _fits(value: object, hint: Any) -> bool:
@@ -365,9 +397,17 @@ def stored_event(out_dir: Path, missing: str) -> tuple[EventConfig, list[GameRow
             a damaged one (the error names the file, which is kept as it is).
     """
     path = out_dir / "results.sqlite"
-    if not path.exists():
-        raise EventError(f"{path} does not exist: {missing}")
-    db = ResultsDB(path)
+    try:
+        check_store_file(path)
+    except FileNotFoundError:
+        raise EventError(f"{path} does not exist: {missing}") from None
+    except FileRefusedError as exc:
+        raise EventError(f"{exc.reason}: it is not read") from None
+    except OSError as exc:
+        raise EventError(
+            f"{path}: cannot read the results database: {exc.strerror or exc}"
+        ) from None
+    db = ResultsDB(path, read_only=True)
     try:
         config = db.config()
         if config is None:

@@ -1,7 +1,10 @@
 """How a game's end reads in words: who won and why, naming the players, never a seat code
-(``p1 time-forfeit`` reads as if p1 had won on time when p1 lost on time)."""
+(``p1 time-forfeit`` reads as if p1 had won on time when p1 lost on time); and how any text
+read from a file or a store is shown on a terminal (``printable``)."""
 
 from __future__ import annotations
+
+import unicodedata
 
 _GAME_ENDS = {
     # Yinsh
@@ -66,3 +69,27 @@ def result_words(winner: str, reason: str, names: tuple[str, str], detail: str =
     if reason in _LOSER_DID:
         return f"{won} wins: {lost} {_LOSER_DID[reason]}{extra}"
     return f"{won} wins: {reason_words(reason)}{extra}"
+
+
+_NOT_SHOWN = frozenset({"Cc", "Cf", "Cs", "Zl", "Zp"})
+"""The Unicode categories ``printable`` escapes: control characters (C0, DEL, C1), format
+characters (bidirectional overrides, zero-width ones), lone surrogates, and the line and
+paragraph separators."""
+
+
+def printable(text: str) -> str:
+    """``text`` as it may be shown on a terminal or in a message of one line: each character
+    a terminal could act on or that could break the line (of ``_NOT_SHOWN``: ESC, NUL, a
+    line break, a tab, a bidirectional override...) written as an escape, ``\\x1b`` or
+    ``\\u202e``; every other character as it is. Every text the program shows that it read
+    from a file, a store or its command line goes through here."""
+    if text.isprintable():
+        return text
+    return "".join(_escape(c) if unicodedata.category(c) in _NOT_SHOWN else c for c in text)
+
+
+def _escape(char: str) -> str:
+    code = ord(char)
+    if code < 0x100:
+        return f"\\x{code:02x}"
+    return f"\\u{code:04x}" if code < 0x10000 else f"\\U{code:08x}"

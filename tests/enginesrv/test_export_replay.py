@@ -398,11 +398,11 @@ def test_bench_playouts_say_how_the_games_ended(monkeypatch: pytest.MonkeyPatch)
 def test_a_file_too_large_for_records_is_refused_unread(
     capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch, tmp_path: Path
 ) -> None:
-    """A file longer than the cap (a device that never ends, /dev/zero, among them) is one
-    error, not a read that fills the memory."""
+    """A file longer than the cap is one error, not a read that fills the memory; a device
+    that never ends (/dev/zero) is refused as no regular file, before a byte is read."""
     monkeypatch.setattr(sgf, "MAX_RECORDS_FILE", 1 << 10)
     big = tmp_path / "big.txt"
     big.write_text("# Game: yoxii\n" + "c3\n" * 1000)
     one_line_error(*run(capsys, "replay", "yoxii", str(big))[::2], "larger than")
     code, _, err = run(capsys, "replay", "yoxii", "/dev/zero")
-    one_line_error(code, err, "/dev/zero", "larger than")
+    one_line_error(code, err, "/dev/zero", "is a character device, not a regular file")

@@ -1,0 +1,353 @@
+"""Crafted stores, records and files against ``enginesrv results``, ``export`` and ``replay``:
+each ends in one line on stderr with exit status 2 within 10 s, having read at most 100 MB,
+with a peak RSS at most 100 MB above that of ``enginesrv results`` on a small good event.
+
+Usage: python benchmarks/hostile_files.py [--keep DIR] [--only TEXT] [--timeout 60]
+
+A good event (a two-game Yoxii match) is played once; each case copies it and crafts the copy
+as an attacker who can write the event's directory would (or crafts a file for ``replay``):
+record paths to ``/etc/passwd``, ``/dev/zero``, a FIFO, through ``..`` or a symbolic link
+out; a record or a store far past its cap (sparse files: nothing is written); a store that is
+a FIFO, garbage, a recursive view, a value of a gigabyte's worth, a stored configuration of
+the wrong types or of 10**18 games; a store near its cap full of games; files of records near
+their caps. Each command runs as a program under a wrapper that writes, as it exits, the bytes
+it read (``rchar`` of ``/proc/self/io``) and its peak RSS (``VmHWM``). The case with an ESC in
+the stored reasons is the one that succeeds: the check there is that no ESC reaches stdout.
+Exit status 1 when a target is missed.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import shutil
+import sqlite3
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+from enginesrv.event import files, sgf  # noqa: E402
+
+TIME_S = 10.0
+READ_MB = 100.0
+RSS_MB = 100.0
+GIB = 1 << 30
+
+WRAPPER = """
+import atexit, os, sys
+def stats():
+    read = next(l for l in open("/proc/self/io") if l.startswith("rchar:")).split()[1]
+    hwm = next(l for l in open("/proc/self/status") if l.startswith("VmHWM:")).split()[1]
+    with open(os.environ["HOSTILE_FILES_STATS"], "w") as out:
+        out.write(f"{read} {hwm}")
+atexit.register(stats)
+from enginesrv.cli import main
+sys.exit(main(sys.argv[1:]))
+"""
+
+
+@dataclass
+class Outcome:
+    status: int
+    stderr: str
+    stdout: str
+    elapsed: float
+    read_mb: float
+    rss_mb: float
+
+
+def run(argv: list[str], stats: Path, timeout: float = 60) -> Outcome:
+    env = dict(os.environ, HOSTILE_FILES_STATS=str(stats))
+    started = time.monotonic()
+    try:
+        proc = subprocess.run(
+            [sys.executable, "-c", WRAPPER, *argv],
+            capture_output=True, text=True, errors="replace", check=False, cwd=ROOT,
+            env=env, timeout=timeout,
+        )  # fmt: skip
+        status, out, err = proc.returncode, proc.stdout, proc.stderr
+    except subprocess.TimeoutExpired:
+        status, out, err = -1, "", f"timed out after {timeout:g} s\n"
+    elapsed = time.monotonic() - started
+    read, hwm = (int(x) for x in stats.read_text().split()) if stats.exists() else (0, 0)
+    stats.unlink(missing_ok=True)
+    return Outcome(status, err, out, elapsed, read / 1e6, hwm / 1024)
+
+
+def sql(event: Path, statement: str, *args: object) -> None:
+    db = sqlite3.connect(event / "results.sqlite")
+    with db:
+        db.execute(statement, args)
+    db.close()
+
+
+def config_change(**change: object) -> Callable[[Path, Path], None]:
+    def craft(event: Path, work: Path) -> None:
+        del work
+        db = sqlite3.connect(event / "results.sqlite")
+        text = db.execute("SELECT value FROM meta WHERE key = 'config'").fetchone()[0]
+        config = json.loads(text)
+        config.update(change)
+        with db:
+            db.execute("UPDATE meta SET value = ? WHERE key = 'config'", (json.dumps(config),))
+        db.close()
+
+    return craft
+
+
+def record_path(path: str) -> Callable[[Path, Path], None]:
+    def craft(event: Path, work: Path) -> None:
+        sql(event, "UPDATE games SET record = ? WHERE id = 1", path.format(work=work))
+
+    return craft
+
+
+def record_link(target: str) -> Callable[[Path, Path], None]:
+    def craft(event: Path, work: Path) -> None:
+        del work
+        record = event / "games" / "game-00001.txt"
+        record.unlink()
+        record.symlink_to(target)
+
+    return craft
+
+
+def record_fifo(event: Path, work: Path) -> None:
+    del work
+    record = event / "games" / "game-00001.txt"
+    record.unlink()
+    os.mkfifo(record)
+
+
+def sparse(path: Path, size: int) -> None:
+    with open(path, "wb") as file:
+        file.truncate(size)
+
+
+def huge_record(event: Path, work: Path) -> None:
+    del work
+    sparse(event / "games" / "game-00001.txt", GIB)
+
+
+def near_cap_record(event: Path, work: Path) -> None:
+    """A record just under its cap, of one-character lines: the most a record can cost."""
+    del work
+    head = (event / "games" / "game-00001.txt").read_text().split("\n")
+    headers = "".join(line + "\n" for line in head if line.startswith("#"))
+    body = "c\n" * ((files.MAX_RECORD_BYTES - len(headers)) // 2)
+    (event / "games" / "game-00001.txt").write_text(headers + body)
+
+
+def huge_store(event: Path, work: Path) -> None:
+    del work
+    sparse(event / "results.sqlite", GIB)
+
+
+def store_fifo(event: Path, work: Path) -> None:
+    del work
+    (event / "results.sqlite").unlink()
+    os.mkfifo(event / "results.sqlite")
+
+
+def wal_fifo(event: Path, work: Path) -> None:
+    del work
+    os.mkfifo(event / "results.sqlite-wal")
+
+
+def store_link(event: Path, work: Path) -> None:
+    shutil.move(event / "results.sqlite", work / "elsewhere.sqlite")
+    (event / "results.sqlite").symlink_to(work / "elsewhere.sqlite")
+
+
+def garbage_store(event: Path, work: Path) -> None:
+    del work
+    (event / "results.sqlite").write_bytes(b"SQLite format 3\x00" + os.urandom(1 << 20))
+
+
+def recursive_view(event: Path, work: Path) -> None:
+    del work
+    values = (
+        "x AS id, 1 AS round, 0 AS pairing, 'random' AS first, 'greedy' AS second, "
+        "'random' AS p1, 'greedy' AS p2, 0 AS pair, 0 AS opening, 'p1' AS winner, "
+        "'goal' AS reason, 1 AS first_points, 1 AS plies, 0 AS wall, 0 AS engine_time, "
+        "NULL AS record"
+    )
+    sql(event, "DROP TABLE games")
+    sql(
+        event,
+        "CREATE VIEW games AS WITH RECURSIVE n(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM n) "
+        f"SELECT {values} FROM n",
+    )
+
+
+def long_value(event: Path, work: Path) -> None:
+    del work
+    sql(event, "UPDATE games SET reason = ? WHERE id = 1", "x" * (60 << 20))
+
+
+def full_store(event: Path, work: Path) -> None:
+    """A store just under its cap, full of games that pass every check: the most rows can
+    cost."""
+    del work
+    config_change(games=1_000_000)(event, event)
+    db = sqlite3.connect(event / "results.sqlite")
+    row = db.execute("SELECT * FROM games WHERE id = 1").fetchone()
+    with db:
+        db.execute("PRAGMA journal_mode=OFF")
+        n = 3
+        while (event / "results.sqlite").stat().st_size < files.MAX_STORE_BYTES - (2 << 20):
+            db.executemany(
+                "INSERT INTO games VALUES (?, 1, 0, ?, ?, ?, ?, ?, 0, ?, ?, ?, ?, 0, 0, NULL)",
+                [(i, *row[3:8], row[9], row[10], row[11], row[12]) for i in range(n, n + 10_000)],
+            )
+            db.commit()
+            n += 10_000
+    db.close()
+
+
+def escape_reason(event: Path, work: Path) -> None:
+    del work
+    sql(event, "UPDATE games SET reason = ?", "goal\x1b]0;owned\x07\x1b[2J")
+
+
+def bad_players(event: Path, work: Path) -> None:
+    config_change(players=["bot:random"] * 100_000)(event, work)
+
+
+STORE_CASES: list[tuple[str, Callable[[Path, Path], None]]] = [
+    ("record /etc/passwd", record_path("/etc/passwd")),
+    ("record /dev/zero", record_path("/dev/zero")),
+    ("record ../secret", record_path("games/../../secret.txt")),
+    ("record absolute", record_path("{work}/secret.txt")),
+    ("record link out", record_link("/etc/passwd")),
+    ("record link /dev/zero", record_link("/dev/zero")),
+    ("record FIFO", record_fifo),
+    ("record 1 GiB", huge_record),
+    ("store 1 GiB", huge_store),
+    ("store FIFO", store_fifo),
+    ("store -wal FIFO", wal_fifo),
+    ("store link out", store_link),
+    ("store garbage", garbage_store),
+    ("store recursive view", recursive_view),
+    ("store 60 MB value", long_value),
+    ("config games 'two'", config_change(games="two")),
+    ("config games 10**18", config_change(games=10**18)),
+    ("config max_plies null", config_change(max_plies=None)),
+    ("config 100,000 players", bad_players),
+    ("config seed [1]", config_change(seed=[1])),
+]
+"""Cases of ``results`` and ``export`` that must end in a one-line error."""
+
+HEAVY_CASES: list[tuple[str, Callable[[Path, Path], None]]] = [
+    ("record near its cap", near_cap_record),
+    ("store near its cap", full_store),
+    ("ESC in reasons", escape_reason),
+]
+"""Cases that are not errors, or need not be: what they cost is measured all the same."""
+
+
+def replay_cases(work: Path, good: Path) -> list[tuple[str, str, str]]:
+    """(name, game, file) for ``replay``."""
+    fifo = work / "replay.fifo"
+    os.mkfifo(fifo)
+    sparse(work / "huge.txt", GIB)
+    sparse(work / "huge.sgf", GIB)
+    lines = work / "line.txt"
+    lines.write_bytes(b"# Game: yoxii\n" + b"c" * (sgf.MAX_RECORDS_FILE - 100))
+    many = work / "many.txt"
+    record = "# Game: yoxii\n" + "c\n" * ((files.MAX_RECORD_BYTES - 100) // 2)
+    with open(many, "w") as file:
+        for _ in range(sgf.MAX_RECORDS_FILE // len(record)):
+            file.write(record)
+    sgf_lines = work / "lines.sgf"
+    sgf_lines.write_text("(;GM[24]\n;P0[place wr E 1\nsecond line\x1b[2J])")
+    return [
+        ("replay FIFO", "yoxii", str(fifo)),
+        ("replay /dev/zero", "yoxii", "/dev/zero"),
+        ("replay 1 GiB", "yoxii", str(work / "huge.txt")),
+        ("replay 1 GiB .sgf", "yinsh", str(work / "huge.sgf")),
+        ("replay 64 MB one line", "yoxii", str(lines)),
+        ("replay 64 MB of records", "yoxii", str(many)),
+        ("replay SGF on 2 lines", "yinsh", str(sgf_lines)),
+        ("replay ESC in reason", "yoxii", str(good / "games" / "game-00001.esc")),
+    ]
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--keep", metavar="DIR", help="build the cases in DIR and keep them")
+    parser.add_argument("--only", metavar="TEXT", default="", help="the cases named so")
+    parser.add_argument("--timeout", metavar="S", type=float, default=60.0, help="per command")
+    args = parser.parse_args()
+    work = Path(args.keep or tempfile.mkdtemp(prefix="hostile-files-"))
+    work.mkdir(parents=True)  # a new directory: nothing of the user's is ever removed
+    (work / "secret.txt").write_text("TOP-SECRET\n")
+    good = work / "good"
+    subprocess.run(
+        [sys.executable, "-m", "enginesrv.cli", "match", "yoxii", "bot:random", "bot:greedy",
+         "--depth", "1", "--games", "2", "--out", str(good)],
+        check=True, capture_output=True, cwd=ROOT,
+    )  # fmt: skip
+    text = (good / "games" / "game-00001.txt").read_text()
+    (good / "games" / "game-00001.esc").write_text(
+        text.replace("# Reason: ", "# Reason: \x1b[2J\x1b]0;owned\x07", 1)
+    )
+    stats = work / "stats"
+    idle = min(run(["results", str(good)], stats).rss_mb for _ in range(3))
+    print(f"idle 'enginesrv results' on a good event: peak RSS {idle:.1f} MB")
+    print(f"{'case':<26} {'command':<8} {'exit':>4} {'1 line':>6} {'s':>6} {'read MB':>8} "
+          f"{'RSS+ MB':>8}  verdict: stderr")  # fmt: skip
+    missed = 0
+
+    def report(name: str, command: str, outcome: Outcome, *, error: bool = True) -> None:
+        nonlocal missed
+        one_line = outcome.stderr.count("\n") == 1 and "Traceback" not in outcome.stderr
+        raw = "\x1b" in outcome.stdout + outcome.stderr or "TOP-SECRET" in outcome.stdout
+        extra = outcome.rss_mb - idle
+        ok = (
+            (not error or (outcome.status == 2 and one_line))
+            and not raw
+            and outcome.elapsed <= TIME_S
+            and outcome.read_mb <= READ_MB
+            and extra <= RSS_MB
+        )
+        missed += not ok
+        said = outcome.stderr.strip().splitlines()[-1] if outcome.stderr.strip() else ""
+        said = said.replace(str(work), "W")
+        print(
+            f"{name:<26} {command:<8} {outcome.status:>4} {'yes' if one_line else 'NO':>6} "
+            f"{outcome.elapsed:>6.2f} {outcome.read_mb:>8.1f} {extra:>8.1f}  "
+            f"{'ok' if ok else 'MISSED'}: {said[:150]}",
+            flush=True,
+        )
+
+    for index, (name, craft) in enumerate(STORE_CASES + HEAVY_CASES):
+        if args.only not in name:
+            continue
+        event = work / f"case{index:02d}"
+        shutil.copytree(good, event, symlinks=True)
+        craft(event, work)
+        error = (name, craft) in STORE_CASES
+        for command in ("results", "export"):
+            argv = [command, str(event), *(["-o", "-"] if command == "export" else [])]
+            report(name, command, run(argv, stats, args.timeout), error=error)
+    for name, game, path in replay_cases(work, good):
+        if args.only in name:
+            outcome = run(["replay", game, path], stats, args.timeout)
+            report(name, "replay", outcome, error="ESC" not in name)
+    print(f"{missed} targets missed" if missed else "every target met")
+    if not args.keep:
+        shutil.rmtree(work, ignore_errors=True)
+    return 1 if missed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,194 @@
+"""Reading files that someone else may have written: the records an event's store names, the
+store itself, and a file of records a user names.
+
+A store is data, and data can be crafted: a record path in ``results.sqlite`` may point at
+``/etc/passwd``, ``/dev/zero``, a FIFO or a symbolic link out of the event's directory. So a
+store is read only through what is inside its own directory (``DIR/results.sqlite`` and
+``DIR/games/NAME``), every file is opened without following a symbolic link at its last step
+and without blocking, checked to be a regular file on the descriptor it was opened as (no race
+can swap in a device between a check and the read), and read up to a cap: at most ``cap + 1``
+bytes are ever read, and a file longer than the cap is refused.
+"""
+
+from __future__ import annotations
+
+import errno
+import fcntl
+import os
+import stat
+from pathlib import Path, PurePosixPath
+
+MAX_RECORD_BYTES = 1 << 20
+"""The longest game record read (1 MiB). A record is a few headers and one line per ply: the
+longest lines (a Yin Yang setup with its annotations) are some 130 bytes, so a game of the
+default 1,000 plies takes about 130 KB, and 1 MiB holds 8,000 such plies. Parsed, a record
+takes up to about 50 times its size in memory (a line per ply of one-character moves), so
+the cap also bounds what one crafted record can cost: some 50 MB."""
+
+MAX_STORE_BYTES = 16 << 20
+"""The largest ``results.sqlite`` opened (16 MiB): a stored game is a row of some 100 to 150
+bytes, so this holds over 100,000 games. A store is read whole (SQLite checks every page,
+then every row is checked and kept), and the smallest rows that pass every check take some
+60 bytes: at this cap a crafted store of 250,000 of them is read in some 6 s and 80 MB of
+memory; at 64 MiB it took 23 s and 300 MB."""
+
+MAX_STORED_VALUE = 1 << 20
+"""The longest text or blob a store's row may hold (1 MiB): the stored configuration of an
+event of 1,000 players is well below; SQLite refuses to read a longer value."""
+
+RECORDS_DIR = "games"
+"""Where an event's records are, in its directory (``DIR/games/game-NNNNN.txt``)."""
+
+
+class FileRefusedError(Exception):
+    """A file that is not read: not a regular file, a symbolic link where none is followed,
+    outside the directory it must be in, or longer than its cap. ``reason`` says which, in a
+    few words that follow the file's name (``is a FIFO, not a regular file``)."""
+
+    def __init__(self, reason: str) -> None:
+        super().__init__(reason)
+        self.reason = reason
+
+
+def file_kind(mode: int) -> str:
+    """What a file of mode ``mode`` is, as an error message names it (``a FIFO``)."""
+    kinds = (
+        (stat.S_ISDIR, "a directory"),
+        (stat.S_ISFIFO, "a FIFO"),
+        (stat.S_ISCHR, "a character device"),
+        (stat.S_ISBLK, "a block device"),
+        (stat.S_ISSOCK, "a socket"),
+        (stat.S_ISLNK, "a symbolic link"),
+    )
+    return next((name for test, name in kinds if test(mode)), "not a regular file")
+
+
+def open_regular(
+    path: str | os.PathLike[str], *, follow: bool = True, dir_fd: int | None = None
+) -> int:
+    """A descriptor of the regular file ``path``, opened for reading.
+
+    The file is opened without blocking (a FIFO with no writer would block ``open`` for
+    ever), then checked with ``fstat``: what was opened is what is checked. With ``follow``
+    false a symbolic link at the last step of the path is refused.
+
+    Raises:
+        FileRefusedError: not a regular file, or a symbolic link where none is followed.
+        OSError: it cannot be opened (``FileNotFoundError`` when it does not exist).
+    """
+    flags = os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC | (0 if follow else os.O_NOFOLLOW)
+    try:
+        fd = os.open(path, flags, dir_fd=dir_fd)
+    except OSError as exc:
+        if exc.errno == errno.ELOOP and not follow:
+            raise FileRefusedError("is a symbolic link, which is not followed") from None
+        raise
+    try:
+        mode = os.fstat(fd).st_mode
+        if not stat.S_ISREG(mode):
+            raise FileRefusedError(f"is {file_kind(mode)}, not a regular file")
+        fcntl.fcntl(fd, fcntl.F_SETFL, fcntl.fcntl(fd, fcntl.F_GETFL) & ~os.O_NONBLOCK)
+    except BaseException:
+        os.close(fd)
+        raise
+    return fd
+
+
+def read_capped(fd: int, cap: int) -> bytes:
+    """All of the regular file open as ``fd`` (which is closed), or a refusal if it is longer
+    than ``cap`` bytes: its size is looked at first, and at most ``cap + 1`` bytes are read
+    (a file that grows while it is read is caught too).
+
+    Raises:
+        FileRefusedError: longer than ``cap``.
+        OSError: a read failed.
+    """
+    try:
+        if os.fstat(fd).st_size > cap:
+            raise FileRefusedError(f"is larger than {cap:,} bytes")
+        chunks: list[bytes] = []
+        size = 0
+        while size <= cap and (chunk := os.read(fd, min(cap + 1 - size, 1 << 20))):
+            chunks.append(chunk)
+            size += len(chunk)
+        if size > cap:
+            raise FileRefusedError(f"is larger than {cap:,} bytes")
+        return b"".join(chunks)
+    finally:
+        os.close(fd)
+
+
+def read_file(path: str | os.PathLike[str], cap: int) -> bytes:
+    """The bytes of the regular file ``path`` (a symbolic link to one is followed), at most
+    ``cap`` of them (``open_regular``, ``read_capped``)."""
+    return read_capped(open_regular(path), cap)
+
+
+def record_path_problem(name: str) -> str | None:
+    """Why the record path ``name`` stored for a game is refused, or None: a store names a
+    record as ``games/FILE``, relative to the event's directory, and nothing else is read."""
+    path = PurePosixPath(name)
+    if "\0" in name:
+        return "holds a NUL character"
+    if path.is_absolute():
+        return "is an absolute path, outside the event's directory"
+    if ".." in path.parts:
+        return "goes up with '..', outside the event's directory"
+    if len(path.parts) != 2 or path.parts[0] != RECORDS_DIR or name != f"{path}":
+        return f"is not a file of the event's {RECORDS_DIR}/ directory"
+    return None
+
+
+def read_stored_record(out_dir: Path, name: str) -> bytes:
+    """The bytes of the record ``name`` an event's store names, from ``out_dir/games/``.
+
+    The name must be ``games/FILE`` (``record_path_problem``); ``games`` must be a directory
+    of ``out_dir`` and ``FILE`` a regular file in it, neither reached through a symbolic
+    link, and the file at most ``MAX_RECORD_BYTES`` long.
+
+    Raises:
+        FileRefusedError: the name or the file is refused, with the reason.
+        OSError: it cannot be read; ``FileNotFoundError`` when it (or ``games/``) is missing.
+    """
+    problem = record_path_problem(name)
+    if problem is not None:
+        raise FileRefusedError(problem)
+    flags = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
+    try:
+        folder = os.open(out_dir / RECORDS_DIR, flags)
+    except OSError as exc:
+        if exc.errno in (errno.ELOOP, errno.ENOTDIR):
+            raise FileRefusedError(
+                f"is in {RECORDS_DIR}/, which is not a directory of the event's own (a "
+                "symbolic link, or a file)"
+            ) from None
+        raise
+    try:
+        fd = open_regular(PurePosixPath(name).name, follow=False, dir_fd=folder)
+    finally:
+        os.close(folder)
+    return read_capped(fd, MAX_RECORD_BYTES)
+
+
+def check_store_file(path: Path) -> None:
+    """Check ``results.sqlite`` before SQLite opens it, and the files SQLite would open
+    beside it (``-journal``, ``-wal``, ``-shm``) where they exist: each a regular file
+    reached without a symbolic link (a FIFO would block SQLite's ``open``, a device would
+    never end), the store at most ``MAX_STORE_BYTES`` long and its log as well.
+
+    Raises:
+        FileRefusedError: naming the file (as ``PATH is ...``).
+        OSError: the store cannot be looked at (``FileNotFoundError`` when it is missing).
+    """
+    for suffix in ("", "-journal", "-wal", "-shm"):
+        file = path.with_name(path.name + suffix)
+        try:
+            info = os.lstat(file)
+        except FileNotFoundError:
+            if not suffix:
+                raise
+            continue
+        if not stat.S_ISREG(info.st_mode):
+            raise FileRefusedError(f"{file} is {file_kind(info.st_mode)}, not a regular file")
+        if info.st_size > MAX_STORE_BYTES:
+            raise FileRefusedError(f"{file} is larger than {MAX_STORE_BYTES:,} bytes")
