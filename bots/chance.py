@@ -33,7 +33,7 @@ from games import Move, State
 SEED_OPTION = Option("Seed", "spin", 0, 0, 2**31 - 1)
 """The public generator's seed: the same seed, game and moves give the same public choices."""
 
-SECRET_SEED_OPTION = Option("SecretSeed", "spin", 0, 0, 2**31 - 1)
+SECRET_SEED_OPTION = Option("SecretSeed", "spin", 0, 0, 2**63 - 1)
 """The secret generator's seed; 0 (the default) takes the operating system's randomness."""
 
 LIST_LIMIT = 100_000

@@ -256,6 +256,14 @@ class State(ABC):
         refereed. A position string tells it too (Yin Yang's ``?`` laws). False by default."""
         return False
 
+    def reveals(self, move: Move) -> bool:
+        """Whether playing ``move`` here shows both players something one of them wrote in
+        secret, even for a moment (Yin Yang: every law applied, revealed by its application,
+        also one that rewrites itself at once). A referee that takes moves back never takes
+        back such a move. False by default."""
+        del move
+        return False
+
     def revealed(self) -> frozenset[str]:
         """The hidden information this position shows to both players: each fact a player
         wrote in secret and the game has since made public (Yin Yang's revealed laws, as

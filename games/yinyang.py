@@ -553,6 +553,11 @@ class YinYangState(State):
         """Whether some law is ``?`` here (a view that ignores a hidden law)."""
         return any(laws is not None and UNKNOWN in laws for laws in self._laws)
 
+    def reveals(self, move: Move) -> bool:
+        """Whether ``move`` applies a law (``State.reveals``): applying one reveals it
+        (rules R6.1), even when the same decision rewrites it, hidden, at once."""
+        return move & 7 in (K_APPLY, K_KEEP, K_REWRITE, K_REWRITE_HIDDEN)
+
     def revealed(self) -> frozenset[str]:
         """Every revealed law, as ``"<colour> L<slot> <law>"`` (``State.revealed``)."""
         facts = set()

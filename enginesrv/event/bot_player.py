@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import itertools
 import time
+from dataclasses import replace
 
 import trio
 
@@ -22,10 +23,12 @@ from enginesrv.event.players import (
     is_timed,
 )
 from enginesrv.search import timeman
-from enginesrv.search.child import SearchRunner
+from enginesrv.search.child import SearchOutcome, SearchRunner
 from enginesrv.search.jobs import SearchJob
 
 _BOT_INSTANCES = itertools.count(1)
+STOPPED_SEARCH = 0.05
+"""Seconds a bot searches when a stop came before any worker took its search."""
 BOT_OVERHEAD_MS = 50
 """Milliseconds a bot keeps back from each move's time for the trip to and from its worker
 and for the moments a busy machine does not run it: the arbiter measures the whole."""
@@ -49,6 +52,11 @@ def check_bot(spec: PlayerSpec, game: str) -> Engine:
         except OptionError as exc:
             raise PlayerSpecError(f"player {spec.text!r}: {exc}") from None
     return engine
+
+
+def _never_ran(outcome: SearchOutcome) -> bool:
+    """Whether a search ended before any worker took it (stopped while it waited)."""
+    return outcome.result is None and outcome.error is None and not outcome.killed
 
 
 class BotPlayer(Player):
@@ -141,6 +149,15 @@ class BotPlayer(Player):
             hard_deadline=hard,
             peer=self.peer,
         )
+        if stop is not None and stop.is_set() and _never_ran(outcome):
+            # stopped before a worker took the search: a stop asks for the best move so far,
+            # and a bot that never searched has none, so it searches for a moment, unstopped
+            # (a stop is never a way to make the bot forfeit)
+            brief = replace(job, target=STOPPED_SEARCH, deadline=STOPPED_SEARCH, issued=None)
+            outcome = await self.pool.search(
+                brief, on_info=lambda info: None, stop=trio.Event(), hard_deadline=hard,
+                peer=self.peer,
+            )  # fmt: skip
         elapsed = trio.current_time() - started
         result = outcome.result
         if outcome.error is not None:

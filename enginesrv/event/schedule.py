@@ -78,7 +78,9 @@ def secret_seeds() -> tuple[int, int]:
     """The ``SecretSeed`` of p1's and p2's bots in a game with hidden information: drawn from the
     operating system, so that no one who knows the event's seed can compute a bot's secret
     choices (Yin Yang laws)."""
-    return secrets.randbelow(2**31 - 1) + 1, secrets.randbelow(2**31 - 1) + 1
+    # 63 bits: a bot's hidden choices are a function of the seed and what its opponent
+    # sees, so a seed of fewer bits could be found by trying them all
+    return secrets.randbelow(2**63 - 1) + 1, secrets.randbelow(2**63 - 1) + 1
 
 
 def named_specs(players: Iterable[str]) -> list[PlayerSpec]:

@@ -49,6 +49,9 @@ HUMAN = "human"
 DEFAULT_MOVETIME = 1000
 """Milliseconds a bot is given per decision in a game without a clock."""
 REFUSED = (m.NewGame, m.Position, m.SetOption)
+MIN_CLOCK_MS = 1000
+"""The least time a refereed game's clock may start with: less, and the bot (which keeps back
+``BOT_OVERHEAD_MS`` and a trip to its worker) would lose on time before it could move."""
 PAGE_OPTIONS = ("Depth", "Samples", "Quiescence", "Aspiration", "Level")
 """The bot options a refereed game's address may set: how strong the bot plays, nothing more.
 The others are the server's: the seeds bear on the bot's secrets (a page that chose the seed
@@ -127,6 +130,11 @@ def parse_game_spec(query: str) -> GameSpec | None:
             control = None  # no clock, as with none
         elif control.moves:
             raise GameSpecError(f"time control {tc!r}: write SECONDS[+INCREMENT]")
+        elif control.base_ms < MIN_CLOCK_MS:
+            raise GameSpecError(
+                f"time control {tc!r}: at least {MIN_CLOCK_MS // 1000} s, or the bot could not "
+                "move in time"
+            )
     movetime_text = fields.get("movetime", str(DEFAULT_MOVETIME))
     if not movetime_text.isdigit() or not 0 < int(movetime_text) <= 3_600_000:
         raise GameSpecError(f"movetime {movetime_text!r}: write milliseconds, 1 to 3600000")
@@ -136,6 +144,8 @@ def parse_game_spec(query: str) -> GameSpec | None:
             state = game.state_from_string(start)
         except games.InvalidPositionError as exc:
             raise GameSpecError(f"position {start!r}: {exc.reason}") from None
+        if state.is_terminal():
+            raise GameSpecError(f"position {start!r}: the game is over there")
         if state.is_view():
             raise GameSpecError(
                 f"position {start!r}: a view (it leaves something unknown); a refereed game "
@@ -216,7 +226,7 @@ class Referee:
         self.first = self.state.ply()
         self.floor = self.first
         """The ply ``undo`` may not go below: the last decision that revealed hidden
-        information (``State.revealed``) stays played, so that nothing shown is hidden again."""
+        information (``State.reveals``) stays played, so that nothing shown is hidden again."""
         self.forfeit: games.Outcome | None = None
         self.forfeit_detail = ""
         self.clocks = None if spec.control is None else Clocks(spec.control)
@@ -230,7 +240,7 @@ class Referee:
             await self.bot.start(self.game)
             source = self.seeds or secrets.SystemRandom()
             await self.bot.new_game(
-                secrets.token_hex(8), source.getrandbits(31), 1 + source.getrandbits(30)
+                secrets.token_hex(8), source.getrandbits(31), 1 + source.getrandbits(62)
             )
 
     # -- who may know what ---------------------------------------------------------------------
@@ -318,9 +328,9 @@ class Referee:
         seat = self.state.to_move()
         viewer = self.spec.side if self.spec.against_bot else 1 - seat
         self.shown.append(self.state.public_move_str(move, viewer))
-        before = self.state.revealed()
+        reveals = self.state.reveals(move)
         self.state.push(move)
-        if not self.state.revealed() <= before:
+        if reveals:
             self.floor = self.state.ply()
         if self.clocks is not None:
             self.clocks.run(None, trio.current_time())

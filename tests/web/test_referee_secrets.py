@@ -18,12 +18,14 @@ from enginesrv.event.config import EventConfig
 from enginesrv.event.feed import Feed
 from enginesrv.event.players import ForfeitError, GoRequest, Reply
 from enginesrv.event.tournament import prepare, run_event
+from enginesrv.search.pool import WorkerPool
 from enginesrv.web.referee import PAGE_OPTIONS, GameSpecError, parse_game_spec
 from tests.web.test_websocket import closed_with, trio_test
 from tests.web.test_websocket_hostile import ADAPTING, lines_socket, person_setup, the_referee
 from tests.web.webpeer import drop, running_web, text_socket
 
 YINYANG = games.load("yinyang")
+YOXII = games.load("yoxii")
 
 
 def address(**fields: str) -> str:
@@ -200,6 +202,8 @@ async def test_a_page_cannot_reach_a_closed_game_by_its_seed() -> None:
                 await drop(ws)
         assert len(set(seeds)) == 3
         assert all(seeds)
+        # 63 bits, not 31: too many to try them all against the bot's shown decisions
+        assert max(seeds) >= 2**40
 
 
 def test_a_watch_page_is_fed_no_unrevealed_law(tmp_path: Path) -> None:
@@ -246,3 +250,82 @@ def test_a_watch_page_is_fed_no_unrevealed_law(tmp_path: Path) -> None:
     assert revealed, "no law was ever revealed: the check saw only hidden ones"
     rewrites = [move for move in moves if ":L" in move]
     assert all(move.endswith("=?") for move in rewrites), rewrites
+
+
+@trio_test
+async def test_undo_never_hides_again_a_law_that_rewrote_itself() -> None:
+    """An adaptation that rewrites its own slot reveals its law for a moment (the board shows
+    which law applied) and leaves a hidden one: taking it back would hide again a law whose
+    text was shown."""
+    query = address(game="yinyang", position=ADAPTING)
+    async with running_web() as web, text_socket(web.ws(query)) as page:
+        view = await page.ask("play L3@c1:L3=....>*")
+        assert view.split()[3].split(",")[2] == "?"  # White's view: Black's new L3 is hidden
+        await page.send("undo 1")
+        assert "decision 1 revealed what was hidden" in await page.line()
+        assert await page.ask("query position") == view
+
+
+def test_every_law_applied_reveals_and_nothing_else_does() -> None:
+    state = YINYANG.state_from_string(ADAPTING)
+    kinds = {"L1@a2": True, "L3@c1:keep": True, "L3@c1:L3=....>*": True, "L3@c1:L1=....>*": True}
+    for token, reveals in kinds.items():
+        assert state.reveals(state.parse_move(token)) is reveals, token
+    start = YINYANG.new_state()
+    assert not start.reveals(start.parse_move("laws:....>*,....>*,....>*,....>*"))
+    for name in games.available():
+        other = games.load(name).new_state()
+        if not games.load(name).hidden_information:
+            assert not any(other.reveals(move) for move in other.legal_moves()), name
+
+
+@pytest.mark.parametrize(
+    ("field", "value", "why"),
+    [
+        ("tc", "0.001+0", "at least 1 s"),
+        ("tc", "0.5+5", "at least 1 s"),
+        ("position", "1aA/2Cbb/2DdAAa/2D2aC/2dBdaT/1bBBc/1B1 w t w:2131 b:1240", "is over"),
+    ],
+)
+def test_a_clock_no_bot_can_keep_or_a_finished_game_is_refused(
+    field: str, value: str, why: str
+) -> None:
+    with pytest.raises(GameSpecError) as refused:
+        parse_game_spec(address(game="yoxii", opponent="bot:random", **{field: value}))
+    assert str(refused.value).startswith(f"{'time control' if field == 'tc' else field} ")
+    assert why in str(refused.value)
+    assert YOXII.state_from_string(
+        "1aA/2Cbb/2DdAAa/2D2aC/2dBdaT/1bBBc/1B1 w t w:2131 b:1240"
+    ).is_terminal()
+
+
+@trio_test
+async def test_a_stop_before_the_bot_has_a_worker_is_no_forfeit() -> None:
+    """The page holds its address' one search (a plain socket's `go infinite`), asks the bot
+    of its refereed game for a move and stops it at once, before any worker took it: the bot
+    still moves (once a worker is free), it does not lose."""
+    async with trio.open_nursery() as nursery:
+        pool = WorkerPool(nursery, 2, per_peer=1)
+        await pool.start()
+        try:
+            async with running_web(runner=pool) as web, text_socket(web.ws()) as hog:
+                await hog.send("uginewgame yoxii", "setoption name Bot value alphabeta")
+                await hog.send("go infinite")
+                query = address(game="yoxii", opponent="bot:random", side="p2")
+                async with text_socket(web.ws(query)) as page:
+                    await page.send("go")
+                    with trio.fail_after(5):  # the bot's search waits for a worker
+                        while not any(pool._waiting.values()):
+                            await trio.sleep(0.01)
+                    await page.send("stop")
+                    await trio.sleep(0.3)  # time to forfeit, were a stop a forfeit
+                    assert await page.ask("query gameover") == "false"
+                    await hog.send("stop")
+                    await hog.expect("bestmove ")
+                    best = await page.expect("bestmove ")
+                    assert best != "bestmove none"
+                    assert await page.ask("query gameover") == "false"
+                    assert len((await page.ask("query played")).split()) == 1
+        finally:
+            await pool.aclose()
+            nursery.cancel_scope.cancel()
