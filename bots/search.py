@@ -47,8 +47,12 @@ ASPIRATION = 50
 EXACT, LOWER, UPPER = 0, 1, 2
 """Bound kinds of a transposition table entry."""
 
-ENTRY_BYTES = 120
-"""Rough memory of one table entry (a tuple of six ints in a list slot), for the size option."""
+ENTRY_BYTES = 200
+"""Memory of one table entry, for the size option, rounded up: a list slot (8 bytes), a tuple
+of six ints (88), a 64-bit key (36), and a move and a score that small-int caching does not
+cover; measured with ``tracemalloc`` on a full table of typical entries (196 bytes each). A
+table never holds more than its ``Hash``, so that a worker's tables stay within its share of
+the server's budget."""
 
 
 class LazyMoves(Sequence[Move]):

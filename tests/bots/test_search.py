@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import itertools
+import random
+import tracemalloc
 
 import pytest
 
@@ -213,3 +215,24 @@ def test_clearing_a_table_forgets_what_was_stored_and_skips_an_unused_one() -> N
     table.new_search()
     table.clear()  # a search that stored nothing leaves nothing to forget
     assert table.slots is kept
+
+
+def test_a_full_table_holds_no_more_than_its_size() -> None:
+    """A table's entries, all written, take at most the megabytes it was given, so that the
+    server's hash budget bounds what its workers hold."""
+    rng = random.Random(3)
+    tracemalloc.start()
+    try:
+        table = TranspositionTable(4)
+        for index in range(table.size):
+            table.slots[index] = (
+                rng.getrandbits(64), rng.randint(1, 60), rng.randint(0, 2),
+                rng.randint(-40_000, 40_000), rng.getrandbits(40), rng.randint(0, 255),
+            )  # fmt: skip
+        held, _ = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    assert held <= 4 * 1024 * 1024
+    assert (
+        table.size * 2 * 196 > 4 * 1024 * 1024
+    )  # and not far below: the next size up would not fit
