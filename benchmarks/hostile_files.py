@@ -9,10 +9,12 @@ as an attacker who can write the event's directory would (or crafts a file for `
 record paths to ``/etc/passwd``, ``/dev/zero``, a FIFO, through ``..`` or a symbolic link
 out; a record or a store far past its cap (sparse files: nothing is written); a store that is
 a FIFO, garbage, a recursive view, a value of a gigabyte's worth, a stored configuration of
-the wrong types or of 10**18 games; a store near its cap full of games; files of records near
-their caps. Each command runs as a program under a wrapper that writes, as it exits, the bytes
-it read (``rchar`` of ``/proc/self/io``) and its peak RSS (``VmHWM``). The case with an ESC in
-the stored reasons is the one that succeeds: the check there is that no ESC reaches stdout.
+the wrong types or of 10**18 games; a store near its cap full of small games (more than an
+event has); the store of the largest event; files of records near their caps. Each command
+runs as a program under a wrapper that writes, as it exits, the bytes it read (``rchar`` of
+``/proc/self/io``) and its peak RSS (``VmHWM``). The cases with an ESC in the stored reasons
+and the largest event are the ones that succeed: the check there is that no ESC reaches
+stdout.
 Exit status 1 when a target is missed.
 """
 
@@ -34,7 +36,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from enginesrv.event import files, sgf  # noqa: E402
+from enginesrv.event import config, files, sgf  # noqa: E402
 
 TIME_S = 10.0
 READ_MB = 100.0
@@ -194,10 +196,10 @@ def long_value(event: Path, work: Path) -> None:
 
 
 def full_store(event: Path, work: Path) -> None:
-    """A store just under its cap, full of games that pass every check: the most rows can
-    cost."""
+    """A store just under its cap, full of the smallest rows that pass every check: more
+    games than an event may have, refused as they are read."""
     del work
-    config_change(games=1_000_000)(event, event)
+    config_change(games=config.MAX_SCHEDULE)(event, event)
     db = sqlite3.connect(event / "results.sqlite")
     row = db.execute("SELECT * FROM games WHERE id = 1").fetchone()
     with db:
@@ -211,6 +213,31 @@ def full_store(event: Path, work: Path) -> None:
             db.commit()
             n += 10_000
     db.close()
+
+
+def largest_store(event: Path, work: Path) -> None:
+    """The store of the largest event: ``MAX_SCHEDULE`` games whose players have names of
+    100 characters of 4 bytes each, each game with its record and secret seeds."""
+    del work
+    one, two = "\U0001f600" * 100, "\U0001f601" * 100
+    config_change(games=config.MAX_SCHEDULE)(event, event)
+    db = sqlite3.connect(event / "results.sqlite")
+    with db:
+        db.execute("UPDATE games SET first = ?, second = ?, p1 = ?, p2 = ?", (one, two, one, two))
+        db.executemany(
+            "INSERT INTO games VALUES (?, 1, 0, ?, ?, ?, ?, 0, 0, 'draw', 'score-adjudication', "
+            "0.5, 3000, 86400.123456789, 86400.123456789, 'games/game-00001.txt')",
+            [(i, one, two, one, two) for i in range(3, config.MAX_SCHEDULE + 1)],
+        )
+        db.executemany(
+            "INSERT OR REPLACE INTO meta VALUES (?, ?)",
+            [
+                (f"seeds:{i}", json.dumps([2**63 - 1] * 2))
+                for i in range(1, config.MAX_SCHEDULE + 1)
+            ],
+        )
+    db.close()
+    print(f"(the largest store: {(event / 'results.sqlite').stat().st_size:,} bytes)")
 
 
 def escape_reason(event: Path, work: Path) -> None:
@@ -243,12 +270,13 @@ STORE_CASES: list[tuple[str, Callable[[Path, Path], None]]] = [
     ("config max_plies null", config_change(max_plies=None)),
     ("config 100,000 players", bad_players),
     ("config seed [1]", config_change(seed=[1])),
+    ("store of small rows", full_store),
 ]
 """Cases of ``results`` and ``export`` that must end in a one-line error."""
 
 HEAVY_CASES: list[tuple[str, Callable[[Path, Path], None]]] = [
     ("record near its cap", near_cap_record),
-    ("store near its cap", full_store),
+    ("store of the largest event", largest_store),
     ("ESC in reasons", escape_reason),
 ]
 """Cases that are not errors, or need not be: what they cost is measured all the same."""
@@ -288,7 +316,8 @@ def main() -> int:
     parser.add_argument("--timeout", metavar="S", type=float, default=60.0, help="per command")
     args = parser.parse_args()
     work = Path(args.keep or tempfile.mkdtemp(prefix="hostile-files-"))
-    work.mkdir(parents=True)  # a new directory: nothing of the user's is ever removed
+    if args.keep:
+        work.mkdir(parents=True)  # a new directory: nothing of the user's is ever removed
     (work / "secret.txt").write_text("TOP-SECRET\n")
     good = work / "good"
     subprocess.run(

@@ -192,14 +192,20 @@ def _players(record: Record) -> str:
     return printable(f": {p1} vs {p2}") if p1 and p2 else ""
 
 
+MAX_BAD_GAMES = 10
+"""``replay`` of a file of several games stops checking at this bad game: each bad game is
+reported, up to this many, and a crafted file of bad ones is not read to its end."""
+
+
 def cmd_replay(args: argparse.Namespace, out: TextIO, err: TextIO) -> None:
     """``enginesrv replay``: every record of the file, or the one ``--game`` picks.
 
     A file of one record prints its summary as it always did. A file of several gives each
     game a block headed ``game K (line L)``, a bad game's block ending in ``error REASON``,
-    then ``checked N games, B bad``; the first bad game is the command's error. The file is
-    read a record at a time (``generate_records_file``): a record that cannot be read is the
-    command's error when it is reached.
+    then ``checked N games, B bad``; the first bad game is the command's error, and the check
+    stops at the ``MAX_BAD_GAMES``-th. The file is read a record at a time
+    (``generate_records_file``): a record that cannot be read is the command's error when it
+    is reached.
     """
     del err
     game = load_game(args.game)
@@ -240,15 +246,18 @@ def cmd_replay(args: argparse.Namespace, out: TextIO, err: TextIO) -> None:
             out.write(f"error line {exc.line or record.line}: {printable(exc.reason)}\n\n")
             first_bad, bad = first_bad or error, bad + 1
             del record  # not kept while the next record is read
+            if bad == MAX_BAD_GAMES:
+                break  # a file of bad games is not read to its end
             continue
         out.write("".join(line + "\n" for line in lines) + ("\n" if several else ""))
         del record
+    stopped = bad == MAX_BAD_GAMES
     if every:
-        out.write(f"checked {checked} games, {bad} bad\n")
+        after = f", stopped at the {MAX_BAD_GAMES}th bad game" if stopped else ""
+        out.write(f"checked {checked} games, {bad} bad{after}\n")
     if first_bad is not None:
-        raise CommandError(
-            f"{first_bad} (the first of {bad} bad games)" if bad > 1 else str(first_bad)
-        )
+        many = f"the first of {bad} bad games" + (", the check stopped there" if stopped else "")
+        raise CommandError(f"{first_bad} ({many})" if bad > 1 else str(first_bad))
 
 
 def _next_record(records: Iterator[Record]) -> Record | None:

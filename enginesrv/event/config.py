@@ -20,6 +20,7 @@ from dataclasses import asdict, dataclass, fields
 import games
 from enginesrv.event import stats
 from enginesrv.event.controls import Adjudication, DrawRule, MoveLimits, ResignRule, TimeControl
+from enginesrv.event.files import MAX_PLIES
 from enginesrv.event.players import (
     MOVE_TIMEOUT,
     Deadlines,
@@ -28,20 +29,23 @@ from enginesrv.event.players import (
     parse_player,
 )
 
-MAX_SCHEDULE = 1_000_000
-"""The most games an event may have: pairings x games x rounds."""
+MAX_SCHEDULE = 10_000
+"""The most games an event may have: pairings x games x rounds. What such an event stores is
+read back whole: its store fits under ``files.MAX_STORE_BYTES`` whatever the names, and
+``results`` reads it within seconds."""
 MAX_PLAYERS = 1000
-"""The most players of an event (a round robin of 1000 plays 499,500 pairings)."""
+"""The most players of an event (a gauntlet of 1000 plays 999 pairings; a round robin of more
+than 141 players has more games than ``MAX_SCHEDULE``)."""
 MAX_SECONDS = 86_400.0
 """The longest time per move and the longest wait (``--st``, ``--*-timeout``): a day."""
 MAX_PATH = 4096
 """The longest path of an openings file, in characters (Linux's ``PATH_MAX``)."""
 
 WHOLE_RANGES: dict[str, tuple[int, int]] = {
-    "games": (1, 1_000_000), "rounds": (1, 1_000_000), "concurrency": (1, 256),
-    "max_plies": (1, 100_000), "repetitions": (0, 1000), "timemargin": (0, 3_600_000),
+    "games": (1, MAX_SCHEDULE), "rounds": (1, MAX_SCHEDULE), "concurrency": (1, 256),
+    "max_plies": (1, MAX_PLIES), "repetitions": (0, 1000), "timemargin": (0, 3_600_000),
     "seed": (0, 2**63 - 1), "depth": (1, 1000), "nodes": (1, 10**12), "log_cap": (1, 1024),
-    "rating_interval": (0, 1_000_000),
+    "rating_interval": (0, MAX_SCHEDULE),
 }  # fmt: skip
 """The whole-number settings and the smallest and largest value of each."""
 SECONDS_SETTINGS = ("st", "startup_timeout", "ready_timeout", "move_timeout")

@@ -19,18 +19,45 @@ import stat
 from pathlib import Path, PurePosixPath
 
 MAX_RECORD_BYTES = 1 << 20
-"""The longest game record read (1 MiB). A record is a few headers and one line per ply: the
-longest lines (a Yin Yang setup with its annotations) are some 130 bytes, so a game of the
-default 1,000 plies takes about 130 KB, and 1 MiB holds 8,000 such plies. Parsed, a record
-takes up to about 50 times its size in memory (a line per ply of one-character moves), so
-the cap also bounds what one crafted record can cost: some 50 MB."""
+"""The longest game record read (1 MiB). Parsed, a record takes up to about 50 times its size
+in memory (a line per ply of one-character moves), so the cap bounds what one crafted record
+can cost: some 50 MB. What an event writes fits (``MAX_PLIES``, ``MAX_PLY_LINE_BYTES``)."""
 
-MAX_STORE_BYTES = 16 << 20
-"""The largest ``results.sqlite`` opened (16 MiB): a stored game is a row of some 100 to 150
-bytes, so this holds over 100,000 games. A store is read whole (SQLite checks every page,
-then every row is checked and kept), and the smallest rows that pass every check take some
-60 bytes: at this cap a crafted store of 250,000 of them is read in some 6 s and 80 MB of
-memory; at 64 MiB it took 23 s and 300 MB."""
+MAX_PLY_LINE_BYTES = 320
+"""The longest line the arbiter writes for one ply: a token of at most 64 characters (the
+longest of any game is a Yin Yang setup, 44), then ``  ; `` and its annotations ``ms``,
+``over``, ``score``, ``depth``, ``nodes``, ``shown`` (a token again) and ``clock``, each
+number at most 20 characters (the protocol carries 64-bit integers): 302 bytes with its line
+end."""
+
+MAX_HEADER_BYTES = 16 << 10
+"""What a record's headers and comments take at most, bar an opening: names of at most 100
+characters (400 bytes of UTF-8), positions, the time control, a few comments."""
+
+MAX_PLIES = 3000
+"""The largest ``max_plies`` of an event: a game of that many plies, each of the longest line
+(``MAX_PLY_LINE_BYTES``), with its headers (``MAX_HEADER_BYTES``), is a record that fits in
+``MAX_RECORD_BYTES``. (The default is 1,000 plies; the longest game of any rules here ends
+well before.)"""
+
+MAX_RECORD_LINES = 10_000
+"""The most lines of a record read from a file given to ``replay``: more than three times
+what the longest game an event plays takes (``MAX_PLIES`` plies and a few header and comment
+lines), and enough for a record written by hand; a record of more lines is refused where
+its line count passes the cap, so a record of a million one-character lines costs no more
+than its first ten thousand."""
+
+MAX_STORE_ROW_BYTES = 2_200
+"""What one game takes at most in ``results.sqlite``: its row (measured: 2,053 bytes, with
+both players' names of 100 characters of 4 bytes of UTF-8 each, stored twice) and the entry
+of its secret seeds (a game with hidden information)."""
+
+MAX_STORE_BYTES = 24 << 20
+"""The largest ``results.sqlite`` opened (24 MiB): it holds an event of the most games
+(``config.MAX_SCHEDULE``, 10,000) of the longest rows (``MAX_STORE_ROW_BYTES``) and its
+stored configuration (at most ``MAX_STORED_VALUE``). A store is read whole (SQLite checks
+every page, then every row is checked and kept; a store of more games than an event may have
+is refused), and at this cap it is read in a few seconds and some 90 MB of reads."""
 
 MAX_STORED_VALUE = 1 << 20
 """The longest text or blob a store's row may hold (1 MiB): the stored configuration of an

@@ -236,7 +236,11 @@ def parse_records(text: str, source: str = "<string>") -> list[Record]:
 
 
 def generate_records(
-    lines: Iterable[tuple[int, str]], source: str = "<string>", *, max_chars: int | None = None
+    lines: Iterable[tuple[int, str]],
+    source: str = "<string>",
+    *,
+    max_chars: int | None = None,
+    max_lines: int | None = None,
 ) -> Iterator[Record]:
     """The records of ``lines`` (``(line number, text)`` pairs, without line ends), told
     apart as by ``parse_records``, each parsed when it is complete: a file of records is read
@@ -244,7 +248,8 @@ def generate_records(
 
     Raises:
         RecordError: on the first problem of a record, when that record is reached; or a
-            record longer than ``max_chars`` characters, line ends included.
+            record longer than ``max_chars`` characters, line ends included, or of more than
+            ``max_lines`` lines, when the line past the cap is read (naming it).
     """
     chunk: list[tuple[int, str]] = []
     size = 0
@@ -264,6 +269,9 @@ def generate_records(
         size += len(line) + 1
         if max_chars is not None and size > max_chars:
             raise RecordError(source, chunk[0][0], f"a record longer than {max_chars:,} characters")
+        if max_lines is not None and len(chunk) > max_lines:
+            reason = f"a record of more than {max_lines:,} lines (it begins at line {chunk[0][0]})"
+            raise RecordError(source, number, reason)
     yield _parse_lines(chunk, source)
 
 

@@ -16,6 +16,7 @@ from typing import TypeVar
 
 from enginesrv.event.files import (
     MAX_RECORD_BYTES,
+    MAX_RECORD_LINES,
     FileRefusedError,
     open_regular,
     read_file,
@@ -274,7 +275,8 @@ def generate_records_file(path: str | os.PathLike[str]) -> Iterator[Record]:
     one boardspace SGF game, read as they are needed.
 
     The file is told apart as by ``read_record_file``. It must be a regular file of at most
-    ``MAX_RECORDS_FILE`` bytes, each record in it at most ``MAX_RECORD_BYTES`` characters.
+    ``MAX_RECORDS_FILE`` bytes, each record in it at most ``MAX_RECORD_BYTES`` characters and
+    ``MAX_RECORD_LINES`` lines.
 
     Raises:
         RecordError: (when the record it concerns is reached) as ``read_record_file`` does.
@@ -296,7 +298,9 @@ def generate_records_file(path: str | os.PathLike[str]) -> Iterator[Record]:
                 )
             yield import_boardspace_sgf(_decode(name, data), name)
             return
-        yield from generate_records(_file_lines(file, name), name, max_chars=MAX_RECORD_BYTES)
+        yield from generate_records(
+            _file_lines(file, name), name, max_chars=MAX_RECORD_BYTES, max_lines=MAX_RECORD_LINES
+        )
 
 
 def _file_lines(file: io.BufferedReader[io.FileIO], name: str) -> Iterator[tuple[int, str]]:
@@ -305,7 +309,8 @@ def _file_lines(file: io.BufferedReader[io.FileIO], name: str) -> Iterator[tuple
     order mark dropped; at most ``MAX_RECORDS_FILE`` bytes and lines of at most
     ``MAX_RECORD_BYTES``."""
     number = offset = 0
-    while line := _read_bytes(name, lambda: file.readline(MAX_RECORD_BYTES + 1)):
+    readline = file.readline
+    while line := _read_line(name, readline):
         if len(line) > MAX_RECORD_BYTES:
             raise RecordError(name, number + 1, f"a line longer than {MAX_RECORD_BYTES:,} bytes")
         if offset + len(line) > MAX_RECORDS_FILE:
@@ -325,6 +330,15 @@ def _file_lines(file: io.BufferedReader[io.FileIO], name: str) -> Iterator[tuple
         for piece in body.split("\r"):
             number += 1
             yield number, piece
+
+
+def _read_line(name: str, readline: Callable[[int], bytes]) -> bytes:
+    """The next line of a file (``b""`` at its end), at most ``MAX_RECORD_BYTES + 1`` bytes;
+    an ``OSError`` as a ``RecordError`` at line 0."""
+    try:
+        return readline(MAX_RECORD_BYTES + 1)
+    except OSError as error:
+        raise RecordError(name, 0, f"cannot read file: {error.strerror or error}") from None
 
 
 def _is_sgf(name: str, text: str) -> bool:

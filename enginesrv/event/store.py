@@ -19,7 +19,7 @@ from dataclasses import dataclass, fields
 from pathlib import Path
 from typing import Any, Union, get_args, get_origin, get_type_hints
 
-from enginesrv.event.config import EventConfig, EventError
+from enginesrv.event.config import MAX_SCHEDULE, EventConfig, EventError
 from enginesrv.event.files import MAX_STORED_VALUE, FileRefusedError, check_store_file
 
 _SCHEMA = """
@@ -291,13 +291,16 @@ class ResultsDB:
             )  # fmt: skip
 
     def rows(self) -> list[GameRow]:
-        """Every finished game, by id, each value checked."""
+        """Every finished game, by id, each value checked; at most ``MAX_SCHEDULE``."""
         hints = get_type_hints(GameRow)
-        out = []
+        out: list[GameRow] = []
         with self._sqlite():
             raw = self.db.execute(f"SELECT {', '.join(_GAME_COLUMNS)} FROM games ORDER BY id")
             # one row at a time: the same names over and over are kept once
             for values in raw:
+                if len(out) >= MAX_SCHEDULE:
+                    # no event has more: a crafted store of small rows is not all kept
+                    raise self._damaged(f"more than {MAX_SCHEDULE:,} games, more than an event has")
                 row = GameRow(*(_shared(value) for value in values))
                 out.append(self._checked(row, values, hints))
         return out

@@ -281,7 +281,7 @@ def test_a_crafted_store_is_one_line_and_read_no_further(
         ({"games": 10**18}, "not valid: games: 1000000000000000000"),
         ({"games": "2"}, 'the stored configuration has games = "2"'),
         ({"max_plies": [1000]}, "the stored configuration has max_plies = [1000]"),
-        ({"rounds": 10**6, "games": 10**6}, "more than 1,000,000"),
+        ({"rounds": 10**4, "games": 10**4}, "more than 10,000"),
         ({"players": ["bot:random"] * 5000}, "players: 2 to 1000 players, not 5000"),
         ({"event": "cup\x1b[2J"}, "the name 'cup\\x1b[2J'"),
     ],
@@ -368,9 +368,15 @@ def test_replay_reads_a_record_at_a_time_and_refuses_one_past_the_cap(
     capsys: pytest.CaptureFixture[str], tmp_path: Path
 ) -> None:
     path = tmp_path / "many.txt"
-    path.write_text("# Game: yoxii\n" + "c3\n" * (files.MAX_RECORD_BYTES // 3 + 1))
+    line = "c3  ; k=" + "v" * 200 + "\n"
+    path.write_text("# Game: yoxii\n" + line * (files.MAX_RECORD_BYTES // len(line) + 1))
     code, out, err = run(capsys, "replay", "yoxii", str(path))
     refused(code, out, err, f"{path}:1: a record longer than {files.MAX_RECORD_BYTES:,}")
+    # a record of one-character lines ends at the line past the cap, never read further
+    path.write_text("# Game: yoxii\n" + "c\n" * (files.MAX_RECORD_BYTES // 2 - 10))
+    code, out, err = run(capsys, "replay", "yoxii", str(path))
+    cap = files.MAX_RECORD_LINES
+    refused(code, out, err, f"{path}:{cap + 1}: a record of more than {cap:,} lines (it begins")
     path.write_bytes(b"# Game: yoxii\n" + b"c" * (files.MAX_RECORD_BYTES + 10))
     code, out, err = run(capsys, "replay", "yoxii", str(path))
     refused(code, out, err, f"{path}:2: a line longer than {files.MAX_RECORD_BYTES:,} bytes")
@@ -406,3 +412,135 @@ def test_an_sgf_error_is_one_line_whatever_the_command_holds(
     path.write_text("(;GM[2\x1b[2J4])", encoding="utf-8")
     code, out, err = run(capsys, "replay", "yinsh", str(path))
     refused(code, out, err, "GM[2\\x1b[2J4] is not a boardspace YINSH game")
+
+
+def test_replay_of_a_file_of_bad_games_stops_at_the_tenth(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    from enginesrv.cli.rules import MAX_BAD_GAMES
+
+    record = "# Game: yoxii\n" + "c\n" * (files.MAX_RECORD_LINES - 1)
+    path = tmp_path / "bad.txt"
+    path.write_text(record * (MAX_BAD_GAMES + 5))
+    code, out, err = run(capsys, "replay", "yoxii", str(path))
+    refused(code, out, err, f"{path}:2: game 1: move 1 'c'", "the check stopped there")
+    assert out.count("\nerror line ") == MAX_BAD_GAMES
+    assert out.splitlines()[-1] == (
+        f"checked {MAX_BAD_GAMES} games, {MAX_BAD_GAMES} bad, stopped at the 10th bad game"
+    )
+
+
+WORST_NUMBER = str(-(2**63))
+"""The longest number the protocol carries (20 characters)."""
+
+
+def worst_record(plies: int) -> str:
+    """The longest record an event writes of ``plies`` plies: names of 100 characters of 4
+    bytes, tokens of 64 characters and every annotation, each number of 20 characters."""
+    from enginesrv.event.records import Record, RecordMove, format_record
+
+    name = "\U0001f600" * 100
+    token = "t" * 64
+    notes = (
+        ("ms", WORST_NUMBER), ("over", WORST_NUMBER), ("score", f"loss:{WORST_NUMBER}"),
+        ("depth", WORST_NUMBER), ("nodes", WORST_NUMBER), ("shown", token),
+        ("clock", WORST_NUMBER),
+    )  # fmt: skip
+    position = "p" * 1000
+    headers = {
+        "Game": "yinsh+blitz", "Start": position, "Event": name, "Date": "2026-12-03",
+        "P1": name, "P2": name, "TimeControl": "tc=40/86400+86400 depth=1000 nodes=10**12",
+        "Result": "p1", "Reason": "score-adjudication", "Final": position,
+    }  # fmt: skip
+    comments = [f"p1 {name}: played {token!r}: " + "r" * 1000, f"p2 {name} resigned"]
+    moves = [RecordMove(token, notes, i + 1) for i in range(plies)]
+    return format_record(Record(headers=headers, moves=moves, comments=comments))
+
+
+def test_the_longest_record_an_event_writes_is_read_back(tmp_path: Path) -> None:
+    """max_plies' cap, the record's cap and replay's line cap agree: the longest game an event
+    may play is a record ``results``, ``export`` and ``replay`` read."""
+    from enginesrv.event.config import WHOLE_RANGES
+    from enginesrv.event.sgf import stored_record
+
+    assert WHOLE_RANGES["max_plies"] == (1, files.MAX_PLIES)
+    one = worst_record(1)
+    ply_line = one.split("\n")[-2]
+    assert len(ply_line.encode()) + 1 <= files.MAX_PLY_LINE_BYTES
+    assert len(one.encode()) - len(ply_line.encode()) - 1 <= files.MAX_HEADER_BYTES
+    text = worst_record(files.MAX_PLIES)
+    size = len(text.encode())
+    assert size <= files.MAX_PLIES * files.MAX_PLY_LINE_BYTES + files.MAX_HEADER_BYTES
+    assert size <= files.MAX_RECORD_BYTES
+    assert text.count("\n") <= files.MAX_RECORD_LINES
+    (tmp_path / "games").mkdir()
+    (tmp_path / "games" / "game-00001.txt").write_text(text, encoding="utf-8")
+    assert len(stored_record(tmp_path, "games/game-00001.txt").moves) == files.MAX_PLIES
+
+
+def test_every_games_tokens_fit_the_longest_ply_line() -> None:
+    """The tokens (and the forms shown of them) of random games of every rules are at most
+    the 64 characters a ply line is sized for (``files.MAX_PLY_LINE_BYTES``)."""
+    import random
+
+    import games
+
+    for name in games.available():
+        game = games.load(name)
+        rng = random.Random(1)
+        for _ in range(3):
+            state = game.new_state()
+            for _ in range(150):
+                if state.is_terminal():
+                    break
+                moves = state.legal_moves()
+                picks = [moves[rng.randrange(len(moves))] for _ in range(20)]
+                for move in picks:
+                    assert len(state.move_to_str(move)) <= 64, name
+                    assert len(state.public_move_str(move, 1 - state.to_move())) <= 64, name
+                state.push(picks[0])
+
+
+def test_the_largest_store_an_event_writes_is_read_back(event: Path) -> None:
+    """MAX_SCHEDULE and the store's cap agree: games of the longest names (100 characters of
+    4 bytes each, stored twice) and their secret seeds take at most MAX_STORE_ROW_BYTES each,
+    so the store of the largest event and its configuration fit under MAX_STORE_BYTES."""
+    from enginesrv.event.config import MAX_SCHEDULE
+    from enginesrv.event.store import GameRow, ResultsDB, stored_event
+
+    path = event / "results.sqlite"
+    before = path.stat().st_size
+    one, two = "\U0001f600" * 100, "\U0001f601" * 100
+    db = ResultsDB(path)
+    count = 400
+    for n in range(MAX_SCHEDULE - count + 1, MAX_SCHEDULE + 1):
+        row = GameRow(
+            n, MAX_SCHEDULE, MAX_SCHEDULE, one, two, two, one, MAX_SCHEDULE, MAX_SCHEDULE,
+            "draw", "score-adjudication", 0.5, files.MAX_PLIES, 86_400.123456789,
+            86_400.123456789, f"games/game-{n:05d}.txt",
+        )  # fmt: skip
+        db.add(row, (f"seeds:{n}", json.dumps([2**63 - 1, 2**63 - 1])))
+    db.close()
+    per_game = (path.stat().st_size - before) / count
+    assert per_game <= files.MAX_STORE_ROW_BYTES
+    largest = MAX_SCHEDULE * files.MAX_STORE_ROW_BYTES + files.MAX_STORED_VALUE + (64 << 10)
+    assert largest <= files.MAX_STORE_BYTES
+    assert len(stored_event(event, "")[1]) == count + 2
+
+
+@pytest.mark.parametrize("command", ["results", "export"])
+def test_a_store_of_more_games_than_an_event_has_is_refused(
+    capsys: pytest.CaptureFixture[str], event: Path, command: str
+) -> None:
+    from enginesrv.event.config import MAX_SCHEDULE
+
+    db = sqlite3.connect(event / "results.sqlite")
+    row = db.execute("SELECT * FROM games WHERE id = 1").fetchone()
+    with db:
+        db.executemany(
+            "INSERT INTO games VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            [(n, *row[1:]) for n in range(3, MAX_SCHEDULE + 2)],
+        )
+    db.close()
+    code, out, err = run(capsys, command, str(event), *(["-o", "-"] if command == "export" else []))
+    refused(code, out, err, f"more than {MAX_SCHEDULE:,} games, more than an event has")
