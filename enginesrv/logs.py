@@ -11,8 +11,24 @@ from __future__ import annotations
 
 import logging
 import sys
+import time
+from collections import OrderedDict
+from collections.abc import Callable, MutableMapping
+from typing import Any
 
 import structlog
+
+LOG_VALUE = 240
+"""The most characters of one value a log line keeps: a longer one (a client's line quoted in
+an error, say) is cut, and its length is written instead of the rest."""
+BURST = 30
+"""Log lines one connection may have written at once before its lines are rationed."""
+PER_SECOND = 2.0
+"""Log lines a connection earns back per second, once it has spent its ``BURST``."""
+KEPT_CONNECTIONS = 4096
+"""Connections whose rations are remembered (the least recently logged are forgotten)."""
+ALWAYS = frozenset({"connection_open", "connection_closed"})
+"""Events logged whatever a connection's ration: its beginning and its end."""
 
 
 class _Stderr:
@@ -25,6 +41,59 @@ class _Stderr:
         sys.stderr.flush()
 
 
+def cut_values(_logger: Any, _method: str, event: MutableMapping[str, Any]) -> Any:
+    """A processor: every string value over ``LOG_VALUE`` characters cut, its length said."""
+    for key, value in event.items():
+        if isinstance(value, str) and len(value) > LOG_VALUE:
+            event[key] = f"{value[:LOG_VALUE]}... ({len(value):,} characters)"
+    return event
+
+
+class ConnectionRations:
+    """A processor: each connection's log lines (those with a ``conn`` key) rationed by a
+    token bucket, ``BURST`` at once and ``PER_SECOND`` after, so that a client cannot make
+    the server write more than a bounded log whatever it sends. Lines held back are counted;
+    the next line let through says how many (``held_back``). Its ``ALWAYS`` events (a
+    connection's start and end) are always written."""
+
+    def __init__(
+        self,
+        *,
+        burst: int = BURST,
+        per_second: float = PER_SECOND,
+        clock: Callable[[], float] = time.monotonic,
+    ) -> None:
+        self.burst = burst
+        self.per_second = per_second
+        self.clock = clock
+        self.buckets: OrderedDict[object, list[float]] = OrderedDict()
+        """Per connection: tokens left, when they were counted, lines held back."""
+
+    def __call__(self, _logger: Any, _method: str, event: MutableMapping[str, Any]) -> Any:
+        conn = event.get("conn")
+        if conn is None:
+            return event
+        now = self.clock()
+        bucket = self.buckets.pop(conn, None) or [float(self.burst), now, 0.0]
+        if event.get("event") != "connection_closed":
+            self.buckets[conn] = bucket
+            while len(self.buckets) > KEPT_CONNECTIONS:
+                self.buckets.popitem(last=False)
+        tokens = min(float(self.burst), bucket[0] + (now - bucket[1]) * self.per_second)
+        bucket[1] = now
+        if event.get("event") not in ALWAYS:
+            if tokens < 1:
+                bucket[0] = tokens
+                bucket[2] += 1
+                raise structlog.DropEvent
+            tokens -= 1
+        bucket[0] = tokens
+        if bucket[2]:
+            event["held_back"] = int(bucket[2])
+            bucket[2] = 0
+        return event
+
+
 def configure(*, json: bool = False, level: int = logging.INFO) -> None:
     """Send every structlog logger to stderr, rendered for people or as JSON lines."""
     renderer: structlog.typing.Processor
@@ -35,6 +104,8 @@ def configure(*, json: bool = False, level: int = logging.INFO) -> None:
     structlog.configure(
         processors=[
             structlog.contextvars.merge_contextvars,
+            ConnectionRations(),
+            cut_values,
             structlog.processors.add_log_level,
             structlog.processors.TimeStamper(fmt="iso", utc=True),
             renderer,

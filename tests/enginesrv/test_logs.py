@@ -1,0 +1,77 @@
+"""What a client can make the server log: its lines cut, each connection's lines rationed."""
+
+from __future__ import annotations
+
+import io
+import socket
+import subprocess
+import sys
+from typing import Any
+
+import structlog
+
+from enginesrv.logs import BURST, LOG_VALUE, ConnectionRations, cut_values
+
+
+def test_a_long_value_is_cut_and_its_length_said() -> None:
+    event: dict[str, Any] = {"event": "command_error", "error": "x" * 60_000, "code": 101}
+    cut_values(None, "info", event)
+    assert event["error"] == "x" * LOG_VALUE + "... (60,000 characters)"
+    assert event["code"] == 101
+    short = {"event": "e", "error": "y" * LOG_VALUE}
+    assert cut_values(None, "info", dict(short)) == short
+
+
+def test_a_connections_lines_are_rationed_and_the_held_back_counted() -> None:
+    now = [0.0]
+    rations = ConnectionRations(burst=3, per_second=2.0, clock=lambda: now[0])
+
+    def log(conn: str, name: str = "command_error") -> dict[str, Any] | None:
+        try:
+            return dict(rations(None, "info", {"event": name, "conn": conn}))
+        except structlog.DropEvent:
+            return None
+
+    assert log("c1", "connection_open") is not None  # always, and free
+    assert [log("c1") is not None for _ in range(5)] == [True, True, True, False, False]
+    assert log("c2") is not None  # another connection has its own ration
+    now[0] = 0.5  # one line earned back
+    assert log("c1") == {"event": "command_error", "conn": "c1", "held_back": 2}
+    assert log("c1") is None
+    assert log("c1", "connection_closed") == {
+        "event": "connection_closed", "conn": "c1", "held_back": 1,
+    }  # fmt: skip
+    assert "c1" not in rations.buckets  # its end forgets it
+    assert log("other-kind-of-line-without-conn") is not None
+
+
+def test_a_client_that_sends_huge_bad_lines_writes_a_bounded_log(tmp_path: Any) -> None:
+    """A real server: 200 bad commands of 60 KB each cost a few KB of log, not 12 MB."""
+    log = tmp_path / "server.log"
+    with log.open("wb") as err:
+        server = subprocess.Popen(
+            [sys.executable, "-m", "enginesrv.cli", "serve", "--host", "127.0.0.1", "--port", "0",
+             "--workers", "1"],
+            stdout=subprocess.PIPE, stderr=err,
+        )  # fmt: skip
+        try:
+            assert server.stdout is not None
+            ready = server.stdout.readline().decode()
+            assert ready.startswith("listening 127.0.0.1:"), ready
+            port = int(ready.split()[1].rsplit(":", 1)[1])
+            with socket.create_connection(("127.0.0.1", port), timeout=20) as client:
+                bad = b"".join(b"play " + b"x" * 60_000 + b"\n" for _ in range(200))
+                client.sendall(b"uginewgame yoxii\n" + bad + b"quit\n")
+                received = io.BytesIO()
+                while chunk := client.recv(65536):
+                    received.write(chunk)
+            assert received.getvalue().count(b"invalidmove ") == 200
+        finally:
+            server.terminate()
+            server.wait(timeout=20)
+            if server.stdout is not None:
+                server.stdout.close()
+    text = log.read_text()
+    assert text.count("command_error") == BURST
+    assert max(len(line) for line in text.splitlines()) < 2 * LOG_VALUE + 200
+    assert len(text) < 40_000
