@@ -11,8 +11,10 @@ from __future__ import annotations
 
 import argparse
 import math
+import re
 import tomllib
 from collections.abc import Callable
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -24,12 +26,14 @@ from enginesrv.event.config import (
     check_setting,
     shown,
 )
+from enginesrv.event.controls import TimeControl
 from enginesrv.event.openings import (
     OPENINGS_CAP,
     check_regular_file,
     printable,
     read_regular_file,
 )
+from enginesrv.event.players import PlayerSpecError, parse_player
 
 # flag -> (EventConfig field, type); the TOML keys are the same names, dashes or underscores
 SETTINGS: dict[str, str] = {
@@ -48,6 +52,33 @@ CONFIG_CAP = 1 << 20
 """The largest ``--config`` file read, in bytes (1 MiB)."""
 _PLAYER_KEYS = frozenset({"name", "spec", "options", "tc"})
 """The keys of a player's table in a TOML file."""
+MAX_KEY_PARTS = 8
+"""The most parts of a dotted key or table header of an event file (``a.b.c`` has 3): an
+event file needs 2 at most (``[players.options]``), and the TOML parser takes time and memory
+that grow with the square of a key's parts (a key of 30,000 parts: 19 s and 3.5 GB)."""
+MAX_NUMBER = 30
+"""The most characters of a number in an event file (``0x`` and ``_`` included): every
+setting's largest value has 19 digits, and a longer number costs the parser time and memory
+(or cannot even be printed in a message)."""
+_STRINGS_AND_COMMENTS = re.compile(
+    r'''"""(?:[^"\\]|\\.|"(?!""))*+"""(?:""|")?'''  # multi-line basic string
+    r"|'''(?:[^']|'(?!''))*+'''(?:''|')?"  # multi-line literal string
+    r'|"[^"\\\n]*+(?:\\.[^"\\\n]*+)*+"'  # basic string
+    r"|'[^'\n]*+'"  # literal string
+    r"|#[^\n]*+",  # comment
+    re.DOTALL,
+)
+"""What the scan of an event file (``_refuse_costly_toml``) leaves out: TOML's strings, as
+the parser reads them, and its comments."""
+_PART = r"(?:[A-Za-z0-9_-]++|\0)"
+_LONG_KEY = re.compile(
+    rf"(?<![A-Za-z0-9_\0-]){_PART}(?:[ \t]*+\.[ \t]*+{_PART}){{{MAX_KEY_PARTS}}}"
+)
+"""A dotted key of more than ``MAX_KEY_PARTS`` parts (bare words, or strings that the scan
+wrote as a NUL): no number or date has more than one dot."""
+_LONG_NUMBER = re.compile(rf"(?<![A-Za-z0-9_-])[+-]?[0-9][0-9A-Za-z_]{{{MAX_NUMBER}}}")
+"""A number of more than ``MAX_NUMBER`` characters (a bare key that begins with a digit is
+taken for one)."""
 
 
 def setting_type(key: str, convert: Callable[[str], object]) -> Callable[[str], object]:
@@ -81,7 +112,9 @@ def toml_settings(path: str, fail: type[Exception]) -> dict[str, Any]:
     """
     where = f"--config {printable(path)}"
     try:
-        raw = tomllib.loads(read_regular_file(Path(path), CONFIG_CAP).decode("utf-8"))
+        text = read_regular_file(Path(path), CONFIG_CAP).decode("utf-8")
+        _refuse_costly_toml(where, text, fail)
+        raw = tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:
         raise fail(f"{where}: not TOML: {printable(exc)}") from None
     except ValueError as exc:  # not such a file, or not UTF-8
@@ -106,6 +139,31 @@ def toml_settings(path: str, fail: type[Exception]) -> dict[str, Any]:
         else:
             raise fail(f"{where}: unknown setting {shown(key)}")
     return out
+
+
+def _refuse_costly_toml(where: str, text: str, fail: type[Exception]) -> None:
+    """Refuse, before it is parsed, TOML that no event file needs and that would cost the
+    parser more than the file's size: a dotted key or table header of more than
+    ``MAX_KEY_PARTS`` parts, a number of more than ``MAX_NUMBER`` characters. Strings and
+    comments are left out of the scan as the parser reads them, so dots and digits in a
+    string (``openings = "a.b.c.txt"``) count for nothing.
+
+    Raises:
+        fail: one line naming the file, the line and the reason.
+    """
+
+    def blank(found: re.Match[str]) -> str:
+        return "\0" + "\n" * found.group().count("\n")  # the lines keep their numbers
+
+    bare = _STRINGS_AND_COMMENTS.sub(blank, text)
+    for pattern, reason in (
+        (_LONG_KEY, f"a key of more than {MAX_KEY_PARTS} parts"),
+        (_LONG_NUMBER, f"a number of more than {MAX_NUMBER} characters"),
+    ):
+        found = pattern.search(bare)
+        if found is not None:
+            line = bare.count("\n", 0, found.start()) + 1
+            raise fail(f"{where}: line {line}: {reason}")
 
 
 def _toml_players(where: str, value: object, fail: type[Exception]) -> tuple[str, ...]:
@@ -142,16 +200,59 @@ def _toml_players(where: str, value: object, fail: type[Exception]) -> tuple[str
                 raise fail(f"{where}: players: the name of {shown(spec)} is a string, not "
                            f"{shown(name)}")  # fmt: skip
             _toml_plain(where, f"the name of {shown(spec)}", name, ":", fail)
-        if options:
-            pairs = ",".join(f"{k}={_toml_value(v)}" for k, v in options.items())
-            spec = f"options={pairs}:{spec}"
+        tc = None
         if "tc" in item:
             tc = _toml_tc(where, f"tc of {shown(spec)}", item["tc"], fail)
-            spec = f"tc={tc}:{spec}"
-        if name is not None:
-            spec = f"name={name}:{spec}"
-        players.append(spec)
+            try:
+                tc = str(TimeControl.parse(tc))  # its own form, which parse_player reads back
+            except ValueError as exc:
+                raise fail(f"{where}: players: tc of {shown(spec)}: {printable(exc)}") from None
+        players.append(_toml_player_spec(where, spec, name=name, options=options, tc=tc, fail=fail))
     return tuple(players)
+
+
+def _toml_player_spec(
+    where: str, spec: str, *, name: str | None, options: dict[str, Any], tc: str | None,
+    fail: type[Exception],
+) -> str:  # fmt: skip
+    """The spec string of a TOML player table: its ``spec`` after the prefixes ``name=``,
+    ``options=`` and ``tc=`` of the table's other keys. The string is parsed back, and must
+    give the very player of ``spec`` with that name, those options and that control, so
+    that no value of the table is read as more of the spec (a ``tc`` that goes on with
+    ``:cmd:...`` would make a command of the player)."""
+    try:
+        base = parse_player(spec)
+    except PlayerSpecError as exc:
+        raise fail(f"{where}: players: spec: {printable(exc)}") from None
+    if tc is not None and base.tc is not None:
+        raise fail(f"{where}: players: {shown(spec)} has a tc= of its own and a tc key")
+    text = spec
+    if options:
+        pairs = ",".join(f"{k}={_toml_value(v)}" for k, v in options.items())
+        text = f"options={pairs}:{text}"
+    if tc is not None:
+        text = f"tc={tc}:{text}"
+    if name is not None:
+        text = f"name={name}:{text}"
+    try:
+        read = parse_player(text)
+    except PlayerSpecError as exc:  # a name or option the spec cannot hold
+        raise fail(f"{where}: players: {exc}") from None
+    wanted = replace(
+        base,
+        text=text,
+        name=base.name if name is None else name,
+        options=tuple(sorted((*base.options, *((k, _toml_value(v)) for k, v in options.items())))),
+        tc=base.tc if tc is None else TimeControl.parse(tc),
+    )
+    if replace(read, options=tuple(sorted(read.options))) != wanted:
+        given = {"name": name is not None, "options": bool(options), "tc": tc is not None}
+        keys = [key for key, there in given.items() if there]
+        raise fail(
+            f"{where}: players: the {', '.join(keys)} of {shown(spec)} cannot be written "
+            f"before its spec: {shown(text)} would be read as another player"
+        )
+    return text
 
 
 def _checked_out(what: str, value: object, fail: type[Exception]) -> str:

@@ -38,6 +38,9 @@ MAX_PLAYERS = 1000
 than 141 players has more games than ``MAX_SCHEDULE``)."""
 MAX_SECONDS = 86_400.0
 """The longest time per move and the longest wait (``--st``, ``--*-timeout``): a day."""
+MIN_SECONDS = 0.001
+"""The shortest time per move and the shortest wait: a millisecond, the unit of ``go
+movetime`` (a shorter ``--st`` would be sent as 0 ms)."""
 MAX_PATH = 4096
 """The longest path of an openings file, in characters (Linux's ``PATH_MAX``)."""
 
@@ -49,7 +52,8 @@ WHOLE_RANGES: dict[str, tuple[int, int]] = {
 }  # fmt: skip
 """The whole-number settings and the smallest and largest value of each."""
 SECONDS_SETTINGS = ("st", "startup_timeout", "ready_timeout", "move_timeout")
-"""Settings in seconds: more than 0, at most ``MAX_SECONDS``, a whole number or not."""
+"""Settings in seconds: at least ``MIN_SECONDS``, at most ``MAX_SECONDS``, a whole number or
+not."""
 BOOLEAN_SETTINGS = ("gauntlet", "repeat", "isolate", "isolate_network", "no_contain", "debug")
 OPTIONAL_SETTINGS = frozenset({"depth", "nodes", "st", "tc", "sprt", "resign", "draw", "openings"})
 """Settings that may be left unset (None)."""
@@ -95,10 +99,11 @@ def _check_whole(key: str, value: object) -> None:
 
 def _check_seconds(key: str, value: object) -> None:
     number = isinstance(value, float | int) and not isinstance(value, bool)
-    if not number or not 0 < value <= MAX_SECONDS:  # type: ignore[operator]  # (NaN fails too)
+    if not number or not MIN_SECONDS <= value <= MAX_SECONDS:  # type: ignore[operator]  # (NaN fails too)
         raise SettingError(
             key,
-            f"{shown(value)} is not a number of seconds above 0 and at most {MAX_SECONDS:,.0f}",
+            f"{shown(value)} is not a number of seconds of at least {MIN_SECONDS} and at most "
+            f"{MAX_SECONDS:,.0f}",
         )
 
 

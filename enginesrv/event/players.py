@@ -87,6 +87,12 @@ _NOT_IN_NAMES = frozenset({"Cc", "Cf", "Cs", "Zl", "Zp"})
 """Unicode categories no name may hold: control characters (C0, DEL, C1), format characters
 (bidirectional overrides, zero-width ones), lone surrogates (bytes of a command line that
 were not UTF-8) and the line and paragraph separators."""
+_COMBINING = frozenset({"Mn", "Mc", "Me"})
+"""The Unicode categories of combining marks, which a terminal draws over the character
+before them: a name may not begin with one (it would be drawn over what precedes the name)."""
+_BLANK_FILLERS = frozenset("\u115f\u1160\u3164\uffa0\u2800")
+"""Letters and symbols a terminal draws as nothing: the Hangul fillers (choseong, jungseong,
+compatibility and halfwidth) and the blank Braille pattern."""
 
 
 def name_problem(name: str) -> str | None:
@@ -95,9 +101,12 @@ def name_problem(name: str) -> str | None:
     A name goes into a record's ``P1``, ``P2`` or ``Event`` header, into tables printed on a
     terminal and into messages of one line, so it is 1 to ``NAME_LIMIT`` characters with no
     white space at either end (a header's value is read back stripped) and none of the
-    characters of ``_NOT_IN_NAMES`` (all called control characters here). Names are refused,
-    never changed: a stored event is resumed under the names it was started with. ``/`` and
-    ``..`` are allowed: a name is part of a file name only through ``trace.file_safe_name``.
+    characters of ``_NOT_IN_NAMES`` (all called control characters here), beginning with no
+    combining mark and with a character a terminal draws (not only white space, combining
+    marks and ``_BLANK_FILLERS``), so that a name cannot look like another or like none on
+    a terminal. Names are refused, never changed: a stored event is resumed under the names
+    it was started with. ``/`` and ``..`` are allowed: a name is part of a file name only
+    through ``trace.file_safe_name``.
     """
     if not name:
         return "is empty"
@@ -108,7 +117,17 @@ def name_problem(name: str) -> str | None:
             return f"holds a control character ({ascii(char)[1:-1]})"
     if name != name.strip():
         return "begins or ends with white space"
+    if unicodedata.category(name[0]) in _COMBINING:
+        return f"begins with a combining mark ({ascii(name[0])[1:-1]})"
+    if all(_invisible(char) for char in name):
+        return "has no visible character"
     return None
+
+
+def _invisible(char: str) -> bool:
+    """Whether a terminal draws ``char`` as nothing of its own: white space, a combining mark
+    or a blank filler."""
+    return char.isspace() or char in _BLANK_FILLERS or unicodedata.category(char) in _COMBINING
 
 
 def _check_field(text: str, what: str, value: str) -> None:

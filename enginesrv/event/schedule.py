@@ -13,6 +13,7 @@ from dataclasses import dataclass
 
 from enginesrv.event.config import EventConfig
 from enginesrv.event.players import (
+    NAME_LIMIT,
     PlayerSpec,
     parse_player,
 )
@@ -95,13 +96,29 @@ def named_specs(players: Iterable[str]) -> list[PlayerSpec]:
 
 
 def display_names(specs: Iterable[PlayerSpec]) -> list[str]:
-    """Unique display names: a repeated name gets ``#2``, ``#3``..."""
+    """Unique display names: a repeated name gets ``#2``, ``#3``... (cut to keep at most
+    ``NAME_LIMIT`` characters), the first number not taken. In one pass, near-linear: the
+    names taken are a set, and each name's numbers resume where they stopped."""
     out: list[str] = []
+    taken: set[str] = set()
+    # the last number tried for each name: those below it are taken, and stay taken
+    tried: dict[str, int] = {}
     for spec in specs:
-        name = spec.name
-        n = 1
-        while name in out:
+        n = tried.get(spec.name, 1)
+        name = _numbered(spec.name, n)
+        while name in taken:
             n += 1
-            name = f"{spec.name}#{n}"
+            name = _numbered(spec.name, n)
+        tried[spec.name] = n
+        taken.add(name)
         out.append(name)
     return out
+
+
+def _numbered(name: str, n: int) -> str:
+    """``name`` as the ``n``-th player of that name is shown: itself for the first, then with
+    ``#n`` (within NAME_LIMIT: the name is cut before it if need be)."""
+    if n == 1:
+        return name
+    suffix = f"#{n}"
+    return name[: NAME_LIMIT - len(suffix)] + suffix

@@ -34,6 +34,7 @@ from enginesrv.event.config import MAX_SCHEDULE, EventConfig, EventError, schedu
 from enginesrv.event.openings import OpeningsError, read_openings
 from enginesrv.event.players import name_problem, parse_player
 from enginesrv.event.records import Record, format_record, parse_record
+from enginesrv.event.schedule import named_specs
 from enginesrv.event.tournament import prepare
 from enginesrv.event.trace import file_safe_name, trace_file_name
 from tests.enginesrv.test_tournament import cli
@@ -78,14 +79,14 @@ BASE: dict[str, object] = {"game": "yoxii", "players": ["bot:random", "bot:greed
 
 VALUES: list[object] = [
     "x", "", "false", "1", [], [1], {}, {"spec": "bot:random"}, True, False, 0, 1, -1, 2, 3.0,
-    0.5, math.nan, math.inf, -math.inf, 1e300, 1000, 1001, 3000, 3001, 10_000, 10_001, 86_400,
-    86_400.5, 100_000, 100_001,
+    0.5, 0.001, 5e-324, math.nan, math.inf, -math.inf, 1e300, 1000, 1001, 3000, 3001, 10_000,
+    10_001, 86_400, 86_400.5, 100_000, 100_001,
     1_000_000, 1_000_001, 3_600_000, 3_600_001, 10**12, 10**12 + 1, 2**63 - 1, -(2**63),
     Raw("1979-05-27T07:32:00Z"), "\x00", "\x1b[2J", "a\nb", "\u202eevil", "\u00e9t\u00e9", " x",
     "x" * 101, "../..", "/dev/zero", "60+1", "inf", "1/", "elo0=0,elo1=5,alpha=0.05,beta=0.05",
     "movecount=3,score=600", "movenumber=40,movecount=8,score=10", "random", "yinsh",
 ]  # fmt: skip
-"""The values every setting is tried with (56)."""
+"""The values every setting is tried with (58)."""
 
 WHOLE: dict[str, tuple[int, int]] = {
     "games": (1, 10_000), "rounds": (1, 10_000), "concurrency": (1, 256),
@@ -108,7 +109,7 @@ def in_own_range(key: str, value: object) -> bool:
         return isinstance(value, int) and not isinstance(value, bool) and low <= value <= high
     if key in SECONDS:
         number = isinstance(value, int | float) and not isinstance(value, bool)
-        return number and 0 < value <= 86_400  # type: ignore[operator]
+        return number and 0.001 <= value <= 86_400  # type: ignore[operator]
     return isinstance(value, bool)
 
 
@@ -121,7 +122,7 @@ def expected_verdict(key: str, value: object) -> bool | None:
             high = 5_000
         return isinstance(value, int) and not isinstance(value, bool) and low <= value <= high
     if key in SECONDS:
-        return number and 0 < value <= 86_400  # type: ignore[operator]
+        return number and 0.001 <= value <= 86_400  # type: ignore[operator]
     if key in BOOLEANS:  # (isolate_network without isolate is refused)
         return isinstance(value, bool) and not (key == "isolate_network" and value)
     if key == "openings_order":
@@ -319,6 +320,132 @@ def test_a_malformed_event_file_is_refused_in_one_line_naming_it(
         assert line.startswith(f"enginesrv match: error: --config {path}: "), line
 
 
+COSTLY: list[tuple[str, str, str]] = [
+    ("a key of 30,000 parts", PLAYERS + ".".join(["a"] * 30_000) + " = 1\n",
+     "line 4: a key of more than 8 parts"),
+    ("a table header of 30,000 parts", PLAYERS + "[" + ".".join(["a"] * 30_000) + "]\n",
+     "line 4: a key of more than 8 parts"),
+    ("an array of tables of 9 parts", PLAYERS + "[[" + ".".join("abcdefghi") + "]]\n",
+     "line 4: a key of more than 8 parts"),
+    ("quoted parts", PLAYERS + ".".join(['"a"', "'b'"] * 15_000) + " = 1\n",
+     "line 4: a key of more than 8 parts"),
+    ("parts apart", PLAYERS + "x = { " + " . ".join(["a"] * 9) + " = 1 }\n",
+     "line 4: a key of more than 8 parts"),
+    ("after a string of dots", 'event = """a\n"""\n' + ".".join(["1"] * 9) + " = 1\n",
+     "line 3: a key of more than 8 parts"),
+    ("a 1,000,000-digit integer", "x = " + "9" * 1_000_000 + "\n",
+     "line 1: a number of more than 30 characters"),
+    ("a negative one", PLAYERS + "seed = -" + "9" * 31 + "\n",
+     "line 4: a number of more than 30 characters"),
+    ("a 5000-digit hexadecimal", PLAYERS + "games = 0x" + "f" * 5000 + "\n",
+     "line 4: a number of more than 30 characters"),
+    ("digits apart", PLAYERS + "games = " + "1_" * 15 + "1\n",
+     "line 4: a number of more than 30 characters"),
+    ("a long fraction", PLAYERS + "st = 0." + "0" * 500_000 + "1\n",
+     "line 4: a number of more than 30 characters"),
+    ("a long exponent", PLAYERS + "st = 1e" + "0" * 30 + "\n",
+     "line 4: a number of more than 30 characters"),
+]  # fmt: skip
+
+
+@pytest.mark.parametrize(("what", "text", "reason"), COSTLY, ids=[c[0] for c in COSTLY])
+def test_toml_that_would_cost_the_parser_dear_is_refused_before_it_is_parsed(
+    what: str, text: str, reason: str, tmp_path: Path, *, capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:  # fmt: skip
+    """A dotted key of 30,000 parts took the TOML parser 19 s and 3.5 GB; a number of a
+    million digits 155 MB: each is refused by a scan of the text, which never parses it."""
+
+    def parsed(text: str) -> object:
+        raise AssertionError(f"parsed: {what}")
+
+    path = _file(tmp_path, text)
+    monkeypatch.setattr(tomllib, "loads", parsed)
+    started = time.monotonic()
+    assert assert_one_line_refusal(capsys, path) == (
+        f"enginesrv match: error: --config {path}: {reason}"
+    )
+    assert time.monotonic() - started < 2
+
+
+def test_dots_and_digits_in_strings_and_comments_are_no_keys_nor_numbers(
+    tmp_path: Path,
+) -> None:
+    openings = _file(tmp_path, "moves c5 4@d5\n", "a.b.c.d.e.f.g.h.i.txt")
+    dots = ".".join("abcdefghij")
+    options = ", ".join(f"O{i} = {i}.5" for i in range(12))
+    nines = "9" * 40
+    path = _file(tmp_path, f"""# a comment of dots: {dots} and digits: {"9" * 40}
+game = "yoxii"
+players = [
+    {{ spec = "cmd:./engine.py --log {dots}", options = {{ {options} }} }},
+    {{ spec = 'cmd:./engine.py', name = "v1.2.3.4.5.6.7.8.9.10", options = {{ K = "{nines}" }} }},
+    "name={dots}:bot:random",
+]
+openings = "{openings}"
+event = '''{dots}'''
+st = 0.5
+seed = 9_223_372_036_854_775_807
+"players.options.a.b.c.d.e.f.g.h" = 1
+""")  # fmt: skip
+    with pytest.raises(CommandError) as caught:  # every key but the last one is known
+        config_stage(path, "tournament")
+    assert str(caught.value) == (
+        f"--config {path}: unknown setting 'players.options.a.b.c.d.e.f.g.h'"
+    )
+    path.write_text(path.read_text().rsplit("\n", 2)[0] + "\n", encoding="utf-8")
+    config = config_stage(path, "tournament")
+    assert config.players == (
+        f"options={options.replace(' = ', '=').replace(', ', ',')}:cmd:./engine.py --log {dots}",
+        f"name=v1.2.3.4.5.6.7.8.9.10:options=K={nines}:cmd:./engine.py",
+        f"name={dots}:bot:random",
+    )
+    assert (config.openings, config.event, config.st, config.seed) == (
+        str(openings), dots, 0.5, 2**63 - 1,
+    )  # fmt: skip
+
+
+def test_a_player_tables_keys_cannot_be_read_as_more_of_its_spec(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A ``tc`` that goes on with ``:cmd:...`` once made a command of a ``bot:`` player."""
+    pwned = tmp_path / "pwned"
+    tc = f"1:cmd:sh -c 'touch {pwned}; exec false'"
+    out = toml_value(str(tmp_path / "ev"))
+    path = _file(tmp_path, PLAYERS.replace('"bot:random"', toml_value(
+        {"spec": "bot:random", "tc": tc})) + f"out = {out}\n")  # fmt: skip
+    assert assert_one_line_refusal(capsys, path) == (
+        f"enginesrv match: error: --config {path}: players: tc of 'bot:random': time control "
+        f"{tc!r}: write [MOVES/]TIME[+INCREMENT], TIME in seconds, M:SS or H:MM:SS and "
+        "INCREMENT in seconds (e.g. 40/60+0.6, 2+0.05, 1:30+1, 1:00:00), or inf"
+    )
+    assert not pwned.exists()
+    assert not (tmp_path / "ev").exists()
+    for table, line in [
+        ({"spec": "bot:random", "options": {" Depth": 1}},
+         "players: the options of 'bot:random' cannot be written before its spec: "
+         "'options= Depth=1:bot:random' would be read as another player"),
+        ({"spec": "name=a:bot:random", "name": "b"},
+         "players: the name of 'name=a:bot:random' cannot be written before its spec: "
+         "'name=b:name=a:bot:random' would be read as another player"),
+        ({"spec": "tc=60:bot:random", "tc": 30},
+         "players: 'tc=60:bot:random' has a tc= of its own and a tc key"),
+        ({"spec": "tcp:host:99999", "tc": "inf"}, "players: spec: player 'tcp:host:99999': write "
+         "tcp:HOST:PORT with a port 1-65535"),
+    ]:  # fmt: skip
+        path = _file(tmp_path, PLAYERS.replace('"bot:random"', toml_value(table)))
+        assert assert_one_line_refusal(capsys, path) == (
+            f"enginesrv match: error: --config {path}: {line}"
+        )
+    path = _file(tmp_path, PLAYERS.replace('"bot:random"', toml_value(
+        {"spec": "bot:random", "tc": "1:30+1", "name": "r", "options": {"Seed": 3}})).replace(
+        '"bot:greedy"', toml_value({"spec": "bot:greedy", "tc": 90.5})))  # fmt: skip
+    assert config_stage(path).players == (
+        "name=r:tc=90+1:options=Seed=3:bot:random",
+        "tc=90.5:bot:greedy",
+    )
+
+
 def test_the_issues_files_are_refused_with_the_key_and_the_reason(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
@@ -331,7 +458,12 @@ def test_the_issues_files_are_refused_with_the_key_and_the_reason(
         (PLAYERS + "concurrency = 100000\n",
          "concurrency: 100000 is not a whole number of at least 1 and at most 256"),
         (PLAYERS + "move-timeout = inf\n",
-         "move_timeout: inf is not a number of seconds above 0 and at most 86,400"),
+         "move_timeout: inf is not a number of seconds of at least 0.001 and at most 86,400"),
+        (PLAYERS.replace("depth = 1", "st = 5e-324"),
+         "st: 5e-324 is not a number of seconds of at least 0.001 and at most 86,400"),
+        (PLAYERS + "startup-timeout = 0.0009\n",
+         "startup_timeout: 0.0009 is not a number of seconds of at least 0.001 and at most "
+         "86,400"),
         (PLAYERS + "seed = -1\n", "seed: -1 is not a whole number of at least 0 and at most "
          "9,223,372,036,854,775,807"),
     ]:  # fmt: skip
@@ -348,8 +480,10 @@ def test_flags_take_the_same_ranges_as_the_file(capsys: pytest.CaptureFixture[st
          "and at most 10,000"),
         ("--concurrency", "257", "argument --concurrency: 257 is not a whole number of at least "
          "1 and at most 256"),
-        ("--st", "nan", "argument --st: nan is not a number of seconds above 0 and at most "
-         "86,400"),
+        ("--st", "nan", "argument --st: nan is not a number of seconds of at least 0.001 and "
+         "at most 86,400"),
+        ("--st", "0.0004", "argument --st: 0.0004 is not a number of seconds of at least 0.001 "
+         "and at most 86,400"),
         ("--depth", "1.5", "argument --depth: '1.5' is not a whole number of at least 1 and at "
          "most 1,000"),
         ("--seed", "9" * 5000, "argument --seed: '" + "9" * 56 + "... is not a whole number of "
@@ -448,8 +582,18 @@ BAD_NAMES: list[tuple[str, str]] = [
     ("bidi\u202eevil", "holds a control character (\\u202e)"),
     ("line\u2028sep", "holds a control character (\\u2028)"),
     ("x" * 101, "is longer than 100 characters (101)"),
+    ("\u0301" * 100, "begins with a combining mark (\\u0301)"),
+    ("\u0301admin", "begins with a combining mark (\\u0301)"),
+    ("\u20ddx", "begins with a combining mark (\\u20dd)"),
+    ("\u0903x", "begins with a combining mark (\\u0903)"),
+    ("\u3164", "has no visible character"),
+    ("\u115f\u1160", "has no visible character"),
+    ("\uffa0\u0301", "has no visible character"),
+    ("\u2800" * 100, "has no visible character"),
+    ("\u3164 \u3000\u3164", "has no visible character"),
 ]
-GOOD_NAMES = ["x]y", 'say "hi"', "..", "a/b", "../../etc", "x" * 100, "\u00e9t\u00e9 #1"]
+GOOD_NAMES = ["x]y", 'say "hi"', "..", "a/b", "../../etc", "x" * 100, "\u00e9t\u00e9 #1",
+              "e\u0301t\u00e9", "\u3164x", "\u2800 \u28ff"]  # fmt: skip
 
 
 @pytest.mark.parametrize(("name", "why"), BAD_NAMES)
@@ -480,6 +624,16 @@ def test_a_name_that_could_break_a_record_or_a_terminal_is_refused_before_any_ga
     assert line.startswith(f"enginesrv match: error: --config {path}: players: player "), line
     assert line.endswith(why) or "control character" in line
     assert not out.exists()
+
+
+def test_a_name_made_unique_keeps_within_the_cap() -> None:
+    long = "x" * 100
+    specs = [f"name={long}:bot:random"] * 11 + [f"name={'x' * 98}#2:bot:greedy"]
+    names = [spec.name for spec in named_specs(specs)]
+    assert names == [long, *(f"{'x' * (100 - len(f'#{n}'))}#{n}" for n in range(2, 12)),
+                     f"{'x' * 97}#12"]  # fmt: skip
+    assert len(set(names)) == len(names)
+    assert all(name_problem(name) is None for name in names)
 
 
 def test_a_long_default_name_is_refused_with_a_hint(capsys: pytest.CaptureFixture[str]) -> None:

@@ -342,7 +342,7 @@ def test_a_match_with_per_player_controls_from_a_spec_and_toml(tmp_path: Path) -
     [(text,)] = db.execute("SELECT value FROM meta WHERE key = 'config'").fetchall()
     db.close()
     stored = json.loads(text)["players"]
-    assert stored[0].startswith("name=a:tc=1:00+1:cmd:")
+    assert stored[0].startswith("name=a:tc=60+1:cmd:")  # a table's tc in its own form
     assert stored[1].startswith("name=b:tc=30+0.5:cmd:")
     resumed = prepare(EventConfig("", ()), out, resume=True)
     assert [parse_player(p).tc for p in resumed.players] == [
