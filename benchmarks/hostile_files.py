@@ -9,8 +9,11 @@ as an attacker who can write the event's directory would (or crafts a file for `
 record paths to ``/etc/passwd``, ``/dev/zero``, a FIFO, through ``..`` or a symbolic link
 out; a record or a store far past its cap (sparse files: nothing is written); a store that is
 a FIFO, garbage, a recursive view, a value of a gigabyte's worth, a stored configuration of
-the wrong types or of 10**18 games; a store near its cap full of small games (more than an
-event has); the store of the largest event; files of records near their caps. Each command
+the wrong types or of 10**18 games, or nested 100,000 deep; a store near its cap full of
+small games (more than an event has); 10,000 rows naming one record of 1 MiB; a record that
+is a hard link out; a trigger that never ends (under ``--resume`` too); reasons of 1 MB of
+ESC; gauntlets of 1,000 players; records past what ``results`` reads; the store of the
+largest event; files of records and SGF files at their caps. Each command
 runs as a program under a wrapper that writes, as it exits, the bytes it read (``rchar`` of
 ``/proc/self/io``) and its peak RSS (``VmHWM``). The cases with an ESC in the stored reasons
 and the largest event are the ones that succeed: the check there is that no ESC reaches
@@ -226,8 +229,11 @@ def largest_store(event: Path, work: Path) -> None:
         db.execute("UPDATE games SET first = ?, second = ?, p1 = ?, p2 = ?", (one, two, one, two))
         db.executemany(
             "INSERT INTO games VALUES (?, 1, 0, ?, ?, ?, ?, 0, 0, 'draw', 'score-adjudication', "
-            "0.5, 3000, 86400.123456789, 86400.123456789, 'games/game-00001.txt')",
-            [(i, one, two, one, two) for i in range(3, config.MAX_SCHEDULE + 1)],
+            "0.5, 3000, 86400.123456789, 86400.123456789, ?)",
+            [
+                (i, one, two, one, two, files.record_name(i))
+                for i in range(3, config.MAX_SCHEDULE + 1)
+            ],
         )
         db.executemany(
             "INSERT OR REPLACE INTO meta VALUES (?, ?)",
@@ -237,7 +243,87 @@ def largest_store(event: Path, work: Path) -> None:
             ],
         )
     db.close()
+    # each game its own record, as an event writes them (a copy of the first game's)
+    text = (event / "games" / "game-00001.txt").read_bytes()
+    for i in range(3, config.MAX_SCHEDULE + 1):
+        (event / files.record_name(i)).write_bytes(text)
     print(f"(the largest store: {(event / 'results.sqlite').stat().st_size:,} bytes)")
+
+
+def big_comment_record() -> str:
+    """A record of yoxii just under its cap, of comment lines of 1,000 characters."""
+    line = "# " + "c" * 1000 + "\n"
+    return "# Game: yoxii\n" + line * ((files.MAX_RECORD_BYTES - 100) // len(line))
+
+
+def rows(event: Path, count: int, record: Callable[[int], str | None], reason: str = "") -> None:
+    """Games 1 to ``count`` as copies of game 1, game N naming ``record(N)`` (and the reason
+    ``reason`` when one is given)."""
+    db = sqlite3.connect(event / "results.sqlite")
+    row = db.execute("SELECT * FROM games WHERE id = 1").fetchone()
+    with db:
+        db.execute("DELETE FROM games")
+        db.executemany(
+            "INSERT INTO games VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            [
+                (n, *row[1:10], (chr(64 + n % 26) + reason) if reason else row[10], *row[11:15],
+                 record(n))
+                for n in range(1, count + 1)
+            ],
+        )  # fmt: skip
+    db.execute("VACUUM")
+    db.close()
+
+
+def one_record_many_rows(event: Path, work: Path) -> None:
+    """10,000 rows naming one record of 1 MiB (it took results 761 s and 10.5 GB of reads)."""
+    del work
+    (event / "games" / "game-00001.txt").write_text(big_comment_record())
+    rows(event, config.MAX_SCHEDULE, lambda n: "games/game-00001.txt")
+
+
+def hard_link_record(event: Path, work: Path) -> None:
+    record = event / "games" / "game-00001.txt"
+    record.unlink()
+    os.link(work / "secret.txt", record)
+
+
+def never_ending_trigger(event: Path, work: Path) -> None:
+    """A trigger that never ends on the next game stored (``--resume`` hung on it)."""
+    del work
+    sql(event, "DELETE FROM games WHERE id = 2")
+    sql(
+        event,
+        "CREATE TRIGGER t AFTER INSERT ON games BEGIN SELECT count(*) FROM (WITH RECURSIVE "
+        "c(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM c) SELECT x FROM c); END",
+    )
+
+
+def nested_config(event: Path, work: Path) -> None:
+    """A stored configuration of 100,000 nested lists (a RecursionError traceback)."""
+    del work
+    sql(event, "DELETE FROM games WHERE id = 2")
+    sql(event, "UPDATE meta SET value = ? WHERE key = 'config'", "[" * 100_000)
+
+
+def big_reasons(event: Path, work: Path) -> None:
+    """22 games with reasons of 1 MB of ESC, under the store's cap (52 s and 1.85 GB)."""
+    del work
+    rows(event, 22, lambda n: None, reason="\x1b" * 1_000_000)
+
+
+def records_past_results_cap(event: Path, work: Path) -> None:
+    """90 games, each its own record of 1 MiB: results reads 64 MiB of them and says so."""
+    del work
+    text = big_comment_record()
+    for n in range(1, 91):
+        (event / files.record_name(n)).write_text(text)
+    rows(event, 90, files.record_name)
+
+
+def gauntlet(name: Callable[[int], str]) -> Callable[[Path, Path], None]:
+    """A stored gauntlet of 1,000 players named ``name(N)``."""
+    return config_change(players=[f"name={name(n)}:bot:random" for n in range(1000)], gauntlet=True)
 
 
 def escape_reason(event: Path, work: Path) -> None:
@@ -271,6 +357,11 @@ STORE_CASES: list[tuple[str, Callable[[Path, Path], None]]] = [
     ("config 100,000 players", bad_players),
     ("config seed [1]", config_change(seed=[1])),
     ("store of small rows", full_store),
+    ("10,000 rows, one record", one_record_many_rows),
+    ("record hard link out", hard_link_record),
+    ("store trigger", never_ending_trigger),
+    ("config nested 100,000", nested_config),
+    ("22 reasons of 1 MB ESC", big_reasons),
 ]
 """Cases of ``results`` and ``export`` that must end in a one-line error."""
 
@@ -278,8 +369,22 @@ HEAVY_CASES: list[tuple[str, Callable[[Path, Path], None]]] = [
     ("record near its cap", near_cap_record),
     ("store of the largest event", largest_store),
     ("ESC in reasons", escape_reason),
+    ("1,000-player gauntlet", gauntlet(lambda n: f"{n:04d}" + "\u00e9" * 96)),
+    ("1,000 players, one name", gauntlet(lambda n: "\u00e9" * 100)),
 ]
 """Cases that are not errors, or need not be: what they cost is measured all the same."""
+
+RESULTS_CASES: list[tuple[str, Callable[[Path, Path], None]]] = [
+    ("records past results' cap", records_past_results_cap),
+]
+"""Cases of ``results`` alone, not errors: ``export`` of the same event reads what it writes,
+90 MiB, a record at a time."""
+
+RESUME_CASES: list[tuple[str, Callable[[Path, Path], None]]] = [
+    ("store trigger", never_ending_trigger),
+    ("config nested 100,000", nested_config),
+]
+"""Cases of ``match --resume`` that must end in a one-line error, no game played."""
 
 
 def replay_cases(work: Path, good: Path) -> list[tuple[str, str, str]]:
@@ -297,6 +402,17 @@ def replay_cases(work: Path, good: Path) -> list[tuple[str, str, str]]:
             file.write(record)
     sgf_lines = work / "lines.sgf"
     sgf_lines.write_text("(;GM[24]\n;P0[place wr E 1\nsecond line\x1b[2J])")
+    cap = files.MAX_RECORD_BYTES
+    sgf_values = work / "values.sgf"
+    sgf_values.write_text("(;A" + "[]" * ((cap - 6) // 2) + ")")
+    sgf_value = work / "value.sgf"
+    sgf_value.write_text('(;GM[24];P0[id "' + "\x1b" * (cap - 40) + '"])')
+    sgf_unclosed = work / "unclosed.sgf"
+    sgf_unclosed.write_text("(;A[" + "x" * (cap - 10))
+    sgf_command = work / "command.sgf"
+    sgf_command.write_text("(;GM[24];P0[" + "\x1b[2J" * 200_000 + "])")
+    long_game = work / "long_game.txt"
+    long_game.write_text("# Game: " + "\x1b" * (cap - 100) + "\n")
     return [
         ("replay FIFO", "yoxii", str(fifo)),
         ("replay /dev/zero", "yoxii", "/dev/zero"),
@@ -306,6 +422,11 @@ def replay_cases(work: Path, good: Path) -> list[tuple[str, str, str]]:
         ("replay 64 MB of records", "yoxii", str(many)),
         ("replay SGF on 2 lines", "yinsh", str(sgf_lines)),
         ("replay ESC in reason", "yoxii", str(good / "games" / "game-00001.esc")),
+        ("replay SGF of 500,000 []", "yinsh", str(sgf_values)),
+        ("replay SGF value of 1 MiB", "yinsh", str(sgf_value)),
+        ("replay SGF unclosed 1 MiB", "yinsh", str(sgf_unclosed)),
+        ("replay SGF command 800 kB", "yinsh", str(sgf_command)),
+        ("replay Game header 1 MiB", "yoxii", str(long_game)),
     ]
 
 
@@ -368,10 +489,25 @@ def main() -> int:
         for command in ("results", "export"):
             argv = [command, str(event), *(["-o", "-"] if command == "export" else [])]
             report(name, command, run(argv, stats, args.timeout), error=error)
+    for index, (name, craft) in enumerate(RESULTS_CASES, 100):
+        if args.only in name:
+            event = work / f"case{index:02d}"
+            shutil.copytree(good, event, symlinks=True)
+            craft(event, work)
+            report(name, "results", run(["results", str(event)], stats, args.timeout), error=False)
+    for index, (name, craft) in enumerate(RESUME_CASES, 200):
+        if args.only in name:
+            event = work / f"case{index:02d}"
+            shutil.copytree(good, event, symlinks=True)
+            craft(event, work)
+            outcome = run(["match", "--resume", "--out", str(event)], stats, args.timeout)
+            report(name, "resume", outcome)
     for name, game, path in replay_cases(work, good):
         if args.only in name:
             outcome = run(["replay", game, path], stats, args.timeout)
-            report(name, "replay", outcome, error="ESC" not in name)
+            # the SGF files that are games, not errors: what they cost is measured
+            error = "ESC" not in name and "[]" not in name and "value of" not in name
+            report(name, "replay", outcome, error=error)
     print(f"{missed} targets missed" if missed else "every target met")
     if not args.keep:
         shutil.rmtree(work, ignore_errors=True)

@@ -27,6 +27,11 @@ from enginesrv.event.store import GameRow
 from enginesrv.event.tournament import Finished
 from enginesrv.event.wording import printable, result_words
 
+MAX_CROSSTABLE_PLAYERS = 32
+"""The most players whose crosstable ``results`` prints: a table of N players is N lines of
+N cells each as wide as the longest name, which for 1,000 players of 100-character names
+would be 100 MB of text."""
+
 
 def _fmt_elo(value: float | None) -> str:
     if value is None or math.isnan(value):
@@ -147,8 +152,13 @@ def _write_report(
     limits = config.move_limits().describe()
     out.write(f"Event: {config.event}; game {config.game}; {len(rows)} games; {limits}\n\n")
     write_tables(out, config, standings, anchor=anchor)
-    table = crosstable(standings, names)
-    if len(names) > 2:
+    if len(names) > MAX_CROSSTABLE_PLAYERS:
+        out.write(
+            f"\ncrosstable: not shown for more than {MAX_CROSSTABLE_PLAYERS} players "
+            f"({len(names)} here; results --json has it)\n"
+        )
+    elif len(names) > 2:
+        table = crosstable(standings, names)
         out.write("\ncrosstable (wins-draws-losses of the row's player)\n")
         _write_table(
             out,

@@ -5,20 +5,26 @@ from __future__ import annotations
 
 import argparse
 import itertools
+import os
+import stat
 import time
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from typing import TextIO
 
 import games
 from enginesrv.cli.common import CommandError
 from enginesrv.event.config import EventError
-from enginesrv.event.files import FileRefusedError
+from enginesrv.event.files import FileRefusedError, check_stored_record
 from enginesrv.event.records import Record, RecordError
 from enginesrv.event.sgf import generate_records_file, stored_record_text
 from enginesrv.event.store import GameRow, stored_event
-from enginesrv.event.wording import printable
+from enginesrv.event.wording import cut, printable, quoted
 from enginesrv.search.bench import run_bench, run_search_bench
+
+MAX_POSITION = 400
+"""The most characters of a position an error message quotes: the longest a game writes is
+under 200 (a Yinsh board), so a quoted position read from a file is whole unless crafted."""
 
 
 def load_game(name: str) -> games.Game:
@@ -26,7 +32,7 @@ def load_game(name: str) -> games.Game:
     try:
         return games.load(name)
     except games.UnknownGameError as exc:
-        raise CommandError(f"game {name!r}: {exc.reason}") from None
+        raise CommandError(f"game {quoted(name)}: {exc.reason}") from None
 
 
 def build_state(game: games.Game, pos: str | None, moves: Sequence[str]) -> games.State:
@@ -35,7 +41,7 @@ def build_state(game: games.Game, pos: str | None, moves: Sequence[str]) -> game
         # moves as anyone was shown them: a Yin Yang setup may be ``laws:?,?,?,?``
         return games.replay(game, pos, moves, shown=True)
     except games.InvalidPositionError as exc:
-        raise CommandError(f"position {pos!r}: {exc.reason}") from None
+        raise CommandError(f"position {quoted(pos or '', MAX_POSITION)}: {exc.reason}") from None
     except games.ReplayError as exc:
         raise CommandError(str(exc)) from None
 
@@ -139,12 +145,16 @@ def _replay_record(
         _BadGameError: the first thing that is wrong.
     """
     if record.game is not None and record.game != game.name:
-        raise _BadGameError(record.line, f"the record is a {record.game!r} game, not {game.name!r}")
+        raise _BadGameError(
+            record.line, f"the record is a {quoted(record.game)} game, not {game.name!r}"
+        )
     start = record.start_position()
     try:
         state = game.state_from_string(start) if start is not None else game.new_state()
     except games.InvalidPositionError as exc:
-        raise _BadGameError(record.line, f"Start position {start!r}: {exc.reason}") from None
+        raise _BadGameError(
+            record.line, f"Start position {quoted(start or '', MAX_POSITION)}: {cut(exc.reason)}"
+        ) from None
     if ply is not None and ply > len(record.moves):
         beyond = f"--ply {ply}: the game has {len(record.moves)} plies"
         if not short_ok:
@@ -157,22 +167,24 @@ def _replay_record(
         try:
             games.replay(game, state, [entry.token], first=number)
         except games.ReplayError as exc:
-            raise _BadGameError(entry.line, str(exc)) from None
+            raise _BadGameError(entry.line, cut(str(exc))) from None
         if step or ply == number:
             notes = " ".join(f"{key}={value}" for key, value in entry.annotations)
             label = f"ply {number}: {entry.token} by {mover}" + (f"  ; {notes}" if notes else "")
-            out.write(_board(printable(label), state))
+            out.write(_board(printable(cut(label)), state))
     final = state.to_string()
     if record.final is not None and record.final != final:
         raise _BadGameError(
-            record.line, f"the moves lead to {final!r}, but the record's Final is {record.final!r}"
+            record.line,
+            f"the moves lead to {quoted(final, MAX_POSITION)}, but the record's Final is "
+            f"{quoted(record.final, MAX_POSITION)}",
         )
     outcome = state.outcome()
     result = record.result()
     if outcome is not None and result.winner not in (None, "*", outcome.winner):
         raise _BadGameError(
             record.line,
-            f"the game ends '{outcome.winner}' but the record's Result is {result.text!r}",
+            f"the game ends '{outcome.winner}' but the record's Result is {quoted(result.text)}",
         )
     lines = [
         f"plies {len(record.moves)}",
@@ -180,16 +192,16 @@ def _replay_record(
         f"outcome {outcome if outcome is not None else '* (the game is not over)'}",
     ]
     if result.text:
-        lines.append(f"result {printable(result.text)}")
+        lines.append(f"result {printable(cut(result.text))}")
     reason = record.headers.get("Reason")
     if reason:
-        lines.append(f"reason {printable(reason)}")
+        lines.append(f"reason {printable(cut(reason))}")
     return lines
 
 
 def _players(record: Record) -> str:
     p1, p2 = record.headers.get("P1"), record.headers.get("P2")
-    return printable(f": {p1} vs {p2}") if p1 and p2 else ""
+    return printable(f": {cut(p1)} vs {cut(p2)}") if p1 and p2 else ""
 
 
 MAX_BAD_GAMES = 10
@@ -294,8 +306,13 @@ def _pick(records: Iterator[Record], ahead: list[Record], picked: int) -> tuple[
 def cmd_export(args: argparse.Namespace, out: TextIO, err: TextIO) -> None:
     """``enginesrv export``: the records of an event's games, by game id, into one file.
 
-    Everything is read and checked before the output is opened, so a failed export leaves the
-    output as it was. A game whose record is missing or unreadable fails the export (naming
+    Every record's file is checked first, none read (``files.check_stored_record``: a
+    refused or missing one fails the export before anything is written); then each record is
+    read, checked as a record of the event's game and written, one at a time: what an export
+    holds is one record, and what it reads is what it writes, once. A file given with ``-o``
+    is written under a temporary name beside it and renamed into place once whole, so a
+    failed export leaves it as it was; on stdout, the games before a record found bad are
+    written already. A game whose record is missing or unreadable fails the export (naming
     the game and the file) unless ``--skip-missing`` leaves it out with a warning on ``err``.
     """
     directory = Path(args.dir)
@@ -309,32 +326,100 @@ def cmd_export(args: argparse.Namespace, out: TextIO, err: TextIO) -> None:
     target: str = args.output
     if target != "-":
         _check_output(directory, Path(target))
-    texts: list[str] = []
-    skipped = 0
+    kept: list[GameRow] = []
     for row in rows:
         try:
-            # an export goes to a terminal too: every line printable
-            texts.append(_printable_lines(_stored_record(directory, row, game)))
+            _check_record_file(directory, row)
         except _BadGameError as exc:
-            if not args.skip_missing:
-                raise CommandError(
-                    f"game {row.id}: {exc.reason} (--skip-missing exports the other games)"
-                ) from None
-            reason = printable(exc.reason)
-            err.write(f"enginesrv export: warning: game {row.id} left out: {reason}\n")
-            skipped += 1
-    text = "\n".join(texts)
+            _left_out(args, err, row, exc)
+        else:
+            kept.append(row)
+    written = 0
+
+    def write(file: TextIO) -> None:
+        nonlocal written
+        for row in kept:
+            try:
+                text = _stored_record(directory, row, game)
+            except _BadGameError as exc:
+                _left_out(args, err, row, exc)
+                continue
+            # an export goes to a terminal too: every line printable
+            file.write(("\n" if written else "") + _printable_lines(text))
+            written += 1
+
     if target == "-":
-        out.write(text)
+        write(out)
     else:
-        try:
-            with open(target, "w", encoding="utf-8") as file:
-                file.write(text)
-        except OSError as exc:
-            raise CommandError(f"-o {target}: cannot write: {exc.strerror or exc}") from None
+        _write_whole(Path(target), write)
     where = "stdout" if target == "-" else target
+    skipped = len(rows) - written
     left_out = f" ({skipped} left out)" if skipped else ""
-    err.write(f"enginesrv export: {len(texts)} games of {directory} written to {where}{left_out}\n")
+    err.write(f"enginesrv export: {written} games of {directory} written to {where}{left_out}\n")
+
+
+def _left_out(args: argparse.Namespace, err: TextIO, row: GameRow, exc: _BadGameError) -> None:
+    """A game whose record is bad: the export's error, or with ``--skip-missing`` a warning."""
+    if not args.skip_missing:
+        raise CommandError(
+            f"game {row.id}: {exc.reason} (--skip-missing exports the other games)"
+        ) from None
+    err.write(f"enginesrv export: warning: game {row.id} left out: {printable(exc.reason)}\n")
+
+
+def _write_whole(target: Path, write: Callable[[TextIO], None]) -> None:
+    """``write`` into ``target``, whole or not at all: a regular file (or none yet) is written
+    under a temporary name in its directory, then renamed over it (its mode kept); anything
+    else (a device such as ``/dev/null``, a FIFO) is written to directly.
+
+    Raises:
+        CommandError: it cannot be written.
+    """
+    try:
+        real = Path(os.path.realpath(target))
+        try:
+            info: os.stat_result | None = os.stat(real)
+        except FileNotFoundError:
+            info = None
+        if info is not None and not stat.S_ISREG(info.st_mode):
+            with open(target, "w", encoding="utf-8") as file:
+                write(file)
+            return
+        temporary = real.with_name(f".{real.name}.{os.getpid()}.export")
+        try:
+            with open(temporary, "x", encoding="utf-8") as file:
+                write(file)
+            if info is not None:
+                os.chmod(temporary, stat.S_IMODE(info.st_mode))
+            os.replace(temporary, real)
+        finally:
+            temporary.unlink(missing_ok=True)
+    except OSError as exc:
+        raise CommandError(f"-o {target}: cannot write: {exc.strerror or exc}") from None
+
+
+def _check_record_file(directory: Path, row: GameRow) -> None:
+    """Refuse the record of a stored game before the export writes anything, reading none of
+    it (``files.check_stored_record``).
+
+    Raises:
+        _BadGameError: the game has no record, or it is missing or cannot be opened.
+        CommandError: the store names a record that is refused: a crafted store, whose other
+            games are not exported either.
+    """
+    if row.record is None:
+        raise _BadGameError(0, "the event kept no record of it")
+    path = directory / row.record
+    try:
+        check_stored_record(directory, row.record, row.id)
+    except FileRefusedError as exc:
+        raise CommandError(
+            f"game {row.id}: its record {quoted(row.record)} {exc.reason}; nothing is exported"
+        ) from None
+    except FileNotFoundError:
+        raise _BadGameError(0, f"its record {path} is missing") from None
+    except OSError as exc:
+        raise _BadGameError(0, f"its record {path}: cannot read file: {exc.strerror}") from None
 
 
 def _printable_lines(text: str) -> str:
@@ -370,10 +455,10 @@ def _stored_record(directory: Path, row: GameRow, game: str) -> str:
         raise _BadGameError(0, "the event kept no record of it")
     path = directory / row.record
     try:
-        text, record = stored_record_text(directory, row.record)
+        text, record = stored_record_text(directory, row.record, row.id)
     except FileRefusedError as exc:
         raise CommandError(
-            f"game {row.id}: its record {row.record!r} {exc.reason}; nothing is exported"
+            f"game {row.id}: its record {quoted(row.record)} {exc.reason}; nothing is exported"
         ) from None
     except FileNotFoundError:
         raise _BadGameError(0, f"its record {path} is missing") from None
@@ -382,7 +467,7 @@ def _stored_record(directory: Path, row: GameRow, game: str) -> str:
     except RecordError as exc:
         raise _BadGameError(0, f"its record {exc}") from None
     if record.game != game:
-        raise _BadGameError(0, f"its record {path} is not a {game!r} game record")
+        raise _BadGameError(0, f"its record {path} is not a {quoted(game)} game record")
     return text.rstrip("\n") + "\n"
 
 

@@ -66,6 +66,19 @@ event of 1,000 players is well below; SQLite refuses to read a longer value."""
 RECORDS_DIR = "games"
 """Where an event's records are, in its directory (``DIR/games/game-NNNNN.txt``)."""
 
+MAX_RESULTS_RECORD_BYTES = 64 << 20
+"""The most bytes of records ``enginesrv results`` reads for its search figures (64 MiB,
+as much as a file given to ``replay``): some 10,000 games of 60 plies with every annotation,
+read in about 5 s. The games whose records come past it are not counted, and the report says
+how many; ``export`` reads every record, writing each as it is read."""
+
+
+def record_name(game_id: int) -> str:
+    """The record an event writes for game ``game_id``, relative to its directory
+    (``games/game-00001.txt``): a store may name no other for that game, so no two games
+    share a record."""
+    return f"{RECORDS_DIR}/game-{game_id:05d}.txt"
+
 
 class FileRefusedError(Exception):
     """A file that is not read: not a regular file, a symbolic link where none is followed,
@@ -151,9 +164,10 @@ def read_file(path: str | os.PathLike[str], cap: int) -> bytes:
     return read_capped(open_regular(path), cap)
 
 
-def record_path_problem(name: str) -> str | None:
-    """Why the record path ``name`` stored for a game is refused, or None: a store names a
-    record as ``games/FILE``, relative to the event's directory, and nothing else is read."""
+def record_path_problem(name: str, game_id: int) -> str | None:
+    """Why the record path ``name`` stored for game ``game_id`` is refused, or None: a store
+    names a game's record as the event wrote it (``record_name``: ``games/game-NNNNN.txt``,
+    relative to the event's directory), and nothing else is read."""
     path = PurePosixPath(name)
     if "\0" in name:
         return "holds a NUL character"
@@ -163,21 +177,52 @@ def record_path_problem(name: str) -> str | None:
         return "goes up with '..', outside the event's directory"
     if len(path.parts) != 2 or path.parts[0] != RECORDS_DIR or name != f"{path}":
         return f"is not a file of the event's {RECORDS_DIR}/ directory"
+    if name != record_name(game_id):
+        return f"is not the record the event writes for game {game_id} ({record_name(game_id)})"
     return None
 
 
-def read_stored_record(out_dir: Path, name: str) -> bytes:
-    """The bytes of the record ``name`` an event's store names, from ``out_dir/games/``.
-
-    The name must be ``games/FILE`` (``record_path_problem``); ``games`` must be a directory
-    of ``out_dir`` and ``FILE`` a regular file in it, neither reached through a symbolic
-    link, and the file at most ``MAX_RECORD_BYTES`` long.
+def read_stored_record(out_dir: Path, name: str, game_id: int) -> bytes:
+    """The bytes of the record ``name`` an event's store names for game ``game_id``, from
+    ``out_dir/games/`` (``open_stored_record``), at most ``MAX_RECORD_BYTES`` of them.
 
     Raises:
         FileRefusedError: the name or the file is refused, with the reason.
         OSError: it cannot be read; ``FileNotFoundError`` when it (or ``games/``) is missing.
     """
-    problem = record_path_problem(name)
+    return read_capped(open_stored_record(out_dir, name, game_id), MAX_RECORD_BYTES)
+
+
+def check_stored_record(out_dir: Path, name: str, game_id: int) -> None:
+    """Refuse the record ``name`` of game ``game_id`` as ``read_stored_record`` would, or a
+    record longer than its cap, reading none of it.
+
+    Raises:
+        FileRefusedError: the name or the file is refused, with the reason.
+        OSError: it cannot be opened; ``FileNotFoundError`` when it is missing.
+    """
+    fd = open_stored_record(out_dir, name, game_id)
+    try:
+        if os.fstat(fd).st_size > MAX_RECORD_BYTES:
+            raise FileRefusedError(f"is larger than {MAX_RECORD_BYTES:,} bytes")
+    finally:
+        os.close(fd)
+
+
+def open_stored_record(out_dir: Path, name: str, game_id: int) -> int:
+    """A descriptor of the record ``name`` an event's store names for game ``game_id``, in
+    ``out_dir/games/``.
+
+    The name must be the one the event writes for that game (``record_path_problem``);
+    ``games`` must be a directory of ``out_dir`` and the record a regular file in it, neither
+    reached through a symbolic link, of one link only (a hard link could be a file of
+    anywhere on the file system).
+
+    Raises:
+        FileRefusedError: the name or the file is refused, with the reason.
+        OSError: it cannot be opened; ``FileNotFoundError`` when it (or ``games/``) is missing.
+    """
+    problem = record_path_problem(name, game_id)
     if problem is not None:
         raise FileRefusedError(problem)
     flags = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
@@ -194,7 +239,18 @@ def read_stored_record(out_dir: Path, name: str) -> bytes:
         fd = open_regular(PurePosixPath(name).name, follow=False, dir_fd=folder)
     finally:
         os.close(folder)
-    return read_capped(fd, MAX_RECORD_BYTES)
+    try:
+        links = os.fstat(fd).st_nlink
+    except BaseException:
+        os.close(fd)
+        raise
+    if links > 1:
+        os.close(fd)
+        raise FileRefusedError(
+            f"has {links} hard links (a record the event writes has one): it may be a file "
+            "from outside the event's directory"
+        )
+    return fd
 
 
 def check_store_file(path: Path) -> None:

@@ -14,7 +14,10 @@ OPENINGS_CAP = 1 << 20
 """The largest openings file read, in bytes (1 MiB: some 70,000 openings, checked in a few
 seconds; a larger file is refused, not cut)."""
 _SHOWN = 200
-"""The most characters of a line or a reason quoted in a message."""
+"""The most characters of a reason quoted in a message."""
+_QUOTED = 80
+"""The most characters of a game's error on an opening line (it quotes the token or the
+position) in a message; no other content of a line is ever quoted."""
 _ESCAPES = {c: f"\\x{c:02x}" for c in (*range(32), 127, *range(0x80, 0xA0))}
 _KINDS = (
     (stat.S_ISDIR, "a directory"), (stat.S_ISFIFO, "a FIFO"), (stat.S_ISCHR, "a device"),
@@ -40,8 +43,8 @@ def printable(text: object) -> str:
     return str(text).translate(_ESCAPES)
 
 
-def _cut(text: str) -> str:
-    return text if len(text) <= _SHOWN else text[: _SHOWN - 3] + "..."
+def _cut(text: str, limit: int = _SHOWN) -> str:
+    return text if len(text) <= limit else text[: limit - 3] + "..."
 
 
 def _not_regular(mode: int) -> str | None:
@@ -131,14 +134,17 @@ def read_openings(path: Path, game: games.Game) -> list[Opening]:
         elif kind == "fen" and rest:
             opening = Opening(rest, (), line)
         else:
+            # nothing of the line is quoted: the file may be any file (a crafted store can
+            # name one), and its line a secret
             raise OpeningsError(
-                f"{where}:{number}: write 'moves TOKEN TOKEN ...' or 'fen POSITION', not "
-                + _cut(repr(line))
+                f"{where}:{number}: write 'moves TOKEN TOKEN ...' or 'fen POSITION': line "
+                f"{number} is neither"
             )
         try:
             state = opening_state(game, opening)
         except games.GameError as exc:
-            raise OpeningsError(f"{where}:{number}: {_cut(printable(exc))}") from None
+            # a token or position of an opening line, cut short
+            raise OpeningsError(f"{where}:{number}: {_cut(printable(exc), _QUOTED)}") from None
         if state.is_terminal():
             raise OpeningsError(f"{where}:{number}: the game is already over after this opening")
         openings.append(opening)

@@ -22,6 +22,8 @@ from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from typing import Literal
 
+from enginesrv.event.wording import quoted
+
 #: Header keys in the order ``format_record`` writes them.
 HEADER_KEYS: tuple[str, ...] = (
     "Game", "Start", "Event", "Date", "P1", "P2", "TimeControl", "Opening", "Result", "Reason",
@@ -292,21 +294,25 @@ def _parse_lines(lines: Iterable[tuple[int, str]], source: str) -> Record:
                 continue
             key, value = header
             if record.moves:
-                raise RecordError(source, number, f"header {key!r} after the first move")
+                raise RecordError(source, number, f"header {quoted(key)} after the first move")
             if key in record.headers:
-                raise RecordError(source, number, f"repeated header {key!r}")
+                raise RecordError(source, number, f"repeated header {quoted(key)}")
             record.headers[key] = value
             continue
         token, separator, notes = line.partition(_ANNOTATION_SEP)
         if not token:
-            raise RecordError(source, number, f"no move token before the annotations in {line!r}")
+            raise RecordError(
+                source, number, f"no move token before the annotations in {quoted(line)}"
+            )
         if _has_space(token):
-            raise RecordError(source, number, f"whitespace in move line {line!r}")
+            raise RecordError(source, number, f"whitespace in move line {quoted(line)}")
         annotations: list[tuple[str, str]] = []
         for item in notes.split(" ") if separator else ():
             key, equals, value = item.partition("=")
             if not (key and equals and value) or _has_space(item):
-                raise RecordError(source, number, f"malformed annotation {item!r} (want key=value)")
+                raise RecordError(
+                    source, number, f"malformed annotation {quoted(item)} (want key=value)"
+                )
             annotations.append((key, value))
         record.moves.append(RecordMove(token, tuple(annotations), number))
     return record
@@ -336,7 +342,7 @@ def format_record(record: Record) -> str:
 
     def check(ok: bool, what: str, text: str) -> None:
         if not ok:
-            raise RecordError("<record>", 0, f"cannot write {what} {text!r}")
+            raise RecordError("<record>", 0, f"cannot write {what} {quoted(text)}")
 
     def one_line(text: str) -> bool:
         return "\n" not in text and "\r" not in text

@@ -10,12 +10,13 @@ from pathlib import Path
 
 import games
 from enginesrv.event.config import EventConfig, EventError
-from enginesrv.event.files import FileRefusedError
+from enginesrv.event.files import MAX_RESULTS_RECORD_BYTES, FileRefusedError
 from enginesrv.event.ratings import Encounter, RatingTable, fit_ratings
 from enginesrv.event.records import RecordError
-from enginesrv.event.sgf import stored_record
+from enginesrv.event.sgf import stored_record_text
 from enginesrv.event.standings import PairingResult
 from enginesrv.event.store import GameRow
+from enginesrv.event.wording import cut, quoted
 
 FORFEITS = frozenset(("time-forfeit", "illegal-move", "crash", "disconnect", "stall"))
 """Reasons a player lost by the arbiter's hand for what it did (or failed to do)."""
@@ -136,23 +137,31 @@ def search_report(
     """Sum each player's reported depth and nodes and its measured time per move, from the
     records' move annotations (``ms``, ``depth``, ``nodes``). Which seat played each move is
     found by replaying the record. A record that is missing or not a record is not counted
-    (``unread`` says why).
+    (``unread`` says why), nor are the games whose records come once
+    ``MAX_RESULTS_RECORD_BYTES`` have been read (one line of ``unread`` says how many).
 
     Raises:
         EventError: the store names a record that is refused (``files.read_stored_record``:
-            outside the event's ``games/``, not a regular file, too long): a crafted store.
+            not the one the event writes for that game, not a regular file of one link, too
+            long): a crafted store.
     """
     totals = {name: SearchTotals() for name in players}
     unread: list[str] = []
+    read = past = 0
     for row in rows:
         if row.record is None:
             continue
+        if read >= MAX_RESULTS_RECORD_BYTES:
+            past += 1
+            continue
         try:
-            record = stored_record(out_dir, row.record)
+            text, record = stored_record_text(out_dir, row.record, row.id)
+            read += len(text.encode("utf-8"))
+            del text
             state = games.replay(game, record.start_position(), ())
         except FileRefusedError as exc:
             raise EventError(
-                f"{out_dir / 'results.sqlite'}: game {row.id}: its record {row.record!r} "
+                f"{out_dir / 'results.sqlite'}: game {row.id}: its record {quoted(row.record)} "
                 f"{exc.reason}; it is not read"
             ) from None
         except FileNotFoundError:
@@ -162,7 +171,7 @@ def search_report(
             unread.append(f"{row.record}: cannot read file: {exc.strerror or exc}")
             continue
         except (RecordError, games.GameError) as exc:
-            unread.append(f"{row.record}: {exc}")
+            unread.append(cut(f"{row.record}: {exc}"))
             continue
         seen: set[str] = set()
         names = (row.p1, row.p2)
@@ -171,7 +180,7 @@ def search_report(
             try:
                 games.replay(game, state, (move.token,), first=number)
             except games.GameError as exc:
-                unread.append(f"{row.record}: {exc}")
+                unread.append(cut(f"{row.record}: {exc}"))
                 break
             notes = dict(move.annotations)
             if "book" in notes:
@@ -193,6 +202,11 @@ def search_report(
                 t.nodes_ms += ms or 0
         for name in seen:
             totals[name].games += 1
+    if past:
+        unread.append(
+            f"{past} game{'s' if past > 1 else ''}: not read, past the "
+            f"{MAX_RESULTS_RECORD_BYTES:,} bytes of records results reads"
+        )
     return SearchReport(totals, unread)
 
 
@@ -239,9 +253,8 @@ def report_json(
 
 def player_names(standings: Iterable[PairingResult]) -> list[str]:
     """The players of the pairings, in the order they first appear (the event's order)."""
-    names: list[str] = []
+    names: dict[str, None] = {}
     for p in standings:
-        for name in (p.first, p.second):
-            if name not in names:
-                names.append(name)
-    return names
+        names.setdefault(p.first)
+        names.setdefault(p.second)
+    return list(names)

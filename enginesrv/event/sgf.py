@@ -30,15 +30,19 @@ from enginesrv.event.records import (
     normalise,
     parse_record,
 )
-from enginesrv.event.wording import printable
+from enginesrv.event.wording import MAX_QUOTED, cut, printable
 
-# One SGF lexeme: whitespace, punctuation, or a property with its bracketed values.
+# One SGF lexeme: whitespace, punctuation, or a property with its bracketed values. A value is
+# scanned unrolled and possessive (runs of plain characters, each escape a pair): one pass,
+# no state kept per character or per value (``(?:[^\]\\]|\\.)*`` kept some 200 bytes a
+# character, 274 MB for a value of 1 MiB), and the same values matched.
+_SGF_VALUE_TEXT = r"[^\]\\]*+(?:\\.[^\]\\]*+)*+"
 _SGF_LEXEME = re.compile(
-    r"(?P<space>\s+)|(?P<punct>[();])"
-    r"|(?P<ident>[A-Za-z][A-Za-z0-9]*)(?P<values>(?:\s*\[(?:[^\]\\]|\\.)*\])+)",
+    r"(?P<space>\s++)|(?P<punct>[();])"
+    rf"|(?P<ident>[A-Za-z][A-Za-z0-9]*+)(?P<values>(?:\s*+\[{_SGF_VALUE_TEXT}\])++)",
     re.DOTALL,
 )
-_SGF_VALUE = re.compile(r"\[((?:[^\]\\]|\\.)*)\]", re.DOTALL)
+_SGF_VALUE = re.compile(rf"\[({_SGF_VALUE_TEXT})\]", re.DOTALL)
 _SGF_ESCAPE = re.compile(r"\\(.)", re.DOTALL)
 
 
@@ -172,7 +176,9 @@ def import_boardspace_sgf(text: str, source: str = "<string>") -> Record:
         value = " ".join(" ".join(prop.values).split())
         if prop.ident == "GM" and value != "24":
             raise RecordError(
-                source, prop.line, f"GM[{printable(value)}] is not a boardspace YINSH game"
+                source,
+                prop.line,
+                f"GM[{printable(cut(value, MAX_QUOTED))}] is not a boardspace YINSH game",
             )
         if prop.ident in ("GN", "DT"):
             record.headers["Event" if prop.ident == "GN" else "Date"] = value
@@ -201,8 +207,10 @@ def import_boardspace_sgf(text: str, source: str = "<string>") -> Record:
         try:
             token, now_held = _boardspace_step([word.lower() for word in words], held)
         except ValueError as error:
-            # the command as one line: a value may span several, or hold control characters
-            shown = printable(f"{error}: {player}[{' '.join(command.split())}]")
+            # the command as one line, cut: a value may span several lines, hold control
+            # characters, or be a megabyte long
+            said = cut(str(error), MAX_QUOTED)
+            shown = printable(f"{said}: {player}[{cut(' '.join(command.split()), MAX_QUOTED)}]")
             raise RecordError(source, line, shown) from None
         if token is not None:
             # A token completed by a drop belongs to the node where the ring was picked up.
@@ -238,24 +246,25 @@ def read_record_file(path: str | os.PathLike[str]) -> Record:
     return parse_record(text, name)
 
 
-def stored_record(out_dir: Path, name: str) -> Record:
-    """The record ``name`` that an event's store names, read from ``out_dir`` as
-    ``files.read_stored_record`` allows (``games/FILE``, a regular file, capped) and parsed
-    in the project's format (the arbiter writes no other).
+def stored_record(out_dir: Path, name: str, game_id: int) -> Record:
+    """The record ``name`` that an event's store names for game ``game_id``, read from
+    ``out_dir`` as ``files.read_stored_record`` allows (``games/game-NNNNN.txt`` of that game,
+    a regular file of one link, capped) and parsed in the project's format (the arbiter
+    writes no other).
 
     Raises:
         FileRefusedError: the name or the file is refused.
         OSError: it cannot be read (``FileNotFoundError``: it is missing).
         RecordError: it is not UTF-8 or not a record, naming ``out_dir/name``.
     """
-    return stored_record_text(out_dir, name)[1]
+    return stored_record_text(out_dir, name, game_id)[1]
 
 
-def stored_record_text(out_dir: Path, name: str) -> tuple[str, Record]:
+def stored_record_text(out_dir: Path, name: str, game_id: int) -> tuple[str, Record]:
     """``stored_record``, and its text (line ends made ``\\n``, a byte order mark dropped):
     what an export writes is the text the arbiter wrote, checked."""
     source = str(out_dir / name)
-    text = normalise(_decode(source, read_stored_record(out_dir, name)))
+    text = normalise(_decode(source, read_stored_record(out_dir, name, game_id)))
     return text, parse_record(text, source)
 
 

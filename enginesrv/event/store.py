@@ -11,6 +11,7 @@ import contextlib
 import json
 import math
 import os
+import re
 import sqlite3
 import sys
 import types
@@ -21,6 +22,7 @@ from typing import Any, Union, get_args, get_origin, get_type_hints
 
 from enginesrv.event.config import MAX_SCHEDULE, EventConfig, EventError
 from enginesrv.event.files import MAX_STORED_VALUE, FileRefusedError, check_store_file
+from enginesrv.event.wording import quoted
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
@@ -69,6 +71,31 @@ class GameRow:
 
 _GAME_COLUMNS = tuple(f.name for f in fields(GameRow))
 
+_SCHEMA_OBJECTS = frozenset(
+    {
+        ("table", "meta", "meta"),
+        ("table", "games", "games"),
+        ("index", "sqlite_autoindex_meta_1", "meta"),
+    }
+)
+"""What ``sqlite_master`` of a store holds (``_SCHEMA``): its two tables and the index of
+``meta``'s primary key; anything else (a trigger, a view, another index) is refused."""
+
+MAX_CONFIG_NESTING = 8
+"""The deepest nesting of lists and objects read in a stored configuration: it holds lists
+of strings in an object; a deeper one is refused before it is parsed (Python's parser
+recurses, and a text of a hundred thousand ``[`` would end in a ``RecursionError``)."""
+
+# possessive: one pass, no state kept per character or escape (a string of a million escapes
+# would otherwise cost some 60 MB)
+_JSON_STRING = re.compile(r'"[^"\\]*+(?:\\.[^"\\]*+)*+"', re.DOTALL)
+_JSON_BRACKETS = re.compile(r"[\[\]{}]")
+
+MAX_ROW_TEXT = 200
+"""The longest text a game row holds: a player's name (at most 100 characters, then ``#N``
+when two share one) or a reason (a few words). A longer one is a crafted row, refused before
+it is printed or used as a key."""
+
 
 class ResultsDB:
     """The SQLite store of one event (``:memory:`` when there is no ``--out``).
@@ -97,6 +124,8 @@ class ResultsDB:
             )
             # a crafted value of a gigabyte is refused by SQLite, not read into memory
             self.db.setlimit(sqlite3.SQLITE_LIMIT_LENGTH, MAX_STORED_VALUE)
+            # no function of the schema (a view's, an index's) may have a side effect
+            self.db.execute("PRAGMA trusted_schema = OFF")
         except sqlite3.Error as exc:
             raise self._error(exc) from None
         try:
@@ -205,10 +234,20 @@ class ResultsDB:
             raise self._error(exc) from None
 
     def _check(self) -> None:
-        """Check the pages, the tables and their columns (a damaged store raises). Each table
-        must be a plain one: a view, a virtual table or a computed column would run what the
-        file says on every read (a recursive view never ends)."""
+        """Check the schema, the pages, the tables and their columns (a damaged store raises).
+        The schema must hold the two tables and their automatic index only: a trigger would run
+        what the file says on every write (``--resume`` writes; a trigger that never ends, or
+        one that rewrites the results), and a view, an index on an expression, a virtual table
+        or a computed column on a read (a recursive view never ends)."""
         with self._sqlite():
+            for kind, name, table in self.db.execute(
+                "SELECT type, name, tbl_name FROM sqlite_master"
+            ).fetchall():
+                if (str(kind), str(name), str(table)) not in _SCHEMA_OBJECTS:
+                    raise self._damaged(
+                        f"its schema holds {_short(str(kind))} {quoted(str(name), 40)}, which an "
+                        "event never makes"
+                    )
             problems = [str(row[0]) for row in self.db.execute("PRAGMA quick_check")]
             if problems != ["ok"]:
                 raise self._damaged(_short(problems[0] if problems else "no answer", 200))
@@ -248,10 +287,17 @@ class ResultsDB:
         text = self.get("config")
         if text is None:
             return None
+        if _nesting(text) > MAX_CONFIG_NESTING:
+            raise self._damaged(
+                f"the stored configuration nests lists or objects more than {MAX_CONFIG_NESTING} "
+                "deep"
+            )
         try:
             raw = json.loads(text)
-        except ValueError as exc:
-            raise self._damaged(f"the stored configuration is not JSON: {exc}") from None
+        except (ValueError, RecursionError) as exc:
+            raise self._damaged(
+                f"the stored configuration is not JSON: {_short(str(exc))}"
+            ) from None
         if not isinstance(raw, dict):
             raise self._damaged("the stored configuration is not a JSON object")
         hints = get_type_hints(EventConfig)
@@ -310,9 +356,8 @@ class ResultsDB:
         stores."""
         for name, value in zip(_GAME_COLUMNS, values, strict=True):
             if not _fits(value, hints[name]) or not _plausible(name, value):
-                raise self._damaged(
-                    f"game {_short(repr(row.id))} has {name} = {_short(repr(value))}"
-                )
+                shown = quoted(value, 40) if isinstance(value, str) else _short(repr(value))
+                raise self._damaged(f"game {_short(repr(row.id))} has {name} = {shown}")
         return row
 
 
@@ -357,7 +402,22 @@ def _plausible(column: str, value: object) -> bool:
         return isinstance(value, int) and value >= 1
     if column in ("pairing", "pair", "opening", "plies", "wall", "engine_time"):
         return not isinstance(value, int | float) or value >= 0
+    if column in ("first", "second", "p1", "p2", "reason"):
+        return not isinstance(value, str) or len(value) <= MAX_ROW_TEXT
     return True
+
+
+def _nesting(text: str) -> int:
+    """How deep lists and objects nest in the JSON ``text`` (its strings left out), read in
+    one pass without parsing it."""
+    depth = deepest = 0
+    for bracket in _JSON_BRACKETS.findall(_JSON_STRING.sub("", text)):
+        if bracket in "[{":
+            depth += 1
+            deepest = max(deepest, depth)
+        else:
+            depth -= 1
+    return deepest
 
 
 def _short(text: str, limit: int = 60) -> str:

@@ -41,6 +41,7 @@ from enginesrv.event.config import EventConfig, EventError
 from enginesrv.event.contain import check_containment, wrapper_for
 from enginesrv.event.controls import Adjudication, MoveLimits, TimeControl
 from enginesrv.event.feed import Feed, event_message, result_message, standings_message
+from enginesrv.event.files import record_name as stored_record_name
 from enginesrv.event.lock import lock_event
 from enginesrv.event.openings import Opening, opening_state, read_openings
 from enginesrv.event.players import (
@@ -61,7 +62,7 @@ from enginesrv.event.schedule import (
 from enginesrv.event.slots import Slot
 from enginesrv.event.standings import PairingResult, decided, pairing_results, points
 from enginesrv.event.store import GameRow, ResultsDB, store_game, stored_event
-from enginesrv.event.wording import result_words
+from enginesrv.event.wording import quoted, result_words
 from enginesrv.search.pool import WorkerPool
 
 if TYPE_CHECKING:
@@ -110,7 +111,8 @@ def prepare(config: EventConfig, out_dir: Path | None, *, resume: bool) -> Event
             f"{out_dir} already holds an event: add --resume to finish it, or choose another --out"
         )
     if config.game not in games.available():
-        raise EventError(f"unknown game {config.game!r}; known: {', '.join(games.available())}")
+        known = ", ".join(games.available())
+        raise EventError(f"unknown game {quoted(config.game)}; known: {known}")
     check_containment(config)
     if not config.event:
         config = dataclasses.replace(config, event=f"{config.game} {dt.date.today().isoformat()}")
@@ -355,7 +357,7 @@ async def _run_games(
                 record_text = format_record(result.record)
                 record_name = None
                 if out_dir is not None:
-                    record_name = f"games/game-{item.id:05d}.txt"
+                    record_name = stored_record_name(item.id)
                 first_points = points(result.winner, item.p1 == item.first)
                 row = GameRow(
                     item.id, item.round, item.pairing, names[item.first], names[item.second],

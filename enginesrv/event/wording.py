@@ -76,16 +76,38 @@ _NOT_SHOWN = frozenset({"Cc", "Cf", "Cs", "Zl", "Zp"})
 characters (bidirectional overrides, zero-width ones), lone surrogates, and the line and
 paragraph separators."""
 
+MAX_SHOWN = 200
+"""The most characters of a text read from a file or a store that a line shows (``cut``): a
+name is at most 100, a reason a few words; what is longer is cut before it is escaped."""
 
-def printable(text: str) -> str:
-    """``text`` as it may be shown on a terminal or in a message of one line: each character
-    a terminal could act on or that could break the line (of ``_NOT_SHOWN``: ESC, NUL, a
-    line break, a tab, a bidirectional override...) written as an escape, ``\\x1b`` or
-    ``\\u202e``; every other character as it is. Every text the program shows that it read
-    from a file, a store or its command line goes through here."""
-    if text.isprintable():
-        return text
-    return "".join(_escape(c) if unicodedata.category(c) in _NOT_SHOWN else c for c in text)
+MAX_QUOTED = 80
+"""The most characters of a value an error message quotes (``quoted``)."""
+
+
+def cut(text: str, limit: int = MAX_SHOWN) -> str:
+    """``text`` cut to ``limit`` characters, ``...`` ending what was cut."""
+    return text if len(text) <= limit else text[: limit - 3] + "..."
+
+
+def quoted(value: str, limit: int = MAX_QUOTED) -> str:
+    """``value`` quoted for an error message (``'...'``, as ``repr`` writes it: control and
+    format characters escaped), cut to ``limit`` characters before it is quoted."""
+    if len(value) <= limit:
+        return repr(value)
+    return repr(value[: limit - 3]) + "..."
+
+
+class _Escapes(dict[int, str]):
+    """What ``str.translate`` makes of each character: the escape of a character of
+    ``_NOT_SHOWN``, the character itself otherwise. The first 0x3000 code points are looked
+    up once (the scripts most text is in); any other is looked up as it comes, not kept, so a
+    text of many distinct characters costs no memory."""
+
+    def __missing__(self, code: int) -> str:
+        char = chr(code)
+        if unicodedata.category(char) in _NOT_SHOWN:
+            return _escape(char)
+        raise LookupError(code)
 
 
 def _escape(char: str) -> str:
@@ -93,3 +115,24 @@ def _escape(char: str) -> str:
     if code < 0x100:
         return f"\\x{code:02x}"
     return f"\\u{code:04x}" if code < 0x10000 else f"\\U{code:08x}"
+
+
+_ESCAPES = _Escapes(
+    {
+        code: _escape(chr(code))
+        for code in range(0x3000)
+        if unicodedata.category(chr(code)) in _NOT_SHOWN
+    }
+)
+
+
+def printable(text: str) -> str:
+    """``text`` as it may be shown on a terminal or in a message of one line: each character
+    a terminal could act on or that could break the line (of ``_NOT_SHOWN``: ESC, NUL, a
+    line break, a tab, a bidirectional override...) written as an escape, ``\\x1b`` or
+    ``\\u202e``; every other character as it is. Every text the program shows that it read
+    from a file, a store or its command line goes through here (cut first, ``cut``, where
+    it may be long). One pass of ``str.translate``: linear in the text, one string built."""
+    if text.isprintable():
+        return text
+    return text.translate(_ESCAPES)

@@ -18,7 +18,7 @@ import pytest
 
 from enginesrv.cli import main
 from enginesrv.event import files
-from enginesrv.event.wording import printable
+from enginesrv.event.wording import printable, quoted
 
 ROOT = Path(__file__).resolve().parents[2]
 SECRET = "TOP-SECRET-LINE the attacker wants printed"
@@ -92,6 +92,9 @@ def store_record(event: Path, record: str) -> None:
         ("results.sqlite", "is not a file of the event's games/ directory"),
         ("games/./game-00002.txt", "is not a file of the event's games/ directory"),
         ("games/sub/game-00001.txt", "is not a file of the event's games/ directory"),
+        ("games/game-00002.txt", "is not the record the event writes for game 1"),
+        ("games/game-1.txt", "is not the record the event writes for game 1"),
+        ("games/secret.txt", "is not the record the event writes for game 1"),
     ],
 )
 @pytest.mark.parametrize("command", ["results", "export"])
@@ -101,7 +104,7 @@ def test_a_record_path_outside_the_events_games_is_refused_unread(
     record = record.format(secret=event.parent / "secret.txt")
     store_record(event, record)
     code, out, err = run(capsys, command, str(event), *(["-o", "-"] * (command == "export")))
-    refused(code, out, err, "game 1", f"its record {record!r} {reason}")
+    refused(code, out, err, "game 1", f"its record {quoted(record)} {reason}")
     assert out == ""
 
 
@@ -247,7 +250,11 @@ def make_long_value(path: Path) -> None:
         (make_fifo_journal, "results.sqlite-journal is a FIFO, not a regular file"),
         (make_garbage, "the results database is damaged"),
         (make_torn, "the results database is damaged"),
-        (make_view, "the results database is damaged (games is not a plain table)"),
+        (
+            make_view,
+            "the results database is damaged (its schema holds view 'games', which an event "
+            "never makes)",
+        ),
         (make_computed, "the results database is damaged (table games has a computed column)"),
         (
             make_long_value,
@@ -475,7 +482,7 @@ def test_the_longest_record_an_event_writes_is_read_back(tmp_path: Path) -> None
     assert text.count("\n") <= files.MAX_RECORD_LINES
     (tmp_path / "games").mkdir()
     (tmp_path / "games" / "game-00001.txt").write_text(text, encoding="utf-8")
-    assert len(stored_record(tmp_path, "games/game-00001.txt").moves) == files.MAX_PLIES
+    assert len(stored_record(tmp_path, "games/game-00001.txt", 1).moves) == files.MAX_PLIES
 
 
 def test_every_games_tokens_fit_the_longest_ply_line() -> None:
@@ -544,3 +551,365 @@ def test_a_store_of_more_games_than_an_event_has_is_refused(
     db.close()
     code, out, err = run(capsys, command, str(event), *(["-o", "-"] if command == "export" else []))
     refused(code, out, err, f"more than {MAX_SCHEDULE:,} games, more than an event has")
+
+
+# -- many rows, one record; hard links; the bytes of records read -------------------------------
+
+
+def add_games(event: Path, count: int, record: Callable[[int], str | None]) -> None:
+    """Games 3 to ``count`` as copies of game 1, game N naming ``record(N)``."""
+    db = sqlite3.connect(event / "results.sqlite")
+    row = db.execute("SELECT * FROM games WHERE id = 1").fetchone()
+    with db:
+        db.executemany(
+            "INSERT INTO games VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            [(n, *row[1:-1], record(n)) for n in range(3, count + 1)],
+        )
+    db.close()
+
+
+@pytest.mark.parametrize("command", ["results", "export"])
+def test_rows_naming_one_record_are_refused_at_the_first_not_its_own(
+    capsys: pytest.CaptureFixture[str], event: Path, command: str
+) -> None:
+    """10,000 rows naming one record of 1 MiB took results 761 s and 10.5 GB of reads."""
+    add_games(event, 10_000, lambda n: "games/game-00001.txt")
+    code, out, err = run(capsys, command, str(event), *(["-o", "-"] * (command == "export")))
+    refused(
+        code, out, err,
+        "game 3: its record 'games/game-00001.txt' is not the record the event writes for "
+        "game 3 (games/game-00003.txt)",
+    )  # fmt: skip
+    assert out == ""
+
+
+@pytest.mark.parametrize("command", ["results", "export"])
+def test_a_record_that_is_a_hard_link_is_refused(
+    capsys: pytest.CaptureFixture[str], event: Path, command: str
+) -> None:
+    record = event / "games" / "game-00001.txt"
+    record.unlink()
+    os.link(event.parent / "secret.txt", record)
+    code, out, err = run(capsys, command, str(event), *(["-o", "-"] * (command == "export")))
+    refused(
+        code, out, err,
+        "game 1: its record 'games/game-00001.txt' has 2 hard links (a record the event "
+        "writes has one): it may be a file from outside the event's directory",
+    )  # fmt: skip
+    assert out == ""
+
+
+def test_results_reads_records_up_to_its_cap_and_says_what_it_left(
+    capsys: pytest.CaptureFixture[str], event: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from enginesrv.event import report
+
+    first = len((event / "games" / "game-00001.txt").read_bytes())
+    for n in range(3, 6):
+        shutil.copy(event / "games" / "game-00002.txt", event / "games" / f"game-{n:05d}.txt")
+    add_games(event, 5, files.record_name)
+    monkeypatch.setattr(report, "MAX_RESULTS_RECORD_BYTES", first)
+    code, out, err = run(capsys, "results", str(event))
+    assert (code, err) == (0, "")
+    assert out.endswith(
+        f"  not counted: 4 games: not read, past the {first:,} bytes of records results reads\n"
+    )
+    monkeypatch.setattr(report, "MAX_RESULTS_RECORD_BYTES", first + 1)
+    code, out, err = run(capsys, "results", str(event))
+    assert out.endswith(
+        f"  not counted: 3 games: not read, past the {first + 1:,} bytes of records results reads\n"
+    )
+
+
+def test_export_holds_one_record_at_a_time(tmp_path: Path, event: Path) -> None:
+    """An export wrote nothing until it held every record's text: 10,000 records of 1 MiB
+    would be 10 GB of memory. Now each is written as it is read."""
+    import tracemalloc
+
+    big = "# Game: yoxii\n" + ("# " + "c" * 1000 + "\n") * 1000  # 1 MB of comments
+    for n in range(1, 21):
+        (event / "games" / f"game-{n:05d}.txt").write_text(big, encoding="utf-8")
+    add_games(event, 20, files.record_name)
+    output = tmp_path / "all.txt"
+    tracemalloc.start()
+    try:
+        assert main(["export", str(event), "-o", str(output)]) in (0, None)
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert output.stat().st_size == 20 * len(big) + 19
+    assert peak < 8 * len(big)  # a few records' worth, not twenty
+
+
+# -- what the store's schema holds ---------------------------------------------------------------
+
+
+NEVER_ENDS = (
+    "WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM c) SELECT count(*) FROM c"
+)
+
+
+@pytest.mark.parametrize(
+    ("statement", "shown"),
+    [
+        (f"CREATE TRIGGER t AFTER INSERT ON games BEGIN {NEVER_ENDS}; END", "trigger 't'"),
+        (
+            "CREATE TRIGGER rewrite AFTER INSERT ON games BEGIN "
+            "UPDATE games SET first_points = 1; END",
+            "trigger 'rewrite'",
+        ),
+        (f"CREATE VIEW v AS {NEVER_ENDS}", "view 'v'"),
+        ("CREATE INDEX i ON games (lower(reason))", "index 'i'"),
+        ("CREATE TABLE extra (x)", "table 'extra'"),
+    ],
+)
+def test_a_store_holding_a_trigger_view_or_index_is_refused_by_every_opener(
+    capsys: pytest.CaptureFixture[str], event: Path, statement: str, shown: str
+) -> None:
+    """``--resume`` ran a trigger stored in the store on its first game: one that never ends
+    hung it for ever, one that rewrites the results would have rewritten them."""
+    from enginesrv.event.config import EventError
+    from enginesrv.event.store import ResultsDB
+
+    sql(event, "DELETE FROM games WHERE id = 2")
+    sql(event, statement)
+    reason = (
+        f"the results database is damaged (its schema holds {shown}, which an event never makes)"
+    )
+    for command in ("results", "export"):
+        code, out, err = run(capsys, command, str(event), *(["-o", "-"] * (command == "export")))
+        refused(code, out, err, reason)
+    with pytest.raises(EventError) as caught:
+        ResultsDB(event / "results.sqlite")  # as an event opens it, to write
+    assert str(caught.value) == f"{event / 'results.sqlite'}: {reason}; it is kept as it is"
+    proc = cli("match", "--resume", "--out", str(event))
+    refused(proc.returncode, proc.stdout, proc.stderr, reason)
+    assert sqlite3.connect(event / "results.sqlite").execute(
+        "SELECT count(*) FROM games"
+    ).fetchone() == (1,)
+
+
+# -- the stored configuration ----------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "[" * 100_000,
+        '{"a":' * 100_000,
+        '{"game": "yoxii", "players": ' + "[" * 50_000 + "]" * 50_000 + "}",
+    ],
+    ids=["lists", "objects", "in-players"],
+)
+def test_a_deeply_nested_stored_configuration_is_one_line(
+    capsys: pytest.CaptureFixture[str], event: Path, text: str
+) -> None:
+    """It ended in a RecursionError traceback, exit status 1."""
+    sql(event, "UPDATE meta SET value = ? WHERE key = 'config'", text)
+    reason = (
+        "the results database is damaged (the stored configuration nests lists or objects "
+        "more than 8 deep)"
+    )
+    for command in ("results", "export"):
+        code, out, err = run(capsys, command, str(event), *(["-o", "-"] * (command == "export")))
+        refused(code, out, err, reason)
+    code, out, err = run(capsys, "match", "--resume", "--out", str(event))
+    refused(code, out, err, reason)
+
+
+def test_strings_in_a_stored_configuration_do_not_count_as_nesting() -> None:
+    from enginesrv.event.store import _nesting
+
+    assert _nesting('{"a": ["[[[[", "\\"[{"], "b": {"c": []}}') == 3
+    assert _nesting('"' + '\\"' * 500_000 + '"') == 0
+
+
+# -- long texts in rows, many players ------------------------------------------------------------
+
+
+def test_a_row_of_a_long_reason_is_refused_cut(
+    capsys: pytest.CaptureFixture[str], event: Path
+) -> None:
+    """22 reasons of 1 MB of ESC took results 52 s and 1.85 GB."""
+    sql(event, "UPDATE games SET reason = ? WHERE id = 2", "B" + "\x1b" * 1_000_000)
+    code, out, err = run(capsys, "results", str(event))
+    refused(code, out, err, "game 2 has reason = 'B" + "\\x1b" * 36 + "'...); it is kept")
+    assert len(err) < 400
+    sql(event, "UPDATE games SET reason = ? WHERE id = 2", "r" * 200)
+    code, out, err = run(capsys, "results", str(event))
+    assert (code, err) == (0, "")
+
+
+def test_a_stored_gauntlet_of_a_thousand_players_is_reported_without_its_crosstable(
+    capsys: pytest.CaptureFixture[str], event: Path
+) -> None:
+    """A 1,000-player gauntlet printed a crosstable of 1,000 by 1,000 cells: 103 MB."""
+    db = sqlite3.connect(event / "results.sqlite")
+    config = json.loads(db.execute("SELECT value FROM meta WHERE key = 'config'").fetchone()[0])
+    config["players"] = [f"name={n:04d}{'é' * 96}:bot:random" for n in range(1000)]
+    config["gauntlet"] = True
+    with db:
+        db.execute("UPDATE meta SET value = ? WHERE key = 'config'", (json.dumps(config),))
+    db.close()
+    code, out, err = run(capsys, "results", str(event))
+    assert (code, err) == (0, "")
+    assert (
+        "\ncrosstable: not shown for more than 32 players (1000 here; results --json has it)\n"
+        in out
+    )
+    assert len(out) < 2_000_000
+
+
+def test_a_thousand_players_of_one_name_are_numbered_in_one_pass() -> None:
+    """display_names was cubic: 1,000 identical names of 100 characters took seconds."""
+    import time
+
+    from enginesrv.event.players import parse_player
+    from enginesrv.event.schedule import display_names
+
+    name = "é" * 90
+    specs = [parse_player(f"name={name}:bot:random")] * 5000 + [parse_player("bot:random")]
+    started = time.perf_counter()
+    names = display_names(specs)
+    assert time.perf_counter() - started < 1
+    assert names == [name] + [f"{name}#{n}" for n in range(2, 5001)] + ["random"]
+    assert display_names(
+        parse_player(f"name={text}:bot:random") for text in ("a", "a", "a#2", "a", "b", "a")
+    ) == ["a", "a#2", "a#2#2", "a#3", "b", "a#4"]
+
+
+# -- SGF at its cap, quoted values -----------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "(;A" + "[]" * ((files.MAX_RECORD_BYTES - 6) // 2) + ")",
+        '(;GM[24];P0[id "' + "\x1b" * (files.MAX_RECORD_BYTES - 40) + '"])',
+        "(;GM[24];P0[id " + "\\]" * ((files.MAX_RECORD_BYTES - 40) // 2) + "])",
+        "(;A[" + "x" * (files.MAX_RECORD_BYTES - 10),
+    ],
+    ids=["values", "one-value", "escapes", "unclosed"],
+)
+def test_an_sgf_at_its_cap_is_scanned_in_little_memory(text: str) -> None:
+    """The value scan kept some 200 bytes a character: 229 to 274 MB for a file of 1 MiB."""
+    import tracemalloc
+
+    from enginesrv.event.records import RecordError
+    from enginesrv.event.sgf import import_boardspace_sgf
+
+    tracemalloc.start()
+    try:
+        try:
+            import_boardspace_sgf(text, "cap.sgf")
+        except RecordError as exc:
+            assert str(exc) == "cap.sgf:1: malformed SGF near 'A[xxxxxxxxxxxxxxxxxx'"
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert peak < 40 * files.MAX_RECORD_BYTES // 2  # 20 MB: the values, not state per char
+
+
+def test_an_sgf_value_scan_keeps_its_escapes() -> None:
+    from enginesrv.event.sgf import _sgf_nodes
+
+    nodes = _sgf_nodes("(;GN[a\\]b\\\\]C [x]\n [y\\\n]Z[\\\\\\]])", "t.sgf")
+    assert [(p.ident, p.values, p.line) for p in nodes[0]] == [
+        ("GN", ("a]b\\",), 1), ("C", ("x", "y\n"), 1), ("Z", ("\\]",), 3),
+    ]  # fmt: skip
+
+
+def test_the_sgf_value_scan_reads_as_the_old_pattern_did() -> None:
+    """The unrolled, possessive scan matches what ``(?:[^\\]\\\\]|\\\\.)*`` matched, on every
+    short text of SGF's special characters."""
+    import itertools
+    import re
+
+    from enginesrv.event import sgf
+
+    old_value = r"\[(?:[^\]\\]|\\.)*\]"
+    old_lexeme = re.compile(
+        rf"(?P<space>\s+)|(?P<punct>[();])|(?P<ident>[A-Za-z][A-Za-z0-9]*)(?P<values>(?:\s*{old_value})+)",
+        re.DOTALL,
+    )
+    old_values = re.compile(r"\[((?:[^\]\\]|\\.)*)\]", re.DOTALL)
+    for size in range(1, 8):
+        for chars in itertools.product("A[]\\ x\n", repeat=size):
+            text = "".join(chars)
+            old, new = old_lexeme.match(text), sgf._SGF_LEXEME.match(text)
+            assert (old and old.group()) == (new and new.group()), text
+            if old and old.group("values"):
+                values = old.group("values")
+                assert old_values.findall(values) == sgf._SGF_VALUE.findall(values), text
+
+
+def test_every_quoted_value_of_an_error_is_cut(
+    capsys: pytest.CaptureFixture[str], event: Path, tmp_path: Path
+) -> None:
+    """An SGF command of 800,000 characters gave an error line of 3.2 MB; a Game header of
+    1 MB a line of 4 MB; a bad move line of a stored record a 'not counted' line as long."""
+    path = tmp_path / "cmd.sgf"
+    path.write_text("(;GM[24];P0[" + "\x1b[2J" * 200_000 + "])", encoding="utf-8")
+    code, out, err = run(capsys, "replay", "yinsh", str(path))
+    refused(code, out, err, f"{path}:1: unknown boardspace command: P0[" + "\\x1b[2J" * 19)
+    assert len(err) < 300
+    path = tmp_path / "game.txt"
+    path.write_text("# Game: " + "x\x1b" * 500_000 + "\n", encoding="utf-8")
+    code, out, err = run(capsys, "replay", "yoxii", str(path))
+    refused(code, out, err, f"{path}:1: the record is a 'x\\x1bx", "'... game, not 'yoxii'")
+    assert len(err) < 400
+    (event / "games" / "game-00002.txt").write_text(
+        "# Game: yoxii\n" + "a b" * 300_000 + "\n", encoding="utf-8"
+    )
+    code, out, err = run(capsys, "results", str(event))
+    assert (code, err) == (0, "")
+    line = next(line for line in out.splitlines() if "not counted" in line)
+    assert line.startswith(f"  not counted: games/game-00002.txt: {event / 'games'}")
+    assert len(line) <= 220
+
+
+# -- openings of a stored event ------------------------------------------------------------------
+
+
+def test_an_openings_file_that_is_not_one_quotes_none_of_its_lines(
+    capsys: pytest.CaptureFixture[str], event: Path
+) -> None:
+    """A crafted store naming ~/.netrc as its openings printed its first line on --resume."""
+    import games
+    from enginesrv.event.openings import OpeningsError, read_openings
+
+    secret = event.parent / "secret.txt"
+    with pytest.raises(OpeningsError) as caught:
+        read_openings(secret, games.load("yoxii"))
+    assert str(caught.value) == (
+        f"{secret}:1: write 'moves TOKEN TOKEN ...' or 'fen POSITION': line 1 is neither"
+    )
+    db = sqlite3.connect(event / "results.sqlite")
+    config = json.loads(db.execute("SELECT value FROM meta WHERE key = 'config'").fetchone()[0])
+    config["openings"] = str(secret)
+    config["games"] = 4
+    with db:
+        db.execute("UPDATE meta SET value = ? WHERE key = 'config'", (json.dumps(config),))
+    db.close()
+    proc = cli("match", "--resume", "--out", str(event))
+    refused(proc.returncode, proc.stdout, proc.stderr, "line 1 is neither")
+
+
+def test_an_export_that_fails_once_writing_leaves_its_file_as_it_was(
+    capsys: pytest.CaptureFixture[str], event: Path, tmp_path: Path
+) -> None:
+    """Each record is written as it is read: one found bad after the first was written fails
+    the export, and the file given with -o is the old one, with no temporary one left."""
+    path = event / "games" / "game-00002.txt"
+    path.write_text(path.read_text(encoding="utf-8") + "not a move\n", encoding="utf-8")
+    out_dir = tmp_path / "out"
+    out_dir.mkdir()
+    target = out_dir / "all.txt"
+    target.write_text("kept\n")
+    code, out, err = run(capsys, "export", str(event), "-o", str(target))
+    refused(code, out, err, "game 2: its record", "whitespace in move line 'not a move'")
+    assert target.read_text() == "kept\n"
+    assert sorted(out_dir.iterdir()) == [target]
+    code, out, err = run(capsys, "export", str(event), "-o", os.devnull, "--skip-missing")
+    assert (code, out) == (0, "")
+    assert err.endswith(f"1 games of {event} written to {os.devnull} (1 left out)\n")
