@@ -54,6 +54,7 @@ import ctypes
 import os
 import re
 import signal
+import stat
 import subprocess
 import sys
 import tempfile
@@ -143,6 +144,18 @@ def role(pid: int, arbiter: int, parent: dict[int, int]) -> str | None:
     return "other"
 
 
+def read_regular(path: str) -> bytes:
+    """The first ``READ`` bytes of a regular file; nothing of anything else (a FIFO would
+    block the thief, a device never end)."""
+    handle = os.open(path, os.O_RDONLY | os.O_NONBLOCK)
+    try:
+        if not stat.S_ISREG(os.fstat(handle).st_mode):
+            return b""
+        return os.read(handle, READ)
+    finally:
+        os.close(handle)
+
+
 def steal_files(marker: bytes) -> list[str]:
     """The routes through readable files under the temporary directories and here."""
     roots = {"/tmp", "/var/tmp", "/dev/shm", tempfile.gettempdir(), os.environ.get("TMPDIR", "")}
@@ -152,8 +165,9 @@ def steal_files(marker: bytes) -> list[str]:
             folders[:] = [f for f in folders if f not in SKIPPED]
             for name in names:
                 path = os.path.join(folder, name)
-                with contextlib.suppress(OSError), open(path, "rb") as file:
-                    secrets = set(re.findall(re.escape(marker) + rb"[0-9a-f]{16}", file.read(READ)))
+                with contextlib.suppress(OSError):
+                    data = read_regular(path)
+                    secrets = set(re.findall(re.escape(marker) + rb"[0-9a-f]{16}", data))
                     if secrets:
                         found.append(f"file {path} {b' '.join(sorted(secrets)).decode()}")
     return found
