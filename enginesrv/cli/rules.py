@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import argparse
+import contextlib
 import itertools
 import os
 import stat
@@ -409,12 +410,20 @@ def _check_record_file(directory: Path, row: GameRow) -> None:
     """
     if row.record is None:
         raise _BadGameError(0, "the event kept no record of it")
-    path = directory / row.record
-    try:
+    with _record_errors(directory, row, row.record):
         check_stored_record(directory, row.record, row.id)
+
+
+@contextlib.contextmanager
+def _record_errors(directory: Path, row: GameRow, record: str) -> Iterator[None]:
+    """What a stored game's record file may raise, as ``export`` reports it: a refused record
+    ends the export (``CommandError``), a missing or unreadable one is a bad game."""
+    path = directory / record
+    try:
+        yield
     except FileRefusedError as exc:
         raise CommandError(
-            f"game {row.id}: its record {quoted(row.record)} {exc.reason}; nothing is exported"
+            f"game {row.id}: its record {quoted(record)} {exc.reason}; nothing is exported"
         ) from None
     except FileNotFoundError:
         raise _BadGameError(0, f"its record {path} is missing") from None
@@ -455,15 +464,8 @@ def _stored_record(directory: Path, row: GameRow, game: str) -> str:
         raise _BadGameError(0, "the event kept no record of it")
     path = directory / row.record
     try:
-        text, record = stored_record_text(directory, row.record, row.id)
-    except FileRefusedError as exc:
-        raise CommandError(
-            f"game {row.id}: its record {quoted(row.record)} {exc.reason}; nothing is exported"
-        ) from None
-    except FileNotFoundError:
-        raise _BadGameError(0, f"its record {path} is missing") from None
-    except OSError as exc:
-        raise _BadGameError(0, f"its record {path}: cannot read file: {exc.strerror}") from None
+        with _record_errors(directory, row, row.record):
+            text, record = stored_record_text(directory, row.record, row.id)
     except RecordError as exc:
         raise _BadGameError(0, f"its record {exc}") from None
     if record.game != game:
