@@ -67,6 +67,9 @@ TOO_MANY_CONNECTIONS: Final = ErrorCode(
     303, "too-many-connections", True, "the server has no room for another connection"
 )
 SHUTTING_DOWN: Final = ErrorCode(304, "shutting-down", True, "the server is shutting down")
+PLY_LIMIT: Final = ErrorCode(
+    305, "ply-limit", False, "the session's game has reached the server's ply limit"
+)
 INTERNAL: Final = ErrorCode(500, "internal", False, "an internal error; it has been logged")
 
 ERROR_CODES: Final[tuple[ErrorCode, ...]] = (
@@ -87,6 +90,7 @@ ERROR_CODES: Final[tuple[ErrorCode, ...]] = (
     IDLE_TIMEOUT,
     TOO_MANY_CONNECTIONS,
     SHUTTING_DOWN,
+    PLY_LIMIT,
     INTERNAL,
 )
 BY_CODE: Final = {e.code: e for e in ERROR_CODES}

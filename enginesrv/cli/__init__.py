@@ -16,12 +16,15 @@ from typing import NoReturn, TextIO
 
 import games
 from enginesrv import __version__, reaper
+from enginesrv.admission import WEBSOCKETS_PER_PEER
 from enginesrv.cli.common import (
     EXIT_USAGE,
     CommandError,
     natural,
+    natural_at_most,
     port,
     positive,
+    prefix_bits,
     seconds,
     seconds_or_zero,
 )
@@ -37,6 +40,7 @@ from enginesrv.cli.rules import (
 )
 from enginesrv.event.wording import printable
 from enginesrv.logs import configure as configure_logging
+from enginesrv.serve.settings import MAX_CLOCK, MAX_MOVETIME, MAX_PLIES
 
 
 class _Parser(argparse.ArgumentParser):
@@ -176,7 +180,22 @@ def build_parser() -> argparse.ArgumentParser:
     )  # fmt: skip
     p.add_argument(
         "--max-connections-per-peer", metavar="N", type=natural, default=32,
-        help="connections one peer address may hold (32; 0: no limit)",
+        help="connections one peer may hold, on the TCP and the web port together (32; 0: no "
+        "limit); a peer is an address prefix (--peer-prefix-v4, --peer-prefix-v6)",
+    )  # fmt: skip
+    p.add_argument(
+        "--peer-prefix-v4", metavar="BITS", type=prefix_bits(32), default=32,
+        help="the bits of an IPv4 address that name one peer (32: each address)",
+    )  # fmt: skip
+    p.add_argument(
+        "--peer-prefix-v6", metavar="BITS", type=prefix_bits(128), default=64,
+        help="the bits of an IPv6 address that name one peer (64: each /64, as hosts are "
+        "handed them)",
+    )  # fmt: skip
+    p.add_argument(
+        "--max-output-total", metavar="BYTES", type=natural_at_most(1 << 50), default=64 << 20,
+        help="replies left unread on every connection together (67108864; 0: no limit); "
+        "over it, the connections holding most are closed first",
     )  # fmt: skip
     p.add_argument(
         "--max-searches-per-peer", metavar="N", type=natural, default=0,
@@ -203,9 +222,9 @@ def build_parser() -> argparse.ArgumentParser:
         "(docs/web.md; needs the web extra)",
     )  # fmt: skip
     p.add_argument(
-        "--max-websockets-per-peer", metavar="N", type=natural, default=64,
-        help="WebSocket sessions one address may hold (64; 0: no limit); they count in "
-        "--max-connections too",
+        "--max-websockets-per-peer", metavar="N", type=natural, default=WEBSOCKETS_PER_PEER,
+        help=f"WebSocket sessions one peer may hold ({WEBSOCKETS_PER_PEER}; 0: no limit); they "
+        "count in --max-connections and --max-connections-per-peer too",
     )  # fmt: skip
     p.set_defaults(func=cmd_serve)
 
@@ -306,6 +325,20 @@ def _add_server_args(p: argparse.ArgumentParser, workers: int | None = None) -> 
         "--max-hash", metavar="MB", type=natural, default=512,
         help="transposition table memory of all workers together (512; 0: no limit); a "
         "session's Hash is at most this divided by the workers",
+    )  # fmt: skip
+    p.add_argument(
+        "--max-movetime", metavar="MS", type=natural_at_most(1 << 31), default=MAX_MOVETIME,
+        help=f"the longest go movetime, and the most a search takes from a clock ({MAX_MOVETIME}; "
+        "0: no limit); a longer movetime is refused",
+    )  # fmt: skip
+    p.add_argument(
+        "--max-clock", metavar="MS", type=natural_at_most(1 << 40), default=MAX_CLOCK,
+        help=f"the most time a go may say a clock shows ({MAX_CLOCK}: a day; 0: no limit)",
+    )  # fmt: skip
+    p.add_argument(
+        "--max-plies", metavar="N", type=natural_at_most(1 << 30), default=MAX_PLIES,
+        help=f"the plies a session's game may reach ({MAX_PLIES}; 0: no limit); more are "
+        "refused with error 305",
     )  # fmt: skip
     p.add_argument(
         "--stop-grace", metavar="MS", type=natural, default=200,

@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import argparse
+from collections.abc import Callable
 
 EXIT_USAGE = 2
 
@@ -21,6 +22,30 @@ def natural(text: str) -> int:
     if value < 0:
         raise argparse.ArgumentTypeError(f"{text!r} is negative")
     return value
+
+
+def prefix_bits(most: int) -> Callable[[str], int]:
+    """The type of a flag giving a prefix length: 1 to ``most`` bits."""
+
+    def parse(text: str) -> int:
+        value = natural(text)
+        if not 0 < value <= most:
+            raise argparse.ArgumentTypeError(f"{text!r} is not a prefix length (1-{most} bits)")
+        return value
+
+    return parse
+
+
+def natural_at_most(most: int) -> Callable[[str], int]:
+    """The type of a flag giving a whole number from 0 to ``most``."""
+
+    def parse(text: str) -> int:
+        value = natural(text)
+        if value > most:
+            raise argparse.ArgumentTypeError(f"{text!r} is over {most}")
+        return value
+
+    return parse
 
 
 def positive(text: str) -> int:

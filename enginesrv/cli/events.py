@@ -23,6 +23,7 @@ import trio
 
 import games
 from enginesrv import orphans
+from enginesrv.admission import Admission, event_admission
 from enginesrv.cli.common import port
 from enginesrv.cli.display import Display, write_report, write_tables
 from enginesrv.cli.event_config import event_config, setting_type
@@ -275,7 +276,10 @@ def _handler(fail: type[Exception], *, tournament: bool) -> Handler:
             display = Display(out, err, config, live=err.isatty())
             if args.cluster:
                 display.where = f"on the cluster {args.cluster}"
-            watch = _watch_front(args, out, fail)
+            # the event's doors (its watching page, its cluster result port) share one
+            # admission, within the descriptors its own games leave
+            admission = event_admission(config.concurrency)
+            watch = _watch_front(args, out, fail, admission)
             # the arbiter is the last reaper of its engines' processes (``orphans``)
             orphans.adopt()
             try:
@@ -294,6 +298,7 @@ def _handler(fail: type[Exception], *, tournament: bool) -> Handler:
                                 traces=traces,
                                 cluster=args.cluster,
                                 cluster_listen=getattr(args, "cluster_listen", ("", 0)),
+                                admission=admission,
                                 on_notice=functools.partial(
                                     _warn, err, "tournament" if tournament else "match"
                                 ),
@@ -357,8 +362,11 @@ def _debug_traces(
 Watch = Callable[[Feed, trio.Event, trio.TaskStatus[str]], Awaitable[None]]
 
 
-def _watch_front(args: argparse.Namespace, out: TextIO, fail: type[Exception]) -> Watch | None:
-    """The watching page ``--web`` asks for (None without it)."""
+def _watch_front(
+    args: argparse.Namespace, out: TextIO, fail: type[Exception], admission: Admission
+) -> Watch | None:
+    """The watching page ``--web`` asks for (None without it), admitting its connections
+    with ``admission``."""
     if args.web is None:
         return None
     try:
@@ -371,7 +379,14 @@ def _watch_front(args: argparse.Namespace, out: TextIO, fail: type[Exception]) -
     async def watch(feed: Feed, stop: trio.Event, task_status: trio.TaskStatus[str]) -> None:
         async with trio.open_nursery() as nursery:
             url = await nursery.start(
-                functools.partial(serve_watch, feed, stop, host=args.web_host, port=args.web)
+                functools.partial(
+                    serve_watch,
+                    feed,
+                    stop,
+                    host=args.web_host,
+                    port=args.web,
+                    admission=admission,
+                )
             )
             out.write(f"web {url}\n")
             out.flush()

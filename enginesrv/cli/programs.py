@@ -43,6 +43,9 @@ def _session_config(args: argparse.Namespace, limits: Limits) -> SessionConfig:
         hash_limit=None if budget is None else max(1, budget // args.workers),
         hash_budget=budget,
         grace=args.stop_grace / 1000,
+        max_movetime=limits.movetime,
+        max_clock=limits.clock,
+        max_plies=limits.plies,
     )
 
 
@@ -60,6 +63,12 @@ def cmd_serve(args: argparse.Namespace, out: TextIO, err: TextIO) -> None:
         connections=args.max_connections,
         peer_connections=args.max_connections_per_peer,
         hash_mb=args.max_hash,
+        movetime=args.max_movetime,
+        clock=args.max_clock,
+        plies=args.max_plies,
+        output_total=args.max_output_total,
+        prefix_v4=args.peer_prefix_v4,
+        prefix_v6=args.peer_prefix_v6,
     )
     limits = dataclasses.replace(base, peer_searches=peer_searches(base, args.workers))
     config = _session_config(args, limits)
@@ -150,6 +159,10 @@ def cmd_engine(args: argparse.Namespace, out: TextIO, err: TextIO) -> None:
         output=args.max_output_bytes,
         hash_mb=args.max_hash,
         peer_searches=1,
+        movetime=args.max_movetime,
+        clock=args.max_clock,
+        plies=args.max_plies,
+        output_total=0,
     )
     config = _session_config(args, limits)
     configure_logging(json=args.log_json)

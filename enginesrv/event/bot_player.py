@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import itertools
 import time
+from collections.abc import Callable
 from dataclasses import replace
 
 import trio
@@ -75,9 +76,12 @@ class BotPlayer(Player):
         overhead_ms: int = BOT_OVERHEAD_MS,
         move_timeout: float = MOVE_TIMEOUT,
         peer: str | None = None,
+        most_ms: int = 0,
     ) -> None:
+        """``most_ms``: the longest one search may take (0: what its clock allows)."""
         super().__init__(spec)
         self.peer = peer
+        self.most_ms = most_ms
         """The address the searches count against in the pool's per-address cap (None: the
         arbiter's own, uncapped)."""
         self.pool = pool
@@ -110,10 +114,19 @@ class BotPlayer(Player):
         self.secret_seed = secret_seed
         self.fresh = True
 
-    async def go(self, request: GoRequest, stop: trio.Event | None = None) -> Reply:
-        """The bot's decision; ``stop`` set early makes it answer with its best so far."""
+    async def go(
+        self,
+        request: GoRequest,
+        stop: trio.Event | None = None,
+        on_hold: Callable[[bool], None] | None = None,
+    ) -> Reply:
+        """The bot's decision; ``stop`` set early makes it answer with its best so far.
+        ``on_hold``: told when the search takes a worker (True) and when it is suspended
+        (False); its time then runs only while it holds one (``WorkerPool.search``)."""
         clocks = request.clocks
-        budget = timeman.search_time(clocks, request.seat, request.turn, self.overhead_ms)
+        budget = timeman.search_time(
+            clocks, request.seat, request.turn, self.overhead_ms, most_ms=self.most_ms
+        )
         options = self.spec.options
         given = {k.lower() for k, _ in options}
         if self.has_seed and "seed" not in given:
@@ -148,6 +161,7 @@ class BotPlayer(Player):
             stop=trio.Event() if stop is None else stop,
             hard_deadline=hard,
             peer=self.peer,
+            on_hold=on_hold,
         )
         if stop is not None and stop.is_set() and _never_ran(outcome):
             # stopped before a worker took the search: a stop asks for the best move so far,
@@ -156,7 +170,7 @@ class BotPlayer(Player):
             brief = replace(job, target=STOPPED_SEARCH, deadline=STOPPED_SEARCH, issued=None)
             outcome = await self.pool.search(
                 brief, on_info=lambda info: None, stop=trio.Event(), hard_deadline=hard,
-                peer=self.peer,
+                peer=self.peer, on_hold=on_hold,
             )  # fmt: skip
         elapsed = trio.current_time() - started
         result = outcome.result

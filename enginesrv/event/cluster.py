@@ -49,6 +49,7 @@ import trio
 
 import games
 from enginesrv import reaper
+from enginesrv.admission import Admission, Ticket, descriptor_budget
 from enginesrv.event.arbiter import GameResult
 from enginesrv.event.cluster_workers import WorkerRoster
 from enginesrv.event.config import EventConfig, EventError
@@ -512,7 +513,14 @@ class ResultListener:
     event's token. A connection that sends anything else, too slowly or too much, is closed;
     the worker then returns the result through Dask."""
 
-    def __init__(self) -> None:
+    def __init__(self, admission: Admission | None = None) -> None:
+        """``admission``: the process's, shared with its other doors (None: one of its own,
+        within the descriptors the process has left)."""
+        self.admission = admission or Admission(
+            connections=PUSH_CONNECTIONS,
+            trusted=PUSH_CONNECTIONS,
+            descriptors=descriptor_budget(0),
+        )
         self.token = secrets.token_bytes(16)
         self.reply: ReplyTo | None = None
         self.waiting: dict[int, trio.Event] = {}
@@ -556,30 +564,40 @@ class ResultListener:
             settled.set()
 
     async def _take(self, stream: trio.SocketStream) -> None:
-        if self.open >= PUSH_CONNECTIONS:
+        try:
+            host = str(stream.socket.getpeername()[0])
+        except OSError:
+            host = "?"
+        ticket = self.admission.admit(host, "results")
+        if isinstance(ticket, str):
             self.refused += 1
-            await stream.aclose()
+            await trio.aclose_forcefully(stream)
             return
         self.open += 1
         try:
             async with stream:
                 taken = False
                 with trio.move_on_after(PUSH_READ_TIMEOUT):
-                    taken = await self._read(stream)
+                    taken = await self._read(stream, ticket)
                 if not taken:
                     self.refused += 1
         except (trio.BrokenResourceError, trio.ClosedResourceError, OSError):
             self.refused += 1
         finally:
             self.open -= 1
+            ticket.release()
 
-    async def _read(self, stream: trio.SocketStream) -> bool:
+    async def _read(self, stream: trio.SocketStream, ticket: Ticket) -> bool:
         header = await _receive_exactly(stream, _HEADER.size)
         if header is None:
             return False
         magic, token, game_id, length = _HEADER.unpack(header)
         if magic != _MAGIC or not hmac.compare_digest(token, self.token):
             return False
+        if self.admission.may_trust():
+            # one of the event's own workers: it no longer counts against its address, so
+            # that a host of many workers is not refused
+            ticket.trust()
         if length > PUSH_MAX_BYTES:
             log.warning("cluster_result_too_large", game=game_id, bytes=length)
             return False
@@ -657,9 +675,16 @@ class ClusterRunner:
     players (``WorkerRoster``)."""
 
     def __init__(
-        self, address: str, config: EventConfig, listen: tuple[str, int] | None = ("", 0)
+        self,
+        address: str,
+        config: EventConfig,
+        listen: tuple[str, int] | None = ("", 0),
+        *,
+        admission: Admission | None = None,
     ) -> None:
         self.address = address
+        self.admission = admission
+        """Admits the result listener's connections (None: an admission of its own)."""
         self.listen = listen
         """Where the results sent straight from the workers are taken (``parse_listen``);
         None: through Dask only."""
@@ -758,7 +783,7 @@ class ClusterRunner:
         if advertise is None:
             log.info("cluster_results_through_dask", scheduler=self.address)
             return
-        listener = ResultListener()
+        listener = ResultListener(self.admission)
         try:
             await listener.serve(nursery, host or advertise, port, advertise)
         except OSError as exc:

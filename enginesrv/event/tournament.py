@@ -34,6 +34,7 @@ import structlog
 import trio
 
 import games
+from enginesrv.admission import Admission
 from enginesrv.event import stats
 from enginesrv.event.arbiter import GameResult, GameSetup, no_start, play_game
 from enginesrv.event.bot_player import check_bot
@@ -144,6 +145,7 @@ async def run_event(
     cluster: str | None = None,
     cluster_listen: tuple[str, int] | None = ("", 0),
     on_notice: Callable[[str], None] | None = None,
+    admission: Admission | None = None,
 ) -> list[PairingResult]:
     """Play the event's games not yet stored (``prepare`` first), ``config.concurrency`` at
     a time; report each finished game (``on_game``) and, every second, the time since the
@@ -156,7 +158,8 @@ async def run_event(
     (a Dask scheduler's address) the games are played on its workers
     (``enginesrv.event.cluster``), two per worker thread at a time; they send each result
     straight back to a listener on ``cluster_listen`` (``cluster.parse_listen``; None:
-    through Dask).
+    through Dask), whose connections ``admission`` admits (the one of the event's watching
+    page, when it has one).
 
     Raises:
         EventError: a player that cannot play (unknown bot, bad option, a game the engine does
@@ -173,7 +176,7 @@ async def run_event(
     with lock_event(out_dir):
         if cluster is None:
             return await run_games(runner=None)
-        return await _run_on_cluster(config, cluster, cluster_listen, run_games)
+        return await _run_on_cluster(config, cluster, cluster_listen, run_games, admission)
 
 
 async def _run_on_cluster(
@@ -181,6 +184,7 @@ async def _run_on_cluster(
     cluster: str,
     listen: tuple[str, int] | None,
     run_games: Callable[..., Awaitable[list[PairingResult]]],
+    admission: Admission | None = None,
 ) -> list[PairingResult]:
     """``run_games(runner=...)`` with a client of the Dask scheduler at ``cluster``, taking
     the results the workers send straight back on ``listen``."""
@@ -190,7 +194,7 @@ async def _run_on_cluster(
         raise EventError("--debug traces the engines of local games only: leave out --cluster")
     if config.isolate:
         raise EventError("--isolate runs on this machine only: leave out --cluster")
-    async with ClusterRunner(cluster, config, listen) as runner:
+    async with ClusterRunner(cluster, config, listen, admission=admission) as runner:
         try:
             async with trio.open_nursery() as nursery:
 

@@ -117,5 +117,6 @@ class SearchRunner(Protocol):
         hard_deadline: float | None,
         on_wait: Callable[[], None] | None = None,
         peer: str | None = None,
+        on_hold: Callable[[bool], None] | None = None,
     ) -> SearchOutcome:
         """Run one search (see ``WorkerPool.search``)."""

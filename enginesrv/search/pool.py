@@ -43,6 +43,8 @@ from protocol import rpc
 
 GRACE = 0.2
 """Seconds a worker gets past its deadline, or after a stop, before it is killed."""
+SLICE = 1.0
+"""Seconds a search keeps its worker before it may be suspended for a peer holding fewer."""
 READY_TIMEOUT = 30.0
 """Seconds a new worker gets to load the games and bots and report ready; one that does not
 is handed out anyway (its first search then waits for it)."""
@@ -54,6 +56,28 @@ WORKER_COMMAND = (sys.executable, "-m", "enginesrv.search.worker")
 """How a search worker is started."""
 
 log = structlog.get_logger("enginesrv.search.pool")
+
+
+@dataclass(eq=False)
+class _Segment:
+    """A search holding a worker, as ``_lend_to`` sees it."""
+
+    peer: str | None
+    since: float
+    """When it took its worker (``trio.current_time``)."""
+    ends: float
+    """When its time is up (inf: an infinite, depth or node search)."""
+    suspend: trio.Event = field(default_factory=trio.Event)
+    outcome: SearchOutcome | None = None
+    """What it had found when it was suspended."""
+
+
+def _better(before: SearchOutcome | None, now: SearchOutcome | None) -> SearchOutcome | None:
+    """The outcome to keep of a search suspended once more: the later one, if it found a move
+    (its iterations, on a table warmed by the earlier ones, are the better informed)."""
+    if now is None or now.result is None:
+        return before
+    return now
 
 
 @dataclass(eq=False)
@@ -96,8 +120,14 @@ class WorkerPool:
         hash_budget: int | None = None,
         spare: int = 0,
         restart_spawner: bool = True,
+        slice_seconds: float = SLICE,
     ) -> None:
         self.nursery = nursery
+        self.slice = slice_seconds
+        """Seconds a search keeps its worker before it may be suspended (0: never)."""
+        self._segments: set[_Segment] = set()
+        self.suspended = 0
+        """Searches suspended so far, for another peer's."""
         self.command = command
         self._spawner = (
             Spawner(restart=restart_spawner)
@@ -262,7 +292,8 @@ class WorkerPool:
         until: float,
     ) -> WorkerProcess | None:
         """A worker for ``peer``, or None if ``stop`` is set, or ``until`` passes, before one
-        is free."""
+        is free. While it waits, every ``slice / 4`` seconds, it may have a worker lent to it
+        (``_lend_to``)."""
         waiter = _Waiter(peer, session)
         self._waiting.setdefault(peer, deque()).append(waiter)
         self._dispatch()
@@ -270,13 +301,45 @@ class WorkerPool:
             on_wait()
         try:
             with trio.move_on_at(until):
-                await first_of(waiter.granted, stop)
+                while not (waiter.granted.is_set() or stop.is_set()):
+                    with trio.move_on_after(self.slice / 4):
+                        await first_of(waiter.granted, stop)
+                    if not waiter.granted.is_set():
+                        self._lend_to(waiter)
         except BaseException:
             self._withdraw(waiter)
             raise
         if waiter.worker is None:
             self._withdraw(waiter)
         return waiter.worker
+
+    def _lend_to(self, waiter: _Waiter) -> None:
+        """Suspend one search so that its worker goes to ``waiter``'s peer: a search of
+        another peer that holds more workers than this one, that has searched for at least
+        ``slice`` seconds since it last took a worker and has more than ``slice`` seconds
+        left; the peer holding most first, then the search that has held its worker longest.
+        The arbiter's own searches (no peer) are never suspended, and none for them."""
+        peer = waiter.peer
+        if peer is None or not self._may_hold(peer) or self.slice <= 0:
+            return
+        now = trio.current_time()
+        mine = self._holding[peer]
+        candidates = [
+            each
+            for each in self._segments
+            if each.peer is not None
+            and each.peer != peer
+            and self._holding[each.peer] > mine
+            and now - each.since >= self.slice
+            and each.ends - now > self.slice
+            and not each.suspend.is_set()
+        ]
+        if candidates:
+            victim = max(candidates, key=lambda each: (self._holding[each.peer], -each.since))
+            log.info("search_suspended", peer=victim.peer, held=round(now - victim.since, 3),
+                     waiting=peer)  # fmt: skip
+            self.suspended += 1
+            victim.suspend.set()
 
     def _withdraw(self, waiter: _Waiter) -> None:
         """Take a waiter out of the queue, or give back the worker it was granted."""
@@ -301,8 +364,16 @@ class WorkerPool:
         hard_deadline: float | None,
         on_wait: Callable[[], None] | None = None,
         peer: str | None = None,
+        on_hold: Callable[[bool], None] | None = None,
     ) -> SearchOutcome:
         """Run ``job`` on a worker.
+
+        When searches of peers holding fewer workers wait, a search that has held its
+        worker for ``slice`` seconds may be suspended (its worker lent out, ``_lend_to``):
+        it is stopped on its worker, its best move so far is kept, and it waits for a worker
+        again, then goes on where it stood (a new search on the position, with the time it
+        has left; the time it waited suspended is not counted against it). It is answered
+        only once it is done: an infinite search at its ``stop``, whatever happened between.
 
         Args:
             job: the search.
@@ -310,12 +381,61 @@ class WorkerPool:
             stop: set it to make the search return at once with its best move.
             hard_deadline: ``trio.current_time()`` by which a result must be back; past it
                 (plus the grace period) the worker is killed. None: no deadline.
-            on_wait: called once if the job must wait for a free worker.
+            on_wait: called when the job must wait for a free worker (at first, and again
+                when it is suspended).
             peer: who asks (a client's address), for the per-peer cap and the fair queue.
+            on_hold: called with True when a worker takes the search and False when it is
+                suspended. When given, the search's time runs only while it holds a worker:
+                its first wait does not count either (a refereed bot's clock is the
+                referee's, and runs only while the bot searches).
         """
         if self.hash_share is not None:
             job = replace(job, hash_budget=self.hash_share)
-        until = math.inf if hard_deadline is None else hard_deadline
+        asked = trio.current_time()
+        extra = 0.0
+        """Seconds waited that are not the search's (suspended; the first wait with on_hold)."""
+        best: SearchOutcome | None = None
+        notify = on_wait
+        resumed = False
+        while True:
+            until = math.inf if hard_deadline is None else hard_deadline + extra
+            waited_from = trio.current_time()
+            worker = await self._worker_for(job, peer, notify, stop, until)
+            if isinstance(worker, SearchOutcome):
+                if best is not None and best.result is not None:
+                    return best  # stopped while suspended: the best move of before
+                return worker
+            if on_hold is not None or resumed:
+                extra += trio.current_time() - waited_from
+            if on_hold is not None:
+                on_hold(True)
+            segment_job = job
+            if extra > 0 and job.issued is not None:
+                segment_job = replace(job, issued=job.issued + extra)
+            ends = math.inf if job.deadline is None else asked + extra + job.deadline
+            segment = _Segment(peer, trio.current_time(), ends)
+            outcome = await self._run(
+                worker, segment_job, segment, on_info=on_info, stop=stop, until=until, before=best
+            )
+            if outcome is not None:
+                return outcome
+            # suspended: go on later where it stood, on a warm table where it can
+            if on_hold is not None:
+                on_hold(False)
+            best = _better(best, segment.outcome)
+            job = replace(job, new_game=False)
+            notify = on_wait
+            resumed = True
+
+    async def _worker_for(
+        self,
+        job: SearchJob,
+        peer: str | None,
+        on_wait: Callable[[], None] | None,
+        stop: trio.Event,
+        until: float,
+    ) -> WorkerProcess | SearchOutcome:
+        """A live worker for the job, or the outcome of a search that never got one."""
         while True:
             lost = self._no_worker()
             if lost is not None:
@@ -328,11 +448,35 @@ class WorkerPool:
                 # stopped, or out of time, before a worker was free: no search at all
                 return SearchOutcome(None, killed=not stop.is_set())
             if worker.is_alive():
-                break
+                return worker
             self._give_back(peer, worker)  # died while idle: it is replaced
-        running = PoolJob(next(self._ids), on_info)
+
+    async def _run(
+        self,
+        worker: WorkerProcess,
+        job: SearchJob,
+        segment: _Segment,
+        *,
+        on_info: Callable[[SearchInfo], None],
+        stop: trio.Event,
+        until: float,
+        before: SearchOutcome | None,
+    ) -> SearchOutcome | None:
+        """Run ``job`` on ``worker``: its outcome, or None when it was suspended (its outcome
+        so far is then ``segment.outcome``)."""
+        shown = 0 if before is None or before.last_info is None else before.last_info.depth or 0
+
+        def forward(info: SearchInfo) -> None:
+            # a search that goes on after a suspension starts its iterations again: the
+            # depths already reported are not reported a second time
+            if info.depth is None or info.depth >= shown:
+                on_info(info)
+
+        running = PoolJob(next(self._ids), forward)
         worker.job = running
+        peer = segment.peer
         released = False
+        self._segments.add(segment)
         try:
             try:
                 await worker.send(rpc.pack_request(running.msgid, "search", job.to_map()))
@@ -340,18 +484,27 @@ class WorkerPool:
                 running.error = "the search worker died"
                 running.done.set()
             with trio.move_on_at(until):
-                await first_of(running.done, stop)
+                await first_of(running.done, stop, segment.suspend)
+            suspended = not running.done.is_set() and segment.suspend.is_set()
             if not running.done.is_set():
-                # stopped, or past the hard deadline: the worker has the grace period to answer
+                # stopped, suspended or past the hard deadline: the worker has the grace
+                # period to answer
                 await self._stop(worker, running)
             outcome = SearchOutcome(running.result, running.error, False, running.last_info)
             if not running.done.is_set():
                 outcome.killed = True
                 self._kill(worker, "no answer to stop" if stop.is_set() else "deadline")
             released = True
+            self._segments.discard(segment)
             self._give_back(peer, worker)
+            if suspended and running.error is None and not stop.is_set():
+                segment.outcome = outcome
+                return None
+            if outcome.result is None and before is not None and before.result is not None:
+                return before  # this part found nothing: the move found before stands
             return outcome
         finally:
+            self._segments.discard(segment)
             if not released:
                 # cancelled (the client went away): clean up without blocking the caller
                 self.nursery.start_soon(self._abandon, worker, running, peer)

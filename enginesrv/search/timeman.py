@@ -101,11 +101,14 @@ class SearchTime:
     from_pv: bool
 
 
-def search_time(go: m.Go, seat: int, turn: tuple[int, int], overhead_ms: int) -> SearchTime:
+def search_time(
+    go: m.Go, seat: int, turn: tuple[int, int], overhead_ms: int, *, most_ms: int = 0
+) -> SearchTime:
     """What ``go`` gives the player in ``seat`` (0 = p1) for a decision at ``turn``
     (``State.turn_position``): its budget (``allot``) as a job's target and deadline, the one
     conversion from the protocol's clocks to a search used by the server's sessions and the
-    arbiter's bots alike. An infinite search has neither."""
+    arbiter's bots alike. An infinite search has neither. ``most_ms``: the longest a search
+    may take (a server's ``movetime`` limit; 0: no limit)."""
     mine = go.p1time if seat == 0 else go.p2time
     inc = go.p1inc if seat == 0 else go.p2inc
     if go.infinite:
@@ -118,9 +121,13 @@ def search_time(go: m.Go, seat: int, turn: tuple[int, int], overhead_ms: int) ->
         overhead_ms=overhead_ms,
         turn=turn,
     )
+    target_ms, deadline_ms = budget.target_ms, budget.deadline_ms
+    if most_ms > 0 and deadline_ms is not None and target_ms is not None:
+        deadline_ms = min(deadline_ms, most_ms)
+        target_ms = min(target_ms, deadline_ms)
     return SearchTime(
-        target=None if budget.target_ms is None else budget.target_ms / 1000,
-        deadline=None if budget.deadline_ms is None else budget.deadline_ms / 1000,
+        target=None if target_ms is None else target_ms / 1000,
+        deadline=None if deadline_ms is None else deadline_ms / 1000,
         # a clock that budgets turns, not a time, depth or node count per decision
         from_pv=mine is not None and go.movetime is None and go.depth is None and go.nodes is None,
     )

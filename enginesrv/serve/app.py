@@ -90,7 +90,9 @@ async def run_server(
             hash_budget=limits.hash_mb or None,
             command=worker_command or WORKER_COMMAND,
         )
-        server = Server(config, pool, limits)
+        # descriptors kept for the workers (two pipes each, and the spawner's) beyond the
+        # admission's own reserve
+        server = Server(config, pool, limits, admission=limits.admission(needs=4 * workers + 8))
         await nursery.start(_watch_signals, server.stop.set, pool)
         try:
             await _start_unless(pool, server.stop)

@@ -13,15 +13,17 @@ from dataclasses import dataclass
 import structlog
 import trio
 
+from enginesrv.admission import PREFIX_V4, PREFIX_V6, Admission, descriptor_budget
 from enginesrv.search.child import SearchRunner
-from enginesrv.serve.outbox import ERROR_TEXT, Outbox, encode, shortened
+from enginesrv.serve.outbox import ERROR_TEXT, Outbox, OutputBudget, encode, shortened
 from enginesrv.serve.session import Session
-from enginesrv.serve.settings import Framing, SessionConfig
+from enginesrv.serve.settings import MAX_CLOCK, MAX_MOVETIME, MAX_PLIES, Framing, SessionConfig
 from protocol import messages as m
 from protocol.errors import (
     BAD_FRAME,
     IDLE_TIMEOUT,
     SHUTTING_DOWN,
+    TOO_MANY_CONNECTIONS,
     ErrorCode,
     ProtocolError,
 )
@@ -52,6 +54,23 @@ class Limits:
     peer_connections: int = 32
     peer_searches: int = 0
     hash_mb: int = 0
+    movetime: int = MAX_MOVETIME
+    clock: int = MAX_CLOCK
+    plies: int = MAX_PLIES
+    output_total: int = 64 * 1024 * 1024
+    prefix_v4: int = PREFIX_V4
+    prefix_v6: int = PREFIX_V6
+
+    def admission(self, needs: int = 0) -> Admission:
+        """The admission of these caps, within the descriptors left once ``needs`` (the
+        workers' and engines') are kept (``descriptor_budget``)."""
+        return Admission(
+            connections=self.connections,
+            peer_connections=self.peer_connections,
+            descriptors=descriptor_budget(needs),
+            prefix_v4=self.prefix_v4,
+            prefix_v6=self.prefix_v6,
+        )
 
     def announced(self) -> tuple[m.LimitInfo, ...]:
         """The ``limit`` lines of the handshake."""
@@ -66,6 +85,12 @@ class Limits:
             m.LimitInfo("peerconnections", self.peer_connections),
             m.LimitInfo("peersearches", self.peer_searches),
             m.LimitInfo("hash", self.hash_mb),
+            m.LimitInfo("movetime", self.movetime),
+            m.LimitInfo("clock", self.clock),
+            m.LimitInfo("plies", self.plies),
+            m.LimitInfo("outputtotal", self.output_total),
+            m.LimitInfo("peerprefix4", self.prefix_v4),
+            m.LimitInfo("peerprefix6", self.prefix_v6),
         )
 
 
@@ -93,7 +118,13 @@ class Connection:
         peer: str,
         framing: Framing | None = None,
         session_factory: SessionFactory | None = None,
+        output: OutputBudget | None = None,
+        peer_key: str | None = None,
     ) -> None:
+        """``output``: the budget of unread replies this connection shares with the others
+        of its server (None: its own cap only). ``peer_key``: the peer the connection's
+        searches and costly replies count against (``Admission.peer``; None: its address)."""
+        self.peer_key = peer_key
         self.send_stream = send_stream
         self.receive_stream = receive_stream
         self.config = config
@@ -105,6 +136,9 @@ class Connection:
         self.id = f"c{next(self._ids)}"
         self.log = structlog.get_logger("enginesrv.connection").bind(conn=self.id, peer=peer)
         self.outbox = Outbox(limits.output, min(limits.output or 1 << 20, 1 << 18))
+        self.output = output
+        if output is not None:
+            output.join(self.outbox, self._lose)
         self.io_scope = trio.CancelScope()
         self.first_scope = trio.CancelScope()
         self.shutting_down = False
@@ -117,6 +151,8 @@ class Connection:
         self.started = trio.current_time()
         self.session: Session | None = None
         self.handling = False
+        self.evicted: str | None = None
+        """Why the connection was closed for a new peer's (``evict``)."""
 
     # -- writing -------------------------------------------------------------------------------
 
@@ -184,6 +220,13 @@ class Connection:
 
     async def run(self) -> None:
         """Serve the connection until the client quits or goes, a fatal error, or shutdown."""
+        try:
+            await self._run()
+        finally:
+            if self.output is not None:
+                self.output.leave(self.outbox)
+
+    async def _run(self) -> None:
         first = b""
         first_by = self.started + (self.limits.first_command or math.inf)
         if self.framing is None:
@@ -218,7 +261,7 @@ class Connection:
             send=self.send,
             send_nowait=self.send_nowait,
             logger=self.log,
-            peer=peer_host(self.peer),
+            peer=self.peer_key or peer_host(self.peer),
             max_reply=self._max_reply(),
         )
         self.session = session
@@ -235,7 +278,7 @@ class Connection:
                         reason = await self._handle(session, searches, requests_receive)
                         io.cancel_scope.cancel()
                 if self.shutting_down:
-                    reason = "shutdown"
+                    reason = "shutdown" if self.evicted is None else "evicted"
                 if self.gone is not None:
                     reason = self.gone
                     searches.cancel_scope.cancel()  # nobody to answer: free the workers now
@@ -244,6 +287,8 @@ class Connection:
                     await session.stop_search()
                     if reason == "shutdown":
                         self._queue(_error_reply(SHUTTING_DOWN, "the server is stopping"), None)
+                    elif self.evicted is not None:
+                        self._queue(_error_reply(TOO_MANY_CONNECTIONS, self.evicted), None)
             self.outbox.close()  # the writer sends what is queued, then ends
             nursery.cancel_scope.deadline = trio.current_time() + FLUSH_TIMEOUT
         self.log.info("connection_closed", reason=reason)
@@ -365,6 +410,13 @@ class Connection:
                 # one command at a time per turn of the event loop: the others get theirs
                 await trio.lowlevel.checkpoint()
         return "end of input"
+
+    def evict(self, reason: str) -> None:
+        """Close the connection for a new peer's (``Admission``): as a shutdown, with error
+        303 and ``reason``."""
+        self.evicted = reason
+        self.log.info("connection_evicted", reason=reason)
+        self.shutdown()
 
     def shutdown(self) -> None:
         """Stop reading; the connection then stops its search, says why and closes."""

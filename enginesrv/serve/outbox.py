@@ -4,6 +4,7 @@ limits (``shortened``), and queued within a bound until the client reads them (`
 from __future__ import annotations
 
 from collections import deque
+from collections.abc import Callable
 
 import trio
 
@@ -62,6 +63,7 @@ class Outbox:
         self.soft = soft
         self.size = 0
         self.closed = False
+        self.budget: OutputBudget | None = None
         self._chunks: deque[bytes] = deque()
         self._lot = trio.lowlevel.ParkingLot()
 
@@ -77,6 +79,8 @@ class Outbox:
         self._chunks.append(data)
         self.size += len(data)
         self._lot.unpark_all()
+        if self.budget is not None:
+            self.budget.grew(len(data))
         return True
 
     async def get(self) -> bytes | None:
@@ -96,7 +100,10 @@ class Outbox:
 
     def sent(self, count: int) -> None:
         """``count`` bytes of what ``get`` returned have been written."""
+        count = min(count, self.size)  # none when the outbox was discarded meanwhile
         self.size -= count
+        if self.budget is not None:
+            self.budget.shrank(count)
 
     def close(self) -> None:
         """No more replies; ``get`` returns what is left, then None."""
@@ -106,5 +113,53 @@ class Outbox:
     def discard(self) -> None:
         """Drop everything queued (the client is gone)."""
         self._chunks.clear()
+        if self.budget is not None:
+            self.budget.shrank(self.size)
         self.size = 0
         self.close()
+
+
+class OutputBudget:
+    """The replies waiting unread on every connection of a server together, capped at ``cap``
+    bytes (the ``outputtotal`` limit; 0: no cap). A reply that takes the total over the cap
+    closes the connections holding most, largest first, until the total is back under it:
+    many connections that each stay under their own cap cannot together take the memory."""
+
+    def __init__(self, cap: int) -> None:
+        self.cap = cap
+        self.size = 0
+        self.shed = 0
+        """Connections closed for the budget."""
+        self._holders: dict[Outbox, Callable[[str], None]] = {}
+
+    def join(self, outbox: Outbox, lose: Callable[[str], None]) -> None:
+        """Count ``outbox``; ``lose(reason)`` closes its connection when it must go."""
+        outbox.budget = self
+        self._holders[outbox] = lose
+        self.size += outbox.size
+
+    def leave(self, outbox: Outbox) -> None:
+        """Stop counting ``outbox`` (its connection has ended)."""
+        if self._holders.pop(outbox, None) is not None:
+            self.size -= outbox.size
+            outbox.budget = None
+
+    def grew(self, count: int) -> None:
+        self.size += count
+        if self.cap and self.size > self.cap:
+            self._shed()
+
+    def shrank(self, count: int) -> None:
+        self.size -= count
+
+    def _shed(self) -> None:
+        for outbox in sorted(self._holders, key=lambda each: each.size, reverse=True):
+            if self.size <= self.cap or outbox.size == 0:
+                return
+            lose = self._holders[outbox]
+            self.shed += 1
+            lose(
+                f"output budget: the server's connections together held more than {self.cap} "
+                f"bytes of unread replies, and this one held the most ({outbox.size})"
+            )
+            self.leave(outbox)

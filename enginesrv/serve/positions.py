@@ -3,12 +3,11 @@ each checked completely before the session changes."""
 
 from __future__ import annotations
 
-import trio
-
 import games
+from enginesrv.serve.offload import offload
 from enginesrv.serve.settings import (
     MOVES_LISTED,
-    MOVES_PER_TURN,
+    MOVES_ON_LOOP,
     REPLY_OVERHEAD,
     TOKEN_OVERHEAD,
     RequestError,
@@ -20,6 +19,7 @@ from protocol.errors import (
     BAD_ARGUMENTS,
     GAME_OVER,
     INVALID_POSITION,
+    PLY_LIMIT,
 )
 
 
@@ -27,32 +27,46 @@ class Positions(Settings):
     """The commands on the session's position (a base of ``Session``)."""
 
     max_reply: int
+    peer: str | None
 
     async def _set_position(self, fen: str | None, moves: tuple[str, ...]) -> None:
         game, _ = self._require_game("position")
-        try:
-            state = game.state_from_string(fen) if fen is not None else game.new_state()
-        except games.InvalidPositionError as exc:
-            raise request_error(INVALID_POSITION, f"position {fen!r}: {exc.reason}") from None
-        # a frame may carry a hundred thousand moves: let the other clients run between
-        # pieces of them. Moves as the session's holder was shown them (a view may be given
-        # the opponent's Yin Yang setup as laws:?,?,?,?).
-        for first in range(0, len(moves), MOVES_PER_TURN):
+        most = self.config.max_plies
+        if most and len(moves) > most:
+            raise request_error(
+                PLY_LIMIT,
+                f"position: {len(moves)} moves are over the server's limit of {most} plies "
+                "in a session's game (limit plies)",
+            )
+
+        def build() -> games.State:
             try:
-                games.replay(
-                    game, state, moves[first : first + MOVES_PER_TURN], shown=True, first=first + 1
-                )
+                state = game.state_from_string(fen) if fen is not None else game.new_state()
+            except games.InvalidPositionError as exc:
+                raise request_error(INVALID_POSITION, f"position {fen!r}: {exc.reason}") from None
+            # moves as the session's holder was shown them (a view may be given the
+            # opponent's Yin Yang setup as laws:?,?,?,?)
+            try:
+                games.replay(game, state, moves, shown=True)
             except games.ReplayError as exc:
                 raise RequestError(m.InvalidMove(exc.text, exc.reason)) from None
-            if first + MOVES_PER_TURN < len(moves):
-                await trio.lowlevel.checkpoint()
-        self.state = state
+            return state
+
+        # a frame may carry thousands of moves: replayed off the event loop
+        self.state = await offload(self.peer, build) if len(moves) > MOVES_ON_LOOP else build()
         self.played = list(moves)
 
     def _play(self, token: str) -> str:
         _, state = self._require_game("play")
         if state.is_terminal():
             raise request_error(GAME_OVER, f"play: the game is over ({state.outcome()})")
+        most = self.config.max_plies
+        if most and len(self.played) >= most:
+            raise request_error(
+                PLY_LIMIT,
+                f"play: the game has reached the server's limit of {most} plies in a "
+                "session's game (limit plies); start a new one",
+            )
         try:
             move = state.parse_shown_move(token)  # as the session's holder was shown it
         except games.GameError as exc:

@@ -24,48 +24,47 @@ gets error 302 and is closed.
 
 from __future__ import annotations
 
-import contextlib
 import functools
 import os
 import sys
-from collections import Counter
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 
 import structlog
 import trio
 
+from enginesrv.admission import Admission
 from enginesrv.search.child import SearchRunner
-from enginesrv.serve.connection import Connection, Limits, peer_host
-from enginesrv.serve.settings import SessionConfig
+from enginesrv.serve.connection import Connection, Limits, SessionFactory, peer_host
+from enginesrv.serve.outbox import OutputBudget
+from enginesrv.serve.settings import Framing, SessionConfig
 
 
 class Server:
     """The TCP server: admits connections and tracks them for the caps and for shutdown."""
 
-    def __init__(self, config: SessionConfig, runner: SearchRunner, limits: Limits) -> None:
+    def __init__(
+        self,
+        config: SessionConfig,
+        runner: SearchRunner,
+        limits: Limits,
+        *,
+        admission: Admission | None = None,
+    ) -> None:
+        """``admission``: the caps this server's doors share (by default, those of ``limits``
+        within the process's descriptor budget)."""
         self.config = config
         self.runner = runner
         self.limits = limits
+        self.admission = admission or limits.admission()
+        self.output = OutputBudget(limits.output_total)
+        """The replies waiting, unread, on every connection together (``outputtotal``)."""
         self.connections: set[Connection] = set()
-        self.per_host: Counter[str] = Counter()
-        self.admitted = 0
-        """Connections admitted and not yet ended, of every transport (the server's cap), also
-        those still waiting for their first message."""
         self.log = structlog.get_logger("enginesrv.serve.server")
-        self.stopping = False
         self.stop = trio.Event()
-        self.refused = 0
 
-    def refusal(self, host: str, per_host: Counter[str], peer_cap: int) -> str | None:
-        """Why a new connection from ``host`` is refused (None: it is admitted). ``per_host``
-        counts the connections of its kind per address and ``peer_cap`` caps them."""
-        if self.stopping:
-            return "the server is stopping"
-        if self.limits.connections and self.admitted >= self.limits.connections:
-            return f"the server holds its limit of {self.limits.connections} connections"
-        if peer_cap and per_host[host] >= peer_cap:
-            return f"{host} holds its limit of {peer_cap} connections"
-        return None
+    @property
+    def refused(self) -> int:
+        return self.admission.refused
 
     async def handle(self, stream: trio.SocketStream) -> None:
         """Serve one accepted TCP connection (or close it at once if it is over a cap)."""
@@ -73,40 +72,40 @@ class Server:
             peer = "{}:{}".format(*stream.socket.getpeername()[:2])
         except OSError:
             peer = "?:?"
-        host = peer_host(peer)
-        refusal = self.refusal(host, self.per_host, self.limits.peer_connections)
+        ticket = self.admission.admit(peer_host(peer), "tcp")
         try:
-            if refusal is not None:
-                self.refused += 1
-                self.log.info("connection_refused", peer=peer, reason=refusal)
+            if isinstance(ticket, str):
                 return
-            connection = Connection(
-                stream,
-                stream,
-                config=self.config,
-                runner=self.runner,
-                limits=self.limits,
-                peer=peer,
-            )
-            with self.holding(host, self.per_host):
+            connection = self.connection(stream, stream, peer=peer)
+            ticket.on_evict = connection.evict
+            with ticket:
                 await self.run_connection(connection)
         finally:
             with trio.CancelScope(shield=True), trio.move_on_after(1):
                 await stream.aclose()
 
-    @contextlib.contextmanager
-    def holding(self, host: str, per_host: Counter[str]) -> Iterator[None]:
-        """Count an admitted connection of ``host``, in ``per_host`` and in the server's cap,
-        while the block runs (call it right after ``refusal`` said yes, before any wait)."""
-        per_host[host] += 1
-        self.admitted += 1
-        try:
-            yield
-        finally:
-            self.admitted -= 1
-            per_host[host] -= 1
-            if per_host[host] <= 0:
-                del per_host[host]
+    def connection(
+        self,
+        send_stream: trio.abc.SendStream,
+        receive_stream: trio.abc.ReceiveStream,
+        *,
+        peer: str,
+        framing: Framing | None = None,
+        session_factory: SessionFactory | None = None,
+    ) -> Connection:
+        """A new connection of this server's (any transport), under its limits and budgets."""
+        return Connection(
+            send_stream,
+            receive_stream,
+            config=self.config,
+            runner=self.runner,
+            limits=self.limits,
+            peer=peer,
+            framing=framing,
+            session_factory=session_factory,
+            output=self.output,
+            peer_key=self.admission.peer(peer_host(peer)),
+        )
 
     async def run_connection(self, connection: Connection) -> None:
         """Serve an admitted connection (of any transport), in the server's connections (the
@@ -121,7 +120,7 @@ class Server:
 
     def shutdown(self) -> None:
         """Stop every connection (each sends its best move and error 304, then closes)."""
-        self.stopping = True
+        self.admission.stopping = True
         for connection in list(self.connections):
             connection.shutdown()
 

@@ -27,6 +27,7 @@ from bots.engine import Score, SearchInfo, SearchResult
 from enginesrv.search.child import SearchOutcome, SearchRunner
 from enginesrv.search.jobs import SearchJob
 from enginesrv.search.timeman import search_time
+from enginesrv.serve.offload import offload
 from enginesrv.serve.positions import Positions
 from enginesrv.serve.settings import (
     DEFAULT_HASH,
@@ -207,6 +208,8 @@ class Session(Positions):
                 await self._quit()
                 return m.Ack()
             case m.Query(what):
+                if what == "moves":  # a list of up to a hundred thousand moves
+                    return m.Response(await offload(self.peer, lambda: self._query(what)))
                 return m.Response(self._query(what))
             case m.Play(token):
                 return m.Response(self._play(token))
@@ -217,7 +220,7 @@ class Session(Positions):
             case m.Options():
                 return m.OptionList(self._options())
             case m.Show():
-                return m.ShowText(self._show())
+                return m.ShowText(await offload(self.peer, self._show))
 
     # -- handshake, options --------------------------------------------------------------------
 
@@ -226,6 +229,7 @@ class Session(Positions):
             raise request_error(
                 BAD_ARGUMENTS, "go: send it as a request; its result is the best move"
             )
+        self._check_go_limits(go)
         game, state = self._require_game("go")
         if state.is_terminal():
             await self._no_move(GAME_OVER, "go: the game is over", msgid)
@@ -239,7 +243,9 @@ class Session(Positions):
             )
             return
         seat = state.to_move()
-        budget = search_time(go, seat, state.turn_position(), self.move_overhead)
+        budget = search_time(
+            go, seat, state.turn_position(), self.move_overhead, most_ms=self.config.max_movetime
+        )
         infinite = go.infinite or (
             budget.deadline is None and go.depth is None and go.nodes is None
         )
@@ -264,6 +270,26 @@ class Session(Positions):
         search = _Search(msgid, infinite)
         self.search = search
         nursery.start_soon(self._run_search, job, search, state.copy())
+
+    def _check_go_limits(self, go: m.Go) -> None:
+        """Refuse a ``go`` whose times are over the server's limits (docs/protocol.md §2)."""
+        most = self.config.max_movetime
+        if most and go.movetime is not None and go.movetime > most:
+            raise request_error(
+                BAD_ARGUMENTS,
+                f"go: movetime {go.movetime} is over the server's limit of {most} ms "
+                "(limit movetime)",
+            )
+        clock = self.config.max_clock
+        if clock:
+            for name in ("p1time", "p2time", "p1inc", "p2inc"):
+                value = getattr(go, name)
+                if value is not None and value > clock:
+                    raise request_error(
+                        BAD_ARGUMENTS,
+                        f"go: {name} {value} is over the server's limit of {clock} ms on a "
+                        "clock (limit clock)",
+                    )
 
     async def _no_move(self, code: ErrorCode, message: str, msgid: int | None) -> None:
         """Answer a ``go`` that has no move to search: the error, then its one best move

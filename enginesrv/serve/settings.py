@@ -24,12 +24,21 @@ from protocol.errors import (
 
 MOVES_LISTED = 100_000
 """``query moves`` lists at most this many moves; beyond it, it reports the count."""
-MOVES_PER_TURN = 256
-"""Moves of a ``position`` command replayed between two yields to the event loop."""
+MOVES_ON_LOOP = 64
+"""Moves of a ``position`` command replayed on the event loop; more are replayed on a thread
+(``enginesrv.serve.offload``)."""
 REPLY_OVERHEAD = {"text": len("response "), "msgpack": 64}
 """Bytes of a ``query moves`` reply besides its tokens (the keyword; msgpack's envelope)."""
 TOKEN_OVERHEAD = {"text": 1, "msgpack": 3}
 """Bytes a token costs besides its text: a space, or at most a msgpack string header."""
+MAX_MOVETIME = 60_000
+"""Milliseconds a search may be given at most: the largest ``go movetime``, and the most a
+search takes from a clock (the ``movetime`` limit)."""
+MAX_CLOCK = 86_400_000
+"""Milliseconds a ``go`` may say a clock shows at most (the ``clock`` limit): a day."""
+MAX_PLIES = 4000
+"""Plies a session's game may reach (the ``plies`` limit): above the longest game an event
+plays (``--max-plies`` is at most 3000)."""
 Framing = Literal["text", "msgpack"]
 
 
@@ -49,6 +58,12 @@ class SessionConfig:
     """The server's hash budget (MB), named when a ``Hash`` over ``hash_limit`` is refused."""
     grace: float = GRACE
     """Seconds a search gets past its deadline before the worker is killed."""
+    max_movetime: int = MAX_MOVETIME
+    """The ``movetime`` limit (ms; 0: none)."""
+    max_clock: int = MAX_CLOCK
+    """The ``clock`` limit (ms; 0: none)."""
+    max_plies: int = MAX_PLIES
+    """The ``plies`` limit (0: none)."""
 
 
 class RequestError(Exception):

@@ -9,11 +9,13 @@ a code and a reason a page can show: 1013 for a cap, 4400 for a bad game address
 
 from __future__ import annotations
 
+import hashlib
 import random
 import weakref
 from collections import Counter
 from collections.abc import Callable, Sequence
 from importlib import resources
+from pathlib import Path
 from typing import Any
 
 import structlog
@@ -22,15 +24,16 @@ from starlette.applications import Starlette
 from starlette.middleware import Middleware
 from starlette.middleware.gzip import GZipMiddleware
 from starlette.requests import Request
-from starlette.responses import FileResponse, JSONResponse, Response
-from starlette.routing import BaseRoute, Mount, Route, WebSocketRoute
-from starlette.staticfiles import StaticFiles
-from starlette.types import ASGIApp, Receive, Scope, Send
+from starlette.responses import JSONResponse, PlainTextResponse, Response
+from starlette.routing import BaseRoute, Route, WebSocketRoute
+from starlette.types import ASGIApp
 from starlette.websockets import WebSocket, WebSocketDisconnect, WebSocketState
 
+from enginesrv.admission import WEBSOCKETS_PER_PEER
 from enginesrv.search.child import SearchRunner
-from enginesrv.serve.connection import Connection, peer_host
+from enginesrv.serve.connection import peer_host
 from enginesrv.serve.server import Server
+from enginesrv.web.http import keep_transport, mark_websocket, transport_of
 from enginesrv.web.referee import GameSpecError, Referee, parse_game_spec, session_factory
 from enginesrv.web.transport import (
     Message,
@@ -41,8 +44,8 @@ from enginesrv.web.transport import (
 from protocol import messages as m
 from protocol.errors import BAD_FRAME
 
-WS_PEER_CONNECTIONS = 64
-"""WebSockets one address may hold at once by default."""
+WS_PEER_CONNECTIONS = WEBSOCKETS_PER_PEER
+"""WebSockets one peer may hold at once by default."""
 CLOSE_CAP = 1013
 CLOSE_BAD_GAME = 4400
 CLOSE_REASON_BYTES = 123
@@ -57,14 +60,47 @@ def static_dir() -> str:
     return str(resources.files("enginesrv.web") / "static")
 
 
+STATIC_TYPES = {".html": "text/html", ".js": "text/javascript", ".css": "text/css"}
+"""The media types of the page's files (others are served as bytes)."""
+
+
+class StaticFiles:
+    """The page's files, read once into memory and answered as whole responses: an answer
+    ends when its bytes are written, so an HTTP connection that keeps alive is closed after
+    the keep-alive timeout like any other (a streamed file response waits for the client to
+    go instead). Each has an ETag, and a request that names it is answered 304."""
+
+    def __init__(self, folder: str) -> None:
+        self.files: dict[str, tuple[bytes, str, str]] = {}
+        root = Path(folder)
+        for path in sorted(root.rglob("*")):
+            if path.is_file() and path.suffix in STATIC_TYPES:
+                data = path.read_bytes()
+                tag = '"' + hashlib.sha256(data).hexdigest()[:16] + '"'
+                name = path.relative_to(root).as_posix()
+                self.files[name] = (data, STATIC_TYPES[path.suffix], tag)
+
+    def response(self, name: str, request: Request) -> Response:
+        found = self.files.get(name)
+        if found is None:
+            return PlainTextResponse("not found", status_code=404)
+        data, media_type, tag = found
+        headers = {"ETag": tag, "Cache-Control": "no-cache"}
+        if request.headers.get("if-none-match") == tag:
+            return Response(status_code=304, headers=headers)
+        return Response(data, media_type=media_type, headers=headers)
+
+
 def page_routes(features: dict[str, bool], routes: Sequence[BaseRoute]) -> list[BaseRoute]:
     """The page (``/``), its files (``/static``), what this server offers it
     (``/config.json``: ``{"play": bool, "watch": bool}``) and ``routes``."""
-    static = static_dir()
+    files = StaticFiles(static_dir())
 
     async def index(request: Request) -> Response:
-        del request
-        return FileResponse(f"{static}/index.html", media_type="text/html")
+        return files.response("index.html", request)
+
+    async def static(request: Request) -> Response:
+        return files.response(str(request.path_params["name"]), request)
 
     async def config(request: Request) -> Response:
         del request
@@ -74,7 +110,7 @@ def page_routes(features: dict[str, bool], routes: Sequence[BaseRoute]) -> list[
         Route("/", index),
         Route("/config.json", config),
         *routes,
-        Mount("/static", StaticFiles(directory=static), name="static"),
+        Route("/static/{name:path}", static),
     ]
 
 
@@ -82,39 +118,6 @@ def page_app(routes: Sequence[BaseRoute]) -> Starlette:
     """The application of ``routes``; its HTTP answers are gzipped for the browsers that ask
     (the page's modules shrink to about a third)."""
     return Starlette(routes=routes, middleware=[Middleware(GZipMiddleware, minimum_size=1024)])
-
-
-RAW_SEND = "enginesrv.raw_send"
-"""The scope key under which ``keep_transport`` keeps the ASGI server's own send."""
-
-
-def keep_transport(app: ASGIApp) -> ASGIApp:
-    """``app`` with the ASGI server's own ``send`` of each WebSocket kept in its scope, so
-    that ``transport_of`` can find the TCP stream under it."""
-
-    async def kept(scope: Scope, receive: Receive, send: Send) -> None:
-        if scope["type"] == "websocket":
-            scope = {**scope, RAW_SEND: send}
-        await app(scope, receive, send)
-
-    return kept
-
-
-def transport_of(scope: Scope) -> trio.abc.AsyncResource | None:
-    """The TCP stream under a WebSocket served by hypercorn's trio worker, or None. The way
-    there is hypercorn's (0.17 and 0.18): its send is a bound method of the WebSocket stream,
-    whose ``send`` is one of the HTTP protocol's, whose ``send`` is the TCP server's, which
-    holds the ``stream``."""
-    link: Any = scope.get(RAW_SEND)
-    for _ in range(6):
-        owner = getattr(link, "__self__", None)
-        if owner is None:
-            return None
-        stream = getattr(owner, "stream", None)
-        if isinstance(stream, trio.abc.Stream):
-            return stream
-        link = getattr(owner, "send", None)
-    return None
 
 
 ABORT_AFTER = 1.0
@@ -252,32 +255,55 @@ class WebApp:
         client = websocket.client
         host = client.host if client is not None else "?"
         peer = f"{host}:{client.port if client is not None else 0}"
+        mark_websocket(websocket.scope)
         await websocket.accept()
         socket = StarletteSocket(websocket)
-        refusal = self.server.refusal(host, self.per_host, self.peer_cap)
+        # the connection under the socket was admitted by the web port (every door's caps);
+        # a peer's WebSockets have a cap of their own besides
+        key = self.server.admission.peer(host)
+        refusal = None
+        if self.server.admission.stopping:
+            refusal = "the server is stopping"
+        elif self.peer_cap and self.per_host[key] >= self.peer_cap:
+            refusal = f"{key} holds its limit of {self.peer_cap} WebSockets"
         if refusal is not None:
             self.refused += 1
             log.info("websocket_refused", peer=peer, reason=refusal)
             await socket.close(CLOSE_CAP, refusal)
             return
-        with self.server.holding(host, self.per_host):  # counted from now on, no wait before
-            try:
-                await self._serve(socket, peer)
-            finally:
-                with trio.CancelScope(shield=True), trio.move_on_after(1):
-                    await socket.close()
+        self.per_host[key] += 1  # counted from now on, no wait before
+        try:
+            await self._serve(socket, peer)
+        finally:
+            self.per_host[key] -= 1
+            if self.per_host[key] <= 0:
+                del self.per_host[key]
+            with trio.CancelScope(shield=True), trio.move_on_after(1):
+                await socket.close()
 
     async def _serve(self, socket: StarletteSocket, peer: str) -> None:
         """One admitted socket: its game, its first message, then its connection."""
         try:
-            spec = parse_game_spec(socket.websocket.url.query)
+            config = self.server.config
+            spec = parse_game_spec(
+                socket.websocket.url.query,
+                max_movetime=config.max_movetime,
+                max_clock=config.max_clock,
+            )
         except GameSpecError as exc:
             log.info("websocket_refused", peer=peer, reason=str(exc))
             await socket.close(CLOSE_BAD_GAME, str(exc))
             return
         factory: Callable[..., Any] | None = None
         if spec is not None:
-            referee = Referee(spec, self.runner, peer=peer_host(peer), seeds=self.seeds)
+            referee = Referee(
+                spec,
+                self.runner,
+                peer=self.server.admission.peer(peer_host(peer)),
+                seeds=self.seeds,
+                max_plies=config.max_plies,
+                max_movetime=config.max_movetime,
+            )
             await referee.start()
             self.referees.add(referee)
             factory = session_factory(referee)
@@ -287,12 +313,9 @@ class WebApp:
             return
         framing = framing_of(first)
         receive = MessageReceiveStream(socket, framing, first)
-        connection = Connection(
+        connection = self.server.connection(
             MessageSendStream(socket, framing),
             receive,
-            config=self.server.config,
-            runner=self.runner,
-            limits=self.server.limits,
             peer=peer,
             framing=framing,
             session_factory=factory,

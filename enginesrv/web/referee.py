@@ -27,6 +27,7 @@ from __future__ import annotations
 import functools
 import random
 import secrets
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 from urllib.parse import parse_qsl
@@ -39,8 +40,9 @@ from enginesrv.event.bot_player import BotPlayer, check_bot
 from enginesrv.event.controls import TimeControl
 from enginesrv.event.players import ForfeitError, GoRequest, PlayerSpecError, parse_player
 from enginesrv.search.child import SearchRunner
+from enginesrv.serve.offload import offload
 from enginesrv.serve.session import Session, _Search
-from enginesrv.serve.settings import RequestError, request_error
+from enginesrv.serve.settings import MAX_CLOCK, MAX_MOVETIME, MAX_PLIES, RequestError, request_error
 from protocol import messages as m
 from protocol.errors import BAD_ARGUMENTS, GAME_OVER
 
@@ -82,9 +84,12 @@ class GameSpec:
         return self.opponent != HUMAN
 
 
-def parse_game_spec(query: str) -> GameSpec | None:
+def parse_game_spec(
+    query: str, *, max_movetime: int = MAX_MOVETIME, max_clock: int = MAX_CLOCK
+) -> GameSpec | None:
     """The game asked for by a ``/ws`` address's query string; None when it asks for none
-    (a plain protocol session).
+    (a plain protocol session). ``max_movetime`` and ``max_clock`` are the server's limits
+    (ms; 0: none), which a refereed game's times keep to as a session's do.
 
     Raises:
         GameSpecError: a field that cannot be used (the message says which and why).
@@ -135,9 +140,17 @@ def parse_game_spec(query: str) -> GameSpec | None:
                 f"time control {tc!r}: at least {MIN_CLOCK_MS // 1000} s, or the bot could not "
                 "move in time"
             )
+        elif max_clock and max(control.base_ms, control.inc_ms) > max_clock:
+            raise GameSpecError(
+                f"time control {tc!r}: over the server's limit of {max_clock // 1000} s on a "
+                "clock (limit clock)"
+            )
     movetime_text = fields.get("movetime", str(DEFAULT_MOVETIME))
-    if not movetime_text.isdigit() or not 0 < int(movetime_text) <= 3_600_000:
-        raise GameSpecError(f"movetime {movetime_text!r}: write milliseconds, 1 to 3600000")
+    most = max_movetime or 3_600_000
+    if not movetime_text.isdigit() or len(movetime_text) > 9 or not 0 < int(movetime_text) <= most:
+        raise GameSpecError(
+            f"movetime {movetime_text[:20]!r}: write milliseconds, 1 to {most} (limit movetime)"
+        )
     start = fields.get("position") or None
     if start is not None:
         try:
@@ -209,11 +222,17 @@ class Referee:
         *,
         peer: str | None = None,
         seeds: random.Random | None = None,
+        max_plies: int = MAX_PLIES,
+        max_movetime: int = MAX_MOVETIME,
     ) -> None:
         """``peer``: the page's address, whose share of the search workers the bot's
         searches use (the server's per-address search cap). ``seeds``: the source of the
-        bot's seeds (None: the operating system's randomness, which no page can know)."""
+        bot's seeds (None: the operating system's randomness, which no page can know).
+        ``max_plies``: the game's length at most (the server's ``plies`` limit; 0: none):
+        a game that reaches it is a draw (``max-plies``), as the arbiter adjudicates.
+        ``max_movetime``: the most a bot's search takes from its clock (0: no limit)."""
         self.spec = spec
+        self.max_plies = max_plies
         self.seeds = seeds
         self.game = games.load(spec.game)
         self.state = (
@@ -233,7 +252,9 @@ class Referee:
         self.started = False
         self.bot: BotPlayer | None = None
         if spec.against_bot:
-            self.bot = BotPlayer(parse_player(spec.opponent), runner, peer=peer)
+            self.bot = BotPlayer(
+                parse_player(spec.opponent), runner, peer=peer, most_ms=max_movetime
+            )
 
     async def start(self) -> None:
         if self.bot is not None:
@@ -335,6 +356,13 @@ class Referee:
         if self.clocks is not None:
             self.clocks.run(None, trio.current_time())
             self.clocks.decided(seat)
+        if self.max_plies and len(self.shown) >= self.max_plies and not self.state.is_terminal():
+            # the server's ply limit: adjudicated as the arbiter adjudicates its --max-plies
+            self.forfeit = games.Outcome("draw", "max-plies")
+            self.forfeit_detail = f"the game reached the server's limit of {self.max_plies} plies"
+            if self.clocks is not None:
+                self.clocks.run(None, trio.current_time())
+            return
         self._run_due(trio.current_time())
 
     async def bot_decision(self, stop: trio.Event | None = None) -> str | None:
@@ -344,12 +372,15 @@ class Referee:
         assert self.bot is not None
         seat = self.state.to_move()
         now = trio.current_time()
+        on_hold: Callable[[bool], None] | None = None
         if self.clocks is not None:
-            self.clocks.run(seat, now)
+            # the bot's clock runs only while its search holds a worker (``on_hold``)
+            self.clocks.run(None, now)
             left = self.clocks.left
             inc = self.clocks.control.inc_ms
             clocks = m.Go(p1time=round(left[0]), p2time=round(left[1]), p1inc=inc, p2inc=inc)
             forfeit_at: float | None = now + max(0.0, left[seat]) / 1000
+            on_hold = functools.partial(self._bot_holds, self.clocks, seat)
         else:
             clocks = m.Go(movetime=self.spec.movetime)
             forfeit_at = None
@@ -363,7 +394,7 @@ class Referee:
             turn=self.state.turn_position(),
         )
         try:
-            reply = await self.bot.go(request, stop)
+            reply = await self.bot.go(request, stop, on_hold)
             if reply.token is None:
                 raise ForfeitError("illegal-move", "the bot had no move")
             move = self.state.parse_move(reply.token)
@@ -378,6 +409,11 @@ class Referee:
             return None
         self._push(move)
         return self.shown[-1]
+
+    @staticmethod
+    def _bot_holds(clocks: Clocks, seat: int, holding: bool) -> None:
+        """The bot's search took a worker (its clock runs) or was suspended (it stops)."""
+        clocks.run(seat if holding else None, trio.current_time())
 
     def _public(self, detail: str) -> str:
         """What the page is told of the bot's forfeit: in a game of hidden information only
@@ -447,6 +483,8 @@ class RefereeSession(Session):
                 await self._bot_go(msgid, nursery)
                 return None
             case m.Query(what):
+                if what == "moves":
+                    return m.Response(await offload(self.peer, lambda: self._refereed_query(what)))
                 return m.Response(self._refereed_query(what))
         return await super()._dispatch(command, msgid, nursery)
 

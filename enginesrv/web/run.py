@@ -1,22 +1,20 @@
-"""Serving the ASGI application with hypercorn's trio worker, beside the TCP server, until the
-server stops."""
+"""Serving the ASGI application (``enginesrv.web.http``) beside the TCP server, until the server
+stops, its connections admitted with the TCP port's."""
 
 from __future__ import annotations
 
 import functools
 import logging
 from collections.abc import Sequence
-from typing import cast
 
 import trio
 from hypercorn.config import Config
-from hypercorn.trio import serve
-from hypercorn.typing import ASGIFramework
 from starlette.routing import BaseRoute
 
 from enginesrv.search.child import SearchRunner
 from enginesrv.serve.server import Server
 from enginesrv.web.app import WS_PEER_CONNECTIONS, WebApp
+from enginesrv.web.http import KEEP_ALIVE, serve_http
 
 PING_INTERVAL = 30.0
 """Seconds between the WebSocket pings hypercorn sends (a dead peer is found out)."""
@@ -31,16 +29,28 @@ def bind_text(host: str, port: int) -> str:
     return f"[{host}]:{port}" if ":" in host else f"{host}:{port}"
 
 
-def web_config(host: str, port: int, max_message: int) -> Config:
+def web_config(max_message: int) -> Config:
+    """hypercorn's settings for a web port (the address is bound by ``open_web``)."""
     config = Config()
-    config.bind = [bind_text(host, port)]
     config.accesslog = None
     config.errorlog = logging.getLogger("hypercorn.error")
     config.websocket_max_message_size = max_message
     config.websocket_ping_interval = PING_INTERVAL
     config.graceful_timeout = GRACE
-    config.keep_alive_timeout = 30
+    config.keep_alive_timeout = KEEP_ALIVE
     return config
+
+
+async def open_web(host: str, port: int) -> tuple[list[trio.SocketListener], str]:
+    """The listening sockets of a web port and its page's address (``http://HOST:PORT/``,
+    the port bound when ``port`` is 0).
+
+    Raises:
+        OSError: the address cannot be listened on.
+    """
+    listeners = await trio.open_tcp_listeners(port, host=host)
+    bound = listeners[0].socket.getsockname()
+    return listeners, f"http://{bind_text(str(bound[0]), int(bound[1]))}/"
 
 
 async def serve_web(
@@ -56,7 +66,8 @@ async def serve_web(
 ) -> None:
     """Serve the page and ``/ws`` on ``host:port`` until ``server.stop``; reports the page's
     address (``http://HOST:PORT/``, the port bound when ``port`` is 0) once it is served.
-    ``app`` is the application to serve (by default a new one for ``server``).
+    ``app`` is the application to serve (by default a new one for ``server``). Its
+    connections are admitted by the server's ``Admission``, with the TCP port's.
 
     Raises:
         OSError: the address cannot be listened on.
@@ -65,12 +76,12 @@ async def serve_web(
     limits = server.limits
     # a message holds whole lines or frames: one of the largest, with room for a few more
     largest = max(limits.line or 65536, limits.frame or 1 << 20)
-    config = web_config(host, port, largest * 4)
-    # starlette's and hypercorn's ASGI types are each their own spelling of the same protocol
-    asgi = cast(ASGIFramework, app.asgi(routes))
+    config = web_config(largest * 4)
+    listeners, page = await open_web(host, port)
+    serving = functools.partial(
+        serve_http, app.asgi(routes), config, listeners, server.admission, door="web",
+        stop=server.stop,
+    )  # fmt: skip
     async with trio.open_nursery() as nursery:
-        binds = await nursery.start(
-            functools.partial(serve, asgi, config, shutdown_trigger=server.stop.wait)
-        )
-        bound = binds[0] if binds else f"http://{bind_text(host, port)}"
-        task_status.started(bound.rstrip("/") + "/")
+        await nursery.start(serving)
+        task_status.started(page)

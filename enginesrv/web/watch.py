@@ -22,27 +22,19 @@ from __future__ import annotations
 
 import functools
 import json
-from typing import cast
 
 import structlog
 import trio
-from hypercorn.trio import serve
-from hypercorn.typing import ASGIFramework
 from starlette.routing import WebSocketRoute
 from starlette.types import ASGIApp, Scope
 from starlette.types import Message as AsgiMessage
 from starlette.websockets import WebSocket
 
+from enginesrv.admission import Admission
 from enginesrv.event.feed import Feed, Message
-from enginesrv.web.app import (
-    CLOSE_CAP,
-    StarletteSocket,
-    StuckGuard,
-    keep_transport,
-    page_app,
-    page_routes,
-)
-from enginesrv.web.run import web_config
+from enginesrv.web.app import CLOSE_CAP, StarletteSocket, StuckGuard, page_app, page_routes
+from enginesrv.web.http import keep_transport, mark_websocket, serve_http
+from enginesrv.web.run import open_web, web_config
 
 MAX_WATCHERS = 256
 """Watchers served at once."""
@@ -80,6 +72,7 @@ class WatchApp:
         return keep_transport(page_app(routes))
 
     async def events(self, websocket: WebSocket) -> None:
+        mark_websocket(websocket.scope)
         await websocket.accept()
         socket = StarletteSocket(websocket)
         if self.watchers >= self.max_watchers:
@@ -164,9 +157,11 @@ async def serve_watch(
     *,
     host: str,
     port: int,
+    admission: Admission,
     task_status: trio.TaskStatus[str] = trio.TASK_STATUS_IGNORED,
 ) -> None:
     """Serve the page and ``/events`` until ``stop``; reports the page's address once served.
+    Its connections are admitted by ``admission`` (``admission.event_admission``).
 
     Raises:
         OSError: the address cannot be listened on.
@@ -174,10 +169,10 @@ async def serve_watch(
     asgi = WatchApp(feed, stop).asgi()
     for path in WARM_UP_PATHS:
         await _warm_up(asgi, path)
-    app = cast(ASGIFramework, asgi)  # the two libraries' ASGI types agree
-    config = web_config(host, port, 65536)
+    listeners, page = await open_web(host, port)
+    serving = functools.partial(
+        serve_http, asgi, web_config(65536), listeners, admission, door="watch", stop=stop
+    )
     async with trio.open_nursery() as nursery:
-        binds = await nursery.start(
-            functools.partial(serve, app, config, shutdown_trigger=stop.wait)
-        )
-        task_status.started(binds[0].rstrip("/") + "/")
+        await nursery.start(serving)
+        task_status.started(page)

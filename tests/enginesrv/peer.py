@@ -16,7 +16,7 @@ from bots.engine import Limits, SearchInfo
 from bots.registry import create_bot
 from enginesrv.search.child import SearchOutcome
 from enginesrv.search.jobs import SearchJob
-from enginesrv.search.pool import WorkerPool
+from enginesrv.search.pool import SLICE, WorkerPool
 from enginesrv.serve.connection import Limits as ConnLimits
 from enginesrv.serve.server import Server, open_listeners, serve
 from enginesrv.serve.settings import SessionConfig
@@ -41,6 +41,7 @@ class ThreadRunner:
         hard_deadline: float | None,
         on_wait: Callable[[], None] | None = None,
         peer: str | None = None,
+        on_hold: Callable[[bool], None] | None = None,
     ) -> SearchOutcome:
         del hard_deadline, on_wait, peer
         self.searches += 1
@@ -81,14 +82,21 @@ async def running_server(
     game: str | None = "yinsh",
     bot: str = "random",
     workers: int = 0,
+    per_peer: int | None = None,
+    slice_seconds: float = SLICE,
+    config: SessionConfig | None = None,
 ) -> AsyncIterator[tuple[Server, int]]:
-    """A server on 127.0.0.1:<free port>; ``workers`` > 0 uses real worker processes."""
+    """A server on 127.0.0.1:<free port>; ``workers`` > 0 uses real worker processes, of
+    which one peer holds at most ``per_peer``, each for ``slice_seconds`` when others wait
+    (``WorkerPool``)."""
     limits = limits or ConnLimits()
-    config = SessionConfig(default_game=game, default_bot=bot, limits=limits.announced())
+    config = config or SessionConfig(
+        default_game=game, default_bot=bot, limits=limits.announced()
+    )
     async with trio.open_nursery() as nursery:
         pool = None
         if workers:
-            pool = WorkerPool(nursery, workers)
+            pool = WorkerPool(nursery, workers, per_peer=per_peer, slice_seconds=slice_seconds)
             await pool.start()
             runner = pool
         server = Server(config, runner or ThreadRunner(), limits)
@@ -119,8 +127,15 @@ class TextPeer:
         self.buffer = b""
 
     @classmethod
-    async def connect(cls, port: int) -> TextPeer:
-        stream = await trio.open_tcp_stream("127.0.0.1", port)
+    async def connect(cls, port: int, local: str | None = None) -> TextPeer:
+        """A connection to ``port``, from the loopback address ``local`` if given."""
+        if local is None:
+            stream = await trio.open_tcp_stream("127.0.0.1", port)
+        else:
+            sock = trio.socket.socket()
+            await sock.bind((local, 0))
+            await sock.connect(("127.0.0.1", port))
+            stream = trio.SocketStream(sock)
         _OPEN.append(stream)
         return cls(stream)
 

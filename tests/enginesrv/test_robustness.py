@@ -470,6 +470,7 @@ class GateRunner:
         hard_deadline: float | None,
         on_wait: Callable[[], None] | None = None,
         peer: str | None = None,
+        on_hold: Callable[[bool], None] | None = None,
     ) -> SearchOutcome:
         del job, on_info, stop, hard_deadline, on_wait, peer
         await self.gate.wait()
@@ -629,7 +630,7 @@ async def test_the_per_peer_connection_cap_counts_each_address_apart() -> None:
         assert await ready(first) == ["readyok"]
         # once one has left, there is room again
         await first.aclose()
-        await eventually(lambda: server.per_host["127.0.0.1"] < 2)
+        await eventually(lambda: server.admission.per_peer["127.0.0.1"] < 2)
         again = TextPeer(await open_stream(port))
         assert await ready(again) == ["readyok"]
 

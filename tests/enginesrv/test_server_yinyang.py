@@ -131,6 +131,7 @@ class _Capture:
         hard_deadline: float | None,
         on_wait: Callable[[], None] | None = None,
         peer: str | None = None,
+        on_hold: Callable[[bool], None] | None = None,
     ) -> SearchOutcome:
         del on_info, stop, hard_deadline, on_wait, peer
         self.jobs.append(job)

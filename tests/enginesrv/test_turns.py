@@ -46,6 +46,7 @@ class CapturingRunner:
         hard_deadline: float | None,
         on_wait: Callable[[], None] | None = None,
         peer: str | None = None,
+        on_hold: Callable[[bool], None] | None = None,
     ) -> SearchOutcome:
         del on_info, stop, hard_deadline, on_wait, peer
         self.jobs.append(job)
@@ -70,6 +71,7 @@ class RecordingThreadRunner(ThreadRunner):
         hard_deadline: float | None,
         on_wait: Callable[[], None] | None = None,
         peer: str | None = None,
+        on_hold: Callable[[bool], None] | None = None,
     ) -> SearchOutcome:
         self.jobs.append(job)
         return await super().search(

@@ -5,6 +5,7 @@ docs/security.md "Web pages")."""
 from __future__ import annotations
 
 import random
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 from urllib.parse import urlencode
@@ -167,7 +168,11 @@ async def test_a_bots_forfeit_in_a_game_of_hidden_laws_does_not_quote_it() -> No
             referee = the_referee(web, before)
             assert referee.bot is not None
 
-            async def failing(request: GoRequest, stop: trio.Event | None = None) -> Reply:
+            async def failing(
+                request: GoRequest,
+                stop: trio.Event | None = None,
+                on_hold: Callable[[bool], None] | None = None,
+            ) -> Reply:
                 raise ForfeitError("crash", f"the bot failed: ValueError: {request.position}")
 
             referee.bot.go = failing  # type: ignore[method-assign]

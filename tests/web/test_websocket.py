@@ -122,7 +122,7 @@ async def test_the_per_address_cap_of_websockets() -> None:
             assert await b.line() == "pong 1"
             code, reason = await closed_with(web, "")
             assert code == 1013
-            assert "127.0.0.1 holds its limit of 2 connections" in reason
+            assert reason == "127.0.0.1 holds its limit of 2 WebSockets"
         async with text_socket(web.ws()) as c:  # the two closed: room again
             await c.send("ping 4")
             assert await c.line() == "pong 4"

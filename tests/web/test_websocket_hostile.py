@@ -16,6 +16,7 @@ grace (``short_grace``), but for the test of the shutdown itself.
 
 from __future__ import annotations
 
+import contextlib
 import random
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterable, MutableMapping
 from contextlib import AsyncExitStack, asynccontextmanager
@@ -42,10 +43,11 @@ from enginesrv.serve import connection as connection_module
 from enginesrv.serve.connection import Connection, Limits
 from enginesrv.serve.session import Session
 from enginesrv.web import run as web_run
+from enginesrv.web.app import WS_PEER_CONNECTIONS
 from enginesrv.web.referee import Referee
 from protocol.text import TextDecoder
 from tests.enginesrv.peer import ThreadRunner
-from tests.web.webpeer import Web, binary_socket, drop, running_web, text_socket
+from tests.web.webpeer import Web, binary_socket, drop, http_get, running_web, text_socket
 
 Message = str | bytes
 LogEntry = MutableMapping[str, Any]
@@ -869,9 +871,12 @@ async def test_only_spaces_and_tabs_separate_tokens() -> None:
 
 
 @trio_test
-async def test_seventy_sockets_from_one_address() -> None:
+async def test_thirty_sockets_from_one_address() -> None:
+    """A peer's WebSockets have a cap below its connections': over it, a socket is closed
+    with 1013 and the reason, and the peer can still load the page."""
     async with running_web() as web, AsyncExitStack() as stack:
-        sockets = [await stack.enter_async_context(open_websocket_url(web.ws())) for _ in range(70)]
+        cap = WS_PEER_CONNECTIONS
+        sockets = [await stack.enter_async_context(open_websocket_url(web.ws())) for _ in range(30)]
         answered: list[int] = []
         refused: list[tuple[int, int, str]] = []
         for i, ws in enumerate(sockets):
@@ -883,21 +888,25 @@ async def test_seventy_sockets_from_one_address() -> None:
             except ConnectionClosed as exc:
                 refused.append((i, *close_of(exc)))
                 await drop(ws)
-        assert answered == list(range(64))
-        assert [i for i, _, _ in refused] == list(range(64, 70))
+        assert answered == list(range(cap))
+        assert [i for i, _, _ in refused] == list(range(cap, 30))
         for _, code, reason in refused:
             assert code == 1013
-            assert reason == "127.0.0.1 holds its limit of 64 connections"
-        assert web.app.refused == 6
-        # the first 64 still work, together
-        for i, ws in enumerate(sockets[:64]):
+            assert reason == f"127.0.0.1 holds its limit of {cap} WebSockets"
+        assert web.app.refused == 30 - cap
+        # the page still loads beside them
+        status, _, body = await http_get(web.url, "/")
+        assert status == 200
+        assert b"<html" in body.lower()
+        # the first ones still work, together
+        for i, ws in enumerate(sockets[:cap]):
             await ws.send_message(f"ping {100 + i}")
-        for i, ws in enumerate(sockets[:64]):
+        for i, ws in enumerate(sockets[:cap]):
             with trio.fail_after(5):
                 assert await ws.get_message() == f"pong {100 + i}\n"
         # one leaves: there is room for one more, not two
         await sockets[0].aclose()
-        assert await wait_for(lambda: web.app.per_host["127.0.0.1"] == 63, 3)
+        assert await wait_for(lambda: web.app.per_host["127.0.0.1"] == cap - 1, 3)
         again = await stack.enter_async_context(open_websocket_url(web.ws()))
         await again.send_message("ping 1")
         with trio.fail_after(5):
@@ -909,6 +918,8 @@ async def test_seventy_sockets_from_one_address() -> None:
 
 @trio_test
 async def test_websockets_count_in_the_servers_connection_cap() -> None:
+    """Every door counts in one cap: with two WebSockets and a TCP session open, a fourth
+    connection is closed before a byte of it is read, on the web port as on the TCP port."""
     async with (
         running_web(limits=Limits(connections=3)) as web,
         text_socket(web.ws()) as a,
@@ -923,47 +934,53 @@ async def test_websockets_count_in_the_servers_connection_cap() -> None:
             await tcp.send_all(b"ping 2\n")
             with trio.fail_after(5):
                 assert await tcp.receive_some(100) == b"pong 2\n"
-            # the fourth, a WebSocket, is refused with the cap's reason
-            async with open_websocket_url(web.ws()) as ws:
-                with trio.fail_after(5):
-                    try:
-                        await ws.get_message()
-                    except ConnectionClosed as exc:
-                        await drop(ws)
-                        code, reason = close_of(exc)
-                        assert code == 1013
-                        assert reason == "the server holds its limit of 3 connections"
-                    else:
-                        raise AssertionError("a fourth connection was served")
-            # and so is a TCP one: closed before a byte is read, with nothing sent (§2)
-            late = await trio.open_tcp_stream("127.0.0.1", web.port)
-            with trio.fail_after(5):
-                assert await late.receive_some(100) == b""
-            await late.aclose()
+            assert await closed_at_the_door(web.web_port, WS_UPGRADE)
+            assert await closed_at_the_door(web.port, b"isready\n")
+            assert web.server.admission.refused == 2
         finally:
             await tcp.aclose()
+        # one leaves: a WebSocket fits again
+        await a.ws.aclose()
+        assert await wait_for(lambda: web.server.admission.held == 2, 3)
+        async with text_socket(web.ws()) as again:
+            await again.send("ping 3")
+            assert await again.line() == "pong 3"
+
+
+WS_UPGRADE = (
+    b"GET /ws HTTP/1.1\r\nHost: x\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n"
+    b"Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\nSec-WebSocket-Version: 13\r\n\r\n"
+)
+
+
+async def closed_at_the_door(port: int, request: bytes) -> bool:
+    """Whether a new connection to ``port`` is closed with nothing sent, whatever it asks."""
+    stream = await trio.open_tcp_stream("127.0.0.1", port)
+    async with stream:
+        with contextlib.suppress(trio.BrokenResourceError):
+            await stream.send_all(request)
+        with trio.fail_after(5):
+            try:
+                return await stream.receive_some(100) == b""
+            except trio.BrokenResourceError:
+                return True  # reset: closed with the request unread
 
 
 @trio_test
 async def test_sockets_opened_together_respect_the_servers_connection_cap() -> None:
-    """WebSockets count in the server's connection cap from the moment they are admitted,
-    not from their first message: sockets opened together cannot go over it."""
+    """Connections count in the server's cap from the moment they are accepted, not from
+    their first message: sockets opened together cannot go over it."""
     async with running_web(limits=Limits(connections=3)) as web, AsyncExitStack() as stack:
-        sockets = [await stack.enter_async_context(open_websocket_url(web.ws())) for _ in range(5)]
-        served = 0
-        codes: list[int] = []
+        sockets = [await stack.enter_async_context(open_websocket_url(web.ws())) for _ in range(3)]
+        assert [await closed_at_the_door(web.web_port, WS_UPGRADE) for _ in range(2)] == [
+            True,
+            True,
+        ]
         for i, ws in enumerate(sockets):
-            try:
-                await ws.send_message(f"ping {i}")
-                with trio.fail_after(5):
-                    await ws.get_message()
-                served += 1
-            except ConnectionClosed as exc:
-                codes.append(close_of(exc)[0])
-                await drop(ws)
-        assert len(web.server.connections) <= 3, f"{len(web.server.connections)} connections"
-        assert served == 3
-        assert codes == [1013, 1013]
+            await ws.send_message(f"ping {i}")
+            with trio.fail_after(5):
+                assert await ws.get_message() == f"pong {i}\n"
+        assert len(web.server.connections) == 3
 
 
 # -- Yin Yang: the bot's laws stay hidden ------------------------------------------------------

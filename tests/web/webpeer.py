@@ -15,7 +15,7 @@ from trio_websocket import WebSocketConnection, open_websocket_url
 from enginesrv.serve.connection import Limits
 from enginesrv.serve.server import Server, open_listeners, serve
 from enginesrv.serve.settings import SessionConfig
-from enginesrv.web.app import WebApp
+from enginesrv.web.app import WS_PEER_CONNECTIONS, WebApp
 from enginesrv.web.run import serve_web
 from tests.enginesrv.peer import ThreadRunner
 
@@ -29,6 +29,10 @@ class Web:
     port: int
     """The TCP protocol port."""
 
+    @property
+    def web_port(self) -> int:
+        return int(self.url.rstrip("/").rsplit(":", 1)[1])
+
     def ws(self, query: str = "") -> str:
         return self.url.replace("http://", "ws://") + "ws" + (f"?{query}" if query else "")
 
@@ -37,7 +41,7 @@ class Web:
 async def running_web(
     *,
     limits: Limits | None = None,
-    peer_cap: int = 64,
+    peer_cap: int = WS_PEER_CONNECTIONS,
     runner: Any = None,
     seeds: random.Random | None = None,
 ) -> AsyncIterator[Web]:
@@ -64,6 +68,38 @@ async def running_web(
             yield Web(server, app, url, ports[0])
         finally:
             server.stop.set()
+
+
+async def http_get(
+    url: str, path: str, *, local: str | None = None, timeout: float = 5
+) -> tuple[int, dict[str, str], bytes]:
+    """``GET path`` on the web port of ``url`` over a connection of its own (``Connection:
+    close``), from the address ``local`` if given: the status, the headers (lower-case
+    names) and the body."""
+    host, port = url.split("//", 1)[1].rstrip("/").rsplit(":", 1)
+    with trio.fail_after(timeout):
+        sock = trio.socket.socket()
+        if local is not None:
+            await sock.bind((local, 0))
+        await sock.connect((host, int(port)))
+        stream = trio.SocketStream(sock)
+        async with stream:
+            request = f"GET {path} HTTP/1.1\r\nHost: {host}\r\nConnection: close\r\n\r\n"
+            await stream.send_all(request.encode())
+            data = b""
+            while len(data) < 1 << 22:
+                chunk = await stream.receive_some(65536)
+                if not chunk:
+                    break
+                data += chunk
+    head, _, body = data.partition(b"\r\n\r\n")
+    lines = head.decode("latin-1").split("\r\n")
+    status = int(lines[0].split()[1])
+    headers = {}
+    for line in lines[1:]:
+        name, _, value = line.partition(":")
+        headers[name.strip().lower()] = value.strip()
+    return status, headers, body
 
 
 async def drop(ws: WebSocketConnection) -> None:

@@ -1,0 +1,193 @@
+"""The web ports' HTTP server: hypercorn's HTTP/1.1 and WebSocket protocol on connections this
+module accepts itself, so that each is admitted (``enginesrv.admission``) before a byte of it
+is read, and each read and write has a time limit.
+
+hypercorn's own ``serve`` accepts every connection it can: nothing would count them, and a
+peer could hold descriptors until the process has none left for its engines and workers.
+Here each accepted connection asks the process's ``Admission`` first (closed at once when it
+is refused) and is then served by hypercorn's ``TCPServer``, over a ``GuardedStream``:
+
+* an HTTP connection is closed once it has been idle for ``keep_alive`` seconds between
+  requests (hypercorn's keep-alive timeout, which also bounds the wait for a request's
+  headers), and once a read of a request has waited ``read_timeout`` seconds;
+* a write that has not ended within ``write_timeout`` seconds (a client that does not read)
+  closes the connection;
+* a WebSocket (``mark_websocket``) has no read timeout: its session's own limits apply
+  (docs/protocol.md §2), and hypercorn pings it.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import functools
+import math
+import socket
+from collections.abc import Callable
+from typing import Any, cast
+
+import structlog
+import trio
+from hypercorn.config import Config
+from hypercorn.trio.tcp_server import TCPServer
+from hypercorn.trio.worker_context import WorkerContext
+from hypercorn.typing import ASGIFramework, LifespanState
+from hypercorn.utils import wrap_app
+from starlette.types import ASGIApp, Scope
+
+from enginesrv.admission import Admission
+
+READ_TIMEOUT = 30.0
+"""Seconds an HTTP connection's read may wait while a request is being received."""
+WRITE_TIMEOUT = 30.0
+"""Seconds one write may take before its connection is closed."""
+KEEP_ALIVE = 30.0
+"""Seconds an HTTP connection may stay idle between requests (and before its first)."""
+
+log = structlog.get_logger("enginesrv.web.http")
+
+
+class GuardedStream(trio.abc.HalfCloseableStream):
+    """A TCP stream whose reads (until it carries a WebSocket) and writes have time limits."""
+
+    def __init__(
+        self,
+        stream: trio.SocketStream,
+        read_timeout: float,
+        write_timeout: float,
+        on_close: Callable[[], None] = lambda: None,
+    ):
+        """``on_close`` is called once the stream is closed (its descriptor is free: hypercorn
+        keeps a closed WebSocket's task until its next ping is due)."""
+        self.stream = stream
+        self.socket = stream.socket
+        self.read_timeout = read_timeout
+        self.write_timeout = write_timeout
+        self.on_close = on_close
+        self.websocket = False
+
+    async def send_all(self, data: bytes | bytearray | memoryview) -> None:
+        with trio.move_on_after(self.write_timeout or math.inf) as scope:
+            await self.stream.send_all(data)
+        if scope.cancelled_caught:
+            await trio.aclose_forcefully(self)
+            raise trio.BrokenResourceError(f"a write did not end within {self.write_timeout:g} s")
+
+    def evict(self, reason: str) -> None:
+        """Close the connection for a new peer's (``Admission``): its reads end, its writes
+        fail, and hypercorn closes it."""
+        log.info("http_connection_evicted", reason=reason)
+        with contextlib.suppress(OSError):
+            self.socket.shutdown(socket.SHUT_RDWR)
+
+    async def wait_send_all_might_not_block(self) -> None:
+        await self.stream.wait_send_all_might_not_block()
+
+    async def send_eof(self) -> None:
+        await self.stream.send_eof()
+
+    async def receive_some(self, max_bytes: int | None = None) -> bytes | bytearray:
+        limit = math.inf if self.websocket or not self.read_timeout else self.read_timeout
+        with trio.move_on_after(limit) as scope:
+            return await self.stream.receive_some(max_bytes)
+        assert scope.cancelled_caught
+        raise trio.BrokenResourceError(f"nothing read within {self.read_timeout:g} s")
+
+    async def aclose(self) -> None:
+        try:
+            await self.stream.aclose()
+        finally:
+            self.on_close()
+
+
+RAW_SEND = "enginesrv.raw_send"
+"""The scope key under which ``keep_transport`` keeps the ASGI server's own send."""
+
+
+def keep_transport(app: ASGIApp) -> ASGIApp:
+    """``app`` with the ASGI server's own ``send`` of each WebSocket kept in its scope, so
+    that ``transport_of`` can find the TCP stream under it."""
+
+    async def kept(scope: Scope, receive: Any, send: Any) -> None:
+        if scope["type"] == "websocket":
+            scope = {**scope, RAW_SEND: send}
+        await app(scope, receive, send)
+
+    return kept
+
+
+def transport_of(scope: Scope) -> trio.abc.AsyncResource | None:
+    """The TCP stream under a WebSocket served by hypercorn's trio ``TCPServer``, or None.
+    The way there is hypercorn's (0.18): its send is a bound method of the WebSocket stream,
+    whose ``send`` is one of the HTTP protocol's, whose ``send`` is the TCP server's, which
+    holds the ``stream``."""
+    link: Any = scope.get(RAW_SEND)
+    for _ in range(6):
+        owner = getattr(link, "__self__", None)
+        if owner is None:
+            return None
+        stream = getattr(owner, "stream", None)
+        if isinstance(stream, trio.abc.Stream):
+            return stream
+        link = getattr(owner, "send", None)
+    return None
+
+
+def mark_websocket(scope: Scope) -> None:
+    """The connection under this WebSocket no longer has a read timeout (its session's idle
+    limit applies)."""
+    stream = transport_of(scope)
+    if isinstance(stream, GuardedStream):
+        stream.websocket = True
+
+
+async def serve_http(
+    app: ASGIApp,
+    config: Config,
+    listeners: list[trio.SocketListener],
+    admission: Admission,
+    *,
+    door: str,
+    stop: trio.Event,
+    read_timeout: float = READ_TIMEOUT,
+    write_timeout: float = WRITE_TIMEOUT,
+    task_status: trio.TaskStatus[None] = trio.TASK_STATUS_IGNORED,
+) -> None:
+    """Serve ``app`` on ``listeners`` until ``stop``; then stop accepting and give the
+    connections ``config.graceful_timeout`` seconds to end."""
+    wrapped = wrap_app(cast(ASGIFramework, app), config.wsgi_max_body_size, "asgi")
+    context = WorkerContext(None)
+
+    async def handle(stream: trio.SocketStream) -> None:
+        try:
+            host = str(stream.socket.getpeername()[0])
+        except OSError:
+            host = "?"
+        ticket = admission.admit(host, door)
+        if isinstance(ticket, str):
+            await trio.aclose_forcefully(stream)
+            return
+        with ticket:
+            guarded = GuardedStream(stream, read_timeout, write_timeout, ticket.release)
+            ticket.on_evict = guarded.evict
+            state: LifespanState = {}
+            server = TCPServer(wrapped, config, context, state, guarded)  # type: ignore[arg-type]
+            try:
+                await server.run()
+            except (trio.BrokenResourceError, trio.ClosedResourceError):
+                log.debug("http_connection_broken", peer=host)
+
+    async with trio.open_nursery() as connections:
+        async with trio.open_nursery() as accepting:
+            await accepting.start(
+                functools.partial(
+                    trio.serve_listeners, handle, listeners, handler_nursery=connections
+                )
+            )
+            task_status.started()
+            await stop.wait()
+            accepting.cancel_scope.cancel()
+        for listener in listeners:
+            with trio.CancelScope(shield=True):
+                await listener.aclose()
+        await context.terminated.set()
+        connections.cancel_scope.deadline = trio.current_time() + config.graceful_timeout

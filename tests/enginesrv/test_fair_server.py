@@ -1,0 +1,380 @@
+"""A fair server: what many clients on many addresses share (docs/protocol.md §2, "Sharing
+among peers"; docs/security.md, "Network clients"), attacked as such clients would."""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable
+
+import pytest
+import trio
+
+import games
+from enginesrv.admission import Admission, Ticket, peer_of
+from enginesrv.serve.connection import Limits
+from enginesrv.serve.offload import Offloader
+from enginesrv.serve.outbox import Outbox, OutputBudget
+from enginesrv.serve.settings import SessionConfig
+from tests.enginesrv.peer import TextPeer, running_server
+from tests.enginesrv.test_server import trio_test
+
+YINSH_10_1 = "position startpos moves h6 g6 g8 c6 e10 f8 g11 e9 h11 d7"
+"""The Yinsh position of docs/protocol.md §10.1."""
+YINYANG_VIEW = (
+    "position fen bwww/bwww/bbbw/bbbw b start -bbbb>*,-..w.>bbw.,-wwww>w.ww,-.ww.>bwwb "
+    "?,?,?,? 8 10 1"
+)
+"""A Yin Yang view whose side to act has tens of thousands of moves."""
+
+
+# -- who a peer is -----------------------------------------------------------------------------
+
+
+def test_a_peer_is_an_ipv4_address_or_an_ipv6_64() -> None:
+    assert peer_of("10.1.2.3") == "10.1.2.3"
+    assert peer_of("::ffff:10.1.2.3") == "10.1.2.3"
+    assert peer_of("2001:db8:1:2::1") == "2001:db8:1:2::/64"
+    assert peer_of("2001:db8:1:2:ffff:ffff:ffff:ffff") == "2001:db8:1:2::/64"
+    assert peer_of("2001:db8:1:3::1") == "2001:db8:1:3::/64"
+    assert peer_of("10.1.2.3", prefix_v4=24) == "10.1.2.0/24"
+    assert peer_of("2001:db8:1:2::1", prefix_v6=128) == "2001:db8:1:2::1"
+    assert peer_of("stdio") == "stdio"
+
+
+def test_a_whole_ipv6_64_counts_as_one_peer() -> None:
+    """A host handed a /64 can come from as many addresses as it likes: its connections are
+    counted together."""
+    admission = Admission(connections=100, peer_connections=3)
+    tickets = [admission.admit(f"2001:db8:7:7::{i:x}", "tcp") for i in range(1, 6)]
+    assert [isinstance(t, Ticket) for t in tickets] == [True, True, True, False, False]
+    assert tickets[3] == "2001:db8:7:7::/64 holds its limit of 3 connections"
+    assert isinstance(admission.admit("2001:db8:7:8::1", "tcp"), Ticket)
+
+
+def test_peers_that_take_their_share_leave_room_for_new_ones() -> None:
+    """Peers that each fill their per-peer cap stop at three quarters of the server: the
+    rest is for peers that hold almost nothing; once that is full too, a new peer's
+    connection takes the newest of the peer holding most."""
+    admission = Admission(connections=32, peer_connections=8)
+    evicted: list[str] = []
+    held = {}
+    for peer in range(8):
+        got = [admission.admit(f"10.0.0.{peer}", "web") for _ in range(8)]
+        for number, ticket in enumerate(got):
+            if isinstance(ticket, Ticket):
+                ticket.on_evict = lambda why, name=f"{peer}.{number}": evicted.append(name)
+        held[peer] = sum(isinstance(t, Ticket) for t in got)
+    # three peers take 24, the next ones 2 each from the reserve until the server is full;
+    # the last one's two take the newest connections of peers holding most
+    assert held == {0: 8, 1: 8, 2: 8, 3: 2, 4: 2, 5: 2, 6: 2, 7: 2}
+    assert evicted == ["0.7", "1.7"]
+    assert admission.held == 32
+    fresh = admission.admit("10.0.1.1", "tcp")
+    assert isinstance(fresh, Ticket)
+    assert evicted == ["0.7", "1.7", "2.7"]
+    assert admission.held == 32
+    again = admission.admit("10.0.1.1", "tcp")  # holds 1: still a newcomer
+    assert isinstance(again, Ticket)
+    assert evicted == ["0.7", "1.7", "2.7", "0.6"]
+    third = admission.admit("10.0.1.1", "tcp")
+    assert third == "the server holds its limit of 32 connections"
+    assert admission.evicted == 4
+
+
+def test_a_full_server_of_small_peers_refuses_a_newcomer() -> None:
+    admission = Admission(connections=4, peer_connections=8)
+    for peer in range(4):
+        ticket = admission.admit(f"10.0.0.{peer}", "tcp")
+        assert isinstance(ticket, Ticket)
+        ticket.on_evict = lambda why: pytest.fail("no peer holds more than the newcomer")
+    assert admission.admit("10.0.1.1", "tcp") == "the server holds its limit of 4 connections"
+
+
+def test_the_descriptor_budget_caps_the_connections() -> None:
+    admission = Admission(connections=100, peer_connections=0, descriptors=5)
+    tickets = [admission.admit(f"10.0.0.{i}", "http") for i in range(6)]
+    assert tickets[-1] == "the server holds the 5 connections its descriptors allow"
+    assert isinstance(tickets[0], Ticket)
+    tickets[0].release()
+    tickets[0].release()  # twice is once
+    assert admission.held == 4
+    assert isinstance(admission.admit("10.0.0.9", "http"), Ticket)
+
+
+def test_a_trusted_connection_no_longer_counts_against_its_peer() -> None:
+    admission = Admission(connections=10, peer_connections=2, trusted=1)
+    first = admission.admit("10.0.0.1", "results")
+    assert isinstance(first, Ticket)
+    first.trust()
+    assert admission.per_peer["10.0.0.1"] == 0
+    assert admission.may_trust() is False
+    second = admission.admit("10.0.0.1", "results")
+    third = admission.admit("10.0.0.1", "results")
+    assert isinstance(second, Ticket)
+    assert isinstance(third, Ticket)
+    first.release()
+    assert admission.holding_trusted == 0
+    assert admission.held == 2
+
+
+@trio_test
+async def test_eight_addresses_that_fill_their_share_cannot_lock_out_a_ninth() -> None:
+    """8 addresses x 8 connections on a server of 32: a new address is still served."""
+    limits = Limits(connections=32, peer_connections=8)
+    async with running_server(limits=limits) as (server, port):
+        held: list[TextPeer] = []
+        for peer in range(1, 9):
+            for _ in range(8):
+                client = await TextPeer.connect(port, local=f"127.0.1.{peer}")
+                held.append(client)
+        served = 0
+        for client in held:
+            await client.send("isready")
+        for client in held:
+            try:
+                if await client.line() == "readyok":
+                    served += 1
+            except (EOFError, trio.BrokenResourceError):
+                pass
+        # three of them 8, the next four 2 each from the reserve; the last one's two took
+        # the newest of the first two addresses' (before they spoke: closed with nothing sent)
+        assert served == 32
+        assert server.admission.evicted == 2
+        fresh = await TextPeer.connect(port, local="127.0.2.1")
+        await fresh.send("isready")
+        assert await fresh.line() == "readyok"
+        # the newest connection of a peer holding most was closed for it, with error 303
+        assert server.admission.evicted == 3
+        assert await held[23].line() == (
+            "error 303 too-many-connections the server is full and 127.0.1.3 holds the most "
+            "connections: its newest is closed for a new peer"
+        )
+        assert await held[23].closed()
+
+
+# -- the search workers ------------------------------------------------------------------------
+
+
+async def lines_until(peer: TextPeer, prefix: str) -> list[str]:
+    with trio.fail_after(20):
+        return await peer.until(prefix)
+
+
+@trio_test
+async def test_two_addresses_holding_infinite_searches_cannot_starve_a_third() -> None:
+    """Two addresses hold both workers with ``go infinite``; a third's ``go depth 3`` is
+    searched (its worker is lent by a suspended search) and the infinite searches still
+    answer once each, after their stop, with a legal move."""
+    async with running_server(
+        workers=2, per_peer=1, slice_seconds=0.3, game="yinsh", bot="alphabeta"
+    ) as (server, port):
+        hogs = [await TextPeer.connect(port, local=f"127.0.0.{i}") for i in (3, 4)]
+        for hog in hogs:
+            await hog.send(YINSH_10_1, "go infinite")
+            await hog.expect("info depth")  # it holds a worker
+        third = await TextPeer.connect(port, local="127.0.0.5")
+        await third.send(YINSH_10_1, "go depth 3")
+        lines = await lines_until(third, "bestmove")
+        assert any(line.startswith("info depth 3 ") for line in lines), lines
+        assert not lines[-1].startswith("bestmove none")
+        assert "stopped" not in lines[-1]
+        pool = server.runner
+        assert getattr(pool, "suspended", 0) >= 1
+        for hog in hogs:
+            # nothing but progress before the stop: an infinite search answers at its stop
+            await hog.send("isready")
+            early = await lines_until(hog, "readyok")
+            assert not [line for line in early if line.startswith("bestmove")]
+            await hog.send("stop")
+            answer = await lines_until(hog, "bestmove")
+            token = answer[-1].split()[1]
+            state = games.replay(games.load("yinsh"), None, YINSH_10_1.split()[3:])
+            state.parse_move(token)
+            await hog.send("isready")
+            assert await lines_until(hog, "readyok")
+            assert not [line for line in hog.buffer.decode().splitlines() if "bestmove" in line]
+
+
+@trio_test
+async def test_a_search_stopped_while_suspended_answers_with_its_best_move_so_far() -> None:
+    async with running_server(
+        workers=1, per_peer=1, slice_seconds=0.3, game="yinsh", bot="alphabeta"
+    ) as (server, port):
+        first = await TextPeer.connect(port, local="127.0.0.6")
+        await first.send(YINSH_10_1, "go infinite")
+        await first.expect("info depth")
+        second = await TextPeer.connect(port, local="127.0.0.7")
+        await second.send(YINSH_10_1, "go infinite")
+        await second.expect("info string waiting for a search worker")
+        await second.expect("info depth")  # the first lent it the worker
+        assert getattr(server.runner, "suspended", 0) == 1
+        await first.send("stop")
+        answer = await lines_until(first, "bestmove")
+        assert answer[-1].split()[1] != "none"
+        await second.send("stop")
+        assert (await lines_until(second, "bestmove"))[-1].split()[1] != "none"
+
+
+# -- limits of a session -----------------------------------------------------------------------
+
+
+@trio_test
+async def test_the_handshake_announces_the_limits_of_fairness() -> None:
+    async with running_server() as (_, port):
+        peer = await TextPeer.connect(port)
+        await peer.send("ugi")
+        lines = await peer.until("ugiok")
+        for line in (
+            "limit movetime 60000",
+            "limit clock 86400000",
+            "limit plies 4000",
+            "limit outputtotal 67108864",
+            "limit peerprefix4 32",
+            "limit peerprefix6 64",
+        ):
+            assert line in lines
+
+
+@trio_test
+async def test_a_search_over_the_movetime_or_clock_limit_is_refused_naming_it() -> None:
+    async with running_server() as (_, port):
+        peer = await TextPeer.connect(port)
+        await peer.send("position startpos", "go movetime 60001")
+        assert await peer.line() == (
+            "error 101 bad-arguments go: movetime 60001 is over the server's limit of 60000 "
+            "ms (limit movetime)"
+        )
+        assert await peer.line() == "bestmove none"
+        await peer.send("go p1time 1000 p2time 86400001")
+        assert await peer.line() == (
+            "error 101 bad-arguments go: p2time 86400001 is over the server's limit of "
+            "86400000 ms on a clock (limit clock)"
+        )
+        assert await peer.line() == "bestmove none"
+        await peer.send("go movetime 60000", "stop")
+        assert (await lines_until(peer, "bestmove"))[-1] != "bestmove none"
+
+
+@trio_test
+async def test_a_session_cannot_grow_past_the_ply_limit() -> None:
+    config = SessionConfig(default_game="yoxii", default_bot="random", max_plies=4)
+    async with running_server(config=config) as (_, port):
+        peer = await TextPeer.connect(port)
+        state = games.load("yoxii").new_state()
+        moves = []
+        for _ in range(5):
+            move = state.legal_moves()[0]
+            moves.append(state.move_to_str(move))
+            state.push(move)
+        await peer.send(f"position startpos moves {' '.join(moves)}")
+        assert await peer.line() == (
+            "error 305 ply-limit position: 5 moves are over the server's limit of 4 plies in "
+            "a session's game (limit plies)"
+        )
+        await peer.send("query position")
+        assert await peer.line() == "response " + games.load("yoxii").new_state().to_string()
+        await peer.send(f"position startpos moves {' '.join(moves[:4])}")
+        await peer.send(f"play {moves[4]}")
+        assert (await peer.line()).startswith("error 305 ply-limit play: the game has reached")
+        await peer.send("undo", f"play {moves[3]}")
+        assert (await peer.line()).startswith("response ")
+        assert (await peer.line()).startswith("response ")
+
+
+# -- memory --------------------------------------------------------------------------------------
+
+
+def test_the_output_budget_closes_the_connection_holding_most_first() -> None:
+    budget = OutputBudget(1000)
+    lost: list[str] = []
+    boxes = [Outbox(10_000, 10_000) for _ in range(3)]
+    for number, box in enumerate(boxes):
+        budget.join(box, lambda why, number=number: lost.append(f"{number}: {why}"))
+    assert boxes[0].put(b"x" * 300)
+    assert boxes[1].put(b"x" * 500)
+    assert boxes[2].put(b"x" * 100)
+    assert lost == []
+    assert boxes[2].put(b"x" * 200)  # 1100 in all: the one holding most goes
+    assert len(lost) == 1
+    assert lost[0].startswith("1: output budget:")
+    assert budget.size == 600
+    assert budget.shed == 1
+
+
+@trio_test
+async def test_connections_that_never_read_cannot_take_the_memory_together() -> None:
+    """Six addresses flood replies they never read, each under its own output cap: together
+    they go over the server's budget, and the ones holding most are closed; a client that
+    reads is served."""
+    limits = Limits(output=4 << 20, output_total=2 << 20)
+    async with running_server(limits=limits, game="yinyang") as (server, port):
+        flood = (f"{YINYANG_VIEW}\n" + "query moves\n" * 400).encode()
+        floods = [await TextPeer.connect(port, local=f"127.0.3.{i}") for i in range(1, 7)]
+        for peer in floods:
+            with trio.move_on_after(2):
+                await peer.stream.send_all(flood)
+        with trio.fail_after(30):
+            while server.output.shed == 0:
+                await trio.sleep(0.05)
+        assert server.output.size <= 2 << 20
+        reader = await TextPeer.connect(port, local="127.0.3.9")
+        await reader.send("isready")
+        assert await reader.line() == "readyok"
+
+
+# -- the event loop ------------------------------------------------------------------------------
+
+
+@trio_test
+async def test_costly_replies_run_on_one_thread_and_one_at_a_time_per_peer() -> None:
+    offloader = Offloader(threads=1)
+    running: list[str] = []
+    most = {"all": 0}
+    threads = set()
+
+    def work(peer: str) -> Callable[[], str]:
+        def compute() -> str:
+            threads.add(threading.get_ident())
+            running.append(peer)
+            most["all"] = max(most["all"], len(running))
+            for _ in range(20000):
+                pass
+            running.remove(peer)
+            return peer
+
+        return compute
+
+    results: list[str] = []
+    async with trio.open_nursery() as nursery:
+        for peer in ("a", "a", "a", "b", "b"):
+
+            async def one(peer: str = peer) -> None:
+                results.append(await offloader.run(peer, work(peer)))
+
+            nursery.start_soon(one)
+    assert sorted(results) == ["a", "a", "a", "b", "b"]
+    assert most["all"] == 1
+    assert threading.get_ident() not in threads
+
+
+@trio_test
+async def test_query_moves_on_a_huge_list_is_computed_off_the_event_loop(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    state = games.load("yinyang").state_from_string(YINYANG_VIEW.split(" ", 2)[2])
+    kind = type(state)
+    original = kind.count_moves
+    seen: list[int] = []
+
+    def counting(self: games.State) -> int:
+        seen.append(threading.get_ident())
+        return original(self)
+
+    monkeypatch.setattr(kind, "count_moves", counting)
+    async with running_server(game="yinyang") as (_, port):
+        peer = await TextPeer.connect(port)
+        await peer.send(YINYANG_VIEW, "query moves")
+        reply = await peer.line()
+        assert reply.startswith("response L1@"), reply[:200]
+    assert seen
+    assert threading.get_ident() not in seen
