@@ -23,6 +23,7 @@ import functools
 import math
 import socket
 from collections.abc import Callable
+from dataclasses import dataclass
 from typing import Any, cast
 
 import structlog
@@ -44,6 +45,15 @@ KEEP_ALIVE = 30.0
 """Seconds an HTTP connection may stay idle between requests (and before its first)."""
 
 log = structlog.get_logger("enginesrv.web.http")
+
+
+@dataclass(frozen=True)
+class HttpTimeouts:
+    """The time limits of a web port's connections, in seconds (0: none)."""
+
+    keep_alive: float = KEEP_ALIVE
+    read: float = READ_TIMEOUT
+    write: float = WRITE_TIMEOUT
 
 
 class GuardedStream(trio.abc.HalfCloseableStream):
@@ -148,12 +158,13 @@ async def serve_http(
     *,
     door: str,
     stop: trio.Event,
-    read_timeout: float = READ_TIMEOUT,
-    write_timeout: float = WRITE_TIMEOUT,
+    timeouts: HttpTimeouts | None = None,
     task_status: trio.TaskStatus[None] = trio.TASK_STATUS_IGNORED,
 ) -> None:
     """Serve ``app`` on ``listeners`` until ``stop``; then stop accepting and give the
-    connections ``config.graceful_timeout`` seconds to end."""
+    connections ``config.graceful_timeout`` seconds to end. ``timeouts`` (default
+    ``HttpTimeouts()``): the reads' and writes' (the keep-alive one is ``config``'s)."""
+    timeouts = timeouts or HttpTimeouts()
     wrapped = wrap_app(cast(ASGIFramework, app), config.wsgi_max_body_size, "asgi")
     context = WorkerContext(None)
 
@@ -167,7 +178,7 @@ async def serve_http(
             await trio.aclose_forcefully(stream)
             return
         with ticket:
-            guarded = GuardedStream(stream, read_timeout, write_timeout, ticket.release)
+            guarded = GuardedStream(stream, timeouts.read, timeouts.write, ticket.release)
             ticket.on_evict = guarded.evict
             state: LifespanState = {}
             server = TCPServer(wrapped, config, context, state, guarded)  # type: ignore[arg-type]

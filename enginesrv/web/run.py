@@ -14,7 +14,7 @@ from starlette.routing import BaseRoute
 from enginesrv.search.child import SearchRunner
 from enginesrv.serve.server import Server
 from enginesrv.web.app import WS_PEER_CONNECTIONS, WebApp
-from enginesrv.web.http import KEEP_ALIVE, serve_http
+from enginesrv.web.http import KEEP_ALIVE, HttpTimeouts, serve_http
 
 PING_INTERVAL = 30.0
 """Seconds between the WebSocket pings hypercorn sends (a dead peer is found out)."""
@@ -29,7 +29,7 @@ def bind_text(host: str, port: int) -> str:
     return f"[{host}]:{port}" if ":" in host else f"{host}:{port}"
 
 
-def web_config(max_message: int) -> Config:
+def web_config(max_message: int, keep_alive: float = KEEP_ALIVE) -> Config:
     """hypercorn's settings for a web port (the address is bound by ``open_web``)."""
     config = Config()
     config.accesslog = None
@@ -37,7 +37,7 @@ def web_config(max_message: int) -> Config:
     config.websocket_max_message_size = max_message
     config.websocket_ping_interval = PING_INTERVAL
     config.graceful_timeout = GRACE
-    config.keep_alive_timeout = KEEP_ALIVE
+    config.keep_alive_timeout = keep_alive
     return config
 
 
@@ -62,12 +62,14 @@ async def serve_web(
     peer_cap: int = WS_PEER_CONNECTIONS,
     routes: Sequence[BaseRoute] = (),
     app: WebApp | None = None,
+    timeouts: HttpTimeouts | None = None,
     task_status: trio.TaskStatus[str] = trio.TASK_STATUS_IGNORED,
 ) -> None:
     """Serve the page and ``/ws`` on ``host:port`` until ``server.stop``; reports the page's
     address (``http://HOST:PORT/``, the port bound when ``port`` is 0) once it is served.
     ``app`` is the application to serve (by default a new one for ``server``). Its
-    connections are admitted by the server's ``Admission``, with the TCP port's.
+    connections are admitted by the server's ``Admission``, with the TCP port's, and have
+    the ``timeouts`` of ``HttpTimeouts`` (the defaults: 30 s each).
 
     Raises:
         OSError: the address cannot be listened on.
@@ -76,11 +78,12 @@ async def serve_web(
     limits = server.limits
     # a message holds whole lines or frames: one of the largest, with room for a few more
     largest = max(limits.line or 65536, limits.frame or 1 << 20)
-    config = web_config(largest * 4)
+    timeouts = timeouts or HttpTimeouts()
+    config = web_config(largest * 4, timeouts.keep_alive)
     listeners, page = await open_web(host, port)
     serving = functools.partial(
         serve_http, app.asgi(routes), config, listeners, server.admission, door="web",
-        stop=server.stop,
+        stop=server.stop, timeouts=timeouts,
     )  # fmt: skip
     async with trio.open_nursery() as nursery:
         await nursery.start(serving)

@@ -90,9 +90,7 @@ async def running_server(
     which one peer holds at most ``per_peer``, each for ``slice_seconds`` when others wait
     (``WorkerPool``)."""
     limits = limits or ConnLimits()
-    config = config or SessionConfig(
-        default_game=game, default_bot=bot, limits=limits.announced()
-    )
+    config = config or SessionConfig(default_game=game, default_bot=bot, limits=limits.announced())
     async with trio.open_nursery() as nursery:
         pool = None
         if workers:

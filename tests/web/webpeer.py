@@ -16,6 +16,7 @@ from enginesrv.serve.connection import Limits
 from enginesrv.serve.server import Server, open_listeners, serve
 from enginesrv.serve.settings import SessionConfig
 from enginesrv.web.app import WS_PEER_CONNECTIONS, WebApp
+from enginesrv.web.http import HttpTimeouts
 from enginesrv.web.run import serve_web
 from tests.enginesrv.peer import ThreadRunner
 
@@ -44,17 +45,28 @@ async def running_web(
     peer_cap: int = WS_PEER_CONNECTIONS,
     runner: Any = None,
     seeds: random.Random | None = None,
+    timeouts: HttpTimeouts | None = None,
+    config: SessionConfig | None = None,
 ) -> AsyncIterator[Web]:
-    """``seeds``: the refereed bots' seeds (None: unpredictable, as in the server)."""
+    """``seeds``: the refereed bots' seeds (None: unpredictable, as in the server);
+    ``timeouts``: the web port's HTTP timeouts (None: the server's)."""
     limits = limits or Limits()
-    config = SessionConfig(default_game=None, default_bot="alphabeta", limits=limits.announced())
+    config = config or SessionConfig(
+        default_game=None, default_bot="alphabeta", limits=limits.announced()
+    )
     runner = runner or ThreadRunner()
     server = Server(config, runner, limits)
     app = WebApp(server, runner, peer_cap=peer_cap, seeds=seeds)
     async with trio.open_nursery() as nursery:
         url = await nursery.start(
             lambda task_status: serve_web(
-                server, runner, host="127.0.0.1", port=0, app=app, task_status=task_status
+                server,
+                runner,
+                host="127.0.0.1",
+                port=0,
+                app=app,
+                timeouts=timeouts,
+                task_status=task_status,
             )
         )
         ports: list[int] = []
