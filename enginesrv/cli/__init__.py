@@ -222,6 +222,11 @@ def build_parser() -> argparse.ArgumentParser:
         "(docs/web.md; needs the web extra)",
     )  # fmt: skip
     p.add_argument(
+        "--http-idle-timeout", metavar="S", type=seconds, default=30.0,
+        help="close an HTTP connection of the web port idle this many seconds between "
+        "requests, or before its first request is whole (30)",
+    )  # fmt: skip
+    p.add_argument(
         "--max-websockets-per-peer", metavar="N", type=natural, default=WEBSOCKETS_PER_PEER,
         help=f"WebSocket sessions one peer may hold ({WEBSOCKETS_PER_PEER}; 0: no limit); they "
         "count in --max-connections and --max-connections-per-peer too",

@@ -103,13 +103,18 @@ def _web_front(args: argparse.Namespace) -> WebStarter | None:
     if args.web is None:
         return None
     try:
-        from enginesrv.web.run import serve_web  # noqa: PLC0415 (the web extra may be missing)
+        from enginesrv.web.http import HttpTimeouts  # noqa: PLC0415 (the web extra may be missing)
+        from enginesrv.web.run import serve_web  # noqa: PLC0415
     except ImportError as exc:
         raise CommandError(
             f"--web needs the web extra ({exc.name} is missing): pip install 'enginesrv[web]'"
         ) from None
     return functools.partial(
-        serve_web, host=args.host, port=args.web, peer_cap=args.max_websockets_per_peer
+        serve_web,
+        host=args.host,
+        port=args.web,
+        peer_cap=args.max_websockets_per_peer,
+        timeouts=HttpTimeouts(keep_alive=args.http_idle_timeout),
     )
 
 
