@@ -70,6 +70,8 @@ class _Segment:
     suspend: trio.Event = field(default_factory=trio.Event)
     outcome: SearchOutcome | None = None
     """What it had found when it was suspended."""
+    lend_to: _Waiter | None = None
+    """The search its worker goes to once it is suspended."""
 
 
 def _better(before: SearchOutcome | None, now: SearchOutcome | None) -> SearchOutcome | None:
@@ -259,12 +261,16 @@ class WorkerPool:
             worker = warm
         else:
             worker = self._idle.pop()
+        self._remember(session, worker)
+        return worker
+
+    def _remember(self, session: str | None, worker: WorkerProcess) -> None:
+        """``worker`` is the one that last searched for ``session``."""
         if session is not None:
             self._last_worker[session] = worker
             self._last_worker.move_to_end(session)
             while len(self._last_worker) > REMEMBERED_SESSIONS:
                 self._last_worker.popitem(last=False)
-        return worker
 
     def _release(self, worker: WorkerProcess) -> None:
         if self.closed:
@@ -339,6 +345,7 @@ class WorkerPool:
             log.info("search_suspended", peer=victim.peer, held=round(now - victim.since, 3),
                      waiting=peer)  # fmt: skip
             self.suspended += 1
+            victim.lend_to = waiter
             victim.suspend.set()
 
     def _withdraw(self, waiter: _Waiter) -> None:
@@ -496,7 +503,10 @@ class WorkerPool:
                 self._kill(worker, "no answer to stop" if stop.is_set() else "deadline")
             released = True
             self._segments.discard(segment)
-            self._give_back(peer, worker)
+            if suspended and segment.lend_to is not None:
+                self._hand_over(peer, worker, segment.lend_to)
+            else:
+                self._give_back(peer, worker)
             if suspended and running.error is None and not stop.is_set():
                 segment.outcome = outcome
                 return None
@@ -508,6 +518,32 @@ class WorkerPool:
             if not released:
                 # cancelled (the client went away): clean up without blocking the caller
                 self.nursery.start_soon(self._abandon, worker, running, peer)
+
+    def _hand_over(self, peer: str | None, worker: WorkerProcess, waiter: _Waiter) -> None:
+        """Give a suspended search's worker to the search it was lent for, if that one still
+        waits and may hold it (else back to the pool, which hands it out in turn): a worker
+        lent to one peer must not go to another search of the peer it was taken from."""
+        queue = self._waiting.get(waiter.peer)
+        if (
+            not worker.is_alive()
+            or waiter.granted.is_set()
+            or queue is None
+            or waiter not in queue
+            or not self._may_hold(waiter.peer)
+        ):
+            self._give_back(peer, worker)
+            return
+        queue.remove(waiter)
+        if not queue:
+            del self._waiting[waiter.peer]
+        self._holding[peer] -= 1
+        if self._holding[peer] <= 0:
+            del self._holding[peer]
+        worker.job = None
+        self._holding[waiter.peer] += 1
+        self._remember(waiter.session, worker)
+        waiter.worker = worker
+        waiter.granted.set()
 
     def _no_worker(self) -> SearchOutcome | None:
         """The failed search of a pool that has no worker left and can start none."""

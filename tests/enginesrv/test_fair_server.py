@@ -215,6 +215,30 @@ async def test_a_search_stopped_while_suspended_answers_with_its_best_move_so_fa
         assert (await lines_until(second, "bestmove"))[-1].split()[1] != "none"
 
 
+@trio_test
+async def test_a_lent_worker_goes_to_the_peer_it_was_lent_for() -> None:
+    """One worker: an address runs an infinite search and queues two more; another address's
+    search must get the worker lent by the first, not the first address's next search."""
+    async with running_server(
+        workers=1, per_peer=1, slice_seconds=0.3, game="yinsh", bot="alphabeta"
+    ) as (server, port):
+        hogs = [await TextPeer.connect(port, local="127.0.0.8") for _ in range(3)]
+        await hogs[0].send(YINSH_10_1, "go infinite")
+        await hogs[0].expect("info depth")
+        for hog in hogs[1:]:
+            await hog.send(YINSH_10_1, "go infinite")
+            await hog.expect("info string waiting for a search worker")
+        other = await TextPeer.connect(port, local="127.0.0.9")
+        await other.send(YINSH_10_1, "go depth 2")
+        lines = await lines_until(other, "bestmove")
+        assert any(line.startswith("info depth 2 ") for line in lines), lines
+        assert getattr(server.runner, "suspended", 0) == 1
+        for hog in hogs:
+            await hog.send("stop")
+        for hog in hogs:  # the queued ones never searched: any legal move, still one
+            assert (await lines_until(hog, "bestmove"))[-1].split()[1] != "none"
+
+
 # -- limits of a session -----------------------------------------------------------------------
 
 
