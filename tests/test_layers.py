@@ -111,3 +111,16 @@ def test_nothing_below_the_web_front_imports_it(side: str) -> None:
             if name == "enginesrv.web" or name.startswith("enginesrv.web."):
                 bad.append(f"{path.relative_to(ROOT)}:{line} imports {name}")
     assert not bad, f"enginesrv.{side} imports the web front:\n" + "\n".join(bad)
+
+
+def test_the_admission_knows_none_of_the_doors_it_serves() -> None:
+    """``enginesrv.admission`` is shared by the server, the web front and the events (every
+    door that accepts connections): it imports none of them."""
+    bad = []
+    path = ROOT / "enginesrv" / "admission.py"
+    for line, name in imported_modules(path):
+        root = name.split(".")[0]
+        if root in sys.stdlib_module_names or root == "__future__" or name == "structlog":
+            continue
+        bad.append(f"admission.py:{line} imports {name}")
+    assert not bad, "\n".join(bad)

@@ -10,12 +10,16 @@ bounds every wait:
 * a caller that is cancelled (its client went away) gets its search stopped; the worker comes
   back to the pool once it has answered, or is killed after the grace period.
 
-Workers are shared fairly. Searches that must wait queue per peer (a client's address); a
-freed worker goes to the next peer in turn, so a peer that queues many searches delays the
-others by at most one search each. A peer may also hold at most ``per_peer`` workers at once:
-one client cannot take every worker with ``go infinite`` and starve the rest. Among the idle
-workers a search goes to the one that last searched for its session, where its bot's table and
-the plan of its turn are warm.
+Workers are shared fairly. Searches that must wait queue per peer (a client's address
+prefix); a freed worker goes to the next peer in turn, so a peer that queues many searches
+delays the others by at most one search each. A peer may also hold at most ``per_peer``
+workers at once. And when a peer holding fewer workers than another waits, a search of that
+other peer that has held its worker for ``slice`` seconds is suspended and its worker lent to
+the waiting search (``_lend_to``, ``_hand_over``); the suspended search waits in turn and goes
+on where it stood (``search``). So no peer, on any number of connections, keeps the workers
+from the others for longer than a slice, whether its searches are infinite, deep or long.
+Among the idle workers a search goes to the one that last searched for its session, where its
+bot's table and the plan of its turn are warm.
 """
 
 from __future__ import annotations

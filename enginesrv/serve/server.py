@@ -15,11 +15,13 @@ Searches run as tasks beside them and in worker processes (``enginesrv.search.po
 event loop. When the client goes away (its connection breaks, or it is disconnected), what it
 left queued is discarded at once and its search is cancelled, which frees the worker.
 
-Admission (``Server``): a connection over the server's or its peer address's connection cap is
-closed at once, before a byte is read (its framing is not known yet, so nothing is sent), and
-the reason is logged; a connection that has not sent a whole first command within
-``first_command`` seconds is closed; later, one idle longer than ``idle`` while no search runs
-gets error 302 and is closed.
+Admission (``Server``): every accepted connection asks the server's ``Admission`` (shared
+with the web front: ``enginesrv.admission``) before a byte is read; one over a cap is closed
+at once (its framing is not known yet, so nothing is sent) and the reason is logged, and one
+closed for a newcomer's sake (``Connection.evict``) is told so with error 303. A connection
+that has not sent a whole first command within ``first_command`` seconds is closed; later, one
+idle longer than ``idle`` while no search runs gets error 302 and is closed. The replies left
+unread on all connections together are capped (``OutputBudget``).
 """
 
 from __future__ import annotations

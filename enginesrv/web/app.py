@@ -1,10 +1,12 @@
 """The ASGI application: the page, its static files and the protocol endpoint ``/ws``.
 
 ``/ws`` makes each accepted WebSocket one protocol ``Connection`` of the server, with the
-server's limits and caps; WebSockets have a per-address cap of their own (a browser's tabs all
-come from one address). ``/ws?game=...&opponent=...`` opens a game the server referees
-(``enginesrv.web.referee``). A socket that is refused is accepted and then closed at once with
-a code and a reason a page can show: 1013 for a cap, 4400 for a bad game address.
+server's limits. Its HTTP connection was admitted with every other (``enginesrv.web.http``);
+WebSockets have a per-peer cap of their own besides, below a peer's connections, so that a
+browser whose tabs hold many sockets can still load the page. ``/ws?game=...&opponent=...``
+opens a game the server referees (``enginesrv.web.referee``). A socket that is refused is
+accepted and then closed at once with a code and a reason a page can show: 1013 for the
+WebSocket cap, 4400 for a bad game address.
 """
 
 from __future__ import annotations

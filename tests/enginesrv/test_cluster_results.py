@@ -27,6 +27,7 @@ from structlog.testing import capture_logs
 
 from enginesrv.event import cluster
 from enginesrv.event.arbiter import GameResult
+from enginesrv.admission import Admission
 from enginesrv.event.cluster import ReplyTo, ResultListener, TaskResult, parse_listen, route_address
 from enginesrv.event.config import EventConfig, EventError
 from enginesrv.event.records import Record, RecordMove
@@ -95,13 +96,15 @@ async def exchange(reply: ReplyTo, data: bytes, *, eof: bool = False) -> bytes:
     return bytes(got)
 
 
-def listening(body: Callable[[ResultListener], Awaitable[None]]) -> None:
+def listening(
+    body: Callable[[ResultListener], Awaitable[None]], admission: Admission | None = None
+) -> None:
     """Run ``body`` with a listener on a free loopback port, in ``trio.run``; what it raises
     is raised as it is (not in an exception group)."""
 
     async def main() -> None:
         async with trio.open_nursery() as nursery:
-            listener = ResultListener()
+            listener = ResultListener(admission)
             await listener.serve(nursery, "127.0.0.1", 0, "127.0.0.1")
             done = await outcome.acapture(bounded, listener)
             nursery.cancel_scope.cancel()
@@ -402,6 +405,43 @@ def test_connections_beyond_the_limit_are_closed_at_once(monkeypatch: pytest.Mon
         await takes_a_valid_one(listener, 1)
 
     listening(body)
+
+
+def test_workers_that_presented_the_token_do_not_count_against_their_host() -> None:
+    """The result port admits connections as every door does, two per address here; a host of
+    many workers is not refused for it: those that presented the event's token are counted
+    apart, while strangers from the same address are held to the cap."""
+    admission = Admission(connections=50, peer_connections=2)
+
+    async def body(listener: ResultListener) -> None:
+        reply = reply_of(listener)
+        for game in (1, 2, 3, 4):
+            listener.expect(game)
+        held = []
+        try:
+            for game in (1, 2, 3):  # each a worker: a whole header with the token, then a pause
+                stream = await trio.open_tcp_stream(reply.host, reply.port)
+                held.append(stream)
+                await stream.send_all(frame(reply, game, answer(game))[: cluster._HEADER.size])
+                await settled()
+            assert admission.holding_trusted == 3
+            assert admission.per_peer["127.0.0.1"] == 0
+            strangers = [await trio.open_tcp_stream(reply.host, reply.port) for _ in range(3)]
+            held.extend(strangers)
+            await settled()
+            assert admission.per_peer["127.0.0.1"] == 2  # the third stranger was refused
+            assert admission.refused == 1
+            for stream in strangers:
+                await stream.aclose()
+            await settled()
+            # a fourth worker still gets its result taken
+            result, _ = await taken(listener, 4, sends(listener, 4, answer(4)))
+            assert result[0].result == answer(4).result
+        finally:
+            for stream in held:
+                await stream.aclose()
+
+    listening(body, admission)
 
 
 def test_the_worker_is_answered_once_its_result_is_stored(monkeypatch: pytest.MonkeyPatch) -> None:
