@@ -25,9 +25,9 @@ import trio
 import trio.testing
 from structlog.testing import capture_logs
 
+from enginesrv.admission import Admission
 from enginesrv.event import cluster
 from enginesrv.event.arbiter import GameResult
-from enginesrv.admission import Admission
 from enginesrv.event.cluster import ReplyTo, ResultListener, TaskResult, parse_listen, route_address
 from enginesrv.event.config import EventConfig, EventError
 from enginesrv.event.records import Record, RecordMove
