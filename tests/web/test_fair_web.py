@@ -8,9 +8,11 @@ import contextlib
 import os
 import signal
 import socket
+import sqlite3
 import subprocess
 import sys
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -295,3 +297,59 @@ def test_an_http_hoard_under_a_low_descriptor_limit_leaves_a_fresh_peer_served()
                 server.wait()
             if server.stdout is not None:
                 server.stdout.close()
+
+
+FAKE = Path(__file__).parent.parent / "enginesrv" / "fakes" / "fake_engine.py"
+
+
+def test_watchers_of_an_event_are_refused_before_its_engines_lack_a_descriptor(
+    tmp_path: Path,
+) -> None:
+    """A match of external engines with its watching page, under a limit of 160
+    descriptors: 300 connections hoard the page while the engines are started game after
+    game, and no engine fails to start for it (none stalls or crashes): the page's
+    connections are admitted within the descriptors the games leave."""
+    engine = f"cmd:{sys.executable} {FAKE} good"
+    out = tmp_path / "event"
+    match = subprocess.Popen(
+        [sys.executable, "-c", LOW_DESCRIPTORS, "match", "yoxii", engine, engine,
+         "--games", "24", "--concurrency", "2", "--web", "0", "--out", str(out)],
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+    )  # fmt: skip
+    try:
+        assert match.stdout is not None
+        page = match.stdout.readline().split()[1]
+        web_port = int(page.rstrip("/").rsplit(":", 1)[1])
+
+        async def hoard() -> None:
+            held: list[trio.SocketStream] = []
+            try:
+                for number in range(300):
+                    try:
+                        stream = await connect(web_port, f"127.0.8.{number % 10 + 1}")
+                    except OSError:
+                        break  # the event is over: its page is gone
+                    held.append(stream)
+                    with contextlib.suppress(trio.BrokenResourceError):
+                        await stream.send_all(b"GET /static/app.js HTTP/1.1\r\nHost: x\r\n\r\n")
+                with trio.move_on_after(20):
+                    while match.poll() is None:
+                        await trio.sleep(0.1)
+            finally:
+                for stream in held:
+                    await trio.aclose_forcefully(stream)
+
+        trio.run(hoard)
+        assert match.wait(timeout=60) == 0, match.stderr.read() if match.stderr else ""
+    finally:
+        if match.poll() is None:
+            match.kill()
+            match.wait()
+        for pipe in (match.stdout, match.stderr):
+            if pipe is not None:
+                pipe.close()
+    with sqlite3.connect(out / "results.sqlite") as db:
+        reasons = sorted({row[0] for row in db.execute("SELECT reason FROM games")})
+        count = db.execute("SELECT count(*) FROM games").fetchone()[0]
+    assert count == 24
+    assert not {"stall", "crash", "time-forfeit"} & set(reasons), reasons
