@@ -4,7 +4,7 @@ Every door that accepts connections from the network asks the same ``Admission``
 reads a byte: the protocol's TCP port, the web port (each HTTP connection, and so each
 WebSocket, which rides on one), and an event's watch page and cluster result port. It counts
 what each *peer* holds, where a peer is an address prefix: an IPv4 address (``/32``) and an
-IPv6 ``/64`` by default, since one host on IPv6 is commonly handed a whole ``/64``. A connection
+IPv6 ``/48`` by default (``PREFIX_V6``). A connection
 is admitted when
 
 * the process holds fewer than ``connections`` admitted connections, and fewer than its
@@ -41,8 +41,10 @@ import structlog
 
 PREFIX_V4 = 32
 """The bits of an IPv4 address that name a peer by default (one address)."""
-PREFIX_V6 = 64
-"""The bits of an IPv6 address that name a peer by default (one subnet, as hosts are given)."""
+PREFIX_V6 = 48
+"""The bits of an IPv6 address that name a peer by default: a /48, a site's allocation (a host
+is commonly handed a /64, a home a /56, and a free tunnel a /48: any of them would otherwise
+come from as many addresses as it likes)."""
 WEBSOCKETS_PER_PEER = 24
 """WebSockets one peer may hold by default: fewer than its connections (32), so that a peer
 whose sockets are all open can still load the page."""

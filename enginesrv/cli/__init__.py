@@ -16,7 +16,7 @@ from typing import NoReturn, TextIO
 
 import games
 from enginesrv import __version__, reaper
-from enginesrv.admission import WEBSOCKETS_PER_PEER
+from enginesrv.admission import PREFIX_V6, WEBSOCKETS_PER_PEER
 from enginesrv.cli.common import (
     EXIT_USAGE,
     CommandError,
@@ -188,9 +188,9 @@ def build_parser() -> argparse.ArgumentParser:
         help="the bits of an IPv4 address that name one peer (32: each address)",
     )  # fmt: skip
     p.add_argument(
-        "--peer-prefix-v6", metavar="BITS", type=prefix_bits(128), default=64,
-        help="the bits of an IPv6 address that name one peer (64: each /64, as hosts are "
-        "handed them)",
+        "--peer-prefix-v6", metavar="BITS", type=prefix_bits(128), default=PREFIX_V6,
+        help=f"the bits of an IPv6 address that name one peer ({PREFIX_V6}: a site's /48, of "
+        "which a host is commonly handed a /64 and a home a /56)",
     )  # fmt: skip
     p.add_argument(
         "--max-output-total", metavar="BYTES", type=natural_at_most(1 << 50), default=64 << 20,

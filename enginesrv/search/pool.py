@@ -48,7 +48,13 @@ from protocol import rpc
 GRACE = 0.2
 """Seconds a worker gets past its deadline, or after a stop, before it is killed."""
 SLICE = 1.0
-"""Seconds a search keeps its worker before it may be suspended for a peer holding fewer."""
+"""Seconds a search keeps its worker before it may be suspended for a peer holding fewer; it
+doubles each time the search is resumed (up to ``LONGEST_SLICE``), so that a search with an
+end of its own (a depth, a node count) is sure to reach it."""
+LONGEST_SLICE = 64.0
+HELD_WAIT = 300.0
+"""Seconds at most a search whose time runs only while it holds a worker (``on_hold``) waits
+for one, in all."""
 READY_TIMEOUT = 30.0
 """Seconds a new worker gets to load the games and bots and report ready; one that does not
 is handed out anyway (its first search then waits for it)."""
@@ -71,6 +77,8 @@ class _Segment:
     """When it took its worker (``trio.current_time``)."""
     ends: float
     """When its time is up (inf: an infinite, depth or node search)."""
+    hold: float = SLICE
+    """Seconds it keeps its worker before it may be suspended."""
     suspend: trio.Event = field(default_factory=trio.Event)
     outcome: SearchOutcome | None = None
     """What it had found when it was suspended."""
@@ -340,7 +348,7 @@ class WorkerPool:
             if each.peer is not None
             and each.peer != peer
             and self._holding[each.peer] > mine
-            and now - each.since >= self.slice
+            and now - each.since >= each.hold
             and each.ends - now > self.slice
             and not each.suspend.is_set()
         ]
@@ -398,7 +406,8 @@ class WorkerPool:
             on_hold: called with True when a worker takes the search and False when it is
                 suspended. When given, the search's time runs only while it holds a worker:
                 its first wait does not count either (a refereed bot's clock is the
-                referee's, and runs only while the bot searches).
+                referee's, and runs only while the bot searches), and its waits are
+                bounded on their own, ``HELD_WAIT`` seconds in all.
         """
         if self.hash_share is not None:
             job = replace(job, hash_budget=self.hash_share)
@@ -407,24 +416,33 @@ class WorkerPool:
         """Seconds waited that are not the search's (suspended; the first wait with on_hold)."""
         best: SearchOutcome | None = None
         notify = on_wait
-        resumed = False
+        resumed = 0
+        waited = 0.0
         while True:
-            until = math.inf if hard_deadline is None else hard_deadline + extra
             waited_from = trio.current_time()
-            worker = await self._worker_for(job, peer, notify, stop, until)
+            if on_hold is not None:
+                # its time does not run while it waits: the waits are bounded on their own
+                wait_until = waited_from + max(0.0, HELD_WAIT - waited)
+            else:
+                wait_until = math.inf if hard_deadline is None else hard_deadline + extra
+            worker = await self._worker_for(job, peer, notify, stop, wait_until)
             if isinstance(worker, SearchOutcome):
                 if best is not None and best.result is not None:
                     return best  # stopped while suspended: the best move of before
                 return worker
+            waited_now = trio.current_time() - waited_from
+            waited += waited_now
             if on_hold is not None or resumed:
-                extra += trio.current_time() - waited_from
+                extra += waited_now
+            until = math.inf if hard_deadline is None else hard_deadline + extra
             if on_hold is not None:
                 on_hold(True)
             segment_job = job
             if extra > 0 and job.issued is not None:
                 segment_job = replace(job, issued=job.issued + extra)
             ends = math.inf if job.deadline is None else asked + extra + job.deadline
-            segment = _Segment(peer, trio.current_time(), ends)
+            hold = min(LONGEST_SLICE, self.slice * 2**resumed)
+            segment = _Segment(peer, trio.current_time(), ends, hold)
             outcome = await self._run(
                 worker, segment_job, segment, on_info=on_info, stop=stop, until=until, before=best
             )
@@ -436,7 +454,7 @@ class WorkerPool:
             best = _better(best, segment.outcome)
             job = replace(job, new_game=False)
             notify = on_wait
-            resumed = True
+            resumed += 1
 
     async def _worker_for(
         self,
@@ -480,7 +498,7 @@ class WorkerPool:
         def forward(info: SearchInfo) -> None:
             # a search that goes on after a suspension starts its iterations again: the
             # depths already reported are not reported a second time
-            if info.depth is None or info.depth >= shown:
+            if info.depth is None or info.depth > shown:
                 on_info(info)
 
         running = PoolJob(next(self._ids), forward)

@@ -9,6 +9,7 @@ workers and exits at once.
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import functools
 import os
 import resource
@@ -92,7 +93,12 @@ async def run_server(
         )
         # descriptors kept for the workers (two pipes each, and the spawner's) beyond the
         # admission's own reserve
-        server = Server(config, pool, limits, admission=limits.admission(needs=4 * workers + 8))
+        admission = limits.admission(needs=4 * workers + 8)
+        if admission.cap() and admission.cap() != limits.connections:
+            # the descriptors allow fewer connections than asked: the handshake says so
+            limits = dataclasses.replace(limits, connections=admission.cap())
+            config = dataclasses.replace(config, limits=limits.announced())
+        server = Server(config, pool, limits, admission=admission)
         await nursery.start(_watch_signals, server.stop.set, pool)
         try:
             await _start_unless(pool, server.stop)

@@ -384,6 +384,7 @@ class Referee:
         else:
             clocks = m.Go(movetime=self.spec.movetime)
             forfeit_at = None
+            on_hold = self._no_clock  # the move timeout counts only the searching too
         request = GoRequest(
             seat=seat,
             position=self.state.view(seat).to_string(),
@@ -409,6 +410,11 @@ class Referee:
             return None
         self._push(move)
         return self.shown[-1]
+
+    @staticmethod
+    def _no_clock(holding: bool) -> None:
+        """A bot without a clock: nothing to run or stop."""
+        del holding
 
     @staticmethod
     def _bot_holds(clocks: Clocks, seat: int, holding: bool) -> None:

@@ -30,25 +30,28 @@ YINYANG_VIEW = (
 # -- who a peer is -----------------------------------------------------------------------------
 
 
-def test_a_peer_is_an_ipv4_address_or_an_ipv6_64() -> None:
+def test_a_peer_is_an_ipv4_address_or_an_ipv6_48() -> None:
     assert peer_of("10.1.2.3") == "10.1.2.3"
     assert peer_of("::ffff:10.1.2.3") == "10.1.2.3"
-    assert peer_of("2001:db8:1:2::1") == "2001:db8:1:2::/64"
-    assert peer_of("2001:db8:1:2:ffff:ffff:ffff:ffff") == "2001:db8:1:2::/64"
-    assert peer_of("2001:db8:1:3::1") == "2001:db8:1:3::/64"
+    assert peer_of("2001:db8:1:2::1") == "2001:db8:1::/48"
+    assert peer_of("2001:db8:1:ff02:ffff:ffff:ffff:ffff") == "2001:db8:1::/48"
+    assert peer_of("2001:db8:2:2::1") == "2001:db8:2::/48"
+    assert peer_of("2001:db8:1:2::1", prefix_v6=64) == "2001:db8:1:2::/64"
     assert peer_of("10.1.2.3", prefix_v4=24) == "10.1.2.0/24"
     assert peer_of("2001:db8:1:2::1", prefix_v6=128) == "2001:db8:1:2::1"
     assert peer_of("stdio") == "stdio"
 
 
-def test_a_whole_ipv6_64_counts_as_one_peer() -> None:
-    """A host handed a /64 can come from as many addresses as it likes: its connections are
-    counted together."""
+def test_a_whole_ipv6_site_counts_as_one_peer() -> None:
+    """A site handed a /48 (a /64 per host, a /56 per home) can come from as many addresses
+    as it likes: its connections are counted together."""
     admission = Admission(connections=100, peer_connections=3)
-    tickets = [admission.admit(f"2001:db8:7:7::{i:x}", "tcp") for i in range(1, 6)]
+    hosts = [f"2001:db8:7:{subnet:x}::{i:x}" for subnet, i in ((0, 1), (1, 1), (0xFF00, 2))]
+    hosts += ["2001:db8:7:ffff::9", "2001:db8:7:1234::5"]
+    tickets = [admission.admit(host, "tcp") for host in hosts]
     assert [isinstance(t, Ticket) for t in tickets] == [True, True, True, False, False]
-    assert tickets[3] == "2001:db8:7:7::/64 holds its limit of 3 connections"
-    assert isinstance(admission.admit("2001:db8:7:8::1", "tcp"), Ticket)
+    assert tickets[3] == "2001:db8:7::/48 holds its limit of 3 connections"
+    assert isinstance(admission.admit("2001:db8:8::1", "tcp"), Ticket)
 
 
 def test_peers_that_take_their_share_leave_room_for_new_ones() -> None:
@@ -254,7 +257,7 @@ async def test_the_handshake_announces_the_limits_of_fairness() -> None:
             "limit plies 4000",
             "limit outputtotal 67108864",
             "limit peerprefix4 32",
-            "limit peerprefix6 64",
+            "limit peerprefix6 48",
         ):
             assert line in lines
 

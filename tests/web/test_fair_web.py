@@ -23,6 +23,7 @@ import games
 from bots.engine import SearchResult
 from enginesrv.search.child import SearchOutcome
 from enginesrv.search.jobs import SearchJob
+from enginesrv.search.pool import WorkerPool
 from enginesrv.serve.settings import SessionConfig
 from enginesrv.web.http import GuardedStream, HttpTimeouts
 from enginesrv.web.referee import GameSpec, GameSpecError, Referee, parse_game_spec
@@ -353,3 +354,40 @@ def test_watchers_of_an_event_are_refused_before_its_engines_lack_a_descriptor(
         count = db.execute("SELECT count(*) FROM games").fetchone()[0]
     assert count == 24
     assert not {"stall", "crash", "time-forfeit"} & set(reasons), reasons
+
+
+@trio_test
+async def test_a_refereed_bot_kept_waiting_by_a_real_pool_keeps_its_clock() -> None:
+    """With real workers: another address holds the only worker longer than the bot's whole
+    clock; the bot waits (its clock stopped), then moves, and has not lost on time."""
+    async with trio.open_nursery() as nursery:
+        pool = WorkerPool(nursery, 1, per_peer=1, slice_seconds=2.0)
+        await pool.start()
+        try:
+            hog_stop = trio.Event()
+            yinsh = games.load("yinsh").new_state().to_string()
+            hog = SearchJob(session="hog", game="yinsh", position=yinsh, bot="alphabeta",
+                            options=())  # fmt: skip
+
+            async def hold() -> None:
+                await pool.search(hog, on_info=lambda info: None, stop=hog_stop,
+                                  hard_deadline=None, peer="10.9.9.9")  # fmt: skip
+
+            nursery.start_soon(hold)
+            await trio.sleep(0.3)
+            spec = parse_game_spec("game=yoxii&opponent=bot:random&side=p2&tc=1")
+            assert isinstance(spec, GameSpec)
+            referee = Referee(spec, pool, peer="10.8.8.8")
+            await referee.start()
+            referee.tick()
+            with trio.fail_after(30):
+                shown = await referee.bot_decision()
+            assert shown is not None, referee.forfeit_detail
+            assert referee.outcome() is None
+            assert referee.clocks is not None
+            assert 0 < referee.clocks.left[0] < 1000  # the bot, p1: only its search counted
+            assert pool.suspended == 1
+            hog_stop.set()
+        finally:
+            with trio.CancelScope(shield=True):
+                await pool.aclose()
