@@ -634,6 +634,11 @@ class MsgpackDecoder:
                 self._frames.poison(exc)
             raise
 
+    @property
+    def last_size(self) -> int:
+        """The bytes of the last message read (its frame)."""
+        return self._frames.last_size
+
     def __iter__(self) -> Iterator[Request | RpcResult | Info | ErrorReply | Notification]:
         """Messages until more data is needed (see ``TextDecoder.__iter__``)."""
         while (message := self.next_message()) is not None:

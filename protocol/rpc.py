@@ -102,6 +102,8 @@ class FrameReader:
         self.max_frame = max_frame
         self._items = 0
         self._frame_start = 0
+        self.last_size = 0
+        """The bytes of the last whole frame read."""
         self._unpacker = msgpack.Unpacker(
             raw=False,
             strict_map_key=True,
@@ -173,6 +175,7 @@ class FrameReader:
             raise self.break_with(BAD_FRAME, f"invalid msgpack: {exc}") from None
         self._check_size()
         self._items = 0
+        self.last_size = self._unpacker.tell() - self._frame_start
         self._frame_start = self._unpacker.tell()
         return True, frame
 

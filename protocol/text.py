@@ -457,6 +457,8 @@ class TextDecoder:
         self._buffer = bytearray()
         self._scanned = 0  # bytes of the buffer known to hold no line feed
         self._broken: ProtocolError | None = None
+        self.last_size = 0
+        """The bytes of the last line read, its line end included."""
 
     def feed(self, data: bytes) -> None:
         """Add received bytes (any split; empty is fine)."""
@@ -479,6 +481,7 @@ class TextDecoder:
             return None
         raw = bytes(self._buffer[:end])
         del self._buffer[: end + 1]
+        self.last_size = end + 1
         self._scanned = 0
         if raw.endswith(b"\r"):
             raw = raw[:-1]

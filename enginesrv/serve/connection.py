@@ -7,6 +7,7 @@ import contextlib
 import itertools
 import math
 import sys
+from collections import deque
 from collections.abc import Callable
 from dataclasses import dataclass
 
@@ -22,6 +23,7 @@ from protocol import messages as m
 from protocol.errors import (
     BAD_FRAME,
     IDLE_TIMEOUT,
+    PLY_LIMIT,
     SHUTTING_DOWN,
     TOO_MANY_CONNECTIONS,
     ErrorCode,
@@ -38,6 +40,11 @@ RECEIVE = 65536
 """Bytes read from the client at once."""
 FLUSH_TIMEOUT = 0.5
 """Seconds a closing connection gets to send what it has queued."""
+READ_AHEAD = 65536
+"""What the requests read ahead of their answers may cost together (``_cost``), besides the
+``inflight`` count: beyond it the connection stops reading until they are answered."""
+TOKEN_COST = 64
+"""The cost of a move of a ``position`` read ahead (about its size once decoded)."""
 
 
 @dataclass(frozen=True)
@@ -153,6 +160,10 @@ class Connection:
         self.handling = False
         self.evicted: str | None = None
         """Why the connection was closed for a new peer's (``evict``)."""
+        self._queued = 0
+        """The cost (``_cost``) of the requests read and not yet answered."""
+        self._costs: deque[int] = deque()
+        self._room = trio.lowlevel.ParkingLot()
 
     # -- writing -------------------------------------------------------------------------------
 
@@ -345,6 +356,11 @@ class Connection:
                         break
                     commands += 1
                     assert isinstance(message, m.Request)
+                    screened = self._screen(message)
+                    if isinstance(screened, ProtocolError):
+                        await requests.send(screened)
+                        continue
+                    await self._make_room(_cost(message, decoder.last_size))
                     await requests.send(message)  # waits while `inflight` are queued
             end = await self._next_chunk(commands, first_by)
             if isinstance(end, _End):
@@ -402,7 +418,11 @@ class Connection:
                         if item.fatal:
                             return item.error.name
                     else:
-                        await session.handle(item, searches)
+                        try:
+                            await session.handle(item, searches)
+                        finally:
+                            self._queued -= self._costs.popleft()
+                            self._room.unpark_all()
                         if session.closing:
                             return "quit"
                 finally:
@@ -410,6 +430,30 @@ class Connection:
                 # one command at a time per turn of the event loop: the others get theirs
                 await trio.lowlevel.checkpoint()
         return "end of input"
+
+    def _screen(self, request: m.Request) -> m.Request | ProtocolError:
+        """A request as it may wait in the queue: a ``position`` over the ``plies`` limit is
+        refused here, so that its moves are not kept while it waits (a frame of 65,536 short
+        moves takes some 5 MB once decoded)."""
+        command = request.command
+        most = self.limits.plies
+        if isinstance(command, m.Position) and most and len(command.moves) > most:
+            return ProtocolError(
+                PLY_LIMIT,
+                f"position: {len(command.moves)} moves are over the server's limit of {most} "
+                "plies in a session's game (limit plies)",
+                msgid=request.msgid,
+                method=command.METHOD,
+            )
+        return request
+
+    async def _make_room(self, cost: int) -> None:
+        """Wait until a request of ``cost`` fits in the read-ahead (``READ_AHEAD``; one always
+        fits in an empty queue), then count it."""
+        while self._queued and self._queued + cost > READ_AHEAD:
+            await self._room.park()
+        self._queued += cost
+        self._costs.append(cost)
 
     def evict(self, reason: str) -> None:
         """Close the connection for a new peer's (``Admission``): as a shutdown, with error
@@ -424,6 +468,13 @@ class Connection:
         self.ending.set()
         self.first_scope.cancel()
         self.io_scope.cancel()
+
+
+def _cost(request: m.Request, size: int) -> int:
+    """What a request read ahead costs: its bytes, and ``TOKEN_COST`` for each move of a
+    ``position`` (a short token takes 3 bytes on the wire and some 60 once decoded)."""
+    command = request.command
+    return size + (TOKEN_COST * len(command.moves) if isinstance(command, m.Position) else 0)
 
 
 def _error_reply(code: ErrorCode, message: str) -> m.ErrorReply:

@@ -11,11 +11,11 @@ import trio
 
 import games
 from enginesrv.admission import Admission, Ticket, peer_of
-from enginesrv.serve.connection import Limits
+from enginesrv.serve.connection import READ_AHEAD, TOKEN_COST, Limits
 from enginesrv.serve.offload import Offloader
 from enginesrv.serve.outbox import Outbox, OutputBudget
 from enginesrv.serve.settings import SessionConfig
-from tests.enginesrv.peer import TextPeer, running_server
+from tests.enginesrv.peer import MsgpackPeer, TextPeer, running_server
 from tests.enginesrv.test_server import trio_test
 
 YINSH_10_1 = "position startpos moves h6 g6 g8 c6 e10 f8 g11 e9 h11 d7"
@@ -405,3 +405,60 @@ async def test_query_moves_on_a_huge_list_is_computed_off_the_event_loop(
         assert reply.startswith("response L1@"), reply[:200]
     assert seen
     assert threading.get_ident() not in seen
+
+
+# -- what waits to be answered ---------------------------------------------------------------------
+
+
+@trio_test
+async def test_a_position_over_the_ply_limit_is_refused_before_it_waits() -> None:
+    """A frame of 65,536 short moves takes megabytes once decoded: it is refused as it is
+    read (error 305, answered in turn, the session going on), not kept in the queue."""
+    async with running_server(game="yoxii") as (_, port):
+        peer = await MsgpackPeer.connect(port)
+        moves = ["a1"] * 65536
+        for msgid in range(1, 4):
+            await peer.request(msgid, "position", {"moves": moves})
+        await peer.request(4, "isready")
+        for msgid in range(1, 4):
+            frame = await peer.frame()
+            assert frame[1] == msgid
+            assert frame[2][:2] == [305, "ply-limit"]
+            assert frame[2][2] == (
+                "position: 65536 moves are over the server's limit of 4000 plies in a "
+                "session's game (limit plies)"
+            )
+        assert (await peer.frame())[1] == 4
+
+
+@trio_test
+async def test_requests_read_ahead_are_bounded_in_bytes_and_moves() -> None:
+    """A client that sends long positions faster than they are answered is read only as far
+    as the read-ahead allows: what waits stays within ``READ_AHEAD`` (and one request)."""
+    async with running_server(game="yoxii") as (server, port):
+        state = games.load("yoxii").new_state()
+        moves = []
+        while len(moves) < 60 and not state.is_terminal():
+            move = state.legal_moves()[0]
+            moves.append(state.move_to_str(move))
+            state.push(move)
+        line = f"position startpos moves {' '.join(moves)}\n".encode()
+        peer = await TextPeer.connect(port)
+        most = 0
+
+        async def watch() -> None:
+            nonlocal most
+            while True:
+                for connection in server.connections:
+                    most = max(most, connection._queued)
+                await trio.sleep(0)
+
+        async with trio.open_nursery() as nursery:
+            nursery.start_soon(watch)
+            with trio.move_on_after(3):
+                await peer.stream.send_all(line * 400 + b"isready\n")
+            assert await lines_until(peer, "readyok")
+            nursery.cancel_scope.cancel()
+        one = len(line) + TOKEN_COST * len(moves)
+        assert one < READ_AHEAD < most + one
+        assert most <= READ_AHEAD
