@@ -21,6 +21,7 @@ from __future__ import annotations
 import contextlib
 import functools
 import math
+import re
 import socket
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -43,6 +44,11 @@ WRITE_TIMEOUT = 30.0
 """Seconds one write may take before its connection is closed."""
 KEEP_ALIVE = 30.0
 """Seconds an HTTP connection may stay idle between requests (and before its first)."""
+
+HTTP2 = re.compile(rb"(?:^|\n)PRI \* HTTP/2\.0|\nupgrade[ \t]*:[ \t]*h2c", re.IGNORECASE)
+"""What asks for HTTP/2: its preface, or an upgrade to it (``GuardedStream``)."""
+TAIL = 64
+"""Bytes of what was read kept to find ``HTTP2`` across two reads."""
 
 log = structlog.get_logger("enginesrv.web.http")
 
@@ -74,6 +80,7 @@ class GuardedStream(trio.abc.HalfCloseableStream):
         self.write_timeout = write_timeout
         self.on_close = on_close
         self.websocket = False
+        self._tail = b""
 
     async def send_all(self, data: bytes | bytearray | memoryview) -> None:
         with trio.move_on_after(self.write_timeout or math.inf) as scope:
@@ -98,9 +105,21 @@ class GuardedStream(trio.abc.HalfCloseableStream):
     async def receive_some(self, max_bytes: int | None = None) -> bytes | bytearray:
         limit = math.inf if self.websocket or not self.read_timeout else self.read_timeout
         with trio.move_on_after(limit) as scope:
-            return await self.stream.receive_some(max_bytes)
+            data = await self.stream.receive_some(max_bytes)
+            if not self.websocket and self._asks_http2(data):
+                await trio.aclose_forcefully(self)
+                raise trio.BrokenResourceError("HTTP/2 is not served")
+            return data
         assert scope.cancelled_caught
         raise trio.BrokenResourceError(f"nothing read within {self.read_timeout:g} s")
+
+    def _asks_http2(self, data: bytes | bytearray) -> bool:
+        """Whether the client asks for HTTP/2, by its preface or an ``Upgrade: h2c``. It is
+        not spoken here: on one connection it would carry many WebSockets (each a session)
+        and streams that the timeouts above do not see; such a connection is closed."""
+        seen = self._tail + bytes(data)
+        self._tail = seen[-TAIL:]
+        return HTTP2.search(seen) is not None
 
     async def aclose(self) -> None:
         try:

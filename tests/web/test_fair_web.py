@@ -391,3 +391,35 @@ async def test_a_refereed_bot_kept_waiting_by_a_real_pool_keeps_its_clock() -> N
         finally:
             with trio.CancelScope(shield=True):
                 await pool.aclose()
+
+
+@pytest.mark.parametrize(
+    "request_",
+    [
+        b"PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n",
+        b"GET / HTTP/1.1\r\nHost: x\r\nConnection: Upgrade, HTTP2-Settings\r\n"
+        b"Upgrade: h2c\r\nHTTP2-Settings: AAMAAABkAARAAAAAAAIAAAAA\r\n\r\n",
+        b"GET /static/app.js HTTP/1.1\r\nHost: x\r\n\r\nPRI * HTTP/2.0\r\n\r\nSM\r\n\r\n",
+    ],
+)
+def test_http2_is_not_served(request_: bytes) -> None:
+    """HTTP/2 would carry many WebSockets, each a session, on one admitted connection, and
+    streams the timeouts do not see: its preface or an upgrade to it closes the connection."""
+
+    async def main() -> None:
+        async with running_web() as web:
+            stream = await connect(web.web_port)
+            async with stream:
+                await stream.send_all(request_)
+                got = b""
+                with trio.fail_after(5):
+                    try:
+                        while chunk := await stream.receive_some(65536):
+                            got += chunk
+                    except trio.BrokenResourceError:
+                        pass
+                assert b" 101 " not in got
+                assert b"HTTP/2" not in got
+                assert got == b"" or got.startswith(b"HTTP/1.1 200")
+
+    trio.run(main)
