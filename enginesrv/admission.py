@@ -108,6 +108,9 @@ class Ticket:
     on_evict: Callable[[str], None] | None = None
     """Closes the connection (it is then released) when a newcomer needs its slot; None:
     it cannot be closed so, and is never chosen."""
+    idle: Callable[[], bool] | None = None
+    """Whether it is a plain HTTP connection waiting for its next request (None: it is no
+    plain HTTP connection): such are closed first, for their own peer too."""
 
     def trust(self) -> None:
         """The connection proved itself the process's own: count it apart from its peer."""
@@ -180,20 +183,30 @@ class Admission:
 
     def admit(self, host: str, door: str) -> Ticket | str:
         """A ticket for a new connection from ``host`` through ``door`` (``tcp``, ``http``,
-        ``results``...), or why it is refused (counted and logged)."""
+        ``results``...), or why it is refused (counted and logged).
+
+        A peer at its cap that holds an idle plain HTTP connection (a browser's keep-alive)
+        has its oldest one closed for the new one; a newcomer to a full server has a
+        connection of the peer holding most closed for it (``_victim``)."""
         why = self.refusal(host)
         peer = self.peer(host)
+        if (
+            why is not None
+            and self.peer_connections
+            and self.per_peer[peer] >= self.peer_connections
+        ):
+            own = self._idle_of(peer)
+            if own is not None:
+                self._evict(own, peer, f"{peer} opened another connection at its cap")
+                why = self.refusal(host)
         if why is not None and self._full() and self.per_peer[peer] < SMALL_PEER:
             victim = self._victim(peer)
-            if victim is not None and victim.on_evict is not None:
-                log.info("connection_evicted", peer=victim.peer, door=victim.door, for_peer=peer)
-                self.evicted += 1
-                evict = victim.on_evict
-                victim.release()  # its slot is the newcomer's from now on
-                evict(
+            if victim is not None:
+                self._evict(
+                    victim, peer,
                     f"the server is full and {victim.peer} holds the most connections: its "
-                    "newest is closed for a new peer"
-                )
+                    "newest is closed for a new peer",
+                )  # fmt: skip
                 why = self.refusal(host)
         if why is not None:
             self.refused += 1
@@ -210,13 +223,31 @@ class Admission:
         cap = self.cap()
         return bool(cap) and self.held >= cap
 
+    def _evict(self, ticket: Ticket, for_peer: str, reason: str) -> None:
+        assert ticket.on_evict is not None
+        log.info("connection_evicted", peer=ticket.peer, door=ticket.door, for_peer=for_peer)
+        self.evicted += 1
+        evict = ticket.on_evict
+        ticket.release()  # its slot is the newcomer's from now on
+        evict(reason)
+
+    def _idle_of(self, peer: str) -> Ticket | None:
+        """The oldest idle plain HTTP connection of ``peer``."""
+        for ticket in self._tickets.get(peer, []):
+            if ticket.on_evict is not None and ticket.idle is not None and ticket.idle():
+                return ticket
+        return None
+
     def _victim(self, newcomer: str) -> Ticket | None:
-        """The newest evictable connection of the peer holding most, if it holds at least two
-        more than ``newcomer``."""
+        """A connection of the peer holding most, if it holds at least two more than
+        ``newcomer``: its oldest idle plain HTTP connection, else its newest evictable one."""
         mine = self.per_peer[newcomer]
         for peer, holds in self.per_peer.most_common():
             if holds < mine + 2:
                 return None
+            idle = self._idle_of(peer)
+            if idle is not None:
+                return idle
             for ticket in reversed(self._tickets.get(peer, [])):
                 if ticket.on_evict is not None and not ticket.trusted:
                     return ticket

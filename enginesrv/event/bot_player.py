@@ -82,6 +82,9 @@ class BotPlayer(Player):
         super().__init__(spec)
         self.peer = peer
         self.most_ms = most_ms
+        self.retry_stopped = True
+        """Whether a search stopped before it had a worker searches for a moment once one is
+        free (False once no one waits for the decision: a refereed game's page left)."""
         """The address the searches count against in the pool's per-address cap (None: the
         arbiter's own, uncapped)."""
         self.pool = pool
@@ -163,7 +166,7 @@ class BotPlayer(Player):
             peer=self.peer,
             on_hold=on_hold,
         )
-        if stop is not None and stop.is_set() and _never_ran(outcome):
+        if stop is not None and stop.is_set() and _never_ran(outcome) and self.retry_stopped:
             # stopped before a worker took the search: a stop asks for the best move so far,
             # and a bot that never searched has none, so it searches for a moment, unstopped
             # (a stop is never a way to make the bot forfeit)

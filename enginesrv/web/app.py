@@ -35,7 +35,7 @@ from enginesrv.admission import WEBSOCKETS_PER_PEER
 from enginesrv.search.child import SearchRunner
 from enginesrv.serve.connection import peer_host
 from enginesrv.serve.server import Server
-from enginesrv.web.http import keep_transport, mark_websocket, transport_of
+from enginesrv.web.http import end_websocket, keep_transport, mark_websocket, transport_of
 from enginesrv.web.referee import GameSpecError, Referee, parse_game_spec, session_factory
 from enginesrv.web.transport import (
     Message,
@@ -282,6 +282,7 @@ class WebApp:
                 del self.per_host[key]
             with trio.CancelScope(shield=True), trio.move_on_after(1):
                 await socket.close()
+                await end_websocket(websocket.scope)
 
     async def _serve(self, socket: StarletteSocket, peer: str) -> None:
         """One admitted socket: its game, its first message, then its connection."""

@@ -47,6 +47,9 @@ KEEP_ALIVE = 30.0
 
 HTTP2 = re.compile(rb"(?:^|\n)PRI \* HTTP/2\.0|\nupgrade[ \t]*:[ \t]*h2c", re.IGNORECASE)
 """What asks for HTTP/2: its preface, or an upgrade to it (``GuardedStream``)."""
+IDLE_AFTER = 1.0
+"""Seconds without a byte either way after which a plain HTTP connection counts as idle (the
+first to be closed when its peer, or a newcomer, needs a slot)."""
 TAIL = 64
 """Bytes of what was read kept to find ``HTTP2`` across two reads."""
 
@@ -81,13 +84,22 @@ class GuardedStream(trio.abc.HalfCloseableStream):
         self.on_close = on_close
         self.websocket = False
         self._tail = b""
+        self.last_io = trio.current_time()
+        """When it last read or wrote (``trio.current_time``)."""
 
     async def send_all(self, data: bytes | bytearray | memoryview) -> None:
+        self.last_io = trio.current_time()
         with trio.move_on_after(self.write_timeout or math.inf) as scope:
             await self.stream.send_all(data)
+        self.last_io = trio.current_time()
         if scope.cancelled_caught:
             await trio.aclose_forcefully(self)
             raise trio.BrokenResourceError(f"a write did not end within {self.write_timeout:g} s")
+
+    def idle(self) -> bool:
+        """Whether it is a plain HTTP connection that has read and written nothing for
+        ``IDLE_AFTER`` seconds (waiting for its next request)."""
+        return not self.websocket and trio.current_time() - self.last_io >= IDLE_AFTER
 
     def evict(self, reason: str) -> None:
         """Close the connection for a new peer's (``Admission``): its reads end, its writes
@@ -106,6 +118,7 @@ class GuardedStream(trio.abc.HalfCloseableStream):
         limit = math.inf if self.websocket or not self.read_timeout else self.read_timeout
         with trio.move_on_after(limit) as scope:
             data = await self.stream.receive_some(max_bytes)
+            self.last_io = trio.current_time()
             if not self.websocket and self._asks_http2(data):
                 await trio.aclose_forcefully(self)
                 raise trio.BrokenResourceError("HTTP/2 is not served")
@@ -161,6 +174,15 @@ def transport_of(scope: Scope) -> trio.abc.AsyncResource | None:
     return None
 
 
+async def end_websocket(scope: Scope) -> None:
+    """Close the connection under a WebSocket whose session has ended (its close frame sent
+    or received): hypercorn would keep it, and its descriptor and admission, until its next
+    ping is due."""
+    stream = transport_of(scope)
+    if isinstance(stream, GuardedStream):
+        await trio.aclose_forcefully(stream)
+
+
 def mark_websocket(scope: Scope) -> None:
     """The connection under this WebSocket no longer has a read timeout (its session's idle
     limit applies)."""
@@ -199,6 +221,7 @@ async def serve_http(
         with ticket:
             guarded = GuardedStream(stream, timeouts.read, timeouts.write, ticket.release)
             ticket.on_evict = guarded.evict
+            ticket.idle = guarded.idle
             state: LifespanState = {}
             server = TCPServer(wrapped, config, context, state, guarded)  # type: ignore[arg-type]
             try:

@@ -518,6 +518,14 @@ class RefereeSession(Session):
                 return outcome.as_dict()
         return self._query(what)
 
+    async def stop_search(self) -> None:
+        """The page goes (``quit``, or its socket closed): the bot's search is stopped, and
+        a bot that has not searched yet does not wait for a worker to search for no one
+        (``BotPlayer.retry_stopped``): its place in the queue is freed at once."""
+        if self.referee.bot is not None:
+            self.referee.bot.retry_stopped = False
+        await super().stop_search()
+
     async def _bot_go(self, msgid: int | None, nursery: trio.Nursery) -> None:
         referee = self.referee
         if self.framing == "msgpack" and msgid is None:

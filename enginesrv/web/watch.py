@@ -33,7 +33,7 @@ from starlette.websockets import WebSocket
 from enginesrv.admission import Admission
 from enginesrv.event.feed import Feed, Message
 from enginesrv.web.app import CLOSE_CAP, StarletteSocket, StuckGuard, page_app, page_routes
-from enginesrv.web.http import keep_transport, mark_websocket, serve_http
+from enginesrv.web.http import end_websocket, keep_transport, mark_websocket, serve_http
 from enginesrv.web.run import open_web, web_config
 
 MAX_WATCHERS = 256
@@ -110,6 +110,7 @@ class WatchApp:
             self.watchers -= 1
             with trio.CancelScope(shield=True), trio.move_on_after(1):
                 await socket.close()
+                await end_websocket(websocket.scope)
 
 
 async def _warm_up(app: ASGIApp, path: str) -> None:

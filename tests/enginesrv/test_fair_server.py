@@ -3,6 +3,7 @@ among peers"; docs/security.md, "Network clients"), attacked as such clients wou
 
 from __future__ import annotations
 
+import functools
 import threading
 from collections.abc import Callable
 
@@ -11,6 +12,8 @@ import trio
 
 import games
 from enginesrv.admission import Admission, Ticket, peer_of
+from enginesrv.search.jobs import SearchJob
+from enginesrv.search.pool import WorkerPool
 from enginesrv.serve.connection import READ_AHEAD, TOKEN_COST, Limits
 from enginesrv.serve.offload import Offloader
 from enginesrv.serve.outbox import Outbox, OutputBudget
@@ -91,6 +94,41 @@ def test_a_full_server_of_small_peers_refuses_a_newcomer() -> None:
         assert isinstance(ticket, Ticket)
         ticket.on_evict = lambda why: pytest.fail("no peer holds more than the newcomer")
     assert admission.admit("10.0.1.1", "tcp") == "the server holds its limit of 4 connections"
+
+
+def test_a_peer_at_its_cap_closes_its_own_idle_http_connection_first() -> None:
+    """A browser keeps idle keep-alive connections: at its cap, its next connection takes the
+    oldest of them, never a session; with none idle it is refused."""
+    admission = Admission(connections=100, peer_connections=3)
+    closed: list[str] = []
+    idle = {"http-1": True, "http-2": True}
+    for name in ("session", "http-1", "http-2"):
+        ticket = admission.admit("10.0.0.1", "web")
+        assert isinstance(ticket, Ticket)
+        ticket.on_evict = lambda why, name=name: closed.append(name)
+        if name.startswith("http"):
+            ticket.idle = lambda name=name: idle[name]
+    assert isinstance(admission.admit("10.0.0.1", "web"), Ticket)
+    assert closed == ["http-1"]
+    idle["http-2"] = False  # busy answering a request
+    assert admission.admit("10.0.0.1", "web") == "10.0.0.1 holds its limit of 3 connections"
+    assert closed == ["http-1"]
+
+
+def test_a_full_server_closes_an_idle_http_connection_before_a_game() -> None:
+    admission = Admission(connections=4, peer_connections=10)
+    closed: list[str] = []
+    for name in ("game-1", "idle-http", "game-2"):
+        ticket = admission.admit("10.0.0.1", "web")
+        assert isinstance(ticket, Ticket)
+        ticket.on_evict = lambda why, name=name: closed.append(name)
+        if name == "idle-http":
+            ticket.idle = lambda: True
+    assert isinstance(admission.admit("10.0.0.2", "tcp"), Ticket)  # full now
+    assert isinstance(admission.admit("10.0.0.3", "tcp"), Ticket)
+    assert closed == ["idle-http"]
+    assert isinstance(admission.admit("10.0.0.4", "tcp"), Ticket)
+    assert closed == ["idle-http", "game-2"]
 
 
 def test_the_descriptor_budget_caps_the_connections() -> None:
@@ -240,6 +278,46 @@ async def test_a_lent_worker_goes_to_the_peer_it_was_lent_for() -> None:
             await hog.send("stop")
         for hog in hogs:  # the queued ones never searched: any legal move, still one
             assert (await lines_until(hog, "bestmove"))[-1].split()[1] != "none"
+
+
+@trio_test
+async def test_a_resumed_search_keeps_its_worker_longer_each_time() -> None:
+    """Two addresses take turns on one worker: each time a search is resumed it keeps the
+    worker twice as long before it may be suspended again, so a deep search still ends."""
+    async with trio.open_nursery() as nursery:
+        pool = WorkerPool(nursery, 1, per_peer=1, slice_seconds=0.2)
+        await pool.start()
+        try:
+            stops = {"10.0.0.1": trio.Event(), "10.0.0.2": trio.Event()}
+            yinsh = games.load("yinsh").new_state().to_string()
+            for peer, stop in stops.items():
+                job = SearchJob(session=peer, game="yinsh", position=yinsh, bot="alphabeta",
+                                options=())  # fmt: skip
+                nursery.start_soon(
+                    functools.partial(
+                        pool.search,
+                        job,
+                        on_info=lambda info: None,
+                        stop=stop,
+                        hard_deadline=None,
+                        peer=peer,
+                    )
+                )
+            seen: list[tuple[str | None, float]] = []
+            with trio.fail_after(20):
+                while len(seen) < 4:
+                    for segment in list(pool._segments):
+                        if (segment.peer, segment.hold) not in seen:
+                            seen.append((segment.peer, segment.hold))
+                    await trio.sleep(0.01)
+            first = seen[0][0]
+            second = "10.0.0.2" if first == "10.0.0.1" else "10.0.0.1"
+            assert seen == [(first, 0.2), (second, 0.2), (first, 0.4), (second, 0.4)]
+            for stop in stops.values():
+                stop.set()
+        finally:
+            with trio.CancelScope(shield=True):
+                await pool.aclose()
 
 
 # -- limits of a session -----------------------------------------------------------------------

@@ -423,3 +423,36 @@ def test_http2_is_not_served(request_: bytes) -> None:
                 assert got == b"" or got.startswith(b"HTTP/1.1 200")
 
     trio.run(main)
+
+
+@trio_test
+async def test_a_page_that_leaves_while_its_bot_waits_for_a_worker_is_gone_at_once() -> None:
+    """The bot waits for the only worker (another address holds it); its page closes: the
+    bot's search leaves the queue and the session ends at once, without waiting for a worker
+    to search for no one."""
+    async with trio.open_nursery() as nursery:
+        pool = WorkerPool(nursery, 1, per_peer=1, slice_seconds=60.0)
+        await pool.start()
+        try:
+            hog_stop = trio.Event()
+            yinsh = games.load("yinsh").new_state().to_string()
+            hog = SearchJob(session="hog", game="yinsh", position=yinsh, bot="alphabeta",
+                            options=())  # fmt: skip
+
+            async def hold() -> None:
+                await pool.search(hog, on_info=lambda info: None, stop=hog_stop,
+                                  hard_deadline=None, peer="10.9.9.9")  # fmt: skip
+
+            nursery.start_soon(hold)
+            async with running_web(runner=pool) as web:
+                query = "game=yoxii&opponent=bot:random&side=p2&tc=60"
+                async with text_socket(web.ws(query)) as page:
+                    await page.send("go")
+                    assert await wait_until(lambda: bool(pool._waiting))
+                assert await wait_until(lambda: not web.server.connections)
+                assert not pool._waiting
+                assert pool.busy == 1  # the hog's, still
+            hog_stop.set()
+        finally:
+            with trio.CancelScope(shield=True):
+                await pool.aclose()
