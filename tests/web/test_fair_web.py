@@ -5,13 +5,15 @@ the server's limits, attacked as clients that hold, trickle or never read would.
 from __future__ import annotations
 
 import contextlib
+import functools
 import os
 import signal
 import socket
 import sqlite3
 import subprocess
 import sys
-from collections.abc import Callable
+from collections.abc import AsyncIterator, Callable
+from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import Any
 
@@ -356,41 +358,48 @@ def test_watchers_of_an_event_are_refused_before_its_engines_lack_a_descriptor(
     assert not {"stall", "crash", "time-forfeit"} & set(reasons), reasons
 
 
+@asynccontextmanager
+async def hogged_pool(slice_seconds: float) -> AsyncIterator[WorkerPool]:
+    """A pool of one real worker, which another address holds with an infinite search until
+    the block ends."""
+    async with trio.open_nursery() as nursery:
+        pool = WorkerPool(nursery, 1, per_peer=1, slice_seconds=slice_seconds)
+        await pool.start()
+        hog_stop = trio.Event()
+        yinsh = games.load("yinsh").new_state().to_string()
+        hog = SearchJob(session="hog", game="yinsh", position=yinsh, bot="alphabeta", options=())
+        nursery.start_soon(
+            functools.partial(
+                pool.search, hog, on_info=lambda info: None, stop=hog_stop,
+                hard_deadline=None, peer="10.9.9.9",
+            )
+        )  # fmt: skip
+        try:
+            yield pool
+        finally:
+            hog_stop.set()
+            with trio.CancelScope(shield=True):
+                await pool.aclose()
+
+
 @trio_test
 async def test_a_refereed_bot_kept_waiting_by_a_real_pool_keeps_its_clock() -> None:
     """With real workers: another address holds the only worker longer than the bot's whole
     clock; the bot waits (its clock stopped), then moves, and has not lost on time."""
-    async with trio.open_nursery() as nursery:
-        pool = WorkerPool(nursery, 1, per_peer=1, slice_seconds=2.0)
-        await pool.start()
-        try:
-            hog_stop = trio.Event()
-            yinsh = games.load("yinsh").new_state().to_string()
-            hog = SearchJob(session="hog", game="yinsh", position=yinsh, bot="alphabeta",
-                            options=())  # fmt: skip
-
-            async def hold() -> None:
-                await pool.search(hog, on_info=lambda info: None, stop=hog_stop,
-                                  hard_deadline=None, peer="10.9.9.9")  # fmt: skip
-
-            nursery.start_soon(hold)
-            await trio.sleep(0.3)
-            spec = parse_game_spec("game=yoxii&opponent=bot:random&side=p2&tc=1")
-            assert isinstance(spec, GameSpec)
-            referee = Referee(spec, pool, peer="10.8.8.8")
-            await referee.start()
-            referee.tick()
-            with trio.fail_after(30):
-                shown = await referee.bot_decision()
-            assert shown is not None, referee.forfeit_detail
-            assert referee.outcome() is None
-            assert referee.clocks is not None
-            assert 0 < referee.clocks.left[0] < 1000  # the bot, p1: only its search counted
-            assert pool.suspended == 1
-            hog_stop.set()
-        finally:
-            with trio.CancelScope(shield=True):
-                await pool.aclose()
+    async with hogged_pool(slice_seconds=2.0) as pool:
+        await trio.sleep(0.3)
+        spec = parse_game_spec("game=yoxii&opponent=bot:random&side=p2&tc=1")
+        assert isinstance(spec, GameSpec)
+        referee = Referee(spec, pool, peer="10.8.8.8")
+        await referee.start()
+        referee.tick()
+        with trio.fail_after(30):
+            shown = await referee.bot_decision()
+        assert shown is not None, referee.forfeit_detail
+        assert referee.outcome() is None
+        assert referee.clocks is not None
+        assert 0 < referee.clocks.left[0] < 1000  # the bot, p1: only its search counted
+        assert pool.suspended == 1
 
 
 @pytest.mark.parametrize(
@@ -430,29 +439,11 @@ async def test_a_page_that_leaves_while_its_bot_waits_for_a_worker_is_gone_at_on
     """The bot waits for the only worker (another address holds it); its page closes: the
     bot's search leaves the queue and the session ends at once, without waiting for a worker
     to search for no one."""
-    async with trio.open_nursery() as nursery:
-        pool = WorkerPool(nursery, 1, per_peer=1, slice_seconds=60.0)
-        await pool.start()
-        try:
-            hog_stop = trio.Event()
-            yinsh = games.load("yinsh").new_state().to_string()
-            hog = SearchJob(session="hog", game="yinsh", position=yinsh, bot="alphabeta",
-                            options=())  # fmt: skip
-
-            async def hold() -> None:
-                await pool.search(hog, on_info=lambda info: None, stop=hog_stop,
-                                  hard_deadline=None, peer="10.9.9.9")  # fmt: skip
-
-            nursery.start_soon(hold)
-            async with running_web(runner=pool) as web:
-                query = "game=yoxii&opponent=bot:random&side=p2&tc=60"
-                async with text_socket(web.ws(query)) as page:
-                    await page.send("go")
-                    assert await wait_until(lambda: bool(pool._waiting))
-                assert await wait_until(lambda: not web.server.connections)
-                assert not pool._waiting
-                assert pool.busy == 1  # the hog's, still
-            hog_stop.set()
-        finally:
-            with trio.CancelScope(shield=True):
-                await pool.aclose()
+    async with hogged_pool(slice_seconds=60.0) as pool, running_web(runner=pool) as web:
+        query = "game=yoxii&opponent=bot:random&side=p2&tc=60"
+        async with text_socket(web.ws(query)) as page:
+            await page.send("go")
+            assert await wait_until(lambda: bool(pool._waiting))
+        assert await wait_until(lambda: not web.server.connections)
+        assert not pool._waiting
+        assert pool.busy == 1  # the hog's, still
