@@ -108,6 +108,8 @@ class Ticket:
     on_evict: Callable[[str], None] | None = None
     """Closes the connection (it is then released) when a newcomer needs its slot; None:
     it cannot be closed so, and is never chosen."""
+    serial: int = 0
+    """The order of admission (later is larger)."""
     idle: Callable[[], bool] | None = None
     """Whether it is a plain HTTP connection waiting for its next request (None: it is no
     plain HTTP connection): such are closed first, for their own peer too."""
@@ -151,6 +153,7 @@ class Admission:
     evicted: int = 0
     stopping: bool = False
     _tickets: dict[str, list[Ticket]] = field(default_factory=dict)
+    _serial: int = 0
 
     def peer(self, host: str) -> str:
         return peer_of(host, self.prefix_v4, self.prefix_v6)
@@ -215,7 +218,8 @@ class Admission:
         self.held += 1
         self.per_peer[peer] += 1
         self.per_door[door] += 1
-        ticket = Ticket(self, peer, door)
+        self._serial += 1
+        ticket = Ticket(self, peer, door, serial=self._serial)
         self._tickets.setdefault(peer, []).append(ticket)
         return ticket
 
@@ -239,18 +243,27 @@ class Admission:
         return None
 
     def _victim(self, newcomer: str) -> Ticket | None:
-        """A connection of the peer holding most, if it holds at least two more than
-        ``newcomer``: its oldest idle plain HTTP connection, else its newest evictable one."""
+        """A connection of the peers holding most, if they hold at least two more than
+        ``newcomer``: an idle plain HTTP connection of theirs, else the newest evictable
+        connection among them (so that peers who hold as many as an older one cannot aim
+        every eviction at it: the last to come loses first)."""
         mine = self.per_peer[newcomer]
-        for peer, holds in self.per_peer.most_common():
+        for holds in sorted(set(self.per_peer.values()), reverse=True):
             if holds < mine + 2:
                 return None
-            idle = self._idle_of(peer)
-            if idle is not None:
-                return idle
-            for ticket in reversed(self._tickets.get(peer, [])):
-                if ticket.on_evict is not None and not ticket.trusted:
-                    return ticket
+            tied = [peer for peer, count in self.per_peer.items() if count == holds]
+            for peer in tied:
+                idle = self._idle_of(peer)
+                if idle is not None:
+                    return idle
+            newest = [
+                ticket
+                for peer in tied
+                for ticket in self._tickets.get(peer, [])
+                if ticket.on_evict is not None and not ticket.trusted
+            ]
+            if newest:
+                return max(newest, key=lambda ticket: ticket.serial)
         return None
 
     def _uncount(self, ticket: Ticket) -> None:

@@ -102,6 +102,8 @@ class _Waiter:
     session: str | None = None
     granted: trio.Event = field(default_factory=trio.Event)
     worker: WorkerProcess | None = None
+    resuming: bool = False
+    """A suspended search waiting to go on (it waits out the longer holds of others)."""
 
 
 class WorkerPool:
@@ -308,11 +310,13 @@ class WorkerPool:
         on_wait: Callable[[], None] | None,
         stop: trio.Event,
         until: float,
+        *,
+        resuming: bool = False,
     ) -> WorkerProcess | None:
         """A worker for ``peer``, or None if ``stop`` is set, or ``until`` passes, before one
         is free. While it waits, every ``slice / 4`` seconds, it may have a worker lent to it
         (``_lend_to``)."""
-        waiter = _Waiter(peer, session)
+        waiter = _Waiter(peer, session, resuming=resuming)
         self._waiting.setdefault(peer, deque()).append(waiter)
         self._dispatch()
         if not waiter.granted.is_set() and on_wait is not None:
@@ -334,9 +338,12 @@ class WorkerPool:
     def _lend_to(self, waiter: _Waiter) -> None:
         """Suspend one search so that its worker goes to ``waiter``'s peer: a search of
         another peer that holds more workers than this one, that has searched for at least
-        ``slice`` seconds since it last took a worker and has more than ``slice`` seconds
+        ``slice`` seconds since it last took a worker (for a suspended search that waits to
+        go on, its own longer hold: ``_Segment.hold``) and has more than ``slice`` seconds
         left; the peer holding most first, then the search that has held its worker longest.
-        The arbiter's own searches (no peer) are never suspended, and none for them."""
+        A new search never waits more than a slice for a worker so, however often the search
+        holding it was resumed. The arbiter's own searches (no peer) are never suspended,
+        and none for them."""
         peer = waiter.peer
         if peer is None or not self._may_hold(peer) or self.slice <= 0:
             return
@@ -348,7 +355,7 @@ class WorkerPool:
             if each.peer is not None
             and each.peer != peer
             and self._holding[each.peer] > mine
-            and now - each.since >= each.hold
+            and now - each.since >= (each.hold if waiter.resuming else self.slice)
             and each.ends - now > self.slice
             and not each.suspend.is_set()
         ]
@@ -425,7 +432,9 @@ class WorkerPool:
                 wait_until = waited_from + max(0.0, HELD_WAIT - waited)
             else:
                 wait_until = math.inf if hard_deadline is None else hard_deadline + extra
-            worker = await self._worker_for(job, peer, notify, stop, wait_until)
+            worker = await self._worker_for(
+                job, peer, notify, stop, wait_until, resuming=resumed > 0
+            )
             if isinstance(worker, SearchOutcome):
                 if best is not None and best.result is not None:
                     return best  # stopped while suspended: the best move of before
@@ -463,13 +472,15 @@ class WorkerPool:
         on_wait: Callable[[], None] | None,
         stop: trio.Event,
         until: float,
+        *,
+        resuming: bool = False,
     ) -> WorkerProcess | SearchOutcome:
         """A live worker for the job, or the outcome of a search that never got one."""
         while True:
             lost = self._no_worker()
             if lost is not None:
                 return lost
-            worker = await self._acquire(peer, job.session, on_wait, stop, until)
+            worker = await self._acquire(peer, job.session, on_wait, stop, until, resuming=resuming)
             lost = self._no_worker()
             if worker is None and lost is not None:
                 return lost

@@ -45,13 +45,19 @@ WRITE_TIMEOUT = 30.0
 KEEP_ALIVE = 30.0
 """Seconds an HTTP connection may stay idle between requests (and before its first)."""
 
-HTTP2 = re.compile(rb"(?:^|\n)PRI \* HTTP/2\.0|\nupgrade[ \t]*:[ \t]*h2c", re.IGNORECASE)
-"""What asks for HTTP/2: its preface, or an upgrade to it (``GuardedStream``)."""
+HTTP2 = re.compile(
+    rb"(?:^|\n)PRI[ \t]+\*[ \t]+HTTP/2\.0|\nupgrade[ \t]*:(?:[ \t]|\r?\n[ \t])*h2c",
+    re.IGNORECASE,
+)
+"""What asks for HTTP/2: its preface, or an upgrade to it, its value on folded lines too
+(``GuardedStream``)."""
 IDLE_AFTER = 1.0
 """Seconds without a byte either way after which a plain HTTP connection counts as idle (the
 first to be closed when its peer, or a newcomer, needs a slot)."""
-TAIL = 64
-"""Bytes of what was read kept to find ``HTTP2`` across two reads."""
+TAIL = 20 * 1024
+"""Bytes of what was read kept to find ``HTTP2`` across reads: more than a request's whole
+head may hold (hypercorn's ``h11_max_incomplete_size``, 16 KiB), so that no split and no run
+of white space hides it."""
 
 log = structlog.get_logger("enginesrv.web.http")
 

@@ -4,6 +4,7 @@ among peers"; docs/security.md, "Network clients"), attacked as such clients wou
 from __future__ import annotations
 
 import functools
+import math
 import threading
 from collections.abc import Callable
 
@@ -13,7 +14,7 @@ import trio
 import games
 from enginesrv.admission import Admission, Ticket, peer_of
 from enginesrv.search.jobs import SearchJob
-from enginesrv.search.pool import WorkerPool
+from enginesrv.search.pool import WorkerPool, _Segment, _Waiter
 from enginesrv.serve.connection import READ_AHEAD, TOKEN_COST, Limits
 from enginesrv.serve.offload import Offloader
 from enginesrv.serve.outbox import Outbox, OutputBudget
@@ -72,19 +73,36 @@ def test_peers_that_take_their_share_leave_room_for_new_ones() -> None:
         held[peer] = sum(isinstance(t, Ticket) for t in got)
     # three peers take 24, the next ones 2 each from the reserve until the server is full;
     # the last one's two take the newest connections of peers holding most
+    # (among peers holding as many, the newest connection goes first)
     assert held == {0: 8, 1: 8, 2: 8, 3: 2, 4: 2, 5: 2, 6: 2, 7: 2}
-    assert evicted == ["0.7", "1.7"]
+    assert evicted == ["2.7", "1.7"]
     assert admission.held == 32
     fresh = admission.admit("10.0.1.1", "tcp")
     assert isinstance(fresh, Ticket)
-    assert evicted == ["0.7", "1.7", "2.7"]
+    assert evicted == ["2.7", "1.7", "0.7"]
     assert admission.held == 32
     again = admission.admit("10.0.1.1", "tcp")  # holds 1: still a newcomer
     assert isinstance(again, Ticket)
-    assert evicted == ["0.7", "1.7", "2.7", "0.6"]
+    assert evicted == ["2.7", "1.7", "0.7", "2.6"]
     third = admission.admit("10.0.1.1", "tcp")
     assert third == "the server holds its limit of 32 connections"
     assert admission.evicted == 4
+
+
+def test_peers_holding_as_many_as_a_victim_cannot_aim_evictions_at_it() -> None:
+    """An older peer holding two (a person's two games) and newer peers holding as many: a
+    newcomer's eviction takes the newest connection among them, not the older peer's."""
+    admission = Admission(connections=8, peer_connections=8)
+    evicted: list[str] = []
+    for name, host in (("victim-1", "10.0.0.1"), ("victim-2", "10.0.0.1"),
+                       ("a-1", "10.0.1.1"), ("a-2", "10.0.1.1"),
+                       ("b-1", "10.0.1.2"), ("b-2", "10.0.1.2"),
+                       ("c-1", "10.0.1.3"), ("d-1", "10.0.1.4")):  # fmt: skip
+        ticket = admission.admit(host, "tcp")
+        assert isinstance(ticket, Ticket), name
+        ticket.on_evict = lambda why, name=name: evicted.append(name)
+    assert isinstance(admission.admit("10.0.2.1", "tcp"), Ticket)
+    assert evicted == ["b-2"]
 
 
 def test_a_full_server_of_small_peers_refuses_a_newcomer() -> None:
@@ -178,7 +196,8 @@ async def test_eight_addresses_that_fill_their_share_cannot_lock_out_a_ninth() -
             except (EOFError, trio.BrokenResourceError):
                 pass
         # three of them 8, the next four 2 each from the reserve; the last one's two took
-        # the newest of the first two addresses' (before they spoke: closed with nothing sent)
+        # the newest of the third and the second address (before they spoke: closed with
+        # nothing sent)
         assert served == 32
         assert server.admission.evicted == 2
         fresh = await TextPeer.connect(port, local="127.0.2.1")
@@ -186,11 +205,11 @@ async def test_eight_addresses_that_fill_their_share_cannot_lock_out_a_ninth() -
         assert await fresh.line() == "readyok"
         # the newest connection of a peer holding most was closed for it, with error 303
         assert server.admission.evicted == 3
-        assert await held[23].line() == (
-            "error 303 too-many-connections the server is full and 127.0.1.3 holds the most "
+        assert await held[7].line() == (
+            "error 303 too-many-connections the server is full and 127.0.1.1 holds the most "
             "connections: its newest is closed for a new peer"
         )
-        assert await held[23].closed()
+        assert await held[7].closed()
 
 
 # -- the search workers ------------------------------------------------------------------------
@@ -318,6 +337,29 @@ async def test_a_resumed_search_keeps_its_worker_longer_each_time() -> None:
         finally:
             with trio.CancelScope(shield=True):
                 await pool.aclose()
+
+
+@trio_test
+async def test_a_new_search_waits_a_slice_however_long_the_holder_may_keep_its_worker() -> None:
+    """A search resumed many times keeps its worker longer against other suspended searches,
+    never against a new one: holds grown on purpose (by addresses that each suspend it once)
+    cannot keep a third address waiting."""
+    async with trio.open_nursery() as nursery:
+        pool = WorkerPool(nursery, 1, per_peer=1, slice_seconds=1.0)
+        now = trio.current_time()
+        held = _Segment("10.0.0.1", since=now - 1.5, ends=math.inf, hold=64.0)
+        pool._segments.add(held)
+        pool._holding["10.0.0.1"] = 1
+        pool._lend_to(_Waiter("10.0.0.2", resuming=True))
+        assert not held.suspend.is_set()  # a suspended one waits out the hold
+        pool._lend_to(_Waiter("10.0.0.3"))
+        assert held.suspend.is_set()  # a new one waits a slice
+        young = _Segment("10.0.0.4", since=now - 0.5, ends=math.inf, hold=1.0)
+        pool._segments.add(young)
+        pool._holding["10.0.0.4"] = 1
+        pool._lend_to(_Waiter("10.0.0.5"))
+        assert not young.suspend.is_set()  # not before its slice
+        nursery.cancel_scope.cancel()
 
 
 # -- limits of a session -----------------------------------------------------------------------

@@ -402,24 +402,42 @@ async def test_a_refereed_bot_kept_waiting_by_a_real_pool_keeps_its_clock() -> N
         assert pool.suspended == 1
 
 
+H2C_HEAD = (
+    b"GET / HTTP/1.1\r\nHost: x\r\nConnection: Upgrade, HTTP2-Settings\r\n"
+    b"HTTP2-Settings: AAMAAABkAARAAAAAAAIAAAAA\r\n"
+)
+
+
 @pytest.mark.parametrize(
-    "request_",
+    "chunks",
     [
-        b"PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n",
-        b"GET / HTTP/1.1\r\nHost: x\r\nConnection: Upgrade, HTTP2-Settings\r\n"
-        b"Upgrade: h2c\r\nHTTP2-Settings: AAMAAABkAARAAAAAAAIAAAAA\r\n\r\n",
-        b"GET /static/app.js HTTP/1.1\r\nHost: x\r\n\r\nPRI * HTTP/2.0\r\n\r\nSM\r\n\r\n",
+        [b"PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n"],
+        [b"PR", b"I * HTTP/2.0\r\n\r\nSM\r\n\r\n"],
+        [H2C_HEAD + b"Upgrade: h2c\r\n\r\n"],
+        [H2C_HEAD + b"Upgrade:\r\n h2c\r\n\r\n"],  # a folded value
+        [H2C_HEAD + b"upgrade:\r\n\t\r\n  H2C\r\n\r\n"],
+        [H2C_HEAD + b"Upgrade:" + b" " * 100, b" " * 10 + b"h2c\r\n\r\n"],  # split
+        [b"GET /static/app.js HTTP/1.1\r\nHost: x\r\n\r\nPRI * HTTP/2.0\r\n\r\nSM\r\n\r\n"],
+        [
+            b"GET /static/app.js HTTP/1.1\r\nHost: x\r\n\r\n"
+            + H2C_HEAD
+            + b"Upgrade:\r\n\th2c\r\n\r\n"
+        ],
     ],
 )
-def test_http2_is_not_served(request_: bytes) -> None:
+def test_http2_is_not_served(chunks: list[bytes]) -> None:
     """HTTP/2 would carry many WebSockets, each a session, on one admitted connection, and
-    streams the timeouts do not see: its preface or an upgrade to it closes the connection."""
+    streams the timeouts do not see: its preface or an upgrade to it (however folded or
+    split) closes the connection."""
 
     async def main() -> None:
         async with running_web() as web:
             stream = await connect(web.web_port)
             async with stream:
-                await stream.send_all(request_)
+                for chunk in chunks:
+                    with contextlib.suppress(trio.BrokenResourceError):
+                        await stream.send_all(chunk)
+                    await trio.sleep(0.1)
                 got = b""
                 with trio.fail_after(5):
                     try:
