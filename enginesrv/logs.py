@@ -29,6 +29,13 @@ KEPT_CONNECTIONS = 4096
 """Connections whose rations are remembered (the least recently logged are forgotten)."""
 ALWAYS = frozenset({"connection_open", "connection_closed"})
 """Events logged whatever a connection's ration: its beginning and its end."""
+FLOODS = frozenset({"connection_refused", "websocket_refused", "connection_evicted"})
+"""Events of no one connection that many clients can cause at once (a flood of connections
+over a cap): they share one ration, ``SHARED``."""
+SHARED = "refused, and connections that never spoke"
+"""What ``ConnectionRations.shared`` rations: ``FLOODS`` and the ends of connections that
+logged nothing before (closed before a whole command: thousands a second can come and go
+so)."""
 
 
 class _Stderr:
@@ -68,11 +75,16 @@ class ConnectionRations:
         self.clock = clock
         self.buckets: OrderedDict[object, list[float]] = OrderedDict()
         """Per connection: tokens left, when they were counted, lines held back."""
+        self.shared = [float(burst), clock(), 0.0]
+        """The same for ``SHARED``."""
 
     def __call__(self, _logger: Any, _method: str, event: MutableMapping[str, Any]) -> Any:
         conn = event.get("conn")
-        if conn is None:
+        name = event.get("event")
+        if conn is None and name not in FLOODS:
             return event
+        if conn is None or (name == "connection_closed" and conn not in self.buckets):
+            return self._shared(event)
         now = self.clock()
         bucket = self.buckets.pop(conn, None) or [float(self.burst), now, 0.0]
         if event.get("event") != "connection_closed":
@@ -88,6 +100,22 @@ class ConnectionRations:
                 raise structlog.DropEvent
             tokens -= 1
         bucket[0] = tokens
+        if bucket[2]:
+            event["held_back"] = int(bucket[2])
+            bucket[2] = 0
+        return event
+
+    def _shared(self, event: MutableMapping[str, Any]) -> Any:
+        """``event`` within the one ration that refusals and silent connections share."""
+        now = self.clock()
+        bucket = self.shared
+        tokens = min(float(self.burst), bucket[0] + (now - bucket[1]) * self.per_second)
+        bucket[1] = now
+        if tokens < 1:
+            bucket[0] = tokens
+            bucket[2] += 1
+            raise structlog.DropEvent
+        bucket[0] = tokens - 1
         if bucket[2]:
             event["held_back"] = int(bucket[2])
             bucket[2] = 0

@@ -75,3 +75,28 @@ def test_a_client_that_sends_huge_bad_lines_writes_a_bounded_log(tmp_path: Any) 
     assert text.count("command_error") == BURST
     assert max(len(line) for line in text.splitlines()) < 2 * LOG_VALUE + 200
     assert len(text) < 40_000
+
+
+def test_refusals_and_connections_that_never_spoke_share_one_ration() -> None:
+    """Thousands of connections a second that are refused, or close before a whole command,
+    write a bounded log together; the lines of connections that spoke keep their own."""
+    now = [0.0]
+    rations = ConnectionRations(burst=3, per_second=2.0, clock=lambda: now[0])
+
+    def log(event: dict[str, Any]) -> dict[str, Any] | None:
+        try:
+            return dict(rations(None, "info", event))
+        except structlog.DropEvent:
+            return None
+
+    refused = {"event": "connection_refused", "peer": "10.0.0.1", "reason": "a cap"}
+    silent = [{"event": "connection_closed", "conn": f"c{i}", "reason": "nothing received"}
+              for i in range(3)]  # fmt: skip
+    assert [log(refused) is not None for _ in range(3)] == [True, True, True]
+    assert [log(event) for event in silent] == [None, None, None]
+    assert log({"event": "connection_open", "conn": "c9"}) is not None  # one that speaks
+    assert log({"event": "connection_closed", "conn": "c9"}) is not None
+    now[0] = 0.5
+    assert log(refused) == {**refused, "held_back": 3}
+    assert log({"event": "something_else"}) is not None  # no one connection's: not rationed
+    assert len(rations.buckets) == 0
