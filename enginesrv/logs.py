@@ -85,37 +85,31 @@ class ConnectionRations:
             return event
         if conn is None or (name == "connection_closed" and conn not in self.buckets):
             return self._shared(event)
-        now = self.clock()
-        bucket = self.buckets.pop(conn, None) or [float(self.burst), now, 0.0]
-        if event.get("event") != "connection_closed":
+        bucket = self.buckets.pop(conn, None) or [float(self.burst), self.clock(), 0.0]
+        if name != "connection_closed":
             self.buckets[conn] = bucket
             while len(self.buckets) > KEPT_CONNECTIONS:
                 self.buckets.popitem(last=False)
+        return self._spend(bucket, event, free=name in ALWAYS)
+
+    def _shared(self, event: MutableMapping[str, Any]) -> Any:
+        """``event`` within the one ration that refusals and silent connections share."""
+        return self._spend(self.shared, event, free=False)
+
+    def _spend(self, bucket: list[float], event: MutableMapping[str, Any], *, free: bool) -> Any:
+        """``event`` if ``bucket`` (tokens left, when they were counted, lines held back) has
+        a token for it (``free``: it needs none), with the lines held back before it said;
+        else it is dropped and counted."""
+        now = self.clock()
         tokens = min(float(self.burst), bucket[0] + (now - bucket[1]) * self.per_second)
         bucket[1] = now
-        if event.get("event") not in ALWAYS:
+        if not free:
             if tokens < 1:
                 bucket[0] = tokens
                 bucket[2] += 1
                 raise structlog.DropEvent
             tokens -= 1
         bucket[0] = tokens
-        if bucket[2]:
-            event["held_back"] = int(bucket[2])
-            bucket[2] = 0
-        return event
-
-    def _shared(self, event: MutableMapping[str, Any]) -> Any:
-        """``event`` within the one ration that refusals and silent connections share."""
-        now = self.clock()
-        bucket = self.shared
-        tokens = min(float(self.burst), bucket[0] + (now - bucket[1]) * self.per_second)
-        bucket[1] = now
-        if tokens < 1:
-            bucket[0] = tokens
-            bucket[2] += 1
-            raise structlog.DropEvent
-        bucket[0] = tokens - 1
         if bucket[2]:
             event["held_back"] = int(bucket[2])
             bucket[2] = 0
