@@ -18,7 +18,14 @@ from enginesrv.admission import PREFIX_V4, PREFIX_V6, Admission, descriptor_budg
 from enginesrv.search.child import SearchRunner
 from enginesrv.serve.outbox import ERROR_TEXT, Outbox, OutputBudget, encode, shortened
 from enginesrv.serve.session import Session
-from enginesrv.serve.settings import MAX_CLOCK, MAX_MOVETIME, MAX_PLIES, Framing, SessionConfig
+from enginesrv.serve.settings import (
+    MAX_CLOCK,
+    MAX_MOVETIME,
+    MAX_PLIES,
+    Framing,
+    SessionConfig,
+    too_many_moves,
+)
 from protocol import messages as m
 from protocol.errors import (
     BAD_FRAME,
@@ -440,8 +447,7 @@ class Connection:
         if isinstance(command, m.Position) and most and len(command.moves) > most:
             return ProtocolError(
                 PLY_LIMIT,
-                f"position: {len(command.moves)} moves are over the server's limit of {most} "
-                "plies in a session's game (limit plies)",
+                too_many_moves(len(command.moves), most),
                 msgid=request.msgid,
                 method=command.METHOD,
             )

@@ -13,6 +13,7 @@ from enginesrv.serve.settings import (
     RequestError,
     Settings,
     request_error,
+    too_many_moves,
 )
 from protocol import messages as m
 from protocol.errors import (
@@ -33,11 +34,7 @@ class Positions(Settings):
         game, _ = self._require_game("position")
         most = self.config.max_plies
         if most and len(moves) > most:
-            raise request_error(
-                PLY_LIMIT,
-                f"position: {len(moves)} moves are over the server's limit of {most} plies "
-                "in a session's game (limit plies)",
-            )
+            raise request_error(PLY_LIMIT, too_many_moves(len(moves), most))
 
         def build() -> games.State:
             try:

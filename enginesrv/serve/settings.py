@@ -42,6 +42,14 @@ plays (``--max-plies`` is at most 3000)."""
 Framing = Literal["text", "msgpack"]
 
 
+def too_many_moves(moves: int, most: int) -> str:
+    """The text of error 305 for a ``position`` of ``moves`` moves over the limit ``most``."""
+    return (
+        f"position: {moves} moves are over the server's limit of {most} plies in a session's "
+        "game (limit plies)"
+    )
+
+
 @dataclass(frozen=True)
 class SessionConfig:
     """What every session of a server shares."""

@@ -117,6 +117,15 @@ async def running_server(
                     await pool.aclose()
 
 
+async def connect_from(local: str, host: str, port: int) -> trio.SocketStream:
+    """A TCP connection to ``host:port`` from the address ``local`` (any of 127.0.0.0/8 on
+    loopback: each one is another peer to the server)."""
+    sock = trio.socket.socket()
+    await sock.bind((local, 0))
+    await sock.connect((host, port))
+    return trio.SocketStream(sock)
+
+
 class TextPeer:
     """A client speaking the text framing."""
 
@@ -127,13 +136,7 @@ class TextPeer:
     @classmethod
     async def connect(cls, port: int, local: str | None = None) -> TextPeer:
         """A connection to ``port``, from the loopback address ``local`` if given."""
-        if local is None:
-            stream = await trio.open_tcp_stream("127.0.0.1", port)
-        else:
-            sock = trio.socket.socket()
-            await sock.bind((local, 0))
-            await sock.connect(("127.0.0.1", port))
-            stream = trio.SocketStream(sock)
+        stream = await connect_from(local or "127.0.0.1", "127.0.0.1", port)
         _OPEN.append(stream)
         return cls(stream)
 

@@ -29,18 +29,16 @@ from enginesrv.search.pool import WorkerPool
 from enginesrv.serve.settings import SessionConfig
 from enginesrv.web.http import GuardedStream, HttpTimeouts
 from enginesrv.web.referee import GameSpec, GameSpecError, Referee, parse_game_spec
+from tests.enginesrv.peer import connect_from
 from tests.web.test_websocket import closed_with, trio_test
-from tests.web.test_websocket_hostile import WS_UPGRADE
+from tests.web.test_websocket_hostile import WS_UPGRADE, wait_for
 from tests.web.webpeer import http_get, running_web, text_socket
 
 SHORT = HttpTimeouts(keep_alive=0.5, read=0.5, write=0.5)
 
 
 async def connect(port: int, local: str = "127.0.0.1") -> trio.SocketStream:
-    sock = trio.socket.socket()
-    await sock.bind((local, 0))
-    await sock.connect(("127.0.0.1", port))
-    return trio.SocketStream(sock)
+    return await connect_from(local, "127.0.0.1", port)
 
 
 async def read_response(stream: trio.SocketStream) -> tuple[bytes, bytes]:
@@ -87,15 +85,7 @@ async def test_an_idle_keep_alive_connection_is_closed() -> None:
             head, _ = await read_response(stream)
             assert head.startswith(b"HTTP/1.1 200")
             assert await closed_by_server(stream)
-        assert await wait_until(lambda: web.server.admission.held == 0)
-
-
-async def wait_until(condition: Callable[[], bool]) -> bool:
-    with trio.move_on_after(5):
-        while not condition():
-            await trio.sleep(0.02)
-        return True
-    return False
+        assert await wait_for(lambda: web.server.admission.held == 0, 5)
 
 
 @trio_test
@@ -113,7 +103,7 @@ async def test_a_request_whose_headers_never_end_is_closed() -> None:
                         break
                     with trio.move_on_after(0.1):
                         closed = await stream.receive_some(100) == b""
-            assert await wait_until(lambda: web.server.admission.held == 0)
+            assert await wait_for(lambda: web.server.admission.held == 0, 5)
 
 
 @trio_test
@@ -461,7 +451,7 @@ async def test_a_page_that_leaves_while_its_bot_waits_for_a_worker_is_gone_at_on
         query = "game=yoxii&opponent=bot:random&side=p2&tc=60"
         async with text_socket(web.ws(query)) as page:
             await page.send("go")
-            assert await wait_until(lambda: bool(pool._waiting))
-        assert await wait_until(lambda: not web.server.connections)
+            assert await wait_for(lambda: bool(pool._waiting), 5)
+        assert await wait_for(lambda: not web.server.connections, 5)
         assert not pool._waiting
         assert pool.busy == 1  # the hog's, still

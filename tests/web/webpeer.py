@@ -18,7 +18,7 @@ from enginesrv.serve.settings import SessionConfig
 from enginesrv.web.app import WS_PEER_CONNECTIONS, WebApp
 from enginesrv.web.http import HttpTimeouts
 from enginesrv.web.run import serve_web
-from tests.enginesrv.peer import ThreadRunner
+from tests.enginesrv.peer import ThreadRunner, connect_from
 
 
 @dataclass
@@ -90,11 +90,7 @@ async def http_get(
     names) and the body."""
     host, port = url.split("//", 1)[1].rstrip("/").rsplit(":", 1)
     with trio.fail_after(timeout):
-        sock = trio.socket.socket()
-        if local is not None:
-            await sock.bind((local, 0))
-        await sock.connect((host, int(port)))
-        stream = trio.SocketStream(sock)
+        stream = await connect_from(local or "127.0.0.1", host, int(port))
         async with stream:
             request = f"GET {path} HTTP/1.1\r\nHost: {host}\r\nConnection: close\r\n\r\n"
             await stream.send_all(request.encode())
