@@ -60,8 +60,8 @@ from typing import IO, TYPE_CHECKING, NoReturn
 import trio
 
 from enginesrv.event.config import EventConfig
-from enginesrv.event.standings import load_results
-from enginesrv.event.store import GameRow
+from enginesrv.event.results.standings import load_results
+from enginesrv.event.results.store import GameRow
 from enginesrv.event.tournament import Finished, prepare, run_event
 
 if TYPE_CHECKING:

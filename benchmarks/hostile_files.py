@@ -39,7 +39,9 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from enginesrv.event import config, files, sgf  # noqa: E402
+from enginesrv.event import config  # noqa: E402
+from enginesrv.event.play import sgf  # noqa: E402
+from enginesrv.event.results import files  # noqa: E402
 
 TIME_S = 10.0
 READ_MB = 100.0

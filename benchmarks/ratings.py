@@ -26,7 +26,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from enginesrv.event.ratings import Encounter, expected, fit_ratings
+from enginesrv.event.results.ratings import Encounter, expected, fit_ratings
 
 TARGET_S = 1.0
 

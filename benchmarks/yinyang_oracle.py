@@ -31,7 +31,7 @@ sys.path.insert(0, str(ROOT))
 import games  # noqa: E402
 from bots.engine import Engine, Limits  # noqa: E402
 from bots.registry import create_bot  # noqa: E402
-from enginesrv.event.stats import (  # noqa: E402
+from enginesrv.event.results.stats import (  # noqa: E402
     SprtParams,
     Trinomial,
     elo_estimate,

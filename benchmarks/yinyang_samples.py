@@ -38,7 +38,7 @@ sys.path.insert(0, str(ROOT))
 
 import games  # noqa: E402
 from bots.eval import yinyang  # noqa: E402
-from enginesrv.event.records import parse_record  # noqa: E402
+from enginesrv.event.play.records import parse_record  # noqa: E402
 from games.yinyang import N_LAWS, UNKNOWN, YinYangState  # noqa: E402
 
 

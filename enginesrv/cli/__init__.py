@@ -38,7 +38,7 @@ from enginesrv.cli.rules import (
     cmd_replay,
     cmd_show,
 )
-from enginesrv.event.wording import printable
+from enginesrv.event.results.wording import printable
 from enginesrv.logs import configure as configure_logging
 from enginesrv.serve.settings import MAX_CLOCK, MAX_MOVETIME, MAX_PLIES
 

@@ -12,8 +12,8 @@ from typing import TextIO
 
 import games
 from enginesrv.event.config import EventConfig
-from enginesrv.event.ratings import RatingTable
-from enginesrv.event.report import (
+from enginesrv.event.results.ratings import RatingTable
+from enginesrv.event.results.report import (
     MAX_PLIES,
     crosstable,
     pairing_ratings,
@@ -22,10 +22,10 @@ from enginesrv.event.report import (
     reasons,
     search_report,
 )
-from enginesrv.event.standings import PairingResult
-from enginesrv.event.store import GameRow
+from enginesrv.event.results.standings import PairingResult
+from enginesrv.event.results.store import GameRow
+from enginesrv.event.results.wording import printable, result_words
 from enginesrv.event.tournament import Finished
-from enginesrv.event.wording import printable, result_words
 
 MAX_CROSSTABLE_PLAYERS = 32
 """The most players whose crosstable ``results`` prints: a table of N players is N lines of

@@ -26,14 +26,14 @@ from enginesrv.event.config import (
     check_setting,
     shown,
 )
-from enginesrv.event.controls import TimeControl
-from enginesrv.event.openings import (
+from enginesrv.event.play.controls import TimeControl
+from enginesrv.event.play.openings import (
     OPENINGS_CAP,
     check_regular_file,
     printable,
     read_regular_file,
 )
-from enginesrv.event.players import PlayerSpecError, parse_player
+from enginesrv.event.play.players import PlayerSpecError, parse_player
 
 # flag -> (EventConfig field, type); the TOML keys are the same names, dashes or underscores
 SETTINGS: dict[str, str] = {

@@ -28,16 +28,16 @@ from enginesrv.cli.common import port
 from enginesrv.cli.display import Display, write_report, write_tables
 from enginesrv.cli.event_config import event_config, setting_type
 from enginesrv.cli.event_config import toml_settings as _toml_settings  # noqa: F401 (its former name)
-from enginesrv.event.cluster import parse_listen
 from enginesrv.event.config import EventConfig, EventError
-from enginesrv.event.controls import DEFAULT_MAX_PLIES
 from enginesrv.event.feed import Feed
 from enginesrv.event.lock import lock_event
-from enginesrv.event.openings import printable
-from enginesrv.event.players import parse_player
-from enginesrv.event.ratings import RatingError
-from enginesrv.event.report import report_json
-from enginesrv.event.standings import PairingResult, load_results
+from enginesrv.event.play.controls import DEFAULT_MAX_PLIES
+from enginesrv.event.play.openings import printable
+from enginesrv.event.play.players import parse_player
+from enginesrv.event.results.ratings import RatingError
+from enginesrv.event.results.report import report_json
+from enginesrv.event.results.standings import PairingResult, load_results
+from enginesrv.event.runners.cluster import parse_listen
 from enginesrv.event.tournament import prepare, run_event
 
 T = TypeVar("T")

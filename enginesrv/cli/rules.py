@@ -16,11 +16,11 @@ from typing import TextIO
 import games
 from enginesrv.cli.common import CommandError
 from enginesrv.event.config import EventError
-from enginesrv.event.files import FileRefusedError, check_stored_record
-from enginesrv.event.records import Record, RecordError
-from enginesrv.event.sgf import generate_records_file, stored_record_text
-from enginesrv.event.store import GameRow, stored_event
-from enginesrv.event.wording import cut, printable, quoted
+from enginesrv.event.play.records import Record, RecordError
+from enginesrv.event.play.sgf import generate_records_file, stored_record_text
+from enginesrv.event.results.files import FileRefusedError, check_stored_record
+from enginesrv.event.results.store import GameRow, stored_event
+from enginesrv.event.results.wording import cut, printable, quoted
 from enginesrv.search.bench import run_bench, run_search_bench
 
 MAX_POSITION = 400

@@ -1,4 +1,5 @@
-"""Matches and tournaments: the players, built-in or external (``players``), one game between
-them under the rules and clocks (``arbiter``), whole events with their schedule, storage and
-standings (``tournament``), game records (``records``) and the statistics of results
-(``stats``). Knows nothing of the server."""
+"""Matches and tournaments, by job: ``play`` (one game: the players, the arbiter, the limits,
+openings and records), ``runners`` (where games are played: this machine or a Dask cluster),
+``results`` (the store, standings, statistics and reports), and the event itself: its
+configuration, schedule and the one tournament loop (``tournament``) over any runner. Knows
+nothing of the server."""

@@ -18,16 +18,22 @@ from collections.abc import Callable
 from dataclasses import asdict, dataclass, fields
 
 import games
-from enginesrv.event import stats
-from enginesrv.event.controls import Adjudication, DrawRule, MoveLimits, ResignRule, TimeControl
-from enginesrv.event.files import MAX_PLIES
-from enginesrv.event.players import (
+from enginesrv.event.play.controls import (
+    Adjudication,
+    DrawRule,
+    MoveLimits,
+    ResignRule,
+    TimeControl,
+)
+from enginesrv.event.play.players import (
     MOVE_TIMEOUT,
     Deadlines,
     PlayerSpecError,
     name_problem,
     parse_player,
 )
+from enginesrv.event.results import stats
+from enginesrv.event.results.files import MAX_PLIES
 
 MAX_SCHEDULE = 10_000
 """The most games an event may have: pairings x games x rounds. What such an event stores is

@@ -24,8 +24,8 @@ from typing import Any
 import trio
 
 import games
-from enginesrv.event import stats
-from enginesrv.event.standings import PairingResult
+from enginesrv.event.results import stats
+from enginesrv.event.results.standings import PairingResult
 
 Message = dict[str, Any]
 

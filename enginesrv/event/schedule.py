@@ -12,7 +12,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 
 from enginesrv.event.config import EventConfig
-from enginesrv.event.players import (
+from enginesrv.event.play.players import (
     NAME_LIMIT,
     PlayerSpec,
     parse_player,

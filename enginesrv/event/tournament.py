@@ -35,24 +35,28 @@ import trio
 
 import games
 from enginesrv.admission import Admission
-from enginesrv.event import stats
-from enginesrv.event.arbiter import GameResult, GameSetup, no_start, play_game
-from enginesrv.event.bot_player import check_bot
 from enginesrv.event.config import EventConfig, EventError
-from enginesrv.event.contain import check_containment, wrapper_for
-from enginesrv.event.controls import Adjudication, MoveLimits, TimeControl
 from enginesrv.event.feed import Feed, event_message, result_message, standings_message
-from enginesrv.event.files import record_name as stored_record_name
 from enginesrv.event.lock import lock_event
-from enginesrv.event.openings import Opening, opening_state, read_openings
-from enginesrv.event.players import (
+from enginesrv.event.play.arbiter import GameResult, GameSetup, no_start, play_game
+from enginesrv.event.play.bot_player import check_bot
+from enginesrv.event.play.contain import check_containment, wrapper_for
+from enginesrv.event.play.controls import Adjudication, MoveLimits, TimeControl
+from enginesrv.event.play.openings import Opening, opening_state, read_openings
+from enginesrv.event.play.players import (
     ForfeitError,
     Player,
     PlayerSpecError,
     parse_player,
 )
-from enginesrv.event.preflight import check_players
-from enginesrv.event.records import format_record
+from enginesrv.event.play.preflight import check_players
+from enginesrv.event.play.records import format_record
+from enginesrv.event.play.slots import Slot
+from enginesrv.event.results import stats
+from enginesrv.event.results.files import record_name as stored_record_name
+from enginesrv.event.results.standings import PairingResult, decided, pairing_results, points
+from enginesrv.event.results.store import GameRow, ResultsDB, store_game, stored_event
+from enginesrv.event.results.wording import quoted, result_words
 from enginesrv.event.schedule import (
     ScheduledGame,
     game_seeds,
@@ -60,14 +64,10 @@ from enginesrv.event.schedule import (
     named_specs,
     secret_seeds,
 )
-from enginesrv.event.slots import Slot
-from enginesrv.event.standings import PairingResult, decided, pairing_results, points
-from enginesrv.event.store import GameRow, ResultsDB, store_game, stored_event
-from enginesrv.event.wording import quoted, result_words
 from enginesrv.search.pool import WorkerPool
 
 if TYPE_CHECKING:
-    from enginesrv.event.cluster import ClusterRunner, TaskResult
+    from enginesrv.event.runners.cluster import ClusterRunner, TaskResult
 
 log = structlog.get_logger("enginesrv.event.tournament")
 
@@ -156,7 +156,7 @@ async def run_event(
     move (its watchers). With ``config.debug`` the external engines' protocol traces are
     published in ``traces`` (default ``out_dir/logs``) as each game ends. With ``cluster``
     (a Dask scheduler's address) the games are played on its workers
-    (``enginesrv.event.cluster``), two per worker thread at a time; they send each result
+    (``enginesrv.event.runners.cluster``), two per worker thread at a time; they send each result
     straight back to a listener on ``cluster_listen`` (``cluster.parse_listen``; None:
     through Dask), whose connections ``admission`` admits (the one of the event's watching
     page, when it has one).
@@ -188,7 +188,7 @@ async def _run_on_cluster(
 ) -> list[PairingResult]:
     """``run_games(runner=...)`` with a client of the Dask scheduler at ``cluster``, taking
     the results the workers send straight back on ``listen``."""
-    from enginesrv.event.cluster import ClusterRunner  # noqa: PLC0415 (an optional extra)
+    from enginesrv.event.runners.cluster import ClusterRunner  # noqa: PLC0415 (an optional extra)
 
     if config.debug and not all(parse_player(text).kind == "bot" for text in config.players):
         raise EventError("--debug traces the engines of local games only: leave out --cluster")

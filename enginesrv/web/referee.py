@@ -36,9 +36,9 @@ import structlog
 import trio
 
 import games
-from enginesrv.event.bot_player import BotPlayer, check_bot
-from enginesrv.event.controls import TimeControl
-from enginesrv.event.players import ForfeitError, GoRequest, PlayerSpecError, parse_player
+from enginesrv.event.play.bot_player import BotPlayer, check_bot
+from enginesrv.event.play.controls import TimeControl
+from enginesrv.event.play.players import ForfeitError, GoRequest, PlayerSpecError, parse_player
 from enginesrv.search.child import SearchRunner
 from enginesrv.serve.offload import offload
 from enginesrv.serve.session import Session, _Search

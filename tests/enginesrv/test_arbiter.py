@@ -13,11 +13,17 @@ import trio.testing
 
 import games
 from bots.engine import Score
-from enginesrv.event.arbiter import GameResult, GameSetup, play_game
-from enginesrv.event.controls import Adjudication, DrawRule, MoveLimits, ResignRule, TimeControl
-from enginesrv.event.openings import Opening, OpeningsError, read_openings
-from enginesrv.event.players import ForfeitError, GoRequest, Player, PlayerSpec, Reply
-from enginesrv.event.records import format_record, parse_record
+from enginesrv.event.play.arbiter import GameResult, GameSetup, play_game
+from enginesrv.event.play.controls import (
+    Adjudication,
+    DrawRule,
+    MoveLimits,
+    ResignRule,
+    TimeControl,
+)
+from enginesrv.event.play.openings import Opening, OpeningsError, read_openings
+from enginesrv.event.play.players import ForfeitError, GoRequest, Player, PlayerSpec, Reply
+from enginesrv.event.play.records import format_record, parse_record
 
 Chooser = Callable[[games.State, GoRequest], str | None]
 

@@ -19,9 +19,9 @@ from pathlib import Path
 import pytest
 import trio
 
-from enginesrv.event import cluster as cluster_module
 from enginesrv.event.config import EventConfig, EventError
-from enginesrv.event.records import parse_record
+from enginesrv.event.play.records import parse_record
+from enginesrv.event.runners import cluster as cluster_module
 from enginesrv.event.tournament import Finished, prepare, run_event
 from tests.enginesrv.cluster_support import local_scheduler, stored
 

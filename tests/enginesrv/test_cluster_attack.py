@@ -1,8 +1,8 @@
-"""Attacks on the results sent straight back from the workers (``enginesrv.event.cluster``) and
-on the cluster branch of the event loop: races of a push with the Dask future, the address the
-workers are given, errors in storing, readers of a running event's store, a peer that holds
-the result port: the ways an event on a cluster could lose, double or stall a game, and what
-a hostile peer could do through the result port."""
+"""Attacks on the results sent straight back from the workers (``enginesrv.event.runners.cluster``)
+and on the cluster branch of the event loop: races of a push with the Dask future, the address
+the workers are given, errors in storing, readers of a running event's store, a peer that holds
+the result port: the ways an event on a cluster could lose, double or stall a game, and what a
+hostile peer could do through the result port."""
 
 from __future__ import annotations
 
@@ -19,15 +19,16 @@ import pytest
 import trio
 from structlog.testing import capture_logs
 
-from enginesrv.event import cluster, tournament
-from enginesrv.event.arbiter import GameResult
-from enginesrv.event.cluster import ClusterRunner, ReplyTo, ResultListener, TaskResult
-from enginesrv.event.cluster_workers import WorkerRoster
+from enginesrv.event import tournament
 from enginesrv.event.config import EventConfig, EventError
-from enginesrv.event.openings import Opening
-from enginesrv.event.records import Record, RecordMove
+from enginesrv.event.play.arbiter import GameResult
+from enginesrv.event.play.openings import Opening
+from enginesrv.event.play.records import Record, RecordMove
+from enginesrv.event.results.store import stored_event
+from enginesrv.event.runners import cluster
+from enginesrv.event.runners.cluster import ClusterRunner, ReplyTo, ResultListener, TaskResult
+from enginesrv.event.runners.cluster_workers import WorkerRoster
 from enginesrv.event.schedule import ScheduledGame
-from enginesrv.event.store import stored_event
 from enginesrv.event.tournament import Finished, prepare, run_event
 from tests.enginesrv.cluster_support import journal_mode, local_scheduler
 

@@ -1,4 +1,5 @@
-"""The results a worker sends straight back to the coordinator (``enginesrv.event.cluster``):
+"""The results a worker sends straight back to the coordinator
+(``enginesrv.event.runners.cluster``):
 the coordinator's ``ResultListener`` and its frames, a worker's ``_Host.push``, the
 ``--cluster-listen`` address, and whole events on a real ``LocalCluster`` (two worker
 processes with one thread each, on loopback) with the results sent straight, through Dask
@@ -26,11 +27,17 @@ import trio.testing
 from structlog.testing import capture_logs
 
 from enginesrv.admission import Admission
-from enginesrv.event import cluster
-from enginesrv.event.arbiter import GameResult
-from enginesrv.event.cluster import ReplyTo, ResultListener, TaskResult, parse_listen, route_address
 from enginesrv.event.config import EventConfig, EventError
-from enginesrv.event.records import Record, RecordMove
+from enginesrv.event.play.arbiter import GameResult
+from enginesrv.event.play.records import Record, RecordMove
+from enginesrv.event.runners import cluster
+from enginesrv.event.runners.cluster import (
+    ReplyTo,
+    ResultListener,
+    TaskResult,
+    parse_listen,
+    route_address,
+)
 from enginesrv.event.tournament import Finished, prepare, run_event
 from tests.enginesrv.cluster_support import local_scheduler, stored
 

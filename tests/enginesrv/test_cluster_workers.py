@@ -1,5 +1,5 @@
 """Workers that come and go while an event runs on a cluster: the coordinator's roster
-(``enginesrv.event.cluster_workers``), then whole events on loopback ``dask scheduler`` and
+(``enginesrv.event.runners.cluster_workers``), then whole events on loopback ``dask scheduler`` and
 ``dask worker`` processes (each worker with its nanny), where a worker and its nanny are killed
 during the preflight, a worker joins after it, or every worker is lost during it."""
 
@@ -15,11 +15,11 @@ from pathlib import Path
 import pytest
 import trio
 
-from enginesrv.event import cluster
-from enginesrv.event.cluster import ClusterRunner
-from enginesrv.event.cluster_workers import LOST, LOST_IN_CHECK, WorkerRoster
 from enginesrv.event.config import EventConfig, EventError
-from enginesrv.event.records import parse_record
+from enginesrv.event.play.records import parse_record
+from enginesrv.event.runners import cluster
+from enginesrv.event.runners.cluster import ClusterRunner
+from enginesrv.event.runners.cluster_workers import LOST, LOST_IN_CHECK, WorkerRoster
 from enginesrv.event.tournament import Finished, prepare, run_event
 from tests.enginesrv.cluster_support import DaskProcesses, dask_processes, stored
 

@@ -1,4 +1,4 @@
-"""Containing ``cmd:`` engines (``enginesrv.event.contain``), tested as a hostile engine
+"""Containing ``cmd:`` engines (``enginesrv.event.play.contain``), tested as a hostile engine
 attacks: a spy (``fake_engine.py spy``) that at every ``go`` reads what it finds in every
 temporary directory of the host and in the arbiter's own ``TMPDIR`` (outside /tmp), looks
 for the arbiter's process in /proc, and connects to a port the test listens on.
@@ -24,9 +24,9 @@ from pathlib import Path
 import pytest
 
 import games
-from enginesrv.event import contain
 from enginesrv.event.config import EventConfig, EventError
-from enginesrv.event.contain import check_containment, sandbox_command, wrapper_for
+from enginesrv.event.play import contain
+from enginesrv.event.play.contain import check_containment, sandbox_command, wrapper_for
 from tests.enginesrv.test_tournament import ROOT, cli
 
 FAKE = ROOT / "tests" / "enginesrv" / "fakes" / "fake_engine.py"

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from enginesrv.event.players import PlayerSpecError, parse_player
+from enginesrv.event.play.players import PlayerSpecError, parse_player
 from tests.enginesrv.test_tournament import cli
 
 

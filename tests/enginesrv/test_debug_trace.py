@@ -19,12 +19,12 @@ import trio
 import games
 from enginesrv.client import AsyncEngine
 from enginesrv.event.config import EventConfig
-from enginesrv.event.engine_player import TextEnginePlayer
-from enginesrv.event.players import Clocks
-from enginesrv.event.records import parse_record
-from enginesrv.event.store import ResultsDB
+from enginesrv.event.play.engine_player import TextEnginePlayer
+from enginesrv.event.play.players import Clocks
+from enginesrv.event.play.records import parse_record
+from enginesrv.event.play.trace import ProtocolTrace, trace_file_name
+from enginesrv.event.results.store import ResultsDB
 from enginesrv.event.tournament import Finished, prepare, run_event
-from enginesrv.event.trace import ProtocolTrace, trace_file_name
 from tests.enginesrv.test_players import FAKE, YOXII, fake, request
 from tests.enginesrv.test_server import trio_test
 from tests.enginesrv.test_tournament import ROOT, cli

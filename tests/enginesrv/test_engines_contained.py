@@ -24,8 +24,8 @@ import trio
 
 from enginesrv import reaper
 from enginesrv.client import AsyncEngine
-from enginesrv.event.engine_player import TextEnginePlayer
-from enginesrv.event.players import Clocks, ForfeitError, PlayerSpec, parse_player
+from enginesrv.event.play.engine_player import TextEnginePlayer
+from enginesrv.event.play.players import Clocks, ForfeitError, PlayerSpec, parse_player
 from enginesrv.search.pool import WorkerPool
 from tests.enginesrv.test_players import YOXII, request
 from tests.enginesrv.test_server import trio_test

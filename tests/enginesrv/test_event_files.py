@@ -31,12 +31,12 @@ from enginesrv.cli import build_parser, main
 from enginesrv.cli.common import CommandError
 from enginesrv.cli.event_config import event_config
 from enginesrv.event.config import MAX_SCHEDULE, EventConfig, EventError, schedule_size, shown
-from enginesrv.event.openings import OpeningsError, read_openings
-from enginesrv.event.players import name_problem, parse_player
-from enginesrv.event.records import Record, format_record, parse_record
+from enginesrv.event.play.openings import OpeningsError, read_openings
+from enginesrv.event.play.players import name_problem, parse_player
+from enginesrv.event.play.records import Record, format_record, parse_record
+from enginesrv.event.play.trace import file_safe_name, trace_file_name
 from enginesrv.event.schedule import named_specs
 from enginesrv.event.tournament import prepare
-from enginesrv.event.trace import file_safe_name, trace_file_name
 from tests.enginesrv.test_tournament import cli
 
 # -- writing TOML -----------------------------------------------------------------------------

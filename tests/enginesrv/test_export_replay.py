@@ -15,8 +15,8 @@ import pytest
 import games
 from enginesrv.cli import main
 from enginesrv.cli.rules import describe
-from enginesrv.event import sgf
-from enginesrv.event.records import RecordError, parse_record, parse_records
+from enginesrv.event.play import sgf
+from enginesrv.event.play.records import RecordError, parse_record, parse_records
 from enginesrv.search import bench
 
 ROOT = Path(__file__).resolve().parents[2]

@@ -17,8 +17,8 @@ from pathlib import Path
 import pytest
 
 from enginesrv.cli import main
-from enginesrv.event import files
-from enginesrv.event.wording import printable, quoted
+from enginesrv.event.results import files
+from enginesrv.event.results.wording import printable, quoted
 
 ROOT = Path(__file__).resolve().parents[2]
 SECRET = "TOP-SECRET-LINE the attacker wants printed"
@@ -392,7 +392,7 @@ def test_replay_reads_a_record_at_a_time_and_refuses_one_past_the_cap(
 def test_replay_of_a_huge_file_is_refused_unread(
     capsys: pytest.CaptureFixture[str], tmp_path: Path
 ) -> None:
-    from enginesrv.event import sgf
+    from enginesrv.event.play import sgf
 
     path = tmp_path / "huge.txt"
     with open(path, "wb") as file:
@@ -444,7 +444,7 @@ WORST_NUMBER = str(-(2**63))
 def worst_record(plies: int) -> str:
     """The longest record an event writes of ``plies`` plies: names of 100 characters of 4
     bytes, tokens of 64 characters and every annotation, each number of 20 characters."""
-    from enginesrv.event.records import Record, RecordMove, format_record
+    from enginesrv.event.play.records import Record, RecordMove, format_record
 
     name = "\U0001f600" * 100
     token = "t" * 64
@@ -468,7 +468,7 @@ def test_the_longest_record_an_event_writes_is_read_back(tmp_path: Path) -> None
     """max_plies' cap, the record's cap and replay's line cap agree: the longest game an event
     may play is a record ``results``, ``export`` and ``replay`` read."""
     from enginesrv.event.config import WHOLE_RANGES
-    from enginesrv.event.sgf import stored_record
+    from enginesrv.event.play.sgf import stored_record
 
     assert WHOLE_RANGES["max_plies"] == (1, files.MAX_PLIES)
     one = worst_record(1)
@@ -513,7 +513,7 @@ def test_the_largest_store_an_event_writes_is_read_back(event: Path) -> None:
     4 bytes each, stored twice) and their secret seeds take at most MAX_STORE_ROW_BYTES each,
     so the store of the largest event and its configuration fit under MAX_STORE_BYTES."""
     from enginesrv.event.config import MAX_SCHEDULE
-    from enginesrv.event.store import GameRow, ResultsDB, stored_event
+    from enginesrv.event.results.store import GameRow, ResultsDB, stored_event
 
     path = event / "results.sqlite"
     before = path.stat().st_size
@@ -602,7 +602,7 @@ def test_a_record_that_is_a_hard_link_is_refused(
 def test_results_reads_records_up_to_its_cap_and_says_what_it_left(
     capsys: pytest.CaptureFixture[str], event: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from enginesrv.event import report
+    from enginesrv.event.results import report
 
     first = len((event / "games" / "game-00001.txt").read_bytes())
     for n in range(3, 6):
@@ -669,7 +669,7 @@ def test_a_store_holding_a_trigger_view_or_index_is_refused_by_every_opener(
     """``--resume`` ran a trigger stored in the store on its first game: one that never ends
     hung it for ever, one that rewrites the results would have rewritten them."""
     from enginesrv.event.config import EventError
-    from enginesrv.event.store import ResultsDB
+    from enginesrv.event.results.store import ResultsDB
 
     sql(event, "DELETE FROM games WHERE id = 2")
     sql(event, statement)
@@ -718,7 +718,7 @@ def test_a_deeply_nested_stored_configuration_is_one_line(
 
 
 def test_strings_in_a_stored_configuration_do_not_count_as_nesting() -> None:
-    from enginesrv.event.store import _nesting
+    from enginesrv.event.results.store import _nesting
 
     assert _nesting('{"a": ["[[[[", "\\"[{"], "b": {"c": []}}') == 3
     assert _nesting('"' + '\\"' * 500_000 + '"') == 0
@@ -764,7 +764,7 @@ def test_a_thousand_players_of_one_name_are_numbered_in_one_pass() -> None:
     """display_names was cubic: 1,000 identical names of 100 characters took seconds."""
     import time
 
-    from enginesrv.event.players import parse_player
+    from enginesrv.event.play.players import parse_player
     from enginesrv.event.schedule import display_names
 
     name = "é" * 90
@@ -795,8 +795,8 @@ def test_an_sgf_at_its_cap_is_scanned_in_little_memory(text: str) -> None:
     """The value scan kept some 200 bytes a character: 229 to 274 MB for a file of 1 MiB."""
     import tracemalloc
 
-    from enginesrv.event.records import RecordError
-    from enginesrv.event.sgf import import_boardspace_sgf
+    from enginesrv.event.play.records import RecordError
+    from enginesrv.event.play.sgf import import_boardspace_sgf
 
     tracemalloc.start()
     try:
@@ -811,7 +811,7 @@ def test_an_sgf_at_its_cap_is_scanned_in_little_memory(text: str) -> None:
 
 
 def test_an_sgf_value_scan_keeps_its_escapes() -> None:
-    from enginesrv.event.sgf import _sgf_nodes
+    from enginesrv.event.play.sgf import _sgf_nodes
 
     nodes = _sgf_nodes("(;GN[a\\]b\\\\]C [x]\n [y\\\n]Z[\\\\\\]])", "t.sgf")
     assert [(p.ident, p.values, p.line) for p in nodes[0]] == [
@@ -825,7 +825,7 @@ def test_the_sgf_value_scan_reads_as_the_old_pattern_did() -> None:
     import itertools
     import re
 
-    from enginesrv.event import sgf
+    from enginesrv.event.play import sgf
 
     old_value = r"\[(?:[^\]\\]|\\.)*\]"
     old_lexeme = re.compile(
@@ -876,7 +876,7 @@ def test_an_openings_file_that_is_not_one_quotes_none_of_its_lines(
 ) -> None:
     """A crafted store naming ~/.netrc as its openings printed its first line on --resume."""
     import games
-    from enginesrv.event.openings import OpeningsError, read_openings
+    from enginesrv.event.play.openings import OpeningsError, read_openings
 
     secret = event.parent / "secret.txt"
     with pytest.raises(OpeningsError) as caught:

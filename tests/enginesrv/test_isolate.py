@@ -17,8 +17,8 @@ from pathlib import Path
 
 import pytest
 
-from enginesrv.event.contain import sandbox_command, temporary_dirs
-from enginesrv.event.engine_player import START_ERROR_CHARS, start_error
+from enginesrv.event.play.contain import sandbox_command, temporary_dirs
+from enginesrv.event.play.engine_player import START_ERROR_CHARS, start_error
 from tests.enginesrv.test_tournament import ROOT, cli, stored
 
 FAKE = ROOT / "tests" / "enginesrv" / "fakes" / "fake_engine.py"

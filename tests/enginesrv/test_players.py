@@ -14,9 +14,9 @@ import pytest
 import trio
 
 import games
-from enginesrv.event.bot_player import BotPlayer
-from enginesrv.event.engine_player import TextEnginePlayer
-from enginesrv.event.players import (
+from enginesrv.event.play.bot_player import BotPlayer
+from enginesrv.event.play.engine_player import TextEnginePlayer
+from enginesrv.event.play.players import (
     Clocks,
     Deadlines,
     ForfeitError,

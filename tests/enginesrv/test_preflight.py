@@ -18,8 +18,8 @@ import trio
 
 import games
 from enginesrv.event.config import EventConfig, EventError
-from enginesrv.event.players import Deadlines, parse_player
-from enginesrv.event.preflight import check_players
+from enginesrv.event.play.players import Deadlines, parse_player
+from enginesrv.event.play.preflight import check_players
 from enginesrv.event.tournament import prepare, run_event
 from tests.enginesrv.test_store import digest, listing, one_line_error, run
 

@@ -11,13 +11,13 @@ import random
 
 import pytest
 
-from enginesrv.event import ratings
-from enginesrv.event.ratings import Encounter, RatingError, expected, fit_ratings
-from enginesrv.event.report import crosstable, reasons
-from enginesrv.event.standings import PairingResult
-from enginesrv.event.stats import Z95
-from enginesrv.event.store import GameRow
-from enginesrv.event.wording import result_words
+from enginesrv.event.results import ratings
+from enginesrv.event.results.ratings import Encounter, RatingError, expected, fit_ratings
+from enginesrv.event.results.report import crosstable, reasons
+from enginesrv.event.results.standings import PairingResult
+from enginesrv.event.results.stats import Z95
+from enginesrv.event.results.store import GameRow
+from enginesrv.event.results.wording import result_words
 
 
 def reference_fit(encounters: list[Encounter], names: list[str]) -> dict[str, float]:

@@ -1,4 +1,4 @@
-"""Tests of enginesrv.event.records: the text record format and the boardspace SGF importer."""
+"""Tests of enginesrv.event.play.records: the text record format and the boardspace SGF importer."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ import pytest
 from hypothesis import example, given
 from hypothesis import strategies as st
 
-from enginesrv.event.records import (
+from enginesrv.event.play.records import (
     HEADER_KEYS,
     Record,
     RecordError,
@@ -18,7 +18,7 @@ from enginesrv.event.records import (
     format_record,
     parse_record,
 )
-from enginesrv.event.sgf import import_boardspace_sgf, read_record_file
+from enginesrv.event.play.sgf import import_boardspace_sgf, read_record_file
 
 RECORDS = Path(__file__).parent.parent / "data" / "yinsh" / "records"
 

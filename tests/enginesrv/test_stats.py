@@ -9,7 +9,7 @@ from statistics import NormalDist
 
 import pytest
 
-from enginesrv.event.stats import (
+from enginesrv.event.results.stats import (
     Pentanomial,
     SprtParams,
     Trinomial,
@@ -23,7 +23,7 @@ from enginesrv.event.stats import (
     pentanomial_from_pairs,
     sprt_decision,
 )
-from enginesrv.event.summary import summarize
+from enginesrv.event.results.summary import summarize
 
 SPRT = SprtParams(elo0=0.0, elo1=5.0, alpha=0.05, beta=0.05)
 GAME_VALUES = (1.0, 0.5, 0.0)
@@ -373,7 +373,7 @@ def test_summarize_degenerate_is_strict_json(t: Trinomial) -> None:
 
 
 def test_an_sprt_decides_nothing_from_a_handful_of_games() -> None:
-    from enginesrv.event.summary import MIN_SPRT_GAMES, summarize
+    from enginesrv.event.results.summary import MIN_SPRT_GAMES, summarize
 
     sprt = SprtParams(0.0, 50.0, 0.05, 0.05)
     # five colour-swapped pairs, four of them split: the spread looks tiny, the LLR large

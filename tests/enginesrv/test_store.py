@@ -22,7 +22,7 @@ import pytest
 from enginesrv.cli import main
 from enginesrv.event.config import EventConfig
 from enginesrv.event.lock import LOCK_NAME, lock_event
-from enginesrv.event.store import ResultsDB
+from enginesrv.event.results.store import ResultsDB
 from tests.enginesrv.cluster_support import journal_mode
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -348,7 +348,7 @@ def test_yin_yang_secret_seeds_are_drawn_per_game_kept_at_its_end_and_replay_it(
 
     from bots.engine import Engine, Limits
     from bots.registry import create_bot
-    from enginesrv.event.records import parse_record
+    from enginesrv.event.play.records import parse_record
     from enginesrv.event.schedule import game_seeds, secret_seeds
     from games import load
 

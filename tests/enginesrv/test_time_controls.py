@@ -18,11 +18,11 @@ import trio.testing
 
 import games
 from enginesrv.cli.events import _toml_settings
-from enginesrv.event.arbiter import GameResult, GameSetup, play_game
 from enginesrv.event.config import EventConfig, EventError
-from enginesrv.event.controls import INFINITE, Adjudication, MoveLimits, TimeControl
 from enginesrv.event.feed import game_message
-from enginesrv.event.players import (
+from enginesrv.event.play.arbiter import GameResult, GameSetup, play_game
+from enginesrv.event.play.controls import INFINITE, Adjudication, MoveLimits, TimeControl
+from enginesrv.event.play.players import (
     GoRequest,
     Player,
     PlayerSpec,
@@ -30,8 +30,8 @@ from enginesrv.event.players import (
     Reply,
     parse_player,
 )
-from enginesrv.event.records import parse_record
-from enginesrv.event.store import ResultsDB
+from enginesrv.event.play.records import parse_record
+from enginesrv.event.results.store import ResultsDB
 from enginesrv.event.tournament import prepare
 from enginesrv.web.referee import GameSpecError, parse_game_spec
 

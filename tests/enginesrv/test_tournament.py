@@ -19,7 +19,7 @@ import trio
 
 import games
 from enginesrv.event.config import EventConfig, EventError
-from enginesrv.event.records import parse_record
+from enginesrv.event.play.records import parse_record
 from enginesrv.event.schedule import make_schedule, pairings
 from enginesrv.event.tournament import prepare, run_event
 
@@ -326,7 +326,7 @@ def test_finished_games_are_stored_off_the_event_loop(
     # that wait would be charged to the engines of the games still running
     import threading
 
-    from enginesrv.event import store
+    from enginesrv.event.results import store
 
     writers: list[bool] = []
     real = store._write_atomic

@@ -12,8 +12,8 @@ import trio
 
 import games
 from bots.engine import SearchInfo, SearchResult
-from enginesrv.event.bot_player import BotPlayer
-from enginesrv.event.players import Clocks, GoRequest, parse_player
+from enginesrv.event.play.bot_player import BotPlayer
+from enginesrv.event.play.players import Clocks, GoRequest, parse_player
 from enginesrv.search.child import SearchOutcome
 from enginesrv.search.jobs import SearchJob
 from enginesrv.search.timeman import allot

@@ -10,9 +10,9 @@ from pathlib import Path
 import pytest
 import trio
 
-from enginesrv.event.bot_player import BotPlayer
-from enginesrv.event.engine_player import TextEnginePlayer
-from enginesrv.event.players import Clocks, Deadlines, ForfeitError, parse_player
+from enginesrv.event.play.bot_player import BotPlayer
+from enginesrv.event.play.engine_player import TextEnginePlayer
+from enginesrv.event.play.players import Clocks, Deadlines, ForfeitError, parse_player
 from enginesrv.search.pool import WorkerPool
 from tests.enginesrv.test_players import YOXII, fake, request
 from tests.enginesrv.test_server import trio_test

@@ -17,7 +17,7 @@ from trio_websocket import ConnectionClosed, open_websocket_url
 import games
 from enginesrv.event.config import EventConfig
 from enginesrv.event.feed import Feed
-from enginesrv.event.players import ForfeitError, GoRequest, Reply
+from enginesrv.event.play.players import ForfeitError, GoRequest, Reply
 from enginesrv.event.tournament import prepare, run_event
 from enginesrv.search.pool import WorkerPool
 from enginesrv.web.referee import PAGE_OPTIONS, GameSpecError, parse_game_spec

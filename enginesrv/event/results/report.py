@@ -10,13 +10,13 @@ from pathlib import Path
 
 import games
 from enginesrv.event.config import EventConfig, EventError
-from enginesrv.event.files import MAX_RESULTS_RECORD_BYTES, FileRefusedError
-from enginesrv.event.ratings import Encounter, RatingTable, fit_ratings
-from enginesrv.event.records import RecordError
-from enginesrv.event.sgf import stored_record_text
-from enginesrv.event.standings import PairingResult
-from enginesrv.event.store import GameRow
-from enginesrv.event.wording import cut, quoted
+from enginesrv.event.play.records import RecordError
+from enginesrv.event.play.sgf import stored_record_text
+from enginesrv.event.results.files import MAX_RESULTS_RECORD_BYTES, FileRefusedError
+from enginesrv.event.results.ratings import Encounter, RatingTable, fit_ratings
+from enginesrv.event.results.standings import PairingResult
+from enginesrv.event.results.store import GameRow
+from enginesrv.event.results.wording import cut, quoted
 
 FORFEITS = frozenset(("time-forfeit", "illegal-move", "crash", "disconnect", "stall"))
 """Reasons a player lost by the arbiter's hand for what it did (or failed to do)."""

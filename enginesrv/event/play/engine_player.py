@@ -4,8 +4,8 @@ is enough), started as a command or reached over TCP, spoken to through
 
 A ``cmd:`` engine runs under the reaper (``enginesrv.reaper``), which ends every process it
 started when it is closed, and under the containment wrapper when the event has one
-(``enginesrv.event.contain``). What it writes on its standard error, and with ``--debug``
-its protocol trace (``enginesrv.event.trace``), may hold its secrets (its Yin Yang laws):
+(``enginesrv.event.play.contain``). What it writes on its standard error, and with ``--debug``
+its protocol trace (``enginesrv.event.play.trace``), may hold its secrets (its Yin Yang laws):
 both are kept in ``PrivateLog``s, out of every engine's reach and capped, and published under
 the event's ``logs/`` once the game they were written in is over.
 """
@@ -30,7 +30,7 @@ from enginesrv.client import (
     EngineInfo,
     EngineTimeoutError,
 )
-from enginesrv.event.players import (
+from enginesrv.event.play.players import (
     Deadlines,
     ForfeitError,
     GoRequest,
@@ -39,8 +39,8 @@ from enginesrv.event.players import (
     PlayerSpecError,
     Reply,
 )
-from enginesrv.event.private_log import LOG_CAP, Kept, PipeDrain, PrivateLog, publish
-from enginesrv.event.trace import ALL_ESCAPES, ProtocolTrace, trace_file_name
+from enginesrv.event.play.private_log import LOG_CAP, Kept, PipeDrain, PrivateLog, publish
+from enginesrv.event.play.trace import ALL_ESCAPES, ProtocolTrace, trace_file_name
 
 START_ERROR_CHARS = 300
 """The most characters of a wrapper's error quoted in a message (``start_error``)."""

@@ -32,7 +32,7 @@ import math
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
-from enginesrv.event.stats import Z95
+from enginesrv.event.results.stats import Z95
 
 K = math.log(10.0) / 400.0
 """d p / d r at a level score is ``K / 4``: natural-log units per Elo point."""

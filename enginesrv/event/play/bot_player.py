@@ -13,7 +13,7 @@ import trio
 import games
 from bots.engine import Engine, OptionError
 from bots.registry import BotError, create_bot
-from enginesrv.event.players import (
+from enginesrv.event.play.players import (
     MOVE_TIMEOUT,
     ForfeitError,
     GoRequest,

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import trio
 
-from enginesrv.event.private_log import LOG_CAP, PrivateLog, describe_bytes, publish
+from enginesrv.event.play.private_log import LOG_CAP, PrivateLog, describe_bytes, publish
 
 _ARROWS: dict[str, str] = {"send": ">", "recv": "<", "end": "#"}
 ESCAPES = {c: f"\\x{c:02x}" for c in (*range(32), 127) if c != 9}

@@ -1,4 +1,4 @@
-"""The arbiter of one game between two players (``enginesrv.event.players``).
+"""The arbiter of one game between two players (``enginesrv.event.play.players``).
 
 The arbiter holds the full position and the clocks. Before every decision it gives the mover
 its view and its clocks (``go p1time .. p2time .. p1inc .. p2inc .. [movestogo ..]``, or
@@ -34,10 +34,10 @@ from dataclasses import dataclass, field
 import trio
 
 import games
-from enginesrv.event.controls import Adjudication, MoveLimits, TimeControl, describe_seats
-from enginesrv.event.openings import Opening, opening_state
-from enginesrv.event.players import Clocks, ForfeitError, GoRequest, Player, Reply
-from enginesrv.event.records import Record, RecordMove
+from enginesrv.event.play.controls import Adjudication, MoveLimits, TimeControl, describe_seats
+from enginesrv.event.play.openings import Opening, opening_state
+from enginesrv.event.play.players import Clocks, ForfeitError, GoRequest, Player, Reply
+from enginesrv.event.play.records import Record, RecordMove
 
 # -- time controls and adjudication ------------------------------------------------------------
 

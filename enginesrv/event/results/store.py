@@ -21,8 +21,8 @@ from pathlib import Path
 from typing import Any, Union, get_args, get_origin, get_type_hints
 
 from enginesrv.event.config import MAX_SCHEDULE, EventConfig, EventError
-from enginesrv.event.files import MAX_STORED_VALUE, FileRefusedError, check_store_file
-from enginesrv.event.wording import quoted
+from enginesrv.event.results.files import MAX_STORED_VALUE, FileRefusedError, check_store_file
+from enginesrv.event.results.wording import quoted
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);

@@ -10,15 +10,15 @@ from pathlib import Path
 import trio
 
 import games
-from enginesrv.event.bot_player import BotPlayer
-from enginesrv.event.engine_player import TextEnginePlayer
-from enginesrv.event.players import (
+from enginesrv.event.play.bot_player import BotPlayer
+from enginesrv.event.play.engine_player import TextEnginePlayer
+from enginesrv.event.play.players import (
     Deadlines,
     Player,
     PlayerSpec,
 )
-from enginesrv.event.private_log import LOG_CAP
-from enginesrv.event.trace import file_safe_name
+from enginesrv.event.play.private_log import LOG_CAP
+from enginesrv.event.play.trace import file_safe_name
 from enginesrv.search.child import SearchRunner
 from enginesrv.search.pool import WorkerPool
 

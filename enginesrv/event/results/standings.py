@@ -7,12 +7,12 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from enginesrv.event import stats
 from enginesrv.event.config import EventConfig, EventError
-from enginesrv.event.players import PlayerSpecError, parse_player
+from enginesrv.event.play.players import PlayerSpecError, parse_player
+from enginesrv.event.results import stats
+from enginesrv.event.results.store import GameRow, stored_event
+from enginesrv.event.results.summary import PairingStats, summarize
 from enginesrv.event.schedule import display_names, pairings
-from enginesrv.event.store import GameRow, stored_event
-from enginesrv.event.summary import PairingStats, summarize
 
 
 @dataclass

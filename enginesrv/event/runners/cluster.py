@@ -50,14 +50,14 @@ import trio
 import games
 from enginesrv import reaper
 from enginesrv.admission import Admission, Ticket, descriptor_budget
-from enginesrv.event.arbiter import GameResult
-from enginesrv.event.cluster_workers import WorkerRoster
 from enginesrv.event.config import EventConfig, EventError
-from enginesrv.event.contain import Containment, wrapper_for
-from enginesrv.event.openings import Opening
-from enginesrv.event.players import ForfeitError, PlayerSpecError
+from enginesrv.event.play.arbiter import GameResult
+from enginesrv.event.play.contain import Containment, wrapper_for
+from enginesrv.event.play.openings import Opening
+from enginesrv.event.play.players import ForfeitError, PlayerSpecError
+from enginesrv.event.play.slots import Slot, make_player
+from enginesrv.event.runners.cluster_workers import WorkerRoster
 from enginesrv.event.schedule import ScheduledGame, named_specs
-from enginesrv.event.slots import Slot, make_player
 from enginesrv.search.pool import WorkerPool
 
 CONNECT_TIMEOUT = 10.0

@@ -7,7 +7,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
-from enginesrv.event.stats import (
+from enginesrv.event.results.stats import (
     Decision,
     EloEstimate,
     Pentanomial,

@@ -16,7 +16,7 @@ write. What the engine's command line needs from those places is bound back read
   bubblewrap cannot make namespaces (``sandbox_problem``, probed once per process), the
   engines run uncontained and the user is told so in one line (``Containment.notice``). On a
   cluster each worker contains the engines it starts, and a worker that cannot contain them
-  gets no game (its check says why: ``enginesrv.event.cluster``).
+  gets no game (its check says why: ``enginesrv.event.runners.cluster``).
 """
 
 from __future__ import annotations
@@ -34,7 +34,7 @@ from typing import NamedTuple, TypeAlias
 import games
 from enginesrv import orphans
 from enginesrv.event.config import EventConfig, EventError
-from enginesrv.event.players import PlayerSpecError, parse_player
+from enginesrv.event.play.players import PlayerSpecError, parse_player
 
 Wrap: TypeAlias = Callable[[tuple[str, ...]], tuple[str, ...]]
 """A ``cmd:`` engine's command to the command that runs it contained."""

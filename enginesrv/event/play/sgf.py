@@ -2,7 +2,7 @@
 (``import_boardspace_sgf``), and reading a record file of either kind by its name
 (``read_record_file``, and ``generate_records_file`` for a file of several records), or the
 record an event's store names (``stored_record``). Every read is of a regular file and capped
-(``enginesrv.event.files``)."""
+(``enginesrv.event.results.files``)."""
 
 from __future__ import annotations
 
@@ -14,15 +14,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TypeVar
 
-from enginesrv.event.files import (
-    MAX_RECORD_BYTES,
-    MAX_RECORD_LINES,
-    FileRefusedError,
-    open_regular,
-    read_file,
-    read_stored_record,
-)
-from enginesrv.event.records import (
+from enginesrv.event.play.records import (
     Record,
     RecordError,
     RecordMove,
@@ -30,7 +22,15 @@ from enginesrv.event.records import (
     normalise,
     parse_record,
 )
-from enginesrv.event.wording import MAX_QUOTED, cut, printable
+from enginesrv.event.results.files import (
+    MAX_RECORD_BYTES,
+    MAX_RECORD_LINES,
+    FileRefusedError,
+    open_regular,
+    read_file,
+    read_stored_record,
+)
+from enginesrv.event.results.wording import MAX_QUOTED, cut, printable
 
 # One SGF lexeme: whitespace, punctuation, or a property with its bracketed values. A value is
 # scanned unrolled and possessive (runs of plain characters, each escape a pair): one pass,

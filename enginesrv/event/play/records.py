@@ -22,7 +22,7 @@ from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from typing import Literal
 
-from enginesrv.event.wording import quoted
+from enginesrv.event.results.wording import quoted
 
 #: Header keys in the order ``format_record`` writes them.
 HEADER_KEYS: tuple[str, ...] = (

@@ -21,8 +21,8 @@ import trio
 
 import games
 from enginesrv.event.config import EventError
-from enginesrv.event.players import Deadlines, ForfeitError, PlayerSpec, PlayerSpecError
-from enginesrv.event.slots import make_player
+from enginesrv.event.play.players import Deadlines, ForfeitError, PlayerSpec, PlayerSpecError
+from enginesrv.event.play.slots import make_player
 
 
 async def check_players(

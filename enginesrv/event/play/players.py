@@ -33,7 +33,7 @@ from typing import Literal
 
 import games
 from bots.engine import Score
-from enginesrv.event.controls import TimeControl
+from enginesrv.event.play.controls import TimeControl
 from protocol import messages as m
 
 PlayerKind = Literal["bot", "cmd", "tcp"]
