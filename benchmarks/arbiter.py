@@ -60,9 +60,10 @@ from typing import IO, TYPE_CHECKING, NoReturn
 import trio
 
 from enginesrv.event.config import EventConfig
+from enginesrv.event.prepared import prepare
 from enginesrv.event.results.standings import load_results
 from enginesrv.event.results.store import GameRow
-from enginesrv.event.tournament import Finished, prepare, run_event
+from enginesrv.event.tournament import Finished, run_event
 
 if TYPE_CHECKING:
     from playwright.sync_api import Browser

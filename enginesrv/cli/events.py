@@ -32,13 +32,13 @@ from enginesrv.event.config import EventConfig, EventError
 from enginesrv.event.feed import Feed
 from enginesrv.event.lock import lock_event
 from enginesrv.event.play.controls import DEFAULT_MAX_PLIES
-from enginesrv.event.play.openings import printable
 from enginesrv.event.play.players import parse_player
+from enginesrv.event.prepared import prepare
 from enginesrv.event.results.ratings import RatingError
 from enginesrv.event.results.report import report_json
 from enginesrv.event.results.standings import PairingResult, load_results
 from enginesrv.event.runners.cluster import parse_listen
-from enginesrv.event.tournament import prepare, run_event
+from enginesrv.event.tournament import run_event
 
 T = TypeVar("T")
 
@@ -263,15 +263,12 @@ def _handler(fail: type[Exception], *, tournament: bool) -> Handler:
             try:
                 # the directory is this run's from the look at what it holds to the last game
                 held.enter_context(lock_event(out_dir))
-                config = prepare(config, out_dir, resume=args.resume)
+                # checked and parsed once: the stored event on --resume, with the name an
+                # unnamed event is given
+                event = prepare(config, out_dir, resume=args.resume)
             except EventError as exc:
                 raise fail(str(exc)) from None
-            try:
-                # again: the stored event on --resume, and the name an unnamed event is given
-                config.check()
-            except EventError as exc:
-                where = f"{printable(out_dir)}: the stored event: " if args.resume else ""
-                raise fail(f"{where}{exc}") from None
+            config = event.config
             traces = _debug_traces(config, out_dir, err, "tournament" if tournament else "match")
             display = Display(out, err, config, live=err.isatty())
             if args.cluster:
@@ -290,7 +287,7 @@ def _handler(fail: type[Exception], *, tournament: bool) -> Handler:
                             watch,
                             functools.partial(
                                 run_event,
-                                config,
+                                event,
                                 out_dir,
                                 on_game=display.game,
                                 on_start=display.start,

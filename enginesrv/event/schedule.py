@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import dataclasses
 import random
-import secrets
 from collections.abc import Iterable
 from dataclasses import dataclass
 
@@ -32,6 +31,16 @@ class ScheduledGame:
     p1: int
     pair: int
     opening: int
+
+    @property
+    def p2(self) -> int:
+        """The player that moves second: the one of the pairing that is not ``p1``."""
+        return self.second if self.p1 == self.first else self.first
+
+    @property
+    def seats(self) -> tuple[int, int]:
+        """The players (their indexes among the event's) as p1 and p2."""
+        return self.p1, self.p2
 
 
 def pairings(count: int, gauntlet: bool) -> list[tuple[int, int]]:
@@ -73,15 +82,6 @@ def game_seeds(config: EventConfig, game_id: int) -> tuple[int, int]:
     """The ``Seed`` of p1's and p2's bots in one game: from the event seed and the game alone."""
     rng = random.Random(f"game:{config.seed}:{game_id}")
     return rng.randrange(2**31), rng.randrange(2**31)
-
-
-def secret_seeds() -> tuple[int, int]:
-    """The ``SecretSeed`` of p1's and p2's bots in a game with hidden information: drawn from the
-    operating system, so that no one who knows the event's seed can compute a bot's secret
-    choices (Yin Yang laws)."""
-    # 63 bits: a bot's hidden choices are a function of the seed and what its opponent
-    # sees, so a seed of fewer bits could be found by trying them all
-    return secrets.randbelow(2**63 - 1) + 1, secrets.randbelow(2**63 - 1) + 1
 
 
 def named_specs(players: Iterable[str]) -> list[PlayerSpec]:

@@ -79,7 +79,10 @@ def allot(
     made, decisions = max(0, turn[0]), max(1, turn[1])
     # the horizon counts decisions (a control's movestogo does): the turn holds its share
     horizon = movestogo if movestogo is not None and movestogo > 0 else DEFAULT_MOVES_TO_GO
-    planned = left * min(1.0, decisions / horizon) + inc * 0.75 * decisions
+    # a share of the clock as left * decisions / horizon, in that order: a single decision's
+    # is then exactly left / horizon (left * (1 / horizon) can round the other way)
+    share = left * decisions / horizon if decisions < horizon else float(left)
+    planned = share + inc * 0.75 * decisions
     if decisions > 1:
         first = 1.0 - FOLLOW_SHARE * (decisions - 1)
         planned *= FOLLOW_SHARE if made > 0 else max(FOLLOW_SHARE, first)

@@ -21,8 +21,9 @@ import trio
 
 from enginesrv.event.config import EventConfig, EventError
 from enginesrv.event.play.records import parse_record
+from enginesrv.event.prepared import prepare
 from enginesrv.event.runners import cluster as cluster_module
-from enginesrv.event.tournament import Finished, prepare, run_event
+from enginesrv.event.tournament import Finished, run_event
 from tests.enginesrv.cluster_support import local_scheduler, stored
 
 scheduler = pytest.fixture(scope="module", name="scheduler")(local_scheduler)
@@ -34,8 +35,8 @@ FAKE = Path(__file__).resolve().parent / "fakes" / "fake_engine.py"
 
 def run(config: EventConfig, out: Path | None, cluster: str | None) -> list[Finished]:
     seen: list[Finished] = []
-    config = prepare(config, out, resume=False)
-    trio.run(lambda: run_event(config, out, on_game=seen.append, cluster=cluster))
+    event = prepare(config, out, resume=False)
+    trio.run(lambda: run_event(event, out, on_game=seen.append, cluster=cluster))
     return seen
 
 
@@ -221,10 +222,10 @@ def test_a_worker_killed_mid_event_loses_no_game_and_doubles_none(
             os.kill(victim, signal.SIGKILL)
 
     remote, local = tmp_path / "remote", tmp_path / "local"
-    config = prepare(config, remote, resume=False)
-    trio.run(lambda: run_event(config, remote, on_game=kill_after_first, cluster=scheduler))
+    event = prepare(config, remote, resume=False)
+    trio.run(lambda: run_event(event, remote, on_game=kill_after_first, cluster=scheduler))
     assert killed
-    run(dataclasses.replace(config, openings=None), local, None)
+    run(dataclasses.replace(event.config, openings=None), local, None)
     rows = stored(remote)
     assert [row[0] for row in rows] == list(range(1, 9))
     assert rows == stored(local)
@@ -240,11 +241,11 @@ def test_a_stopped_event_stops_the_games_running_on_the_workers(
         CONFIG, players=("bot:alphabeta", "name=other:bot:alphabeta"), depth=None, st=1.0,
         timemargin=10_000,
     )  # fmt: skip
-    config = prepare(config, tmp_path / "ev", resume=False)
+    event = prepare(config, tmp_path / "ev", resume=False)
 
     async def main() -> None:
         with trio.move_on_after(3):
-            await run_event(config, tmp_path / "ev", on_game=lambda done: None, cluster=scheduler)
+            await run_event(event, tmp_path / "ev", on_game=lambda done: None, cluster=scheduler)
 
     trio.run(main)
     assert stored(tmp_path / "ev") == []

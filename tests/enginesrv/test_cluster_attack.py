@@ -21,15 +21,15 @@ from structlog.testing import capture_logs
 
 from enginesrv.event import tournament
 from enginesrv.event.config import EventConfig, EventError
-from enginesrv.event.play.arbiter import GameResult
-from enginesrv.event.play.openings import Opening
+from enginesrv.event.play.arbiter import GameResult, GameSetup
+from enginesrv.event.play.plan import GamePlan, Played
 from enginesrv.event.play.records import Record, RecordMove
+from enginesrv.event.prepared import PreparedEvent, prepare
 from enginesrv.event.results.store import stored_event
 from enginesrv.event.runners import cluster
 from enginesrv.event.runners.cluster import ClusterRunner, ReplyTo, ResultListener, TaskResult
 from enginesrv.event.runners.cluster_workers import WorkerRoster
-from enginesrv.event.schedule import ScheduledGame
-from enginesrv.event.tournament import Finished, prepare, run_event
+from enginesrv.event.tournament import Finished, run_event
 from tests.enginesrv.cluster_support import journal_mode, local_scheduler
 
 scheduler = pytest.fixture(scope="module", name="scheduler")(local_scheduler)
@@ -49,6 +49,13 @@ def answer(game_id: int = 1) -> TaskResult:
     )
     result = GameResult("p1", "totem blocked", record, 2, 0.5, 0.25, search_time=0.2)
     return TaskResult(result, (11, 22), "tcp://10.0.0.9:4000", 1234.5)
+
+
+def plan(game_id: int) -> GamePlan:
+    """The plan of game ``game_id`` of ``CONFIG`` between the players a (p1) and b."""
+    event = PreparedEvent.of(CONFIG)
+    setup = GameSetup(f"g{game_id}", ("a", "b"), event.limits, event.adjudication)
+    return GamePlan(game_id, 1, (0, 1), setup)
 
 
 def host_without_pool() -> cluster._Host:
@@ -112,18 +119,17 @@ def test_a_game_recomputed_after_its_worker_died_is_taken_from_its_push(
     runner = ClusterRunner("tcp://127.0.0.1:1", CONFIG)
     runner.client = types.SimpleNamespace(submit=submit)
     runner.roster = checked("tcp://a:1", "tcp://b:1")
-    item = ScheduledGame(1, 1, 0, 0, 1, 0, 0, 0)
     sent = answer(1)
 
-    async def main() -> outcome.Outcome[TaskResult]:
+    async def main() -> outcome.Outcome[Played]:
         async with trio.open_nursery() as nursery:
             listener = ResultListener()
             await listener.serve(nursery, "127.0.0.1", 0, "127.0.0.1")
             runner.listener = listener
-            got: list[outcome.Outcome[TaskResult]] = []
+            got: list[outcome.Outcome[Played]] = []
 
             async def play() -> None:
-                got.append(await outcome.acapture(runner.play, item, Opening(), ("a", "b")))
+                got.append(await outcome.acapture(runner.play, plan(1), None))
 
             with trio.fail_after(4 * WAIT):
                 nursery.start_soon(play)
@@ -144,7 +150,13 @@ def test_a_game_recomputed_after_its_worker_died_is_taken_from_its_push(
 
     done = trio.run(main)
     assert submitted
-    assert done.unwrap() == sent  # raises EventError: "game 1's result was sent but not taken"
+    # raises EventError: "game 1's result was sent but not taken"
+    played = done.unwrap()
+    assert sent.result is not None
+    assert played.secret_seeds == sent.secret_seeds
+    worker = f"played on the worker {sent.worker}"
+    taken = dataclasses.replace(sent.result.record, comments=[*sent.result.record.comments, worker])
+    assert played.result == dataclasses.replace(sent.result, record=taken)
 
 
 def test_an_error_from_the_cluster_is_one_line() -> None:
@@ -169,11 +181,10 @@ def test_an_error_from_the_cluster_is_one_line() -> None:
     runner = ClusterRunner("tcp://127.0.0.1:1", CONFIG, None)
     runner.client = types.SimpleNamespace(submit=lambda *a, **k: Lost())
     runner.roster = checked("tcp://a:1")
-    item = ScheduledGame(5, 1, 0, 0, 1, 0, 0, 0)
 
     async def main() -> None:
         with trio.fail_after(WAIT):
-            await runner.play(item, Opening(), ("a", "b"))
+            await runner.play(plan(5), None)
 
     with pytest.raises(EventError, match="could not be played on the cluster") as caught:
         trio.run(main)
@@ -272,10 +283,10 @@ def test_a_store_that_fails_mid_event_stops_it_at_once_and_leaves_one_file(
 
     monkeypatch.setattr(tournament, "store_game", failing)
     out = tmp_path / "ev"
-    config = prepare(dataclasses.replace(CONFIG, games=40), out, resume=False)
+    event = prepare(dataclasses.replace(CONFIG, games=40), out, resume=False)
     started = time.monotonic()
     with pytest.raises(EventError, match=r"cannot write the results: .*No space left"):
-        trio.run(lambda: run_event(config, out, on_game=lambda done: None, cluster=scheduler))
+        trio.run(lambda: run_event(event, out, on_game=lambda done: None, cluster=scheduler))
     assert time.monotonic() - started < 30
     (listener,) = listeners
     assert listener.waiting == {}
@@ -294,7 +305,7 @@ def test_enginesrv_results_reads_a_running_cluster_event_and_leaves_its_log_alon
     make the store one file again when it closes) while the event runs: it reads every game
     stored so far, the event goes on logging ahead, and ends as one file."""
     out = tmp_path / "ev"
-    config = prepare(dataclasses.replace(CONFIG, games=6), out, resume=False)
+    event = prepare(dataclasses.replace(CONFIG, games=6), out, resume=False)
     seen: list[tuple[int, int, str]] = []
 
     def on_game(done: Finished) -> None:
@@ -303,7 +314,7 @@ def test_enginesrv_results_reads_a_running_cluster_event_and_leaves_its_log_alon
         assert time.monotonic() - started < 1  # never waits on the running event
         seen.append((done.done, len(rows), journal_mode(out / "results.sqlite")))
 
-    trio.run(lambda: run_event(config, out, on_game=on_game, cluster=scheduler))
+    trio.run(lambda: run_event(event, out, on_game=on_game, cluster=scheduler))
     assert [(done, count) for done, count, _ in seen] == [(n, n) for n in range(1, 7)]
     assert {mode for _, _, mode in seen} == {"wal"}
     assert side_files(out) == []
@@ -345,10 +356,10 @@ def test_a_peer_holding_every_result_connection_only_diverts_results_through_das
 
     monkeypatch.setattr(ResultListener, "serve", held_serve)
     out = tmp_path / "ev"
-    config = prepare(CONFIG, out, resume=False)
+    event = prepare(CONFIG, out, resume=False)
     started = time.monotonic()
     with capture_logs() as logs:
-        trio.run(lambda: run_event(config, out, on_game=lambda done: None, cluster=scheduler))
+        trio.run(lambda: run_event(event, out, on_game=lambda done: None, cluster=scheduler))
     assert time.monotonic() - started < 30
     (summary,) = [each for each in logs if each["event"] == "cluster_games_stored"]
     assert summary["games"] == 4

@@ -30,6 +30,7 @@ from enginesrv.admission import Admission
 from enginesrv.event.config import EventConfig, EventError
 from enginesrv.event.play.arbiter import GameResult
 from enginesrv.event.play.records import Record, RecordMove
+from enginesrv.event.prepared import prepare
 from enginesrv.event.runners import cluster
 from enginesrv.event.runners.cluster import (
     ReplyTo,
@@ -38,7 +39,7 @@ from enginesrv.event.runners.cluster import (
     parse_listen,
     route_address,
 )
-from enginesrv.event.tournament import Finished, prepare, run_event
+from enginesrv.event.tournament import Finished, run_event
 from tests.enginesrv.cluster_support import local_scheduler, stored
 
 scheduler = pytest.fixture(scope="module", name="scheduler")(local_scheduler)
@@ -896,9 +897,9 @@ def test_results_sent_where_nothing_listens_come_through_dask(
     monkeypatch.setattr(ResultListener, "serve", serve_elsewhere)
     seen: list[Finished] = []
     remote, local = tmp_path / "remote", tmp_path / "local"
-    config = prepare(CONFIG, remote, resume=False)
+    event = prepare(CONFIG, remote, resume=False)
     with capture_logs() as logs:
-        trio.run(lambda: run_event(config, remote, on_game=seen.append, cluster=scheduler))
+        trio.run(lambda: run_event(event, remote, on_game=seen.append, cluster=scheduler))
     summary = [each for each in logs if each["event"] == "cluster_games_stored"]
     assert len(summary) == 1
     assert summary[0]["games"] == GAMES
@@ -914,6 +915,6 @@ def test_results_sent_where_nothing_listens_come_through_dask(
         found = client.run(unreachable_on_this_worker)
     marked: set[tuple[str, int, bytes]] = set().union(*found.values())
     assert ("127.0.0.1", dead, listener.token) in marked
-    local_config = prepare(CONFIG, local, resume=False)
-    trio.run(lambda: run_event(local_config, local, on_game=lambda done: None))
+    local_event = prepare(CONFIG, local, resume=False)
+    trio.run(lambda: run_event(local_event, local, on_game=lambda done: None))
     assert rows == stored(local)

@@ -17,10 +17,11 @@ import trio
 
 from enginesrv.event.config import EventConfig, EventError
 from enginesrv.event.play.records import parse_record
+from enginesrv.event.prepared import prepare
 from enginesrv.event.runners import cluster
 from enginesrv.event.runners.cluster import ClusterRunner
 from enginesrv.event.runners.cluster_workers import LOST, LOST_IN_CHECK, WorkerRoster
-from enginesrv.event.tournament import Finished, prepare, run_event
+from enginesrv.event.tournament import Finished, run_event
 from tests.enginesrv.cluster_support import DaskProcesses, dask_processes, stored
 
 FAKE = Path(__file__).resolve().parent / "fakes" / "fake_engine.py"
@@ -181,11 +182,11 @@ def kill_holders(dask: DaskProcesses, marks: Path, holds: int, killed: list[floa
 def event(config: EventConfig, out: Path, address: str) -> list[Finished]:
     """Run the event on the cluster at ``address`` (90 s at most); its games as stored."""
     seen: list[Finished] = []
-    config = prepare(config, out, resume=False)
+    event = prepare(config, out, resume=False)
 
     async def main() -> None:
         with trio.fail_after(3 * WAIT):
-            await run_event(config, out, on_game=seen.append, cluster=address)
+            await run_event(event, out, on_game=seen.append, cluster=address)
 
     trio.run(main)
     return seen

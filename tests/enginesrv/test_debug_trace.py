@@ -23,8 +23,9 @@ from enginesrv.event.play.engine_player import TextEnginePlayer
 from enginesrv.event.play.players import Clocks
 from enginesrv.event.play.records import parse_record
 from enginesrv.event.play.trace import ProtocolTrace, trace_file_name
+from enginesrv.event.prepared import prepare
 from enginesrv.event.results.store import ResultsDB
-from enginesrv.event.tournament import Finished, prepare, run_event
+from enginesrv.event.tournament import Finished, run_event
 from tests.enginesrv.test_players import FAKE, YOXII, fake, request
 from tests.enginesrv.test_server import trio_test
 from tests.enginesrv.test_tournament import ROOT, cli
@@ -280,7 +281,7 @@ def test_a_stored_debug_setting_is_kept_by_a_bare_resume(tmp_path: Path) -> None
     config = EventConfig("yoxii", ("bot:random", "bot:greedy"), depth=1, debug=True)
     ResultsDB.create(tmp_path / "results.sqlite", config).close()
     resumed = prepare(EventConfig("", ()), tmp_path, resume=True)
-    assert resumed.debug is True
+    assert resumed.config.debug is True
 
 
 @trio_test
@@ -289,14 +290,14 @@ async def test_each_game_is_traced_when_it_ends_not_when_the_event_does(tmp_path
         "yoxii", (f"name=fake:cmd:{FAKE_CMD} good", "bot:random"), depth=1, games=3,
         max_plies=4, debug=True,
     )  # fmt: skip
-    config = prepare(config, tmp_path, resume=False)
+    event = prepare(config, tmp_path, resume=False)
     seen: list[list[str]] = []
 
     def on_game(finished: Finished) -> None:
         seen.append(sorted(p.name[:10] for p in (tmp_path / "logs").glob("*.trace")))
 
     with trio.fail_after(LIMIT * 3):
-        await run_event(config, tmp_path, on_game=on_game)
+        await run_event(event, tmp_path, on_game=on_game)
     assert seen == [
         ["game-00001"],
         ["game-00001", "game-00002"],

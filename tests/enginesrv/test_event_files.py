@@ -35,8 +35,8 @@ from enginesrv.event.play.openings import OpeningsError, read_openings
 from enginesrv.event.play.players import name_problem, parse_player
 from enginesrv.event.play.records import Record, format_record, parse_record
 from enginesrv.event.play.trace import file_safe_name, trace_file_name
+from enginesrv.event.prepared import prepare
 from enginesrv.event.schedule import named_specs
-from enginesrv.event.tournament import prepare
 from tests.enginesrv.test_tournament import cli
 
 # -- writing TOML -----------------------------------------------------------------------------
@@ -151,9 +151,9 @@ def config_stage(path: Path, command: str = "match") -> EventConfig:
     """
     args = PARSER.parse_args([command, "--config", str(path)])
     config = event_config(args, CommandError, command == "tournament")
-    config = prepare(config, None, resume=False)
-    config.check()
-    return config
+    event = prepare(config, None, resume=False)
+    event.config.check()
+    return event.config
 
 
 def run_main(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]:

@@ -20,7 +20,8 @@ import games
 from enginesrv.event.config import EventConfig, EventError
 from enginesrv.event.play.players import Deadlines, parse_player
 from enginesrv.event.play.preflight import check_players
-from enginesrv.event.tournament import prepare, run_event
+from enginesrv.event.prepared import prepare
+from enginesrv.event.tournament import run_event
 from tests.enginesrv.test_store import digest, listing, one_line_error, run
 
 FAKE = Path(__file__).parent / "fakes" / "fake_engine.py"
@@ -104,7 +105,7 @@ def test_a_resumed_event_whose_engine_has_gone_stops_and_keeps_its_games(
     engine.write_text(f"#!/bin/sh\nexec {fake('good')}\n")
     engine.chmod(0o755)
     out = tmp_path / "event"
-    config = prepare(
+    event = prepare(
         EventConfig("yoxii", (f"name=gone:cmd:{engine}", f"name=kept:cmd:{fake('good')}"),
                     depth=1, games=4, max_plies=4),
         out, resume=False,
@@ -112,7 +113,7 @@ def test_a_resumed_event_whose_engine_has_gone_stops_and_keeps_its_games(
 
     async def first_game_only() -> None:
         with trio.CancelScope() as scope:  # stopped after its first game, as by Ctrl-C
-            await run_event(config, out, on_game=lambda _: scope.cancel())
+            await run_event(event, out, on_game=lambda _: scope.cancel())
 
     trio.run(first_game_only)
     db = sqlite3.connect(out / "results.sqlite")

@@ -145,10 +145,11 @@ def test_a_running_event_logs_ahead_and_its_store_is_one_file_again_at_the_end(
 ) -> None:
     import trio
 
-    from enginesrv.event.tournament import Finished, prepare, run_event
+    from enginesrv.event.prepared import prepare
+    from enginesrv.event.tournament import Finished, run_event
 
     out = tmp_path / "wal"
-    config = prepare(EventConfig("yoxii", ("bot:random", "bot:random:Seed=2"), depth=1, games=3),
+    event = prepare(EventConfig("yoxii", ("bot:random", "bot:random:Seed=2"), depth=1, games=3),
                      out, resume=False)  # fmt: skip
     seen: list[tuple[str, int, bool]] = []
 
@@ -163,7 +164,7 @@ def test_a_running_event_logs_ahead_and_its_store_is_one_file_again_at_the_end(
         seen.append((mode, count, (out / "results.sqlite-wal").exists()))
         assert count == finished.done
 
-    trio.run(lambda: run_event(config, out, on_game=on_game))
+    trio.run(lambda: run_event(event, out, on_game=on_game))
     assert [mode for mode, _, _ in seen] == ["wal"] * 3
     assert all(wal for _, _, wal in seen)
     assert journal_mode(out / "results.sqlite") == "delete"
@@ -348,8 +349,9 @@ def test_yin_yang_secret_seeds_are_drawn_per_game_kept_at_its_end_and_replay_it(
 
     from bots.engine import Engine, Limits
     from bots.registry import create_bot
+    from enginesrv.event.play.plan import secret_seeds
     from enginesrv.event.play.records import parse_record
-    from enginesrv.event.schedule import game_seeds, secret_seeds
+    from enginesrv.event.schedule import game_seeds
     from games import load
 
     config = EventConfig("yinyang", ("bot:alphabeta", "bot:random"), seed=3)

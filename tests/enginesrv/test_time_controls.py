@@ -31,8 +31,8 @@ from enginesrv.event.play.players import (
     parse_player,
 )
 from enginesrv.event.play.records import parse_record
+from enginesrv.event.prepared import prepare
 from enginesrv.event.results.store import ResultsDB
-from enginesrv.event.tournament import prepare
 from enginesrv.web.referee import GameSpecError, parse_game_spec
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -345,7 +345,7 @@ def test_a_match_with_per_player_controls_from_a_spec_and_toml(tmp_path: Path) -
     assert stored[0].startswith("name=a:tc=60+1:cmd:")  # a table's tc in its own form
     assert stored[1].startswith("name=b:tc=30+0.5:cmd:")
     resumed = prepare(EventConfig("", ()), out, resume=True)
-    assert [parse_player(p).tc for p in resumed.players] == [
+    assert [parse_player(p).tc for p in resumed.config.players] == [
         TimeControl(60_000, 1000), TimeControl(30_000, 500),
     ]  # fmt: skip
 
@@ -400,12 +400,12 @@ def test_a_resume_with_the_same_clock_written_another_way_is_the_same_event(
     """``--resume`` with the full arguments compares the clock, not its spelling."""
     out = tmp_path / "ev"
     config = EventConfig("yoxii", ("bot:random", "bot:greedy"), tc="1:30+1", games=2)
-    config = prepare(config, out, resume=False)
+    event = prepare(config, out, resume=False)
     out.mkdir()
-    store = ResultsDB.create(out / "results.sqlite", config)
+    store = ResultsDB.create(out / "results.sqlite", event.config)
     store.close()
-    again = dataclasses.replace(config, tc="90+1")
-    assert prepare(again, out, resume=True).tc == "90+1"
-    other = dataclasses.replace(config, tc="90+2")
+    again = dataclasses.replace(event.config, tc="90+1")
+    assert prepare(again, out, resume=True).config.tc == "90+1"
+    other = dataclasses.replace(event.config, tc="90+2")
     with pytest.raises(EventError, match="differs from the stored event in tc"):
         prepare(other, out, resume=True)

@@ -20,8 +20,9 @@ import trio
 import games
 from enginesrv.event.config import EventConfig, EventError
 from enginesrv.event.play.records import parse_record
+from enginesrv.event.prepared import prepare
 from enginesrv.event.schedule import make_schedule, pairings
-from enginesrv.event.tournament import prepare, run_event
+from enginesrv.event.tournament import run_event
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -91,14 +92,14 @@ def test_prepare_rejects_bad_events(tmp_path: Path) -> None:
 
 
 def test_an_event_stores_results_and_records_that_replay(tmp_path: Path) -> None:
-    config = prepare(
+    event = prepare(
         EventConfig("yohoho", ("bot:random", "bot:random:Seed=3", "bot:greedy"), depth=1,
                     max_plies=120, concurrency=2),
         tmp_path, resume=False,
     )  # fmt: skip
     seen = []
     standings = trio.run(
-        lambda: run_event(config, tmp_path, on_game=lambda done: seen.append(done.game.id))
+        lambda: run_event(event, tmp_path, on_game=lambda done: seen.append(done.game.id))
     )
     assert sorted(seen) == list(range(1, 7))
     assert [(p.first, p.second) for p in standings] == [
@@ -118,7 +119,7 @@ def test_an_event_stores_results_and_records_that_replay(tmp_path: Path) -> None
         assert len(record.moves) == plies
     # an event is not run twice into one directory
     with pytest.raises(EventError, match="already holds an event"):
-        prepare(config, tmp_path, resume=False)
+        prepare(event.config, tmp_path, resume=False)
 
 
 def test_match_command_results_and_json(tmp_path: Path) -> None:
@@ -289,16 +290,16 @@ def test_live_display_on_a_terminal_and_plain_lines_otherwise() -> None:
 
     from enginesrv.cli.display import Display
 
-    config = prepare(
+    event = prepare(
         EventConfig("yoxii", ("bot:random", "bot:greedy"), games=2, st=0.6), None, resume=False
     )
     for live in (True, False):
         out, err = StringIO(), StringIO()
-        display = Display(out, err, config, live=live)
+        display = Display(out, err, event.config, live=live)
         trio.run(
             partial(
                 run_event,
-                config,
+                event,
                 None,
                 on_game=display.game,
                 on_start=display.start,
@@ -336,10 +337,10 @@ def test_finished_games_are_stored_off_the_event_loop(
         real(path, text)
 
     monkeypatch.setattr(store, "_write_atomic", spy)
-    config = prepare(
+    event = prepare(
         EventConfig("yoxii", ("bot:random", "bot:greedy"), depth=1, games=4, concurrency=2),
         tmp_path, resume=False,
     )  # fmt: skip
-    trio.run(lambda: run_event(config, tmp_path, on_game=lambda done: None))
+    trio.run(lambda: run_event(event, tmp_path, on_game=lambda done: None))
     assert writers == [False] * 4
     assert [r[0] for r in stored(tmp_path)] == [1, 2, 3, 4]

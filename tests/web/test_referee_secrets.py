@@ -18,7 +18,8 @@ import games
 from enginesrv.event.config import EventConfig
 from enginesrv.event.feed import Feed
 from enginesrv.event.play.players import ForfeitError, GoRequest, Reply
-from enginesrv.event.tournament import prepare, run_event
+from enginesrv.event.prepared import prepare
+from enginesrv.event.tournament import run_event
 from enginesrv.search.pool import WorkerPool
 from enginesrv.web.referee import PAGE_OPTIONS, GameSpecError, parse_game_spec
 from tests.web.test_websocket import closed_with, trio_test
@@ -217,7 +218,7 @@ def test_a_watch_page_is_fed_no_unrevealed_law(tmp_path: Path) -> None:
     game still hides from either player is in it."""
     openings = tmp_path / "openings.txt"
     openings.write_text(f"fen {ADAPTING}\n", encoding="utf-8")  # laws to apply from the start
-    config = prepare(
+    event = prepare(
         EventConfig(
             "yinyang", ("bot:random", "bot:greedy"), games=4, depth=1, max_plies=200,
             openings=str(openings),
@@ -233,7 +234,7 @@ def test_a_watch_page_is_fed_no_unrevealed_law(tmp_path: Path) -> None:
             async with trio.open_nursery() as nursery:
 
                 async def play() -> None:
-                    await run_event(config, tmp_path / "event", on_game=lambda d: None, feed=feed)
+                    await run_event(event, tmp_path / "event", on_game=lambda d: None, feed=feed)
                     feed.publish({"type": "end"})  # as the command line does
 
                 nursery.start_soon(play)

@@ -34,18 +34,11 @@ from dataclasses import dataclass, field
 import trio
 
 import games
+from enginesrv.event.play.clock import GameClock
 from enginesrv.event.play.controls import Adjudication, MoveLimits, TimeControl, describe_seats
 from enginesrv.event.play.openings import Opening, opening_state
 from enginesrv.event.play.players import Clocks, ForfeitError, GoRequest, Player, Reply
 from enginesrv.event.play.records import Record, RecordMove
-
-# -- time controls and adjudication ------------------------------------------------------------
-
-
-# -- openings ----------------------------------------------------------------------------------
-
-
-# -- one game ----------------------------------------------------------------------------------
 
 
 @dataclass
@@ -148,100 +141,147 @@ async def play_game(
     the game with a forfeit (module docstring); a failed player is listed in ``failed``.
     ``on_move`` is told each move as a spectator is shown it, with the position after it and
     the clocks (ms; None without a clock)."""
-    started = clock()
-    opening = setup.opening
-    state = opening_state(game, opening)
-    start_text = opening.start or game.start_position
-    tokens: list[str] = list(opening.moves)
-    moves = [RecordMove(t, (("book", "1"),), i + 1) for i, t in enumerate(opening.moves)]
-    comments: list[str] = []
-    winner = reason = forfeit_detail = ""
-    failed: list[int] = []
-    engine_time = search_time = 0.0
-    rules = setup.adjudication
-    seat_limits = setup.seat_limits
-    margin = rules.timemargin_ms
-    controls = (seat_limits[0].clock, seat_limits[1].clock)
-    remaining = [0.0 if tc is None else float(tc.base_ms) for tc in controls]
-    both_clocks = controls[0] is not None and controls[1] is not None
-    decisions = [0, 0]
-    judge = _Adjudicator(rules)
-    judge.position(state.key())
-    plies = 0
+    return await _Game(game, players, setup, clock, on_move).play()
 
-    def forfeit(seat: int, why: str, detail: str) -> None:
-        nonlocal winner, reason, forfeit_detail
-        winner, reason, forfeit_detail = ("p2" if seat == 0 else "p1"), why, detail
-        comments.append(f"p{seat + 1} {setup.names[seat]}: {detail}")
 
-    for seat in (0, 1):
-        try:
-            await players[seat].new_game(setup.key, setup.seeds[seat], setup.secret_seeds[seat])
-        except ForfeitError as exc:
-            failed.append(seat)
-            forfeit(seat, exc.reason, exc.detail)
-            break
+class _Game:
+    """One game being played (``play_game``): the position, the clocks, the record so far."""
 
-    while not winner and not state.is_terminal():
-        if plies >= rules.max_plies:
-            winner, reason = "draw", "max-plies"
-            break
-        seat = state.to_move()
-        view = state.view(seat)
-        limits, tc = seat_limits[seat], controls[seat]
-        if tc is not None:
-            togo = tc.moves - decisions[seat] % tc.moves if tc.moves else None
-            times = [None if c is None else round(remaining[i]) for i, c in enumerate(controls)]
-            incs = [None if c is None else c.inc_ms for c in controls]
-            clocks = Clocks(
-                p1time=times[0], p2time=times[1], p1inc=incs[0], p2inc=incs[1],
-                movestogo=togo, depth=limits.depth, nodes=limits.nodes,
-            )  # fmt: skip
-            allowed: float | None = remaining[seat] + margin
+    def __init__(
+        self,
+        game: games.Game,
+        players: tuple[Player, Player],
+        setup: GameSetup,
+        clock: Callable[[], float],
+        on_move: MoveObserver | None,
+    ) -> None:
+        self.game = game
+        self.players = players
+        self.setup = setup
+        self.clock = clock
+        self.on_move = on_move
+        self.started = clock()
+        self.state = opening_state(game, setup.opening)
+        self.start_text = setup.opening.start or game.start_position
+        self.tokens: list[str] = list(setup.opening.moves)
+        self.moves = [
+            RecordMove(t, (("book", "1"),), i + 1) for i, t in enumerate(setup.opening.moves)
+        ]
+        self.comments: list[str] = []
+        self.winner = self.reason = self.detail = ""
+        self.failed: list[int] = []
+        self.engine_time = self.search_time = 0.0
+        self.seat_limits = setup.seat_limits
+        self.clocks = GameClock((self.seat_limits[0].clock, self.seat_limits[1].clock))
+        self.judge = _Adjudicator(setup.adjudication)
+        self.judge.position(self.state.key())
+        self.plies = 0
+
+    async def play(self) -> GameResult:
+        if await self._new_game():
+            while not self.winner and not self.state.is_terminal():
+                if self.plies >= self.setup.adjudication.max_plies:
+                    self.winner, self.reason = "draw", "max-plies"
+                    break
+                await self._decision(self.state.to_move())
+        if not self.winner:
+            outcome = self.state.outcome()
+            assert outcome is not None
+            self.winner, self.reason = outcome.winner, outcome.reason
+        return self._result()
+
+    def _forfeit(self, seat: int, why: str, detail: str) -> None:
+        self.winner, self.reason, self.detail = ("p2" if seat == 0 else "p1"), why, detail
+        self.comments.append(f"p{seat + 1} {self.setup.names[seat]}: {detail}")
+
+    async def _new_game(self) -> bool:
+        """Tell both players a game begins; whether both took it."""
+        setup = self.setup
+        for seat in (0, 1):
+            try:
+                await self.players[seat].new_game(
+                    setup.key, setup.seeds[seat], setup.secret_seeds[seat]
+                )
+            except ForfeitError as exc:
+                self.failed.append(seat)
+                self._forfeit(seat, exc.reason, exc.detail)
+                return False
+        return True
+
+    def _request(self, seat: int) -> tuple[GoRequest, float | None]:
+        """The ``go`` of ``seat``'s decision, and the time it may take (ms, the margin
+        included; None: no bound but the player's move timeout)."""
+        limits, clocks = self.seat_limits[seat], self.clocks
+        margin = self.setup.adjudication.timemargin_ms
+        allowed: float | None
+        if clocks.has_clock(seat):
+            times = [round(clocks.left(i)) if clocks.has_clock(i) else None for i in (0, 1)]
+            incs = [None if c is None else c.inc_ms for c in clocks.controls]
+            go = Clocks(
+                p1time=times[0],
+                p2time=times[1],
+                p1inc=incs[0],
+                p2inc=incs[1],
+                movestogo=clocks.moves_to_go(seat),
+                depth=limits.depth,
+                nodes=limits.nodes,
+            )
+            allowed = clocks.left(seat) + margin
         else:
-            clocks = Clocks(movetime=limits.st_ms, depth=limits.depth, nodes=limits.nodes)
+            go = Clocks(movetime=limits.st_ms, depth=limits.depth, nodes=limits.nodes)
             allowed = None if limits.st_ms is None else float(limits.st_ms + margin)
-        hidden = game.hidden_information
+        hidden = self.game.hidden_information
         request = GoRequest(
             seat=seat,
-            position=view.to_string(),
-            start=None if hidden else start_text,
-            moves=() if hidden else tuple(tokens),
-            clocks=clocks,
-            forfeit_at=None if allowed is None else clock() + max(0.0, allowed) / 1000,
-            turn=state.turn_position(),
+            position=self.state.view(seat).to_string(),
+            start=None if hidden else self.start_text,
+            moves=() if hidden else tuple(self.tokens),
+            clocks=go,
+            forfeit_at=None if allowed is None else self.clock() + max(0.0, allowed) / 1000,
+            turn=self.state.turn_position(),
         )
+        return request, allowed
+
+    async def _decision(self, seat: int) -> None:
+        """Ask ``seat`` for its decision and play it, or end the game with a forfeit."""
+        request, allowed = self._request(seat)
         try:
-            reply = await players[seat].go(request)
+            reply = await self.players[seat].go(request)
         except ForfeitError as exc:
-            failed.append(seat)  # whatever it was doing, it is restarted before its next game
-            forfeit(seat, exc.reason, exc.detail)
-            break
-        engine_time += reply.elapsed
-        search_time += (reply.search_ms or 0) / 1000
+            self.failed.append(seat)  # whatever it was doing, it is restarted before its next game
+            self._forfeit(seat, exc.reason, exc.detail)
+            return
+        self.engine_time += reply.elapsed
+        self.search_time += (reply.search_ms or 0) / 1000
         used_ms = reply.elapsed * 1000
+        limits = self.seat_limits[seat]
         given = None
-        if tc is not None:
-            given = remaining[seat]
+        if self.clocks.has_clock(seat):
+            given = self.clocks.left(seat)
         elif limits.st_ms is not None:
             given = float(limits.st_ms)
         if allowed is not None and used_ms > allowed:
-            left = remaining[seat] if tc is not None else float(limits.st_ms or 0)
-            forfeit(seat, "time-forfeit", f"{used_ms:.0f} ms used of {left:.0f} ms")
-            break
-        if tc is not None:
-            remaining[seat] += tc.inc_ms - used_ms
-            decisions[seat] += 1
-            if tc.moves and decisions[seat] % tc.moves == 0:
-                remaining[seat] += tc.base_ms
+            left = given if given is not None else 0.0
+            self._forfeit(seat, "time-forfeit", f"{used_ms:.0f} ms used of {left:.0f} ms")
+            return
+        self.clocks.decided(seat, used_ms)
         token = reply.token
         try:
             if token is None:
                 raise games.IllegalMoveError("none", "the player had no move")
-            move = state.parse_move(token)  # the mover's own: never a shown form
+            move = self.state.parse_move(token)  # the mover's own: never a shown form
         except games.GameError as exc:
-            forfeit(seat, "illegal-move", f"played {exc.text!r}: {exc.reason}")
-            break
+            self._forfeit(seat, "illegal-move", f"played {exc.text!r}: {exc.reason}")
+            return
+        notes = self._notes(seat, reply, move, used_ms, given)
+        self.moves.append(RecordMove(token, notes, len(self.moves) + 1))
+        self.tokens.append(token)
+        self._push(seat, move, reply)
+
+    def _notes(
+        self, seat: int, reply: Reply, move: games.Move, used_ms: float, given: float | None
+    ) -> tuple[tuple[str, str], ...]:
+        """The annotations of a move in the record (design §6)."""
         notes = [("ms", str(round(used_ms)))]
         if given is not None:
             # the overrun: measured minus what the move was given (negative: time to spare)
@@ -252,51 +292,60 @@ async def play_game(
             notes.append(("depth", str(reply.depth)))
         if reply.nodes:
             notes.append(("nodes", str(reply.nodes)))
-        if hidden:
-            shown = state.public_move_str(move, 1 - seat)
-            if shown != token:
+        if self.game.hidden_information:
+            shown = self.state.public_move_str(move, 1 - seat)
+            if shown != reply.token:
                 notes.append(("shown", shown))
-        if tc is not None:
-            notes.append(("clock", str(round(remaining[seat]))))
-        moves.append(RecordMove(token, tuple(notes), len(moves) + 1))
-        tokens.append(token)
-        public = state.public_move_str(move, None) if on_move is not None else ""
-        state.push(move)
-        plies += 1
-        if on_move is not None:
-            on_move(public, state, (remaining[0], remaining[1]) if both_clocks else None)
-        verdict = judge.score(seat, reply, plies)
-        if verdict == "resign":
-            winner, reason = ("p2" if seat == 0 else "p1"), "resign"
-            comments.append(f"p{seat + 1} {setup.names[seat]} resigned by score adjudication")
-        elif verdict == "draw":
-            winner, reason = "draw", "score-adjudication"
-        elif not state.is_terminal() and judge.position(state.key()):
-            winner, reason = "draw", "repetition"
+        if self.clocks.has_clock(seat):
+            notes.append(("clock", str(round(self.clocks.left(seat)))))
+        return tuple(notes)
 
-    if not winner:
-        outcome = state.outcome()
-        assert outcome is not None
-        winner, reason = outcome.winner, outcome.reason
-    headers = {
-        "Game": game.name,
-        "Start": opening.start or "startpos",
-        "Event": setup.event,
-        "Date": dt.date.today().isoformat(),
-        "P1": setup.names[0],
-        "P2": setup.names[1],
-        "TimeControl": describe_seats(seat_limits),
-        "Result": winner,
-        "Reason": reason,
-        "Final": state.to_string(),
-    }
-    if opening.label:
-        headers["Opening"] = opening.label
-    record = Record(headers=headers, moves=moves, comments=comments)
-    return GameResult(
-        winner, reason, record, plies, clock() - started, engine_time,
-        tuple(sorted(set(failed))), search_time, forfeit_detail,
-    )  # fmt: skip
+    def _push(self, seat: int, move: games.Move, reply: Reply) -> None:
+        """Play ``move`` of ``seat``, tell the spectators, and adjudicate."""
+        state = self.state
+        public = state.public_move_str(move, None) if self.on_move is not None else ""
+        state.push(move)
+        self.plies += 1
+        if self.on_move is not None:
+            self.on_move(public, state, self.clocks.shown)
+        verdict = self.judge.score(seat, reply, self.plies)
+        if verdict == "resign":
+            self.winner, self.reason = ("p2" if seat == 0 else "p1"), "resign"
+            name = self.setup.names[seat]
+            self.comments.append(f"p{seat + 1} {name} resigned by score adjudication")
+        elif verdict == "draw":
+            self.winner, self.reason = "draw", "score-adjudication"
+        elif not state.is_terminal() and self.judge.position(state.key()):
+            self.winner, self.reason = "draw", "repetition"
+
+    def _result(self) -> GameResult:
+        setup, opening = self.setup, self.setup.opening
+        headers = {
+            "Game": self.game.name,
+            "Start": opening.start or "startpos",
+            "Event": setup.event,
+            "Date": dt.date.today().isoformat(),
+            "P1": setup.names[0],
+            "P2": setup.names[1],
+            "TimeControl": describe_seats(self.seat_limits),
+            "Result": self.winner,
+            "Reason": self.reason,
+            "Final": self.state.to_string(),
+        }
+        if opening.label:
+            headers["Opening"] = opening.label
+        record = Record(headers=headers, moves=self.moves, comments=self.comments)
+        return GameResult(
+            winner=self.winner,
+            reason=self.reason,
+            record=record,
+            plies=self.plies,
+            wall=self.clock() - self.started,
+            engine_time=self.engine_time,
+            failed=tuple(sorted(set(self.failed))),
+            search_time=self.search_time,
+            detail=self.detail,
+        )
 
 
 def no_start(game: games.Game, setup: GameSetup, seat: int, exc: ForfeitError) -> GameResult:

@@ -3,9 +3,9 @@
 The coordinator (the ``match`` or ``tournament`` command) keeps everything that makes the
 event: the schedule, the database and records, the live display, SPRT and resume. Only the
 playing of one game moves: each game is one Dask task, ``play_task``, which a worker runs with
-the arbiter's own code: ``play_scheduled`` with its bots' searches in worker processes of that
-machine and its ``cmd:`` engines started there. What comes back is the game's result and
-record, stored by the coordinator as a local game would be.
+the arbiter's own code: ``play.plan.play_planned`` with its bots' searches in worker
+processes of that machine and its ``cmd:`` engines started there. What comes back is the
+game's result and record, stored by the coordinator as a local game would be.
 
 On a worker, the games of one process share a ``_Host``: an event loop of its own in a thread,
 holding the pool of search processes that the bot players use (one per thread of the worker,
@@ -28,6 +28,7 @@ from __future__ import annotations
 
 import atexit
 import contextlib
+import dataclasses
 import hmac
 import os
 import pickle
@@ -38,7 +39,7 @@ import threading
 import time
 import uuid
 from collections import OrderedDict
-from collections.abc import Awaitable, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 from urllib.parse import urlsplit
@@ -51,13 +52,14 @@ import games
 from enginesrv import reaper
 from enginesrv.admission import Admission, Ticket, descriptor_budget
 from enginesrv.event.config import EventConfig, EventError
-from enginesrv.event.play.arbiter import GameResult
+from enginesrv.event.play.arbiter import GameResult, MoveObserver
 from enginesrv.event.play.contain import Containment, wrapper_for
-from enginesrv.event.play.openings import Opening
+from enginesrv.event.play.plan import GamePlan, Played, play_planned
 from enginesrv.event.play.players import ForfeitError, PlayerSpecError
 from enginesrv.event.play.slots import Slot, make_player
+from enginesrv.event.prepared import PreparedEvent
+from enginesrv.event.runners.base import open_background
 from enginesrv.event.runners.cluster_workers import WorkerRoster
-from enginesrv.event.schedule import ScheduledGame, named_specs
 from enginesrv.search.pool import WorkerPool
 
 CONNECT_TIMEOUT = 10.0
@@ -144,8 +146,7 @@ class GameTask:
 
     config: str
     """The event's configuration (``EventConfig.to_json``)."""
-    item: ScheduledGame
-    opening: Opening
+    plan: GamePlan
     stop: str = ""
     """The name of the Dask ``Event`` that the coordinator sets when the event stops (an SPRT
     decision, Ctrl-C, an error): a game still running then is abandoned within a second."""
@@ -192,6 +193,8 @@ class _Host:
         self.token: trio.lowlevel.TrioToken | None = None
         self.contained: dict[str, Containment] = {}
         """Per event (its configuration), how its ``cmd:`` engines run here."""
+        self.events: OrderedDict[str, PreparedEvent] = OrderedDict()
+        """Per event (its configuration), the configuration parsed (``prepared``), once."""
         self.unreachable: set[tuple[str, int, bytes]] = set()
         """The result listeners this worker could not reach, or that did not answer in time:
         the rest of their event's results go back through Dask."""
@@ -203,13 +206,25 @@ class _Host:
         if self._failed is not None:
             raise self._failed
 
-    async def containment(self, key: str, config: EventConfig, game: games.Game) -> Containment:
-        """How this worker runs the ``cmd:`` engines of the event ``config`` (its JSON:
-        ``key``): contained in a game with hidden information, as on one machine
+    def event(self, key: str) -> PreparedEvent:
+        """The event whose configuration is ``key`` (``EventConfig.to_json``), parsed once."""
+        found = self.events.get(key)
+        if found is None:
+            found = self.events[key] = PreparedEvent.of(
+                EventConfig.from_json(key), check_bots=False
+            )
+            while len(self.events) > self.KEPT_EVENTS:
+                self.events.popitem(last=False)
+        return found
+
+    async def containment(self, key: str) -> Containment:
+        """How this worker runs the ``cmd:`` engines of the event ``key`` (its configuration):
+        contained in a game with hidden information, as on one machine
         (``contain.wrapper_for``), found once per event."""
         found = self.contained.get(key)
         if found is None:
-            found = await trio.to_thread.run_sync(wrapper_for, config, game, None)
+            event = self.event(key)
+            found = await trio.to_thread.run_sync(wrapper_for, event.config, event.game, None)
             self.contained[key] = found
             while len(self.contained) > self.KEPT_EVENTS:
                 self.contained.pop(next(iter(self.contained)))
@@ -365,11 +380,8 @@ def _worker_threads() -> tuple[str, int]:
 
 def play_task(task: GameTask) -> TaskResult:
     """Play one game on this worker (a Dask task)."""
-    from enginesrv.event.tournament import play_scheduled  # noqa: PLC0415 (import cycle)
-
     address, threads = _worker_threads()
     host = _Host.get(threads)
-    config = EventConfig.from_json(task.config)
     stop = _distributed().Event(task.stop) if task.stop else None
 
     async def play() -> TaskResult:
@@ -384,26 +396,21 @@ def play_task(task: GameTask) -> TaskResult:
         return TaskResult(None, (0, 0), address, time.time())
 
     async def play_one() -> TaskResult:
-        game = games.load(config.game)
-        specs = named_specs(config.players)
-        names = [s.name for s in specs]
         key = task.config
-        wrap = (await host.containment(key, config, game)).wrap
-        cap = config.log_cap << 20
+        event = host.event(key)
+        wrap = (await host.containment(key)).wrap
+        cap = event.config.log_cap << 20
         slot = host.take(
-            key, lambda: Slot(specs, host.pool, config.deadlines(), None, wrap, log_cap=cap)
+            key,
+            lambda: Slot(list(event.specs), host.pool, event.deadlines, None, wrap, log_cap=cap),
         )
         finished = False
         try:
-            result, seeds = await play_scheduled(
-                game, slot, task.item,
-                names=names, openings={task.item.opening: task.opening},
-                limits=config.move_limits(), rules=config.adjudication(), config=config,
-                own=[s.tc for s in specs],
-            )  # fmt: skip
+            played = await play_planned(event.game, slot, task.plan)
             finished = True
-            answer = TaskResult(result, seeds, address, time.time())
-            if task.reply is not None and await host.push(task.reply, task.item.id, answer):
+            answer = TaskResult(played.result, played.secret_seeds, address, time.time())
+            game_id = task.plan.game_id
+            if task.reply is not None and await host.push(task.reply, game_id, answer):
                 return TaskResult(None, (0, 0), address, answer.finished_at, delivered=True)
             return answer
         finally:
@@ -427,17 +434,15 @@ def release_task(config_json: str) -> None:
 def preflight_task(config_json: str) -> dict[str, str]:
     """Start each player of the event once on this worker (a Dask task): the players that
     cannot start here, by name, with the reason."""
-    address, threads = _worker_threads()
+    _, threads = _worker_threads()
     host = _Host.get(threads)
-    config = EventConfig.from_json(config_json)
-    del address
 
     async def check() -> dict[str, str]:
-        game = games.load(config.game)
-        deadlines = config.deadlines()
+        event = host.event(config_json)
+        game, deadlines = event.game, event.deadlines
         problems: dict[str, str] = {}
-        containment = await host.containment(config_json, config, game)
-        for spec in named_specs(config.players):
+        containment = await host.containment(config_json)
+        for spec in event.specs:
             name = spec.name
             if spec.kind == "cmd" and containment.notice is not None:
                 problems[name] = f"cannot contain its engine here: {containment.notice}"
@@ -672,7 +677,11 @@ def _and(names: list[str]) -> str:
 class ClusterRunner:
     """The coordinator's end: a Dask client of the scheduler at ``address`` that plays games
     of the event as tasks (``play``), on the workers whose check passed for both of its
-    players (``WorkerRoster``)."""
+    players (``WorkerRoster``); a ``runners.base.GameRunner``, made by
+    ``open_cluster_runner``."""
+
+    clocks_here = False
+    live = False
 
     def __init__(
         self,
@@ -681,8 +690,11 @@ class ClusterRunner:
         listen: tuple[str, int] | None = ("", 0),
         *,
         admission: Admission | None = None,
+        names: Sequence[str] = (),
     ) -> None:
         self.address = address
+        self.names = list(names)
+        """The players' display names (``check`` makes sure each can play)."""
         self.admission = admission
         """Admits the result listener's connections (None: an admission of its own)."""
         self.listen = listen
@@ -712,6 +724,8 @@ class ClusterRunner:
         machine's own work, one game at a time)."""
         self.delivered = 0
         """Games whose result came straight from the worker (not through Dask)."""
+        self._answers: dict[int, TaskResult] = {}
+        """The answers of the games played and not yet settled."""
 
     async def __aenter__(self) -> ClusterRunner:
         distributed = _distributed()
@@ -792,13 +806,17 @@ class ClusterRunner:
             ) from None
         self.listener = listener
 
-    def settle(self, game_id: int) -> None:
+    def settle(self, game_id: int, *, stored: bool = False) -> None:
         """The result of the game ``game_id`` (from ``play``) is stored, or dropped, or will
-        not be: its worker, if it sent it straight, is answered."""
+        not be: its worker, if it sent it straight, is answered; a game ``stored`` is counted
+        in what storing costs."""
         if self.listener is not None:
             self.listener.settle(game_id)
+        answer = self._answers.pop(game_id, None)
+        if stored and answer is not None:
+            self._stored(game_id, answer)
 
-    def stored(self, game_id: int, answer: TaskResult) -> None:
+    def _stored(self, game_id: int, answer: TaskResult) -> None:
         """Note that the game ``game_id`` of ``answer`` is stored (what it cost)."""
         received = self.received.pop(game_id, None)
         if answer.finished_at and received is not None:
@@ -807,9 +825,35 @@ class ClusterRunner:
             self.transfers.append(max(0.0, received - answer.finished_at))
             self.stores.append(max(0.0, now - received))
 
+    def log_costs(self) -> None:
+        """Log what storing the event's games cost, if it stored any."""
+        if not self.overheads:
+            return
+        ordered = sorted(self.overheads)
+        transfers = sorted(self.transfers)
+        stores = sorted(self.stores)
+        log.info(
+            "cluster_games_stored",
+            games=len(ordered),
+            overhead_ms_median=round(1000 * ordered[len(ordered) // 2], 2),
+            overhead_ms_max=round(1000 * ordered[-1], 2),
+            transfer_ms_median=round(1000 * transfers[len(transfers) // 2], 2),
+            store_ms_median=round(1000 * stores[len(stores) // 2], 2),
+            sent_straight=self.delivered,
+        )
+
     def threads(self) -> int:
         """The worker threads of the cluster now."""
         return max(1, sum(int(n) for n in self.client.nthreads().values()))
+
+    def lanes(self) -> int:
+        return self.in_flight()
+
+    async def check(self) -> None:
+        """Check every worker (``preflight``); a worker that cannot run a player, or was
+        lost, is logged."""
+        for warning in await self.preflight(self.names):
+            log.warning("cluster_worker_cannot_run", detail=warning)
 
     def in_flight(self) -> int:
         """Games sent to the cluster at once: two per worker thread, so that a thread that
@@ -978,36 +1022,40 @@ class ClusterRunner:
             with contextlib.suppress(Exception):  # what Dask raises then varies
                 await trio.to_thread.run_sync(future.cancel, abandon_on_cancel=True)
 
-    async def play(
-        self, item: ScheduledGame, opening: Opening, names: tuple[str, str]
-    ) -> TaskResult:
+    async def play(self, plan: GamePlan, on_move: MoveObserver | None = None) -> Played:
         """Play one game on a worker whose check passed for both players; ``settle`` it once
         its result is stored (or dropped). A game whose workers were all lost before it ended
-        is sent again, to those of the moment.
+        is sent again, to those of the moment. Its moves are not sent back while it runs
+        (``on_move`` is not told them).
 
         Raises:
             EventError: the game could not be played (no worker left can run both players,
                 its workers died too often, the scheduler went away, the task failed); the
                 event stops and may resume.
         """
+        game_id = plan.game_id
         listener = self.listener
         reply = None if listener is None else listener.reply
-        came = None if listener is None else listener.expect(item.id)
-        task = GameTask(self.config_json, item, opening, self.stop_name, reply)
+        came = None if listener is None else listener.expect(game_id)
+        task = GameTask(self.config_json, plan, self.stop_name, reply)
         answer: TaskResult | None = None
         try:
-            answer = await self._play(task, names, came)
+            answer = await self._play(task, plan.setup.names, came)
         finally:
             if answer is None or answer.result is None:
-                self.settle(item.id)
-        if answer.result is None:
-            raise EventError(f"--cluster: game {item.id} was abandoned on its worker")
-        return answer
+                self.settle(game_id)
+        result = answer.result
+        if result is None:
+            raise EventError(f"--cluster: game {game_id} was abandoned on its worker")
+        self._answers[game_id] = answer
+        where = f"played on the worker {answer.worker}"
+        record = dataclasses.replace(result.record, comments=[*result.record.comments, where])
+        return Played(dataclasses.replace(result, record=record), answer.secret_seeds)
 
     async def _play(
         self, task: GameTask, names: tuple[str, str], came: trio.Event | None
     ) -> TaskResult:
-        game_id = task.item.id
+        game_id = task.plan.game_id
         roster = self._roster()
         for sent in range(SENT_AGAIN + 1):
             await self._wait_for(lambda: bool(roster.able(*names)))
@@ -1122,3 +1170,34 @@ class ClusterRunner:
         answer, self.received[game_id] = listener.results[game_id]
         self.delivered += 1
         return answer
+
+
+@contextlib.asynccontextmanager
+async def open_cluster_runner(
+    event: PreparedEvent,
+    address: str,
+    listen: tuple[str, int] | None = ("", 0),
+    *,
+    admission: Admission | None = None,
+) -> AsyncIterator[ClusterRunner]:
+    """A ``ClusterRunner`` of the event on the cluster whose scheduler is at ``address``,
+    taking the results the workers send straight back on ``listen`` (admitted by
+    ``admission``); at its end, what storing its games cost is logged.
+
+    Raises:
+        EventError: ``--debug`` with external engines or ``--isolate`` (both are for games
+            on this machine), a scheduler that cannot be reached, or a ``listen`` address
+            this machine cannot listen on.
+    """
+    if event.config.debug and not event.all_bots:
+        raise EventError("--debug traces the engines of local games only: leave out --cluster")
+    if event.config.isolate:
+        raise EventError("--isolate runs on this machine only: leave out --cluster")
+    runner = ClusterRunner(address, event.config, listen, admission=admission, names=event.names)
+    async with runner:
+        try:
+            async with open_background() as nursery:
+                await runner.serve(nursery)
+                yield runner
+        finally:
+            runner.log_costs()
