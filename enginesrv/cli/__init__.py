@@ -11,10 +11,9 @@ from __future__ import annotations
 import argparse
 import sys
 from collections.abc import Callable, Sequence
-from typing import TextIO
 
 from enginesrv import __version__, reaper
-from enginesrv.cli.common import EXIT_USAGE, CommandError, Parser, Subcommands
+from enginesrv.cli.common import EXIT_USAGE, CommandError, Handler, Parser, Subcommands
 from enginesrv.cli.events import add_event_commands
 from enginesrv.cli.program_args import add_check, add_engine, add_serve
 from enginesrv.cli.programs import cmd_check, cmd_engine, cmd_serve
@@ -37,8 +36,6 @@ from enginesrv.cli.rules_args import (
 from enginesrv.event.wording import printable
 from enginesrv.logs import configure as configure_logging
 
-Handler = Callable[[argparse.Namespace, TextIO, TextIO], None]
-"""What runs a command: its arguments, stdout and stderr."""
 AddCommand = Callable[[Subcommands], argparse.ArgumentParser]
 """What adds a command's parser to the subcommands, and returns it."""
 

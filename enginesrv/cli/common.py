@@ -7,7 +7,7 @@ from __future__ import annotations
 import argparse
 import sys
 from collections.abc import Callable
-from typing import NoReturn, TypeAlias
+from typing import NoReturn, TextIO, TypeAlias
 
 from enginesrv.event.wording import printable
 
@@ -27,6 +27,8 @@ class Parser(argparse.ArgumentParser):
         sys.exit(EXIT_USAGE)
 
 
+Handler: TypeAlias = Callable[[argparse.Namespace, TextIO, TextIO], None]
+"""What runs a command: its arguments, stdout and stderr."""
 Subcommands: TypeAlias = "argparse._SubParsersAction[Parser]"
 """The subcommands of the ``enginesrv`` parser, to which each command adds its own parser."""
 
