@@ -15,11 +15,11 @@ from collections.abc import Callable, Sequence
 from enginesrv import __version__, reaper
 from enginesrv.cli.common import EXIT_USAGE, CommandError, Handler, Parser, Subcommands
 from enginesrv.cli.events import add_event_commands
+from enginesrv.cli.export import cmd_export
 from enginesrv.cli.program_args import add_check, add_engine, add_serve
 from enginesrv.cli.programs import cmd_check, cmd_engine, cmd_serve
 from enginesrv.cli.rules import (
     cmd_bench,
-    cmd_export,
     cmd_moves,
     cmd_perft,
     cmd_replay,

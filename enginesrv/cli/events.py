@@ -50,6 +50,8 @@ def add_event_commands(sub: Subcommands, fail: type[Exception]) -> None:
 
 
 def _handler(fail: type[Exception], *, tournament: bool) -> Handler:
+    command = "tournament" if tournament else "match"
+
     def run(args: argparse.Namespace, out: TextIO, err: TextIO) -> None:
         if args.cluster is not None and not args.cluster.strip():
             raise fail("--cluster needs the scheduler's address: tcp://HOST:PORT")
@@ -58,67 +60,89 @@ def _handler(fail: type[Exception], *, tournament: bool) -> Handler:
         config = event_config(args, fail, tournament)
         out_dir = Path(args.out) if args.out else None
         with contextlib.ExitStack() as held:
-            try:
-                # the directory is this run's from the look at what it holds to the last game
-                held.enter_context(lock_event(out_dir))
-                config = prepare(config, out_dir, resume=args.resume)
-            except EventError as exc:
-                raise fail(str(exc)) from None
-            try:
-                # again: the stored event on --resume, and the name an unnamed event is given
-                config.check()
-            except EventError as exc:
-                where = f"{printable(out_dir)}: the stored event: " if args.resume else ""
-                raise fail(f"{where}{exc}") from None
-            traces = _debug_traces(config, out_dir, err, "tournament" if tournament else "match")
-            display = Display(out, err, config, live=err.isatty())
-            if args.cluster:
-                display.where = f"on the cluster {args.cluster}"
-            # the event's doors (its watching page, its cluster result port) share one
-            # admission, within the descriptors its own games leave
-            admission = event_admission(config.concurrency)
-            watch = _watch_front(args, out, fail, admission)
-            # the arbiter is the last reaper of its engines' processes (``orphans``)
-            orphans.adopt()
-            try:
-                standings = trio.run(
-                    lambda: _swept(
-                        functools.partial(
-                            _run_watched,
-                            watch,
-                            functools.partial(
-                                run_event,
-                                config,
-                                out_dir,
-                                on_game=display.game,
-                                on_start=display.start,
-                                on_tick=display.tick if display.live else None,
-                                traces=traces,
-                                cluster=args.cluster,
-                                cluster_listen=getattr(args, "cluster_listen", ("", 0)),
-                                admission=admission,
-                                on_notice=functools.partial(
-                                    _warn, err, "tournament" if tournament else "match"
-                                ),
-                            ),
-                        )
-                    )
-                )
-            except OSError as exc:
-                display.close()
-                raise fail(f"--web {args.web}: cannot listen: {exc.strerror or exc}") from None
-            except EventError as exc:
-                display.close()
-                raise fail(str(exc)) from None
-            except BaseExceptionGroup as group:
-                display.close()
-                if group.subgroup(KeyboardInterrupt) is not None:
-                    raise KeyboardInterrupt from None  # the games stored so far are kept
-                raise
-            display.close()
+            config = _prepared(held, config, out_dir, resume=args.resume, fail=fail)
+            standings = _play(
+                args, out, err, config=config, out_dir=out_dir, fail=fail, command=command
+            )
         write_tables(out, config, standings)
 
     return run
+
+
+def _prepared(
+    held: contextlib.ExitStack,
+    config: EventConfig,
+    out_dir: Path | None,
+    *,
+    resume: bool,
+    fail: type[Exception],
+) -> EventConfig:
+    """The event to play, checked: ``config``, or with ``resume`` the event stored in
+    ``out_dir``, whose lock ``held`` keeps."""
+    try:
+        # the directory is this run's from the look at what it holds to the last game
+        held.enter_context(lock_event(out_dir))
+        config = prepare(config, out_dir, resume=resume)
+    except EventError as exc:
+        raise fail(str(exc)) from None
+    try:
+        # again: the stored event on --resume, and the name an unnamed event is given
+        config.check()
+    except EventError as exc:
+        where = f"{printable(out_dir)}: the stored event: " if resume else ""
+        raise fail(f"{where}{exc}") from None
+    return config
+
+
+def _play(
+    args: argparse.Namespace,
+    out: TextIO,
+    err: TextIO,
+    *,
+    config: EventConfig,
+    out_dir: Path | None,
+    fail: type[Exception],
+    command: str,
+) -> list[PairingResult]:
+    """Play the event, shown as it goes; its standings at the end."""
+    traces = _debug_traces(config, out_dir, err, command)
+    display = Display(out, err, config, live=err.isatty())
+    if args.cluster:
+        display.where = f"on the cluster {args.cluster}"
+    # the event's doors (its watching page, its cluster result port) share one
+    # admission, within the descriptors its own games leave
+    admission = event_admission(config.concurrency)
+    watch = _watch_front(args, out, fail, admission)
+    # the arbiter is the last reaper of its engines' processes (``orphans``)
+    orphans.adopt()
+    event = functools.partial(
+        run_event,
+        config,
+        out_dir,
+        on_game=display.game,
+        on_start=display.start,
+        on_tick=display.tick if display.live else None,
+        traces=traces,
+        cluster=args.cluster,
+        cluster_listen=getattr(args, "cluster_listen", ("", 0)),
+        admission=admission,
+        on_notice=functools.partial(_warn, err, command),
+    )
+    try:
+        standings = trio.run(lambda: _swept(functools.partial(_run_watched, watch, event)))
+    except OSError as exc:
+        display.close()
+        raise fail(f"--web {args.web}: cannot listen: {exc.strerror or exc}") from None
+    except EventError as exc:
+        display.close()
+        raise fail(str(exc)) from None
+    except BaseExceptionGroup as group:
+        display.close()
+        if group.subgroup(KeyboardInterrupt) is not None:
+            raise KeyboardInterrupt from None  # the games stored so far are kept
+        raise
+    display.close()
+    return standings
 
 
 async def _swept(run: Callable[[], Awaitable[T]]) -> T:
