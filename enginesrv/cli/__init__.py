@@ -18,13 +18,7 @@ from enginesrv.cli.events import add_event_commands
 from enginesrv.cli.export import cmd_export
 from enginesrv.cli.program_args import add_check, add_engine, add_serve
 from enginesrv.cli.programs import cmd_check, cmd_engine, cmd_serve
-from enginesrv.cli.rules import (
-    cmd_bench,
-    cmd_moves,
-    cmd_perft,
-    cmd_replay,
-    cmd_show,
-)
+from enginesrv.cli.rules import cmd_bench, cmd_moves, cmd_perft, cmd_replay, cmd_show
 from enginesrv.cli.rules_args import (
     add_bench,
     add_export,

@@ -10,10 +10,7 @@ from typing import TextIO
 
 from enginesrv.event.config import EventConfig
 from enginesrv.event.ratings import RatingTable
-from enginesrv.event.report import (
-    pairing_ratings,
-    player_names,
-)
+from enginesrv.event.report import pairing_ratings, player_names
 from enginesrv.event.standings import PairingResult
 from enginesrv.event.tournament import Finished
 from enginesrv.event.wording import result_words

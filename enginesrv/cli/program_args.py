@@ -1,7 +1,6 @@
 """The arguments of the long-running commands and the checker: ``serve``, ``engine`` and
 ``check``. Each ``add_*`` adds its command's parser to the subcommands and returns it; the
-command's handler (``enginesrv.cli.programs``) is set by ``build_parser``. Every limit of a
-server is announced to its clients in the handshake, so each flag's help gives its default."""
+command's handler (``enginesrv.cli.programs``) is set by ``build_parser``."""
 
 from __future__ import annotations
 
