@@ -13,24 +13,26 @@ it is collected, and its last lines are shown on stderr when a check fails.
 
 from __future__ import annotations
 
-import contextlib
 import os
-import selectors
-import socket
-import subprocess
 import tempfile
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from typing import IO, TextIO
 
-from enginesrv.client import ClientError, Clock, Engine, EngineError, LegalMoves
+from enginesrv.cli.check_wire import (
+    READ_TIMEOUT,
+    Checker,
+    GaveUpError,
+    PeerError,
+    Raw,
+    expect,
+    expect_error,
+    raw_process,
+    raw_socket,
+)
+from enginesrv.client import Clock, Engine, LegalMoves
 from protocol import messages as m
-from protocol import rpc
-from protocol.errors import ProtocolError
-from protocol.mpack import MsgpackDecoder
-from protocol.text import TextDecoder
 
-READ_TIMEOUT = 10.0
 HANDSHAKE_TIMEOUT = 5.0
 """Seconds the peer has to answer ``ugi`` (``--handshake-timeout``) before the run ends."""
 LOG_TAIL = 20
@@ -39,260 +41,150 @@ LOG_TAIL_BYTES = 64 << 10
 """The most of the end of the engine's standard error read for them (it may have written a
 great deal), and ``LOG_LINE_CHARS`` the most of one line shown."""
 LOG_LINE_CHARS = 500
-SENT = (OSError, ValueError, KeyError, IndexError)
 
 
-class PeerError(Exception):
-    """The peer closed, went silent, or answered something unexpected."""
-
-
-class GaveUpError(Exception):
-    """A check failed that every later check needs (the handshake): the run ends."""
-
-
-class _Raw:
-    """Bytes out, and what comes back decoded by the protocol's client-side decoders: for the
-    checks that send malformed traffic on purpose."""
-
-    def __init__(
-        self,
-        send: Callable[[bytes], None],
-        receive: Callable[[float], bytes],
-        decoder: TextDecoder | MsgpackDecoder,
-    ) -> None:
-        self._send = send
-        self._receive = receive
-        self._decoder = decoder
-
-    def send(self, *lines: str) -> None:
-        self._send("".join(f"{line}\n" for line in lines).encode())
-
-    def send_frame(self, frame: object) -> None:
-        self._send(rpc.pack(frame))
-
-    def next(self, timeout: float = READ_TIMEOUT) -> object:
-        """The next message, decoded; lines that are not messages are skipped."""
-        deadline = time.monotonic() + timeout
-        while True:
-            try:
-                message = self._decoder.next_message()
-            except ProtocolError as exc:
-                if exc.fatal:
-                    raise PeerError(f"it broke the framing: {exc}") from None
-                continue
-            if message is not None:
-                return message
-            left = deadline - time.monotonic()
-            if left <= 0:
-                raise PeerError(f"no answer within {timeout:g} s")
-            data = self._receive(left)
-            if not data:
-                raise PeerError("the peer closed the connection")
-            self._decoder.feed(data)
-
-    def until(self, kind: type | tuple[type, ...], timeout: float = READ_TIMEOUT) -> object:
-        """The next message of ``kind``, skipping others (progress, listings)."""
-        deadline = time.monotonic() + timeout
-        while True:
-            message = self.next(max(0.0, deadline - time.monotonic()))
-            if isinstance(message, kind):
-                return message
-
-
-@contextlib.contextmanager
-def _raw_socket(host: str, port: int, framing: str) -> Iterator[_Raw]:
-    sock = socket.create_connection((host, port), timeout=READ_TIMEOUT)
-
-    def receive(timeout: float) -> bytes:
-        sock.settimeout(timeout)
-        try:
-            return sock.recv(65536)
-        except TimeoutError:
-            raise PeerError(f"no answer within {timeout:.1f} s") from None
-
-    decoder = TextDecoder("client") if framing == "text" else MsgpackDecoder("client")
-    try:
-        yield _Raw(sock.sendall, receive, decoder)
-    finally:
-        sock.close()
-
-
-@contextlib.contextmanager
-def _raw_process(command: list[str], checker: Checker, stderr: IO[bytes]) -> Iterator[_Raw]:
-    """The engine started once more for the raw checks; at the end, ``quit`` and a check that
-    it exits by itself. Its standard error goes to ``stderr``."""
-    proc = subprocess.Popen(
-        command, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=stderr, bufsize=0
-    )
-    if proc.stdin is None or proc.stdout is None:
-        raise OSError("the engine's pipes could not be opened")
-    stdin, stdout = proc.stdin, proc.stdout
-
-    def send(data: bytes) -> None:
-        stdin.write(data)
-        stdin.flush()
-
-    def receive(timeout: float) -> bytes:
-        with selectors.DefaultSelector() as sel:
-            sel.register(stdout, selectors.EVENT_READ)
-            if not sel.select(timeout):
-                raise PeerError(f"no answer within {timeout:.1f} s")
-        return os.read(stdout.fileno(), 65536)
-
-    try:
-        yield _Raw(send, receive, TextDecoder("client"))
-        send(b"quit\n")
-        proc.wait(timeout=10)
-    except (PeerError, OSError, subprocess.TimeoutExpired) as exc:
-        checker.failed += 1
-        checker.out.write(f"FAIL the engine process: {exc}\n")
-    finally:
-        if proc.poll() is None:
-            proc.kill()
-            proc.wait()
-        stdin.close()
-        stdout.close()
-
-
-class Checker:
-    """Runs the checks and keeps the tally."""
-
-    def __init__(self, out: TextIO) -> None:
-        self.out = out
-        self.passed = 0
-        self.failed = 0
-
-    def check(self, name: str, fn: Callable[[], None]) -> bool:
-        """Run one check and report it; whether it passed."""
-        try:
-            fn()
-        except (PeerError, ClientError, AssertionError, *SENT) as exc:
-            self.failed += 1
-            self.out.write(f"FAIL {name}: {exc or type(exc).__name__}\n")
-            self.out.flush()
-            return False
-        self.passed += 1
-        self.out.write(f"PASS {name}\n")
-        self.out.flush()
-        return True
-
-
-def _expect(condition: bool, message: str) -> None:
-    if not condition:
-        raise AssertionError(message)
-
-
-def _error(fn: Callable[[], object], code: int, what: str) -> EngineError:
-    """The EngineError ``fn`` must raise, with ``code``."""
-    try:
-        fn()
-    except EngineError as exc:
-        _expect(exc.code == code, f"{what}: expected error {code}, got {exc}")
-        return exc
-    raise AssertionError(f"{what}: expected error {code}, got no error")
-
-
-def check_text(checker: Checker, open_engine: Callable[[], Engine], raw: _Raw, game: str) -> None:
+def check_text(checker: Checker, open_engine: Callable[[], Engine], raw: Raw, game: str) -> None:
     """The text framing checks: the conversation through the client, the malformed commands
     on ``raw``."""
-    opened: list[Engine] = []
-    state: dict[str, LegalMoves] = {}
+    _TextChecks(open_engine, raw, game).run(checker)
 
-    def engine() -> Engine:
-        if not opened:
+
+class _TextChecks:
+    """The checks of the text framing, in the order they run: the conversation goes through
+    the client (the engine ``open_engine`` opens at the handshake), the malformed commands and
+    the commands sent during a search through ``raw``."""
+
+    def __init__(self, open_engine: Callable[[], Engine], raw: Raw, game: str) -> None:
+        self.open_engine = open_engine
+        self.raw = raw
+        self.game = game
+        self.opened: list[Engine] = []
+        # the legal moves at the start, once that check passed: a later check that needs them
+        # fails with KeyError before
+        self.found: dict[str, LegalMoves] = {}
+
+    def run(self, checker: Checker) -> None:
+        """Run every check, with ``checker`` keeping the tally.
+
+        Raises:
+            GaveUpError: the handshake failed, and no other check can run without one.
+        """
+        try:
+            if not checker.check("text: handshake ugi ... ugiok", self.handshake):
+                raise GaveUpError("no handshake, and no other check can run without one")
+            for name, check in self.checks():
+                checker.check(name, check)
+        finally:
+            for e in self.opened:
+                e.quit()
+
+    def checks(self) -> list[tuple[str, Callable[[], None]]]:
+        """Every check after the handshake: its name, and what it runs."""
+        return [
+            ("text: isready -> readyok", self.isready),
+            (f"text: setoption name Game value {self.game}", self.options),
+            ("text: position startpos, query moves", self.moves),
+            ("text: play and undo", self.play_undo),
+            ("text: go depth 1", self.go(depth=1)),
+            ("text: go nodes 200", self.go(nodes=200)),
+            ("text: go movetime 200", self.go(movetime=200)),
+            ("text: go p1time 2000 p2time 2000", self.go(clock=Clock(2000, 2000))),
+            ("text: isready and 204 during go infinite, then stop", self.during_search),
+            ("text: unknown command is error 100", self.raw_error("frobnicate", 100)),
+            (
+                "text: bad arguments are error 101, then bestmove none",
+                self.raw_error("go depth x", 101),
+            ),
+            ("text: bad position is error 202", self.bad_position),
+            ("text: illegal move is invalidmove", self.invalid_move),
+            ("text: impossible undo is error 101", self.bad_undo),
+        ]
+
+    def engine(self) -> Engine:
+        if not self.opened:
             raise PeerError("no engine: the handshake failed")
-        return opened[0]
+        return self.opened[0]
 
-    def handshake() -> None:
-        opened.append(open_engine())
-        _expect(bool(engine().info.name), "the handshake has no 'id name'")
+    def handshake(self) -> None:
+        self.opened.append(self.open_engine())
+        expect(bool(self.engine().info.name), "the handshake has no 'id name'")
 
-    def options() -> None:
-        engine().set_option("Game", game)
-        raw.send(f"setoption name Game value {game}", "isready")
-        raw.until(m.ReadyOk)
+    def isready(self) -> None:
+        self.engine().isready()
 
-    def moves() -> None:
-        engine().position()
-        state["moves"] = engine().legal_moves()
-        _expect(bool(state["moves"]), "no legal move at the start")
+    def options(self) -> None:
+        self.engine().set_option("Game", self.game)
+        self.raw.send(f"setoption name Game value {self.game}", "isready")
+        self.raw.until(m.ReadyOk)
 
-    def play_undo() -> None:
-        e = engine()
+    def moves(self) -> None:
+        self.engine().position()
+        self.found["moves"] = self.engine().legal_moves()
+        expect(bool(self.found["moves"]), "no legal move at the start")
+
+    def play_undo(self) -> None:
+        e = self.engine()
         start = e.query("position")
-        played = e.play(state["moves"][0])
-        _expect(played != start, f"play: the position did not change: {played!r}")
+        played = e.play(self.found["moves"][0])
+        expect(played != start, f"play: the position did not change: {played!r}")
         undone = e.undo()
-        _expect(undone == start == e.query("position"), f"undo did not restore: {undone!r}")
+        expect(undone == start == e.query("position"), f"undo did not restore: {undone!r}")
 
-    def go(depth: int | None = None, nodes: int | None = None, movetime: int | None = None,
-           clock: Clock | None = None) -> Callable[[], None]:  # fmt: skip
+    def go(
+        self,
+        *,
+        depth: int | None = None,
+        nodes: int | None = None,
+        movetime: int | None = None,
+        clock: Clock | None = None,
+    ) -> Callable[[], None]:
+        """The check of a go with these limits: it answers a legal move."""
+
         def run() -> None:
-            engine().position()
-            best = engine().go(depth=depth, nodes=nodes, movetime=movetime, clock=clock)
-            _expect(best.move in state["moves"], f"illegal {best!r}")
+            self.engine().position()
+            best = self.engine().go(depth=depth, nodes=nodes, movetime=movetime, clock=clock)
+            expect(best.move in self.found["moves"], f"illegal {best!r}")
 
         return run
 
-    def during_search() -> None:
+    def during_search(self) -> None:
+        raw = self.raw
         raw.send("position startpos", "go infinite", "isready")
         raw.until(m.ReadyOk, 2.0)
         raw.send("position startpos")
         answer = raw.until((m.ErrorReply, m.InvalidMove))
-        _expect(isinstance(answer, m.ErrorReply) and answer.code == 204, f"got {answer!r}")
+        expect(isinstance(answer, m.ErrorReply) and answer.code == 204, f"got {answer!r}")
         started = time.monotonic()
         raw.send("stop")
         best = raw.until(m.BestMove)
-        _expect(time.monotonic() - started < 1.0, "stop took more than 1 s")
+        expect(time.monotonic() - started < 1.0, "stop took more than 1 s")
         assert isinstance(best, m.BestMove)
-        _expect(best.move in state["moves"], f"illegal {best.move!r} after stop")
+        expect(best.move in self.found["moves"], f"illegal {best.move!r} after stop")
 
-    def raw_error(command: str, code: int) -> Callable[[], None]:
+    def raw_error(self, command: str, code: int) -> Callable[[], None]:
+        """The check that ``command``, sent as it is, is refused with error ``code``."""
+
         def run() -> None:
-            raw.send(command)
-            answer = raw.until((m.ErrorReply, m.InvalidMove))
+            self.raw.send(command)
+            answer = self.raw.until((m.ErrorReply, m.InvalidMove))
             ok = isinstance(answer, m.ErrorReply) and answer.code == code
-            _expect(ok, f"{command!r}: expected error {code}, got {answer!r}")
+            expect(ok, f"{command!r}: expected error {code}, got {answer!r}")
             if command.startswith("go "):  # a refused go still gets its one bestmove
-                best = raw.until(m.BestMove, 2.0)
+                best = self.raw.until(m.BestMove, 2.0)
                 assert isinstance(best, m.BestMove)
-                _expect(best.move is None, f"{command!r}: expected bestmove none, got {best!r}")
+                expect(best.move is None, f"{command!r}: expected bestmove none, got {best!r}")
 
         return run
 
-    def bad_position() -> None:
-        _error(lambda: engine().position("x y"), 202, "position fen x y")
+    def bad_position(self) -> None:
+        expect_error(lambda: self.engine().position("x y"), 202, "position fen x y")
 
-    def bad_undo() -> None:
-        _error(lambda: engine().undo(999), 101, "undo 999")
+    def bad_undo(self) -> None:
+        expect_error(lambda: self.engine().undo(999), 101, "undo 999")
 
-    def invalid_move() -> None:
-        exc = _error(lambda: engine().position(None, ["zz99"]), 201, "an illegal move")
-        _expect(exc.data is not None and exc.data.get("move") == "zz99", f"got {exc}")
-
-    try:
-        if not checker.check("text: handshake ugi ... ugiok", handshake):
-            raise GaveUpError("no handshake, and no other check can run without one")
-        checker.check("text: isready -> readyok", lambda: engine().isready())
-        checker.check(f"text: setoption name Game value {game}", options)
-        checker.check("text: position startpos, query moves", moves)
-        checker.check("text: play and undo", play_undo)
-        checker.check("text: go depth 1", go(depth=1))
-        checker.check("text: go nodes 200", go(nodes=200))
-        checker.check("text: go movetime 200", go(movetime=200))
-        checker.check("text: go p1time 2000 p2time 2000", go(clock=Clock(2000, 2000)))
-        checker.check("text: isready and 204 during go infinite, then stop", during_search)
-        checker.check("text: unknown command is error 100", raw_error("frobnicate", 100))
-        checker.check(
-            "text: bad arguments are error 101, then bestmove none",
-            raw_error("go depth x", 101),
-        )
-        checker.check("text: bad position is error 202", bad_position)
-        checker.check("text: illegal move is invalidmove", invalid_move)
-        checker.check("text: impossible undo is error 101", bad_undo)
-    finally:
-        for e in opened:
-            e.quit()
+    def invalid_move(self) -> None:
+        exc = expect_error(lambda: self.engine().position(None, ["zz99"]), 201, "an illegal move")
+        expect(exc.data is not None and exc.data.get("move") == "zz99", f"got {exc}")
 
 
 def check_msgpack(checker: Checker, host: str, port: int, game: str) -> None:
@@ -301,23 +193,23 @@ def check_msgpack(checker: Checker, host: str, port: int, game: str) -> None:
 
     def hello() -> None:
         opened.append(Engine.connect(host, port, framing="msgpack", timeout=READ_TIMEOUT))
-        _expect(opened[0].info.protocol == 1, f"ugi: protocol {opened[0].info.protocol}")
+        expect(opened[0].info.protocol == 1, f"ugi: protocol {opened[0].info.protocol}")
 
     def go() -> None:
         if not opened:
             raise PeerError("no connection: the handshake failed")
         opened[0].set_option("Game", game)
         best = opened[0].go(depth=1)
-        _expect(isinstance(best.move, str), f"go: {best!r}")
+        expect(isinstance(best.move, str), f"go: {best!r}")
 
     def error(msgid: int, method: str, params: dict[str, object], code: int) -> Callable[[], None]:
         def run() -> None:
-            with _raw_socket(host, port, "msgpack") as raw:
+            with raw_socket(host, port, "msgpack") as raw:
                 raw.send_frame([0, msgid, method, [params]])
                 answer = raw.until(m.RpcResult)
                 assert isinstance(answer, m.RpcResult)
                 got = answer.error.code if answer.error is not None else None
-                _expect(answer.msgid == msgid and got == code, f"{method}: {answer!r}")
+                expect(answer.msgid == msgid and got == code, f"{method}: {answer!r}")
 
         return run
 
@@ -355,7 +247,7 @@ def run_check(
         try:
             if connect is not None:
                 host, port = connect
-                with _raw_socket(host, port, "text") as raw:
+                with raw_socket(host, port, "text") as raw:
                     check_text(
                         checker,
                         lambda: Engine.connect(host, port, timeout=handshake_timeout),
@@ -366,7 +258,7 @@ def run_check(
             else:
                 if not command:
                     raise ValueError("no command to start")
-                with _raw_process(command, checker, log) as raw:
+                with raw_process(command, checker, log) as raw:
                     check_text(
                         checker,
                         lambda: Engine.popen(command, stderr=log, timeout=handshake_timeout),

@@ -1,16 +1,36 @@
 """What every command of the command line shares: the error a command raises for bad input
-(one line on stderr, exit status 2) and the argument types of its flags."""
+(one line on stderr, exit status 2), the parser that reports a usage error the same way, and
+the argument types of its flags."""
 
 from __future__ import annotations
 
 import argparse
+import sys
 from collections.abc import Callable
+from typing import NoReturn, TextIO, TypeAlias
+
+from enginesrv.event.results.wording import printable
 
 EXIT_USAGE = 2
 
 
 class CommandError(Exception):
     """A user-facing failure: printed as one line on stderr, exit status 2."""
+
+
+class Parser(argparse.ArgumentParser):
+    """argparse, but a usage error is one line on stderr (with a pointer to --help)."""
+
+    def error(self, message: str) -> NoReturn:
+        message = printable(message)
+        sys.stderr.write(f"{self.prog}: error: {message} (see '{self.prog} --help')\n")
+        sys.exit(EXIT_USAGE)
+
+
+Handler: TypeAlias = Callable[[argparse.Namespace, TextIO, TextIO], None]
+"""What runs a command: its arguments, stdout and stderr."""
+Subcommands: TypeAlias = "argparse._SubParsersAction[Parser]"
+"""The subcommands of the ``enginesrv`` parser, to which each command adds its own parser."""
 
 
 def natural(text: str) -> int:

@@ -1,36 +1,19 @@
-"""How events are shown: the standings tables of ``enginesrv results`` (``write_tables``) and
-the live progress of a running match or tournament (``Display``)."""
+"""How events are shown: the standings tables a match or tournament ends with and ``enginesrv
+results`` begins with (``write_tables``), and the live progress of a running match or
+tournament (``Display``)."""
 
 from __future__ import annotations
 
-import io
 import math
-from collections import Counter
 from collections.abc import Sequence
-from pathlib import Path
 from typing import TextIO
 
-import games
 from enginesrv.event.config import EventConfig
 from enginesrv.event.results.ratings import RatingTable
-from enginesrv.event.results.report import (
-    MAX_PLIES,
-    crosstable,
-    pairing_ratings,
-    player_names,
-    reason_kind,
-    reasons,
-    search_report,
-)
+from enginesrv.event.results.report import pairing_ratings, player_names
 from enginesrv.event.results.standings import PairingResult
-from enginesrv.event.results.store import GameRow
-from enginesrv.event.results.wording import printable, result_words
+from enginesrv.event.results.wording import result_words
 from enginesrv.event.tournament import Finished
-
-MAX_CROSSTABLE_PLAYERS = 32
-"""The most players whose crosstable ``results`` prints: a table of N players is N lines of
-N cells each as wide as the longest name, which for 1,000 players of 100-character names
-would be 100 MB of text."""
 
 
 def _fmt_elo(value: float | None) -> str:
@@ -47,7 +30,7 @@ def _fmt_ci(value: float | None) -> str:
     return f"{value:.1f}"
 
 
-def _write_table(
+def write_table(
     out: TextIO, head: Sequence[str], rows: Sequence[Sequence[str]], left: Sequence[int] = (0,)
 ) -> None:
     """An aligned table: the columns ``left`` flush left, the others flush right."""
@@ -77,13 +60,16 @@ def write_tables(
         rows.append(
             (
                 f"{pairing.first} vs {pairing.second}",
-                str(t.wins), str(t.draws), str(t.losses), str(t.games),
-                f"{100 * t.score:.1f}%", _fmt_elo(s.estimate.elo), _fmt_ci(s.estimate.ci95),
-                f"{100 * s.los:.1f}%", penta,
+                *map(str, (t.wins, t.draws, t.losses, t.games)),
+                f"{100 * t.score:.1f}%",
+                _fmt_elo(s.estimate.elo),
+                _fmt_ci(s.estimate.ci95),
+                f"{100 * s.los:.1f}%",
+                penta,
             )
-        )  # fmt: skip
+        )
     head = ("pairing", "W", "D", "L", "games", "score", "elo", "+/-95%", "LOS", "pentanomial")
-    _write_table(out, head, rows)
+    write_table(out, head, rows)
     out.write("\n")
     write_ratings(out, pairing_ratings(standings, player_names(standings), anchor=anchor))
     if sprt is not None and standings:
@@ -104,132 +90,19 @@ def write_ratings(out: TextIO, table: RatingTable) -> None:
     for rank, r in enumerate(table.ratings, 1):
         rows.append(
             (
-                str(rank) if r.elo is not None else "-", r.player,
+                str(rank) if r.elo is not None else "-",
+                r.player,
                 "-" if r.elo is None else f"{r.elo:+.1f}",
                 "-" if r.error is None else f"{r.error:.1f}",
-                str(r.games), f"{r.points:g}", f"{100 * r.score:.1f}%",
+                str(r.games),
+                f"{r.points:g}",
+                f"{100 * r.score:.1f}%",
             )
-        )  # fmt: skip
-    _write_table(out, ("rank", "player", "elo", "+/-95%", "games", "points", "score"), rows, (1,))
+        )
+    write_table(out, ("rank", "player", "elo", "+/-95%", "games", "points", "score"), rows, (1,))
     for r in table.ratings:
         if r.elo is None:
             out.write(f"  {r.player}: no rating: {r.note}\n")
-
-
-def write_report(
-    out: TextIO,
-    config: EventConfig,
-    standings: list[PairingResult],
-    rows: list[GameRow],
-    out_dir: Path,
-    *,
-    anchor: str | None = None,
-) -> None:
-    """What ``enginesrv results`` prints: a title, the tables of ``write_tables``, the
-    crosstable, how the games ended per player, and the engines' search figures. Names and
-    reasons come from the store: every line is ``printable``.
-
-    Raises:
-        RatingError: ``anchor`` is not a player with a finite rating.
-        EventError: the store names a record that is refused (``report.search_report``).
-    """
-    text = io.StringIO()
-    _write_report(text, config, standings, rows, out_dir, anchor=anchor)
-    # split at line feeds only: splitlines would break a line at a name's \x1e or \u2028
-    out.write("\n".join(printable(line) for line in text.getvalue().split("\n")))
-
-
-def _write_report(
-    out: TextIO,
-    config: EventConfig,
-    standings: list[PairingResult],
-    rows: list[GameRow],
-    out_dir: Path,
-    *,
-    anchor: str | None = None,
-) -> None:
-    names = player_names(standings)
-    limits = config.move_limits().describe()
-    out.write(f"Event: {config.event}; game {config.game}; {len(rows)} games; {limits}\n\n")
-    write_tables(out, config, standings, anchor=anchor)
-    if len(names) > MAX_CROSSTABLE_PLAYERS:
-        out.write(
-            f"\ncrosstable: not shown for more than {MAX_CROSSTABLE_PLAYERS} players "
-            f"({len(names)} here; results --json has it)\n"
-        )
-    elif len(names) > 2:
-        table = crosstable(standings, names)
-        out.write("\ncrosstable (wins-draws-losses of the row's player)\n")
-        _write_table(
-            out,
-            ("player", *names),
-            [
-                (
-                    a,
-                    *(
-                        "-" if a == b else "-".join(map(str, table[a].get(b, [0, 0, 0])))
-                        for b in names
-                    ),
-                )
-                for a in names
-            ],
-        )
-    ends = reasons(rows, names)
-    out.write("\nhow the games ended (W, D, L: by the rules, a forfeit, adjudication, max plies)\n")
-    kinds = ("rules", "forfeit", "adjudication", MAX_PLIES)
-    head = ("player", "W", "W:rules", "W:forfeit", "W:adj", "D", "D:rules", "D:adj",
-            "D:max-plies", "L", "L:rules", "L:forfeit", "L:adj")  # fmt: skip
-    body = []
-    for name in names:
-        count: Counter[tuple[str, str]] = Counter()
-        for key, n in ends.get(name, {}).items():
-            outcome, _, reason = key.partition(":")
-            count[(outcome, reason_kind(reason))] += n
-            count[(outcome, "")] += n
-
-        def c(outcome: str, kind: str, count: Counter[tuple[str, str]] = count) -> str:
-            return str(count[(outcome, kind)])
-
-        body.append(
-            (
-                name,
-                c("win", ""), *(c("win", k) for k in kinds[:3]),
-                c("draw", ""), c("draw", "rules"), c("draw", "adjudication"), c("draw", MAX_PLIES),
-                c("loss", ""), *(c("loss", k) for k in kinds[:3]),
-            )
-        )  # fmt: skip
-    _write_table(out, head, body)
-    for name in names:
-        parts = []
-        for outcome, label in (("win", "won"), ("draw", "drew"), ("loss", "lost")):
-            got = [
-                f"{key.partition(':')[2]} {n}"
-                for key, n in ends.get(name, {}).items()
-                if key.startswith(outcome + ":")
-            ]
-            if got:
-                parts.append(f"{label} {', '.join(got)}")
-        if parts:
-            out.write(f"  {name}: {'; '.join(parts)}\n")
-    search = search_report(rows, names, games.load(config.game), out_dir)
-    reported = [n for n in names if search.players[n].moves]
-    if reported:
-        out.write("\nsearch (as the engines reported it; time as the arbiter measured it)\n")
-        body = []
-        for name in reported:
-            s = search.players[name]
-            body.append(
-                (
-                    name, str(s.moves),
-                    "-" if s.avg_depth is None else f"{s.avg_depth:.1f}",
-                    "-" if s.nps is None else f"{s.nps:,.0f}",
-                    "-" if s.ms_per_move is None else f"{s.ms_per_move:.0f}",
-                    f"{s.ms / 1000:.1f}",
-                )
-            )  # fmt: skip
-        _write_table(out, ("player", "moves", "avg depth", "nodes/s", "ms/move", "time s"), body)
-    for problem in search.unread:
-        out.write(f"  not counted: {problem}\n")
 
 
 class Display:

@@ -1,25 +1,19 @@
-"""The rules tools of the command line: ``perft``, ``moves``, ``show``, ``replay``,
-``export`` (an event's records into one file) and ``bench``."""
+"""The rules tools of the command line: ``perft``, ``moves``, ``show``, ``replay`` (game
+records checked move by move) and ``bench``; and what the other commands share with them:
+loading a game by name, playing moves on a position, naming a seat."""
 
 from __future__ import annotations
 
 import argparse
-import contextlib
 import itertools
-import os
-import stat
 import time
-from collections.abc import Callable, Iterator, Sequence
-from pathlib import Path
+from collections.abc import Iterator, Sequence
 from typing import TextIO
 
 import games
 from enginesrv.cli.common import CommandError
-from enginesrv.event.config import EventError
 from enginesrv.event.play.records import Record, RecordError
-from enginesrv.event.play.sgf import generate_records_file, stored_record_text
-from enginesrv.event.results.files import FileRefusedError, check_stored_record
-from enginesrv.event.results.store import GameRow, stored_event
+from enginesrv.event.play.sgf import generate_records_file
 from enginesrv.event.results.wording import cut, printable, quoted
 from enginesrv.search.bench import run_bench, run_search_bench
 
@@ -113,8 +107,9 @@ def cmd_show(args: argparse.Namespace, out: TextIO, err: TextIO) -> None:
     out.write(describe(state) + "\n")
 
 
-class _BadGameError(Exception):
-    """A record whose game does not replay: ``line`` of the file (0: none) and the reason."""
+class BadGameError(Exception):
+    """A game whose record is bad: it does not replay (``replay``), or it is missing or cannot
+    be read (``export``); ``line`` of the file (0: none) and the reason."""
 
     def __init__(self, line: int, reason: str) -> None:
         super().__init__(line, reason)
@@ -143,23 +138,13 @@ def _replay_record(
         The summary lines (plies, final, outcome, result, reason).
 
     Raises:
-        _BadGameError: the first thing that is wrong.
+        BadGameError: the first thing that is wrong.
     """
-    if record.game is not None and record.game != game.name:
-        raise _BadGameError(
-            record.line, f"the record is a {quoted(record.game)} game, not {game.name!r}"
-        )
-    start = record.start_position()
-    try:
-        state = game.state_from_string(start) if start is not None else game.new_state()
-    except games.InvalidPositionError as exc:
-        raise _BadGameError(
-            record.line, f"Start position {quoted(start or '', MAX_POSITION)}: {cut(exc.reason)}"
-        ) from None
+    state = _start(game, record)
     if ply is not None and ply > len(record.moves):
         beyond = f"--ply {ply}: the game has {len(record.moves)} plies"
         if not short_ok:
-            raise _BadGameError(record.line, beyond)
+            raise BadGameError(record.line, beyond)
         out.write(beyond + "\n")
     if step or ply == 0:
         out.write(_board("ply 0 (start)", state))
@@ -168,14 +153,44 @@ def _replay_record(
         try:
             games.replay(game, state, [entry.token], first=number)
         except games.ReplayError as exc:
-            raise _BadGameError(entry.line, cut(str(exc))) from None
+            raise BadGameError(entry.line, cut(str(exc))) from None
         if step or ply == number:
             notes = " ".join(f"{key}={value}" for key, value in entry.annotations)
             label = f"ply {number}: {entry.token} by {mover}" + (f"  ; {notes}" if notes else "")
             out.write(_board(printable(cut(label)), state))
+    return _ending(record, state)
+
+
+def _start(game: games.Game, record: Record) -> games.State:
+    """The position ``record`` starts from.
+
+    Raises:
+        BadGameError: the record is of another game than ``game``, or its start position is
+            refused.
+    """
+    if record.game is not None and record.game != game.name:
+        raise BadGameError(
+            record.line, f"the record is a {quoted(record.game)} game, not {game.name!r}"
+        )
+    start = record.start_position()
+    try:
+        return game.state_from_string(start) if start is not None else game.new_state()
+    except games.InvalidPositionError as exc:
+        raise BadGameError(
+            record.line, f"Start position {quoted(start or '', MAX_POSITION)}: {cut(exc.reason)}"
+        ) from None
+
+
+def _ending(record: Record, state: games.State) -> list[str]:
+    """The summary lines of ``record`` replayed to ``state``: plies, final, outcome, result,
+    reason.
+
+    Raises:
+        BadGameError: the record's Final or Result is not where its moves lead.
+    """
     final = state.to_string()
     if record.final is not None and record.final != final:
-        raise _BadGameError(
+        raise BadGameError(
             record.line,
             f"the moves lead to {quoted(final, MAX_POSITION)}, but the record's Final is "
             f"{quoted(record.final, MAX_POSITION)}",
@@ -183,7 +198,7 @@ def _replay_record(
     outcome = state.outcome()
     result = record.result()
     if outcome is not None and result.winner not in (None, "*", outcome.winner):
-        raise _BadGameError(
+        raise BadGameError(
             record.line,
             f"the game ends '{outcome.winner}' but the record's Result is {quoted(result.text)}",
         )
@@ -229,14 +244,7 @@ def cmd_replay(args: argparse.Namespace, out: TextIO, err: TextIO) -> None:
     ahead = [record for record in pair if record is not None]
     several = len(ahead) > 1
     picked: int | None = args.pick
-    if picked is not None:
-        record, held = _pick(records, ahead, picked)
-        if record is None:
-            counted = f"{held} game" + ("s" if held > 1 else "")
-            raise CommandError(f"{path}: --game {picked}: the file holds {counted}")
-        chosen: Iterator[tuple[int, Record]] = iter([(picked, record)])
-    else:
-        chosen = enumerate(itertools.chain(_drain(ahead), _rest(records)), 1)
+    chosen = _chosen(path, records, ahead, picked)
     # several games checked in one go: a bad one is reported in its block, and the next checked
     every = several and picked is None
     first_bad: CommandError | None = None
@@ -249,7 +257,7 @@ def cmd_replay(args: argparse.Namespace, out: TextIO, err: TextIO) -> None:
             lines = _replay_record(
                 game, record, ply=args.ply, step=args.step, short_ok=every, out=out
             )
-        except _BadGameError as exc:
+        except BadGameError as exc:
             where = f"{path}:{exc.line}" if exc.line else path
             error = CommandError(
                 f"{where}: game {number}: {exc.reason}" if several else f"{where}: {exc.reason}"
@@ -271,6 +279,24 @@ def cmd_replay(args: argparse.Namespace, out: TextIO, err: TextIO) -> None:
     if first_bad is not None:
         many = f"the first of {bad} bad games" + (", the check stopped there" if stopped else "")
         raise CommandError(f"{first_bad} ({many})" if bad > 1 else str(first_bad))
+
+
+def _chosen(
+    path: str, records: Iterator[Record], ahead: list[Record], picked: int | None
+) -> Iterator[tuple[int, Record]]:
+    """The games to check, with their numbers: every record of the file (``ahead`` its first
+    ones, already read), or the one ``--game`` picks (``picked``).
+
+    Raises:
+        CommandError: the file holds fewer than ``picked`` games.
+    """
+    if picked is None:
+        return enumerate(itertools.chain(_drain(ahead), _rest(records)), 1)
+    record, held = _pick(records, ahead, picked)
+    if record is None:
+        counted = f"{held} game" + ("s" if held > 1 else "")
+        raise CommandError(f"{path}: --game {picked}: the file holds {counted}")
+    return iter([(picked, record)])
 
 
 def _next_record(records: Iterator[Record]) -> Record | None:
@@ -302,175 +328,6 @@ def _pick(records: Iterator[Record], ahead: list[Record], picked: int) -> tuple[
         if held == picked:
             return record, held
     return None, held
-
-
-def cmd_export(args: argparse.Namespace, out: TextIO, err: TextIO) -> None:
-    """``enginesrv export``: the records of an event's games, by game id, into one file.
-
-    Every record's file is checked first, none read (``files.check_stored_record``: a
-    refused or missing one fails the export before anything is written); then each record is
-    read, checked as a record of the event's game and written, one at a time: what an export
-    holds is one record, and what it reads is what it writes, once. A file given with ``-o``
-    is written under a temporary name beside it and renamed into place once whole, so a
-    failed export leaves it as it was; on stdout, the games before a record found bad are
-    written already. A game whose record is missing or unreadable fails the export (naming
-    the game and the file) unless ``--skip-missing`` leaves it out with a warning on ``err``.
-    """
-    directory = Path(args.dir)
-    try:
-        config, rows = stored_event(
-            directory, "not an event directory (the --out DIR of a match or tournament)"
-        )
-    except EventError as exc:
-        raise CommandError(str(exc)) from None
-    game = load_game(config.game).name
-    target: str = args.output
-    if target != "-":
-        _check_output(directory, Path(target))
-    kept: list[GameRow] = []
-    for row in rows:
-        try:
-            _check_record_file(directory, row)
-        except _BadGameError as exc:
-            _left_out(args, err, row, exc)
-        else:
-            kept.append(row)
-    written = 0
-
-    def write(file: TextIO) -> None:
-        nonlocal written
-        for row in kept:
-            try:
-                text = _stored_record(directory, row, game)
-            except _BadGameError as exc:
-                _left_out(args, err, row, exc)
-                continue
-            # an export goes to a terminal too: every line printable
-            file.write(("\n" if written else "") + _printable_lines(text))
-            written += 1
-
-    if target == "-":
-        write(out)
-    else:
-        _write_whole(Path(target), write)
-    where = "stdout" if target == "-" else target
-    skipped = len(rows) - written
-    left_out = f" ({skipped} left out)" if skipped else ""
-    err.write(f"enginesrv export: {written} games of {directory} written to {where}{left_out}\n")
-
-
-def _left_out(args: argparse.Namespace, err: TextIO, row: GameRow, exc: _BadGameError) -> None:
-    """A game whose record is bad: the export's error, or with ``--skip-missing`` a warning."""
-    if not args.skip_missing:
-        raise CommandError(
-            f"game {row.id}: {exc.reason} (--skip-missing exports the other games)"
-        ) from None
-    err.write(f"enginesrv export: warning: game {row.id} left out: {printable(exc.reason)}\n")
-
-
-def _write_whole(target: Path, write: Callable[[TextIO], None]) -> None:
-    """``write`` into ``target``, whole or not at all: a regular file (or none yet) is written
-    under a temporary name in its directory, then renamed over it (its mode kept); anything
-    else (a device such as ``/dev/null``, a FIFO) is written to directly.
-
-    Raises:
-        CommandError: it cannot be written.
-    """
-    try:
-        real = Path(os.path.realpath(target))
-        try:
-            info: os.stat_result | None = os.stat(real)
-        except FileNotFoundError:
-            info = None
-        if info is not None and not stat.S_ISREG(info.st_mode):
-            with open(target, "w", encoding="utf-8") as file:
-                write(file)
-            return
-        temporary = real.with_name(f".{real.name}.{os.getpid()}.export")
-        try:
-            with open(temporary, "x", encoding="utf-8") as file:
-                write(file)
-            if info is not None:
-                os.chmod(temporary, stat.S_IMODE(info.st_mode))
-            os.replace(temporary, real)
-        finally:
-            temporary.unlink(missing_ok=True)
-    except OSError as exc:
-        raise CommandError(f"-o {target}: cannot write: {exc.strerror or exc}") from None
-
-
-def _check_record_file(directory: Path, row: GameRow) -> None:
-    """Refuse the record of a stored game before the export writes anything, reading none of
-    it (``files.check_stored_record``).
-
-    Raises:
-        _BadGameError: the game has no record, or it is missing or cannot be opened.
-        CommandError: the store names a record that is refused: a crafted store, whose other
-            games are not exported either.
-    """
-    if row.record is None:
-        raise _BadGameError(0, "the event kept no record of it")
-    with _record_errors(directory, row, row.record):
-        check_stored_record(directory, row.record, row.id)
-
-
-@contextlib.contextmanager
-def _record_errors(directory: Path, row: GameRow, record: str) -> Iterator[None]:
-    """What a stored game's record file may raise, as ``export`` reports it: a refused record
-    ends the export (``CommandError``), a missing or unreadable one is a bad game."""
-    path = directory / record
-    try:
-        yield
-    except FileRefusedError as exc:
-        raise CommandError(
-            f"game {row.id}: its record {quoted(record)} {exc.reason}; nothing is exported"
-        ) from None
-    except FileNotFoundError:
-        raise _BadGameError(0, f"its record {path} is missing") from None
-    except OSError as exc:
-        raise _BadGameError(0, f"its record {path}: cannot read file: {exc.strerror}") from None
-
-
-def _printable_lines(text: str) -> str:
-    """``text`` with each of its lines ``printable``."""
-    if text.replace("\n", "").isprintable():
-        return text
-    return "\n".join(printable(line) for line in text.split("\n"))
-
-
-def _check_output(directory: Path, target: Path) -> None:
-    """Refuse an output that would overwrite the event's own files."""
-    own = [directory / "results.sqlite", directory / "games"]
-    resolved = target.resolve()
-    for path in own:
-        mine = path.resolve()
-        if resolved == mine or mine in resolved.parents:
-            raise CommandError(
-                f"-o {target}: that is the event's own {path.name}; choose another file"
-            )
-
-
-def _stored_record(directory: Path, row: GameRow, game: str) -> str:
-    """The text of the record of a stored game, read and checked as a record of ``game``
-    (as the arbiter wrote it: a record is not parsed and written again, which for a long
-    one would take more memory than the reading).
-
-    Raises:
-        _BadGameError: the record is missing or is not a record of ``game``.
-        CommandError: the store names a record that is refused (``files.read_stored_record``):
-            a crafted store, whose other games are not exported either.
-    """
-    if row.record is None:
-        raise _BadGameError(0, "the event kept no record of it")
-    path = directory / row.record
-    try:
-        with _record_errors(directory, row, row.record):
-            text, record = stored_record_text(directory, row.record, row.id)
-    except RecordError as exc:
-        raise _BadGameError(0, f"its record {exc}") from None
-    if record.game != game:
-        raise _BadGameError(0, f"its record {path} is not a {quoted(game)} game record")
-    return text.rstrip("\n") + "\n"
 
 
 def cmd_bench(args: argparse.Namespace, out: TextIO, err: TextIO) -> None:
