@@ -142,7 +142,7 @@ class Display:
         self._clear()
         item, result = done.game, done.result
         pairing = done.pairings[item.pairing]
-        words = result_words(result.winner, result.reason, done.names, result.detail)
+        words = result_words(result.outcome, done.names, result.detail)
         line = (
             f"game {item.id}/{done.total}: {done.names[0]} (p1) vs {done.names[1]} (p2): "
             f"{words}; {result.plies} plies"

@@ -24,6 +24,7 @@ from typing import Any
 import trio
 
 import games
+from enginesrv.event.play.outcome import Outcome
 from enginesrv.event.results import stats
 from enginesrv.event.results.standings import PairingResult
 
@@ -209,13 +210,19 @@ def move_message(
     }
 
 
-def result_message(game_id: int, winner: str, reason: str, plies: int, text: str = "") -> Message:
-    """A game ended: ``winner`` (p1, p2, draw), ``reason``, and ``text``, the same in words
-    (``greedy wins: alphabeta lost on time (239 ms used of 200 ms)``)."""
+def result_message(game_id: int, outcome: Outcome, plies: int, text: str = "") -> Message:
+    """A game ended: its ``outcome`` (the winner as p1, p2 or draw, and the reason), and
+    ``text``, the same in words (``greedy wins: alphabeta lost on time (239 ms used of 200
+    ms)``)."""
+    winner, reason = outcome.result, outcome.reason
     return {
-        "type": "result", "id": game_id, "winner": winner, "reason": reason, "plies": plies,
+        "type": "result",
+        "id": game_id,
+        "winner": winner,
+        "reason": reason,
+        "plies": plies,
         "text": text or f"{winner} ({reason})",
-    }  # fmt: skip
+    }
 
 
 def standings_message(

@@ -40,7 +40,7 @@ from enginesrv.event.play.records import format_record
 from enginesrv.event.prepared import PreparedEvent
 from enginesrv.event.results import stats
 from enginesrv.event.results.files import record_name as stored_record_name
-from enginesrv.event.results.standings import PairingResult, decided, pairing_results, points
+from enginesrv.event.results.standings import PairingResult, decided, pairing_results
 from enginesrv.event.results.store import GameRow, ResultsDB, store_game
 from enginesrv.event.results.wording import result_words
 from enginesrv.event.runners.base import GameRunner
@@ -378,9 +378,9 @@ def game_row(
         p2=names[item.p2],
         pair=item.pair,
         opening=item.opening,
-        winner=result.winner,
-        reason=result.reason,
-        first_points=points(result.winner, item.p1 == item.first),
+        winner=result.outcome.result,
+        reason=result.outcome.reason,
+        first_points=result.outcome.points(0 if item.p1 == item.first else 1),
         plies=result.plies,
         wall=result.wall,
         engine_time=result.engine_time,
@@ -404,8 +404,8 @@ def _announce(
 
 
 def _result_message(plan: GamePlan, result: GameResult) -> dict[str, object]:
-    words = result_words(result.winner, result.reason, plan.setup.names, result.detail)
-    return result_message(plan.game_id, result.winner, result.reason, result.plies, words)
+    words = result_words(result.outcome, plan.setup.names, result.detail)
+    return result_message(plan.game_id, result.outcome, result.plies, words)
 
 
 async def _tick(report: Callable[[float], None], started: float) -> None:

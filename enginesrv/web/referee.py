@@ -38,6 +38,7 @@ import trio
 import games
 from enginesrv.event.play.bot_player import BotPlayer, check_bot
 from enginesrv.event.play.controls import TimeControl
+from enginesrv.event.play.outcome import Termination
 from enginesrv.event.play.players import ForfeitError, GoRequest, PlayerSpecError, parse_player
 from enginesrv.search.child import SearchRunner
 from enginesrv.serve.offload import offload
@@ -397,7 +398,7 @@ class Referee:
         try:
             reply = await self.bot.go(request, stop, on_hold)
             if reply.token is None:
-                raise ForfeitError("illegal-move", "the bot had no move")
+                raise ForfeitError(Termination.ILLEGAL_MOVE, "the bot had no move")
             move = self.state.parse_move(reply.token)
         except ForfeitError as exc:
             self._lose(seat, exc.reason, self._public(exc.detail))

@@ -22,6 +22,7 @@ from enginesrv.event.play.controls import (
     TimeControl,
 )
 from enginesrv.event.play.openings import Opening, OpeningsError, read_openings
+from enginesrv.event.play.outcome import Termination
 from enginesrv.event.play.players import ForfeitError, GoRequest, Player, PlayerSpec, Reply
 from enginesrv.event.play.records import format_record, parse_record
 
@@ -40,7 +41,7 @@ class Scripted(Player):
         think: float = 0.01,
         score: Callable[[int], Score | None] = lambda n: None,
         fail_at: int | None = None,
-        failure: str = "crash",
+        failure: Termination = Termination.CRASH,
     ) -> None:
         super().__init__(PlayerSpec("test", "bot", "scripted"))
         self.game = game
@@ -219,14 +220,17 @@ def test_a_bad_token_forfeits(token: str | None, detail: str) -> None:
     replays(game, result)
 
 
-@pytest.mark.parametrize("reason", ["crash", "stall", "disconnect", "time-forfeit"])
-def test_a_failing_player_forfeits_with_its_reason(reason: str) -> None:
+@pytest.mark.parametrize(
+    "reason",
+    [Termination.CRASH, Termination.STALL, Termination.DISCONNECT, Termination.TIME_FORFEIT],
+)
+def test_a_failing_player_forfeits_with_its_reason(reason: Termination) -> None:
     game = games.load("yoxii")
     bad = Scripted(game, fail_at=2, failure=reason)
     result = play(game, (bad, Scripted(game)))
     assert (result.winner, result.reason) == ("p2", reason)
     assert result.failed == (0,)
-    late = Scripted(game, fail_at=0, failure="stall")
+    late = Scripted(game, fail_at=0, failure=Termination.STALL)
     result = play(game, (Scripted(game), late))
     assert (result.winner, result.reason, result.plies) == ("p1", "stall", 0)
 

@@ -22,6 +22,7 @@ from structlog.testing import capture_logs
 from enginesrv.event import tournament
 from enginesrv.event.config import EventConfig, EventError
 from enginesrv.event.play.arbiter import GameResult, GameSetup
+from enginesrv.event.play.outcome import Outcome
 from enginesrv.event.play.plan import GamePlan, Played
 from enginesrv.event.play.records import Record, RecordMove
 from enginesrv.event.prepared import PreparedEvent, prepare
@@ -47,7 +48,7 @@ def answer(game_id: int = 1) -> TaskResult:
         moves=[RecordMove("e5"), RecordMove("d4")],
         comments=[f"game {game_id}"],
     )
-    result = GameResult("p1", "totem blocked", record, 2, 0.5, 0.25, search_time=0.2)
+    result = GameResult(Outcome.parse("p1", "totem blocked"), record, 2, 0.5, 0.25, search_time=0.2)
     return TaskResult(result, (11, 22), "tcp://10.0.0.9:4000", 1234.5)
 
 

@@ -29,6 +29,7 @@ from structlog.testing import capture_logs
 from enginesrv.admission import Admission
 from enginesrv.event.config import EventConfig, EventError
 from enginesrv.event.play.arbiter import GameResult
+from enginesrv.event.play.outcome import Outcome
 from enginesrv.event.play.records import Record, RecordMove
 from enginesrv.event.prepared import prepare
 from enginesrv.event.runners import cluster
@@ -61,7 +62,9 @@ def answer(game_id: int = 1, winner: str = "p1") -> TaskResult:
         moves=[RecordMove("e5"), RecordMove("d4", (("ms", "3"),))],
         comments=[f"game {game_id}"],
     )
-    result = GameResult(winner, "totem blocked", record, 2, 0.5, 0.25, search_time=0.2)
+    result = GameResult(
+        Outcome.parse(winner, "totem blocked"), record, 2, 0.5, 0.25, search_time=0.2
+    )
     return TaskResult(result, (11, 22), "tcp://10.0.0.9:4000", 1234.5)
 
 

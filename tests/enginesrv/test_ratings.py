@@ -11,6 +11,7 @@ import random
 
 import pytest
 
+from enginesrv.event.play.outcome import Outcome
 from enginesrv.event.results import ratings
 from enginesrv.event.results.ratings import Encounter, RatingError, expected, fit_ratings
 from enginesrv.event.results.report import crosstable, reasons
@@ -240,16 +241,23 @@ def test_crosstable_and_reasons() -> None:
 def test_result_words_say_who_won_and_why() -> None:
     names = ("alphabeta", "greedy")
     assert (
-        result_words("p2", "time-forfeit", names, "239 ms used of 200 ms")
+        result_words(Outcome.parse("p2", "time-forfeit"), names, "239 ms used of 200 ms")
         == "greedy wins: alphabeta lost on time (239 ms used of 200 ms)"
     )
-    assert result_words("p1", "totem-blocked", names) == "alphabeta wins: totem blocked"
-    assert result_words("draw", "max-plies", names) == "draw: the ply limit was reached"
-    assert result_words("p1", "crash", names, "exit 3") == "alphabeta wins: greedy crashed (exit 3)"
+    assert (
+        result_words(Outcome.parse("p1", "totem-blocked"), names) == "alphabeta wins: totem blocked"
+    )
+    assert (
+        result_words(Outcome.parse("draw", "max-plies"), names) == "draw: the ply limit was reached"
+    )
+    assert (
+        result_words(Outcome.parse("p1", "crash"), names, "exit 3")
+        == "alphabeta wins: greedy crashed (exit 3)"
+    )
     # the same player on both seats: the seats say who is who
-    assert result_words("p1", "goal-row", ("x", "x")).startswith("x (p1) wins")
+    assert result_words(Outcome.parse("p1", "goal-row"), ("x", "x")).startswith("x (p1) wins")
     for reason in ("time-forfeit", "illegal-move", "stall", "crash", "disconnect", "resign"):
-        assert "p1" not in result_words("p2", reason, names)
+        assert "p1" not in result_words(Outcome.parse("p2", reason), names)
 
 
 def test_the_note_says_against_whom_a_score_is_perfect() -> None:

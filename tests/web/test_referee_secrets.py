@@ -17,6 +17,7 @@ from trio_websocket import ConnectionClosed, open_websocket_url
 import games
 from enginesrv.event.config import EventConfig
 from enginesrv.event.feed import Feed
+from enginesrv.event.play.outcome import Termination
 from enginesrv.event.play.players import ForfeitError, GoRequest, Reply
 from enginesrv.event.prepared import prepare
 from enginesrv.event.tournament import run_event
@@ -174,7 +175,9 @@ async def test_a_bots_forfeit_in_a_game_of_hidden_laws_does_not_quote_it() -> No
                 stop: trio.Event | None = None,
                 on_hold: Callable[[bool], None] | None = None,
             ) -> Reply:
-                raise ForfeitError("crash", f"the bot failed: ValueError: {request.position}")
+                raise ForfeitError(
+                    Termination.CRASH, f"the bot failed: ValueError: {request.position}"
+                )
 
             referee.bot.go = failing  # type: ignore[method-assign]
             await page.send("go")

@@ -37,8 +37,10 @@ import games
 from enginesrv.event.play.clock import GameClock
 from enginesrv.event.play.controls import Adjudication, MoveLimits, TimeControl, describe_seats
 from enginesrv.event.play.openings import Opening, opening_state
+from enginesrv.event.play.outcome import Outcome, Termination
 from enginesrv.event.play.players import Clocks, ForfeitError, GoRequest, Player, Reply
 from enginesrv.event.play.records import Record, RecordMove
+from games.base import Winner
 
 
 @dataclass
@@ -46,8 +48,7 @@ class GameResult:
     """How a game ended and its record.
 
     Attributes:
-        winner: ``p1``, ``p2`` or ``draw``.
-        reason: the game's outcome reason or the arbiter's (module docstring).
+        outcome: who won, and why: by the rules or the arbiter's reason (module docstring).
         record: the game record (design §6).
         plies: the plies the engines played (the opening's not counted).
         wall: seconds from the first ``new_game`` to the end.
@@ -58,8 +59,7 @@ class GameResult:
         detail: what the forfeited player did, in words (``""`` when nobody forfeited).
     """
 
-    winner: str
-    reason: str
+    outcome: Outcome
     record: Record
     plies: int
     wall: float
@@ -67,6 +67,16 @@ class GameResult:
     failed: tuple[int, ...] = ()
     search_time: float = 0.0
     detail: str = ""
+
+    @property
+    def winner(self) -> Winner:
+        """``p1``, ``p2`` or ``draw`` (``Outcome.result``)."""
+        return self.outcome.result
+
+    @property
+    def reason(self) -> str:
+        """The game's outcome reason or the arbiter's (``Outcome.reason``)."""
+        return self.outcome.reason
 
 
 @dataclass
@@ -82,8 +92,9 @@ class _Adjudicator:
         self.seen[key] = count
         return 0 < self.rules.repetitions <= count
 
-    def score(self, seat: int, reply: Reply, ply: int) -> str | None:
-        """Note a reported score; ``resign`` or ``draw`` when a rule is met."""
+    def score(self, seat: int, reply: Reply, ply: int) -> Outcome | None:
+        """Note a reported score; the end of the game when a rule is met (``seat`` resigns,
+        or a draw by score adjudication)."""
         score = reply.score
         resign, draw = self.rules.resign, self.rules.draw
         if resign is not None:
@@ -92,12 +103,12 @@ class _Adjudicator:
             )
             self.low[seat] = self.low[seat] + 1 if losing else 0
             if self.low[seat] >= resign.movecount:
-                return "resign"
+                return Outcome.loss(seat, Termination.RESIGN)
         if draw is not None:
             level = score is not None and score.kind == "cp" and abs(score.value) <= draw.score
             self.quiet = self.quiet + 1 if level and ply >= draw.movenumber else 0
             if self.quiet >= 2 * draw.movecount:
-                return "draw"
+                return Outcome.draw(Termination.SCORE_ADJUDICATION)
         return None
 
 
@@ -168,7 +179,8 @@ class _Game:
             RecordMove(t, (("book", "1"),), i + 1) for i, t in enumerate(setup.opening.moves)
         ]
         self.comments: list[str] = []
-        self.winner = self.reason = self.detail = ""
+        self.outcome: Outcome | None = None
+        self.detail = ""
         self.failed: list[int] = []
         self.engine_time = self.search_time = 0.0
         self.seat_limits = setup.seat_limits
@@ -179,19 +191,19 @@ class _Game:
 
     async def play(self) -> GameResult:
         if await self._new_game():
-            while not self.winner and not self.state.is_terminal():
+            while self.outcome is None and not self.state.is_terminal():
                 if self.plies >= self.setup.adjudication.max_plies:
-                    self.winner, self.reason = "draw", "max-plies"
+                    self.outcome = Outcome.draw(Termination.MAX_PLIES)
                     break
                 await self._decision(self.state.to_move())
-        if not self.winner:
-            outcome = self.state.outcome()
-            assert outcome is not None
-            self.winner, self.reason = outcome.winner, outcome.reason
-        return self._result()
+        if self.outcome is None:
+            ended = self.state.outcome()
+            assert ended is not None
+            self.outcome = Outcome.by_rules(ended)
+        return self._result(self.outcome)
 
-    def _forfeit(self, seat: int, why: str, detail: str) -> None:
-        self.winner, self.reason, self.detail = ("p2" if seat == 0 else "p1"), why, detail
+    def _forfeit(self, seat: int, why: Termination, detail: str) -> None:
+        self.outcome, self.detail = Outcome.loss(seat, why), detail
         self.comments.append(f"p{seat + 1} {self.setup.names[seat]}: {detail}")
 
     async def _new_game(self) -> bool:
@@ -262,7 +274,8 @@ class _Game:
             given = float(limits.st_ms)
         if allowed is not None and used_ms > allowed:
             left = given if given is not None else 0.0
-            self._forfeit(seat, "time-forfeit", f"{used_ms:.0f} ms used of {left:.0f} ms")
+            detail = f"{used_ms:.0f} ms used of {left:.0f} ms"
+            self._forfeit(seat, Termination.TIME_FORFEIT, detail)
             return
         self.clocks.decided(seat, used_ms)
         token = reply.token
@@ -271,7 +284,8 @@ class _Game:
                 raise games.IllegalMoveError("none", "the player had no move")
             move = self.state.parse_move(token)  # the mover's own: never a shown form
         except games.GameError as exc:
-            self._forfeit(seat, "illegal-move", f"played {exc.text!r}: {exc.reason}")
+            detail = f"played {exc.text!r}: {exc.reason}"
+            self._forfeit(seat, Termination.ILLEGAL_MOVE, detail)
             return
         notes = self._notes(seat, reply, move, used_ms, given)
         self.moves.append(RecordMove(token, notes, len(self.moves) + 1))
@@ -309,16 +323,15 @@ class _Game:
         if self.on_move is not None:
             self.on_move(public, state, self.clocks.shown)
         verdict = self.judge.score(seat, reply, self.plies)
-        if verdict == "resign":
-            self.winner, self.reason = ("p2" if seat == 0 else "p1"), "resign"
-            name = self.setup.names[seat]
-            self.comments.append(f"p{seat + 1} {name} resigned by score adjudication")
-        elif verdict == "draw":
-            self.winner, self.reason = "draw", "score-adjudication"
+        if verdict is not None:
+            self.outcome = verdict
+            if verdict.termination is Termination.RESIGN:
+                name = self.setup.names[seat]
+                self.comments.append(f"p{seat + 1} {name} resigned by score adjudication")
         elif not state.is_terminal() and self.judge.position(state.key()):
-            self.winner, self.reason = "draw", "repetition"
+            self.outcome = Outcome.draw(Termination.REPETITION)
 
-    def _result(self) -> GameResult:
+    def _result(self, outcome: Outcome) -> GameResult:
         setup, opening = self.setup, self.setup.opening
         headers = {
             "Game": self.game.name,
@@ -328,16 +341,15 @@ class _Game:
             "P1": setup.names[0],
             "P2": setup.names[1],
             "TimeControl": describe_seats(self.seat_limits),
-            "Result": self.winner,
-            "Reason": self.reason,
+            "Result": outcome.result,
+            "Reason": outcome.reason,
             "Final": self.state.to_string(),
         }
         if opening.label:
             headers["Opening"] = opening.label
         record = Record(headers=headers, moves=self.moves, comments=self.comments)
         return GameResult(
-            winner=self.winner,
-            reason=self.reason,
+            outcome=outcome,
             record=record,
             plies=self.plies,
             wall=self.clock() - self.started,
@@ -350,7 +362,7 @@ class _Game:
 
 def no_start(game: games.Game, setup: GameSetup, seat: int, exc: ForfeitError) -> GameResult:
     """The result of a game a player could not start: it loses with the reason."""
-    winner = "p2" if seat == 0 else "p1"
+    outcome = Outcome.loss(seat, exc.reason)
     record = Record(
         headers={
             "Game": game.name,
@@ -359,10 +371,10 @@ def no_start(game: games.Game, setup: GameSetup, seat: int, exc: ForfeitError) -
             "P1": setup.names[0],
             "P2": setup.names[1],
             "TimeControl": describe_seats(setup.seat_limits),
-            "Result": winner,
-            "Reason": exc.reason,
+            "Result": outcome.result,
+            "Reason": outcome.reason,
         },
         moves=[],
         comments=[f"p{seat + 1} {setup.names[seat]} did not start: {exc.detail}"],
     )
-    return GameResult(winner, exc.reason, record, 0, 0.0, 0.0, (seat,), detail=exc.detail)
+    return GameResult(outcome, record, 0, 0.0, 0.0, (seat,), detail=exc.detail)

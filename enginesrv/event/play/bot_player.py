@@ -13,6 +13,7 @@ import trio
 import games
 from bots.engine import Engine, OptionError
 from bots.registry import BotError, create_bot
+from enginesrv.event.play.outcome import Termination
 from enginesrv.event.play.players import (
     MOVE_TIMEOUT,
     ForfeitError,
@@ -153,7 +154,7 @@ class BotPlayer(Player):
         )
         self.fresh = False
         if self.pool is None:
-            raise ForfeitError("crash", "no search workers are running")
+            raise ForfeitError(Termination.CRASH, "no search workers are running")
         started = trio.current_time()
         hard = request.forfeit_at
         if hard is None:
@@ -178,15 +179,15 @@ class BotPlayer(Player):
         elapsed = trio.current_time() - started
         result = outcome.result
         if outcome.error is not None:
-            raise ForfeitError("crash", f"the bot failed: {outcome.error}")
+            raise ForfeitError(Termination.CRASH, f"the bot failed: {outcome.error}")
         if result is None:
             if request.forfeit_at is not None:
-                raise ForfeitError("time-forfeit", f"no move after {elapsed:.3f} s")
+                raise ForfeitError(Termination.TIME_FORFEIT, f"no move after {elapsed:.3f} s")
             if outcome.killed:
                 raise ForfeitError(
-                    "stall", f"no move within the move timeout of {self.move_timeout:g} s"
+                    Termination.STALL, f"no move within the move timeout of {self.move_timeout:g} s"
                 )
-            raise ForfeitError("stall", "the search ended without a move")
+            raise ForfeitError(Termination.STALL, "the search ended without a move")
         return Reply(result.token, elapsed, result.score, result.depth, result.nodes, result.time)
 
     async def close(self) -> None:

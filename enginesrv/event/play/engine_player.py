@@ -30,6 +30,7 @@ from enginesrv.client import (
     EngineInfo,
     EngineTimeoutError,
 )
+from enginesrv.event.play.outcome import Termination
 from enginesrv.event.play.players import (
     Deadlines,
     ForfeitError,
@@ -100,15 +101,15 @@ class TextEnginePlayer(Player):
         return self.engine.process if self.engine is not None else None
 
     @property
-    def _gone(self) -> str:
-        return "disconnect" if self.spec.kind == "tcp" else "crash"
+    def _gone(self) -> Termination:
+        return Termination.DISCONNECT if self.spec.kind == "tcp" else Termination.CRASH
 
     def _forfeit(self, exc: ClientError, doing: str) -> ForfeitError:
         """The forfeit for a failed exchange: a stall when an answer did not come in time,
         else the engine went away (a crash, or a disconnect over TCP)."""
         self.alive = False
         if isinstance(exc, EngineTimeoutError):
-            return ForfeitError("stall", f"{doing}: {exc}")
+            return ForfeitError(Termination.STALL, f"{doing}: {exc}")
         return ForfeitError(self._gone, f"{doing}: {exc}")
 
     @property
@@ -132,7 +133,9 @@ class TextEnginePlayer(Player):
             else:
                 await self._start_process()
         except EngineTimeoutError:
-            raise ForfeitError("stall", f"no ugiok within {deadlines.startup:g} s") from None
+            raise ForfeitError(
+                Termination.STALL, f"no ugiok within {deadlines.startup:g} s"
+            ) from None
         except ClientError as exc:
             # a wrapper (or the reaper) that fails says why only on its standard error
             reason = await self._start_error()
@@ -253,7 +256,7 @@ class TextEnginePlayer(Player):
                     self.hello.options.discard("seed")
             await engine.new_game(timeout=self.deadlines.ready)
         except EngineError as exc:
-            raise ForfeitError("crash", f"uginewgame was refused: {exc}") from None
+            raise ForfeitError(Termination.CRASH, f"uginewgame was refused: {exc}") from None
         except ClientError as exc:
             raise self._forfeit(exc, "uginewgame") from None
 
@@ -277,7 +280,9 @@ class TextEnginePlayer(Player):
                 confirm=False,  # a silent engine is judged by its clock, or by isready
             )  # fmt: skip
         except EngineError as exc:
-            raise ForfeitError("crash", f"the engine refused the position or go: {exc}") from None
+            raise ForfeitError(
+                Termination.CRASH, f"the engine refused the position or go: {exc}"
+            ) from None
         except ClientError as exc:
             raise self._forfeit(exc, "position and go") from None
         # without a clock, a silent engine is told apart from a long search by isready
@@ -294,24 +299,27 @@ class TextEnginePlayer(Player):
             except EngineError as exc:
                 if exc.code in (203, 206):  # refused, with its ``bestmove none``
                     return Reply(None, trio.current_time() - started)
-                raise ForfeitError("crash", f"the search failed: {exc}") from None
+                raise ForfeitError(Termination.CRASH, f"the search failed: {exc}") from None
             except ClientError as exc:
                 raise self._forfeit(exc, "the search") from None
             now = trio.current_time()
             if now >= limit:
                 self.alive = False
-                raise ForfeitError("time-forfeit", f"no bestmove within {now - started:.3f} s")
+                raise ForfeitError(
+                    Termination.TIME_FORFEIT, f"no bestmove within {now - started:.3f} s"
+                )
             if now >= cap:
                 self.alive = False
                 raise ForfeitError(
-                    "stall", f"no bestmove within the move timeout of {deadlines.move:g} s"
+                    Termination.STALL,
+                    f"no bestmove within the move timeout of {deadlines.move:g} s",
                 )
             try:
                 await engine.isready(deadlines.ready)
             except EngineTimeoutError:
                 self.alive = False
                 raise ForfeitError(
-                    "stall", f"no readyok within {deadlines.ready:g} s while searching"
+                    Termination.STALL, f"no readyok within {deadlines.ready:g} s while searching"
                 ) from None
             except ClientError as exc:
                 raise self._forfeit(exc, "isready while searching") from None

@@ -34,6 +34,7 @@ from typing import Literal
 import games
 from bots.engine import Score
 from enginesrv.event.play.controls import TimeControl
+from enginesrv.event.play.outcome import Termination
 from protocol import messages as m
 
 PlayerKind = Literal["bot", "cmd", "tcp"]
@@ -49,7 +50,7 @@ class PlayerSpecError(ValueError):
 class ForfeitError(Exception):
     """A player misbehaved: ``reason`` is the forfeit reason, ``detail`` says what happened."""
 
-    def __init__(self, reason: str, detail: str) -> None:
+    def __init__(self, reason: Termination, detail: str) -> None:
         super().__init__(f"{reason}: {detail}")
         self.reason = reason
         self.detail = detail

@@ -78,12 +78,6 @@ def load_results(out_dir: Path) -> tuple[EventConfig, list[PairingResult], list[
     return config, pairing_results(rows, names, config.gauntlet), rows
 
 
-def points(winner: str, first_is_p1: bool) -> float:
-    if winner == "draw":
-        return 0.5
-    return 1.0 if (winner == "p1") == first_is_p1 else 0.0
-
-
 SPRT_MIN_GAMES = 10
 """SPRT decides nothing before this many games: on a handful of games the approximate
 log-likelihood ratio is unreliable (one win alone would cross the bounds)."""

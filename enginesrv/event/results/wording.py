@@ -6,6 +6,8 @@ from __future__ import annotations
 
 import unicodedata
 
+from enginesrv.event.play.outcome import Outcome, other, seat_name
+
 _GAME_ENDS = {
     # Yinsh
     "target-reached": "removed the rings it needed",
@@ -52,20 +54,20 @@ def reason_words(reason: str) -> str:
     return reason.replace("-", " ")
 
 
-def result_words(winner: str, reason: str, names: tuple[str, str], detail: str = "") -> str:
+def result_words(outcome: Outcome, names: tuple[str, str], detail: str = "") -> str:
     """``greedy wins: alphabeta lost on time (239 ms used of 200 ms)``,
     ``alphabeta wins: totem blocked``, ``draw: the ply limit was reached``.
 
-    ``winner`` is ``p1``, ``p2`` or ``draw``; ``names`` are the players of p1 and p2;
-    ``detail`` is what a forfeited player did, when the arbiter said.
+    ``names`` are the players of p1 and p2; ``detail`` is what a forfeited player did, when
+    the arbiter said.
     """
     extra = f" ({detail})" if detail else ""
-    if winner not in ("p1", "p2"):
+    reason = outcome.reason
+    if outcome.winner is None:
         return f"draw: {_DRAWS.get(reason, reason_words(reason))}{extra}"
-    won = names[0] if winner == "p1" else names[1]
-    lost = names[1] if winner == "p1" else names[0]
+    won, lost = names[outcome.winner], names[other(outcome.winner)]
     if won == lost:
-        won, lost = f"{won} ({winner})", f"{lost} ({'p2' if winner == 'p1' else 'p1'})"
+        won, lost = f"{won} ({outcome.result})", f"{lost} ({seat_name(other(outcome.winner))})"
     if reason in _LOSER_DID:
         return f"{won} wins: {lost} {_LOSER_DID[reason]}{extra}"
     return f"{won} wins: {reason_words(reason)}{extra}"
