@@ -61,8 +61,8 @@ import trio
 
 from enginesrv.event.config import EventConfig
 from enginesrv.event.prepared import prepare
+from enginesrv.event.results.rows import GameRow
 from enginesrv.event.results.standings import load_results
-from enginesrv.event.results.store import GameRow
 from enginesrv.event.tournament import Finished, run_event
 
 if TYPE_CHECKING:

@@ -17,7 +17,8 @@ from enginesrv.event.config import EventError
 from enginesrv.event.play.records import RecordError
 from enginesrv.event.play.sgf import stored_record_text
 from enginesrv.event.results.files import FileRefusedError, check_stored_record
-from enginesrv.event.results.store import GameRow, stored_event
+from enginesrv.event.results.rows import GameRow
+from enginesrv.event.results.store import stored_event
 from enginesrv.event.results.wording import printable, quoted
 
 

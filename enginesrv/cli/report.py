@@ -19,8 +19,8 @@ from enginesrv.event.results.report import (
     reasons,
     search_report,
 )
+from enginesrv.event.results.rows import GameRow
 from enginesrv.event.results.standings import PairingResult
-from enginesrv.event.results.store import GameRow
 from enginesrv.event.results.wording import printable
 
 MAX_CROSSTABLE_PLAYERS = 32

@@ -39,9 +39,9 @@ from enginesrv.event.play.players import PlayerSpecError
 from enginesrv.event.play.records import format_record
 from enginesrv.event.prepared import PreparedEvent
 from enginesrv.event.results import stats
-from enginesrv.event.results.files import record_name as stored_record_name
+from enginesrv.event.results.rows import game_row
 from enginesrv.event.results.standings import PairingResult, decided, pairing_results
-from enginesrv.event.results.store import GameRow, ResultsDB, store_game
+from enginesrv.event.results.store import ResultsDB, store_game
 from enginesrv.event.results.wording import result_words
 from enginesrv.event.runners.base import GameRunner
 from enginesrv.event.runners.local import open_local_runner
@@ -312,7 +312,7 @@ class _Run:
             # cluster that ran it twice) is dropped
             runner.settle(item.id, stored=False)
             return False
-        row = game_row(item, self.event.names, played.result, self.out_dir is not None)
+        row = game_row(item, self.event.names, played.result, with_record=self.out_dir is not None)
         secret = None
         if self.event.game.hidden_information:
             # the secret seeds are kept for audit, once the game is over (stored with its
@@ -361,31 +361,6 @@ class _Lane:
     openings: list[Opening]
     observers: Observers
     cancel: trio.CancelScope
-
-
-def game_row(
-    item: ScheduledGame, names: list[str], result: GameResult, with_record: bool
-) -> GameRow:
-    """The stored row of the game ``item`` of players ``names`` that ended with ``result``
-    (its record in ``games/`` when ``with_record``)."""
-    return GameRow(
-        id=item.id,
-        round=item.round,
-        pairing=item.pairing,
-        first=names[item.first],
-        second=names[item.second],
-        p1=names[item.p1],
-        p2=names[item.p2],
-        pair=item.pair,
-        opening=item.opening,
-        winner=result.outcome.result,
-        reason=result.outcome.reason,
-        first_points=result.outcome.points(0 if item.p1 == item.first else 1),
-        plies=result.plies,
-        wall=result.wall,
-        engine_time=result.engine_time,
-        record=stored_record_name(item.id) if with_record else None,
-    )
 
 
 def _announce(

@@ -513,7 +513,8 @@ def test_the_largest_store_an_event_writes_is_read_back(event: Path) -> None:
     4 bytes each, stored twice) and their secret seeds take at most MAX_STORE_ROW_BYTES each,
     so the store of the largest event and its configuration fit under MAX_STORE_BYTES."""
     from enginesrv.event.config import MAX_SCHEDULE
-    from enginesrv.event.results.store import GameRow, ResultsDB, stored_event
+    from enginesrv.event.results.rows import GameRow
+    from enginesrv.event.results.store import ResultsDB, stored_event
 
     path = event / "results.sqlite"
     before = path.stat().st_size

@@ -15,9 +15,9 @@ from enginesrv.event.play.outcome import Outcome
 from enginesrv.event.results import ratings
 from enginesrv.event.results.ratings import Encounter, RatingError, expected, fit_ratings
 from enginesrv.event.results.report import crosstable, reasons
+from enginesrv.event.results.rows import GameRow
 from enginesrv.event.results.standings import PairingResult
 from enginesrv.event.results.stats import Z95
-from enginesrv.event.results.store import GameRow
 from enginesrv.event.results.wording import result_words
 
 

@@ -14,8 +14,8 @@ from enginesrv.event.play.records import RecordError
 from enginesrv.event.play.sgf import stored_record_text
 from enginesrv.event.results.files import MAX_RESULTS_RECORD_BYTES, FileRefusedError
 from enginesrv.event.results.ratings import Encounter, RatingTable, fit_ratings
+from enginesrv.event.results.rows import GameRow
 from enginesrv.event.results.standings import PairingResult
-from enginesrv.event.results.store import GameRow
 from enginesrv.event.results.wording import cut, quoted
 
 FORFEITS = frozenset(("time-forfeit", "illegal-move", "crash", "disconnect", "stall"))

@@ -10,7 +10,8 @@ from pathlib import Path
 from enginesrv.event.config import EventConfig, EventError
 from enginesrv.event.play.players import PlayerSpecError, parse_player
 from enginesrv.event.results import stats
-from enginesrv.event.results.store import GameRow, stored_event
+from enginesrv.event.results.rows import GameRow
+from enginesrv.event.results.store import stored_event
 from enginesrv.event.results.summary import PairingStats, summarize
 from enginesrv.event.schedule import display_names, pairings
 

@@ -9,19 +9,17 @@ from __future__ import annotations
 
 import contextlib
 import json
-import math
 import os
 import re
 import sqlite3
-import sys
-import types
 from collections.abc import Iterator
-from dataclasses import dataclass, fields
+from dataclasses import fields
 from pathlib import Path
-from typing import Any, Union, get_args, get_origin, get_type_hints
+from typing import Any, get_type_hints
 
 from enginesrv.event.config import MAX_SCHEDULE, EventConfig, EventError
 from enginesrv.event.results.files import MAX_STORED_VALUE, FileRefusedError, check_store_file
+from enginesrv.event.results.rows import GAME_COLUMNS, GameRow, fits, row_problem, shared, short
 from enginesrv.event.results.wording import quoted
 
 _SCHEMA = """
@@ -47,30 +45,6 @@ CREATE TABLE IF NOT EXISTS games (
 """
 
 
-@dataclass(frozen=True, slots=True)
-class GameRow:
-    """A finished game as stored."""
-
-    id: int
-    round: int
-    pairing: int
-    first: str
-    second: str
-    p1: str
-    p2: str
-    pair: int
-    opening: int
-    winner: str
-    reason: str
-    first_points: float
-    plies: int
-    wall: float
-    engine_time: float
-    record: str | None
-
-
-_GAME_COLUMNS = tuple(f.name for f in fields(GameRow))
-
 _SCHEMA_OBJECTS = frozenset(
     {
         ("table", "meta", "meta"),
@@ -90,11 +64,6 @@ recurses, and a text of a hundred thousand ``[`` would end in a ``RecursionError
 # would otherwise cost some 60 MB)
 _JSON_STRING = re.compile(r'"[^"\\]*+(?:\\.[^"\\]*+)*+"', re.DOTALL)
 _JSON_BRACKETS = re.compile(r"[\[\]{}]")
-
-MAX_ROW_TEXT = 200
-"""The longest text a game row holds: a player's name (at most 100 characters, then ``#N``
-when two share one) or a reason (a few words). A longer one is a crafted row, refused before
-it is printed or used as a key."""
 
 
 class ResultsDB:
@@ -214,7 +183,7 @@ class ResultsDB:
 
     def _error(self, exc: sqlite3.Error) -> EventError:
         """A SQLite error as an ``EventError`` naming the file."""
-        text = _short(str(exc), 200)
+        text = short(str(exc), 200)
         name = getattr(exc, "sqlite_errorname", "")
         if name == "SQLITE_TOOBIG":
             return self._damaged(f"a value longer than {MAX_STORED_VALUE:,} bytes")
@@ -245,13 +214,13 @@ class ResultsDB:
             ).fetchall():
                 if (str(kind), str(name), str(table)) not in _SCHEMA_OBJECTS:
                     raise self._damaged(
-                        f"its schema holds {_short(str(kind))} {quoted(str(name), 40)}, which an "
+                        f"its schema holds {short(str(kind))} {quoted(str(name), 40)}, which an "
                         "event never makes"
                     )
             problems = [str(row[0]) for row in self.db.execute("PRAGMA quick_check")]
             if problems != ["ok"]:
-                raise self._damaged(_short(problems[0] if problems else "no answer", 200))
-            for table, wanted in (("meta", ("key", "value")), ("games", _GAME_COLUMNS)):
+                raise self._damaged(short(problems[0] if problems else "no answer", 200))
+            for table, wanted in (("meta", ("key", "value")), ("games", GAME_COLUMNS)):
                 kind = self.db.execute(
                     "SELECT type, sql FROM sqlite_master WHERE name = ?", (table,)
                 ).fetchall()
@@ -275,7 +244,7 @@ class ResultsDB:
         if row is None:
             return None
         if not isinstance(row[0], str):
-            raise self._damaged(f"meta {key!r} is {_short(repr(row[0]))}, not text")
+            raise self._damaged(f"meta {key!r} is {short(repr(row[0]))}, not text")
         return row[0]
 
     def put(self, key: str, value: str) -> None:
@@ -296,7 +265,7 @@ class ResultsDB:
             raw = json.loads(text)
         except (ValueError, RecursionError) as exc:
             raise self._damaged(
-                f"the stored configuration is not JSON: {_short(str(exc))}"
+                f"the stored configuration is not JSON: {short(str(exc))}"
             ) from None
         if not isinstance(raw, dict):
             raise self._damaged("the stored configuration is not a JSON object")
@@ -305,9 +274,9 @@ class ResultsDB:
             if f.name not in raw:
                 continue
             value = raw[f.name]
-            if not _fits(tuple(value) if isinstance(value, list) else value, hints[f.name]):
+            if not fits(tuple(value) if isinstance(value, list) else value, hints[f.name]):
                 raise self._damaged(
-                    f"the stored configuration has {f.name} = {_short(json.dumps(value))}"
+                    f"the stored configuration has {f.name} = {short(json.dumps(value))}"
                 )
         try:
             config = EventConfig.from_json(text)
@@ -327,8 +296,8 @@ class ResultsDB:
             if meta is not None:
                 self.db.execute("INSERT OR REPLACE INTO meta VALUES (?, ?)", meta)
             self.db.execute(
-                f"INSERT OR REPLACE INTO games ({', '.join(_GAME_COLUMNS)}) "
-                f"VALUES ({', '.join('?' * len(_GAME_COLUMNS))})",
+                f"INSERT OR REPLACE INTO games ({', '.join(GAME_COLUMNS)}) "
+                f"VALUES ({', '.join('?' * len(GAME_COLUMNS))})",
                 (
                     row.id, row.round, row.pairing, row.first, row.second, row.p1, row.p2,
                     row.pair, row.opening, row.winner, row.reason, row.first_points, row.plies,
@@ -341,70 +310,23 @@ class ResultsDB:
         hints = get_type_hints(GameRow)
         out: list[GameRow] = []
         with self._sqlite():
-            raw = self.db.execute(f"SELECT {', '.join(_GAME_COLUMNS)} FROM games ORDER BY id")
+            raw = self.db.execute(f"SELECT {', '.join(GAME_COLUMNS)} FROM games ORDER BY id")
             # one row at a time: the same names over and over are kept once
             for values in raw:
                 if len(out) >= MAX_SCHEDULE:
                     # no event has more: a crafted store of small rows is not all kept
                     raise self._damaged(f"more than {MAX_SCHEDULE:,} games, more than an event has")
-                row = GameRow(*(_shared(value) for value in values))
+                row = GameRow(*(shared(value) for value in values))
                 out.append(self._checked(row, values, hints))
         return out
 
     def _checked(self, row: GameRow, values: tuple[object, ...], hints: dict[str, Any]) -> GameRow:
         """``row``, once each of its ``values`` has the type of its field and a value a run
         stores."""
-        for name, value in zip(_GAME_COLUMNS, values, strict=True):
-            if not _fits(value, hints[name]) or not _plausible(name, value):
-                shown = quoted(value, 40) if isinstance(value, str) else _short(repr(value))
-                raise self._damaged(f"game {_short(repr(row.id))} has {name} = {shown}")
+        problem = row_problem(row, values, hints)
+        if problem is not None:
+            raise self._damaged(problem)
         return row
-
-
-def _shared(value: Any) -> Any:
-    """A short text of a row (a player, a seat, a reason) as one shared string: a store of
-    many games holds a handful of them, each many times."""
-    return sys.intern(value) if isinstance(value, str) and len(value) <= 100 else value
-
-
-def _fits(value: object, hint: Any) -> bool:
-    """Whether a value read back from the store has the type of its field."""
-    origin = get_origin(hint)
-    if origin in (types.UnionType, Union):
-        return any(_fits(value, arg) for arg in get_args(hint))
-    if origin is tuple:
-        args = get_args(hint)
-        if not isinstance(value, tuple):
-            return False
-        return len(args) != 2 or args[1] is not Ellipsis or all(_fits(v, args[0]) for v in value)
-    if hint is type(None):
-        return value is None
-    if hint is bool:
-        return isinstance(value, bool)
-    if hint is int:
-        return isinstance(value, int) and not isinstance(value, bool)
-    if hint is float:
-        return (
-            isinstance(value, int | float) and not isinstance(value, bool) and math.isfinite(value)
-        )
-    if hint is str:
-        return isinstance(value, str)
-    return True
-
-
-def _plausible(column: str, value: object) -> bool:
-    """Whether a game row's value (of the right type) is one a run stores."""
-    if column == "winner":
-        return value in ("p1", "p2", "draw")
-    if column == "first_points":
-        return value in (0, 0.5, 1)
-    if column in ("id", "round"):
-        return isinstance(value, int) and value >= 1
-    if column in ("pairing", "pair", "opening", "plies", "wall", "engine_time"):
-        return not isinstance(value, int | float) or value >= 0
-    if column in ("first", "second", "p1", "p2", "reason"):
-        return not isinstance(value, str) or len(value) <= MAX_ROW_TEXT
-    return True
 
 
 def _nesting(text: str) -> int:
@@ -418,12 +340,6 @@ def _nesting(text: str) -> int:
         else:
             depth -= 1
     return deepest
-
-
-def _short(text: str, limit: int = 60) -> str:
-    """``text`` on one line and cut to ``limit`` characters (for an error message)."""
-    text = " ".join(text.split())
-    return text if len(text) <= limit else text[: limit - 3] + "..."
 
 
 def store_game(
