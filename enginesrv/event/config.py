@@ -51,11 +51,18 @@ MAX_PATH = 4096
 """The longest path of an openings file, in characters (Linux's ``PATH_MAX``)."""
 
 WHOLE_RANGES: dict[str, tuple[int, int]] = {
-    "games": (1, MAX_SCHEDULE), "rounds": (1, MAX_SCHEDULE), "concurrency": (1, 256),
-    "max_plies": (1, MAX_PLIES), "repetitions": (0, 1000), "timemargin": (0, 3_600_000),
-    "seed": (0, 2**63 - 1), "depth": (1, 1000), "nodes": (1, 10**12), "log_cap": (1, 1024),
+    "games": (1, MAX_SCHEDULE),
+    "rounds": (1, MAX_SCHEDULE),
+    "concurrency": (1, 256),
+    "max_plies": (1, MAX_PLIES),
+    "repetitions": (0, 1000),
+    "timemargin": (0, 3_600_000),
+    "seed": (0, 2**63 - 1),
+    "depth": (1, 1000),
+    "nodes": (1, 10**12),
+    "log_cap": (1, 1024),
     "rating_interval": (0, MAX_SCHEDULE),
-}  # fmt: skip
+}
 """The whole-number settings and the smallest and largest value of each."""
 SECONDS_SETTINGS = ("st", "startup_timeout", "ready_timeout", "move_timeout")
 """Settings in seconds: at least ``MIN_SECONDS``, at most ``MAX_SECONDS``, a whole number or
@@ -301,9 +308,20 @@ class EventConfig:
     def schedule_key(self) -> dict[str, object]:
         """The fields the schedule and the games depend on (a resumed event must keep them)."""
         keep = (
-            "game", "players", "gauntlet", "games", "rounds", "repeat", "openings",
-            "openings_order", "tc", "st", "depth", "nodes", "seed",
-        )  # fmt: skip
+            "game",
+            "players",
+            "gauntlet",
+            "games",
+            "rounds",
+            "repeat",
+            "openings",
+            "openings_order",
+            "tc",
+            "st",
+            "depth",
+            "nodes",
+            "seed",
+        )
         key = {k: getattr(self, k) for k in keep}
         if self.tc:
             # one clock however it is written: 1:30+1 is 90+1

@@ -173,9 +173,13 @@ class BotPlayer(Player):
             # (a stop is never a way to make the bot forfeit)
             brief = replace(job, target=STOPPED_SEARCH, deadline=STOPPED_SEARCH, issued=None)
             outcome = await self.pool.search(
-                brief, on_info=lambda info: None, stop=trio.Event(), hard_deadline=hard,
-                peer=self.peer, on_hold=on_hold,
-            )  # fmt: skip
+                brief,
+                on_info=lambda info: None,
+                stop=trio.Event(),
+                hard_deadline=hard,
+                peer=self.peer,
+                on_hold=on_hold,
+            )
         elapsed = trio.current_time() - started
         result = outcome.result
         if outcome.error is not None:

@@ -136,9 +136,12 @@ def sandbox_problem(*, network: bool) -> str | None:
     try:
         with orphans.spawning():  # a child of the arbiter it does not keep: not an orphan
             proc = subprocess.run(
-                [*probe, "--", "true"], stdin=subprocess.DEVNULL, capture_output=True,
-                timeout=PROBE_TIMEOUT, check=False,
-            )  # fmt: skip
+                [*probe, "--", "true"],
+                stdin=subprocess.DEVNULL,
+                capture_output=True,
+                timeout=PROBE_TIMEOUT,
+                check=False,
+            )
     except subprocess.TimeoutExpired:
         return f"bubblewrap did not make its namespaces within {PROBE_TIMEOUT:g} s"
     except OSError as exc:

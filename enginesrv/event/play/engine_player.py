@@ -127,9 +127,12 @@ class TextEnginePlayer(Player):
         try:
             if self.spec.kind == "tcp":
                 self.engine = await AsyncEngine.connect_in(
-                    None, self.spec.host, self.spec.port, timeout=deadlines.startup,
+                    None,
+                    self.spec.host,
+                    self.spec.port,
+                    timeout=deadlines.startup,
                     trace=self._trace,
-                )  # fmt: skip
+                )
             else:
                 await self._start_process()
         except EngineTimeoutError:
@@ -274,11 +277,12 @@ class TextEnginePlayer(Player):
                 depth=clocks.depth,
                 movetime=clocks.movetime,
                 nodes=clocks.nodes,
-                clock=Clock(clocks.p1time, clocks.p2time, clocks.p1inc, clocks.p2inc,
-                            clocks.movestogo),
+                clock=Clock(
+                    clocks.p1time, clocks.p2time, clocks.p1inc, clocks.p2inc, clocks.movestogo
+                ),
                 timeout=deadlines.ready,
                 confirm=False,  # a silent engine is judged by its clock, or by isready
-            )  # fmt: skip
+            )
         except EngineError as exc:
             raise ForfeitError(
                 Termination.CRASH, f"the engine refused the position or go: {exc}"

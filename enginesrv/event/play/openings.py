@@ -20,9 +20,12 @@ _QUOTED = 80
 position) in a message; no other content of a line is ever quoted."""
 _ESCAPES = {c: f"\\x{c:02x}" for c in (*range(32), 127, *range(0x80, 0xA0))}
 _KINDS = (
-    (stat.S_ISDIR, "a directory"), (stat.S_ISFIFO, "a FIFO"), (stat.S_ISCHR, "a device"),
-    (stat.S_ISBLK, "a device"), (stat.S_ISSOCK, "a socket"),
-)  # fmt: skip
+    (stat.S_ISDIR, "a directory"),
+    (stat.S_ISFIFO, "a FIFO"),
+    (stat.S_ISCHR, "a device"),
+    (stat.S_ISBLK, "a device"),
+    (stat.S_ISSOCK, "a socket"),
+)
 
 
 @dataclass(frozen=True, slots=True)

@@ -26,18 +26,21 @@ from enginesrv.event.results.wording import quoted
 
 #: Header keys in the order ``format_record`` writes them.
 HEADER_KEYS: tuple[str, ...] = (
-    "Game", "Start", "Event", "Date", "P1", "P2", "TimeControl", "Opening", "Result", "Reason",
+    "Game",
+    "Start",
+    "Event",
+    "Date",
+    "P1",
+    "P2",
+    "TimeControl",
+    "Opening",
+    "Result",
+    "Reason",
     "Final",
-)  # fmt: skip
+)
 
 #: Older spellings accepted by ``parse_record``, mapped to their canonical key.
 HEADER_ALIASES: dict[str, str] = {"Variant": "Game", "Final position": "Final"}
-
-#: ``Reason`` values the arbiter may write; games add their own outcome reasons. Not enforced.
-ARBITER_REASONS: frozenset[str] = frozenset({
-    "time-forfeit", "illegal-move", "crash", "stall", "disconnect", "max-plies", "repetition",
-    "resign", "score-adjudication",
-})  # fmt: skip
 
 Winner = Literal["p1", "p2", "draw", "*"]
 
@@ -376,8 +379,9 @@ def format_record(record: Record) -> str:
     ):
         for move in record.moves:
             token = move.token
-            check(bool(token) and not _has_space(token) and not token.startswith("#"), "token",
-                  token)  # fmt: skip
+            check(
+                bool(token) and not _has_space(token) and not token.startswith("#"), "token", token
+            )
             for key, value in move.annotations:
                 check(bool(key) and "=" not in key and not _has_space(key), "annotation key", key)
                 check(bool(value) and not _has_space(value), "annotation value", value)

@@ -81,9 +81,14 @@ class Slot:
         spec = self.specs[index]
         wrapper = self.isolate(spec.command) if self.isolate and spec.kind == "cmd" else ()
         player = make_player(
-            spec, self.pool, self.deadlines, stderr=stderr, wrapper=wrapper, traces=self.traces,
+            spec,
+            self.pool,
+            self.deadlines,
+            stderr=stderr,
+            wrapper=wrapper,
+            traces=self.traces,
             log_cap=self.log_cap,
-        )  # fmt: skip
+        )
         self.players[index] = player
         await player.start(game)
         return player

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import games
 from enginesrv.event.config import EventConfig, EventError
-from enginesrv.event.play.records import RecordError
+from enginesrv.event.play.records import Record, RecordError
 from enginesrv.event.play.sgf import stored_record_text
 from enginesrv.event.results.files import MAX_RESULTS_RECORD_BYTES, FileRefusedError
 from enginesrv.event.results.ratings import Encounter, RatingTable, fit_ratings
@@ -100,6 +100,21 @@ class SearchTotals:
     nodes_ms: int = 0
     games: int = 0
 
+    def count(self, notes: dict[str, str]) -> None:
+        """Add one move of the player's, by its annotations (``ms``, ``depth``, ``nodes``)."""
+        ms = _int(notes.get("ms"))
+        self.moves += 1
+        self.ms += ms or 0
+        depth = _int(notes.get("depth"))
+        if depth:
+            self.depth_moves += 1
+            self.depth += depth
+        nodes = _int(notes.get("nodes"))
+        if nodes:
+            self.nodes_moves += 1
+            self.nodes += nodes
+            self.nodes_ms += ms or 0
+
     @property
     def avg_depth(self) -> float | None:
         return self.depth / self.depth_moves if self.depth_moves else None
@@ -154,60 +169,74 @@ def search_report(
         if read >= MAX_RESULTS_RECORD_BYTES:
             past += 1
             continue
-        try:
-            text, record = stored_record_text(out_dir, row.record, row.id)
-            read += len(text.encode("utf-8"))
-            del text
-            state = games.replay(game, record.start_position(), ())
-        except FileRefusedError as exc:
-            raise EventError(
-                f"{out_dir / 'results.sqlite'}: game {row.id}: its record {quoted(row.record)} "
-                f"{exc.reason}; it is not read"
-            ) from None
-        except FileNotFoundError:
-            unread.append(f"{row.record}: missing")
-            continue
-        except OSError as exc:
-            unread.append(f"{row.record}: cannot read file: {exc.strerror or exc}")
-            continue
-        except (RecordError, games.GameError) as exc:
-            unread.append(cut(f"{row.record}: {exc}"))
-            continue
-        seen: set[str] = set()
-        names = (row.p1, row.p2)
-        for number, move in enumerate(record.moves, 1):
-            seat = state.to_move()
-            try:
-                games.replay(game, state, (move.token,), first=number)
-            except games.GameError as exc:
-                unread.append(cut(f"{row.record}: {exc}"))
-                break
-            notes = dict(move.annotations)
-            if "book" in notes:
-                continue
-            name = names[seat]
-            t = totals.setdefault(name, SearchTotals())
-            seen.add(name)
-            ms = _int(notes.get("ms"))
-            t.moves += 1
-            t.ms += ms or 0
-            depth = _int(notes.get("depth"))
-            if depth:
-                t.depth_moves += 1
-                t.depth += depth
-            nodes = _int(notes.get("nodes"))
-            if nodes:
-                t.nodes_moves += 1
-                t.nodes += nodes
-                t.nodes_ms += ms or 0
-        for name in seen:
-            totals[name].games += 1
+        loaded = _load(row, row.record, game, out_dir, unread)
+        if loaded is not None:
+            size, state, record = loaded
+            read += size
+            _tally(row, record, state, game=game, totals=totals, unread=unread)
     if past:
         unread.append(
             f"{past} game{'s' if past > 1 else ''}: not read, past the "
             f"{MAX_RESULTS_RECORD_BYTES:,} bytes of records results reads"
         )
     return SearchReport(totals, unread)
+
+
+def _load(
+    row: GameRow, name: str, game: games.Game, out_dir: Path, unread: list[str]
+) -> tuple[int, games.State, Record] | None:
+    """The size, start position and record of the game ``row`` (its record: ``name``); None,
+    with the reason in ``unread``, when it cannot be read.
+
+    Raises:
+        EventError: the store names a record that is refused (``search_report``).
+    """
+    try:
+        text, record = stored_record_text(out_dir, name, row.id)
+        size = len(text.encode("utf-8"))
+        del text
+        return size, games.replay(game, record.start_position(), ()), record
+    except FileRefusedError as exc:
+        raise EventError(
+            f"{out_dir / 'results.sqlite'}: game {row.id}: its record {quoted(name)} "
+            f"{exc.reason}; it is not read"
+        ) from None
+    except FileNotFoundError:
+        unread.append(f"{name}: missing")
+    except OSError as exc:
+        unread.append(f"{name}: cannot read file: {exc.strerror or exc}")
+    except (RecordError, games.GameError) as exc:
+        unread.append(cut(f"{name}: {exc}"))
+    return None
+
+
+def _tally(
+    row: GameRow,
+    record: Record,
+    state: games.State,
+    *,
+    game: games.Game,
+    totals: dict[str, SearchTotals],
+    unread: list[str],
+) -> None:
+    """Add the moves of ``record`` (replayed from ``state``) to their players' ``totals``."""
+    seen: set[str] = set()
+    names = (row.p1, row.p2)
+    for number, move in enumerate(record.moves, 1):
+        seat = state.to_move()
+        try:
+            games.replay(game, state, (move.token,), first=number)
+        except games.GameError as exc:
+            unread.append(cut(f"{row.record}: {exc}"))
+            break
+        notes = dict(move.annotations)
+        if "book" in notes:
+            continue
+        player = names[seat]
+        seen.add(player)
+        totals.setdefault(player, SearchTotals()).count(notes)
+    for player in seen:
+        totals[player].games += 1
 
 
 def _int(text: str | None) -> int | None:

@@ -7,6 +7,7 @@ from __future__ import annotations
 import math
 import sys
 import types
+from collections.abc import Callable
 from dataclasses import dataclass, fields
 from typing import Any, Union, get_args, get_origin
 
@@ -101,19 +102,27 @@ def fits(value: object, hint: Any) -> bool:
         if not isinstance(value, tuple):
             return False
         return len(args) != 2 or args[1] is not Ellipsis or all(fits(v, args[0]) for v in value)
-    if hint is type(None):
-        return value is None
-    if hint is bool:
-        return isinstance(value, bool)
-    if hint is int:
-        return isinstance(value, int) and not isinstance(value, bool)
-    if hint is float:
-        return (
-            isinstance(value, int | float) and not isinstance(value, bool) and math.isfinite(value)
-        )
-    if hint is str:
-        return isinstance(value, str)
-    return True
+    check = _SCALARS.get(hint)
+    return check is None or check(value)
+
+
+def _is_int(value: object) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool)
+
+
+def _is_finite(value: object) -> bool:
+    return isinstance(value, int | float) and not isinstance(value, bool) and math.isfinite(value)
+
+
+_SCALARS: dict[Any, Callable[[object], bool]] = {
+    type(None): lambda value: value is None,
+    bool: lambda value: isinstance(value, bool),
+    int: _is_int,
+    float: _is_finite,
+    str: lambda value: isinstance(value, str),
+}
+"""The check of a value of each plain type a stored field may have (others pass: a
+``Literal``'s values are checked by ``_plausible``)."""
 
 
 def _plausible(column: str, value: object) -> bool:

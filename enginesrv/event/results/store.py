@@ -299,11 +299,24 @@ class ResultsDB:
                 f"INSERT OR REPLACE INTO games ({', '.join(GAME_COLUMNS)}) "
                 f"VALUES ({', '.join('?' * len(GAME_COLUMNS))})",
                 (
-                    row.id, row.round, row.pairing, row.first, row.second, row.p1, row.p2,
-                    row.pair, row.opening, row.winner, row.reason, row.first_points, row.plies,
-                    row.wall, row.engine_time, row.record,
+                    row.id,
+                    row.round,
+                    row.pairing,
+                    row.first,
+                    row.second,
+                    row.p1,
+                    row.p2,
+                    row.pair,
+                    row.opening,
+                    row.winner,
+                    row.reason,
+                    row.first_points,
+                    row.plies,
+                    row.wall,
+                    row.engine_time,
+                    row.record,
                 ),
-            )  # fmt: skip
+            )
 
     def rows(self) -> list[GameRow]:
         """Every finished game, by id, each value checked; at most ``MAX_SCHEDULE``."""
