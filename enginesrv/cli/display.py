@@ -8,10 +8,11 @@ import math
 from collections.abc import Sequence
 from typing import TextIO
 
-from enginesrv.event.config import EventConfig
+from enginesrv.event.prepared import PreparedEvent
 from enginesrv.event.results.ratings import RatingTable
 from enginesrv.event.results.report import pairing_ratings, player_names
 from enginesrv.event.results.standings import PairingResult
+from enginesrv.event.results.stats import SprtParams
 from enginesrv.event.results.wording import result_words
 from enginesrv.event.tournament import Finished
 
@@ -44,14 +45,18 @@ def write_table(
 
 
 def write_tables(
-    out: TextIO, config: EventConfig, standings: list[PairingResult], *, anchor: str | None = None
+    out: TextIO,
+    sprt: SprtParams | None,
+    standings: list[PairingResult],
+    *,
+    anchor: str | None = None,
 ) -> None:
-    """The pairing table, the rating table and the SPRT line (what a run ends with).
+    """The pairing table, the rating table and the SPRT line of an event whose SPRT is
+    ``sprt`` (what a run ends with).
 
     Raises:
         RatingError: ``anchor`` is not a player with a finite rating.
     """
-    sprt = config.sprt_params()
     rows = []
     for pairing in standings:
         s = pairing.summary(sprt)
@@ -109,10 +114,11 @@ class Display:
     """Progress: one line per finished game on stdout; on a terminal also a status line on
     stderr (games done, running score, Elo so far, ETA), redrawn after each game."""
 
-    def __init__(self, out: TextIO, err: TextIO, config: EventConfig, *, live: bool) -> None:
+    def __init__(self, out: TextIO, err: TextIO, event: PreparedEvent, *, live: bool) -> None:
         self.out = out
         self.err = err
-        self.config = config
+        self.event = event
+        self.config = event.config
         self.live = live
         self.where = ""
         """Where the games are played, when not here (``on the cluster ADDRESS``)."""
@@ -124,7 +130,7 @@ class Display:
     def start(self, done: int, total: int) -> None:
         self.first_done = self.done = done
         self.total = total
-        limits = self.config.move_limits().describe()
+        limits = self.event.limits.describe()
         what = "match" if len(self.config.players) == 2 else "tournament"
         resumed = f", resuming after {done} games" if done else ""
         self.err.write(

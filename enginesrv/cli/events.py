@@ -31,7 +31,6 @@ from enginesrv.cli.report import write_report
 from enginesrv.event.config import EventConfig, EventError
 from enginesrv.event.feed import Feed
 from enginesrv.event.lock import lock_event
-from enginesrv.event.play.players import parse_player
 from enginesrv.event.prepared import PreparedEvent, prepare
 from enginesrv.event.results.ratings import RatingError
 from enginesrv.event.results.report import report_json
@@ -65,7 +64,7 @@ def _handler(fail: type[Exception], *, tournament: bool) -> Handler:
             standings = _play(
                 args, out, err, event=event, out_dir=out_dir, fail=fail, command=command
             )
-        write_tables(out, event.config, standings)
+        write_tables(out, event.sprt, standings)
 
     return run
 
@@ -100,8 +99,8 @@ def _play(
 ) -> list[PairingResult]:
     """Play the event, shown as it goes; its standings at the end."""
     config = event.config
-    traces = _debug_traces(config, out_dir, err, command)
-    display = Display(out, err, config, live=err.isatty())
+    traces = _debug_traces(event, out_dir, err, command)
+    display = Display(out, err, event, live=err.isatty())
     if args.cluster:
         display.where = f"on the cluster {args.cluster}"
     # the event's doors (its watching page, its cluster result port) share one
@@ -159,13 +158,13 @@ def _warn(err: TextIO, command: str, text: str) -> None:
 
 
 def _debug_traces(
-    config: EventConfig, out_dir: Path | None, err: TextIO, command: str
+    event: PreparedEvent, out_dir: Path | None, err: TextIO, command: str
 ) -> Path | None:
     """Where ``--debug`` publishes its traces: ``DIR/logs`` (None: the default), or without
     ``--out`` a new temporary directory, named on ``err``."""
-    if not config.debug:
+    if not event.config.debug:
         return None
-    if not any(parse_player(text).kind != "bot" for text in config.players):
+    if event.all_bots:
         err.write(f"{command}: --debug traces cmd: and tcp: engines; this event has none\n")
         return None
     if out_dir is not None:

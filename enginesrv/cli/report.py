@@ -65,7 +65,7 @@ def _write_report(
     names = player_names(standings)
     limits = config.move_limits().describe()
     out.write(f"Event: {config.event}; game {config.game}; {len(rows)} games; {limits}\n\n")
-    write_tables(out, config, standings, anchor=anchor)
+    write_tables(out, config.sprt_params(), standings, anchor=anchor)
     _write_crosstable(out, standings, names)
     _write_endings(out, reasons(rows, names), names)
     _write_search(out, config, rows, names, out_dir)

@@ -295,7 +295,7 @@ def test_live_display_on_a_terminal_and_plain_lines_otherwise() -> None:
     )
     for live in (True, False):
         out, err = StringIO(), StringIO()
-        display = Display(out, err, event.config, live=live)
+        display = Display(out, err, event, live=live)
         trio.run(
             partial(
                 run_event,
