@@ -911,3 +911,30 @@ def test_results_sent_where_nothing_listens_come_through_dask(
     local_event = prepare(CONFIG, local, resume=False)
     trio.run(lambda: run_event(local_event, local, on_game=lambda done: None))
     assert rows == stored(local)
+
+
+def test_the_workers_send_no_result_straight_that_the_coordinators_settings_forbid(
+    scheduler: str, tmp_path: Path
+) -> None:
+    """The coordinator's settings travel to the workers with each game: with a
+    ``push_max_bytes`` that no result fits in, no worker sends one straight (the listener sees
+    none too large: none reaches it), and every result comes through Dask."""
+    out = tmp_path / "ev"
+    event = prepare(CONFIG, out, resume=False)
+    settings = ClusterSettings(push_max_bytes=1)
+    with capture_logs() as logs:
+        trio.run(
+            lambda: run_event(
+                event,
+                out,
+                on_game=lambda done: None,
+                cluster=scheduler,
+                cluster_settings=settings,
+            )
+        )
+    events = [each["event"] for each in logs]
+    assert "cluster_result_too_large" not in events
+    (summary,) = [each for each in logs if each["event"] == "cluster_games_stored"]
+    assert summary["games"] == GAMES
+    assert summary["sent_straight"] == 0
+    assert [row[0] for row in stored(out)] == list(range(1, GAMES + 1))
