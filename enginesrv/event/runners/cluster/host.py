@@ -67,6 +67,8 @@ class WorkerHost:
 
     @classmethod
     def get(cls, size: int) -> WorkerHost:
+        """This process's host, started with the first task (``size`` search processes, and
+        a spare)."""
         with cls._lock:
             if cls._instance is None:
                 # the games' secrets (both players' Yin Yang laws) are in this process
@@ -174,7 +176,8 @@ class WorkerHost:
     async def push(
         self, reply: ReplyTo, game_id: int, answer: TaskResult, settings: ClusterSettings
     ) -> bool:
-        """Send a finished game's result straight to the coordinator; whether it took it."""
+        """Send a finished game's result straight to the coordinator; whether it took it (a
+        result over ``settings.push_max_bytes`` is not sent: it goes through Dask)."""
         where = (reply.host, reply.port, reply.token)
         if where in self.unreachable:
             return False
