@@ -25,6 +25,7 @@ import sqlite3
 from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import trio
 
@@ -46,6 +47,9 @@ from enginesrv.event.results.wording import result_words
 from enginesrv.event.runners.base import GameRunner
 from enginesrv.event.runners.local import open_local_runner
 from enginesrv.event.schedule import ScheduledGame, make_schedule
+
+if TYPE_CHECKING:
+    from enginesrv.event.runners.cluster.settings import ClusterSettings
 
 
 @dataclass
@@ -87,17 +91,19 @@ async def run_event(
     cluster_listen: tuple[str, int] | None = ("", 0),
     on_notice: Callable[[str], None] | None = None,
     admission: Admission | None = None,
+    cluster_settings: ClusterSettings | None = None,
 ) -> list[PairingResult]:
     """Play the event's games not yet stored (``prepare`` first) and return the standings:
     here (``runners.local``), or with ``cluster`` (a Dask scheduler's address) on its workers
     (``runners.cluster``), two per worker thread at a time, which send each result straight
     back to a listener on ``cluster_listen`` (``cluster.parse_listen``; None: through Dask),
     whose connections ``admission`` admits (the one of the event's watching page, when it has
-    one). ``out_dir`` is held (``lock_event``) throughout. ``on_game``, ``on_start``,
-    ``on_tick`` and ``feed``: ``Observers``. Before any game, ``on_notice`` (default: a warning
-    logged) is told in one line when the ``cmd:`` engines run uncontained in a game that would
-    contain them (``contain.wrapper_for``). With ``--debug`` the external engines' protocol
-    traces are published in ``traces`` (default ``out_dir/logs``) as each game ends.
+    one), within ``cluster_settings`` (None: the defaults). ``out_dir`` is held
+    (``lock_event``) throughout. ``on_game``, ``on_start``, ``on_tick`` and ``feed``:
+    ``Observers``. Before any game, ``on_notice`` (default: a warning logged) is told in one
+    line when the ``cmd:`` engines run uncontained in a game that would contain them
+    (``contain.wrapper_for``). With ``--debug`` the external engines' protocol traces are
+    published in ``traces`` (default ``out_dir/logs``) as each game ends.
 
     Raises:
         EventError: a player that cannot play (unknown bot, bad option, a game the engine does
@@ -116,6 +122,7 @@ async def run_event(
             listen=cluster_listen,
             on_notice=on_notice,
             admission=admission,
+            cluster_settings=cluster_settings,
         ) as runner:
             return await run_games(event, out_dir, runner, observers)
 
@@ -129,6 +136,7 @@ def _open_runner(
     listen: tuple[str, int] | None,
     on_notice: Callable[[str], None] | None,
     admission: Admission | None,
+    cluster_settings: ClusterSettings | None,
 ) -> contextlib.AbstractAsyncContextManager[GameRunner]:
     """The runner of ``run_event``: on this machine, or on the cluster at ``cluster``."""
     if cluster is None:
@@ -136,7 +144,9 @@ def _open_runner(
     # the distributed extra is imported only by an event on a cluster
     from enginesrv.event.runners.cluster import open_cluster_runner  # noqa: PLC0415
 
-    return open_cluster_runner(event, cluster, listen, admission=admission)
+    return open_cluster_runner(
+        event, cluster, listen, admission=admission, settings=cluster_settings
+    )
 
 
 async def run_games(

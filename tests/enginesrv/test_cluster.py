@@ -22,7 +22,7 @@ import trio
 from enginesrv.event.config import EventConfig, EventError
 from enginesrv.event.play.records import parse_record
 from enginesrv.event.prepared import prepare
-from enginesrv.event.runners import cluster as cluster_module
+from enginesrv.event.runners.cluster import ClusterSettings
 from enginesrv.event.tournament import Finished, run_event
 from tests.enginesrv.cluster_support import local_scheduler, stored
 
@@ -33,10 +33,19 @@ ROOT = Path(__file__).resolve().parents[2]
 FAKE = Path(__file__).resolve().parent / "fakes" / "fake_engine.py"
 
 
-def run(config: EventConfig, out: Path | None, cluster: str | None) -> list[Finished]:
+def run(
+    config: EventConfig,
+    out: Path | None,
+    cluster: str | None,
+    settings: ClusterSettings | None = None,
+) -> list[Finished]:
     seen: list[Finished] = []
     event = prepare(config, out, resume=False)
-    trio.run(lambda: run_event(event, out, on_game=seen.append, cluster=cluster))
+    trio.run(
+        lambda: run_event(
+            event, out, on_game=seen.append, cluster=cluster, cluster_settings=settings
+        )
+    )
     return seen
 
 
@@ -155,12 +164,9 @@ def test_a_player_no_worker_can_run_stops_the_event_before_any_game(
     assert not (tmp_path / "ev" / "results.sqlite").exists()
 
 
-def test_an_unreachable_scheduler_is_one_error(
-    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
-) -> None:
-    monkeypatch.setattr(cluster_module, "CONNECT_TIMEOUT", 0.5)
+def test_an_unreachable_scheduler_is_one_error(tmp_path: Path) -> None:
     with pytest.raises(EventError, match="cannot reach the scheduler"):
-        run(CONFIG, None, closed_port())
+        run(CONFIG, None, closed_port(), ClusterSettings(connect_timeout=0.5))
 
 
 def test_without_the_extra_the_error_says_what_to_install(

@@ -27,9 +27,12 @@ from enginesrv.event.play.plan import GamePlan, Played
 from enginesrv.event.play.records import Record, RecordMove
 from enginesrv.event.prepared import PreparedEvent, prepare
 from enginesrv.event.results.store import stored_event
-from enginesrv.event.runners import cluster
-from enginesrv.event.runners.cluster import ClusterRunner, ReplyTo, ResultListener, TaskResult
-from enginesrv.event.runners.cluster_workers import WorkerRoster
+from enginesrv.event.runners.cluster.coordinator import ClusterRunner
+from enginesrv.event.runners.cluster.host import WorkerHost
+from enginesrv.event.runners.cluster.listener import ResultListener
+from enginesrv.event.runners.cluster.roster import WorkerRoster
+from enginesrv.event.runners.cluster.settings import ClusterSettings
+from enginesrv.event.runners.cluster.wire import ReplyTo, TaskResult
 from enginesrv.event.tournament import Finished, run_event
 from tests.enginesrv.cluster_support import journal_mode, local_scheduler
 
@@ -59,8 +62,8 @@ def plan(game_id: int) -> GamePlan:
     return GamePlan(game_id, 1, (0, 1), setup)
 
 
-def host_without_pool() -> cluster._Host:
-    return cast(cluster._Host, types.SimpleNamespace(unreachable=set()))
+def host_without_pool() -> WorkerHost:
+    return cast(WorkerHost, types.SimpleNamespace(unreachable=set()))
 
 
 def checked(*workers: str) -> WorkerRoster:
@@ -102,14 +105,12 @@ class RecomputedFuture:
         self.cancelled = True
 
 
-def test_a_game_recomputed_after_its_worker_died_is_taken_from_its_push(
-    monkeypatch: pytest.MonkeyPatch,
-) -> None:
+def test_a_game_recomputed_after_its_worker_died_is_taken_from_its_push() -> None:
     """The task's end can come first (its worker returned the whole result through Dask) and
     its value then be a marker: the worker was lost before the client fetched the value, and
     Dask ran the game again on another worker, which sent the result straight. That result is
     taken, not "sent but not taken" (an error that stopped the event)."""
-    monkeypatch.setattr(cluster, "ACK_WAIT", 0.3)
+    settings = ClusterSettings(ack_wait=0.3)
     future = RecomputedFuture()
     submitted: list[Any] = []
 
@@ -117,14 +118,14 @@ def test_a_game_recomputed_after_its_worker_died_is_taken_from_its_push(
         submitted.append(task)
         return future
 
-    runner = ClusterRunner("tcp://127.0.0.1:1", CONFIG)
+    runner = ClusterRunner("tcp://127.0.0.1:1", CONFIG, settings=settings)
     runner.client = types.SimpleNamespace(submit=submit)
-    runner.roster = checked("tcp://a:1", "tcp://b:1")
+    runner.workers.roster = checked("tcp://a:1", "tcp://b:1")
     sent = answer(1)
 
     async def main() -> outcome.Outcome[Played]:
         async with trio.open_nursery() as nursery:
-            listener = ResultListener()
+            listener = ResultListener(settings=settings)
             await listener.serve(nursery, "127.0.0.1", 0, "127.0.0.1")
             runner.listener = listener
             got: list[outcome.Outcome[Played]] = []
@@ -138,8 +139,8 @@ def test_a_game_recomputed_after_its_worker_died_is_taken_from_its_push(
                 reply = listener.reply
                 assert reply is not None
                 # the worker that ran the game again sends it straight: taken, and answered
-                # (after ACK_WAIT: nothing stores it while the runner waits on Dask)
-                assert await cluster._Host.push(host_without_pool(), reply, 1, sent)
+                # (after ack_wait: nothing stores it while the runner waits on Dask)
+                assert await WorkerHost.push(host_without_pool(), reply, 1, sent, settings)
                 assert listener.results[1][0] == sent
                 future.value = TaskResult(None, (0, 0), "tcp://b:1", 1.0, delivered=True)
                 future.recomputed.set()
@@ -181,7 +182,7 @@ def test_an_error_from_the_cluster_is_one_line() -> None:
 
     runner = ClusterRunner("tcp://127.0.0.1:1", CONFIG, None)
     runner.client = types.SimpleNamespace(submit=lambda *a, **k: Lost())
-    runner.roster = checked("tcp://a:1")
+    runner.workers.roster = checked("tcp://a:1")
 
     async def main() -> None:
         with trio.fail_after(WAIT):
@@ -272,7 +273,7 @@ def test_a_store_that_fails_mid_event_stops_it_at_once_and_leaves_one_file(
 ) -> None:
     """The third game's record cannot be written (the disk full, the directory made
     unwritable): the event stops with one error, the two games stored are kept, the listener
-    forgets every game (no worker held for ACK_WAIT), and the store is one file again."""
+    forgets every game (no worker held for ack_wait), and the store is one file again."""
     calls: list[int] = []
     real = tournament.store_game
 
@@ -328,8 +329,7 @@ def test_a_peer_holding_every_result_connection_only_diverts_results_through_das
     """A peer without the token holds every connection the listener takes (a header begun,
     never finished): the workers' pushes are closed unanswered, each result comes through
     Dask, and the event stores every game once, without waiting on the peer."""
-    monkeypatch.setattr(cluster, "PUSH_CONNECTIONS", 2)
-    monkeypatch.setattr(cluster, "PUSH_READ_TIMEOUT", 60.0)
+    settings = ClusterSettings(push_connections=2, push_read_timeout=60.0)
     serve = ResultListener.serve
     made: list[ResultListener] = []
 
@@ -360,7 +360,15 @@ def test_a_peer_holding_every_result_connection_only_diverts_results_through_das
     event = prepare(CONFIG, out, resume=False)
     started = time.monotonic()
     with capture_logs() as logs:
-        trio.run(lambda: run_event(event, out, on_game=lambda done: None, cluster=scheduler))
+        trio.run(
+            lambda: run_event(
+                event,
+                out,
+                on_game=lambda done: None,
+                cluster=scheduler,
+                cluster_settings=settings,
+            )
+        )
     assert time.monotonic() - started < 30
     (summary,) = [each for each in logs if each["event"] == "cluster_games_stored"]
     assert summary["games"] == 4

@@ -1,9 +1,9 @@
 """The results a worker sends straight back to the coordinator
-(``enginesrv.event.runners.cluster``):
-the coordinator's ``ResultListener`` and its frames, a worker's ``_Host.push``, the
-``--cluster-listen`` address, and whole events on a real ``LocalCluster`` (two worker
-processes with one thread each, on loopback) with the results sent straight, through Dask
-(``--cluster-listen off``), and sent to an address where nothing listens."""
+(``enginesrv.event.runners.cluster``, its ``listener`` and ``host``): the coordinator's
+``ResultListener`` and its frames, a worker's ``WorkerHost.push``, the ``--cluster-listen``
+address, and whole events on a real ``LocalCluster`` (two worker processes with one thread
+each, on loopback) with the results sent straight, through Dask (``--cluster-listen off``),
+and sent to an address where nothing listens."""
 
 from __future__ import annotations
 
@@ -32,14 +32,12 @@ from enginesrv.event.play.arbiter import GameResult
 from enginesrv.event.play.outcome import Outcome
 from enginesrv.event.play.records import Record, RecordMove
 from enginesrv.event.prepared import prepare
-from enginesrv.event.runners import cluster
-from enginesrv.event.runners.cluster import (
-    ReplyTo,
-    ResultListener,
-    TaskResult,
-    parse_listen,
-    route_address,
-)
+from enginesrv.event.runners.cluster import wire
+from enginesrv.event.runners.cluster.coordinator import ClusterRunner
+from enginesrv.event.runners.cluster.host import WorkerHost
+from enginesrv.event.runners.cluster.listener import ResultListener, parse_listen, route_address
+from enginesrv.event.runners.cluster.settings import ClusterSettings
+from enginesrv.event.runners.cluster.wire import ReplyTo, TaskResult
 from enginesrv.event.tournament import Finished, run_event
 from tests.enginesrv.cluster_support import local_scheduler, stored
 
@@ -50,6 +48,7 @@ ROOT = Path(__file__).resolve().parents[2]
 ACK = b"\x01"
 WAIT = 5.0
 """Seconds any one wait of these tests may take (far more than any of them needs)."""
+DEFAULTS = ClusterSettings()
 
 
 # -- results and frames ------------------------------------------------------------------------
@@ -80,7 +79,7 @@ def frame(
 ) -> bytes:
     """A frame as a worker sends it: the header, then ``what`` pickled (or ``raw``)."""
     payload = pickle.dumps(what, protocol=pickle.HIGHEST_PROTOCOL) if raw is None else raw
-    header = cluster._HEADER.pack(
+    header = wire.HEADER.pack(
         magic,
         reply.token if token is None else token,
         game_id,
@@ -108,14 +107,16 @@ async def exchange(reply: ReplyTo, data: bytes, *, eof: bool = False) -> bytes:
 
 
 def listening(
-    body: Callable[[ResultListener], Awaitable[None]], admission: Admission | None = None
+    body: Callable[[ResultListener], Awaitable[None]],
+    admission: Admission | None = None,
+    settings: ClusterSettings = DEFAULTS,
 ) -> None:
-    """Run ``body`` with a listener on a free loopback port, in ``trio.run``; what it raises
-    is raised as it is (not in an exception group)."""
+    """Run ``body`` with a listener of ``settings`` on a free loopback port, in ``trio.run``;
+    what it raises is raised as it is (not in an exception group)."""
 
     async def main() -> None:
         async with trio.open_nursery() as nursery:
-            listener = ResultListener(admission)
+            listener = ResultListener(admission, settings)
             await listener.serve(nursery, "127.0.0.1", 0, "127.0.0.1")
             done = await outcome.acapture(bounded, listener)
             nursery.cancel_scope.cancel()
@@ -272,15 +273,15 @@ def flip(token: bytes) -> bytes:
 
 
 # Each: what a connection sends, and whether it then ends its side. Sent without the end,
-# the listener must close the connection on its own, at once (PUSH_READ_TIMEOUT is made a
+# the listener must close the connection on its own, at once (push_read_timeout is made a
 # minute long: a listener that waits for more would not close it within WAIT).
 BAD: dict[str, Callable[[ReplyTo], tuple[bytes, bool]]] = {
     "wrong token": lambda r: (frame(r, 1, answer(1), token=flip(r.token)), False),
     "a token of zeros": lambda r: (frame(r, 1, answer(1), token=bytes(16)), False),
     "wrong magic": lambda r: (frame(r, 1, answer(1), magic=b"ESR2"), False),
-    "oversized": lambda r: (frame(r, 1, None, length=cluster.PUSH_MAX_BYTES + 1, raw=b""), False),
+    "oversized": lambda r: (frame(r, 1, None, length=DEFAULTS.push_max_bytes + 1, raw=b""), False),
     "truncated payload": lambda r: (frame(r, 1, answer(1))[:-5], True),
-    "header only": lambda r: (frame(r, 1, answer(1))[: cluster._HEADER.size], True),
+    "header only": lambda r: (frame(r, 1, answer(1))[: wire.HEADER.size], True),
     "half a header": lambda r: (frame(r, 1, answer(1))[:10], True),
     "nothing": lambda r: (b"", True),
     "empty payload": lambda r: (frame(r, 1, None, raw=b""), False),
@@ -306,9 +307,9 @@ LOGGED = {
 
 @pytest.mark.parametrize("case", sorted(BAD))
 def test_a_bad_frame_is_closed_without_the_ack_and_the_next_valid_one_is_taken(
-    case: str, monkeypatch: pytest.MonkeyPatch
+    case: str,
 ) -> None:
-    monkeypatch.setattr(cluster, "PUSH_READ_TIMEOUT", 60.0)
+    settings = ClusterSettings(push_read_timeout=60.0)
 
     async def body(listener: ResultListener) -> None:
         came = listener.expect(1)
@@ -329,22 +330,21 @@ def test_a_bad_frame_is_closed_without_the_ack_and_the_next_valid_one_is_taken(
         await takes_a_valid_one(listener, 1)
         assert listener.refused == 1
 
-    listening(body)
+    listening(body, settings=settings)
 
 
-def test_an_oversized_result_is_refused_from_its_header(monkeypatch: pytest.MonkeyPatch) -> None:
-    """The payload of a length over PUSH_MAX_BYTES is not read: a connection that sent the
+def test_an_oversized_result_is_refused_from_its_header() -> None:
+    """The payload of a length over ``push_max_bytes`` is not read: a connection that sent the
     header only is closed at once (it is made small here, so that a full frame over it is
     cheap), and one just at the limit is taken."""
-    monkeypatch.setattr(cluster, "PUSH_READ_TIMEOUT", 60.0)
     sent = answer(2)
     size = len(pickle.dumps(sent, protocol=pickle.HIGHEST_PROTOCOL))
-    monkeypatch.setattr(cluster, "PUSH_MAX_BYTES", size)
+    settings = ClusterSettings(push_read_timeout=60.0, push_max_bytes=size)
 
     async def body(listener: ResultListener) -> None:
         reply = reply_of(listener)
         listener.expect(2)
-        header = frame(reply, 2, sent, length=size + 1)[: cluster._HEADER.size]
+        header = frame(reply, 2, sent, length=size + 1)[: wire.HEADER.size]
         started = trio.current_time()
         assert await exchange(reply, header) == b""
         assert trio.current_time() - started < WAIT
@@ -354,13 +354,11 @@ def test_an_oversized_result_is_refused_from_its_header(monkeypatch: pytest.Monk
         assert got == ACK
         assert kept == sent
 
-    listening(body)
+    listening(body, settings=settings)
 
 
-def test_a_connection_that_stalls_is_closed_after_the_read_timeout(
-    monkeypatch: pytest.MonkeyPatch,
-) -> None:
-    monkeypatch.setattr(cluster, "PUSH_READ_TIMEOUT", 0.3)
+def test_a_connection_that_stalls_is_closed_after_the_read_timeout() -> None:
+    settings = ClusterSettings(push_read_timeout=0.3)
 
     async def body(listener: ResultListener) -> None:
         reply = reply_of(listener)
@@ -376,12 +374,11 @@ def test_a_connection_that_stalls_is_closed_after_the_read_timeout(
         assert not came.is_set()
         await takes_a_valid_one(listener, 1)
 
-    listening(body)
+    listening(body, settings=settings)
 
 
-def test_connections_beyond_the_limit_are_closed_at_once(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(cluster, "PUSH_CONNECTIONS", 3)
-    monkeypatch.setattr(cluster, "PUSH_READ_TIMEOUT", 60.0)
+def test_connections_beyond_the_limit_are_closed_at_once() -> None:
+    settings = ClusterSettings(push_connections=3, push_read_timeout=60.0)
 
     async def body(listener: ResultListener) -> None:
         reply = reply_of(listener)
@@ -403,7 +400,7 @@ def test_connections_beyond_the_limit_are_closed_at_once(monkeypatch: pytest.Mon
             # a worker whose push meets a full listener sends that result through Dask, and
             # tries the next one straight again
             host = host_without_pool()
-            assert not await cluster._Host.push(host, reply, 1, answer(1))
+            assert not await WorkerHost.push(host, reply, 1, answer(1), settings)
             assert host.unreachable == set()
             await settled()
             assert listener.refused == 2
@@ -415,7 +412,7 @@ def test_connections_beyond_the_limit_are_closed_at_once(monkeypatch: pytest.Mon
         assert listener.refused == 5  # the three held ones ended before a whole header
         await takes_a_valid_one(listener, 1)
 
-    listening(body)
+    listening(body, settings=settings)
 
 
 def test_workers_that_presented_the_token_do_not_count_against_their_host() -> None:
@@ -433,7 +430,7 @@ def test_workers_that_presented_the_token_do_not_count_against_their_host() -> N
             for game in (1, 2, 3):  # each a worker: a whole header with the token, then a pause
                 stream = await trio.open_tcp_stream(reply.host, reply.port)
                 held.append(stream)
-                await stream.send_all(frame(reply, game, answer(game))[: cluster._HEADER.size])
+                await stream.send_all(frame(reply, game, answer(game))[: wire.HEADER.size])
                 await settled()
             assert admission.holding_trusted == 3
             assert admission.per_peer["127.0.0.1"] == 0
@@ -455,10 +452,10 @@ def test_workers_that_presented_the_token_do_not_count_against_their_host() -> N
     listening(body, admission)
 
 
-def test_the_worker_is_answered_once_its_result_is_stored(monkeypatch: pytest.MonkeyPatch) -> None:
+def test_the_worker_is_answered_once_its_result_is_stored() -> None:
     """The ack of a result the event waits for comes when the coordinator has stored it
     (``settle``), not before: the worker's task ends after the store's writes."""
-    monkeypatch.setattr(cluster, "ACK_WAIT", 60.0)
+    settings = ClusterSettings(ack_wait=60.0)
 
     async def body(listener: ResultListener) -> None:
         came = listener.expect(1)
@@ -480,13 +477,11 @@ def test_the_worker_is_answered_once_its_result_is_stored(monkeypatch: pytest.Mo
         await settled()
         assert listener.refused == 0
 
-    listening(body)
+    listening(body, settings=settings)
 
 
-def test_a_result_never_stored_is_answered_after_ack_wait(
-    monkeypatch: pytest.MonkeyPatch,
-) -> None:
-    monkeypatch.setattr(cluster, "ACK_WAIT", 0.3)
+def test_a_result_never_stored_is_answered_after_ack_wait() -> None:
+    settings = ClusterSettings(ack_wait=0.3)
 
     async def body(listener: ResultListener) -> None:
         listener.expect(1)
@@ -497,7 +492,7 @@ def test_a_result_never_stored_is_answered_after_ack_wait(
         await settled()
         assert listener.refused == 0
 
-    listening(body)
+    listening(body, settings=settings)
 
 
 @pytest.mark.parametrize(
@@ -518,7 +513,7 @@ def test_the_runner_listens_where_the_workers_can_reach_it(
     scheduler_address: str, listen: tuple[str, int] | None, expected: str | None
 ) -> None:
     """``ClusterRunner.serve`` (no scheduler needed): the address the workers are given."""
-    runner = cluster.ClusterRunner(scheduler_address, CONFIG, listen)
+    runner = ClusterRunner(scheduler_address, CONFIG, listen)
 
     async def main() -> ReplyTo | None:
         async with trio.open_nursery() as nursery:
@@ -538,7 +533,7 @@ def test_the_runner_listens_where_the_workers_can_reach_it(
 
 
 def test_the_runner_says_which_address_it_cannot_listen_on() -> None:
-    runner = cluster.ClusterRunner("tcp://127.0.0.1:8786", CONFIG, ("192.0.2.1", 0))
+    runner = ClusterRunner("tcp://127.0.0.1:8786", CONFIG, ("192.0.2.1", 0))
 
     async def main() -> None:
         async with trio.open_nursery() as nursery:
@@ -561,10 +556,10 @@ def closed_port() -> int:
         return int(sock.getsockname()[1])
 
 
-def host_without_pool() -> cluster._Host:
-    """What ``_Host.push`` uses of its host (the set of addresses that did not take a result),
-    without the host's thread and search processes."""
-    return cast(cluster._Host, types.SimpleNamespace(unreachable=set()))
+def host_without_pool() -> WorkerHost:
+    """What ``WorkerHost.push`` uses of its host (the set of addresses that did not take a
+    result), without the host's thread and search processes."""
+    return cast(WorkerHost, types.SimpleNamespace(unreachable=set()))
 
 
 @pytest.fixture
@@ -589,8 +584,8 @@ def test_a_push_nothing_listens_for_marks_the_address_and_is_not_tried_again(
 
     async def main() -> tuple[bool, bool]:
         with trio.fail_after(WAIT):
-            first = await cluster._Host.push(host, reply, 1, answer(1))
-            second = await cluster._Host.push(host, reply, 2, answer(2))
+            first = await WorkerHost.push(host, reply, 1, answer(1), DEFAULTS)
+            second = await WorkerHost.push(host, reply, 2, answer(2), DEFAULTS)
         return first, second
 
     assert trio.run(main) == (False, False)
@@ -611,18 +606,18 @@ def test_a_push_the_listener_takes_is_true_and_marks_nothing(
         came = listener.expect(4)
         sent = answer(4)
         (kept, _), pushed = await taken(
-            listener, 4, lambda: cluster._Host.push(host, reply, 4, sent)
+            listener, 4, lambda: WorkerHost.push(host, reply, 4, sent, DEFAULTS)
         )
         assert pushed
         assert came.is_set()
         assert kept == sent
         assert host.unreachable == set()
         # another event's listener, unreachable, is marked; this one is not
-        assert not await cluster._Host.push(host, dead, 5, answer(5))
+        assert not await WorkerHost.push(host, dead, 5, answer(5), DEFAULTS)
         assert host.unreachable == {(dead.host, dead.port, dead.token)}
         listener.expect(6)
         (kept, _), pushed = await taken(
-            listener, 6, lambda: cluster._Host.push(host, reply, 6, answer(6))
+            listener, 6, lambda: WorkerHost.push(host, reply, 6, answer(6), DEFAULTS)
         )
         assert pushed
         assert kept == answer(6)
@@ -642,14 +637,14 @@ def test_a_push_the_listener_closes_unanswered_is_refused_for_that_result_only()
         reply = reply_of(listener)
         other = ReplyTo(reply.host, reply.port, flip(reply.token))
         listener.expect(1)
-        assert not await cluster._Host.push(host, other, 1, answer(1))
+        assert not await WorkerHost.push(host, other, 1, answer(1), DEFAULTS)
         assert host.unreachable == set()
         assert listener.results == {}
         await settled()
         assert listener.refused == 1
         # the event's own token is still taken at the same address
         (kept, _), pushed = await taken(
-            listener, 1, lambda: cluster._Host.push(host, reply, 1, answer(1))
+            listener, 1, lambda: WorkerHost.push(host, reply, 1, answer(1), DEFAULTS)
         )
         assert pushed
         assert kept == answer(1)
@@ -657,11 +652,9 @@ def test_a_push_the_listener_closes_unanswered_is_refused_for_that_result_only()
     listening(body)
 
 
-def test_a_push_that_gets_no_ack_in_time_marks_the_address(
-    monkeypatch: pytest.MonkeyPatch,
-) -> None:
+def test_a_push_that_gets_no_ack_in_time_marks_the_address() -> None:
     """A coordinator that reads the result and answers nothing (or not the ack byte)."""
-    monkeypatch.setattr(cluster, "PUSH_TIMEOUT", 0.3)
+    settings = ClusterSettings(push_timeout=0.3)
     host = host_without_pool()
     answers = {"silent": b"", "wrong byte": b"\x00"}
 
@@ -684,7 +677,7 @@ def test_a_push_that_gets_no_ack_in_time_marks_the_address(
                 reply = ReplyTo("127.0.0.1", port, bytes(16))
                 started = trio.current_time()
                 with trio.fail_after(WAIT):
-                    pushed.append(await cluster._Host.push(host, reply, 1, answer(1)))
+                    pushed.append(await WorkerHost.push(host, reply, 1, answer(1), settings))
                 if not what:
                     assert trio.current_time() - started >= 0.3
             nursery.cancel_scope.cancel()
@@ -875,7 +868,7 @@ def test_a_cluster_listen_address_not_of_this_machine_is_one_error(
 
 def unreachable_on_this_worker() -> set[tuple[str, int, bytes]]:
     """On a worker (``Client.run``): the reply addresses its games found unreachable."""
-    instance = cluster._Host._instance
+    instance = WorkerHost._instance
     return set() if instance is None else set(instance.unreachable)
 
 
@@ -921,3 +914,30 @@ def test_results_sent_where_nothing_listens_come_through_dask(
     local_event = prepare(CONFIG, local, resume=False)
     trio.run(lambda: run_event(local_event, local, on_game=lambda done: None))
     assert rows == stored(local)
+
+
+def test_the_workers_send_no_result_straight_that_the_coordinators_settings_forbid(
+    scheduler: str, tmp_path: Path
+) -> None:
+    """The coordinator's settings travel to the workers with each game: with a
+    ``push_max_bytes`` that no result fits in, no worker sends one straight (the listener sees
+    none too large: none reaches it), and every result comes through Dask."""
+    out = tmp_path / "ev"
+    event = prepare(CONFIG, out, resume=False)
+    settings = ClusterSettings(push_max_bytes=1)
+    with capture_logs() as logs:
+        trio.run(
+            lambda: run_event(
+                event,
+                out,
+                on_game=lambda done: None,
+                cluster=scheduler,
+                cluster_settings=settings,
+            )
+        )
+    events = [each["event"] for each in logs]
+    assert "cluster_result_too_large" not in events
+    (summary,) = [each for each in logs if each["event"] == "cluster_games_stored"]
+    assert summary["games"] == GAMES
+    assert summary["sent_straight"] == 0
+    assert [row[0] for row in stored(out)] == list(range(1, GAMES + 1))

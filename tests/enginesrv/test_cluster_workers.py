@@ -1,7 +1,7 @@
 """Workers that come and go while an event runs on a cluster: the coordinator's roster
-(``enginesrv.event.runners.cluster_workers``), then whole events on loopback ``dask scheduler`` and
-``dask worker`` processes (each worker with its nanny), where a worker and its nanny are killed
-during the preflight, a worker joins after it, or every worker is lost during it."""
+(``enginesrv.event.runners.cluster.roster``), then whole events on loopback ``dask scheduler``
+and ``dask worker`` processes (each worker with its nanny), where a worker and its nanny are
+killed during the preflight, a worker joins after it, or every worker is lost during it."""
 
 from __future__ import annotations
 
@@ -18,9 +18,9 @@ import trio
 from enginesrv.event.config import EventConfig, EventError
 from enginesrv.event.play.records import parse_record
 from enginesrv.event.prepared import prepare
-from enginesrv.event.runners import cluster
-from enginesrv.event.runners.cluster import ClusterRunner
-from enginesrv.event.runners.cluster_workers import LOST, LOST_IN_CHECK, WorkerRoster
+from enginesrv.event.runners.cluster.coordinator import ClusterRunner
+from enginesrv.event.runners.cluster.roster import LOST, LOST_IN_CHECK, WorkerRoster
+from enginesrv.event.runners.cluster.settings import ClusterSettings
 from enginesrv.event.tournament import Finished, run_event
 from tests.enginesrv.cluster_support import DaskProcesses, dask_processes, stored
 
@@ -179,14 +179,19 @@ def kill_holders(dask: DaskProcesses, marks: Path, holds: int, killed: list[floa
     threading.Thread(target=run, daemon=True).start()
 
 
-def event(config: EventConfig, out: Path, address: str) -> list[Finished]:
-    """Run the event on the cluster at ``address`` (90 s at most); its games as stored."""
+def event(
+    config: EventConfig, out: Path, address: str, settings: ClusterSettings | None = None
+) -> list[Finished]:
+    """Run the event on the cluster at ``address`` (90 s at most), within ``settings``; its
+    games as stored."""
     seen: list[Finished] = []
     event = prepare(config, out, resume=False)
 
     async def main() -> None:
         with trio.fail_after(3 * WAIT):
-            await run_event(event, out, on_game=seen.append, cluster=address)
+            await run_event(
+                event, out, on_game=seen.append, cluster=address, cluster_settings=settings
+            )
 
     trio.run(main)
     return seen
@@ -205,13 +210,13 @@ def workers_of(out: Path) -> list[str]:
 
 
 def test_a_worker_killed_with_its_nanny_during_the_preflight_leaves_the_event_to_the_others(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    tmp_path: Path,
 ) -> None:
     """Two workers; the first start of an engine player holds until its worker and that
     worker's nanny are killed: one worker is lost during its check, for good. It is dropped,
     and the event plays every game on the other, each stored once (it used to wait out the
     preflight's deadline, then fail the whole event)."""
-    monkeypatch.setattr(cluster, "PREFLIGHT_TIMEOUT", 20.0)  # before: the event failed after it
+    settings = ClusterSettings(preflight_timeout=20.0)  # before: the event failed after it
     player, marks = engine(tmp_path, holds=1)
     config = dataclasses.replace(CONFIG, players=(player, "bot:greedy"))
     out = tmp_path / "ev"
@@ -221,7 +226,7 @@ def test_a_worker_killed_with_its_nanny_during_the_preflight_leaves_the_event_to
         dask.worker()
         pids = dask.wait_for_workers(2)
         kill_holders(dask, marks, 1, killed)
-        played = event(config, out, dask.address)
+        played = event(config, out, dask.address, settings)
     assert len(killed) == 1
     victim = next(w for w, pid in pids.items() if pid == int((marks / "hold-0").read_text()))
     assert sorted(f.game.id for f in played) == [1, 2, 3, 4, 5, 6]  # each stored once
@@ -263,13 +268,13 @@ def test_a_worker_that_joins_after_the_preflight_is_checked_before_it_gets_a_gam
 
 
 def test_when_every_worker_is_lost_during_the_preflight_the_error_names_the_players(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    tmp_path: Path,
 ) -> None:
     """Both workers are killed with their nannies while they check the players: the event
-    stops at once (once nothing came back in ``REJOIN_WAIT``) with one line that names both
+    stops at once (once nothing came back in ``rejoin_wait``) with one line that names both
     players and says what became of each worker, and leaves no store behind."""
-    monkeypatch.setattr(cluster, "PREFLIGHT_TIMEOUT", 20.0)  # before: the error after it
-    monkeypatch.setattr(cluster, "REJOIN_WAIT", 1.0, raising=False)  # (not there before)
+    # preflight_timeout: before, the error came after it; rejoin_wait: not there before
+    settings = ClusterSettings(preflight_timeout=20.0, rejoin_wait=1.0)
     player, marks = engine(tmp_path, holds=2)
     config = dataclasses.replace(CONFIG, players=(player, "bot:greedy"))
     out = tmp_path / "ev"
@@ -280,7 +285,7 @@ def test_when_every_worker_is_lost_during_the_preflight_the_error_names_the_play
         pids = dask.wait_for_workers(2)
         kill_holders(dask, marks, 2, killed)
         with pytest.raises(EventError) as caught:
-            event(config, out, dask.address)
+            event(config, out, dask.address, settings)
     assert len(killed) == 2
     message = str(caught.value)
     assert "\n" not in message

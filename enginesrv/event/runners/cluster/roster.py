@@ -1,5 +1,5 @@
 """Which workers of a Dask cluster may play an event's games: the roster that the coordinator
-keeps (``enginesrv.event.runners.cluster``).
+keeps (``watch.WorkerWatch`` feeds it).
 
 A worker may play a game only once its check (the preflight: each player of the event started
 once and stopped, on that worker) has said that it runs both of the game's players. Workers come
