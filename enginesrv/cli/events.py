@@ -35,6 +35,9 @@ from enginesrv.event.prepared import PreparedEvent, prepare
 from enginesrv.event.results.ratings import RatingError
 from enginesrv.event.results.report import report_json
 from enginesrv.event.results.standings import PairingResult, load_results
+from enginesrv.event.runners.base import Venue
+from enginesrv.event.runners.cluster import ClusterVenue
+from enginesrv.event.runners.local import LocalVenue
 from enginesrv.event.tournament import run_event
 
 T = TypeVar("T")
@@ -116,11 +119,7 @@ def _play(
         on_game=display.game,
         on_start=display.start,
         on_tick=display.tick if display.live else None,
-        traces=traces,
-        cluster=args.cluster,
-        cluster_listen=getattr(args, "cluster_listen", ("", 0)),
-        admission=admission,
-        on_notice=functools.partial(_warn, err, command),
+        venue=_venue(args, traces, admission, functools.partial(_warn, err, command)),
     )
     try:
         standings = trio.run(lambda: _swept(functools.partial(_run_watched, watch, play)))
@@ -155,6 +154,19 @@ def _warn(err: TextIO, command: str, text: str) -> None:
     """A one-line warning of the event on ``err``."""
     err.write(f"enginesrv {command}: warning: {text}\n")
     err.flush()
+
+
+def _venue(
+    args: argparse.Namespace,
+    traces: Path | None,
+    admission: Admission,
+    on_notice: Callable[[str], None],
+) -> Venue:
+    """Where the event's games are played: on the cluster of ``--cluster``, else here."""
+    if args.cluster:
+        listen = getattr(args, "cluster_listen", ("", 0))
+        return ClusterVenue(args.cluster, listen, admission=admission)
+    return LocalVenue(traces=traces, on_notice=on_notice)
 
 
 def _debug_traces(

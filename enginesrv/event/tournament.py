@@ -25,11 +25,9 @@ import sqlite3
 from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING
 
 import trio
 
-from enginesrv.admission import Admission
 from enginesrv.event.config import EventError
 from enginesrv.event.feed import Feed, event_message, result_message, standings_message
 from enginesrv.event.lock import lock_event
@@ -44,12 +42,9 @@ from enginesrv.event.results.rows import game_row
 from enginesrv.event.results.standings import PairingResult, decided, pairing_results
 from enginesrv.event.results.store import ResultsDB, store_game
 from enginesrv.event.results.wording import result_words
-from enginesrv.event.runners.base import GameRunner
-from enginesrv.event.runners.local import open_local_runner
+from enginesrv.event.runners.base import GameRunner, Venue
+from enginesrv.event.runners.local import LocalVenue
 from enginesrv.event.schedule import ScheduledGame, make_schedule
-
-if TYPE_CHECKING:
-    from enginesrv.event.runners.cluster.settings import ClusterSettings
 
 
 @dataclass
@@ -86,67 +81,24 @@ async def run_event(
     on_start: Callable[[int, int], None] = lambda done, total: None,
     on_tick: Callable[[float], None] | None = None,
     feed: Feed | None = None,
-    traces: Path | None = None,
-    cluster: str | None = None,
-    cluster_listen: tuple[str, int] | None = ("", 0),
-    on_notice: Callable[[str], None] | None = None,
-    admission: Admission | None = None,
-    cluster_settings: ClusterSettings | None = None,
+    venue: Venue | None = None,
 ) -> list[PairingResult]:
-    """Play the event's games not yet stored (``prepare`` first) and return the standings:
-    here (``runners.local``), or with ``cluster`` (a Dask scheduler's address) on its workers
-    (``runners.cluster``), two per worker thread at a time, which send each result straight
-    back to a listener on ``cluster_listen`` (``cluster.parse_listen``; None: through Dask),
-    whose connections ``admission`` admits (the one of the event's watching page, when it has
-    one), within ``cluster_settings`` (None: the defaults). ``out_dir`` is held
-    (``lock_event``) throughout. ``on_game``, ``on_start``, ``on_tick`` and ``feed``:
-    ``Observers``. Before any game, ``on_notice`` (default: a warning logged) is told in one
-    line when the ``cmd:`` engines run uncontained in a game that would contain them
-    (``contain.wrapper_for``). With ``--debug`` the external engines' protocol traces are
-    published in ``traces`` (default ``out_dir/logs``) as each game ends.
+    """Play the event's games not yet stored (``prepare`` first) at ``venue`` (None: here,
+    ``runners.local.LocalVenue()``; ``runners.cluster.ClusterVenue``: on the workers of a
+    Dask cluster) and return the standings. ``out_dir`` is held (``lock_event``) throughout.
+    ``on_game``, ``on_start``, ``on_tick`` and ``feed``: ``Observers``.
 
     Raises:
         EventError: a player that cannot play (unknown bot, bad option, a game the engine does
             not play, an external engine that cannot be started or reached: each is started
-            once before the first game, ``preflight``), ``debug`` with neither ``traces`` nor
+            once before the first game, ``preflight``), ``debug`` with neither traces nor
             ``out_dir``, an unreadable openings file, a results directory that another run
             holds or that cannot be written, or a damaged results database (kept as it is).
     """
     observers = Observers(on_game, on_start, on_tick, feed)
     with lock_event(out_dir):
-        async with _open_runner(
-            event,
-            out_dir,
-            traces=traces,
-            cluster=cluster,
-            listen=cluster_listen,
-            on_notice=on_notice,
-            admission=admission,
-            cluster_settings=cluster_settings,
-        ) as runner:
+        async with (venue or LocalVenue()).open(event, out_dir) as runner:
             return await run_games(event, out_dir, runner, observers)
-
-
-def _open_runner(
-    event: PreparedEvent,
-    out_dir: Path | None,
-    *,
-    traces: Path | None,
-    cluster: str | None,
-    listen: tuple[str, int] | None,
-    on_notice: Callable[[str], None] | None,
-    admission: Admission | None,
-    cluster_settings: ClusterSettings | None,
-) -> contextlib.AbstractAsyncContextManager[GameRunner]:
-    """The runner of ``run_event``: on this machine, or on the cluster at ``cluster``."""
-    if cluster is None:
-        return open_local_runner(event, out_dir, traces=traces, on_notice=on_notice)
-    # the distributed extra is imported only by an event on a cluster
-    from enginesrv.event.runners.cluster import open_cluster_runner  # noqa: PLC0415
-
-    return open_cluster_runner(
-        event, cluster, listen, admission=admission, settings=cluster_settings
-    )
 
 
 async def run_games(

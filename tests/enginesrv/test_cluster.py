@@ -22,7 +22,7 @@ import trio
 from enginesrv.event.config import EventConfig, EventError
 from enginesrv.event.play.records import parse_record
 from enginesrv.event.prepared import prepare
-from enginesrv.event.runners.cluster import ClusterSettings
+from enginesrv.event.runners.cluster import ClusterSettings, ClusterVenue
 from enginesrv.event.tournament import Finished, run_event
 from tests.enginesrv.cluster_support import local_scheduler, stored
 
@@ -41,11 +41,8 @@ def run(
 ) -> list[Finished]:
     seen: list[Finished] = []
     event = prepare(config, out, resume=False)
-    trio.run(
-        lambda: run_event(
-            event, out, on_game=seen.append, cluster=cluster, cluster_settings=settings
-        )
-    )
+    venue = None if cluster is None else ClusterVenue(cluster, settings=settings)
+    trio.run(lambda: run_event(event, out, on_game=seen.append, venue=venue))
     return seen
 
 
@@ -229,7 +226,9 @@ def test_a_worker_killed_mid_event_loses_no_game_and_doubles_none(
 
     remote, local = tmp_path / "remote", tmp_path / "local"
     event = prepare(config, remote, resume=False)
-    trio.run(lambda: run_event(event, remote, on_game=kill_after_first, cluster=scheduler))
+    trio.run(
+        lambda: run_event(event, remote, on_game=kill_after_first, venue=ClusterVenue(scheduler))
+    )
     assert killed
     run(dataclasses.replace(event.config, openings=None), local, None)
     rows = stored(remote)
@@ -251,7 +250,9 @@ def test_a_stopped_event_stops_the_games_running_on_the_workers(
 
     async def main() -> None:
         with trio.move_on_after(3):
-            await run_event(event, tmp_path / "ev", on_game=lambda done: None, cluster=scheduler)
+            await run_event(
+                event, tmp_path / "ev", on_game=lambda done: None, venue=ClusterVenue(scheduler)
+            )
 
     trio.run(main)
     assert stored(tmp_path / "ev") == []

@@ -27,6 +27,7 @@ from enginesrv.event.play.plan import GamePlan, Played
 from enginesrv.event.play.records import Record, RecordMove
 from enginesrv.event.prepared import PreparedEvent, prepare
 from enginesrv.event.results.store import stored_event
+from enginesrv.event.runners.cluster import ClusterVenue
 from enginesrv.event.runners.cluster.coordinator import ClusterRunner
 from enginesrv.event.runners.cluster.host import WorkerHost
 from enginesrv.event.runners.cluster.listener import ResultListener
@@ -288,7 +289,9 @@ def test_a_store_that_fails_mid_event_stops_it_at_once_and_leaves_one_file(
     event = prepare(dataclasses.replace(CONFIG, games=40), out, resume=False)
     started = time.monotonic()
     with pytest.raises(EventError, match=r"cannot write the results: .*No space left"):
-        trio.run(lambda: run_event(event, out, on_game=lambda done: None, cluster=scheduler))
+        trio.run(
+            lambda: run_event(event, out, on_game=lambda done: None, venue=ClusterVenue(scheduler))
+        )
     assert time.monotonic() - started < 30
     (listener,) = listeners
     assert listener.waiting == {}
@@ -316,7 +319,7 @@ def test_enginesrv_results_reads_a_running_cluster_event_and_leaves_its_log_alon
         assert time.monotonic() - started < 1  # never waits on the running event
         seen.append((done.done, len(rows), journal_mode(out / "results.sqlite")))
 
-    trio.run(lambda: run_event(event, out, on_game=on_game, cluster=scheduler))
+    trio.run(lambda: run_event(event, out, on_game=on_game, venue=ClusterVenue(scheduler)))
     assert [(done, count) for done, count, _ in seen] == [(n, n) for n in range(1, 7)]
     assert {mode for _, _, mode in seen} == {"wal"}
     assert side_files(out) == []
@@ -365,8 +368,7 @@ def test_a_peer_holding_every_result_connection_only_diverts_results_through_das
                 event,
                 out,
                 on_game=lambda done: None,
-                cluster=scheduler,
-                cluster_settings=settings,
+                venue=ClusterVenue(scheduler, settings=settings),
             )
         )
     assert time.monotonic() - started < 30

@@ -32,7 +32,7 @@ from enginesrv.event.play.arbiter import GameResult
 from enginesrv.event.play.outcome import Outcome
 from enginesrv.event.play.records import Record, RecordMove
 from enginesrv.event.prepared import prepare
-from enginesrv.event.runners.cluster import wire
+from enginesrv.event.runners.cluster import ClusterVenue, wire
 from enginesrv.event.runners.cluster.coordinator import ClusterRunner
 from enginesrv.event.runners.cluster.host import WorkerHost
 from enginesrv.event.runners.cluster.listener import ResultListener, parse_listen, route_address
@@ -895,7 +895,9 @@ def test_results_sent_where_nothing_listens_come_through_dask(
     remote, local = tmp_path / "remote", tmp_path / "local"
     event = prepare(CONFIG, remote, resume=False)
     with capture_logs() as logs:
-        trio.run(lambda: run_event(event, remote, on_game=seen.append, cluster=scheduler))
+        trio.run(
+            lambda: run_event(event, remote, on_game=seen.append, venue=ClusterVenue(scheduler))
+        )
     summary = [each for each in logs if each["event"] == "cluster_games_stored"]
     assert len(summary) == 1
     assert summary[0]["games"] == GAMES
@@ -931,8 +933,7 @@ def test_the_workers_send_no_result_straight_that_the_coordinators_settings_forb
                 event,
                 out,
                 on_game=lambda done: None,
-                cluster=scheduler,
-                cluster_settings=settings,
+                venue=ClusterVenue(scheduler, settings=settings),
             )
         )
     events = [each["event"] for each in logs]

@@ -18,6 +18,7 @@ import trio
 from enginesrv.event.config import EventConfig, EventError
 from enginesrv.event.play.records import parse_record
 from enginesrv.event.prepared import prepare
+from enginesrv.event.runners.cluster import ClusterVenue
 from enginesrv.event.runners.cluster.coordinator import ClusterRunner
 from enginesrv.event.runners.cluster.roster import LOST, LOST_IN_CHECK, WorkerRoster
 from enginesrv.event.runners.cluster.settings import ClusterSettings
@@ -190,7 +191,7 @@ def event(
     async def main() -> None:
         with trio.fail_after(3 * WAIT):
             await run_event(
-                event, out, on_game=seen.append, cluster=address, cluster_settings=settings
+                event, out, on_game=seen.append, venue=ClusterVenue(address, settings=settings)
             )
 
     trio.run(main)

@@ -3,22 +3,27 @@
 The loop (``enginesrv.event.tournament``) owns the event: its schedule, store, standings,
 feed and SPRT. A runner owns the playing: its processes, its engines, its machines. The loop
 runs ``lanes()`` games at a time, each ``await runner.play(plan, on_move)``, stores the game
-and then tells the runner ``settle(game_id, stored)``. A new kind of runner (a ladder's
-connected bots, another cluster manager) is one new module that implements this protocol and
-an ``open_*`` context manager that makes it; the loop does not change.
+and then tells the runner ``settle(game_id, stored)``. Where an event is played is a
+``Venue`` (``LocalVenue``, ``ClusterVenue``): the settings of a kind of runner, which opens
+one for an event. A new kind of runner (a ladder's connected bots, another cluster manager)
+is one new module with a runner and its venue; the loop does not change.
 """
 
 from __future__ import annotations
 
 import contextlib
 from collections.abc import AsyncIterator
-from typing import Protocol
+from pathlib import Path
+from typing import TYPE_CHECKING, Protocol
 
 import outcome
 import trio
 
 from enginesrv.event.play.arbiter import MoveObserver
 from enginesrv.event.play.plan import GamePlan, Played
+
+if TYPE_CHECKING:
+    from enginesrv.event.prepared import PreparedEvent
 
 
 class GameRunner(Protocol):
@@ -56,6 +61,21 @@ class GameRunner(Protocol):
 
     def settle(self, game_id: int, *, stored: bool) -> None:
         """The result of ``game_id`` (from ``play``) is stored, or dropped, or will not be."""
+        ...
+
+
+class Venue(Protocol):
+    """Where an event's games are played: the settings of one kind of runner."""
+
+    def open(
+        self, event: PreparedEvent, out_dir: Path | None
+    ) -> contextlib.AbstractAsyncContextManager[GameRunner]:
+        """A runner of ``event`` (whose results directory is ``out_dir``), ended with the
+        ``async with``.
+
+        Raises:
+            EventError: the event cannot be played here (said in one line).
+        """
         ...
 
 

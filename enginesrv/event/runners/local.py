@@ -12,6 +12,7 @@ from __future__ import annotations
 import contextlib
 import functools
 from collections.abc import AsyncIterator, Callable
+from dataclasses import dataclass
 from pathlib import Path
 
 import structlog
@@ -161,3 +162,18 @@ async def open_local_runner(
             yield runner
         finally:
             await runner.aclose()
+
+
+@dataclass(frozen=True)
+class LocalVenue:
+    """This machine (``open_local_runner``): with ``--debug``, the external engines' protocol
+    traces published in ``traces`` (None: ``out_dir/logs``); ``on_notice`` told when the
+    ``cmd:`` engines run uncontained (None: a warning logged)."""
+
+    traces: Path | None = None
+    on_notice: Callable[[str], None] | None = None
+
+    def open(
+        self, event: PreparedEvent, out_dir: Path | None
+    ) -> contextlib.AbstractAsyncContextManager[LocalRunner]:
+        return open_local_runner(event, out_dir, traces=self.traces, on_notice=self.on_notice)

@@ -22,13 +22,18 @@ The dask and distributed packages are the ``distributed`` extra: none of these m
 them at its top (``wire.import_distributed``).
 """
 
-from enginesrv.event.runners.cluster.coordinator import ClusterRunner, open_cluster_runner
+from enginesrv.event.runners.cluster.coordinator import (
+    ClusterRunner,
+    ClusterVenue,
+    open_cluster_runner,
+)
 from enginesrv.event.runners.cluster.listener import parse_listen, route_address
 from enginesrv.event.runners.cluster.settings import ClusterSettings
 
 __all__ = [
     "ClusterRunner",
     "ClusterSettings",
+    "ClusterVenue",
     "open_cluster_runner",
     "parse_listen",
     "route_address",

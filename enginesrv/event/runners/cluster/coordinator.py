@@ -15,6 +15,7 @@ import dataclasses
 import time
 import uuid
 from collections.abc import AsyncIterator, Sequence
+from pathlib import Path
 from typing import Any
 
 import outcome
@@ -358,3 +359,23 @@ async def open_cluster_runner(
                 yield runner
         finally:
             runner.costs.log()
+
+
+@dataclasses.dataclass(frozen=True)
+class ClusterVenue:
+    """The Dask cluster whose scheduler is at ``address`` (``open_cluster_runner``): the
+    results sent straight back to a listener on ``listen`` (``parse_listen``; None: through
+    Dask), whose connections ``admission`` admits, within ``settings``."""
+
+    address: str
+    listen: tuple[str, int] | None = ("", 0)
+    admission: Admission | None = None
+    settings: ClusterSettings | None = None
+
+    def open(
+        self, event: PreparedEvent, out_dir: Path | None
+    ) -> contextlib.AbstractAsyncContextManager[ClusterRunner]:
+        del out_dir  # the coordinator keeps the store; the workers write nothing of it
+        return open_cluster_runner(
+            event, self.address, self.listen, admission=self.admission, settings=self.settings
+        )
