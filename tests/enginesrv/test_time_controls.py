@@ -33,7 +33,7 @@ from enginesrv.event.players import (
 from enginesrv.event.records import parse_record
 from enginesrv.event.store import ResultsDB
 from enginesrv.event.tournament import prepare
-from enginesrv.web.referee import GameSpecError, parse_game_spec
+from enginesrv.web.gamespec import GameSpecError, parse_game_spec
 
 ROOT = Path(__file__).resolve().parents[2]
 FAKE = Path(__file__).parent / "fakes" / "fake_engine.py"

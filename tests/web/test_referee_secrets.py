@@ -20,7 +20,7 @@ from enginesrv.event.feed import Feed
 from enginesrv.event.players import ForfeitError, GoRequest, Reply
 from enginesrv.event.tournament import prepare, run_event
 from enginesrv.search.pool import WorkerPool
-from enginesrv.web.referee import PAGE_OPTIONS, GameSpecError, parse_game_spec
+from enginesrv.web.gamespec import PAGE_OPTIONS, GameSpecError, parse_game_spec
 from tests.web.test_websocket import closed_with, trio_test
 from tests.web.test_websocket_hostile import ADAPTING, lines_socket, person_setup, the_referee
 from tests.web.webpeer import drop, running_web, text_socket
