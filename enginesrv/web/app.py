@@ -247,9 +247,9 @@ class WebApp:
         """The refereed games being played (for the tests and for watching)."""
 
     def routes(self, extra: Sequence[BaseRoute] = ()) -> list[BaseRoute]:
-        return page_routes({"play": True, "watch": False}, [
-            WebSocketRoute("/ws", self.protocol_socket), *extra
-        ])  # fmt: skip
+        return page_routes(
+            {"play": True, "watch": False}, [WebSocketRoute("/ws", self.protocol_socket), *extra]
+        )
 
     def asgi(self, extra: Sequence[BaseRoute] = ()) -> ASGIApp:
         return keep_transport(page_app(self.routes(extra)))
