@@ -88,7 +88,7 @@ class Session:
         self.log = logger or structlog.get_logger("enginesrv.serve.session")
         self.options = Options(config)
         self.board = Board(config, framing=framing, max_reply=max_reply, peer=peer)
-        self.searches = SearchSlot(send, self.log)
+        self.slot = SearchSlot(send, self.log)
         self.referee: RefereeHooks | None = None
         self.closing = False
         if config.default_game is not None:
@@ -102,7 +102,7 @@ class Session:
     @property
     def busy(self) -> bool:
         """Whether a search runs (its best move not yet sent)."""
-        return self.searches.busy
+        return self.slot.busy
 
     # -- replies -------------------------------------------------------------------------------
 
@@ -121,8 +121,8 @@ class Session:
         """Answer a command the decoder rejected. After a ``stop`` it is answered once the
         stopped search has sent its best move, as any command after a stop runs; a refused
         ``go`` then gets its ``bestmove none`` too."""
-        if not error.fatal and self.searches.stopping:
-            await self.searches.answered()  # bounded: a worker that ignores stop is killed
+        if not error.fatal and self.slot.stopping:
+            await self.slot.answered()  # bounded: a worker that ignores stop is killed
         busy = self.busy
         await self.reply(m.ErrorReply(error.code, error.error.name, error.message), error.msgid)
         if not error.fatal and error.method == m.Go.METHOD:
@@ -154,15 +154,15 @@ class Session:
         command = request.command
         msgid = request.msgid
         try:
-            if self.searches.busy and not isinstance(command, READ_ONLY):
-                if not self.searches.stopping:
+            if self.slot.busy and not isinstance(command, READ_ONLY):
+                if not self.slot.stopping:
                     raise request_error(
                         SEARCH_IN_PROGRESS,
                         f"{command.METHOD}: a search is running; send stop first",
                     )
                 # After a stop, commands wait for that search's best move, then run. The wait
                 # is bounded: the pool kills a worker that does not answer within its grace.
-                await self.searches.answered()
+                await self.slot.answered()
             if self.referee is not None:
                 self.referee.admit(command)
             reply: m.Reply | None
@@ -302,7 +302,7 @@ class Session:
         except NoMoveError as exc:
             await self._no_move(exc, msgid)
             return
-        self.searches.start(msgid, decide, nursery)
+        self.slot.start(msgid, decide, nursery)
 
     def _bot_search(self, go: m.Go, msgid: int | None, *, notification: bool) -> BotSearch:
         """The search of the session's bot for ``go``."""
@@ -336,7 +336,7 @@ class Session:
         return m.BestMove(decision.move)
 
     def _stop(self, search_id: int | None, msgid: int | None) -> m.Reply | None:
-        if self.searches.stop(search_id):
+        if self.slot.stop(search_id):
             return m.Ack()
         if self.framing == "msgpack" and msgid is not None:
             which = "no search" if search_id is None else f"no search {search_id}"
@@ -348,4 +348,4 @@ class Session:
         client goes (``quit``, or the connection ends): a referee is told so first."""
         if self.referee is not None:
             self.referee.leave()
-        await self.searches.stop_and_wait()
+        await self.slot.stop_and_wait()
