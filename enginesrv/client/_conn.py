@@ -1,6 +1,8 @@
 """The connection under ``AsyncEngine``: one reader task that decodes everything the engine
-sends (with the protocol package's decoders, never by hand) and routes it, and the two ways of
-asking, one per framing.
+sends (with the protocol package's decoders, never by hand) and routes it to whoever waits for
+it, the state of its search (``protocol.state``: ``begin`` it as its ``go`` is sent, the reader
+moves it on, ``let_go`` ends it), and the writing of commands. How a request waits for its
+answer is ``_asking``'s.
 
 Text has no request ids, so a request is an *exchange*: its command, then a barrier (``ping N``
 to an enginesrv server, whose pong carries the token back; ``isready`` to a plain UGI engine),
@@ -14,7 +16,7 @@ from __future__ import annotations
 
 import itertools
 import json
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 
 import trio
 
@@ -23,13 +25,13 @@ from enginesrv.client.types import (
     ClientError,
     EngineError,
     EngineTerminatedError,
-    EngineTimeoutError,
     Framing,
     TraceCallback,
     TraceKind,
 )
 from protocol import messages as m
 from protocol import mpack, text
+from protocol import state as s
 from protocol.errors import BY_CODE, ProtocolError
 from protocol.rpc import FrameReader
 
@@ -49,7 +51,7 @@ STREAM_GONE = (trio.BrokenResourceError, trio.ClosedResourceError, OSError)
 """What reading or writing a pipe or socket raises once the other end is gone."""
 
 
-class _Pending:
+class Pending:
     """A msgpack request waiting for its response."""
 
     def __init__(self, method: str) -> None:
@@ -87,6 +89,8 @@ class Connection:
         self.ping_barrier = False
         """Whether the engine answers ``ping N`` (an enginesrv server): the text barrier."""
         self.search: Search | None = None
+        self.machine = s.SearchMachine()
+        """The state of ``search`` (idle with none; closed once the connection has ended)."""
         self.ended: ClientError | None = None
         self.reader_done = trio.Event()
         self.unsolicited: m.ErrorReply | None = None
@@ -94,17 +98,21 @@ class Connection:
         self.writes = 0
         """Writes begun: a request cut off after this changed may have reached the engine."""
         self._send_lock = trio.Lock()
-        self._turn = trio.Lock()  # text exchanges take turns
-        self._collect: trio.MemorySendChannel[m.ReplyLine] | None = None
+        self.turn = trio.Lock()
+        """Held by the running text exchange: exchanges take turns."""
+        self.collect: trio.MemorySendChannel[m.ReplyLine] | None = None
+        """Where the lines answering the running exchange go."""
         self.max_exchange_bytes = max_exchange_bytes
         self.kept = 0
         """Bytes of the lines the running exchange has gathered (never over the cap: the line
         that would pass it ends the connection instead)."""
-        self._ending = ""
+        self.ending = ""
         """What ends the running exchange, as messages name it (``ugiok``, ``readyok``)."""
-        self._pending: dict[int, _Pending] = {}
+        self.pending: dict[int, Pending] = {}
+        """The msgpack requests waiting for their responses, by id."""
         self._ids = itertools.count(1)
-        self._tokens = itertools.count(1)
+        self.tokens = itertools.count(1)
+        """The tokens of the ``ping`` barriers."""
         self._text = text.TextDecoder("client", max_line=MAX_LINE)
         self._mpack = mpack.MsgpackDecoder("client", max_frame=MAX_FRAME)
         self._trace: TraceCallback | None = None
@@ -152,16 +160,27 @@ class Connection:
             self.ended = reason
             if self._trace is not None:
                 self._trace("end", str(reason))
-        if self._collect is not None:
-            self._collect.close()
-        for pending in self._pending.values():
+        if self.collect is not None:
+            self.collect.close()
+        for pending in self.pending.values():
             pending.done.set()
         if self.search is not None:
             self.search.fail(self.ended)
-            self.let_go()
+        self.let_go(s.CLOSE)
 
-    def let_go(self) -> None:
-        """The search has had its answer (or never will): the connection holds it no more."""
+    def begin(self, search: Search) -> None:
+        """``search``'s ``go`` is about to be sent: the connection's search from now on.
+
+        Raises:
+            SearchStateError: a search is held already (the caller waits for it first).
+        """
+        self.machine.process(s.GO)
+        self.search = search
+
+    def let_go(self, event: s.SearchEvent) -> None:
+        """The search has had its answer (``ANSWER``), is given up (``ABANDON``), or the
+        connection ended (``CLOSE``): the connection holds it no more."""
+        self.machine.process(event)
         if self.search is not None:
             self.search.answered.set()
             self.search = None
@@ -170,7 +189,8 @@ class Connection:
         if self.ended is not None:
             raise self.ended
 
-    def _gone(self, detail: str) -> EngineTerminatedError:
+    def gone(self, detail: str) -> EngineTerminatedError:
+        """The error of an engine that went away (its exit code and last word, if known)."""
         code = self.exit_code()
         tail = "" if code is None else f", exit code {code}"
         extra = ""
@@ -189,15 +209,15 @@ class Connection:
                 data = await self.stream.receive_some(RECEIVE_SIZE)
                 if not data:
                     what = "it exited" if self.is_process else "the connection closed"
-                    reason = self._gone(what)
+                    reason = self.gone(what)
                     break
                 reason = self._take(data)
         except STREAM_GONE as exc:
-            reason = self._gone(f"the connection failed ({exc})")
+            reason = self.gone(f"the connection failed ({exc})")
         except Exception as exc:  # a fault here must end this connection, not the program
             reason = ClientError(f"{self.where}: the client failed reading it ({exc!r})")
         finally:
-            self.end(reason or self._gone("the connection was closed"))
+            self.end(reason or self.gone("the connection was closed"))
             self.reader_done.set()
 
     def _take(self, data: bytes | bytearray) -> ClientError | None:
@@ -211,7 +231,7 @@ class Connection:
                 self._mpack.feed(bytes(data))
                 self._take_frames()
         except ProtocolError as exc:  # a fatal one: the stream cannot be read on
-            return self._gone(f"it sent what the protocol does not allow ({exc})")
+            return self.gone(f"it sent what the protocol does not allow ({exc})")
         return None
 
     def _take_lines(self) -> None:
@@ -230,7 +250,7 @@ class Connection:
                 if exc.method == "bestmove" and self.search is not None:
                     # a best move that cannot be read still ends the search
                     search = self.search
-                    self.let_go()
+                    self.let_go(s.ANSWER)
                     search.fail(ClientError(f"{self.where}: {exc}"))
                 continue  # one bad line (a plain UGI engine's chatter): on to the next
             if line is None:
@@ -250,21 +270,21 @@ class Connection:
                 search.note(line)
         elif isinstance(line, m.BestMove):
             if search is not None:
-                self.let_go()
+                self.let_go(s.ANSWER)
                 search.finish(line)
-        elif self._collect is not None:
+        elif self.collect is not None:
             if isinstance(line, m.ErrorReply) and _is_fatal(line.code):
                 self.unsolicited = line  # the connection ends next: say why
             size = len(raw.encode("utf-8"))  # counted before it is kept, so never over the cap
             if self.kept + size > self.max_exchange_bytes:
                 cap = _amount(self.max_exchange_bytes)
-                self.end(self._gone(f"it sent more than {cap} before {self._ending}"))
+                self.end(self.gone(f"it sent more than {cap} before {self.ending}"))
                 return
             self.kept += size
             try:
-                self._collect.send_nowait(line)
+                self.collect.send_nowait(line)
             except trio.WouldBlock:
-                self.end(self._gone(f"more than {MAX_LINES} lines answered one request"))
+                self.end(self.gone(f"more than {MAX_LINES} lines answered one request"))
         elif search is not None and isinstance(line, m.ErrorReply | m.InvalidMove):
             # no request waits: the answer of a ``go`` sent without a barrier
             error = engine_error(line)
@@ -273,7 +293,9 @@ class Connection:
             # refused as 204 (another search runs, whose ``bestmove`` comes next): the search
             # stays until that ``bestmove none``, so that it is not taken for the next one's
             if error.code == 204:
-                self.let_go()
+                self.let_go(s.ANSWER)
+            elif self.machine.allows(s.REFUSE):  # not again for a second error
+                self.machine.process(s.REFUSE)
         elif isinstance(line, m.ErrorReply):
             self.unsolicited = line
 
@@ -281,7 +303,7 @@ class Connection:
         search = self.search
         if isinstance(frame, m.RpcResult):
             if search is not None and frame.msgid == search.msgid:
-                self.let_go()
+                self.let_go(s.ANSWER)
                 if frame.error is not None:
                     search.fail(engine_error(frame.error))
                     return
@@ -293,7 +315,7 @@ class Connection:
                 assert isinstance(reply, m.BestMove)
                 search.finish(reply)
                 return
-            pending = self._pending.get(frame.msgid)
+            pending = self.pending.get(frame.msgid)
             if pending is not None:
                 pending.reply = frame
                 pending.done.set()
@@ -320,136 +342,13 @@ class Connection:
             try:
                 await self.stream.send_all(data)
             except STREAM_GONE as exc:
-                error = self._gone(f"it cannot be written to ({exc})")
+                error = self.gone(f"it cannot be written to ({exc})")
                 self.end(error)
                 raise self.ended or error from None
 
-    # -- asking ----------------------------------------------------------------------------
-
     def new_id(self) -> int:
+        """A new msgpack request id."""
         return next(self._ids)
-
-    async def exchange(
-        self,
-        commands: Sequence[m.Command],
-        timeout: float,
-        *,
-        until: Callable[[m.ReplyLine], bool] | None = None,
-        ending: str | None = None,
-    ) -> list[m.ReplyLine]:
-        """Text: send ``commands``, then a barrier, and return every line that answered them
-        (the barrier's answer left out); with ``until``, no barrier: the lines up to and with
-        the first for which it is true (``ending`` names it in messages: ``ugiok``).
-
-        Raises:
-            EngineTimeoutError: no end within ``timeout`` seconds (the connection is ended).
-            EngineTerminatedError: the engine went away first, or sent more than MAX_LINES
-                lines or ``max_exchange_bytes`` bytes before the end (the connection is ended).
-        """
-        async with self._turn:
-            self.check_open()
-            collect, lines_in = trio.open_memory_channel[m.ReplyLine](MAX_LINES)
-            barrier: m.Command = m.IsReady()
-            if until is None:
-                if self.ping_barrier:
-                    barrier = m.Ping(next(self._tokens))
-                token = barrier.token if isinstance(barrier, m.Ping) else None
-                end = _barrier_end(token)
-                self._ending = "readyok" if token is None else f"pong {token}"
-            else:
-                end = until
-                what = commands[0].METHOD if commands else "the request"
-                self._ending = ending or f"the end of its answer to {what}"
-            self.kept = 0
-            lines: list[m.ReplyLine] = []
-            self._collect = collect
-            answered = False
-            writes = self.writes
-            try:
-                with trio.fail_after(timeout):
-                    for command in commands:
-                        await self.send(command)
-                    if until is None:
-                        await self.send(barrier)
-                    async for line in lines_in:
-                        if end(line):
-                            if until is not None:
-                                lines.append(line)
-                            answered = True
-                            return lines
-                        lines.append(line)
-                        if len(lines) > MAX_LINES:
-                            flood = self._gone(f"more than {MAX_LINES} lines answered one request")
-                            self.end(flood)
-                            raise flood
-                    self.check_open()
-                    raise self._gone("the answer stopped")  # not reached: closed means ended
-            except trio.TooSlowError:
-                what = commands[0].METHOD if commands else "the request"
-                error = EngineTimeoutError(
-                    f"{self.where}: no answer to {what} within {timeout:g} s"
-                )
-                self.end(error)
-                raise error from None
-            finally:
-                self._collect = None
-                if not answered and self.ended is None and self.writes != writes:
-                    # cancelled half-way: its answer would be taken for the next request's
-                    cut = f"{self.where}: a request was cancelled before its answer"
-                    self.end(ClientError(f"{cut}; the answers after it cannot be trusted"))
-
-    async def start(self, go: m.Go, search: Search, timeout: float, confirm: bool) -> None:
-        """Send ``go`` for ``search`` (already ``self.search``). Text with ``confirm``: with a
-        barrier, so that a refusal raises here (``AsyncEngine.start_search``)."""
-        if self.framing == "msgpack" or not confirm:
-            if self.framing == "msgpack":
-                search.msgid = self.new_id()
-            with trio.move_on_after(timeout) as scope:
-                await self.send(go, search.msgid)
-            if scope.cancelled_caught:
-                late = EngineTimeoutError(f"{self.where}: go could not be sent in {timeout:g} s")
-                self.end(late)
-                raise late
-            return
-        error = first_error(await self.exchange([go], timeout))
-        if error is not None:
-            if error.code not in (203, 206):
-                # refused (its ``bestmove none``, if any, came before the barrier's answer)
-                raise error
-            # a game over or a hidden position: the handle says why, with no move
-            search.fail(error)
-            search.error = error
-
-    async def request(self, command: m.Command, timeout: float) -> m.Reply:
-        """msgpack: send ``command`` as a request and return its parsed result.
-
-        Raises:
-            EngineError: the engine answered with an error.
-            EngineTimeoutError: no answer within ``timeout`` seconds (a late one is dropped).
-            EngineTerminatedError: the engine went away first.
-        """
-        msgid = self.new_id()
-        pending = _Pending(command.METHOD)
-        self._pending[msgid] = pending
-        try:
-            with trio.fail_after(timeout):
-                await self.send(command, msgid)
-                await pending.done.wait()
-        except trio.TooSlowError:
-            raise EngineTimeoutError(
-                f"{self.where}: no answer to {command.METHOD} within {timeout:g} s"
-            ) from None
-        finally:
-            self._pending.pop(msgid, None)
-        if pending.reply is None:
-            self.check_open()
-            raise self._gone("no answer")
-        if pending.reply.error is not None:
-            raise engine_error(pending.reply.error)
-        try:
-            return mpack.parse_result(command.METHOD, pending.reply.result)
-        except ProtocolError as exc:
-            raise ClientError(f"{self.where}: an answer to {command.METHOD}: {exc}") from None
 
 
 def _is_fatal(code: int) -> bool:
@@ -460,25 +359,3 @@ def _is_fatal(code: int) -> bool:
 def _amount(count: int) -> str:
     """``count`` bytes for a person: ``8 MiB`` when whole mebibytes, else ``4096 bytes``."""
     return f"{count >> 20} MiB" if count and count % (1 << 20) == 0 else f"{count} bytes"
-
-
-def _barrier_end(token: int | None) -> Callable[[m.ReplyLine], bool]:
-    if token is None:
-        return lambda line: isinstance(line, m.ReadyOk)
-    return lambda line: isinstance(line, m.Pong) and line.token == token
-
-
-def first_error(lines: Sequence[m.ReplyLine]) -> EngineError | None:
-    """The error among an exchange's answer lines, if any."""
-    for line in lines:
-        if isinstance(line, m.ErrorReply | m.InvalidMove):
-            return engine_error(line)
-    return None
-
-
-def answers(command: m.IsReady | m.Ping) -> Callable[[m.ReplyLine], bool]:
-    """What ends the answer to ``isready`` or ``ping N`` (or an error line)."""
-    if isinstance(command, m.Ping):
-        token = command.token
-        return lambda x: isinstance(x, m.ErrorReply) or (isinstance(x, m.Pong) and x.token == token)
-    return lambda x: isinstance(x, m.ReadyOk | m.ErrorReply)

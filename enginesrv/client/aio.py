@@ -9,6 +9,7 @@ from typing import IO
 
 import trio
 
+from enginesrv.client import _asking
 from enginesrv.client._args import (
     STOP_GRACE,
     TIMEOUT,
@@ -17,18 +18,16 @@ from enginesrv.client._args import (
     check_text,
     check_token,
     go_command,
-    handshake_from_lines,
     option_value,
     query_value,
     search_timeout,
 )
-from enginesrv.client._conn import Connection, answers, first_error
+from enginesrv.client._conn import Connection
 from enginesrv.client._open import open_process, open_tcp, shut
 from enginesrv.client.handle import Search, SearchHandle
 from enginesrv.client.types import (
     ClientError,
     Clock,
-    EngineError,
     EngineInfo,
     EngineTimeoutError,
     Framing,
@@ -78,9 +77,15 @@ class AsyncEngine:
         # the reader is a system task, not a nursery's: a nursery around the caller's block
         # would hand the caller's own errors back wrapped in exception groups
         engine = await cls.popen_in(
-            None, argv, framing=framing, stderr=stderr, cwd=cwd, env=env, timeout=timeout,
+            None,
+            argv,
+            framing=framing,
+            stderr=stderr,
+            cwd=cwd,
+            env=env,
+            timeout=timeout,
             trace=trace,
-        )  # fmt: skip
+        )
         try:
             yield engine
         finally:
@@ -109,7 +114,7 @@ class AsyncEngine:
             await engine.aclose()
 
     @classmethod
-    async def popen_in(
+    async def popen_in(  # noqa: PLR0913, RUF100  (the public keywords: the process's, the client's)
         cls,
         nursery: trio.Nursery | None,
         argv: Sequence[str],
@@ -207,94 +212,35 @@ class AsyncEngine:
 
     async def handshake(self, timeout: float = TIMEOUT) -> EngineInfo:
         """``ugi``, and what it tells: also kept in ``info``."""
-        conn = self._conn
-        if conn.framing == "msgpack":
-            ugi = m.Ugi(protocol=m.PROTOCOL_VERSION, client="enginesrv.client")
-            reply = await conn.request(ugi, timeout)
-            assert isinstance(reply, m.Handshake)
-            hello = reply
-        else:
-            lines = await conn.exchange(
-                [m.Ugi()], timeout, until=lambda x: isinstance(x, m.UgiOk), ending="ugiok"
-            )
-            hello = handshake_from_lines(lines)
-        conn.ping_barrier = hello.protocol >= 1
+        hello = await _asking.greet(self._conn, timeout)
         self.info = EngineInfo.from_handshake(hello)
         return self.info
 
     # -- asking ----------------------------------------------------------------------------------
 
-    async def _ask(self, command: m.Command, timeout: float) -> list[m.ReplyLine] | m.Reply:
-        """One request: its answer lines (text, errors raised) or its reply (msgpack)."""
-        conn = self._conn
-        if conn.framing == "msgpack":
-            return await conn.request(command, timeout)
-        if isinstance(command, m.IsReady | m.Ping):  # its own barrier
-            ending = f"pong {command.token}" if isinstance(command, m.Ping) else "readyok"
-            lines = await conn.exchange([command], timeout, until=answers(command), ending=ending)
-        else:
-            lines = await conn.exchange([command], timeout)
-        error = first_error(lines)
-        if error is not None:
-            raise error
-        return lines
-
-    async def _ask_value(self, command: m.Command, timeout: float) -> m.ResponseValue:
-        """A request answered by ``response VALUE``: the value (raw text in the text framing)."""
-        answer = await self._ask(command, timeout)
-        if isinstance(answer, m.Response):
-            return answer.value
-        for line in answer if isinstance(answer, list) else ():
-            if isinstance(line, m.Response):
-                return line.value
-        raise ClientError(f"{self.where}: no answer to {command.METHOD}")
-
-    async def _quiet(self, timeout: float) -> None:
-        """Before a command refused during a search: wait for a stopped search to answer; a
-        search that was not stopped is an error of the caller's."""
-        search = self._conn.search
-        if search is None:
-            return
-        if search.done.is_set() and search.error is not None and not search.stop_sent:
-            # refused: its ``bestmove none`` is on its way; wait for it, so that it is not
-            # taken for the answer of a later ``go`` (an engine that never sends it is let go)
-            with trio.move_on_after(timeout):
-                await search.answered.wait()
-            if self._conn.search is search:
-                self._conn.let_go()
-            return
-        if not search.stop_sent:
-            raise ClientError("a search is running: stop it (or wait for its result) first")
-        with trio.move_on_after(timeout + STOP_GRACE):
-            await search.done.wait()
-        if not search.done.is_set():
-            error = EngineTimeoutError(f"{self.where}: no best move after stop")
-            self._conn.end(error)
-            raise error
-
     async def isready(self, timeout: float = TIMEOUT) -> None:
         """``isready``: wait until the engine has handled everything sent before."""
-        await self._ask(m.IsReady(), timeout)
+        await _asking.ask(self._conn, m.IsReady(), timeout)
 
     async def ping(self, token: int = 0, timeout: float = TIMEOUT) -> None:
         """``ping N``: a round trip (enginesrv servers only), answered also during a search."""
         check_int("ping", token, 0)
-        await self._ask(m.Ping(token), timeout)
+        await _asking.ask(self._conn, m.Ping(token), timeout)
 
     async def set_option(
         self, name: str, value: str | int | bool | None = None, timeout: float = TIMEOUT
     ) -> None:
         """``setoption``; a check option takes a bool, a spin an int, a button no value."""
         text = option_value(name, value)
-        await self._quiet(timeout)
-        await self._ask(m.SetOption(name, text), timeout)
+        await _asking.quiet(self._conn, timeout)
+        await _asking.ask(self._conn, m.SetOption(name, text), timeout)
 
     async def new_game(self, game: str | None = None, timeout: float = TIMEOUT) -> None:
         """``uginewgame [GAME]``: a new game (of ``game``, else of the ``Game`` option)."""
         if game is not None:
             check_token("game", game)
-        await self._quiet(timeout)
-        await self._ask(m.NewGame(game), timeout)
+        await _asking.quiet(self._conn, timeout)
+        await _asking.ask(self._conn, m.NewGame(game), timeout)
 
     async def position(
         self, start: str | None = None, moves: Sequence[str] = (), timeout: float = TIMEOUT
@@ -305,8 +251,8 @@ class AsyncEngine:
             check_text("position", start)
         for move in moves:
             check_token("move", move)
-        await self._quiet(timeout)
-        await self._ask(m.Position(start, tuple(moves)), timeout)
+        await _asking.quiet(self._conn, timeout)
+        await _asking.ask(self._conn, m.Position(start, tuple(moves)), timeout)
 
     async def start_search(
         self,
@@ -327,31 +273,11 @@ class AsyncEngine:
         here; ``confirm=False`` sends ``go`` alone, for a caller that judges a silent engine
         by its clock (an arbiter): a refusal then comes out of the handle's ``result``."""
         go = go_command(depth, movetime, nodes, clock, infinite)
-        conn = self._conn
-        await self._quiet(timeout)
-        conn.check_open()
+        await _asking.quiet(self._conn, timeout)
         search = Search(on_info)
-        conn.search = search
-        writes = conn.writes
-        try:
-            await conn.start(go, search, timeout, confirm)
-            return SearchHandle(search, functools.partial(self._stop, search), self.where)
-        except BaseException as exc:
-            if conn.search is search:  # not started: no search may stay behind
-                conn.let_go()
-                if isinstance(exc, EngineError) or conn.writes == writes:
-                    pass  # refused, or never sent: the engine is idle
-                elif conn.framing == "msgpack" and search.msgid is not None:
-                    # it may have gone out: stop it, so that the engine is idle again
-                    with (
-                        trio.CancelScope(shield=True),
-                        trio.move_on_after(0.2),
-                        contextlib.suppress(ClientError),
-                    ):
-                        await conn.send(m.Stop(search.msgid))
-                elif conn.ended is None:
-                    conn.end(ClientError(f"{self.where}: a go was cut off half-sent"))
-            raise
+        await _asking.start_search(self._conn, go, search, timeout, confirm=confirm)
+        stop = functools.partial(_asking.stop, self._conn, search)
+        return SearchHandle(search, stop, self.where)
 
     async def go(
         self,
@@ -372,9 +298,14 @@ class AsyncEngine:
         start = TIMEOUT if timeout is None else min(TIMEOUT, timeout)
         began = trio.current_time()
         handle = await self.start_search(
-            depth=depth, movetime=movetime, nodes=nodes, clock=clock, infinite=infinite,
-            on_info=on_info, timeout=start,
-        )  # fmt: skip
+            depth=depth,
+            movetime=movetime,
+            nodes=nodes,
+            clock=clock,
+            infinite=infinite,
+            on_info=on_info,
+            timeout=start,
+        )
         left = None if timeout is None else max(0.0, timeout - (trio.current_time() - began))
         try:
             return await handle.result(left)
@@ -388,27 +319,18 @@ class AsyncEngine:
                     f"{self.where}: no best move within {timeout:g} s, nor after stop"
                 ) from exc
 
-    async def _stop(self, search: Search, timeout: float = TIMEOUT) -> None:
-        if search.done.is_set() or self._conn.ended is not None:
-            return
-        search.stop_sent = True
-        with trio.move_on_after(timeout) as scope:
-            await self._conn.send(m.Stop(search.msgid) if search.msgid else m.Stop())
-        if scope.cancelled_caught:
-            self._conn.end(EngineTimeoutError(f"{self.where}: stop could not be sent"))
-
     async def stop(self) -> None:
         """Stop the running search, if any (its handle gets the best move)."""
         search = self._conn.search
         if search is not None:
-            await self._stop(search)
+            await _asking.stop(self._conn, search, TIMEOUT)
 
     async def query(self, what: str, timeout: float = TIMEOUT) -> QueryValue:
         """``query WHAT``, typed: a bool for ``gameover``/``p1turn``, ``LegalMoves`` for
         ``moves``, a mapping or None for ``outcome``, else the text."""
         if what not in m.QUERY_WHATS:
             raise ValueError(f"query: {what!r} is not one of {', '.join(m.QUERY_WHATS)}")
-        value = await self._ask_value(m.Query(what), timeout)
+        value = await _asking.ask_value(self._conn, m.Query(what), timeout)
         return query_value(self._conn.framing, what, value)
 
     async def legal_moves(self, timeout: float = TIMEOUT) -> LegalMoves:
@@ -420,11 +342,11 @@ class AsyncEngine:
     async def play(self, move: str, timeout: float = TIMEOUT) -> str:
         """``play MOVE`` on the session position; the new position string."""
         check_token("move", move)
-        await self._quiet(timeout)
-        return str(await self._ask_value(m.Play(move), timeout))
+        await _asking.quiet(self._conn, timeout)
+        return str(await _asking.ask_value(self._conn, m.Play(move), timeout))
 
     async def undo(self, n: int = 1, timeout: float = TIMEOUT) -> str:
         """``undo [N]``; the new position string."""
         check_int("undo", n, 1)
-        await self._quiet(timeout)
-        return str(await self._ask_value(m.Undo(n), timeout))
+        await _asking.quiet(self._conn, timeout)
+        return str(await _asking.ask_value(self._conn, m.Undo(n), timeout))

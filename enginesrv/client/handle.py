@@ -23,7 +23,6 @@ class Search:
         """Set once the connection holds this search no more: its ``bestmove`` (or, in
         msgpack, its response) has come, or the connection ended. A refused ``go`` is done
         at its error but answered only at the ``bestmove none`` that follows it."""
-        self.stop_sent = False
         self.result: SearchResult | None = None
         self.error: BaseException | None = None
         self.last = m.Info()

@@ -117,9 +117,14 @@ class Engine:
         """Start ``argv`` as an engine over stdio and greet it (``AsyncEngine.popen``; a
         ``trace`` runs in the client's own thread)."""
         start = functools.partial(
-            AsyncEngine.popen_in, framing=framing, stderr=stderr, cwd=cwd, env=env,
-            timeout=timeout, trace=trace,
-        )  # fmt: skip
+            AsyncEngine.popen_in,
+            framing=framing,
+            stderr=stderr,
+            cwd=cwd,
+            env=env,
+            timeout=timeout,
+            trace=trace,
+        )
         return cls(lambda nursery: start(nursery, argv))
 
     @classmethod
@@ -230,9 +235,15 @@ class Engine:
         timeout: float = TIMEOUT,
     ) -> SyncSearchHandle:
         handle = self._call(
-            self._async.start_search, depth=depth, movetime=movetime, nodes=nodes, clock=clock,
-            infinite=infinite, on_info=on_info, timeout=timeout,
-        )  # fmt: skip
+            self._async.start_search,
+            depth=depth,
+            movetime=movetime,
+            nodes=nodes,
+            clock=clock,
+            infinite=infinite,
+            on_info=on_info,
+            timeout=timeout,
+        )
         return SyncSearchHandle(self, handle)
 
     def go(
@@ -247,9 +258,15 @@ class Engine:
         timeout: float | None = None,
     ) -> SearchResult:
         return self._call(
-            self._async.go, depth=depth, movetime=movetime, nodes=nodes, clock=clock,
-            infinite=infinite, on_info=on_info, timeout=timeout,
-        )  # fmt: skip
+            self._async.go,
+            depth=depth,
+            movetime=movetime,
+            nodes=nodes,
+            clock=clock,
+            infinite=infinite,
+            on_info=on_info,
+            timeout=timeout,
+        )
 
     def stop(self) -> None:
         self._call(self._async.stop)

@@ -23,7 +23,8 @@ import trio
 
 from enginesrv.search.pool import WORKER_COMMAND, WorkerPool
 from enginesrv.serve.catalog import prepare_handshake
-from enginesrv.serve.connection import Connection, Limits
+from enginesrv.serve.connection import Connection, Serving
+from enginesrv.serve.limits import Limits
 from enginesrv.serve.server import Server, open_listeners, serve, stdio_streams
 from enginesrv.serve.settings import Framing, SessionConfig
 
@@ -134,7 +135,7 @@ async def run_engine(
             nursery, workers, grace=config.grace, hash_budget=limits.hash_mb or None, spare=1
         )
         connection = Connection(
-            out, inp, config=config, runner=pool, limits=limits, peer="stdio", framing=framing
+            out, inp, Serving(config, pool, limits), peer="stdio", framing=framing
         )
         stopped = trio.Event()
 

@@ -1,5 +1,6 @@
-"""One client's connection: its limits (``Limits``), the bounded queue of replies waiting to be
-written (``Outbox``), and the reading, framing and answering of its requests (``Connection``)."""
+"""One client's connection: its streams, its session, the task that answers its requests one
+at a time (the handler), the reading of them (``enginesrv.serve.reader``) and the bounded queue
+of replies waiting to be written (``enginesrv.serve.outbox``)."""
 
 from __future__ import annotations
 
@@ -7,113 +8,42 @@ import contextlib
 import itertools
 import math
 import sys
-from collections import deque
-from collections.abc import Callable
 from dataclasses import dataclass
 
 import structlog
 import trio
 
-from enginesrv.admission import PREFIX_V4, PREFIX_V6, Admission, descriptor_budget
 from enginesrv.search.child import SearchRunner
+from enginesrv.serve.hooks import RefereeHooks
+from enginesrv.serve.limits import Limits
 from enginesrv.serve.outbox import ERROR_TEXT, Outbox, OutputBudget, encode, shortened
+from enginesrv.serve.reader import End, Item, RequestReader, error_reply
 from enginesrv.serve.session import Session
-from enginesrv.serve.settings import (
-    MAX_CLOCK,
-    MAX_MOVETIME,
-    MAX_PLIES,
-    Framing,
-    SessionConfig,
-    too_many_moves,
-)
+from enginesrv.serve.settings import Framing, SessionConfig
 from protocol import messages as m
-from protocol.errors import (
-    BAD_FRAME,
-    IDLE_TIMEOUT,
-    PLY_LIMIT,
-    SHUTTING_DOWN,
-    TOO_MANY_CONNECTIONS,
-    ErrorCode,
-    ProtocolError,
-)
+from protocol.errors import BAD_FRAME, SHUTTING_DOWN, TOO_MANY_CONNECTIONS, ProtocolError
 from protocol.mpack import MsgpackDecoder
 from protocol.sniff import sniff
 from protocol.text import TextDecoder
 
-SessionFactory = Callable[..., Session]
-"""Makes a connection's session from ``Session``'s arguments (a subclass may referee a game)."""
+__all__ = ["Connection", "Limits", "Serving", "peer_host"]
 
 RECEIVE = 65536
 """Bytes read from the client at once."""
 FLUSH_TIMEOUT = 0.5
 """Seconds a closing connection gets to send what it has queued."""
-READ_AHEAD = 65536
-"""What the requests read ahead of their answers may cost together (``_cost``), besides the
-``inflight`` count: beyond it the connection stops reading until they are answered."""
-TOKEN_COST = 64
-"""The cost of a move of a ``position`` read ahead (about its size once decoded)."""
 
 
 @dataclass(frozen=True)
-class Limits:
-    """The limits of connections and of the server (0 means none; docs/protocol.md §2)."""
+class Serving:
+    """What the connections of a server share: their sessions' configuration, where their
+    searches run, their limits, and the budget of the replies left unread on all of them
+    (None: each connection's own cap only)."""
 
-    line: int = 65536
-    frame: int = 1024 * 1024
-    inflight: int = 32
-    idle: float = 300.0
-    first_command: float = 10.0
-    output: int = 8 * 1024 * 1024
-    connections: int = 256
-    peer_connections: int = 32
-    peer_searches: int = 0
-    hash_mb: int = 0
-    movetime: int = MAX_MOVETIME
-    clock: int = MAX_CLOCK
-    plies: int = MAX_PLIES
-    output_total: int = 64 * 1024 * 1024
-    prefix_v4: int = PREFIX_V4
-    prefix_v6: int = PREFIX_V6
-
-    def admission(self, needs: int = 0) -> Admission:
-        """The admission of these caps, within the descriptors left once ``needs`` (the
-        workers' and engines') are kept (``descriptor_budget``)."""
-        return Admission(
-            connections=self.connections,
-            peer_connections=self.peer_connections,
-            descriptors=descriptor_budget(needs),
-            prefix_v4=self.prefix_v4,
-            prefix_v6=self.prefix_v6,
-        )
-
-    def announced(self) -> tuple[m.LimitInfo, ...]:
-        """The ``limit`` lines of the handshake."""
-        return (
-            m.LimitInfo("line", self.line),
-            m.LimitInfo("frame", self.frame),
-            m.LimitInfo("inflight", self.inflight),
-            m.LimitInfo("idle", round(self.idle * 1000)),
-            m.LimitInfo("firstcommand", round(self.first_command * 1000)),
-            m.LimitInfo("output", self.output),
-            m.LimitInfo("connections", self.connections),
-            m.LimitInfo("peerconnections", self.peer_connections),
-            m.LimitInfo("peersearches", self.peer_searches),
-            m.LimitInfo("hash", self.hash_mb),
-            m.LimitInfo("movetime", self.movetime),
-            m.LimitInfo("clock", self.clock),
-            m.LimitInfo("plies", self.plies),
-            m.LimitInfo("outputtotal", self.output_total),
-            m.LimitInfo("peerprefix4", self.prefix_v4),
-            m.LimitInfo("peerprefix6", self.prefix_v6),
-        )
-
-
-@dataclass(frozen=True)
-class _End:
-    """What the reader hands the handler last: why reading stopped."""
-
-    reason: str
-    reply: m.ErrorReply | None = None
+    config: SessionConfig
+    runner: SearchRunner
+    limits: Limits
+    output: OutputBudget | None = None
 
 
 class Connection:
@@ -125,34 +55,30 @@ class Connection:
         self,
         send_stream: trio.abc.SendStream,
         receive_stream: trio.abc.ReceiveStream,
+        serving: Serving,
         *,
-        config: SessionConfig,
-        runner: SearchRunner,
-        limits: Limits,
         peer: str,
         framing: Framing | None = None,
-        session_factory: SessionFactory | None = None,
-        output: OutputBudget | None = None,
+        referee: RefereeHooks | None = None,
         peer_key: str | None = None,
     ) -> None:
-        """``output``: the budget of unread replies this connection shares with the others
-        of its server (None: its own cap only). ``peer_key``: the peer the connection's
+        """``framing``: the connection's, when it is known before its first byte (stdio, a
+        WebSocket). ``referee``: the game the session plays, when the server referees it
+        (``Session.attach``; None: a plain session). ``peer_key``: the peer the connection's
         searches and costly replies count against (``Admission.peer``; None: its address)."""
         self.peer_key = peer_key
         self.send_stream = send_stream
         self.receive_stream = receive_stream
-        self.config = config
-        self.runner = runner
-        self.limits = limits
+        self.serving = serving
+        limits = self.limits = serving.limits
         self.peer = peer
         self.framing = framing
-        self.session_factory: SessionFactory = session_factory or Session
+        self.referee = referee
         self.id = f"c{next(self._ids)}"
         self.log = structlog.get_logger("enginesrv.connection").bind(conn=self.id, peer=peer)
         self.outbox = Outbox(limits.output, min(limits.output or 1 << 20, 1 << 18))
-        self.output = output
-        if output is not None:
-            output.join(self.outbox, self._lose)
+        if serving.output is not None:
+            serving.output.join(self.outbox, self._lose)
         self.io_scope = trio.CancelScope()
         self.first_scope = trio.CancelScope()
         self.shutting_down = False
@@ -167,10 +93,7 @@ class Connection:
         self.handling = False
         self.evicted: str | None = None
         """Why the connection was closed for a new peer's (``evict``)."""
-        self._queued = 0
-        """The cost (``_cost``) of the requests read and not yet answered."""
-        self._costs: deque[int] = deque()
-        self._room = trio.lowlevel.ParkingLot()
+        self.reader = RequestReader(self._receive, limits, busy=self._busy, lose=self._lose)
 
     # -- writing -------------------------------------------------------------------------------
 
@@ -241,40 +164,23 @@ class Connection:
         try:
             await self._run()
         finally:
-            if self.output is not None:
-                self.output.leave(self.outbox)
+            if self.serving.output is not None:
+                self.serving.output.leave(self.outbox)
 
     async def _run(self) -> None:
         first = b""
         first_by = self.started + (self.limits.first_command or math.inf)
         if self.framing is None:
-            got: bytes | None = None
-            with self.first_scope:  # shutdown cancels the wait for the first byte too
-                try:
-                    got = await self._receive(first_by)
-                except (trio.BrokenResourceError, trio.ClosedResourceError):
-                    got = b""
-            if not got:
-                if self.shutting_down:
-                    why = "shutdown"
-                else:
-                    why = "no command in time" if got is None else "nothing received"
-                self.log.info("connection_closed", reason=why)
+            got = await self._sniff(first_by)
+            if got is None:
                 return
             first = got
-            self.framing = sniff(first[0])
-            if self.framing is None:
-                await self._raw(
-                    f"error {BAD_FRAME.code} {BAD_FRAME.name} the first byte {first[0]:#04x} "
-                    "starts neither a text line nor a msgpack array\n".encode()
-                )
-                self.log.info("connection_closed", reason="unknown framing")
-                return
+        assert self.framing is not None
         self.log = self.log.bind(framing=self.framing)
         self.log.info("connection_open")
-        session = self.session_factory(
-            self.config,
-            self.runner,
+        session = Session(
+            self.serving.config,
+            self.serving.runner,
             framing=self.framing,
             send=self.send,
             send_nowait=self.send_nowait,
@@ -282,11 +188,13 @@ class Connection:
             peer=self.peer_key or peer_host(self.peer),
             max_reply=self._max_reply(),
         )
+        if self.referee is not None:
+            session.attach(self.referee)
         self.session = session
         reason = "closed by the client"
-        requests_send, requests_receive = trio.open_memory_channel[
-            m.Request | ProtocolError | _End
-        ](max(0, self.limits.inflight - 1) if self.limits.inflight else math.inf)
+        requests_send, requests_receive = trio.open_memory_channel[Item](
+            max(0, self.limits.inflight - 1) if self.limits.inflight else math.inf
+        )
         async with trio.open_nursery() as nursery:
             nursery.start_soon(self._writer)
             async with trio.open_nursery() as searches:
@@ -304,18 +212,42 @@ class Connection:
                     # Stop what runs; its best move is still sent.
                     await session.stop_search()
                     if reason == "shutdown":
-                        self._queue(_error_reply(SHUTTING_DOWN, "the server is stopping"), None)
+                        self._queue(error_reply(SHUTTING_DOWN, "the server is stopping"), None)
                     elif self.evicted is not None:
-                        self._queue(_error_reply(TOO_MANY_CONNECTIONS, self.evicted), None)
+                        self._queue(error_reply(TOO_MANY_CONNECTIONS, self.evicted), None)
             self.outbox.close()  # the writer sends what is queued, then ends
             nursery.cancel_scope.deadline = trio.current_time() + FLUSH_TIMEOUT
         self.log.info("connection_closed", reason=reason)
 
+    async def _sniff(self, first_by: float) -> bytes | None:
+        """The first bytes, whose first tells the framing (``self.framing``, then set); None
+        when the connection is closed instead (nothing came in time, shutdown, neither
+        framing)."""
+        got: bytes | None = None
+        with self.first_scope:  # shutdown cancels the wait for the first byte too
+            try:
+                got = await self._receive(first_by)
+            except (trio.BrokenResourceError, trio.ClosedResourceError):
+                got = b""
+        if not got:
+            if self.shutting_down:
+                why = "shutdown"
+            else:
+                why = "no command in time" if got is None else "nothing received"
+            self.log.info("connection_closed", reason=why)
+            return None
+        self.framing = sniff(got[0])
+        if self.framing is None:
+            await self._raw(
+                f"error {BAD_FRAME.code} {BAD_FRAME.name} the first byte {got[0]:#04x} "
+                "starts neither a text line nor a msgpack array\n".encode()
+            )
+            self.log.info("connection_closed", reason="unknown framing")
+            return None
+        return got
+
     async def _reader(
-        self,
-        first: bytes,
-        first_by: float,
-        requests: trio.MemorySendChannel[m.Request | ProtocolError | _End],
+        self, first: bytes, first_by: float, requests: trio.MemorySendChannel[Item]
     ) -> None:
         assert self.framing is not None
         decoder: TextDecoder | MsgpackDecoder
@@ -325,95 +257,25 @@ class Connection:
             decoder = MsgpackDecoder("server", max_frame=self.limits.frame or 2**31)
         async with requests:
             try:
-                await self._read_requests(decoder, first, first_by, requests)
+                await self.reader.run(decoder, first, first_by, requests)
             except trio.BrokenResourceError:
                 # the handler has finished (quit, a fatal error) and closed its end while a
                 # request or the end of input was on its way: there is no one left to tell
                 return
 
-    async def _read_requests(
-        self,
-        decoder: TextDecoder | MsgpackDecoder,
-        data: bytes,
-        first_by: float,
-        requests: trio.MemorySendChannel[m.Request | ProtocolError | _End],
-    ) -> None:
-        """Decode what the client sends and hand each request (or decoding error) to the
-        handler, then why reading stopped."""
-        commands = 0
-        while True:
-            if data:
-                try:
-                    decoder.feed(data)
-                except ProtocolError as exc:
-                    await requests.send(exc)
-                    await requests.send(_End(exc.error.name))
-                    return
-                while True:
-                    try:
-                        message = decoder.next_message()
-                    except ProtocolError as exc:
-                        commands += 1
-                        await requests.send(exc)
-                        if exc.fatal:
-                            await requests.send(_End(exc.error.name))
-                            return
-                        continue
-                    if message is None:
-                        break
-                    commands += 1
-                    assert isinstance(message, m.Request)
-                    screened = self._screen(message)
-                    if isinstance(screened, ProtocolError):
-                        await requests.send(screened)
-                        continue
-                    await self._make_room(_cost(message, decoder.last_size))
-                    await requests.send(message)  # waits while `inflight` are queued
-            end = await self._next_chunk(commands, first_by)
-            if isinstance(end, _End):
-                await requests.send(end)
-                return
-            data = end
-
-    async def _next_chunk(self, commands: int, first_by: float) -> bytes | _End:
-        """The next bytes, or why there are none (end of input, a lost connection, the
-        first-command or the idle timeout)."""
-        while True:
-            if commands == 0:
-                deadline = first_by
-            elif self.limits.idle:
-                deadline = trio.current_time() + self.limits.idle
-            else:
-                deadline = math.inf
-            try:
-                data = await self._receive(deadline)
-            except (trio.BrokenResourceError, trio.ClosedResourceError):
-                self._lose("connection lost")
-                return _End("connection lost")
-            if data is None:
-                if commands == 0:
-                    return _End("no command in time")
-                if self._busy():
-                    continue  # a search (or a command) is running: that is not idleness
-                message = f"nothing received for {self.limits.idle:g} s"
-                return _End(IDLE_TIMEOUT.name, _error_reply(IDLE_TIMEOUT, message))
-            if not data:
-                return _End("end of input")
-            return data
-
     def _busy(self) -> bool:
         session = self.session
-        return self.handling or (session is not None and session.search is not None)
+        return self.handling or (session is not None and session.busy)
 
     async def _handle(
         self,
         session: Session,
         searches: trio.Nursery,
-        requests: trio.MemoryReceiveChannel[m.Request | ProtocolError | _End],
+        requests: trio.MemoryReceiveChannel[Item],
     ) -> str:
         async with requests:
             async for item in requests:
-                if isinstance(item, _End):
+                if isinstance(item, End):
                     if item.reply is not None:
                         await session.reply(item.reply, None)
                     return item.reason
@@ -428,8 +290,7 @@ class Connection:
                         try:
                             await session.handle(item, searches)
                         finally:
-                            self._queued -= self._costs.popleft()
-                            self._room.unpark_all()
+                            self.reader.answered()
                         if session.closing:
                             return "quit"
                 finally:
@@ -437,29 +298,6 @@ class Connection:
                 # one command at a time per turn of the event loop: the others get theirs
                 await trio.lowlevel.checkpoint()
         return "end of input"
-
-    def _screen(self, request: m.Request) -> m.Request | ProtocolError:
-        """A request as it may wait in the queue: a ``position`` over the ``plies`` limit is
-        refused here, so that its moves are not kept while it waits (a frame of 65,536 short
-        moves takes some 5 MB once decoded)."""
-        command = request.command
-        most = self.limits.plies
-        if isinstance(command, m.Position) and most and len(command.moves) > most:
-            return ProtocolError(
-                PLY_LIMIT,
-                too_many_moves(len(command.moves), most),
-                msgid=request.msgid,
-                method=command.METHOD,
-            )
-        return request
-
-    async def _make_room(self, cost: int) -> None:
-        """Wait until a request of ``cost`` fits in the read-ahead (``READ_AHEAD``; one always
-        fits in an empty queue), then count it."""
-        while self._queued and self._queued + cost > READ_AHEAD:
-            await self._room.park()
-        self._queued += cost
-        self._costs.append(cost)
 
     def evict(self, reason: str) -> None:
         """Close the connection for a new peer's (``Admission``): as a shutdown, with error
@@ -474,17 +312,6 @@ class Connection:
         self.ending.set()
         self.first_scope.cancel()
         self.io_scope.cancel()
-
-
-def _cost(request: m.Request, size: int) -> int:
-    """What a request read ahead costs: its bytes, and ``TOKEN_COST`` for each move of a
-    ``position`` (a short token takes 3 bytes on the wire and some 60 once decoded)."""
-    command = request.command
-    return size + (TOKEN_COST * len(command.moves) if isinstance(command, m.Position) else 0)
-
-
-def _error_reply(code: ErrorCode, message: str) -> m.ErrorReply:
-    return m.ErrorReply(code.code, code.name, message)
 
 
 def peer_host(peer: str) -> str:

@@ -1,7 +1,13 @@
-"""The position part of a ``Session``: ``position``, ``play``, ``undo``, ``query`` and ``show``,
-each checked completely before the session changes."""
+"""A session's board: its game, its position and the moves played since the position was set,
+with the commands on them (``position``, ``play``, ``undo``, ``query``, ``show``, and the
+``Game`` option), each checked completely before anything changes. In a game the server
+referees, the board holds the view of the session's client, which the referee hands it
+(``Board.hold``)."""
 
 from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Final
 
 import games
 from enginesrv.serve.offload import offload
@@ -10,8 +16,9 @@ from enginesrv.serve.settings import (
     MOVES_ON_LOOP,
     REPLY_OVERHEAD,
     TOKEN_OVERHEAD,
+    Framing,
     RequestError,
-    Settings,
+    SessionConfig,
     request_error,
     too_many_moves,
 )
@@ -20,18 +27,87 @@ from protocol.errors import (
     BAD_ARGUMENTS,
     GAME_OVER,
     INVALID_POSITION,
+    NO_GAME,
     PLY_LIMIT,
 )
 
 
-class Positions(Settings):
-    """The commands on the session's position (a base of ``Session``)."""
+def result_text(outcome: games.Outcome | None) -> str:
+    """``query result``'s answer: ``p1win``, ``p2win``, ``draw``, or ``none`` while the game
+    goes on."""
+    if outcome is None:
+        return "none"
+    return "draw" if outcome.winner == "draw" else f"{outcome.winner}win"
 
-    max_reply: int
-    peer: str | None
 
-    async def _set_position(self, fen: str | None, moves: tuple[str, ...]) -> None:
-        game, _ = self._require_game("position")
+def _turn(state: games.State) -> str:
+    seat = state.to_move()
+    return "none" if seat < 0 else f"p{seat + 1}"
+
+
+def _outcome(state: games.State) -> m.ResponseValue:
+    outcome = state.outcome()
+    return None if outcome is None else outcome.as_dict()
+
+
+STATE_ANSWERS: Final[dict[str, Callable[[games.State], m.ResponseValue]]] = {
+    "gameover": lambda state: state.is_terminal(),
+    "p1turn": lambda state: state.to_move() == games.P1,
+    "result": lambda state: result_text(state.outcome()),
+    "position": lambda state: state.to_string(),
+    "turn": _turn,
+    "outcome": _outcome,
+    "phase": lambda state: state.phase(),
+}
+"""The ``query`` subjects answered from the position alone (docs/protocol.md §4.1)."""
+
+
+class Board:
+    """A session's game and position (module docstring)."""
+
+    def __init__(
+        self, config: SessionConfig, *, framing: Framing, max_reply: int, peer: str | None
+    ) -> None:
+        """``max_reply``: the longest reply the connection sends (a line or a frame);
+        ``peer``: whose share of the threads the costly commands take (``offload``)."""
+        self.config = config
+        self.framing = framing
+        self.max_reply = max_reply
+        self.peer = peer
+        self.game: games.Game | None = None
+        self.state: games.State | None = None
+        self.played: list[str] = []
+        """The moves played since the position was set, as the session's holder was shown
+        them."""
+
+    def set_game(self, game: games.Game) -> None:
+        """A new game of ``game``, from its start position."""
+        self.game = game
+        self.state = game.new_state()
+        self.played = []
+
+    def hold(self, game: games.Game, state: games.State, played: list[str]) -> None:
+        """Hold what a referee shows the session's client: its view of the game, and the
+        moves played as it was shown them."""
+        self.game = game
+        self.state = state
+        self.played = played
+
+    def require(self, verb: str) -> tuple[games.Game, games.State]:
+        """The game and the position.
+
+        Raises:
+            RequestError: no game is set (error 200, naming ``verb``).
+        """
+        if self.game is None or self.state is None:
+            raise request_error(
+                NO_GAME, f"{verb}: no game is set; send setoption name Game value NAME"
+            )
+        return self.game, self.state
+
+    async def set_position(self, fen: str | None, moves: tuple[str, ...]) -> None:
+        """``position``: ``fen`` (None: the start position), then ``moves``."""
+        game, _ = self.require("position")
         most = self.config.max_plies
         if most and len(moves) > most:
             raise request_error(PLY_LIMIT, too_many_moves(len(moves), most))
@@ -53,8 +129,9 @@ class Positions(Settings):
         self.state = await offload(self.peer, build) if len(moves) > MOVES_ON_LOOP else build()
         self.played = list(moves)
 
-    def _play(self, token: str) -> str:
-        _, state = self._require_game("play")
+    def play(self, token: str) -> str:
+        """``play``: the new position string."""
+        _, state = self.require("play")
         if state.is_terminal():
             raise request_error(GAME_OVER, f"play: the game is over ({state.outcome()})")
         most = self.config.max_plies
@@ -72,8 +149,9 @@ class Positions(Settings):
         self.played.append(token)
         return state.to_string()
 
-    def _undo(self, n: int) -> str:
-        _, state = self._require_game("undo")
+    def undo(self, n: int) -> str:
+        """``undo n``: the new position string."""
+        _, state = self.require("undo")
         available = min(len(self.played), state.ply())
         if n > available:
             raise request_error(
@@ -84,38 +162,22 @@ class Positions(Settings):
             self.played.pop()
         return state.to_string()
 
-    def _query(self, what: str) -> m.ResponseValue:
-        _, state = self._require_game("query")
-        outcome = state.outcome()
+    def query(self, what: str) -> m.ResponseValue:
+        """The answer to ``query what`` (docs/protocol.md §4.1)."""
+        _, state = self.require("query")
         match what:
-            case "gameover":
-                return state.is_terminal()
-            case "p1turn":
-                return state.to_move() == games.P1
-            case "result":
-                if outcome is None:
-                    return "none"
-                return "draw" if outcome.winner == "draw" else f"{outcome.winner}win"
             case "moves":
                 count = state.count_moves()
                 if count > MOVES_LISTED:
                     return f"count {count} {state.describe_moves()}".rstrip()
-                return self._fit_moves(sorted(state.move_to_str(mv) for mv in state.legal_moves()))
-            case "position":
-                return state.to_string()
-            case "turn":
-                seat = state.to_move()
-                return "none" if seat < 0 else f"p{seat + 1}"
-            case "outcome":
-                return None if outcome is None else outcome.as_dict()
+                return self.fit_moves(sorted(state.move_to_str(mv) for mv in state.legal_moves()))
             case "played":
-                return self._fit_moves(list(self.played))
+                return self.fit_moves(list(self.played))
             case "clock":
                 return "none"  # a plain session keeps no clocks (a refereed game does)
-            case _:  # "phase"
-                return state.phase()
+        return STATE_ANSWERS.get(what, STATE_ANSWERS["phase"])(state)
 
-    def _fit_moves(self, tokens: list[str]) -> m.ResponseValue:
+    def fit_moves(self, tokens: list[str]) -> m.ResponseValue:
         """The move list, or, when it would make a reply longer than the line or frame limit,
         ``count N moves`` and the first moves that fit (docs/protocol.md §4.1)."""
         room = self.max_reply - REPLY_OVERHEAD[self.framing]
@@ -133,8 +195,9 @@ class Positions(Settings):
             kept += 1
         return " ".join([head, *tokens[:kept]])
 
-    def _show(self) -> str:
-        game, state = self._require_game("show")
+    def show(self) -> str:
+        """``show``: the position drawn, with whose turn it is, its phase and its string."""
+        game, state = self.require("show")
         seat = state.to_move()
         turn = "nobody (game over)" if seat < 0 else f"{game.colours[seat]} (p{seat + 1})"
         lines = [
@@ -146,5 +209,3 @@ class Positions(Settings):
         if (outcome := state.outcome()) is not None:
             lines.append(f"outcome:  {outcome}")
         return "\n".join(lines)
-
-    # -- searching -----------------------------------------------------------------------------

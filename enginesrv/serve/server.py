@@ -36,7 +36,9 @@ import trio
 
 from enginesrv.admission import Admission
 from enginesrv.search.child import SearchRunner
-from enginesrv.serve.connection import Connection, Limits, SessionFactory, peer_host
+from enginesrv.serve.connection import Connection, Serving, peer_host
+from enginesrv.serve.hooks import RefereeHooks
+from enginesrv.serve.limits import Limits
 from enginesrv.serve.outbox import OutputBudget
 from enginesrv.serve.settings import Framing, SessionConfig
 
@@ -93,19 +95,17 @@ class Server:
         *,
         peer: str,
         framing: Framing | None = None,
-        session_factory: SessionFactory | None = None,
+        referee: RefereeHooks | None = None,
     ) -> Connection:
-        """A new connection of this server's (any transport), under its limits and budgets."""
+        """A new connection of this server's (any transport), under its limits and budgets;
+        ``referee``: the game its session plays, when the server referees it."""
         return Connection(
             send_stream,
             receive_stream,
-            config=self.config,
-            runner=self.runner,
-            limits=self.limits,
+            Serving(self.config, self.runner, self.limits, self.output),
             peer=peer,
             framing=framing,
-            session_factory=session_factory,
-            output=self.output,
+            referee=referee,
             peer_key=self.admission.peer(peer_host(peer)),
         )
 

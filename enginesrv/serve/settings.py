@@ -1,8 +1,8 @@
 """A session's settings: the configuration every session of a server shares
-(``SessionConfig``), the options each session sets (``Game``, ``Bot``, ``Hash``,
-``MoveOverhead``, ``Compat`` and the bot's own) with the handshake that lists them
-(``Settings``, a base of ``Session``), and the error a refused command raises
-(``RequestError``)."""
+(``SessionConfig``), the options each session sets (``Bot``, ``Hash``, ``MoveOverhead``,
+``Compat`` and the bot's own) with the handshake that lists them (``Options``; the ``Game``
+option is the session's board's, ``enginesrv.serve.positions``), and the errors a refused
+command raises (``RequestError``, and ``NoMoveError`` for a ``go`` with nothing to search)."""
 
 from __future__ import annotations
 
@@ -16,11 +16,7 @@ from enginesrv import __version__
 from enginesrv.search.pool import GRACE
 from enginesrv.serve.catalog import bot_class, bot_games, bot_infos, bot_names, game_infos, supports
 from protocol import messages as m
-from protocol.errors import (
-    BAD_ARGUMENTS,
-    NO_GAME,
-    ErrorCode,
-)
+from protocol.errors import BAD_ARGUMENTS, ErrorCode
 
 MOVES_LISTED = 100_000
 """``query moves`` lists at most this many moves; beyond it, it reports the count."""
@@ -88,50 +84,60 @@ def request_error(
     return RequestError(m.ErrorReply(code.code, code.name, message, data))
 
 
+class NoMoveError(Exception):
+    """A ``go`` that has no move to search (the game is over, the side to act's moves are
+    hidden): it is answered with its error and then its one best move, none (in msgpack both
+    are one error response, with ``{move: nil}``)."""
+
+    def __init__(self, code: ErrorCode, message: str) -> None:
+        super().__init__(f"{code.code} {code.name}: {message}")
+        self.code = code
+        self.message = message
+
+
 DEFAULT_HASH = 64
 MAX_HASH = 4096
 
 
-class Settings:
-    """The options part of a ``Session``: the attributes it reads and sets are the session's.
-    Every setter checks its value completely before changing anything."""
+class Options:
+    """A session's options but ``Game`` (its board's): ``Bot``, ``Hash``, ``MoveOverhead``,
+    ``Compat`` and the bot's own, with the handshake and the listing that show them. Every
+    setter checks its value completely before changing anything."""
 
-    config: SessionConfig
-    game: games.Game | None
-    state: games.State | None
-    played: list[str]
-    bot_name: str
-    bot_options: dict[str, str | None]
-    hash_mb: int
-    move_overhead: int
-    compat: bool
-    fresh_game: bool
-    framing: Framing
+    def __init__(self, config: SessionConfig) -> None:
+        self.config = config
+        self.bot_name = config.default_bot
+        self.bot_options: dict[str, str | None] = {}
+        self.hash_mb = min(DEFAULT_HASH, config.hash_limit or DEFAULT_HASH)
+        self.move_overhead = 50
+        self.compat = False
+        self.fresh_game = True
+        """Whether the next search starts a new game for the bot (it forgets its tables)."""
 
-    def _handshake(self) -> m.Handshake:
+    def handshake(self, game: games.Game | None) -> m.Handshake:
+        """The answer to ``ugi``, ``game`` being the session's (the ``Game`` option's value)."""
         return m.Handshake(
             name=self.config.name,
             author=self.config.author,
             version=__version__,
             protocol=m.PROTOCOL_VERSION,
             games=game_infos(),
-            bots=self._bots(),
-            options=self._options(),
+            bots=bot_infos(),
+            options=self.specs(game),
             limits=self.config.limits,
         )
 
-    def _bots(self) -> tuple[m.BotInfo, ...]:
-        return bot_infos()
-
-    def _bot_class(self) -> type[Engine]:
+    def bot_class(self) -> type[Engine]:
         return bot_class(self.bot_name)
 
-    def _options(self) -> tuple[m.OptionSpec, ...]:
+    def specs(self, game: games.Game | None) -> tuple[m.OptionSpec, ...]:
+        """Every option of the session, ``Game`` (whose value is ``game``) first, then the
+        bot's own."""
         specs = [
             m.OptionSpec(
                 "Game",
                 "combo",
-                self.game.name if self.game is not None else "",
+                game.name if game is not None else "",
                 vars=tuple(games.available()),
             ),
             m.OptionSpec("Bot", "combo", self.bot_name, vars=tuple(bot_names())),
@@ -140,7 +146,7 @@ class Settings:
             m.OptionSpec("Compat", "check", "true" if self.compat else "false"),
         ]
         listed = {spec.name.lower() for spec in specs}
-        for option in self._bot_class().options:
+        for option in self.bot_class().options:
             if option.name.lower() in listed:
                 continue  # a session option (the bot's Hash is the session's), or a repeat
             listed.add(option.name.lower())
@@ -158,29 +164,15 @@ class Settings:
             )
         return tuple(specs)
 
-    def _set_option(self, name: str, value: str | None) -> None:
+    def set(self, name: str, value: str | None, game: games.Game | None) -> None:
+        """``setoption name value`` for any option but ``Game``, ``game`` being the session's.
+
+        Raises:
+            RequestError: an unknown option or a bad value (error 101); nothing changed.
+        """
         key = name.strip().lower()
-        if key == "game":
-            game = self._load_game(value or "", "setoption")
-            self._set_game(game)
-        elif key == "bot":
-            chosen = next((b for b in bot_names() if b.lower() == (value or "").lower()), None)
-            if chosen is None:
-                raise request_error(
-                    BAD_ARGUMENTS,
-                    f"setoption: unknown bot {value!r}; known bots: {', '.join(bot_names())}",
-                )
-            try:
-                plays = bot_games(chosen)
-            except BotError as exc:
-                raise request_error(BAD_ARGUMENTS, f"setoption: {exc}") from None
-            if self.game is not None and plays is not None and self.game.name not in plays:
-                raise request_error(
-                    BAD_ARGUMENTS, f"setoption: bot {chosen!r} does not play {self.game.name}"
-                )
-            self.bot_name = chosen
-            self.bot_options = {}  # the new bot starts from its defaults, and so do its tables
-            self.fresh_game = True
+        if key == "bot":
+            self._set_bot(value, game)
         elif key == "hash":
             self.hash_mb = self._hash(name, value)
         elif key == "moveoverhead":
@@ -193,7 +185,26 @@ class Settings:
                 )
             self.compat = lowered == "true"
         else:
-            self._set_bot_option(name, value)
+            self._set_bot_option(name, value, game)
+
+    def _set_bot(self, value: str | None, game: games.Game | None) -> None:
+        chosen = next((b for b in bot_names() if b.lower() == (value or "").lower()), None)
+        if chosen is None:
+            raise request_error(
+                BAD_ARGUMENTS,
+                f"setoption: unknown bot {value!r}; known bots: {', '.join(bot_names())}",
+            )
+        try:
+            plays = bot_games(chosen)
+        except BotError as exc:
+            raise request_error(BAD_ARGUMENTS, f"setoption: {exc}") from None
+        if game is not None and plays is not None and game.name not in plays:
+            raise request_error(
+                BAD_ARGUMENTS, f"setoption: bot {chosen!r} does not play {game.name}"
+            )
+        self.bot_name = chosen
+        self.bot_options = {}  # the new bot starts from its defaults, and so do its tables
+        self.fresh_game = True
 
     def _hash_max(self) -> int:
         limit = self.config.hash_limit
@@ -223,11 +234,11 @@ class Settings:
             raise request_error(BAD_ARGUMENTS, f"setoption: {name} must be in {low}..{high}")
         return number
 
-    def _set_bot_option(self, name: str, value: str | None) -> None:
-        options = self._bot_class().options
+    def _set_bot_option(self, name: str, value: str | None, game: games.Game | None) -> None:
+        options = self.bot_class().options
         option = next((o for o in options if o.name.lower() == name.strip().lower()), None)
         if option is None:
-            known = ", ".join(spec.name for spec in self._options())  # each once, as listed
+            known = ", ".join(spec.name for spec in self.specs(game))  # each once, as listed
             raise request_error(
                 BAD_ARGUMENTS, f"setoption: unknown option {name!r} (options: {known})"
             )
@@ -240,11 +251,11 @@ class Settings:
         keep = option.type in ("string", "button")
         self.bot_options[option.name] = value if keep else option.text(parsed)
 
-    def _job_options(self) -> tuple[tuple[str, str | None], ...]:
+    def job_options(self) -> tuple[tuple[str, str | None], ...]:
         """Every option of the bot with the value ``options`` reports, so the worker's bot
         searches with exactly those (a kept bot never keeps a value the session dropped)."""
         options: dict[str, str | None] = {}
-        for option in self._bot_class().options:
+        for option in self.bot_class().options:
             if option.type == "button":
                 continue
             if option.name == "Hash":
@@ -255,41 +266,28 @@ class Settings:
                 options[option.name] = option.text(option.default)
         return tuple(sorted(options.items()))
 
-    # -- game and position ---------------------------------------------------------------------
-
-    def _load_game(self, name: str, verb: str) -> games.Game:
-        """The game called ``name``, matched without regard to case (a combo value)."""
-        known = games.available()
-        chosen = next((g for g in known if g.lower() == name.strip().lower()), None)
-        if chosen is None:
-            raise request_error(
-                BAD_ARGUMENTS, f"{verb}: unknown game {name!r}; known games: {', '.join(known)}"
-            )
-        return games.load(chosen)
-
-    def _set_game(self, game: games.Game) -> None:
-        self.game = game
-        self.state = game.new_state()
-        self.played = []
+    def new_game(self, game: games.Game) -> None:
+        """The session plays a new game of ``game``: the bot starts afresh, and a bot that
+        does not play the game gives way to one that does (the default, else any)."""
         self.fresh_game = True
         if not supports(self.bot_name, game.name):
-            # keep a bot that plays the game: the default, else any
             for name in [self.config.default_bot, *bot_names()]:
                 if supports(name, game.name):
                     self.bot_name = name
                     self.bot_options = {}
                     break
 
-    def _require_game(self, verb: str) -> tuple[games.Game, games.State]:
-        if self.game is None or self.state is None:
-            raise request_error(
-                NO_GAME, f"{verb}: no game is set; send setoption name Game value NAME"
-            )
-        return self.game, self.state
 
-    def _new_game(self, name: str | None) -> None:
-        if name is not None:
-            self._set_game(self._load_game(name, "uginewgame"))
-            return
-        game, _ = self._require_game("uginewgame")
-        self._set_game(game)
+def load_game(name: str, verb: str) -> games.Game:
+    """The game called ``name``, matched without regard to case (a combo value).
+
+    Raises:
+        RequestError: no game is called so (error 101, naming ``verb``).
+    """
+    known = games.available()
+    chosen = next((g for g in known if g.lower() == name.strip().lower()), None)
+    if chosen is None:
+        raise request_error(
+            BAD_ARGUMENTS, f"{verb}: unknown game {name!r}; known games: {', '.join(known)}"
+        )
+    return games.load(chosen)

@@ -15,10 +15,9 @@ import hashlib
 import random
 import weakref
 from collections import Counter
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from importlib import resources
 from pathlib import Path
-from typing import Any
 
 import structlog
 import trio
@@ -35,8 +34,10 @@ from enginesrv.admission import WEBSOCKETS_PER_PEER
 from enginesrv.search.child import SearchRunner
 from enginesrv.serve.connection import peer_host
 from enginesrv.serve.server import Server
+from enginesrv.web.gamespec import GameSpecError, parse_game_spec
 from enginesrv.web.http import end_websocket, keep_transport, mark_websocket, transport_of
-from enginesrv.web.referee import GameSpecError, Referee, parse_game_spec, session_factory
+from enginesrv.web.referee import Referee
+from enginesrv.web.refereed import RefereedGame
 from enginesrv.web.transport import (
     Message,
     MessageReceiveStream,
@@ -246,9 +247,9 @@ class WebApp:
         """The refereed games being played (for the tests and for watching)."""
 
     def routes(self, extra: Sequence[BaseRoute] = ()) -> list[BaseRoute]:
-        return page_routes({"play": True, "watch": False}, [
-            WebSocketRoute("/ws", self.protocol_socket), *extra
-        ])  # fmt: skip
+        return page_routes(
+            {"play": True, "watch": False}, [WebSocketRoute("/ws", self.protocol_socket), *extra]
+        )
 
     def asgi(self, extra: Sequence[BaseRoute] = ()) -> ASGIApp:
         return keep_transport(page_app(self.routes(extra)))
@@ -297,7 +298,7 @@ class WebApp:
             log.info("websocket_refused", peer=peer, reason=str(exc))
             await socket.close(CLOSE_BAD_GAME, str(exc))
             return
-        factory: Callable[..., Any] | None = None
+        game: RefereedGame | None = None
         if spec is not None:
             referee = Referee(
                 spec,
@@ -309,7 +310,7 @@ class WebApp:
             )
             await referee.start()
             self.referees.add(referee)
-            factory = session_factory(referee)
+            game = RefereedGame(referee)
         first = await self._first_message(socket)
         if first is None:
             await socket.close(CLOSE_NO_COMMAND, "no message in time, or the server stops")
@@ -321,7 +322,7 @@ class WebApp:
             receive,
             peer=peer,
             framing=framing,
-            session_factory=factory,
+            referee=game,
         )
 
         async def refused(reason: str) -> None:

@@ -5,7 +5,9 @@ The referee holds the full position. The page's session holds only a view (docs/
 ``query``, ``show`` and every reply on the page's socket answer from what that player may
 know. The bot is a ``BotPlayer`` with a session of its own in the worker pool, given its own
 view before every decision, as the arbiter gives engines theirs; its searches report nothing
-to the page but the move, shown as the person may see it.
+to the page but the move, shown as the person may see it. The page's session asks the referee
+through ``RefereedGame`` (``enginesrv.web.refereed``); the game's address is read by
+``enginesrv.web.gamespec``.
 
 On the page's socket (docs/web.md):
 
@@ -28,189 +30,22 @@ import functools
 import random
 import secrets
 from collections.abc import Callable
-from dataclasses import dataclass, field
-from typing import Any
-from urllib.parse import parse_qsl
 
 import structlog
 import trio
 
 import games
-from enginesrv.event.play.bot_player import BotPlayer, check_bot
-from enginesrv.event.play.controls import TimeControl
+from enginesrv.event.play.bot_player import BotPlayer
 from enginesrv.event.play.outcome import Termination
-from enginesrv.event.play.players import ForfeitError, GoRequest, PlayerSpecError, parse_player
+from enginesrv.event.play.players import ForfeitError, GoRequest, parse_player
 from enginesrv.search.child import SearchRunner
-from enginesrv.serve.offload import offload
-from enginesrv.serve.session import Session, _Search
-from enginesrv.serve.settings import MAX_CLOCK, MAX_MOVETIME, MAX_PLIES, RequestError, request_error
+from enginesrv.serve.settings import MAX_MOVETIME, MAX_PLIES, RequestError, request_error
+from enginesrv.web.clocks import Clocks
+from enginesrv.web.gamespec import GameSpec
 from protocol import messages as m
 from protocol.errors import BAD_ARGUMENTS, GAME_OVER
 
 log = structlog.get_logger("enginesrv.web.referee")
-HUMAN = "human"
-DEFAULT_MOVETIME = 1000
-"""Milliseconds a bot is given per decision in a game without a clock."""
-REFUSED = (m.NewGame, m.Position, m.SetOption)
-MIN_CLOCK_MS = 1000
-"""The least time a refereed game's clock may start with: less, and the bot (which keeps back
-``BOT_OVERHEAD_MS`` and a trip to its worker) would lose on time before it could move."""
-PAGE_OPTIONS = ("Depth", "Samples", "Quiescence", "Aspiration", "Level")
-"""The bot options a refereed game's address may set: how strong the bot plays, nothing more.
-The others are the server's: the seeds bear on the bot's secrets (a page that chose the seed
-of the bot's hidden decisions could make them again), and ``Hash``, ``Threads`` and the like on
-the server's memory and workers, which the server shares out itself."""
-
-
-class GameSpecError(ValueError):
-    """A refereed game's address cannot be used; the message names the field and why."""
-
-
-@dataclass(frozen=True)
-class GameSpec:
-    """What a refereed game's address asks for (``/ws?game=yoxii&opponent=bot:random&...``)."""
-
-    game: str
-    opponent: str = HUMAN
-    """``human`` (two people at one screen) or a ``bot:NAME[:OPTION=VALUE,...]`` player."""
-    side: int = games.P1
-    """The person's seat against a bot (0 = p1)."""
-    control: TimeControl | None = None
-    movetime: int = DEFAULT_MOVETIME
-    start: str | None = None
-    """A position string to start from (None: the game's start position)."""
-
-    @property
-    def against_bot(self) -> bool:
-        return self.opponent != HUMAN
-
-
-def parse_game_spec(
-    query: str, *, max_movetime: int = MAX_MOVETIME, max_clock: int = MAX_CLOCK
-) -> GameSpec | None:
-    """The game asked for by a ``/ws`` address's query string; None when it asks for none
-    (a plain protocol session). ``max_movetime`` and ``max_clock`` are the server's limits
-    (ms; 0: none), which a refereed game's times keep to as a session's do.
-
-    Raises:
-        GameSpecError: a field that cannot be used (the message says which and why).
-    """
-    fields = dict(parse_qsl(query, keep_blank_values=True))
-    if "game" not in fields and "opponent" not in fields:
-        return None
-    known = {"game", "opponent", "side", "tc", "movetime", "position"}
-    unknown = sorted(set(fields) - known)
-    if unknown:
-        raise GameSpecError(f"unknown field {unknown[0]!r}: the fields are {', '.join(known)}")
-    name = fields.get("game", "")
-    try:
-        game = games.load(name)
-    except games.GameError as exc:
-        raise GameSpecError(f"game {name!r}: {exc}") from None
-    opponent = fields.get("opponent", HUMAN) or HUMAN
-    if opponent != HUMAN:
-        try:
-            spec = parse_player(opponent)
-        except PlayerSpecError as exc:
-            raise GameSpecError(str(exc)) from None
-        if spec.kind != "bot":
-            raise GameSpecError(f"opponent {opponent!r}: write human or bot:NAME[:OPTIONS]")
-        if spec.tc is not None:
-            raise GameSpecError(f"opponent {opponent!r}: the tc field sets the clock, not tc=")
-        _check_page_options(spec.options)
-        try:
-            check_bot(spec, game.name)
-        except PlayerSpecError as exc:
-            raise GameSpecError(str(exc)) from None
-    side_text = fields.get("side", "p1")
-    if side_text not in ("p1", "p2"):
-        raise GameSpecError(f"side {side_text!r}: write p1 or p2")
-    control = None
-    tc = fields.get("tc", "").replace(" ", "+")  # a "+" left unescaped in an address
-    if tc and tc != "none":
-        try:
-            control = TimeControl.parse(tc)
-        except ValueError as exc:
-            raise GameSpecError(str(exc)) from None
-        if control.infinite:
-            control = None  # no clock, as with none
-        elif control.moves:
-            raise GameSpecError(f"time control {tc!r}: write SECONDS[+INCREMENT]")
-        elif control.base_ms < MIN_CLOCK_MS:
-            raise GameSpecError(
-                f"time control {tc!r}: at least {MIN_CLOCK_MS // 1000} s, or the bot could not "
-                "move in time"
-            )
-        elif max_clock and max(control.base_ms, control.inc_ms) > max_clock:
-            raise GameSpecError(
-                f"time control {tc!r}: over the server's limit of {max_clock // 1000} s on a "
-                "clock (limit clock)"
-            )
-    movetime_text = fields.get("movetime", str(DEFAULT_MOVETIME))
-    most = max_movetime or 3_600_000
-    if not movetime_text.isdigit() or len(movetime_text) > 9 or not 0 < int(movetime_text) <= most:
-        raise GameSpecError(
-            f"movetime {movetime_text[:20]!r}: write milliseconds, 1 to {most} (limit movetime)"
-        )
-    start = fields.get("position") or None
-    if start is not None:
-        try:
-            state = game.state_from_string(start)
-        except games.InvalidPositionError as exc:
-            raise GameSpecError(f"position {start!r}: {exc.reason}") from None
-        if state.is_terminal():
-            raise GameSpecError(f"position {start!r}: the game is over there")
-        if state.is_view():
-            raise GameSpecError(
-                f"position {start!r}: a view (it leaves something unknown); a refereed game "
-                "starts from a full position"
-            )
-    return GameSpec(
-        game.name,
-        opponent,
-        0 if side_text == "p1" else 1,
-        control,
-        int(movetime_text),
-        start,
-    )
-
-
-def _check_page_options(options: tuple[tuple[str, str], ...]) -> None:
-    """Refuse a bot option a page may not set (``PAGE_OPTIONS``)."""
-    allowed = {name.lower() for name in PAGE_OPTIONS}
-    for key, _ in options:
-        if key.lower() not in allowed:
-            raise GameSpecError(
-                f"opponent: option {key!r} is the server's to set; a page may set "
-                f"{', '.join(PAGE_OPTIONS)}"
-            )
-
-
-@dataclass
-class Clocks:
-    """Both players' time (ms) and whose runs since when (``trio.current_time``)."""
-
-    control: TimeControl
-    left: list[float] = field(default_factory=list)
-    running: int | None = None
-    since: float = 0.0
-
-    def __post_init__(self) -> None:
-        self.left = [float(self.control.base_ms)] * 2
-
-    def now_left(self, seat: int, now: float) -> float:
-        spent = (now - self.since) * 1000 if self.running == seat else 0.0
-        return self.left[seat] - spent
-
-    def run(self, seat: int | None, now: float) -> None:
-        """Stop the running clock (its time is spent) and start ``seat``'s."""
-        if self.running is not None:
-            self.left[self.running] = self.now_left(self.running, now)
-        self.running = seat
-        self.since = now
-
-    def decided(self, seat: int) -> None:
-        self.left[seat] += self.control.inc_ms
 
 
 class Referee:
@@ -450,114 +285,3 @@ class Referee:
             self.state.pop()
             self.shown.pop()
         self._run_due(trio.current_time())
-
-
-class RefereeSession(Session):
-    """The page's session of a refereed game (module docstring)."""
-
-    def __init__(self, *args: Any, referee: Referee, **kwargs: Any) -> None:
-        super().__init__(*args, **kwargs)
-        self.referee = referee
-        self.game = referee.game
-        self.state = referee.view()
-
-    def _sync(self) -> str:
-        """Give the session the referee's view again; returns its position string."""
-        view = self.referee.view()
-        self.state = view
-        self.played = list(self.referee.shown)
-        return view.to_string()
-
-    async def _dispatch(
-        self, command: m.Command, msgid: int | None, nursery: trio.Nursery
-    ) -> m.Reply | None:
-        referee = self.referee
-        referee.tick()
-        if isinstance(command, REFUSED):
-            raise request_error(
-                BAD_ARGUMENTS,
-                f"{command.METHOD}: this socket is a game the server referees; open a new "
-                "socket for another game",
-            )
-        match command:
-            case m.Play(token):
-                referee.play(token)
-                return m.Response(self._sync())
-            case m.Undo(n):
-                referee.undo(n)
-                return m.Response(self._sync())
-            case m.Go():
-                await self._bot_go(msgid, nursery)
-                return None
-            case m.Query(what):
-                if what == "moves":
-                    return m.Response(await offload(self.peer, lambda: self._refereed_query(what)))
-                return m.Response(self._refereed_query(what))
-        return await super()._dispatch(command, msgid, nursery)
-
-    def _refereed_query(self, what: str) -> m.ResponseValue:
-        """``query``, from the view, but for the end of the game: the referee knows when it
-        is over (a view may not: the side to act may have no move only under hidden laws)."""
-        referee = self.referee
-        if what == "clock":
-            return referee.clock_value()
-        outcome = referee.outcome()
-        if outcome is None:
-            return self._query(what)
-        match what:
-            case "gameover":
-                return True
-            case "p1turn":
-                return False
-            case "result":
-                return "draw" if outcome.winner == "draw" else f"{outcome.winner}win"
-            case "moves":
-                return ()
-            case "turn":
-                return "none"
-            case "outcome":
-                return outcome.as_dict()
-        return self._query(what)
-
-    async def stop_search(self) -> None:
-        """The page goes (``quit``, or its socket closed): the bot's search is stopped, and
-        a bot that has not searched yet does not wait for a worker to search for no one
-        (``BotPlayer.retry_stopped``): its place in the queue is freed at once."""
-        if self.referee.bot is not None:
-            self.referee.bot.retry_stopped = False
-        await super().stop_search()
-
-    async def _bot_go(self, msgid: int | None, nursery: trio.Nursery) -> None:
-        referee = self.referee
-        if self.framing == "msgpack" and msgid is None:
-            raise request_error(BAD_ARGUMENTS, "go: send it as a request; its result is the move")
-        if referee.over():
-            await self._no_move(GAME_OVER, "go: the game is over", msgid)
-            return
-        if not referee.spec.against_bot:
-            raise request_error(BAD_ARGUMENTS, "go: two people play this game: send play")
-        if referee.person_to_act():
-            raise request_error(BAD_ARGUMENTS, "go: it is your decision: send play")
-        search = _Search(msgid, infinite=False)
-        self.search = search
-        nursery.start_soon(self._bot_move, search)
-
-    async def _bot_move(self, search: _Search) -> None:
-        try:
-            shown = await self.referee.bot_decision(search.stop)
-            self._sync()
-            self.search = None
-            if shown is None:
-                outcome = self.referee.outcome()
-                detail = self.referee.forfeit_detail
-                await self.reply(m.Info(string=f"{outcome}: {detail}"), search.msgid)
-            await self._send(m.BestMove(shown), search.msgid)
-        finally:
-            if self.search is search:
-                self.search = None
-            search.done.set()
-
-
-def session_factory(referee: Referee) -> functools.partial[RefereeSession]:
-    """What a ``Connection`` makes its session with, for a refereed game."""
-    return functools.partial(RefereeSession, referee=referee)

@@ -5,11 +5,9 @@ from __future__ import annotations
 
 import functools
 import logging
-from collections.abc import Sequence
 
 import trio
 from hypercorn.config import Config
-from starlette.routing import BaseRoute
 
 from enginesrv.search.child import SearchRunner
 from enginesrv.serve.server import Server
@@ -60,7 +58,6 @@ async def serve_web(
     host: str,
     port: int,
     peer_cap: int = WS_PEER_CONNECTIONS,
-    routes: Sequence[BaseRoute] = (),
     app: WebApp | None = None,
     timeouts: HttpTimeouts | None = None,
     task_status: trio.TaskStatus[str] = trio.TASK_STATUS_IGNORED,
@@ -82,9 +79,15 @@ async def serve_web(
     config = web_config(largest * 4, timeouts.keep_alive)
     listeners, page = await open_web(host, port)
     serving = functools.partial(
-        serve_http, app.asgi(routes), config, listeners, server.admission, door="web",
-        stop=server.stop, timeouts=timeouts,
-    )  # fmt: skip
+        serve_http,
+        app.asgi(),
+        config,
+        listeners,
+        server.admission,
+        door="web",
+        stop=server.stop,
+        timeouts=timeouts,
+    )
     async with trio.open_nursery() as nursery:
         await nursery.start(serving)
         task_status.started(page)

@@ -66,9 +66,9 @@ class WatchApp:
         self.watchers = 0
 
     def asgi(self) -> ASGIApp:
-        routes = page_routes({"play": False, "watch": True}, [
-            WebSocketRoute("/events", self.events)
-        ])  # fmt: skip
+        routes = page_routes(
+            {"play": False, "watch": True}, [WebSocketRoute("/events", self.events)]
+        )
         return keep_transport(page_app(routes))
 
     async def events(self, websocket: WebSocket) -> None:
@@ -118,11 +118,19 @@ async def _warm_up(app: ASGIApp, path: str) -> None:
     and tables (anyio's trio backend, the MIME types: 20 to 30 ms), which must not happen on
     the arbiter's event loop while a clock runs, when a person opens the page."""
     scope: Scope = {
-        "type": "http", "asgi": {"version": "3.0"}, "http_version": "1.1", "method": "GET",
-        "scheme": "http", "path": path, "raw_path": path.encode(), "query_string": b"",
-        "root_path": "", "headers": [(b"accept-encoding", b"gzip")], "client": None,
+        "type": "http",
+        "asgi": {"version": "3.0"},
+        "http_version": "1.1",
+        "method": "GET",
+        "scheme": "http",
+        "path": path,
+        "raw_path": path.encode(),
+        "query_string": b"",
+        "root_path": "",
+        "headers": [(b"accept-encoding", b"gzip")],
+        "client": None,
         "server": None,
-    }  # fmt: skip
+    }
     answered = trio.Event()
     asked = False
 

@@ -15,9 +15,10 @@ import games
 from enginesrv.admission import Admission, Ticket, peer_of
 from enginesrv.search.jobs import SearchJob
 from enginesrv.search.pool import WorkerPool, _Segment, _Waiter
-from enginesrv.serve.connection import READ_AHEAD, TOKEN_COST, Limits
+from enginesrv.serve.connection import Limits
 from enginesrv.serve.offload import Offloader
 from enginesrv.serve.outbox import Outbox, OutputBudget
+from enginesrv.serve.reader import READ_AHEAD, TOKEN_COST
 from enginesrv.serve.settings import SessionConfig
 from tests.enginesrv.peer import MsgpackPeer, TextPeer, running_server
 from tests.enginesrv.test_server import trio_test
@@ -570,7 +571,7 @@ async def test_requests_read_ahead_are_bounded_in_bytes_and_moves() -> None:
             nonlocal most
             while True:
                 for connection in server.connections:
-                    most = max(most, connection._queued)
+                    most = max(most, connection.reader.queued)
                 await trio.sleep(0)
 
         async with trio.open_nursery() as nursery:

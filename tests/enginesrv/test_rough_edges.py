@@ -23,7 +23,7 @@ import enginesrv.cli
 from bots.engine import Engine as Bot
 from bots.engine import Option, SearchResult
 from enginesrv.cli import check, main
-from enginesrv.serve.settings import RequestError, SessionConfig, Settings
+from enginesrv.serve.settings import Options, RequestError, SessionConfig
 from protocol import messages as m
 from tests.enginesrv.peer import MsgpackPeer, TextPeer, running_server
 from tests.enginesrv.test_server import trio_test
@@ -124,36 +124,23 @@ class _OrderingBot(Bot):
         raise NotImplementedError
 
 
-class _Options(Settings):
+class _Options(Options):
     """The options part of a session, with ``_OrderingBot`` as its bot."""
 
-    def __init__(self) -> None:
-        self.config = SessionConfig()
-        self.game = None
-        self.state = None
-        self.played = []
-        self.bot_name = "alphabeta"
-        self.bot_options = {}
-        self.hash_mb = 64
-        self.move_overhead = 50
-        self.compat = False
-        self.fresh_game = True
-        self.framing = "text"
-
-    def _bot_class(self) -> type[Bot]:
+    def bot_class(self) -> type[Bot]:
         return _OrderingBot
 
 
 def test_a_bots_combo_option_is_set_in_any_case_and_reported_as_its_var() -> None:
-    settings = _Options()
-    settings._set_option("ORDERING", "killers")
+    settings = _Options(SessionConfig())
+    settings.set("ORDERING", "killers", None)
     assert settings.bot_options == {"Ordering": "Killers"}
-    listed = {spec.name: spec for spec in settings._options()}
+    listed = {spec.name: spec for spec in settings.specs(None)}
     assert listed["Ordering"].default == "Killers"
-    assert dict(settings._job_options())["Ordering"] == "Killers"  # what the search gets
+    assert dict(settings.job_options())["Ordering"] == "Killers"  # what the search gets
     # an unknown option's error lists each option once (the bot's Hash is the session's)
     with pytest.raises(RequestError) as caught:
-        settings._set_option("Colour", "red")
+        settings.set("Colour", "red", None)
     reply = caught.value.reply
     assert isinstance(reply, m.ErrorReply)
     assert reply.code == 101

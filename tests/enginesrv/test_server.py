@@ -293,12 +293,12 @@ async def test_shutdown_sends_best_moves_then_closes() -> None:
 async def test_an_internal_fault_is_error_500_and_the_session_goes_on(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    from enginesrv.serve.session import Session
+    from enginesrv.serve.positions import Board
 
-    def broken(self: Session) -> str:
+    def broken(self: Board) -> str:
         raise ZeroDivisionError
 
-    monkeypatch.setattr(Session, "_show", broken)
+    monkeypatch.setattr(Board, "show", broken)
     async with running_server() as (_, port):
         peer = await TextPeer.connect(port)
         await peer.send("show", "isready")

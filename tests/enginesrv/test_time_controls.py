@@ -33,7 +33,7 @@ from enginesrv.event.play.players import (
 from enginesrv.event.play.records import parse_record
 from enginesrv.event.prepared import prepare
 from enginesrv.event.results.store import ResultsDB
-from enginesrv.web.referee import GameSpecError, parse_game_spec
+from enginesrv.web.gamespec import GameSpecError, parse_game_spec
 
 ROOT = Path(__file__).resolve().parents[2]
 FAKE = Path(__file__).parent / "fakes" / "fake_engine.py"

@@ -27,8 +27,9 @@ from enginesrv.search.child import SearchOutcome
 from enginesrv.search.jobs import SearchJob
 from enginesrv.search.pool import WorkerPool
 from enginesrv.serve.settings import SessionConfig
+from enginesrv.web.gamespec import GameSpec, GameSpecError, parse_game_spec
 from enginesrv.web.http import GuardedStream, HttpTimeouts
-from enginesrv.web.referee import GameSpec, GameSpecError, Referee, parse_game_spec
+from enginesrv.web.referee import Referee
 from tests.enginesrv.peer import connect_from
 from tests.web.test_websocket import closed_with, trio_test
 from tests.web.test_websocket_hostile import WS_UPGRADE, wait_for

@@ -1,0 +1,210 @@
+"""The searches of a session's own bot: a ``go`` checked and turned into a job (``plan_job``),
+the job searched on the runner (``BotSearch``: the worker pool, or a thread in tests), and the
+``go``'s one best move made of whatever came of it (``best_of``), even when the runner
+failed."""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass
+
+import structlog
+import trio
+
+import games
+from bots.engine import Score, SearchInfo, SearchResult
+from enginesrv.search.child import SearchOutcome, SearchRunner
+from enginesrv.search.jobs import SearchJob
+from enginesrv.search.timeman import search_time
+from enginesrv.serve.positions import Board
+from enginesrv.serve.searching import Send, SendNowait
+from enginesrv.serve.settings import NoMoveError, Options, SessionConfig, request_error
+from protocol import messages as m
+from protocol.errors import BAD_ARGUMENTS, GAME_OVER, INTERNAL, MOVES_HIDDEN
+
+CLOCKS = ("p1time", "p2time", "p1inc", "p2inc")
+HIDDEN = (
+    "go: the side to act has moves that depend on information hidden in this position; send "
+    "the position of the side to act (its own view)"
+)
+WAITING = "waiting for a search worker (all are busy, or this address has its share)"
+
+
+def plan_job(go: m.Go, board: Board, options: Options, session: str) -> tuple[SearchJob, bool]:
+    """The job of a ``go`` for the session's bot, and whether its answer waits for a
+    ``stop`` (UCI's ``infinite``: no limit at all, or ``go infinite``).
+
+    Raises:
+        RequestError: the ``go`` is over the server's limits, or no game is set.
+        NoMoveError: there is nothing to search (the game is over, or the moves of the side
+            to act are hidden from the session).
+    """
+    config = options.config
+    check_go_limits(go, config)
+    game, state = board.require("go")
+    if state.is_terminal():
+        raise NoMoveError(GAME_OVER, "go: the game is over")
+    if state.moves_hidden():
+        raise NoMoveError(MOVES_HIDDEN, HIDDEN)
+    seat = state.to_move()
+    most = config.max_movetime
+    budget = search_time(go, seat, state.turn_position(), options.move_overhead, most_ms=most)
+    infinite = go.infinite or (budget.deadline is None and go.depth is None and go.nodes is None)
+    # The bot searches from what the side to act may know. A plain UGI manager hands both
+    # sides the full move list, the other side's secret laws included; the search never sees
+    # them (for a perfect-information game the view is the position itself).
+    job = SearchJob(
+        session=session,
+        game=game.name,
+        position=state.view(seat).to_string(),
+        bot=options.bot_name,
+        options=options.job_options(),
+        depth=go.depth,
+        nodes=go.nodes,
+        target=budget.target,
+        deadline=budget.deadline,
+        new_game=options.fresh_game,
+        issued=time.monotonic(),
+        from_pv=budget.from_pv,
+    )
+    return job, infinite
+
+
+def check_go_limits(go: m.Go, config: SessionConfig) -> None:
+    """Refuse a ``go`` whose times are over the server's limits (docs/protocol.md §2).
+
+    Raises:
+        RequestError: error 101, naming the limit.
+    """
+    most = config.max_movetime
+    if most and go.movetime is not None and go.movetime > most:
+        raise request_error(
+            BAD_ARGUMENTS,
+            f"go: movetime {go.movetime} is over the server's limit of {most} ms (limit movetime)",
+        )
+    clock = config.max_clock
+    if clock:
+        for name in CLOCKS:
+            value = getattr(go, name)
+            if value is not None and value > clock:
+                raise request_error(
+                    BAD_ARGUMENTS,
+                    f"go: {name} {value} is over the server's limit of {clock} ms on a "
+                    "clock (limit clock)",
+                )
+
+
+@dataclass
+class BotSearch:
+    """One ``go`` of the session's bot: its job, searched on the runner."""
+
+    runner: SearchRunner
+    job: SearchJob
+    state: games.State
+    """A copy of the position searched, on which the best move is checked."""
+    msgid: int | None
+    infinite: bool
+    """Whether the answer waits for a ``stop`` (UCI's ``infinite``)."""
+    grace: float
+    peer: str | None
+    log: structlog.typing.FilteringBoundLogger
+    reply: Send
+    """Sends an error to the client (Compat turns it into an ``info string``)."""
+    send_nowait: SendNowait
+    """Sends progress, dropped when the client does not keep up."""
+
+    async def __call__(self, stop: trio.Event) -> m.BestMove:
+        """Search until the job's limits, ``stop`` or a failure; the ``go``'s best move."""
+        job = self.job
+        log = self.log.bind(search=self.msgid)
+        log.info(
+            "search_start", bot=job.bot, depth=job.depth, nodes=job.nodes, deadline=job.deadline
+        )
+        hard = None if job.deadline is None else trio.current_time() + job.deadline + self.grace
+        try:
+            outcome = await self.runner.search(
+                job,
+                on_info=self._on_info,
+                stop=stop,
+                hard_deadline=hard,
+                on_wait=self._on_wait,
+                peer=self.peer,
+            )
+        except Exception as exc:  # a fault of ours: the go still gets its one answer
+            log.exception("search_failed")
+            outcome = SearchOutcome(None, error=f"search failed ({type(exc).__name__})")
+        if self.infinite and not stop.is_set():
+            await stop.wait()  # UCI: no bestmove before stop in infinite mode
+        best = best_of(outcome, self.state)
+        if outcome.error is not None:
+            await self.reply(m.ErrorReply(INTERNAL.code, INTERNAL.name, outcome.error), None)
+        log.info(
+            "search_end",
+            move=best.move,
+            depth=best.depth,
+            nodes=best.nodes,
+            time=best.time,
+            killed=outcome.killed,
+        )
+        return best
+
+    def _on_info(self, info: SearchInfo) -> None:
+        self.send_nowait(info_reply(info, self.msgid), self.msgid)
+
+    def _on_wait(self) -> None:
+        self.send_nowait(m.Info(string=WAITING, search=self.msgid), self.msgid)
+
+
+def best_of(outcome: SearchOutcome, state: games.State) -> m.BestMove:
+    """The one answer to a ``go``: the search's move if it is legal, else the first move of
+    the last reported line, else any legal move (None only when there is none)."""
+    result: SearchResult | None = outcome.result
+    candidates: list[str] = []
+    if result is not None and result.token is not None:
+        candidates.append(result.token)
+    if outcome.last_info is not None and outcome.last_info.pv:
+        candidates.append(outcome.last_info.pv[0])
+    token = next((t for t in candidates if _is_legal(state, t)), None)
+    if token is None:
+        moves = state.legal_moves()
+        token = state.move_to_str(moves[0]) if len(moves) else None
+    if result is not None and token is not None and token == result.token:
+        return m.BestMove(
+            token,
+            score=_score(result.score),
+            depth=result.depth,
+            seldepth=result.seldepth,
+            nodes=result.nodes,
+            time=result.time,
+            pv=result.pv,
+            stopped=result.stopped or outcome.killed,
+        )
+    return m.BestMove(token, stopped=True)
+
+
+def _is_legal(state: games.State, token: str) -> bool:
+    try:
+        state.parse_move(token)
+    except games.GameError:
+        return False
+    return True
+
+
+def _score(score: Score | None) -> m.Score | None:
+    return None if score is None else m.Score(score.kind, score.value)
+
+
+def info_reply(info: SearchInfo, search: int | None) -> m.Info:
+    """A search's progress as an ``info`` reply, tagged with its search's id."""
+    return m.Info(
+        depth=info.depth,
+        seldepth=info.seldepth,
+        score=_score(info.score),
+        nodes=info.nodes,
+        nps=info.nps,
+        time=info.time,
+        hashfull=info.hashfull,
+        pv=info.pv,
+        string=info.string,
+        search=search,
+    )

@@ -1,0 +1,93 @@
+"""A refereed game as the session of its page asks it (``RefereedGame``: the session's
+``RefereeHooks``).
+
+The page's socket is a protocol session like any other (``enginesrv.serve.session``), which
+answers the protocol; this is all it asks the ``Referee`` (``enginesrv.web.referee``): the
+page's decisions, the bot's, the view the page may know, the clocks, and the end of the game,
+which a view may not show (the side to act may have no move only under hidden laws).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Final
+
+import trio
+
+import games
+from enginesrv.serve.hooks import Decision
+from enginesrv.serve.positions import result_text
+from enginesrv.serve.settings import NoMoveError, request_error
+from enginesrv.web.referee import Referee
+from protocol import messages as m
+from protocol.errors import BAD_ARGUMENTS, GAME_OVER
+
+REFUSED = (m.NewGame, m.Position, m.SetOption)
+"""The commands that would set another game: a refereed game is set by its address."""
+
+OVER: Final[dict[str, Callable[[games.Outcome], m.ResponseValue]]] = {
+    "gameover": lambda outcome: True,
+    "p1turn": lambda outcome: False,
+    "result": result_text,
+    "moves": lambda outcome: (),
+    "turn": lambda outcome: "none",
+    "outcome": lambda outcome: outcome.as_dict(),
+}
+"""The ``query`` answers of a game the referee knows is over, whatever the view shows."""
+
+
+class RefereedGame:
+    """The ``RefereeHooks`` of a page's session: its ``Referee`` (module docstring)."""
+
+    def __init__(self, referee: Referee) -> None:
+        self.referee = referee
+
+    def admit(self, command: m.Command) -> None:
+        self.referee.tick()
+        if isinstance(command, REFUSED):
+            raise request_error(
+                BAD_ARGUMENTS,
+                f"{command.METHOD}: this socket is a game the server referees; open a new "
+                "socket for another game",
+            )
+
+    def view(self) -> tuple[games.Game, games.State, list[str]]:
+        referee = self.referee
+        return referee.game, referee.view(), list(referee.shown)
+
+    def play(self, token: str) -> None:
+        self.referee.play(token)
+
+    def undo(self, n: int) -> None:
+        self.referee.undo(n)
+
+    def query(self, what: str) -> m.ResponseValue | None:
+        if what == "clock":
+            return self.referee.clock_value()
+        outcome = self.referee.outcome()
+        answer = None if outcome is None else OVER.get(what)
+        return None if outcome is None or answer is None else answer(outcome)
+
+    def go(self, *, notification: bool) -> None:
+        referee = self.referee
+        if notification:
+            raise request_error(BAD_ARGUMENTS, "go: send it as a request; its result is the move")
+        if referee.over():
+            raise NoMoveError(GAME_OVER, "go: the game is over")
+        if not referee.spec.against_bot:
+            raise request_error(BAD_ARGUMENTS, "go: two people play this game: send play")
+        if referee.person_to_act():
+            raise request_error(BAD_ARGUMENTS, "go: it is your decision: send play")
+
+    async def decide(self, stop: trio.Event) -> Decision:
+        referee = self.referee
+        shown = await referee.bot_decision(stop)
+        if shown is None:
+            return Decision(None, f"{referee.outcome()}: {referee.forfeit_detail}")
+        return Decision(shown)
+
+    def leave(self) -> None:
+        # a bot that has not searched yet does not wait for a worker to search for no one
+        # (``BotPlayer.retry_stopped``): its place in the queue is freed at once
+        if self.referee.bot is not None:
+            self.referee.bot.retry_stopped = False
