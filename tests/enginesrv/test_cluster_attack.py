@@ -27,7 +27,7 @@ from enginesrv.event.config import EventConfig, EventError
 from enginesrv.event.openings import Opening
 from enginesrv.event.records import Record, RecordMove
 from enginesrv.event.schedule import ScheduledGame
-from enginesrv.event.store import stored_event
+from enginesrv.event.store import store_game, stored_event
 from enginesrv.event.tournament import Finished, prepare, run_event
 from tests.enginesrv.cluster_support import journal_mode, local_scheduler
 
@@ -261,7 +261,7 @@ def test_a_store_that_fails_mid_event_stops_it_at_once_and_leaves_one_file(
     unwritable): the event stops with one error, the two games stored are kept, the listener
     forgets every game (no worker held for ACK_WAIT), and the store is one file again."""
     calls: list[int] = []
-    real = tournament.store_game
+    real = store_game
 
     def failing(*args: Any, **kwargs: Any) -> None:
         calls.append(1)

@@ -148,8 +148,8 @@ def test_a_bots_combo_option_is_set_in_any_case_and_reported_as_its_var() -> Non
     settings = _Options()
     settings._set_option("ORDERING", "killers")
     assert settings.bot_options == {"Ordering": "Killers"}
-    listed = {spec.name: spec for spec in settings._options()}
-    assert listed["Ordering"].default == "Killers"
+    specs = {spec.name: spec for spec in settings._options()}
+    assert specs["Ordering"].default == "Killers"
     assert dict(settings._job_options())["Ordering"] == "Killers"  # what the search gets
     # an unknown option's error lists each option once (the bot's Hash is the session's)
     with pytest.raises(RequestError) as caught:

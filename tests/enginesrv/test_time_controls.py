@@ -17,7 +17,7 @@ import trio
 import trio.testing
 
 import games
-from enginesrv.cli.events import _toml_settings
+from enginesrv.cli.event_config import toml_settings
 from enginesrv.event.arbiter import GameResult, GameSetup, play_game
 from enginesrv.event.config import EventConfig, EventError
 from enginesrv.event.controls import INFINITE, Adjudication, MoveLimits, TimeControl
@@ -353,7 +353,7 @@ def test_a_match_with_per_player_controls_from_a_spec_and_toml(tmp_path: Path) -
 def test_toml_controls_may_be_numbers(tmp_path: Path) -> None:
     config = tmp_path / "event.toml"
     config.write_text('tc = 60\nplayers = [{ spec = "bot:random", tc = 2.5 }, "bot:greedy"]\n')
-    settings = _toml_settings(str(config), ValueError)
+    settings = toml_settings(str(config), ValueError)
     assert settings["tc"] == "60"
     assert settings["players"] == ("tc=2.5:bot:random", "bot:greedy")
 
@@ -374,7 +374,7 @@ def test_a_toml_name_or_option_cannot_smuggle_in_a_control(
     config = tmp_path / "event.toml"
     config.write_text(f'players = [{table}, "bot:greedy"]\n')
     with pytest.raises(ValueError, match="cannot hold") as caught:
-        _toml_settings(str(config), ValueError)
+        toml_settings(str(config), ValueError)
     assert why in str(caught.value)
 
 
