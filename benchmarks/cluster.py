@@ -95,7 +95,8 @@ def main() -> int:
         print(f"local, concurrency 2: {args.games} games in {took:.1f} s, "
               f"{figures['local_gpm']:.1f} games/min", flush=True)  # fmt: skip
         for workers in (1, 2):
-            cluster = LocalCluster(
+            # the ignore: distributed's LocalCluster.__init__ has no annotations
+            cluster = LocalCluster(  # type: ignore[no-untyped-call]
                 n_workers=workers, threads_per_worker=1, processes=True, dashboard_address=":0"
             )
             extra = ["--cluster", cluster.scheduler_address,

@@ -141,7 +141,10 @@ def one_run(tmp: Path, games: int, kill_after: int, fault: str) -> dict[str, obj
         )  # fmt: skip
         workers = [spawn(*worker) for _ in range(2)]
         # both in the cluster before the match starts: both are in its preflight
-        with distributed.Client(address, timeout=30, set_as_default=False) as client:
+        # the ignore: distributed's Client.__init__ has no annotations
+        with distributed.Client(  # type: ignore[no-untyped-call]
+            address, timeout=30, set_as_default=False
+        ) as client:
             client.wait_for_workers(2, timeout=60)
         out = tmp / "event"
         mark = tmp / "held"

@@ -21,9 +21,9 @@ import subprocess
 import sys
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from ladder import BASELINE, ROOT, worktree
+from benchmarks.ladder import BASELINE, ROOT, worktree
 
 PROBE = """
 import json, sys, time

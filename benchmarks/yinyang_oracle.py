@@ -38,6 +38,7 @@ from enginesrv.event.results.stats import (  # noqa: E402
     llr_trinomial,
 )
 from enginesrv.search.timeman import allot  # noqa: E402
+from games.yinyang import YinYangState  # noqa: E402
 
 MAX_PLIES = 1000
 """A game this long is a draw, as in the arbiter (``DEFAULT_MAX_PLIES``)."""
@@ -61,6 +62,7 @@ def play(args: tuple[int, int, int, int]) -> tuple[float, int, float, bool]:
     for bot in players:
         bot.new_game(game)
     state = game.new_state()
+    assert isinstance(state, YinYangState)
     worst = -1.0
     surprise = False
     hidden_at_start: tuple[str, ...] | None = None

@@ -58,13 +58,15 @@ def inference(run: Path, limit: int, draws: int) -> None:
     played = records(run, limit)
     today = yinyang.SELF_MODEL_SHARE
     for share in sorted({0.0, today, 1.0}):
-        yinyang.SELF_MODEL_SHARE = share
         rng = random.Random(3)
         tally: dict[str, list[float]] = {"rewritten": [0.0, 0, 0], "other": [0.0, 0, 0]}
         for _, tokens in played:
             state = game.new_state()
             assert isinstance(state, YinYangState)
-            seers = (yinyang.YinYangHidden(), yinyang.YinYangHidden())
+            seers = (
+                yinyang.YinYangHidden(self_model_share=share),
+                yinyang.YinYangHidden(self_model_share=share),
+            )
             for token in tokens:
                 move = state.parse_move(token)
                 if state.phase() != "setup" and not state.is_terminal():
@@ -74,7 +76,6 @@ def inference(run: Path, limit: int, draws: int) -> None:
                         _score(seers[me], view, state, 1 - me, rng=rng, draws=draws, tally=tally)
                     seers[me].remember(view, move)
                 state.push(move)
-        yinyang.SELF_MODEL_SHARE = today
         parts = []
         for kind, (logp, slots, hits) in tally.items():
             if slots:

@@ -1,10 +1,14 @@
-"""The direction of imports between our packages: games <- bots <- enginesrv -> protocol."""
+"""The direction of imports between our packages: games <- bots <- enginesrv -> protocol;
+and no import cycle among their modules."""
 
 from __future__ import annotations
 
 import ast
+import itertools
 import sys
+from collections.abc import Collection, Iterable
 from pathlib import Path
+from typing import TypeAlias
 
 import pytest
 
@@ -124,3 +128,193 @@ def test_the_admission_knows_none_of_the_doors_it_serves() -> None:
             continue
         bad.append(f"admission.py:{line} imports {name}")
     assert not bad, "\n".join(bad)
+
+
+# -- no import cycle among our modules -------------------------------------------------------------
+
+
+def module_files(root: Path, packages: Iterable[str]) -> dict[str, Path]:
+    """Each module of ``packages`` under ``root`` by its dotted name (a package's
+    ``__init__.py`` by the package's name)."""
+    out: dict[str, Path] = {}
+    for package in sorted(packages):
+        for path in sorted((root / package).rglob("*.py")):
+            parts = path.relative_to(root).with_suffix("").parts
+            if parts[-1] == "__init__":
+                parts = parts[:-1]
+            out[".".join(parts)] = path
+    return out
+
+
+def imports_of(name: str, path: Path, modules: Collection[str]) -> list[tuple[int, str]]:
+    """(line, module) of each import of one of ``modules`` by the module ``name``, wherever it
+    is: at the top, under ``if TYPE_CHECKING:`` or inside a function alike. ``from P import m``
+    of a module ``m`` imports ``P.m`` (and, as ``import P.m``, not ``P`` itself, whose
+    ``__init__`` runs first but is no dependency of the importer); a name that is no module
+    is the module it comes from; relative imports are resolved against ``name``'s package."""
+    package = name if path.name == "__init__.py" else name.rpartition(".")[0]
+    out: list[tuple[int, str]] = []
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        if isinstance(node, ast.Import):
+            targets = [alias.name for alias in node.names]
+        elif isinstance(node, ast.ImportFrom):
+            source = node.module or ""
+            if node.level:  # from . (this package), from .. (its parent), ...
+                parts = package.split(".")
+                base = parts[: len(parts) - node.level + 1]
+                source = ".".join([*base, *([source] if source else [])])
+            targets = [f"{source}.{alias.name}" for alias in node.names]
+        else:
+            continue
+        for target in targets:
+            while target and target not in modules:  # a name in a module, or not ours
+                target = target.rpartition(".")[0]
+            if target and target != name:
+                out.append((node.lineno, target))
+    return out
+
+
+ImportGraph: TypeAlias = dict[str, dict[str, list[int]]]
+"""Per module, the modules it imports, each with the lines of its imports there."""
+
+
+def import_graph(root: Path, packages: Iterable[str]) -> tuple[ImportGraph, dict[str, Path]]:
+    """The imports among the modules of ``packages`` under ``root``, and their files."""
+    files = module_files(root, packages)
+    graph: ImportGraph = {}
+    for name, path in files.items():
+        edges = graph[name] = {}
+        for line, target in imports_of(name, path, files):
+            lines = edges.setdefault(target, [])
+            if line not in lines:  # ``from m import a, b`` is one import of m
+                lines.append(line)
+        for lines in edges.values():
+            lines.sort()
+    return graph, files
+
+
+def strongly_connected(graph: ImportGraph) -> list[list[str]]:
+    """Tarjan's strongly connected components of ``graph`` with more than one module."""
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    on_stack: set[str] = set()
+    out: list[list[str]] = []
+
+    def visit(node: str) -> None:
+        index[node] = low[node] = len(index)
+        stack.append(node)
+        on_stack.add(node)
+        for target in graph[node]:
+            if target not in index:
+                visit(target)
+                low[node] = min(low[node], low[target])
+            elif target in on_stack:
+                low[node] = min(low[node], index[target])
+        if low[node] == index[node]:
+            component: list[str] = []
+            while not component or component[-1] != node:
+                component.append(stack.pop())
+                on_stack.discard(component[-1])
+            if len(component) > 1:
+                out.append(sorted(component))
+
+    for node in sorted(graph):
+        if node not in index:
+            visit(node)
+    return sorted(out)
+
+
+def shortest_cycle(graph: ImportGraph, start: str, within: set[str]) -> list[str]:
+    """The shortest chain of imports from ``start`` back to it, through ``within`` only."""
+    came_from: dict[str, str] = {}
+    frontier = [start]
+    while frontier:
+        following: list[str] = []
+        for node in frontier:
+            for target in sorted(graph[node]):
+                if target == start:
+                    chain = [node]
+                    while chain[-1] != start:
+                        chain.append(came_from[chain[-1]])
+                    return [*reversed(chain), start]
+                if target in within and target not in came_from:
+                    came_from[target] = node
+                    following.append(target)
+        frontier = following
+    raise AssertionError(f"{start} is on no cycle")
+
+
+def import_cycles(graph: ImportGraph) -> list[list[str]]:
+    """Per module on a cycle, the shortest cycle through it, each cycle once (rotated to
+    start at its least name), as ``[a, b, a]``."""
+    found: set[tuple[str, ...]] = set()
+    for component in strongly_connected(graph):
+        for start in component:
+            cycle = shortest_cycle(graph, start, set(component))[:-1]
+            first = cycle.index(min(cycle))
+            rotated = cycle[first:] + cycle[:first]
+            found.add((*rotated, rotated[0]))
+    return [list(cycle) for cycle in sorted(found)]
+
+
+def describe_cycle(
+    cycle: list[str], graph: ImportGraph, files: dict[str, Path], root: Path = ROOT
+) -> str:
+    """``a -> b -> a``, then where each of its imports is (the files relative to ``root``)."""
+    lines = [" -> ".join(cycle)]
+    for importer, imported in itertools.pairwise(cycle):
+        where = files[importer].relative_to(root)
+        at = ",".join(map(str, graph[importer][imported]))
+        lines.append(f"    {where}:{at} imports {imported}")
+    return "\n".join(lines)
+
+
+def test_no_import_cycle_among_our_modules() -> None:
+    """No module of games, bots, protocol and enginesrv imports, through others, a module
+    that imports it: not at the top, not under ``if TYPE_CHECKING:``, not inside a function
+    (a lazy import hides a cycle from the interpreter, not from the reader)."""
+    graph, files = import_graph(ROOT, OURS)
+    assert set(files) >= OURS  # every package was found
+    cycles = import_cycles(graph)
+    assert not cycles, "import cycles:\n" + "\n".join(
+        describe_cycle(cycle, graph, files) for cycle in cycles
+    )
+
+
+def test_the_cycle_finder_sees_every_kind_of_import(tmp_path: Path) -> None:
+    """A cycle made of an import under ``if TYPE_CHECKING:`` and a lazy relative
+    ``from . import module`` is found, and a longer one beside it; an import that nothing
+    imports back is no cycle."""
+    package = tmp_path / "pkg"
+    package.mkdir()
+    (package / "__init__.py").write_text('"""A package."""\n', encoding="utf-8")
+    (package / "a.py").write_text(
+        "from typing import TYPE_CHECKING\n\nif TYPE_CHECKING:\n    from pkg.b import B, C\n\n\n"
+        "def f() -> None:\n    import pkg.b\n",
+        encoding="utf-8",
+    )
+    (package / "b.py").write_text(
+        "import pkg.c\n\nclass B:\n    def f(self) -> None:\n        from . import a\n",
+        encoding="utf-8",
+    )
+    (package / "c.py").write_text("import os\nfrom pkg import d\n", encoding="utf-8")
+    (package / "d.py").write_text("from pkg.a import TYPE_CHECKING\n", encoding="utf-8")
+    (package / "sub").mkdir()
+    (package / "sub" / "__init__.py").write_text("from ..a import B\n", encoding="utf-8")
+    graph, files = import_graph(tmp_path, ["pkg"])
+    assert graph == {
+        "pkg": {},
+        "pkg.a": {"pkg.b": [4, 8]},
+        "pkg.b": {"pkg.c": [1], "pkg.a": [5]},
+        "pkg.c": {"pkg.d": [2]},
+        "pkg.d": {"pkg.a": [1]},
+        "pkg.sub": {"pkg.a": [1]},
+    }
+    assert import_cycles(graph) == [
+        ["pkg.a", "pkg.b", "pkg.a"],
+        ["pkg.a", "pkg.b", "pkg.c", "pkg.d", "pkg.a"],
+    ]
+    assert describe_cycle(["pkg.a", "pkg.b", "pkg.a"], graph, files, tmp_path) == (
+        "pkg.a -> pkg.b -> pkg.a\n    pkg/a.py:4,8 imports pkg.b\n    pkg/b.py:5 imports pkg.a"
+    )

@@ -909,7 +909,9 @@ def _setup_proposal(player: int, rng: random.Random, known: set[int]) -> list[in
 class YinYangHidden(HiddenInformation):
     """Setup by ``write_laws``; samples of the opponent's hidden laws (module docstring)."""
 
-    def __init__(self) -> None:
+    def __init__(self, *, self_model_share: float = SELF_MODEL_SHARE) -> None:
+        self._self_model_share = self_model_share
+        """``SELF_MODEL_SHARE`` unless a measurement tries another share."""
         self._seen: list[YinYangState] = []
         self._rewritten: dict[tuple[int, int], list[int]] = {}
         """Per (player, slot) seen rewritten, the laws it was likely rewritten to."""
@@ -973,7 +975,9 @@ class YinYangHidden(HiddenInformation):
                 causes = set(known)
                 drawn = list(laws)
                 proposal = (
-                    _setup_proposal(player, rng, known) if rng.random() < SELF_MODEL_SHARE else []
+                    _setup_proposal(player, rng, known)
+                    if rng.random() < self._self_model_share
+                    else []
                 )
                 for slot in hidden_slots:
                     rewrites = self._rewritten.get((player, slot))

@@ -26,7 +26,6 @@ from enginesrv.cli.common import Handler, Subcommands
 from enginesrv.cli.display import Display, write_tables
 from enginesrv.cli.event_args import add_event, add_results
 from enginesrv.cli.event_config import event_config
-from enginesrv.cli.event_toml import toml_settings as _toml_settings  # noqa: F401 (its former name)
 from enginesrv.cli.report import write_report
 from enginesrv.event.config import EventConfig, EventError
 from enginesrv.event.feed import Feed

@@ -70,7 +70,7 @@ def test_a_broken_plugin_fails_loudly_with_its_name(
     def fake(**kwargs: str) -> list[metadata.EntryPoint]:
         return [*real(**kwargs), broken]
 
-    monkeypatch.setattr(registry.metadata, "entry_points", fake)
+    monkeypatch.setattr(metadata, "entry_points", fake)
     assert "broken" in registry.bot_names()
     with pytest.raises(registry.BotError, match=f"'broken'.*{reason}"):
         registry.load_all()

@@ -55,7 +55,7 @@ def test_a_perfect_information_game_repeats_from_the_seed_alone() -> None:
         for bot in bots:
             bot.new_game(YOXII)
         state = YOXII.new_state()
-        tokens = []
+        tokens: list[str] = []
         while not state.is_terminal() and len(tokens) < 40:
             result = bots[state.to_move()].search(state, Limits(depth=1))
             assert result.move is not None

@@ -128,7 +128,7 @@ def test_the_native_module_refuses_bad_input_with_an_error() -> None:
     with pytest.raises(ValueError, match="eight"):
         native.evaluate((1, 2, 3), 0, -1)
     with pytest.raises(TypeError):
-        native.evaluate(("a",) * 8, 0, -1)
+        native.evaluate(("a",) * 8, 0, -1)  # type: ignore[arg-type]  # the wrong type on purpose
     with pytest.raises(ValueError, match="Admirals"):
         native.evaluate((0,) * 8, 0, -1)
     with pytest.raises(ValueError, match="off the board"):
@@ -163,11 +163,12 @@ def test_the_native_yoxii_evaluation_is_the_python_one() -> None:
 
 @pytest.mark.skipif(yoxii_eval._native is None, reason="the native evaluation is not built")
 def test_the_native_yoxii_totem_destinations_are_the_rules_ones() -> None:
-    from games.yoxii import totem_destinations
+    from games.yoxii import YoxiiState, totem_destinations
 
     native = yoxii_eval._native
     assert native is not None
     for state in yoxii_games(22, 40):
+        assert isinstance(state, YoxiiState)
         pieces = (state.pieces_mask(0), state.pieces_mask(1))
         t = state.totem()
         for side in (0, 1):
@@ -184,7 +185,7 @@ def test_the_native_yoxii_module_refuses_bad_input_with_an_error() -> None:
     with pytest.raises(ValueError, match="off the board"):
         native.evaluate(1 << 40, 0, 0, 3, 0, 0, 0)
     with pytest.raises(TypeError):
-        native.evaluate(0, 0, "x", 3, 0, 0, 0)
+        native.evaluate(0, 0, "x", 3, 0, 0, 0)  # type: ignore[arg-type]  # the wrong type on purpose
 
 
 @pytest.mark.skipif(yinsh_eval._native is None, reason="the native counts are not built")

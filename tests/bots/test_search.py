@@ -8,7 +8,7 @@ import tracemalloc
 
 import pytest
 
-from bots.engine import Limits, Score, SearchInfo, never_stop
+from bots.engine import Limits, Score, SearchInfo, SearchResult, StopFn, never_stop
 from bots.eval import Evaluator
 from bots.search import CHECK_EVERY, INF, Searcher, TranspositionTable, terminal_score, to_score
 from games import State
@@ -40,9 +40,9 @@ def search(
     limits: Limits,
     *,
     megabytes: int = 1,
-    stop=never_stop,  # type: ignore[no-untyped-def]
+    stop: StopFn = never_stop,
     infos: list[SearchInfo] | None = None,
-):  # type: ignore[no-untyped-def]
+) -> SearchResult:
     return Searcher(
         state,
         evaluator=evaluator,
@@ -64,7 +64,8 @@ def test_alphabeta_equals_minimax_on_random_trees(seed: int, depth: int) -> None
     result = search(state, evaluator, Limits(depth=depth))
     assert result.score == to_score(expected)
     # the chosen move is one of the best
-    state.push(result.move)  # type: ignore[arg-type]
+    assert result.move is not None
+    state.push(result.move)
     me = 0
     if state.is_terminal():
         value = terminal_score(state.outcome(), me, 1)

@@ -34,6 +34,9 @@ class TreeGame(Game):
         self.length = length
         self.start_position = ""
 
+    def new_state(self) -> TreeState:
+        return self.state_from_string(self.start_position)
+
     def state_from_string(self, text: str) -> TreeState:
         path = tuple(int(t) for t in text.split(",")) if text else ()
         return TreeState(self, path)
@@ -143,8 +146,8 @@ class Nim(Game):
 class NimState(State):
     """A heap and the side to act (the side that just moved wins at 0)."""
 
-    def __init__(self, game: Nim, heap: int, side: int) -> None:
-        self.game: Nim = game
+    def __init__(self, game: Game, heap: int, side: int) -> None:
+        self.game = game
         self.heap = heap
         self.side = side
         self.stack: list[tuple[int, int]] = []
@@ -246,7 +249,7 @@ class TwoHeapsState(NimState):
         return self.a + self.b
 
     def legal_moves(self) -> list[Move]:
-        out = []
+        out: list[Move] = []
         for heap, size in enumerate((self.a, self.b)):
             out.extend(heap * 2 + take - 1 for take in (1, 2) if take <= size)
         return out

@@ -436,8 +436,12 @@ def test_the_output_budget_closes_the_connection_holding_most_first() -> None:
     budget = OutputBudget(1000)
     lost: list[str] = []
     boxes = [Outbox(10_000, 10_000) for _ in range(3)]
+
+    def losing(number: int) -> Callable[[str], None]:
+        return lambda why: lost.append(f"{number}: {why}")
+
     for number, box in enumerate(boxes):
-        budget.join(box, lambda why, number=number: lost.append(f"{number}: {why}"))
+        budget.join(box, losing(number))
     assert boxes[0].put(b"x" * 300)
     assert boxes[1].put(b"x" * 500)
     assert boxes[2].put(b"x" * 100)
@@ -558,7 +562,7 @@ async def test_requests_read_ahead_are_bounded_in_bytes_and_moves() -> None:
     as the read-ahead allows: what waits stays within ``READ_AHEAD`` (and one request)."""
     async with running_server(game="yoxii") as (server, port):
         state = games.load("yoxii").new_state()
-        moves = []
+        moves: list[str] = []
         while len(moves) < 60 and not state.is_terminal():
             move = state.legal_moves()[0]
             moves.append(state.move_to_str(move))

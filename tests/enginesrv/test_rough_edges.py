@@ -135,8 +135,8 @@ def test_a_bots_combo_option_is_set_in_any_case_and_reported_as_its_var() -> Non
     settings = _Options(SessionConfig())
     settings.set("ORDERING", "killers", None)
     assert settings.bot_options == {"Ordering": "Killers"}
-    listed = {spec.name: spec for spec in settings.specs(None)}
-    assert listed["Ordering"].default == "Killers"
+    specs = {spec.name: spec for spec in settings.specs(None)}
+    assert specs["Ordering"].default == "Killers"
     assert dict(settings.job_options())["Ordering"] == "Killers"  # what the search gets
     # an unknown option's error lists each option once (the bot's Hash is the session's)
     with pytest.raises(RequestError) as caught:

@@ -3,7 +3,9 @@ stops, the worker is killed, and a second signal exits at once."""
 
 from __future__ import annotations
 
+import json
 import os
+import select
 import signal
 import socket
 import subprocess
@@ -72,10 +74,12 @@ def _serve_script(grace: float) -> str:
     return textwrap.dedent(
         f"""
         import functools, sys, trio
+        from enginesrv import logs
         from enginesrv.serve.app import run_server
         from enginesrv.serve.connection import Limits
         from enginesrv.serve.settings import SessionConfig
         config = SessionConfig(default_game="yoxii", default_bot="random", grace={grace})
+        logs.configure(json=True)  # on stderr, as `enginesrv serve --log-json` has them
         trio.run(functools.partial(
             run_server, host="127.0.0.1", port=0, workers=1, limits=Limits(), config=config,
             worker_command=(sys.executable, "-c", {STUBBORN!r}),
@@ -84,10 +88,12 @@ def _serve_script(grace: float) -> str:
     )
 
 
-def _start(grace: float, pids: Path) -> tuple[subprocess.Popen[str], socket.socket]:
+def _start(
+    grace: float, pids: Path, stderr: int = subprocess.DEVNULL
+) -> tuple[subprocess.Popen[str], socket.socket]:
     proc = subprocess.Popen(
         [sys.executable, "-c", _serve_script(grace)],
-        stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True,
+        stdout=subprocess.PIPE, stderr=stderr, text=True,
         env={**os.environ, "STUBBORN_PIDS": str(pids)},
     )  # fmt: skip
     assert proc.stdout is not None
@@ -101,6 +107,26 @@ def _start(grace: float, pids: Path) -> tuple[subprocess.Popen[str], socket.sock
         assert data, buffer
         buffer += data
     return proc, sock
+
+
+def _wait_for_log(proc: subprocess.Popen[str], event: str, **fields: object) -> None:
+    """Read the server's JSON log lines (its stderr, a pipe) up to the first of ``event`` with
+    ``fields``."""
+    assert proc.stderr is not None
+    fd = proc.stderr.fileno()  # read raw: a text reader's buffer would hide lines from select
+    pending = b""
+    deadline = time.monotonic() + 20
+    while True:
+        *lines, pending = pending.split(b"\n")
+        for line in lines:
+            entry = json.loads(line)
+            if entry["event"] == event and fields.items() <= entry.items():
+                return
+        ready, _, _ = select.select([fd], [], [], max(0.0, deadline - time.monotonic()))
+        assert ready, f"no {event} {fields} logged in 20 s"
+        data = os.read(fd, 1 << 16)
+        assert data, f"the server ended without logging {event} {fields}"
+        pending += data
 
 
 def _gone(pid: int) -> bool:
@@ -146,11 +172,12 @@ def test_sigterm_stops_the_server_although_its_worker_ignores_stop(tmp_path: Pat
 
 def test_a_second_signal_exits_at_once_and_kills_the_workers(tmp_path: Path) -> None:
     # a grace of a minute: the first signal's shutdown would wait that long for the worker
-    proc, sock = _start(60.0, tmp_path)
+    proc, sock = _start(60.0, tmp_path, stderr=subprocess.PIPE)
     try:
         workers = [int(p.name) for p in tmp_path.iterdir()]
         proc.send_signal(signal.SIGTERM)
-        time.sleep(0.3)  # let the first signal be taken as the first
+        # taken: a second signal sent before it was would be merged into it
+        _wait_for_log(proc, "signal", signal="SIGTERM", count=1)
         assert proc.poll() is None  # still waiting for the stubborn worker
         proc.send_signal(signal.SIGTERM)
         assert proc.wait(timeout=20) == 130
@@ -162,3 +189,5 @@ def test_a_second_signal_exits_at_once_and_kills_the_workers(tmp_path: Path) -> 
         proc.wait()
         if proc.stdout is not None:
             proc.stdout.close()
+        if proc.stderr is not None:
+            proc.stderr.close()

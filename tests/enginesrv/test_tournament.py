@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import os
 import random
+import re
 import signal
 import sqlite3
 import subprocess
@@ -230,9 +231,16 @@ def test_a_killed_tournament_resumes_to_the_same_results(tmp_path: Path) -> None
         os.killpg(child.pid, signal.SIGKILL)
         child.wait()
         partial = stored(out)
+        # killed after its first game was stored and before its last: else the resume below
+        # would play the event from its start, or only reopen it finished
+        assert 0 < len(partial) < len(expected), f"killed after {len(partial)} games"
         assert partial == [row for row in expected if row[0] in {r[0] for r in partial}]
         resumed = cli("tournament", "--resume", "--out", str(out))
         assert resumed.returncode == 0, resumed.stderr
+        assert f", resuming after {len(partial)} games\n" in resumed.stderr
+        # the resume plays exactly the games not stored before the kill, each once
+        played = re.findall(r"^game (\d+)/12: ", resumed.stdout, flags=re.MULTILINE)
+        assert sorted(map(int, played)) == [row[0] for row in expected if row not in partial]
         assert stored(out) == expected
         assert len(list((out / "games").glob("game-*.txt"))) == 12
 

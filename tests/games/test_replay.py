@@ -8,6 +8,7 @@ import random
 import pytest
 
 import games
+from games.yinyang import YinYangState
 
 
 def a_game(name: str, plies: int, seed: int) -> tuple[games.Game, list[str], str]:
@@ -73,6 +74,7 @@ def test_shown_moves_only_with_shown() -> None:
     with pytest.raises(games.ReplayError, match="shown form"):
         games.replay(yinyang, None, [*setup, "laws:?,?,?,?"])
     view = games.replay(yinyang, None, [*setup, "laws:?,?,?,?"], shown=True)
+    assert isinstance(view, YinYangState)
     assert view.law_entries(games.P2) == ("?", "?", "?", "?")
     game, tokens, final = a_game("yoxii", 20, 1)
     assert games.replay(game, None, tokens, shown=True).to_string() == final

@@ -177,6 +177,7 @@ def test_last_marker_with_a_row_keeps_the_game_going() -> None:
         "Wbww1ww/1wW1 b m 0-1 1"
     )
     state = YINSH.state_from_string(pos)
+    assert isinstance(state, yinsh.YinshState)
     state.push(state.parse_move("f4-b4"))
     assert state.pool() == 0
     assert state.phase() == "x"

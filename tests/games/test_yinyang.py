@@ -199,7 +199,7 @@ def ref_summary(pos: str) -> tuple[list[str], list[str], int, str | None]:
         if won:
             return [], [], 0, won
     plain = ref_piece_moves(p) if p.phase == "start" else ["end"]
-    adapt = []
+    adapt: list[str] = []
     for slot, anchor, law in ref_applications(p):
         (adapt if ref_kind(law) == "adapt" else plain).append(f"L{slot}@{anchor}")
     return sorted(plain), sorted(adapt), len(plain) + 1621 * len(adapt), None
@@ -442,7 +442,7 @@ def test_uniform_random_playouts_through_the_interface() -> None:
     ended = 0
     for _ in range(60):
         state = GAME.new_state()
-        history = []
+        history: list[tuple[str, int]] = []
         while not state.is_terminal() and len(history) < 3000:
             moves = state.legal_moves()
             assert len(moves) == state.count_moves() > 0
@@ -547,6 +547,7 @@ def test_views_replay_the_shown_moves(seed: int) -> None:
     """A view fed the shown form of each move follows the referee exactly, except for the plain
     application of a law it does not know, which it refuses (then it needs the next view)."""
     referee = GAME.new_state()
+    assert isinstance(referee, yinyang.YinYangState)
     views = {viewer: referee.view(viewer) for viewer in (games.P1, games.P2, None)}
     refused = 0
     for token in random_game(seed):
@@ -593,6 +594,7 @@ def test_the_mover_may_not_play_a_shown_form() -> None:
     """What the side to act may play never hides what it wrote: ``parse_move`` refuses the
     shown forms that ``parse_shown_move`` reads, and says which to use."""
     state = GAME.new_state()
+    assert isinstance(state, yinyang.YinYangState)
     with pytest.raises(games.IllegalMoveError, match="parse_shown_move"):
         state.parse_move("laws:?,?,?,?")
     state.push(state.parse_shown_move("laws:?,?,?,?"))

@@ -400,6 +400,7 @@ def test_full_board_ends_the_game() -> None:
 
 def test_game_can_end_with_empty_squares_elsewhere() -> None:
     state = play("1AT/badAB/Bbb1Caa/DDbCCBd/CB1d1Bc/bDAcC/cc1 b t w:2000 b:2010")
+    assert isinstance(state, yoxii.YoxiiState)
     assert state.is_terminal()
     c7 = yoxii.BIT[yoxii.SQUARE_OF_NAME["c7"]]
     assert not (state.pieces_mask(games.P1) | state.pieces_mask(games.P2)) & c7

@@ -13,7 +13,7 @@ from protocol.errors import ProtocolError
 def frames_of(data: bytes, reader: rpc.FrameReader | None = None) -> list[object]:
     reader = reader or rpc.FrameReader()
     reader.feed(data)
-    out = []
+    out: list[object] = []
     while True:
         whole, frame = reader.next_frame()
         if not whole:

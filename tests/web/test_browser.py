@@ -7,11 +7,14 @@ import random
 import re
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING
 
 import pytest
 
 from tests.web.browser import CHROMIUM, CHROMIUM_ARGS, ServerThread, need_chromium, server_thread
+
+if TYPE_CHECKING:
+    from playwright.sync_api import Browser, Page
 
 playwright_api = pytest.importorskip("playwright.sync_api")
 
@@ -27,7 +30,7 @@ def server() -> Iterator[ServerThread]:
 
 
 @pytest.fixture(scope="module")
-def browser() -> Iterator[Any]:
+def browser() -> Iterator[Browser]:
     need_chromium()
     with playwright_api.sync_playwright() as pw:
         launched = pw.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
@@ -36,7 +39,7 @@ def browser() -> Iterator[Any]:
 
 
 @pytest.fixture
-def page(browser: Any) -> Iterator[Any]:
+def page(browser: Browser) -> Iterator[Page]:
     context = browser.new_context(viewport={"width": 1200, "height": 900})
     opened = context.new_page()
     problems: list[str] = []
@@ -47,7 +50,6 @@ def page(browser: Any) -> Iterator[Any]:
             problems.append(f"console: {message.text}") if message.type == "error" else None
         ),
     )
-    opened.problems = problems
     yield opened
     context.close()
     assert not problems, problems
@@ -58,19 +60,20 @@ def base(server: ServerThread) -> str:
     return server.web.url
 
 
-def wait_for_turn(page: Any) -> bool:
+def wait_for_turn(page: Page) -> bool:
     """Wait until the person is to act (True) or the game is over (False)."""
     page.wait_for_function(
         "() => ['person', 'over'].includes(document.body.dataset.state)", timeout=MOVE_TIMEOUT
     )
-    return page.evaluate("document.body.dataset.state") == "person"
+    state: str = page.evaluate("document.body.dataset.state")
+    return state == "person"
 
 
-def moves_count(page: Any) -> int:
+def moves_count(page: Page) -> int:
     return int(page.locator("[data-testid=moves] > *").count())
 
 
-def click_a_decision(page: Any, rng: random.Random) -> None:
+def click_a_decision(page: Page, rng: random.Random) -> None:
     """Click legal squares and choices until the page has played one decision."""
     before = moves_count(page)
     for _ in range(12):
@@ -97,7 +100,7 @@ def click_a_decision(page: Any, rng: random.Random) -> None:
     raise AssertionError("twelve clicks did not make a move")
 
 
-def play_a_whole_game(page: Any, rng: random.Random, limit: int = 600) -> str:
+def play_a_whole_game(page: Page, rng: random.Random, limit: int = 600) -> str:
     for _ in range(limit):
         if not wait_for_turn(page):
             return str(page.locator("[data-testid=result]").text_content())
@@ -115,7 +118,7 @@ against greedy a game takes 20 to 80)."""
 
 @pytest.mark.parametrize("game", GAMES)
 def test_a_whole_game_against_a_bot_by_clicks(
-    server: ServerThread, page: Any, game: str, tmp_path: Path
+    server: ServerThread, page: Page, game: str, tmp_path: Path
 ) -> None:
     rng = random.Random(game)
     page.goto(f"{base(server)}?game={game}&opponent={OPPONENTS[game]}&side=p1")
@@ -131,7 +134,7 @@ def test_a_whole_game_against_a_bot_by_clicks(
 
 
 def test_the_deep_link_starts_that_game_and_flip_turns_the_board(
-    server: ServerThread, page: Any
+    server: ServerThread, page: Page
 ) -> None:
     page.goto(f"{base(server)}?game=yoxii&opponent=bot:greedy&side=p2")
     page.wait_for_function(
@@ -146,7 +149,7 @@ def test_the_deep_link_starts_that_game_and_flip_turns_the_board(
     assert first != flipped
 
 
-def test_analysis_starts_and_stops_with_live_lines(server: ServerThread, page: Any) -> None:
+def test_analysis_starts_and_stops_with_live_lines(server: ServerThread, page: Page) -> None:
     page.goto(f"{base(server)}?game=yoxii&opponent=human")
     page.wait_for_selector("[data-testid=board] [data-square]")
     page.locator("[data-testid=analyse]").click()
@@ -164,7 +167,7 @@ def test_analysis_starts_and_stops_with_live_lines(server: ServerThread, page: A
     assert page.locator("[data-testid=analyse]").is_enabled()
 
 
-def test_the_page_with_the_keyboard_only(server: ServerThread, page: Any) -> None:
+def test_the_page_with_the_keyboard_only(server: ServerThread, page: Page) -> None:
     page.goto(base(server))
     page.wait_for_selector("[data-testid=game-select] option", state="attached")
     for _ in range(30):  # Tab to the game box
@@ -209,7 +212,7 @@ def test_the_page_with_the_keyboard_only(server: ServerThread, page: Any) -> Non
 
 
 def test_two_people_at_one_screen_get_a_hand_over_screen_in_yin_yang(
-    server: ServerThread, page: Any
+    server: ServerThread, page: Page
 ) -> None:
     rng = random.Random(7)
     page.goto(f"{base(server)}?game=yinyang&opponent=human")
@@ -251,7 +254,7 @@ POSITION = re.compile(
 
 
 def test_no_frame_to_the_page_holds_the_bots_unrevealed_laws(
-    server: ServerThread, page: Any
+    server: ServerThread, page: Page
 ) -> None:
     """Every position the page is sent shows the bot's hidden laws as ``?``; every move of the
     bot it is sent hides what the bot wrote; the laws the bot never revealed are in no

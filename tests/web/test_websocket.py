@@ -13,7 +13,7 @@ import trio
 from trio_websocket import ConnectionClosed, open_websocket_url
 
 from enginesrv.serve.connection import Limits
-from tests.web.webpeer import Web, binary_socket, drop, running_web, text_socket
+from tests.web.webpeer import TextSocket, Web, binary_socket, drop, running_web, text_socket
 
 
 def trio_test(fn: Callable[..., Awaitable[None]]) -> Callable[..., None]:
@@ -32,6 +32,7 @@ async def closed_with(web: Web, query: str) -> tuple[int, str]:
                 await ws.get_message()
         except ConnectionClosed as exc:
             await drop(ws)
+            assert exc.reason is not None
             return exc.reason.code, exc.reason.reason or ""
     raise AssertionError("the socket was not closed")
 
@@ -138,6 +139,7 @@ async def test_a_socket_that_sends_nothing_is_closed_after_the_first_command_lim
             try:
                 await ws.get_message()
             except ConnectionClosed as exc:
+                assert exc.reason is not None
                 assert exc.reason.code == 4408
                 await drop(ws)
             else:
@@ -164,7 +166,7 @@ async def test_a_bad_game_address_is_closed_with_its_reason() -> None:
         assert "unknown field 'colour'" in reason
 
 
-async def play_out(peer: Any, side: str, rng: random.Random, limit: int = 400) -> str:
+async def play_out(peer: TextSocket, side: str, rng: random.Random, limit: int = 400) -> str:
     """Play random legal moves for ``side`` and ``go`` for the bot until the game ends."""
     for _ in range(limit):
         if await peer.ask("query gameover") == "true":
