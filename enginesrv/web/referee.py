@@ -36,11 +36,11 @@ import trio
 
 import games
 from enginesrv.event.play.bot_player import BotPlayer
-from enginesrv.event.play.outcome import Termination
+from enginesrv.event.play.clock import GameClock
+from enginesrv.event.play.outcome import Outcome, Termination
 from enginesrv.event.play.players import ForfeitError, GoRequest, parse_player
 from enginesrv.search.child import SearchRunner
 from enginesrv.serve.settings import MAX_MOVETIME, MAX_PLIES, RequestError, request_error
-from enginesrv.web.clocks import Clocks
 from enginesrv.web.gamespec import GameSpec
 from protocol import messages as m
 from protocol.errors import BAD_ARGUMENTS, GAME_OVER
@@ -82,9 +82,10 @@ class Referee:
         self.floor = self.first
         """The ply ``undo`` may not go below: the last decision that revealed hidden
         information (``State.reveals``) stays played, so that nothing shown is hidden again."""
-        self.forfeit: games.Outcome | None = None
+        self.forfeit: Outcome | None = None
+        """How the game ended other than by the rules: a forfeit, or the server's ply limit."""
         self.forfeit_detail = ""
-        self.clocks = None if spec.control is None else Clocks(spec.control)
+        self.clocks = None if spec.control is None else GameClock.both(spec.control)
         self.started = False
         self.bot: BotPlayer | None = None
         if spec.against_bot:
@@ -117,7 +118,10 @@ class Referee:
         return self.state.view(viewer).copy()
 
     def outcome(self) -> games.Outcome | None:
-        return self.forfeit or self.state.outcome()
+        """The end of the game, as the protocol reports one (``games.Outcome``)."""
+        if self.forfeit is not None:
+            return games.Outcome(self.forfeit.result, self.forfeit.reason)
+        return self.state.outcome()
 
     def over(self) -> bool:
         return self.forfeit is not None or self.state.is_terminal()
@@ -137,15 +141,15 @@ class Referee:
         clocks = self.clocks
         if clocks is None or self.over() or clocks.running is None:
             return
-        if clocks.now_left(clocks.running, now) <= 0:
-            self._lose(clocks.running, "time-forfeit", "its clock ran out")
+        if clocks.left(clocks.running, now) <= 0:
+            self._lose(clocks.running, Termination.TIME_FORFEIT, "its clock ran out")
 
-    def _lose(self, seat: int, reason: str, detail: str) -> None:
+    def _lose(self, seat: int, reason: Termination, detail: str) -> None:
         """``seat`` loses by forfeit (``reason``, as the arbiter names it); the clocks stop."""
         self.forfeit_detail = detail
         if self.clocks is not None:
             self.clocks.run(None, trio.current_time())
-        self.forfeit = games.Outcome("p2" if seat == 0 else "p1", reason)
+        self.forfeit = Outcome.loss(seat, reason)
 
     def _run_due(self, now: float) -> None:
         """Run the clock of the side to act if it is a person's (the bot's runs on ``go``)."""
@@ -159,8 +163,8 @@ class Referee:
         now = trio.current_time()
         running = self.clocks.running
         return {
-            "p1": max(0, round(self.clocks.now_left(0, now))),
-            "p2": max(0, round(self.clocks.now_left(1, now))),
+            "p1": max(0, round(self.clocks.left(0, now))),
+            "p2": max(0, round(self.clocks.left(1, now))),
             "running": "none" if running is None else f"p{running + 1}",
         }
 
@@ -194,7 +198,7 @@ class Referee:
             self.clocks.decided(seat)
         if self.max_plies and len(self.shown) >= self.max_plies and not self.state.is_terminal():
             # the server's ply limit: adjudicated as the arbiter adjudicates its --max-plies
-            self.forfeit = games.Outcome("draw", "max-plies")
+            self.forfeit = Outcome.draw(Termination.MAX_PLIES)
             self.forfeit_detail = f"the game reached the server's limit of {self.max_plies} plies"
             if self.clocks is not None:
                 self.clocks.run(None, trio.current_time())
@@ -212,8 +216,9 @@ class Referee:
         if self.clocks is not None:
             # the bot's clock runs only while its search holds a worker (``on_hold``)
             self.clocks.run(None, now)
-            left = self.clocks.left
-            inc = self.clocks.control.inc_ms
+            left = self.clocks.remaining
+            control = self.clocks.controls[seat]  # the same for both seats
+            inc = 0 if control is None else control.inc_ms
             clocks = m.Go(p1time=round(left[0]), p2time=round(left[1]), p1inc=inc, p2inc=inc)
             forfeit_at: float | None = now + max(0.0, left[seat]) / 1000
             on_hold = functools.partial(self._bot_holds, self.clocks, seat)
@@ -239,10 +244,11 @@ class Referee:
             self._lose(seat, exc.reason, self._public(exc.detail))
             return None
         except games.GameError as exc:
-            self._lose(seat, "illegal-move", self._public(f"it played {exc.text!r}: {exc.reason}"))
+            played = self._public(f"it played {exc.text!r}: {exc.reason}")
+            self._lose(seat, Termination.ILLEGAL_MOVE, played)
             return None
-        if self.clocks is not None and self.clocks.now_left(seat, trio.current_time()) <= 0:
-            self._lose(seat, "time-forfeit", "its clock ran out before it moved")
+        if self.clocks is not None and self.clocks.left(seat, trio.current_time()) <= 0:
+            self._lose(seat, Termination.TIME_FORFEIT, "its clock ran out before it moved")
             return None
         self._push(move)
         return self.shown[-1]
@@ -253,7 +259,7 @@ class Referee:
         del holding
 
     @staticmethod
-    def _bot_holds(clocks: Clocks, seat: int, holding: bool) -> None:
+    def _bot_holds(clocks: GameClock, seat: int, holding: bool) -> None:
         """The bot's search took a worker (its clock runs) or was suspended (it stops)."""
         clocks.run(seat if holding else None, trio.current_time())
 

@@ -222,7 +222,7 @@ def test_a_refereed_bots_clock_stops_while_it_waits_for_a_worker() -> None:
         shown = await referee.bot_decision()
         assert shown is not None
         assert referee.clocks is not None
-        assert referee.clocks.left[0] == pytest.approx(10_000 - 250, abs=1)
+        assert referee.clocks.remaining[0] == pytest.approx(10_000 - 250, abs=1)
 
     trio.run(main, clock=trio.testing.MockClock(autojump_threshold=0))
 
@@ -389,7 +389,7 @@ async def test_a_refereed_bot_kept_waiting_by_a_real_pool_keeps_its_clock() -> N
         assert shown is not None, referee.forfeit_detail
         assert referee.outcome() is None
         assert referee.clocks is not None
-        assert 0 < referee.clocks.left[0] < 1000  # the bot, p1: only its search counted
+        assert 0 < referee.clocks.remaining[0] < 1000  # the bot, p1: only its search counted
         assert pool.suspended == 1
 
 
