@@ -719,7 +719,7 @@ def test_a_deeply_nested_stored_configuration_is_one_line(
 
 
 def test_strings_in_a_stored_configuration_do_not_count_as_nesting() -> None:
-    from enginesrv.event.results.store import _nesting
+    from enginesrv.event.results.stored_config import _nesting
 
     assert _nesting('{"a": ["[[[[", "\\"[{"], "b": {"c": []}}') == 3
     assert _nesting('"' + '\\"' * 500_000 + '"') == 0

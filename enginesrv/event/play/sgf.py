@@ -9,7 +9,7 @@ from __future__ import annotations
 import io
 import os
 import re
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TypeVar
@@ -172,7 +172,21 @@ def import_boardspace_sgf(text: str, source: str = "<string>") -> Record:
     if not nodes:
         raise RecordError(source, 0, "no SGF node found")
     record = Record(headers={"Game": "yinsh"}, comments=["source: boardspace sgf"])
-    for prop in nodes[0]:
+    _read_game_info(nodes[0], record, source)
+    commands = (
+        (prop.ident, value, prop.line)
+        for node in nodes
+        for prop in node
+        if prop.ident in ("P0", "P1")
+        for value in prop.values
+    )
+    _read_commands(commands, record, source)
+    return record
+
+
+def _read_game_info(root: list[_Property], record: Record, source: str) -> None:
+    """The headers of the SGF's root node (``GM``, ``GN``, ``DT``) into ``record``."""
+    for prop in root:
         value = " ".join(" ".join(prop.values).split())
         if prop.ident == "GM" and value != "24":
             raise RecordError(
@@ -183,15 +197,12 @@ def import_boardspace_sgf(text: str, source: str = "<string>") -> Record:
         if prop.ident in ("GN", "DT"):
             record.headers["Event" if prop.ident == "GN" else "Date"] = value
 
+
+def _read_commands(commands: Iterable[tuple[str, str, int]], record: Record, source: str) -> None:
+    """The players' commands (``P0``/``P1``, their value, its line) into ``record``'s moves
+    and headers (``import_boardspace_sgf``)."""
     held: str | None = None  # the point of a ring picked up and not yet dropped
     held_line = 0
-    commands = (
-        (prop.ident, value, prop.line)
-        for node in nodes
-        for prop in node
-        if prop.ident in ("P0", "P1")
-        for value in prop.values
-    )
     for player, command, line in commands:
         words = command.split()
         if words and words[0].isdigit():
@@ -218,7 +229,6 @@ def import_boardspace_sgf(text: str, source: str = "<string>") -> Record:
         if now_held is not None and held is None:
             held_line = line
         held = now_held
-    return record
 
 
 def read_record_file(path: str | os.PathLike[str]) -> Record:

@@ -8,18 +8,16 @@ results file it could not read."""
 from __future__ import annotations
 
 import contextlib
-import json
 import os
-import re
 import sqlite3
 from collections.abc import Iterator
-from dataclasses import fields
 from pathlib import Path
 from typing import Any, get_type_hints
 
 from enginesrv.event.config import MAX_SCHEDULE, EventConfig, EventError
 from enginesrv.event.results.files import MAX_STORED_VALUE, FileRefusedError, check_store_file
-from enginesrv.event.results.rows import GAME_COLUMNS, GameRow, fits, row_problem, shared, short
+from enginesrv.event.results.rows import GAME_COLUMNS, GameRow, row_problem, shared, short
+from enginesrv.event.results.stored_config import StoredConfigError, read_config
 from enginesrv.event.results.wording import quoted
 
 _SCHEMA = """
@@ -54,16 +52,6 @@ _SCHEMA_OBJECTS = frozenset(
 )
 """What ``sqlite_master`` of a store holds (``_SCHEMA``): its two tables and the index of
 ``meta``'s primary key; anything else (a trigger, a view, another index) is refused."""
-
-MAX_CONFIG_NESTING = 8
-"""The deepest nesting of lists and objects read in a stored configuration: it holds lists
-of strings in an object; a deeper one is refused before it is parsed (Python's parser
-recurses, and a text of a hundred thousand ``[`` would end in a ``RecursionError``)."""
-
-# possessive: one pass, no state kept per character or escape (a string of a million escapes
-# would otherwise cost some 60 MB)
-_JSON_STRING = re.compile(r'"[^"\\]*+(?:\\.[^"\\]*+)*+"', re.DOTALL)
-_JSON_BRACKETS = re.compile(r"[\[\]{}]")
 
 
 class ResultsDB:
@@ -256,36 +244,10 @@ class ResultsDB:
         text = self.get("config")
         if text is None:
             return None
-        if _nesting(text) > MAX_CONFIG_NESTING:
-            raise self._damaged(
-                f"the stored configuration nests lists or objects more than {MAX_CONFIG_NESTING} "
-                "deep"
-            )
         try:
-            raw = json.loads(text)
-        except (ValueError, RecursionError) as exc:
-            raise self._damaged(
-                f"the stored configuration is not JSON: {short(str(exc))}"
-            ) from None
-        if not isinstance(raw, dict):
-            raise self._damaged("the stored configuration is not a JSON object")
-        hints = get_type_hints(EventConfig)
-        for f in fields(EventConfig):
-            if f.name not in raw:
-                continue
-            value = raw[f.name]
-            if not fits(tuple(value) if isinstance(value, list) else value, hints[f.name]):
-                raise self._damaged(
-                    f"the stored configuration has {f.name} = {short(json.dumps(value))}"
-                )
-        try:
-            config = EventConfig.from_json(text)
-            config.check()  # each value's range: games = 10**18 would build a schedule for ever
-        except (TypeError, ValueError, AttributeError) as exc:
-            raise self._damaged(f"the stored configuration is not valid: {exc}") from None
-        if len(config.players) < 2:
-            raise self._damaged("the stored configuration has fewer than two players")
-        return config
+            return read_config(text)
+        except StoredConfigError as exc:
+            raise self._damaged(str(exc)) from None
 
     def add(self, row: GameRow, meta: tuple[str, str] | None = None) -> None:
         """Store a finished game and, in the same transaction, the ``meta`` entry that goes
@@ -340,19 +302,6 @@ class ResultsDB:
         if problem is not None:
             raise self._damaged(problem)
         return row
-
-
-def _nesting(text: str) -> int:
-    """How deep lists and objects nest in the JSON ``text`` (its strings left out), read in
-    one pass without parsing it."""
-    depth = deepest = 0
-    for bracket in _JSON_BRACKETS.findall(_JSON_STRING.sub("", text)):
-        if bracket in "[{":
-            depth += 1
-            deepest = max(deepest, depth)
-        else:
-            depth -= 1
-    return deepest
 
 
 def store_game(
