@@ -20,9 +20,8 @@ where it stood (``search``). The processes themselves are started, replaced and 
 from __future__ import annotations
 
 import itertools
-import math
 from collections.abc import Callable
-from dataclasses import dataclass, replace
+from dataclasses import replace
 
 import trio
 
@@ -30,6 +29,7 @@ from bots.engine import SearchInfo
 from enginesrv.search.child import PoolJob, SearchOutcome, WorkerProcess
 from enginesrv.search.jobs import SearchJob
 from enginesrv.search.processes import READY_TIMEOUT, WORKER_COMMAND, WorkerSet
+from enginesrv.search.resume import HELD_WAIT, LONGEST_SLICE, Turn
 from enginesrv.search.share import SLICE, FairShare, Segment, Waiter
 from enginesrv.search.waits import first_of
 from protocol import rpc
@@ -38,64 +38,6 @@ __all__ = ["GRACE", "HELD_WAIT", "LONGEST_SLICE", "SLICE", "WORKER_COMMAND", "Wo
 
 GRACE = 0.2
 """Seconds a worker gets past its deadline, or after a stop, before it is killed."""
-LONGEST_SLICE = 64.0
-"""The longest a resumed search keeps its worker before it may be suspended again."""
-HELD_WAIT = 300.0
-"""Seconds at most a search whose time runs only while it holds a worker (``on_hold``) waits
-for one, in all."""
-
-
-def _better(before: SearchOutcome | None, now: SearchOutcome | None) -> SearchOutcome | None:
-    """The outcome to keep of a search suspended once more: the later one, if it found a move
-    (its iterations, on a table warmed by the earlier ones, are the better informed)."""
-    if now is None or now.result is None:
-        return before
-    return now
-
-
-@dataclass
-class _Turn:
-    """The time of one search across its segments (each a run on one worker, until it ends or
-    is suspended for another peer's search)."""
-
-    asked: float
-    """When the search was asked for (``trio.current_time``)."""
-    held: bool
-    """Whether its time runs only while it holds a worker (``on_hold`` given)."""
-    extra: float = 0.0
-    """Seconds waited that are not the search's (suspended; the first wait when ``held``)."""
-    waited: float = 0.0
-    """Seconds waited for a worker in all."""
-    resumed: int = 0
-    """Times it was suspended and went on."""
-
-    def wait_until(self, hard_deadline: float | None, now: float) -> float:
-        """Until when the search may wait for a worker, from ``now``."""
-        if self.held:
-            # its time does not run while it waits: the waits are bounded on their own
-            return now + max(0.0, HELD_WAIT - self.waited)
-        return self.until(hard_deadline)
-
-    def count_wait(self, seconds: float) -> None:
-        self.waited += seconds
-        if self.held or self.resumed:
-            self.extra += seconds
-
-    def until(self, hard_deadline: float | None) -> float:
-        """The hard deadline, moved on by the waits that are not the search's."""
-        return math.inf if hard_deadline is None else hard_deadline + self.extra
-
-    def segment(self, job: SearchJob, peer: str | None, slice_seconds: float) -> Segment:
-        """The next segment of the search, taking its worker now."""
-        ends = math.inf if job.deadline is None else self.asked + self.extra + job.deadline
-        hold = min(LONGEST_SLICE, slice_seconds * 2**self.resumed)
-        return Segment(peer, trio.current_time(), ends, hold)
-
-    def segment_job(self, job: SearchJob) -> SearchJob:
-        """The job as the next segment runs it: issued later by the waits not counted."""
-        if self.extra > 0 and job.issued is not None:
-            return replace(job, issued=job.issued + self.extra)
-        return job
 
 
 class WorkerPool:
@@ -216,13 +158,11 @@ class WorkerPool:
     ) -> SearchOutcome:
         """Run ``job`` on a worker.
 
-        When searches of peers holding fewer workers wait, a search that has held its
-        worker for ``slice`` seconds may be suspended (its worker lent out,
-        ``FairShare.lend_to``): it is stopped on its worker, its best move so far is kept,
-        and it waits for a worker again, then goes on where it stood (a new search on the
-        position, with the time it has left; the time it waited suspended is not counted
-        against it). It is answered only once it is done: an infinite search at its
-        ``stop``, whatever happened between.
+        A search may be suspended for a peer holding fewer workers (``FairShare.lend_to``):
+        stopped on its worker, its best move so far kept, it waits for a worker again and
+        goes on where it stood (a new search of the position, with the time it has left: its
+        wait while suspended does not count). It is answered only once it is done: an
+        infinite search at its ``stop``, whatever happened between.
 
         Args:
             job: the search.
@@ -241,22 +181,14 @@ class WorkerPool:
         """
         if self.hash_share is not None:
             job = replace(job, hash_budget=self.hash_share)
-        turn = _Turn(trio.current_time(), held=on_hold is not None)
-        best: SearchOutcome | None = None
+        turn = Turn(trio.current_time(), on_hold)
         while True:
-            waited_from = trio.current_time()
-            wait_until = turn.wait_until(hard_deadline, waited_from)
             worker = await self._worker_for(
-                peer, job.session, on_wait, stop, wait_until, resuming=turn.resumed > 0
+                turn, job, peer=peer, on_wait=on_wait, stop=stop, hard_deadline=hard_deadline
             )
             if isinstance(worker, SearchOutcome):
-                if best is not None and best.result is not None:
-                    return best  # stopped while suspended: the best move of before
-                return worker
-            turn.count_wait(trio.current_time() - waited_from)
-            until = turn.until(hard_deadline)
-            if on_hold is not None:
-                on_hold(True)
+                return turn.unserved(worker)
+            turn.taken()
             segment = turn.segment(job, peer, self._share.slice)
             outcome = await self._run(
                 worker,
@@ -264,34 +196,34 @@ class WorkerPool:
                 segment,
                 on_info=on_info,
                 stop=stop,
-                until=until,
-                before=best,
+                until=turn.until(hard_deadline),
+                before=turn.best,
             )
             if outcome is not None:
                 return outcome
             # suspended: go on later where it stood, on a warm table where it can
-            if on_hold is not None:
-                on_hold(False)
-            best = _better(best, segment.outcome)
+            turn.suspended(segment.outcome)
             job = replace(job, new_game=False)
-            turn.resumed += 1
 
     async def _worker_for(
         self,
+        turn: Turn,
+        job: SearchJob,
+        *,
         peer: str | None,
-        session: str | None,
         on_wait: Callable[[], None] | None,
         stop: trio.Event,
-        until: float,
-        *,
-        resuming: bool,
+        hard_deadline: float | None,
     ) -> WorkerProcess | SearchOutcome:
-        """A live worker for the job, or the outcome of a search that never got one."""
+        """A live worker for the next segment of ``job`` (the wait counted in ``turn``), or
+        the outcome of a search that never got one."""
+        waited_from = trio.current_time()
+        until = turn.wait_until(hard_deadline, waited_from)
         while True:
             lost = self._no_worker()
             if lost is not None:
                 return lost
-            waiter = Waiter(peer, session, resuming=resuming)
+            waiter = Waiter(peer, job.session, resuming=turn.resumed > 0)
             worker = await self._share.acquire(waiter, on_wait, stop, until)
             lost = self._no_worker()
             if worker is None and lost is not None:
@@ -300,6 +232,7 @@ class WorkerPool:
                 # stopped, or out of time, before a worker was free: no search at all
                 return SearchOutcome(None, killed=not stop.is_set())
             if worker.is_alive():
+                turn.count_wait(trio.current_time() - waited_from)
                 return worker
             self._share.give_back(peer, worker)  # died while idle: it is replaced
 

@@ -24,7 +24,7 @@ from enginesrv.search.waits import first_of
 
 SLICE = 1.0
 """Seconds a search keeps its worker before it may be suspended for a peer holding fewer; it
-doubles each time the search is resumed (up to ``pool.LONGEST_SLICE``), so that a search with
+doubles each time the search is resumed (up to ``resume.LONGEST_SLICE``), so that a search with
 an end of its own (a depth, a node count) is sure to reach it."""
 REMEMBERED_SESSIONS = 1024
 """Sessions whose last worker the pool remembers, to send their next search there."""
