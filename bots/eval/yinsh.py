@@ -60,7 +60,7 @@ row or a ring to remove are not quiet, so quiescence plays the removals out.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import NamedTuple, Protocol, cast
+from typing import NamedTuple, Protocol, TypeAlias, cast
 
 from bots.eval import MAX_EVAL, Evaluator
 from games import Move, State
@@ -715,15 +715,6 @@ def _disjoint_rows(rows: tuple[int, ...]) -> int:
 # or the jumps over d, are generated and checked exactly.
 
 
-class _Board(NamedTuple):
-    """What the search for row-completing moves reads of the board."""
-
-    mine: int
-    """The markers of the side to act."""
-    markers: int
-    rings: int
-
-
 def row_moves(s: YinshState) -> list[Move]:
     """The ring moves of the side to act that complete a row of its colour (phase m or n)."""
     me = s.to_move()
@@ -736,7 +727,7 @@ def row_moves(s: YinshState) -> list[Move]:
     c9 = y & y >> 9 & y >> 18 & y >> 27 & y >> 36 & ST9_1
     if not (c1 | c10 | c9):
         return []
-    board = _Board(mine, allm, my_rings | s.rings_mask(me ^ 1))
+    all_rings = my_rings | s.rings_mask(me ^ 1)
     found: list[Move] = []
     for bits, table, axis in ((c1, WIN1, 0), (c10, WIN10, 1), (c9, WIN9, 2)):
         while bits:
@@ -744,22 +735,26 @@ def row_moves(s: YinshState) -> list[Move]:
             bits ^= low
             wmask = WINDOW_MASK[table[low.bit_length() - 1]]
             ring_bits = my_rings & wmask
-            four = (mine & wmask).bit_count() == 4
             if not ring_bits:
-                if four:
-                    _jumps_across(board, my_rings, wmask, axis, found)
+                if (mine & wmask).bit_count() == 4:
+                    _jumps_across(my_rings, wmask, axis, (mine, allm, all_rings), found)
             elif not ring_bits & (ring_bits - 1):  # two own rings: one move cannot clear both
                 o = ring_bits.bit_length() - 1
-                if four:
-                    _moves_away(board, o, wmask, axis, found)
+                if (mine & wmask).bit_count() == 4:
+                    _moves_away(o, wmask, axis, (mine, allm, all_rings), found)
                 else:
-                    _jumps_along(board, o, wmask, axis, found)
+                    _jumps_along(o, wmask, axis, (mine, allm, all_rings), found)
     return found
 
 
-def _moves_away(board: _Board, o: int, wmask: int, axis: int, found: list[Move]) -> None:
+_Board: TypeAlias = tuple[int, int, int]
+"""The markers of the side to act, all markers and all rings."""
+
+
+def _moves_away(o: int, wmask: int, axis: int, board: _Board, found: list[Move]) -> None:
     """Case 1: every move of the ring on o completes the row of the window ``wmask``, except
     the moves along the window into it (they flip its markers)."""
+    _, allm, all_rings = board
     base = RING_MOVE | o << 7
     rays = RAYS[o]
     for direction in range(6):
@@ -768,9 +763,9 @@ def _moves_away(board: _Board, o: int, wmask: int, axis: int, found: list[Move])
             continue
         jumped = False
         for t in ray:
-            if board.rings >> t & 1:
+            if all_rings >> t & 1:
                 break
-            if board.markers >> t & 1:
+            if allm >> t & 1:
                 jumped = True
                 continue
             if base | t not in found:
@@ -779,27 +774,29 @@ def _moves_away(board: _Board, o: int, wmask: int, axis: int, found: list[Move])
                 break
 
 
-def _jumps_along(board: _Board, o: int, wmask: int, axis: int, found: list[Move]) -> None:
+def _jumps_along(o: int, wmask: int, axis: int, board: _Board, found: list[Move]) -> None:
     """Case 3: a jump of the ring on o along the window ``wmask`` over the opponent's markers
     next to it."""
+    mine, allm, all_rings = board
     base = RING_MOVE | o << 7
     rays = RAYS[o]
     for direction in (2 * axis, 2 * axis + 1):
         ray = rays[direction]
-        if not ray or not wmask >> ray[0] & 1 or board.mine >> ray[0] & 1:
+        if not ray or not wmask >> ray[0] & 1 or mine >> ray[0] & 1:
             continue
-        target = _jump_over(o, direction, ray[0], board.rings, board.markers)
+        target = _jump_over(o, direction, ray[0], all_rings, allm)
         if target < 0:
             continue
-        flipped = BETWEEN[o << 7 | target] & board.markers
-        if ((board.mine ^ flipped) | BIT[o]) & wmask == wmask and base | target not in found:
+        flipped = BETWEEN[o << 7 | target] & allm
+        if ((mine ^ flipped) | BIT[o]) & wmask == wmask and base | target not in found:
             found.append(base | target)
 
 
-def _jumps_across(board: _Board, my_rings: int, wmask: int, axis: int, found: list[Move]) -> None:
-    """Case 2: a jump across the opponent's marker d in the window ``wmask``, on another
-    line."""
-    d = (wmask & ~board.mine).bit_length() - 1
+def _jumps_across(my_rings: int, wmask: int, axis: int, board: _Board, found: list[Move]) -> None:
+    """Case 2: a jump of one of ``my_rings`` across the opponent's marker d in the window
+    ``wmask``, on another line."""
+    mine, allm, all_rings = board
+    d = (wmask & ~mine).bit_length() - 1
     rings = my_rings
     while rings:
         low_r = rings & -rings
@@ -808,7 +805,7 @@ def _jumps_across(board: _Board, my_rings: int, wmask: int, axis: int, found: li
         direction = _DIR_TO[o][d]
         if direction < 0 or _AXIS_OF_DIR[direction] == axis:
             continue
-        target = _jump_over(o, direction, d, board.rings, board.markers)
+        target = _jump_over(o, direction, d, all_rings, allm)
         if target < 0:
             continue
         move = RING_MOVE | o << 7 | target
