@@ -85,7 +85,7 @@ class WorkerPool:
         self._share = FairShare(
             self.size, per_peer=per_peer, slice_seconds=slice_seconds, release=self._release
         )
-        self._workers = WorkerSet(
+        self._processes = WorkerSet(
             nursery,
             command=command,
             ready_timeout=ready_timeout,
@@ -97,7 +97,7 @@ class WorkerPool:
     async def start(self) -> None:
         """Start the workers and wait until they are ready (or ``ready_timeout`` has passed),
         so that no search pays for a worker's start-up."""
-        await self._workers.start(self.size + self.spare)
+        await self._processes.start(self.size + self.spare)
 
     @property
     def idle(self) -> int:
@@ -107,16 +107,16 @@ class WorkerPool:
     @property
     def busy(self) -> int:
         """Workers searching, or finishing a stopped search, right now."""
-        return len(self._workers.workers) - len(self._share.idle) - self._workers.pending
+        return len(self._processes.workers) - len(self._share.idle) - self._processes.pending
 
     def all_idle(self) -> bool:
         """Whether every worker is idle and none is being started."""
-        return len(self._share.idle) == self.size + self.spare and self._workers.pending == 0
+        return len(self._share.idle) == self.size + self.spare and self._processes.pending == 0
 
     @property
     def restarts(self) -> int:
         """Workers replaced so far (dead or killed)."""
-        return self._workers.restarts
+        return self._processes.restarts
 
     @property
     def suspended(self) -> int:
@@ -126,21 +126,21 @@ class WorkerPool:
     @property
     def closed(self) -> bool:
         """Whether the pool is closing or closed (``kill_all``, ``aclose``)."""
-        return self._workers.closed
+        return self._processes.closed
 
     @property
     def lost(self) -> str | None:
         """Why the pool has no worker left and can start none (its spawner was killed)."""
-        return self._workers.lost
+        return self._processes.lost
 
     def _release(self, worker: WorkerProcess) -> None:
         """Take back a worker: idle again, or replaced if it died; then hand workers out."""
-        if self._workers.closed:
+        if self._processes.closed:
             return
         if worker.is_alive():
             self._share.idle.append(worker)
         else:
-            self.nursery.start_soon(self._workers.replace, worker)
+            self.nursery.start_soon(self._processes.replace, worker)
         self._share.dispatch()
 
     # -- searching -----------------------------------------------------------------------------
@@ -278,7 +278,7 @@ class WorkerPool:
             outcome = SearchOutcome(running.result, running.error, False, running.last_info)
             if not running.done.is_set():
                 outcome.killed = True
-                self._workers.kill(worker, "no answer to stop" if stop.is_set() else "deadline")
+                self._processes.kill(worker, "no answer to stop" if stop.is_set() else "deadline")
             released = True
             self._share.segments.discard(segment)
             if suspended and segment.lend_to is not None:
@@ -299,9 +299,9 @@ class WorkerPool:
 
     def _no_worker(self) -> SearchOutcome | None:
         """The failed search of a pool that has no worker left and can start none."""
-        if self._workers.lost is None:
+        if self._processes.lost is None:
             return None
-        return SearchOutcome(None, f"no search worker left: {self._workers.lost}")
+        return SearchOutcome(None, f"no search worker left: {self._processes.lost}")
 
     async def _stop(self, worker: WorkerProcess, job: PoolJob) -> None:
         if job.done.is_set() or not worker.is_alive():
@@ -317,14 +317,14 @@ class WorkerPool:
         with trio.move_on_after(self.grace * 2 + 1):  # the send may block on a full pipe
             await self._stop(worker, job)
         if not job.done.is_set():
-            self._workers.kill(worker, "abandoned")
+            self._processes.kill(worker, "abandoned")
         self._share.give_back(peer, worker)
 
     def kill_all(self) -> None:
         """Kill every worker at once (the second interrupt: no waiting for anything)."""
-        self._workers.kill_all()
+        self._processes.kill_all()
 
     async def aclose(self) -> None:
         """Stop every worker (end of input first, a kill if it lingers) and reap it."""
         self._share.idle.clear()
-        await self._workers.aclose()
+        await self._processes.aclose()

@@ -513,9 +513,9 @@ async def test_a_spare_does_not_let_more_searches_run_at_once() -> None:
 
 async def _spawned(pool: WorkerPool) -> tuple[int, list[int]]:
     """The pool's spawner and the workers it forked, once both workers are up."""
-    assert pool._workers.spawner is not None
+    assert pool._processes.spawner is not None
     while True:
-        process = pool._workers.spawner._process
+        process = pool._processes.spawner._process
         if process is not None:
             workers = list(reaper.descendants(process.pid))
             if len(workers) == 2:
@@ -543,9 +543,9 @@ async def test_a_server_pool_starts_a_killed_spawner_again() -> None:
                 )
         assert set(errors) <= {"the search worker died"}
         assert len(errors) <= 2
-        assert pool._workers.spawner is not None
-        assert pool._workers.spawner._process is not None
-        assert pool._workers.spawner._process.pid != spawner  # a new spawner forked new workers
+        assert pool._processes.spawner is not None
+        assert pool._processes.spawner._process is not None
+        assert pool._processes.spawner._process.pid != spawner  # a new spawner forked new workers
         await pool.aclose()
 
 
