@@ -26,7 +26,7 @@ from dataclasses import dataclass, replace
 from typing import ClassVar
 
 from bots.chance import SECRET_SEED_OPTION, Chance
-from bots.determinize import determinized_search
+from bots.determinize import Sampling, determinized_search
 from bots.engine import (
     Engine,
     InfoFn,
@@ -41,7 +41,7 @@ from bots.engine import (
     never_stop,
 )
 from bots.eval import Evaluator, evaluated_games, evaluator_for
-from bots.search import MAX_PLY, Searcher, TranspositionTable
+from bots.search import MAX_PLY, Searcher, SearchMemory, SearchOptions, TranspositionTable
 from games import Game, GameError, Move, State
 
 
@@ -98,6 +98,9 @@ class AlphaBeta(Engine):
             self._table_mb = megabytes
         return self._table
 
+    def _memory(self) -> SearchMemory:
+        return SearchMemory(self._table_for_options(), self._history)
+
     def new_game(self, game: Game) -> None:
         hidden = self._evaluator(game).hidden_information()
         if hidden is not None:
@@ -117,19 +120,21 @@ class AlphaBeta(Engine):
         evaluator = self._evaluator(state.game)
         hidden = evaluator.hidden_information()
         if hidden is not None:
-            return determinized_search(
-                state.copy(),
-                evaluator=evaluator,
-                hidden=hidden,
-                table=self._table_for_options(),
-                history=self._history,
-                limits=_capped(limits, cap),
-                stop=stop,
-                on_info=on_info,
+            sampling = Sampling(
+                hidden,
                 # every choice of chance alphabeta makes is hidden from the opponent
                 rng=Chance(state, 0, int(self.values["SecretSeed"] or 0)).secret,
                 samples=int(self.values["Samples"] or 8),
-                quiescence=bool(self.values["Quiescence"]),
+            )
+            return determinized_search(
+                state.copy(),
+                evaluator=evaluator,
+                sampling=sampling,
+                memory=self._memory(),
+                limits=_capped(limits, cap),
+                stop=stop,
+                on_info=on_info,
+                options=SearchOptions(quiescence=bool(self.values["Quiescence"])),
             )
         plan, self._plan = self._plan, None
         if limits.from_pv and plan is not None:
@@ -137,19 +142,21 @@ class AlphaBeta(Engine):
             if planned is not None:
                 result, self._plan = planned
                 note = "from the search of this turn's first decision"
-                on_info(SearchInfo(result.depth, score=result.score, nodes=0, pv=result.pv,
-                                   string=note))  # fmt: skip
+                on_info(
+                    SearchInfo(result.depth, score=result.score, nodes=0, pv=result.pv, string=note)
+                )
                 return result
         searcher = Searcher(
             state.copy(),
             evaluator=evaluator,
-            table=self._table_for_options(),
-            history=self._history,
+            memory=self._memory(),
             limits=_capped(limits, cap),
             stop=stop,
             on_info=on_info,
-            quiescence=bool(self.values["Quiescence"]),
-            aspiration=int(self.values["Aspiration"] or evaluator.aspiration),
+            options=SearchOptions(
+                quiescence=bool(self.values["Quiescence"]),
+                aspiration=int(self.values["Aspiration"] or evaluator.aspiration),
+            ),
         )
         result = searcher.run()
         self._plan = _plan_after(state, result.move, result.pv, result.score, result.depth)

@@ -53,10 +53,20 @@ from __future__ import annotations
 import math
 import random
 from collections.abc import Sequence
+from dataclasses import dataclass
 
 from bots.engine import InfoFn, Limits, Score, SearchInfo, SearchResult, StopFn
 from bots.eval import MAX_EVAL, Evaluator, HiddenInformation
-from bots.search import MAX_PLY, PROVEN, WIN, SearchAbortedError, Searcher, TranspositionTable
+from bots.search import (
+    DEFAULT_OPTIONS,
+    MAX_PLY,
+    PROVEN,
+    WIN,
+    SearchAbortedError,
+    Searcher,
+    SearchMemory,
+    SearchOptions,
+)
 from games import Move, State
 
 _PLY_EPSILON = 1e-8
@@ -100,25 +110,33 @@ def _combined_score(values: Sequence[int], hidden: bool, scale: float) -> Score:
     return Score("cp", _centipawns(mean, scale))
 
 
+@dataclass(frozen=True, slots=True)
+class Sampling:
+    """How the hidden information of a view is filled in: up to ``samples`` completions of it,
+    drawn by ``hidden`` with ``rng``."""
+
+    hidden: HiddenInformation
+    rng: random.Random
+    samples: int
+
+
 def determinized_search(
     state: State,
     *,
     evaluator: Evaluator,
-    hidden: HiddenInformation,
-    table: TranspositionTable,
-    history: dict[Move, int],
+    sampling: Sampling,
+    memory: SearchMemory,
     limits: Limits,
     stop: StopFn,
     on_info: InfoFn,
-    rng: random.Random,
-    samples: int,
-    quiescence: bool = True,
+    options: SearchOptions = DEFAULT_OPTIONS,
 ) -> SearchResult:
-    """Search the view ``state`` with up to ``samples`` completions of it (module docstring):
+    """Search the view ``state`` with the completions ``sampling`` draws (module docstring):
     the tree of the first, the others at its leaves. A view that hides nothing is searched as
     it is.
     """
     begun = limits.clock()
+    hidden, rng = sampling.hidden, sampling.rng
     chosen = hidden.choose_without_search(state, rng)
     if chosen is not None:
         hidden.remember(state, chosen)
@@ -135,17 +153,8 @@ def determinized_search(
 
     is_hidden = hidden.is_hidden(state)
     scale = evaluator.expectation_scale
-    drawn = hidden.samples(state, rng, samples) if is_hidden else [state.copy()]
-    # a world drawn several times is searched once and counted as often as it was drawn
-    weight_of: dict[int, int] = {}
-    worlds: list[State] = []
-    for world in drawn:
-        key = world.key()
-        if key not in weight_of:
-            worlds.append(world)
-            weight_of[key] = 0
-        weight_of[key] += 1
-    weights = [weight_of[world.key()] for world in worlds]
+    drawn = hidden.samples(state, rng, sampling.samples) if is_hidden else [state.copy()]
+    worlds, weights = _distinct(drawn)
     if len(worlds) > 1:
         # one tree, the view's own, in which the hidden laws count at the leaves as the
         # samples fill them
@@ -161,12 +170,11 @@ def determinized_search(
     lead = Searcher(
         tree,
         evaluator=lead_evaluator,
-        table=table,
-        history=history,
+        memory=memory,
         limits=Limits(None, limits.nodes, target, deadline, limits.clock),
         stop=stop,
         on_info=lambda info: None,
-        quiescence=quiescence,
+        options=options,
     )
     started = limits.clock()
     best_move, best_score, best_depth = root_moves[0], Score("cp", 0), 0
@@ -192,7 +200,7 @@ def determinized_search(
                     nps=int(lead.nodes / elapsed) if elapsed > 0 else 0,
                     time=int(elapsed * 1000),
                     pv=pv,
-                    hashfull=table.hashfull(),
+                    hashfull=memory.table.hashfull(),
                     string=note,
                 )
             )
@@ -213,9 +221,23 @@ def determinized_search(
         nodes=lead.nodes,
         time=int(elapsed * 1000),
         pv=pv,
-        hashfull=table.hashfull(),
+        hashfull=memory.table.hashfull(),
         stopped=lead.stopped,
     )
+
+
+def _distinct(drawn: list[State]) -> tuple[list[State], list[int]]:
+    """The distinct worlds drawn, each with how often it was drawn: a world drawn several
+    times is searched once and counted as often."""
+    weight_of: dict[int, int] = {}
+    worlds: list[State] = []
+    for world in drawn:
+        key = world.key()
+        if key not in weight_of:
+            worlds.append(world)
+            weight_of[key] = 0
+        weight_of[key] += 1
+    return worlds, [weight_of[world.key()] for world in worlds]
 
 
 def _best_root_move(

@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Iterator, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import overload
 
 from bots.engine import InfoFn, Limits, Score, SearchInfo, SearchResult, StopFn
@@ -173,6 +173,31 @@ class _Progress:
     pv: tuple[Move, ...] = ()
 
 
+@dataclass(slots=True)
+class SearchMemory:
+    """What a bot keeps from one search to the next: its transposition table and the history
+    counts of the moves that cut off."""
+
+    table: TranspositionTable
+    history: dict[Move, int] = field(default_factory=dict)
+
+
+@dataclass(frozen=True, slots=True)
+class SearchOptions:
+    """How a search goes about it (a bot's options ``Quiescence`` and ``Aspiration``).
+
+    Attributes:
+        quiescence: whether the leaves are searched on through the noisy moves.
+        aspiration: the half-width of the root window around the previous iteration's value.
+    """
+
+    quiescence: bool = True
+    aspiration: int = ASPIRATION
+
+
+DEFAULT_OPTIONS = SearchOptions()
+
+
 class Searcher:
     """One search of one position. Create it, call ``run``; reusable tables are passed in."""
 
@@ -181,23 +206,21 @@ class Searcher:
         state: State,
         *,
         evaluator: Evaluator,
-        table: TranspositionTable,
-        history: dict[Move, int],
+        memory: SearchMemory,
         limits: Limits,
         stop: StopFn,
         on_info: InfoFn,
-        quiescence: bool = True,
-        aspiration: int = ASPIRATION,
+        options: SearchOptions = DEFAULT_OPTIONS,
     ) -> None:
         self.state = state
-        self.aspiration = aspiration
+        self.aspiration = options.aspiration
         self.evaluator = evaluator
-        self.table = table
-        self.history = history
+        self.table = memory.table
+        self.history = memory.history
         self.limits = limits
         self.stop = stop
         self.on_info = on_info
-        self.quiescence = quiescence
+        self.quiescence = options.quiescence
         self.nodes = 0
         self.seldepth = 0
         # a timed search starts by looking often and widens the interval while nodes are fast
@@ -459,11 +482,7 @@ class Searcher:
                     if value >= beta:
                         self._reward(move, depth, ply)
                         break
-        bound = EXACT
-        if best_value <= alpha_start:
-            bound = UPPER
-        elif best_value >= beta:
-            bound = LOWER
+        bound = UPPER if best_value <= alpha_start else LOWER if best_value >= beta else EXACT
         self.table.store(key, depth, bound, _to_table(best_value, ply), best_move)
         return best_value
 

@@ -205,11 +205,11 @@ class Admission:
         if why is not None and self._full() and self.per_peer[peer] < SMALL_PEER:
             victim = self._victim(peer)
             if victim is not None:
-                self._evict(
-                    victim, peer,
+                reason = (
                     f"the server is full and {victim.peer} holds the most connections: its "
-                    "newest is closed for a new peer",
-                )  # fmt: skip
+                    "newest is closed for a new peer"
+                )
+                self._evict(victim, peer, reason)
                 why = self.refusal(host)
         if why is not None:
             self.refused += 1

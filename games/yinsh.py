@@ -35,7 +35,7 @@ import functools
 import operator
 import random
 import re
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from typing import Final, Literal, Protocol, TypeAlias, cast, overload
 
 from games.base import NOBODY, Game, Move, Outcome, Player, State, Winner
@@ -51,9 +51,18 @@ Window: TypeAlias = int
 
 COLUMNS: Final = "abcdefghijk"
 ROW_RANGE: Final = {
-    "a": (2, 5), "b": (1, 7), "c": (1, 8), "d": (1, 9), "e": (1, 10), "f": (2, 10),
-    "g": (2, 11), "h": (3, 11), "i": (4, 11), "j": (5, 11), "k": (7, 10),
-}  # fmt: skip
+    "a": (2, 5),
+    "b": (1, 7),
+    "c": (1, 8),
+    "d": (1, 9),
+    "e": (1, 10),
+    "f": (2, 10),
+    "g": (2, 11),
+    "h": (3, 11),
+    "i": (4, 11),
+    "j": (5, 11),
+    "k": (7, 10),
+}
 
 
 def _build_points() -> tuple[tuple[tuple[int, int], ...], dict[tuple[int, int], Point]]:
@@ -144,9 +153,15 @@ PH_P, PH_M, PH_N, PH_X, PH_R, PH_XO, PH_RO, PH_E = range(8)
 PHASE_CHARS: Final = "pmnxrXRe"
 _PHASE_OF_CHAR: Final = {c: i for i, c in enumerate(PHASE_CHARS)}
 PHASE_NAMES: Final = (
-    "placement", "ring move", "ring move after a pass", "remove own row", "remove own ring",
-    "remove row made by the opponent", "remove ring after that row", "game over",
-)  # fmt: skip
+    "placement",
+    "ring move",
+    "ring move after a pass",
+    "remove own row",
+    "remove own ring",
+    "remove row made by the opponent",
+    "remove ring after that row",
+    "game over",
+)
 _TURN_POSITION: Final = ((0, 1), (0, 1), (0, 1), (1, 3), (2, 3), (0, 3), (1, 3), (0, 1))
 """``turn_position`` by phase: a move alone; move, row, ring; row, ring, move."""
 SIDE_CHARS: Final = "wb"
@@ -223,9 +238,22 @@ class YinshState(State):
     """A YINSH position. See the module docstring for phases and representation."""
 
     __slots__ = (
-        "_bm", "_br", "_key", "_phase", "_pool", "_rem_b", "_rem_w", "_rows_b", "_rows_w",
-        "_side", "_stack", "_target", "_wm", "_wr", "game",
-    )  # fmt: skip
+        "_bm",
+        "_br",
+        "_key",
+        "_phase",
+        "_pool",
+        "_rem_b",
+        "_rem_w",
+        "_rows_b",
+        "_rows_w",
+        "_side",
+        "_stack",
+        "_target",
+        "_wm",
+        "_wr",
+        "game",
+    )
 
     def __init__(
         self,
@@ -402,77 +430,89 @@ class YinshState(State):
     def push(self, move: Move) -> None:
         self._stack.append(
             (
-                self._wr, self._br, self._wm, self._bm, self._side, self._phase,
-                self._rem_w, self._rem_b, self._pool, self._rows_w, self._rows_b, self._key,
+                self._wr,
+                self._br,
+                self._wm,
+                self._bm,
+                self._side,
+                self._phase,
+                self._rem_w,
+                self._rem_b,
+                self._pool,
+                self._rows_w,
+                self._rows_b,
+                self._key,
                 move,
             )
-        )  # fmt: skip
+        )
         side = self._side
         phase = self._phase
         key = self._key ^ Z_TURN[_turn_slot(side, phase)]
-
         if phase == PH_M or phase == PH_N:
-            if move == PASS:
-                if phase == PH_M:
-                    self._side = side ^ 1
-                    self._phase = PH_N
-                else:
-                    self._side = NOBODY
-                    self._phase = PH_E
-            else:
+            if move != PASS:
                 key = self._ring_move(move, side, key)
-        elif phase == PH_P:
-            if side:
-                self._br |= BIT[move]
-            else:
-                self._wr |= BIT[move]
-            key ^= Z_RING[side][move]
-            if (self._wr | self._br).bit_count() == 10:
-                self._side = 0
-                self._phase = PH_M
-            else:
+            elif phase == PH_M:
                 self._side = side ^ 1
-        elif phase == PH_X or phase == PH_XO:
-            w = move & _LOW14
-            mask = WINDOW_MASK[w]
-            if side:
-                bm = self._bm ^ mask
-                self._bm = bm
-                self._rows_b = tuple(
-                    v for v in self._rows_b if WINDOW_MASK[v] & bm == WINDOW_MASK[v]
-                )
+                self._phase = PH_N
             else:
-                wm = self._wm ^ mask
-                self._wm = wm
-                self._rows_w = tuple(
-                    v for v in self._rows_w if WINDOW_MASK[v] & wm == WINDOW_MASK[v]
-                )
-            key ^= Z_WINDOW[side][w]
-            self._pool += 5
-            self._phase = PH_R if phase == PH_X else PH_RO
-        else:  # PH_R or PH_RO
-            p = move & _LOW14
-            key ^= Z_RING[side][p]
-            if side:
-                self._br ^= BIT[p]
-                self._rem_b += 1
-                count = self._rem_b
-                has_row = bool(self._rows_b)
-            else:
-                self._wr ^= BIT[p]
-                self._rem_w += 1
-                count = self._rem_w
-                has_row = bool(self._rows_w)
-            if count == self._target:
                 self._side = NOBODY
                 self._phase = PH_E
-            elif has_row:
-                self._phase = PH_X if phase == PH_R else PH_XO
-            elif phase == PH_R:
-                self._mover_done(side)
-            else:
-                self._begin_ring_move(side)
+        elif phase == PH_P:
+            key = self._place(move, side, key)
+        elif phase == PH_X or phase == PH_XO:
+            key = self._take_row(move & _LOW14, side, phase, key)
+        else:  # PH_R or PH_RO
+            key = self._take_ring(move & _LOW14, side, phase, key)
         self._key = key ^ Z_TURN[_turn_slot(self._side, self._phase)]
+
+    def _place(self, p: Point, side: int, key: int) -> int:
+        if side:
+            self._br |= BIT[p]
+        else:
+            self._wr |= BIT[p]
+        if (self._wr | self._br).bit_count() == 10:
+            self._side = 0
+            self._phase = PH_M
+        else:
+            self._side = side ^ 1
+        return key ^ Z_RING[side][p]
+
+    def _take_row(self, w: Window, side: int, phase: int, key: int) -> int:
+        # a removal breaks rows, never makes one: the rows left are those still full
+        mask = WINDOW_MASK[w]
+        if side:
+            bm = self._bm ^ mask
+            self._bm = bm
+            self._rows_b = tuple(v for v in self._rows_b if WINDOW_MASK[v] & bm == WINDOW_MASK[v])
+        else:
+            wm = self._wm ^ mask
+            self._wm = wm
+            self._rows_w = tuple(v for v in self._rows_w if WINDOW_MASK[v] & wm == WINDOW_MASK[v])
+        self._pool += 5
+        self._phase = PH_R if phase == PH_X else PH_RO
+        return key ^ Z_WINDOW[side][w]
+
+    def _take_ring(self, p: Point, side: int, phase: int, key: int) -> int:
+        if side:
+            self._br ^= BIT[p]
+            self._rem_b += 1
+            count = self._rem_b
+            has_row = bool(self._rows_b)
+        else:
+            self._wr ^= BIT[p]
+            self._rem_w += 1
+            count = self._rem_w
+            has_row = bool(self._rows_w)
+        if count == self._target:
+            self._side = NOBODY
+            self._phase = PH_E
+        elif has_row:
+            self._phase = PH_X if phase == PH_R else PH_XO
+        elif phase == PH_R:
+            self._mover_done(side)
+        else:
+            self._begin_ring_move(side)
+        return key ^ Z_RING[side][p]
 
     def _ring_move(self, move: Move, side: int, key: int) -> int:
         o = move >> 7 & 0x7F
@@ -539,10 +579,20 @@ class YinshState(State):
 
     def pop(self) -> Move:
         (
-            self._wr, self._br, self._wm, self._bm, self._side, self._phase,
-            self._rem_w, self._rem_b, self._pool, self._rows_w, self._rows_b, self._key,
+            self._wr,
+            self._br,
+            self._wm,
+            self._bm,
+            self._side,
+            self._phase,
+            self._rem_w,
+            self._rem_b,
+            self._pool,
+            self._rows_w,
+            self._rows_b,
+            self._key,
             move,
-        ) = self._stack.pop()  # fmt: skip
+        ) = self._stack.pop()
         return move
 
     def copy(self) -> YinshState:
@@ -634,38 +684,44 @@ def _parse_point(token: str, text: str) -> Point:
     return p
 
 
+_WANTED: Final = {
+    PH_P: ((0,), "a placement (an empty point)"),
+    PH_M: ((1, 4), "a ring move"),
+    PH_N: ((1, 4), "a ring move"),
+    PH_X: ((2,), "a row removal (x:...)"),
+    PH_XO: ((2,), "a row removal (x:...)"),
+    PH_R: ((3,), "a ring removal (r:...)"),
+    PH_RO: ((3,), "a ring removal (r:...)"),
+}
+"""Per phase (but the end): the kinds of move it takes (``move >> KIND_SHIFT``), in words."""
+
+
 def _why_illegal(state: YinshState, move: Move) -> str:
+    kinds, wanted = _WANTED[state._phase]
     kind = move >> KIND_SHIFT
-    phase = state._phase
-    expected = {
-        PH_P: "a placement (an empty point)",
-        PH_M: "a ring move", PH_N: "a ring move",
-        PH_X: "a row removal (x:...)", PH_XO: "a row removal (x:...)",
-        PH_R: "a ring removal (r:...)", PH_RO: "a ring removal (r:...)",
-    }[phase]  # fmt: skip
-    phase_kinds = {PH_P: (0,), PH_M: (1, 4), PH_N: (1, 4), PH_X: (2,), PH_XO: (2,),
-                   PH_R: (3,), PH_RO: (3,)}  # fmt: skip
-    if kind not in phase_kinds[phase]:
-        return f"phase {PHASE_CHARS[phase]} wants {expected}"
+    if kind not in kinds:
+        return f"phase {PHASE_CHARS[state._phase]} wants {wanted}"
     if move == PASS:
         return "pass is legal only when no ring move exists"
     side = state._side
-    own_rings = state._br if side else state._wr
     low = move & _LOW14
     if kind == 0:
         return f"{POINT_NAMES[low]} is occupied"
     if kind == 1:
-        o, t = low >> 7, low & 0x7F
-        if o == t:
-            return "a ring must move at least one point"
-        if not any(t in ray for ray in RAYS[o]):
-            return f"{POINT_NAMES[t]} is not on a line with {POINT_NAMES[o]}"
-        if not own_rings >> o & 1:
-            return f"no {COLOURS[side]} ring on {POINT_NAMES[o]}"
-        return "the ring cannot reach that point (blocked, or past the first gap after markers)"
+        return _why_ring_move_illegal(state.rings_mask(side), side, low >> 7, low & 0x7F)
     if kind == 2:
         return f"{WINDOW_NAMES[low]} is not a row of {COLOURS[side]}'s colour"
     return f"no {COLOURS[side]} ring on {POINT_NAMES[low]}"
+
+
+def _why_ring_move_illegal(own_rings: Bitboard, side: int, o: Point, t: Point) -> str:
+    if o == t:
+        return "a ring must move at least one point"
+    if not any(t in ray for ray in RAYS[o]):
+        return f"{POINT_NAMES[t]} is not on a line with {POINT_NAMES[o]}"
+    if not own_rings >> o & 1:
+        return f"no {COLOURS[side]} ring on {POINT_NAMES[o]}"
+    return "the ring cannot reach that point (blocked, or past the first gap after markers)"
 
 
 # ---------------------------------------------------------------------------------------------
@@ -709,6 +765,10 @@ def format_board(wr: Bitboard, br: Bitboard, wm: Bitboard, bm: Bitboard) -> str:
     return "/".join(columns)
 
 
+_Bad: TypeAlias = Callable[[str, str], InvalidPositionError]
+"""Builds the error of a position string from the field at fault and why."""
+
+
 def _parse_position(game: YinshGame, text: str) -> YinshState:
     def bad(field: str, reason: str) -> InvalidPositionError:
         return InvalidPositionError(text, field, reason)
@@ -719,8 +779,40 @@ def _parse_position(game: YinshGame, text: str) -> YinshState:
     if len(fields) != 5:
         raise bad("syntax", f"expected 5 fields (board side phase removed pool), got {len(fields)}")
     board, side_s, phase_s, removed_s, pool_s = fields
+    rings, markers = _parse_board(board, bad)  # V1
 
-    # V1: board
+    if side_s not in ("w", "b", "-"):
+        raise bad("side", f"{side_s!r} is not w, b or -")
+    if phase_s not in _PHASE_OF_CHAR:
+        raise bad("phase", f"{phase_s!r} is not one of {' '.join(PHASE_CHARS)}")
+    m = re.fullmatch(r"([0-9])-([0-9])", removed_s)
+    if not m:
+        raise bad("removed", f"{removed_s!r} is not <digit>-<digit>")
+    removed = int(m.group(1)), int(m.group(2))
+    if not _NUM_RE.fullmatch(pool_s) or int(pool_s) > 51:
+        raise bad("pool", f"{pool_s!r} is not a number 0-51 without leading zeros")
+    pool = int(pool_s)
+    side = NOBODY if side_s == "-" else SIDE_CHARS.index(side_s)
+    phase = _PHASE_OF_CHAR[phase_s]
+
+    n_markers = (markers[0] | markers[1]).bit_count()
+    if n_markers + pool != 51:  # V2
+        raise bad("pool", f"{n_markers} markers on the board + pool {pool} is not 51")
+    _check_rings(rings, removed, n_markers=n_markers, side=side, phase=phase, bad=bad)  # V3, V4
+    if (side == NOBODY) != (phase == PH_E):  # V5
+        raise bad("side", "side is '-' exactly when the phase is e")
+    _check_removed(removed, game.target, phase, bad)  # V6
+    state = YinshState(
+        game, rings=rings, markers=markers, side=side, phase=phase, removed=removed, pool=pool
+    )
+    _check_rows(state, bad)  # V7, V8
+    return state
+
+
+def _parse_board(
+    board: str, bad: _Bad
+) -> tuple[tuple[Bitboard, Bitboard], tuple[Bitboard, Bitboard]]:
+    """The rings and the markers of the board field, each of White and Black."""
     columns = board.split("/")
     if len(columns) != 11:
         raise bad("board", f"expected 11 columns a-k separated by '/', got {len(columns)}")
@@ -754,29 +846,26 @@ def _parse_position(game: YinshGame, text: str) -> YinshState:
                 "board",
                 f"column {letter} {col!r} describes {filled} points, but the column has {length}",
             )
+    return (rings[0], rings[1]), (markers[0], markers[1])
 
-    if side_s not in ("w", "b", "-"):
-        raise bad("side", f"{side_s!r} is not w, b or -")
-    if phase_s not in _PHASE_OF_CHAR:
-        raise bad("phase", f"{phase_s!r} is not one of {' '.join(PHASE_CHARS)}")
-    m = re.fullmatch(r"([0-9])-([0-9])", removed_s)
-    if not m:
-        raise bad("removed", f"{removed_s!r} is not <digit>-<digit>")
-    rem_w, rem_b = int(m.group(1)), int(m.group(2))
-    if not _NUM_RE.fullmatch(pool_s) or int(pool_s) > 51:
-        raise bad("pool", f"{pool_s!r} is not a number 0-51 without leading zeros")
-    pool = int(pool_s)
-    side = NOBODY if side_s == "-" else SIDE_CHARS.index(side_s)
-    phase = _PHASE_OF_CHAR[phase_s]
 
-    n_markers = (markers[0] | markers[1]).bit_count()
-    if n_markers + pool != 51:  # V2
-        raise bad("pool", f"{n_markers} markers on the board + pool {pool} is not 51")
+def _check_rings(
+    rings: tuple[Bitboard, Bitboard],
+    removed: tuple[int, int],
+    *,
+    n_markers: int,
+    side: int,
+    phase: int,
+    bad: _Bad,
+) -> None:
+    """The rings on the board agree with the phase, the side and the rings removed."""
     n_w, n_b = rings[0].bit_count(), rings[1].bit_count()
+    rem_w, rem_b = removed
     if phase == PH_P:  # V3
         if n_markers or rem_w or rem_b:
             raise bad("phase", "in placement there are no markers and nothing is removed")
         if not ((n_w == n_b and side == 0) or (n_w == n_b + 1 and side == 1)):
+            side_s = "-" if side == NOBODY else SIDE_CHARS[side]
             raise bad(
                 "side",
                 f"with {n_w} White and {n_b} Black rings placed, "
@@ -787,31 +876,28 @@ def _parse_position(game: YinshGame, text: str) -> YinshState:
     elif n_w != 5 - rem_w or n_b != 5 - rem_b:  # V4
         raise bad(
             "removed",
-            f"{n_w} White and {n_b} Black rings on the board do not match removed {removed_s}",
+            f"{n_w} White and {n_b} Black rings on the board do not match removed {rem_w}-{rem_b}",
         )
-    if (side == NOBODY) != (phase == PH_E):  # V5
-        raise bad("side", "side is '-' exactly when the phase is e")
-    target = game.target
-    if phase != PH_E:  # V6
+
+
+def _check_removed(removed: tuple[int, int], target: int, phase: int, bad: _Bad) -> None:
+    """The rings removed reach the target exactly when the game is over."""
+    rem_w, rem_b = removed
+    if phase != PH_E:
         if rem_w >= target or rem_b >= target:
             raise bad(
                 "removed", f"a removed count reached the target {target} but the game is not over"
             )
     elif rem_w > target or rem_b > target or rem_w == rem_b == target:
-        raise bad("removed", f"impossible final count {removed_s} for target {target}")
+        raise bad("removed", f"impossible final count {rem_w}-{rem_b} for target {target}")
 
-    state = YinshState(
-        game,
-        rings=(rings[0], rings[1]),
-        markers=(markers[0], markers[1]),
-        side=side,
-        phase=phase,
-        removed=(rem_w, rem_b),
-        pool=pool,
-    )
+
+def _check_rows(state: YinshState, bad: _Bad) -> None:
+    """The rows on the board agree with the phase."""
     rows = (state._rows_w, state._rows_b)
+    phase, side = state._phase, state._side
     if phase in (PH_M, PH_N):  # V7
-        if pool < 1:
+        if state._pool < 1:
             raise bad("pool", "a ring move needs at least one marker in the pool")
         if rows[0] or rows[1]:
             raise bad("board", "no row may stand on the board at a ring move")
@@ -819,7 +905,6 @@ def _parse_position(game: YinshGame, text: str) -> YinshState:
         raise bad("phase", f"{COLOURS[side]} has no row to remove")
     if phase in (PH_XO, PH_RO) and rows[side ^ 1]:
         raise bad("phase", f"{COLOURS[side ^ 1]} still has a row, which would be removed first")
-    return state
 
 
 # ---------------------------------------------------------------------------------------------

@@ -75,7 +75,7 @@ import itertools
 import operator
 import random
 import re
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from typing import Final, SupportsIndex, TypeAlias, overload
 
 from games.base import NOBODY, Game, Move, Outcome, Player, State
@@ -159,10 +159,16 @@ def window_codes(black: Bitboard, white: Bitboard) -> tuple[int, ...]:
     h2 = ROW_PAIRS_HIGH[(black >> 8 & 15) | (white >> 4 & 0xF0)]
     h3 = ROW_PAIRS_HIGH[(black >> 12 & 15) | (white >> 8 & 0xF0)]
     return (
-        h1[0] + r0[0], h1[1] + r0[1], h1[2] + r0[2],
-        h2[0] + r1[0], h2[1] + r1[1], h2[2] + r1[2],
-        h3[0] + r2[0], h3[1] + r2[1], h3[2] + r2[2],
-    )  # fmt: skip
+        h1[0] + r0[0],
+        h1[1] + r0[1],
+        h1[2] + r0[2],
+        h2[0] + r1[0],
+        h2[1] + r1[1],
+        h2[2] + r1[2],
+        h3[0] + r2[0],
+        h3[1] + r2[1],
+        h3[2] + r2[2],
+    )
 
 
 # ---------------------------------------------------------------------------------------------
@@ -445,9 +451,20 @@ class YinYangState(State):
     """
 
     __slots__ = (
-        "_b", "_key", "_laws", "_outcome", "_phase", "_res_b", "_res_w", "_rev", "_side",
-        "_stack", "_turn", "_w", "game",
-    )  # fmt: skip
+        "_b",
+        "_key",
+        "_laws",
+        "_outcome",
+        "_phase",
+        "_res_b",
+        "_res_w",
+        "_rev",
+        "_side",
+        "_stack",
+        "_turn",
+        "_w",
+        "game",
+    )
 
     def __init__(
         self,
@@ -770,10 +787,20 @@ class YinYangState(State):
         key = self._key
         self._stack.append(
             (
-                self._b, self._w, side, phase, self._laws, self._rev, self._res_b, self._res_w,
-                self._turn, key, self._outcome, move,
+                self._b,
+                self._w,
+                side,
+                phase,
+                self._laws,
+                self._rev,
+                self._res_b,
+                self._res_w,
+                self._turn,
+                key,
+                self._outcome,
+                move,
             )
-        )  # fmt: skip
+        )
         kind = move & 7
         if kind == K_PIECE:
             frm = move >> 3 & 15
@@ -810,7 +837,10 @@ class YinYangState(State):
                 self._end_turn(key)
             return
 
-        # A law application (R6).
+        self._apply_law(move, kind, side, key)
+
+    def _apply_law(self, move: Move, kind: int, side: int, key: int) -> None:
+        """A law application (R6), which ends the turn."""
         slot = move >> 3 & 3
         anchor = move >> 5 & 15
         own = self._laws[side]
@@ -825,27 +855,7 @@ class YinYangState(State):
             new[slot] = law
         rev |= 1 << slot
         if kind == K_APPLY:
-            mask = CELL_MASKS[anchor][EFFECT_POSITIONS[side][law]]
-            colour = REGEN_COLOUR[law]
-            if colour == EMPTY:
-                if self._b & mask:
-                    self._b ^= mask
-                    key ^= Z_SQUARE[0][mask.bit_length() - 1]
-                else:
-                    self._w ^= mask
-                    key ^= Z_SQUARE[1][mask.bit_length() - 1]
-            elif colour == BLACK:
-                self._b |= mask
-                for sq in _iter_bits(mask):
-                    key ^= Z_SQUARE[0][sq]
-                key ^= Z_RESERVE[0][self._res_b] ^ Z_RESERVE[0][self._res_b - 2]
-                self._res_b -= 2
-            else:
-                self._w |= mask
-                for sq in _iter_bits(mask):
-                    key ^= Z_SQUARE[1][sq]
-                key ^= Z_RESERVE[1][self._res_w] ^ Z_RESERVE[1][self._res_w - 2]
-                self._res_w -= 2
+            key = self._regenerate(CELL_MASKS[anchor][EFFECT_POSITIONS[side][law]], law, key)
         elif kind != K_KEEP:
             j = move >> 9 & 3
             new[j] = move >> 11 & 511 if kind == K_REWRITE else UNKNOWN
@@ -860,6 +870,31 @@ class YinYangState(State):
             self._rev = (rev, self._rev[1])
         self._end_turn(key)
 
+    def _regenerate(self, mask: Bitboard, law: int, key: int) -> int:
+        """The effect of ``law`` on the squares of ``mask``: emptied, or filled from a reserve;
+        the key with it."""
+        colour = REGEN_COLOUR[law]
+        if colour == EMPTY:
+            if self._b & mask:
+                self._b ^= mask
+                key ^= Z_SQUARE[0][mask.bit_length() - 1]
+            else:
+                self._w ^= mask
+                key ^= Z_SQUARE[1][mask.bit_length() - 1]
+        elif colour == BLACK:
+            self._b |= mask
+            for sq in _iter_bits(mask):
+                key ^= Z_SQUARE[0][sq]
+            key ^= Z_RESERVE[0][self._res_b] ^ Z_RESERVE[0][self._res_b - 2]
+            self._res_b -= 2
+        else:
+            self._w |= mask
+            for sq in _iter_bits(mask):
+                key ^= Z_SQUARE[1][sq]
+            key ^= Z_RESERVE[1][self._res_w] ^ Z_RESERVE[1][self._res_w - 2]
+            self._res_w -= 2
+        return key
+
     def _end_turn(self, key: int) -> None:
         """Pass the turn to the opponent (phase start, turn + 1) and run the end test."""
         side = self._side
@@ -873,9 +908,19 @@ class YinYangState(State):
 
     def pop(self) -> Move:
         (
-            self._b, self._w, self._side, self._phase, self._laws, self._rev, self._res_b,
-            self._res_w, self._turn, self._key, self._outcome, move,
-        ) = self._stack.pop()  # fmt: skip
+            self._b,
+            self._w,
+            self._side,
+            self._phase,
+            self._laws,
+            self._rev,
+            self._res_b,
+            self._res_w,
+            self._turn,
+            self._key,
+            self._outcome,
+            move,
+        ) = self._stack.pop()
         return move
 
     def copy(self) -> YinYangState:
@@ -1242,6 +1287,10 @@ def _parse_int(text: str, field: str, value: str, limit: int | None) -> int:
     return number
 
 
+_Bad: TypeAlias = Callable[[str, str], InvalidPositionError]
+"""Builds the error of a position string from the field at fault and why."""
+
+
 def _parse_position(game: YinYangGame, text: str) -> YinYangState:
     def bad(field: str, reason: str) -> InvalidPositionError:
         return InvalidPositionError(text, field, reason)
@@ -1254,17 +1303,7 @@ def _parse_position(game: YinYangGame, text: str) -> YinYangState:
             f"resW turn), got {len(fields)}",
         )
     board_s, side_s, phase_s, laws_b_s, laws_w_s, res_b_s, res_w_s, turn_s = fields
-
-    rows = board_s.split("/")
-    if len(rows) != 4 or not all(_ROW_RE.fullmatch(row) for row in rows):
-        raise bad("board", "four rows of four cells b w . (rank 4 first), separated by '/'")
-    black = white = 0
-    for r, row in zip(range(3, -1, -1), rows, strict=True):
-        for f, ch in enumerate(row):
-            if ch == "b":
-                black |= 1 << (4 * r + f)
-            elif ch == "w":
-                white |= 1 << (4 * r + f)
+    board = _parse_board(board_s, bad)
     if side_s not in ("b", "w"):
         raise bad("side", f"{side_s!r} is not b or w")
     if phase_s not in PHASE_CODES:
@@ -1276,34 +1315,13 @@ def _parse_position(game: YinYangGame, text: str) -> YinYangState:
     turn = _parse_int(text, "turn", turn_s, None)
     side = SIDE_CHARS.index(side_s)
     phase = PHASE_CODES.index(phase_s)
-
     if phase == SETUP:
-        if turn != 0:
-            raise bad("turn", "the turn counter is 0 during setup")
-        if side == 0:
-            if laws_b is not None:
-                raise bad("lawsB", "Black writes its laws in the setup phase: none before it")
-            if laws_w is not None:
-                raise bad("lawsW", "White writes its laws after Black: none before it")
-        else:
-            if laws_b is None:
-                raise bad("lawsB", "Black has written its laws when White writes")
-            if rev_b:
-                raise bad("lawsB", "every law is hidden until it is applied")
-            if laws_w is not None:
-                raise bad("lawsW", "White's laws are none until White writes them")
+        _check_setup(turn, side, (laws_b, laws_w), rev_b, bad)
     else:
-        if turn == 0:
-            raise bad("turn", "turn 0 is the setup phase; turns count from 1")
-        if laws_b is None:
-            raise bad("lawsB", "both players have written their laws after setup")
-        if laws_w is None:
-            raise bad("lawsW", "both players have written their laws after setup")
-        if side != (turn + 1) % 2:
-            raise bad("side", f"in turn {turn} the side to act is {SIDE_CHARS[(turn + 1) % 2]}")
+        _check_after_setup(turn, side, (laws_b, laws_w), bad)
     return YinYangState(
         game,
-        board=(black, white),
+        board=board,
         side=side,
         phase=phase,
         laws=(laws_b, laws_w),
@@ -1311,6 +1329,56 @@ def _parse_position(game: YinYangGame, text: str) -> YinYangState:
         reserves=(res_b, res_w),
         turn=turn,
     )
+
+
+def _parse_board(board: str, bad: _Bad) -> tuple[Bitboard, Bitboard]:
+    """The black and the white stones of the board field."""
+    rows = board.split("/")
+    if len(rows) != 4 or not all(_ROW_RE.fullmatch(row) for row in rows):
+        raise bad("board", "four rows of four cells b w . (rank 4 first), separated by '/'")
+    black = white = 0
+    for r, row in zip(range(3, -1, -1), rows, strict=True):
+        for f, ch in enumerate(row):
+            if ch == "b":
+                black |= 1 << (4 * r + f)
+            elif ch == "w":
+                white |= 1 << (4 * r + f)
+    return black, white
+
+
+def _check_setup(
+    turn: int, side: int, laws: tuple[Laws | None, Laws | None], rev_b: int, bad: _Bad
+) -> None:
+    """In the setup, Black writes its laws (hidden), then White."""
+    if turn != 0:
+        raise bad("turn", "the turn counter is 0 during setup")
+    laws_b, laws_w = laws
+    if side == 0:
+        if laws_b is not None:
+            raise bad("lawsB", "Black writes its laws in the setup phase: none before it")
+        if laws_w is not None:
+            raise bad("lawsW", "White writes its laws after Black: none before it")
+        return
+    if laws_b is None:
+        raise bad("lawsB", "Black has written its laws when White writes")
+    if rev_b:
+        raise bad("lawsB", "every law is hidden until it is applied")
+    if laws_w is not None:
+        raise bad("lawsW", "White's laws are none until White writes them")
+
+
+def _check_after_setup(
+    turn: int, side: int, laws: tuple[Laws | None, Laws | None], bad: _Bad
+) -> None:
+    """After the setup, both have written their laws, and Black acts in odd turns."""
+    if turn == 0:
+        raise bad("turn", "turn 0 is the setup phase; turns count from 1")
+    if laws[0] is None:
+        raise bad("lawsB", "both players have written their laws after setup")
+    if laws[1] is None:
+        raise bad("lawsW", "both players have written their laws after setup")
+    if side != (turn + 1) % 2:
+        raise bad("side", f"in turn {turn} the side to act is {SIDE_CHARS[(turn + 1) % 2]}")
 
 
 # ---------------------------------------------------------------------------------------------

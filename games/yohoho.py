@@ -42,6 +42,7 @@ import functools
 import operator
 import random
 import re
+from collections.abc import Callable
 from typing import Final, Protocol, TypeAlias, cast
 
 from games.base import NOBODY, Game, Move, Outcome, Player, State, Winner
@@ -723,9 +724,15 @@ class YohohoState(State):
 
     def pop(self) -> Move:
         (
-            self._pcs, self._occ, self._side, self._p2, self._first, self._key, self._status,
+            self._pcs,
+            self._occ,
+            self._side,
+            self._p2,
+            self._first,
+            self._key,
+            self._status,
             move,
-        ) = self._stack.pop()  # fmt: skip
+        ) = self._stack.pop()
         return move
 
     def copy(self) -> YohohoState:
@@ -816,46 +823,73 @@ def _direction(f: Cell, t: Cell) -> tuple[int, int] | None:
 
 def _why_illegal(state: YohohoState, move: Move) -> str:
     """The reason a well-formed token is not legal in ``state`` (which is not terminal)."""
-    side = state._side
-    me = COLOURS[side]
     own, enemy = state._own_enemy()
     a = own[ADMIRAL].bit_length() - 1
     attack = _enemy_strength(a, *enemy[:3])
-    arno = state._p2 < 0 and attack > SAFE_LIMIT
     if move & CAPTURE:
-        x = move & _CELL_BITS
-        if state._p2 >= 0:
-            return "phase 2 wants a second sub-move; a capture is a whole turn"
-        i = _piece_at(state, x)
-        if i is None:
-            return f"{CELL_NAMES[x]} is empty"
-        if i >> 2 == side:
-            return f"{CELL_NAMES[x]} holds one of {me}'s own pieces"
-        if i & 3 == ROCK:
-            return "Rocks are never captured"
-        if i & 3 == ADMIRAL:
-            return "an Admiral is never captured (a trapped Admiral ends the game instead)"
-        strength = _enemy_strength(x, *own[:3])
-        if strength <= STRENGTH[i & 3]:
-            return (
-                f"{_describe(i, x)} is not capturable: adjacent {me} strength {strength} "
-                f"is not more than its {STRENGTH[i & 3]}"
-            )
+        return _why_capture_illegal(state, move & _CELL_BITS, own, attack)
+    return _why_sail_illegal(state, move >> 7, move & _CELL_BITS, enemy, attack)
+
+
+def _why_capture_illegal(state: YohohoState, x: Cell, own: tuple[int, ...], attack: int) -> str:
+    """Why capturing on ``x`` is not legal; ``attack`` is the strength next to the mover's
+    Admiral."""
+    me = COLOURS[state._side]
+    if state._p2 >= 0:
+        return "phase 2 wants a second sub-move; a capture is a whole turn"
+    i = _piece_at(state, x)
+    if i is None:
+        return f"{CELL_NAMES[x]} is empty"
+    if i >> 2 == state._side:
+        return f"{CELL_NAMES[x]} holds one of {me}'s own pieces"
+    if i & 3 == ROCK:
+        return "Rocks are never captured"
+    if i & 3 == ADMIRAL:
+        return "an Admiral is never captured (a trapped Admiral ends the game instead)"
+    strength = _enemy_strength(x, *own[:3])
+    if strength <= STRENGTH[i & 3]:
         return (
-            f"Arno's rule: {me}'s Admiral is under attack ({attack} > 5); only a capture of an "
-            "adjacent attacker that brings the attack to 5 or less is allowed"
+            f"{_describe(i, x)} is not capturable: adjacent {me} strength {strength} "
+            f"is not more than its {STRENGTH[i & 3]}"
         )
-    f, t = move >> 7, move & _CELL_BITS
+    return (
+        f"Arno's rule: {me}'s Admiral is under attack ({attack} > 5); only a capture of an "
+        "adjacent attacker that brings the attack to 5 or less is allowed"
+    )
+
+
+def _why_sail_illegal(
+    state: YohohoState, f: Cell, t: Cell, enemy: tuple[int, ...], attack: int
+) -> str:
+    """Why moving the piece on ``f`` to ``t`` is not legal; ``attack`` is the strength next
+    to the mover's Admiral."""
+    me = COLOURS[state._side]
     if f == t:
         return "a piece must move at least one cell"
     i = _piece_at(state, f)
     if i is None:
         return f"{CELL_NAMES[f]} is empty"
-    if i >> 2 != side:
+    if i >> 2 != state._side:
         return f"{CELL_NAMES[f]} holds a {COLOURS[i >> 2]} piece; {me} is to act"
-    kind = i & 3
     if state._p2 == f:
         return f"{_describe(i, f)} made the first sub-move; the second must move another piece"
+    why = _why_unreachable(state, i & 3, f, t)
+    if why is not None:
+        return why
+    if i & 3 == ADMIRAL:
+        strength = _enemy_strength(t, *enemy[:3])
+        if strength > SAFE_LIMIT:
+            return f"Admiral safety: the enemy strength next to {CELL_NAMES[t]} is {strength} > 5"
+    elif state._p2 < 0 and attack > SAFE_LIMIT:
+        return (
+            f"Arno's rule: {me}'s Admiral is under attack ({attack} > 5); the turn must start "
+            "with an Admiral step or a freeing capture"
+        )
+    return "the completion rule: no other piece could make a second sub-move after it"
+
+
+def _why_unreachable(state: YohohoState, kind: int, f: Cell, t: Cell) -> str | None:
+    """Why a piece of ``kind`` cannot sail from ``f`` to ``t`` at all, if it cannot."""
     line = _direction(f, t)
     if line is None:
         return f"{CELL_NAMES[t]} is not on a straight line from {CELL_NAMES[f]}"
@@ -868,16 +902,7 @@ def _why_illegal(state: YohohoState, move: Move) -> str:
         if state._occ >> c & 1:
             where = "the destination" if c == t else "the way"
             return f"{where} {CELL_NAMES[c]} is occupied"
-    if kind == ADMIRAL:
-        strength = _enemy_strength(t, *enemy[:3])
-        if strength > SAFE_LIMIT:
-            return f"Admiral safety: the enemy strength next to {CELL_NAMES[t]} is {strength} > 5"
-    if arno and kind != ADMIRAL:
-        return (
-            f"Arno's rule: {me}'s Admiral is under attack ({attack} > 5); the turn must start "
-            "with an Admiral step or a freeing capture"
-        )
-    return "the completion rule: no other piece could make a second sub-move after it"
+    return None
 
 
 # ---------------------------------------------------------------------------------------------
@@ -910,6 +935,10 @@ def format_board(pieces: tuple[int, ...]) -> str:
     return "/".join(rows)
 
 
+_Bad: TypeAlias = Callable[[str, str], InvalidPositionError]
+"""Builds the error of a position string from the field at fault and why."""
+
+
 def _parse_position(game: YohohoGame, text: str) -> YohohoState:
     def bad(field: str, reason: str) -> InvalidPositionError:
         return InvalidPositionError(text, field, reason)
@@ -918,7 +947,23 @@ def _parse_position(game: YohohoGame, text: str) -> YohohoState:
     if len(fields) != 4 or not all(fields):
         raise bad("syntax", "expected 4 fields (board side phase first) separated by single spaces")
     board, side_s, phase_s, first_s = fields
+    pieces = _parse_board(board, bad)
+    _check_pieces(pieces, bad)
+    if side_s not in ("w", "b"):
+        raise bad("side", f"{side_s!r} is not w or b")
+    side = SIDE_CHARS.index(side_s)
+    p2 = _parse_phase(phase_s, pieces, side, bad)
+    if first_s not in ("0", "1"):
+        raise bad("first", f"{first_s!r} is not 1 or 0")
+    first = int(first_s)
+    if first and (side != 0 or p2 != NO_CELL):
+        raise bad("first", "the first-turn flag is 1 only with side w and phase 1")
+    return YohohoState(game, pieces=tuple(pieces), side=side, p2=p2, first=first)
 
+
+def _parse_board(board: str, bad: _Bad) -> list[Bitboard]:
+    """The board field: a bitboard per piece (White's Admiral, Galleons, Chebecs, Rock, then
+    Black's)."""
     rows = board.split("/")
     if len(rows) != 9:
         raise bad("board", f"expected 9 rows (row 9 first) separated by '/', got {len(rows)}")
@@ -947,6 +992,11 @@ def _parse_position(game: YohohoGame, text: str) -> YohohoState:
                 "board",
                 f"row {y} {row_text!r} describes {k} cells, but the row has {len(cells)}",
             )
+    return pieces
+
+
+def _check_pieces(pieces: list[Bitboard], bad: _Bad) -> None:
+    """Each side has as many pieces of each kind as it may, and one Admiral at most is home."""
     for i, bb in enumerate(pieces):
         kind = i & 3
         n = bb.bit_count()
@@ -962,26 +1012,22 @@ def _parse_position(game: YohohoGame, text: str) -> YohohoState:
     if pieces[0] & GOAL_MASK[0] and pieces[4] & GOAL_MASK[1]:
         raise bad("board", "both Admirals stand on their goal rows; at most one may")
 
-    if side_s not in ("w", "b"):
-        raise bad("side", f"{side_s!r} is not w or b")
-    side = SIDE_CHARS.index(side_s)
+
+def _parse_phase(phase_s: str, pieces: list[Bitboard], side: int, bad: _Bad) -> Cell:
+    """The phase field: the cell of the piece that made the first sub-move (phase 2), else
+    ``NO_CELL``."""
     m = _PHASE_RE.fullmatch(phase_s)
     if not m:
         raise bad("phase", f"{phase_s!r} is not 1 or 2:<cell>")
-    p2 = NO_CELL
-    if m.group(1):
-        name = m.group(1)
-        if name not in CELL_OF_NAME:
-            raise bad("phase", f"{name} is not a cell of the board")
-        p2 = CELL_OF_NAME[name]
-        if not any(pieces[side * 4 + k] >> p2 & 1 for k in range(4)):
-            raise bad("phase", f"{name} does not hold a {COLOURS[side]} piece")
-    if first_s not in ("0", "1"):
-        raise bad("first", f"{first_s!r} is not 1 or 0")
-    first = int(first_s)
-    if first and (side != 0 or p2 != NO_CELL):
-        raise bad("first", "the first-turn flag is 1 only with side w and phase 1")
-    return YohohoState(game, pieces=tuple(pieces), side=side, p2=p2, first=first)
+    if not m.group(1):
+        return NO_CELL
+    name = m.group(1)
+    if name not in CELL_OF_NAME:
+        raise bad("phase", f"{name} is not a cell of the board")
+    p2 = CELL_OF_NAME[name]
+    if not any(pieces[side * 4 + k] >> p2 & 1 for k in range(4)):
+        raise bad("phase", f"{name} does not hold a {COLOURS[side]} piece")
+    return p2
 
 
 # ---------------------------------------------------------------------------------------------

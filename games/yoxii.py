@@ -36,7 +36,8 @@ from __future__ import annotations
 
 import random
 import re
-from typing import Final, TypeAlias
+from collections.abc import Callable
+from typing import Final, NamedTuple, TypeAlias
 
 from games.base import NOBODY, Game, Move, Outcome, Player, State, Winner
 from games.errors import IllegalMoveError, InvalidMoveError, InvalidPositionError
@@ -225,9 +226,18 @@ class YoxiiState(State):
     """A YOXII position. See the module docstring for phases and representation."""
 
     __slots__ = (
-        "_black", "_key", "_over", "_phase", "_side", "_stack", "_stock", "_totem", "_values",
-        "_white", "game",
-    )  # fmt: skip
+        "_black",
+        "_key",
+        "_over",
+        "_phase",
+        "_side",
+        "_stack",
+        "_stock",
+        "_totem",
+        "_values",
+        "_white",
+        "game",
+    )
 
     def __init__(
         self,
@@ -341,9 +351,12 @@ class YoxiiState(State):
         else:
             winner = "draw"
         scores = (
-            ("score_p1", a), ("score_p2", b), ("count_p1", ca), ("count_p2", cb),
+            ("score_p1", a),
+            ("score_p2", b),
+            ("count_p1", ca),
+            ("count_p2", cb),
             ("margin", abs(a - b)),
-        )  # fmt: skip
+        )
         return Outcome(winner, REASON, scores)
 
     def key(self) -> int:
@@ -387,10 +400,18 @@ class YoxiiState(State):
         side = self._side
         self._stack.append(
             (
-                self._white, self._black, self._values, self._totem, self._stock, side,
-                self._phase, self._over, self._key, move,
+                self._white,
+                self._black,
+                self._values,
+                self._totem,
+                self._stock,
+                side,
+                self._phase,
+                self._over,
+                self._key,
+                move,
             )
-        )  # fmt: skip
+        )
         if move < PLACE:  # Totem move: same player, now to place
             self._key ^= Z_TOTEM_MOVE[self._totem][move] ^ _Z_T_TO_P[side]
             self._totem = move
@@ -416,9 +437,17 @@ class YoxiiState(State):
 
     def pop(self) -> Move:
         (
-            self._white, self._black, self._values, self._totem, self._stock, self._side,
-            self._phase, self._over, self._key, move,
-        ) = self._stack.pop()  # fmt: skip
+            self._white,
+            self._black,
+            self._values,
+            self._totem,
+            self._stock,
+            self._side,
+            self._phase,
+            self._over,
+            self._key,
+            move,
+        ) = self._stack.pop()
         return move
 
     def copy(self) -> YoxiiState:
@@ -579,6 +608,20 @@ def format_board(white: Bitboard, black: Bitboard, values: int, totem: Square) -
     return "/".join(ranks)
 
 
+_Bad: TypeAlias = Callable[[str, str], InvalidPositionError]
+"""Builds the error of a position string from the field at fault and why."""
+
+
+class _Board(NamedTuple):
+    """The board field of a position string, read."""
+
+    pieces: tuple[Bitboard, Bitboard]
+    values: int
+    totem: Square
+    counts: tuple[list[int], list[int]]
+    """Per colour, the pieces of each value (1-4 at 0-3) on the board."""
+
+
 def _parse_position(game: YoxiiGame, text: str) -> YoxiiState:
     def bad(field: str, reason: str) -> InvalidPositionError:
         return InvalidPositionError(text, field, reason)
@@ -589,16 +632,48 @@ def _parse_position(game: YoxiiGame, text: str) -> YoxiiState:
             "syntax",
             "expected 5 fields (board side phase wstock bstock) separated by single spaces",
         )
-    board, side_s, phase_s, wstock_s, bstock_s = fields
+    board_s, side_s, phase_s, wstock_s, bstock_s = fields
+    board = _parse_board(board_s, bad)  # V1, V2, V6
+    if side_s not in ("w", "b"):
+        raise bad("side", f"{side_s!r} is not w or b")
+    if phase_s not in ("t", "p"):
+        raise bad("phase", f"{phase_s!r} is not t (Totem move) or p (placement)")
+    side = SIDE_CHARS.index(side_s)
+    phase = PHASE_CHARS.index(phase_s)
+    stock = _parse_stocks((wstock_s, bstock_s), board.counts, bad)  # V3
 
-    # V1, V2, V6: the board
+    # V4: White starts and every turn adds one piece
+    white, black = board.pieces
+    n_w, n_b = white.bit_count(), black.bit_count()
+    if (side == 0 and n_w != n_b) or (side == 1 and n_w != n_b + 1):
+        raise bad(
+            "side",
+            f"with {n_w} White and {n_b} Black pieces on the board, it is not {side_s}'s turn "
+            "(White to act needs equal counts, Black to act one White piece more)",
+        )
+    # V5: a placement needs a free square
+    if phase == PH_P and (white | black).bit_count() + 1 == N_SQUARES:
+        raise bad("phase", "phase p needs an empty square, but the board is full")
+
+    return YoxiiState(
+        game,
+        pieces=board.pieces,
+        values=board.values,
+        totem=board.totem,
+        stock=stock,
+        side=side,
+        phase=phase,
+    )
+
+
+def _parse_board(board: str, bad: _Bad) -> _Board:
     ranks = board.split("/")
     if len(ranks) != 7:
         raise bad("board", f"expected 7 ranks (7 down to 1) separated by '/', got {len(ranks)}")
     pieces = [0, 0]
     values = 0
     totems: list[Square] = []
-    counts = [[0] * 4 for _ in range(2)]
+    counts = ([0] * 4, [0] * 4)
     s = 0
     for number, rank, width in zip(range(7, 0, -1), ranks, RANK_WIDTHS, strict=True):
         if not _RANK_RE.fullmatch(rank):
@@ -635,17 +710,14 @@ def _parse_position(game: YoxiiGame, text: str) -> YoxiiState:
             )
     if len(totems) != 1:
         raise bad("board", f"the board must hold exactly one Totem T, not {len(totems)}")
+    return _Board((pieces[0], pieces[1]), values, totems[0], counts)
 
-    if side_s not in ("w", "b"):
-        raise bad("side", f"{side_s!r} is not w or b")
-    if phase_s not in ("t", "p"):
-        raise bad("phase", f"{phase_s!r} is not t (Totem move) or p (placement)")
-    side = SIDE_CHARS.index(side_s)
-    phase = PHASE_CHARS.index(phase_s)
 
-    # V3: each stock digit completes the pieces of its value on the board to the initial count
+def _parse_stocks(fields: tuple[str, str], counts: tuple[list[int], list[int]], bad: _Bad) -> int:
+    """The packed stocks of both fields: each digit completes the pieces of its value on the
+    board to the initial count."""
     stock = 0
-    for c, (prefix, field_s) in enumerate((("w:", wstock_s), ("b:", bstock_s))):
+    for c, (prefix, field_s) in enumerate(zip(("w:", "b:"), fields, strict=True)):
         field = "wstock" if c == 0 else "bstock"
         m = _STOCK_RE.fullmatch(field_s[2:]) if field_s.startswith(prefix) else None
         if m is None:
@@ -659,28 +731,7 @@ def _parse_position(game: YoxiiGame, text: str) -> YoxiiState:
                     f"{digit} in stock; the two must add up to {INITIAL_STOCK[v]}",
                 )
             stock |= digit << _stock_shift(c, v)
-
-    # V4: White starts and every turn adds one piece
-    n_w, n_b = pieces[0].bit_count(), pieces[1].bit_count()
-    if (side == 0 and n_w != n_b) or (side == 1 and n_w != n_b + 1):
-        raise bad(
-            "side",
-            f"with {n_w} White and {n_b} Black pieces on the board, it is not {side_s}'s turn "
-            "(White to act needs equal counts, Black to act one White piece more)",
-        )
-    # V5: a placement needs a free square
-    if phase == PH_P and (pieces[0] | pieces[1]).bit_count() + 1 == N_SQUARES:
-        raise bad("phase", "phase p needs an empty square, but the board is full")
-
-    return YoxiiState(
-        game,
-        pieces=(pieces[0], pieces[1]),
-        values=values,
-        totem=totems[0],
-        stock=stock,
-        side=side,
-        phase=phase,
-    )
+    return stock
 
 
 def _pieces(n: int) -> str:

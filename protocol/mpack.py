@@ -15,7 +15,8 @@
 from __future__ import annotations
 
 import reprlib
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
+from dataclasses import MISSING, fields
 from typing import Final, Literal, TypeAlias, cast
 
 from protocol.errors import (
@@ -33,7 +34,6 @@ from protocol.messages import (
     BestMove,
     BotInfo,
     BotList,
-    Bots,
     Command,
     ErrorReply,
     GameInfo,
@@ -41,19 +41,16 @@ from protocol.messages import (
     Handshake,
     Info,
     InvalidMove,
-    IsReady,
     LimitInfo,
     NewGame,
     Notification,
     OptionList,
-    Options,
     OptionSpec,
     Ping,
     Play,
     Pong,
     Position,
     Query,
-    Quit,
     ReadyOk,
     Reply,
     Request,
@@ -62,7 +59,6 @@ from protocol.messages import (
     RpcResult,
     Score,
     SetOption,
-    Show,
     ShowText,
     Stop,
     Ugi,
@@ -141,6 +137,81 @@ def _check_text(args: _Args, key: str, value: str, *, token: bool) -> None:
         raise args.fail(f"{key!r} must not contain a line break")
 
 
+def _ugi(a: _Args) -> Command:
+    return Ugi(a.integer("protocol"), a.text("client"))
+
+
+def _ping(a: _Args) -> Command:
+    return Ping(cast(int, a.integer("token", required=True)))
+
+
+def _setoption(a: _Args) -> Command:
+    name = cast(str, a.text("name", required=True))
+    if not name.strip():
+        raise a.fail("'name' must not be empty")
+    value = a.params.get("value")
+    if isinstance(value, bool):
+        value = "true" if value else "false"
+    elif type(value) is int:
+        value = str(value)
+    elif value is not None and not isinstance(value, str):
+        raise a.fail(f"'value' must be a string, number or boolean, got {_show(value)}")
+    if isinstance(value, str):
+        _check_text(a, "value", value, token=False)
+    return SetOption(name, value)
+
+
+def _newgame(a: _Args) -> Command:
+    return NewGame(a.text("game", token=True))
+
+
+def _position(a: _Args) -> Command:
+    return Position(a.text("fen"), a.tokens("moves"))
+
+
+def _go(a: _Args) -> Command:
+    p1time = a.integer("p1time", minimum=None)
+    p2time = a.integer("p2time", minimum=None)
+    # a search of depth 0 makes no move: depth must be at least 1
+    rest = {k: a.integer(k, minimum=1 if k == "depth" else 0) for k in GO_INT_FIELDS[2:]}
+    return Go(p1time, p2time, **rest, infinite=a.flag("infinite"))
+
+
+def _stop(a: _Args) -> Command:
+    return Stop(a.integer("search"))
+
+
+def _query(a: _Args) -> Command:
+    what = cast(str, a.text("what", required=True))
+    if what not in QUERY_WHATS:
+        raise a.fail(f"'what' must be one of {' '.join(QUERY_WHATS)}, got {_show(what)}")
+    return Query(what)
+
+
+def _play(a: _Args) -> Command:
+    return Play(cast(str, a.text("move", required=True, token=True)))
+
+
+def _undo(a: _Args) -> Command:
+    n = a.integer("n", minimum=1)
+    return Undo(1 if n is None else n)
+
+
+_COMMANDS: Final[Mapping[type[Command], Callable[[_Args], Command]]] = {
+    Ugi: _ugi,
+    Ping: _ping,
+    SetOption: _setoption,
+    NewGame: _newgame,
+    Position: _position,
+    Go: _go,
+    Stop: _stop,
+    Query: _query,
+    Play: _play,
+    Undo: _undo,
+}
+"""How the command of each method with arguments is read from its params map."""
+
+
 def command_from_params(method: str, params: Params, msgid: int | None = None) -> Command:
     """Build the command of a msgpack request from its method and params map.
 
@@ -152,86 +223,21 @@ def command_from_params(method: str, params: Params, msgid: int | None = None) -
         raise ProtocolError(
             UNKNOWN_COMMAND, f"unknown method {method!r}", msgid=msgid, method=method
         )
-    a = _Args(params, msgid, method)
-    if cls is Ugi:
-        return Ugi(a.integer("protocol"), a.text("client"))
-    if cls is Ping:
-        return Ping(cast(int, a.integer("token", required=True)))
-    if cls is SetOption:
-        name = cast(str, a.text("name", required=True))
-        if not name.strip():
-            raise a.fail("'name' must not be empty")
-        value = params.get("value")
-        if isinstance(value, bool):
-            value = "true" if value else "false"
-        elif type(value) is int:
-            value = str(value)
-        elif value is not None and not isinstance(value, str):
-            raise a.fail(f"'value' must be a string, number or boolean, got {_show(value)}")
-        if isinstance(value, str):
-            _check_text(a, "value", value, token=False)
-        return SetOption(name, value)
-    if cls is NewGame:
-        return NewGame(a.text("game", token=True))
-    if cls is Position:
-        return Position(a.text("fen"), a.tokens("moves"))
-    if cls is Go:
-        p1time = a.integer("p1time", minimum=None)
-        p2time = a.integer("p2time", minimum=None)
-        # a search of depth 0 makes no move: depth must be at least 1
-        rest = {k: a.integer(k, minimum=1 if k == "depth" else 0) for k in GO_INT_FIELDS[2:]}
-        return Go(p1time, p2time, **rest, infinite=a.flag("infinite"))
-    if cls is Stop:
-        return Stop(a.integer("search"))
-    if cls is Query:
-        what = cast(str, a.text("what", required=True))
-        if what not in QUERY_WHATS:
-            raise a.fail(f"'what' must be one of {' '.join(QUERY_WHATS)}, got {_show(what)}")
-        return Query(what)
-    if cls is Play:
-        return Play(cast(str, a.text("move", required=True, token=True)))
-    if cls is Undo:
-        n = a.integer("n", minimum=1)
-        return Undo(1 if n is None else n)
-    return cls()  # type: ignore[call-arg]  # the commands without arguments
+    build = _COMMANDS.get(cls)
+    if build is None:
+        return cls()  # type: ignore[call-arg]  # the commands without arguments
+    return build(_Args(params, msgid, method))
 
 
 def params_of(command: Command) -> dict[str, object]:
-    """The params map of a command (defaults left out)."""
-    match command:
-        case Ugi(protocol, client):
-            out: dict[str, object] = {}
-            if protocol is not None:
-                out["protocol"] = protocol
-            if client is not None:
-                out["client"] = client
-            return out
-        case Ping(token):
-            return {"token": token}
-        case SetOption(name, value):
-            return {"name": name} if value is None else {"name": name, "value": value}
-        case NewGame(game):
-            return {} if game is None else {"game": game}
-        case Position(fen, moves):
-            out = {} if fen is None else {"fen": fen}
-            if moves:
-                out["moves"] = list(moves)
-            return out
-        case Go():
-            out = {k: getattr(command, k) for k in GO_INT_FIELDS if getattr(command, k) is not None}
-            if command.infinite:
-                out["infinite"] = True
-            return out
-        case Stop(search):
-            return {} if search is None else {"search": search}
-        case Query(what):
-            return {"what": what}
-        case Play(move):
-            return {"move": move}
-        case Undo(n):
-            return {} if n == 1 else {"n": n}
-        case IsReady() | Quit() | Bots() | Options() | Show():
-            return {}
+    """The params map of a command: its fields in order, those at their default left out,
+    sequences as arrays."""
+    out: dict[str, object] = {}
+    for each in fields(command):
+        value = getattr(command, each.name)
+        if each.default is MISSING or value != each.default:
+            out[each.name] = list(value) if isinstance(value, tuple) else value
+    return out
 
 
 # ---------------------------------------------------------------------------------------------
@@ -286,40 +292,47 @@ def _value_obj(value: ResponseValue) -> object:
     return value
 
 
+def _handshake_map(reply: Handshake) -> dict[str, object]:
+    return {
+        "name": reply.name,
+        "author": reply.author,
+        "version": reply.version,
+        "protocol": reply.protocol,
+        "games": [
+            {"name": g.name, "colours": list(g.colours), "start": g.start} for g in reply.games
+        ],
+        "bots": [{"name": b.name, "games": list(b.games)} for b in reply.bots],
+        "options": [option_map(o) for o in reply.options],
+        "limits": {lim.name: lim.value for lim in reply.limits},
+    }
+
+
+def _best_move_map(reply: BestMove) -> dict[str, object]:
+    out: dict[str, object] = {"move": reply.move}
+    if reply.ponder is not None:
+        out["ponder"] = reply.ponder
+    if reply.score is not None:
+        out["score"] = score_map(reply.score)
+    for key in ("depth", "seldepth", "nodes", "time"):
+        value = getattr(reply, key)
+        if value is not None:
+            out[key] = value
+    if reply.pv:
+        out["pv"] = list(reply.pv)
+    if reply.stopped is not None:
+        out["stopped"] = reply.stopped
+    return out
+
+
 def result_of(reply: Reply) -> dict[str, object]:
     """The result map of a successful reply (errors and ``info`` travel otherwise)."""
     match reply:
         case Handshake():
-            return {
-                "name": reply.name,
-                "author": reply.author,
-                "version": reply.version,
-                "protocol": reply.protocol,
-                "games": [
-                    {"name": g.name, "colours": list(g.colours), "start": g.start}
-                    for g in reply.games
-                ],
-                "bots": [{"name": b.name, "games": list(b.games)} for b in reply.bots],
-                "options": [option_map(o) for o in reply.options],
-                "limits": {lim.name: lim.value for lim in reply.limits},
-            }
+            return _handshake_map(reply)
         case Pong(token):
             return {"token": token}
         case BestMove():
-            out: dict[str, object] = {"move": reply.move}
-            if reply.ponder is not None:
-                out["ponder"] = reply.ponder
-            if reply.score is not None:
-                out["score"] = score_map(reply.score)
-            for key in ("depth", "seldepth", "nodes", "time"):
-                value = getattr(reply, key)
-                if value is not None:
-                    out[key] = value
-            if reply.pv:
-                out["pv"] = list(reply.pv)
-            if reply.stopped is not None:
-                out["stopped"] = reply.stopped
-            return out
+            return _best_move_map(reply)
         case Response(value):
             return {"value": _value_obj(value)}
         case OptionList(options):
@@ -527,6 +540,75 @@ def _list(raw: Mapping[str, object], key: str) -> list[object]:
     return value if isinstance(value, list) else []
 
 
+def _handshake(result: Mapping[str, object]) -> Reply:
+    games = []
+    for g in _list(result, "games"):
+        if not isinstance(g, dict) or len(_strs(g.get("colours"))) != 2:
+            raise _bad(f"ugi: not a game: {_show(g)}", None, "ugi")
+        c1, c2 = _strs(g.get("colours"))
+        games.append(GameInfo(str(g.get("name")), (c1, c2), str(g.get("start"))))
+    limits = result.get("limits", {})
+    return Handshake(
+        name=str(result.get("name", "")),
+        author=str(result.get("author", "")),
+        version=str(result.get("version", "")),
+        protocol=_opt_int(result, "protocol") or 0,
+        games=tuple(games),
+        bots=tuple(_bot(b) for b in _list(result, "bots")),
+        options=tuple(_option(o) for o in _list(result, "options")),
+        limits=tuple(
+            LimitInfo(k, v)
+            for k, v in (limits.items() if isinstance(limits, dict) else ())
+            if _is_int(v)
+        ),
+    )
+
+
+def _pong(result: Mapping[str, object]) -> Reply:
+    token = _opt_int(result, "token")
+    if token is None:
+        raise _bad("ping: the result has no token", None, "ping")
+    return Pong(token)
+
+
+def _best_move(result: Mapping[str, object]) -> Reply:
+    move = result.get("move")
+    stopped = result.get("stopped")
+    return BestMove(
+        move if isinstance(move, str) else None,
+        ponder=p if isinstance(p := result.get("ponder"), str) else None,
+        score=_score(result.get("score")),
+        depth=_opt_int(result, "depth"),
+        seldepth=_opt_int(result, "seldepth"),
+        nodes=_opt_int(result, "nodes"),
+        time=_opt_int(result, "time"),
+        pv=_strs(result.get("pv")),
+        stopped=stopped if isinstance(stopped, bool) else None,
+    )
+
+
+def _response(result: Mapping[str, object]) -> Reply:
+    value = result.get("value")
+    if isinstance(value, list):
+        value = _strs(value)
+    return Response(cast(ResponseValue, value))  # the wire's value, as it came
+
+
+_RESULTS: Final[Mapping[str, Callable[[Mapping[str, object]], Reply]]] = {
+    "ugi": _handshake,
+    "isready": lambda result: ReadyOk(),
+    "ping": _pong,
+    "go": _best_move,
+    "query": _response,
+    "play": _response,
+    "undo": _response,
+    "options": lambda result: OptionList(tuple(_option(o) for o in _list(result, "options"))),
+    "bots": lambda result: BotList(tuple(_bot(b) for b in _list(result, "bots"))),
+    "show": lambda result: ShowText(str(result.get("text", ""))),
+}
+"""How the result map of each method is read (that of any other method is an ``Ack``)."""
+
+
 def parse_result(method: str, result: object) -> Reply:
     """Turn the result map of a response to ``method`` into its reply object (client side).
 
@@ -535,61 +617,8 @@ def parse_result(method: str, result: object) -> Reply:
     """
     if not isinstance(result, dict):
         raise _bad(f"{method}: a result must be a map, got {_show(result)}", None, method)
-    if method == "ugi":
-        games = []
-        for g in _list(result, "games"):
-            if not isinstance(g, dict) or len(_strs(g.get("colours"))) != 2:
-                raise _bad(f"ugi: not a game: {_show(g)}", None, method)
-            c1, c2 = _strs(g.get("colours"))
-            games.append(GameInfo(str(g.get("name")), (c1, c2), str(g.get("start"))))
-        limits = result.get("limits", {})
-        return Handshake(
-            name=str(result.get("name", "")),
-            author=str(result.get("author", "")),
-            version=str(result.get("version", "")),
-            protocol=_opt_int(result, "protocol") or 0,
-            games=tuple(games),
-            bots=tuple(_bot(b) for b in _list(result, "bots")),
-            options=tuple(_option(o) for o in _list(result, "options")),
-            limits=tuple(
-                LimitInfo(k, v)
-                for k, v in (limits.items() if isinstance(limits, dict) else ())
-                if _is_int(v)
-            ),
-        )
-    if method == "isready":
-        return ReadyOk()
-    if method == "ping":
-        token = _opt_int(result, "token")
-        if token is None:
-            raise _bad("ping: the result has no token", None, method)
-        return Pong(token)
-    if method == "go":
-        move = result.get("move")
-        stopped = result.get("stopped")
-        return BestMove(
-            move if isinstance(move, str) else None,
-            ponder=p if isinstance(p := result.get("ponder"), str) else None,
-            score=_score(result.get("score")),
-            depth=_opt_int(result, "depth"),
-            seldepth=_opt_int(result, "seldepth"),
-            nodes=_opt_int(result, "nodes"),
-            time=_opt_int(result, "time"),
-            pv=_strs(result.get("pv")),
-            stopped=stopped if isinstance(stopped, bool) else None,
-        )
-    if method in ("query", "play", "undo"):
-        value = result.get("value")
-        if isinstance(value, list):
-            value = _strs(value)
-        return Response(value)
-    if method == "options":
-        return OptionList(tuple(_option(o) for o in _list(result, "options")))
-    if method == "bots":
-        return BotList(tuple(_bot(b) for b in _list(result, "bots")))
-    if method == "show":
-        return ShowText(str(result.get("text", "")))
-    return Ack()
+    read = _RESULTS.get(method)
+    return Ack() if read is None else read(result)
 
 
 class MsgpackDecoder:

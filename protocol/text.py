@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable, Iterator, Mapping, Sequence
-from typing import Final, Literal, TypeAlias
+from typing import Final, Literal, TypeAlias, assert_never
 
 from protocol.errors import (
     BAD_ARGUMENTS,
@@ -389,6 +389,74 @@ def _words_after(line: str, count: int) -> str:
     return rest
 
 
+def _id_line(line: str, args: list[str]) -> ReplyLine | None:
+    return IdLine(args[0], _words_after(line, 2)) if args else None
+
+
+def _bestmove_line(line: str, args: list[str]) -> ReplyLine | None:
+    if not args:
+        return None
+    ponder = args[2] if len(args) >= 3 and args[1] == "ponder" else None
+    return BestMove(None if args[0] == "none" else args[0], ponder)
+
+
+def _pong_line(line: str, args: list[str]) -> ReplyLine | None:
+    return Pong(_int(args[0], "token", "pong")) if len(args) == 1 else None
+
+
+def _error_line(line: str, args: list[str]) -> ReplyLine | None:
+    if len(args) < 2:
+        return None
+    return ErrorReply(_int(args[0], "code", "error"), args[1], _words_after(line, 3))
+
+
+def _invalidmove_line(line: str, args: list[str]) -> ReplyLine | None:
+    return InvalidMove(args[0], _words_after(line, 2)) if args else None
+
+
+def _game_line(line: str, args: list[str]) -> ReplyLine | None:
+    if len(args) < 6 or args[1] != "colours" or args[4] != "start":
+        return None
+    return GameInfo(args[0], (args[2], args[3]), _words_after(line, 6))
+
+
+def _bot_line(line: str, args: list[str]) -> ReplyLine | None:
+    if len(args) < 2 or args[1] != "games":
+        return None
+    return BotInfo(args[0], tuple(args[2:]))
+
+
+def _limit_line(line: str, args: list[str]) -> ReplyLine | None:
+    return LimitInfo(args[0], _int(args[1], args[0], "limit")) if len(args) == 2 else None
+
+
+_BARE_LINES: Final[Mapping[str, Callable[[], ReplyLine]]] = {
+    "ugiok": UgiOk,
+    "readyok": ReadyOk,
+    "optionsok": OptionsOk,
+    "botsok": BotsOk,
+    "showok": ShowOk,
+}
+"""The reply lines of one word (any words after it are ignored)."""
+
+_REPLY_PARSERS: Final[Mapping[str, Callable[[str, list[str]], ReplyLine | None]]] = {
+    "id": _id_line,
+    "option": lambda line, args: parse_option(args),
+    "info": lambda line, args: parse_info(args, line=line),
+    "bestmove": _bestmove_line,
+    "response": lambda line, args: Response(_words_after(line, 1)),
+    "pong": _pong_line,
+    "error": _error_line,
+    "invalidmove": _invalidmove_line,
+    "show": lambda line, args: ShowLine(line[5:].rstrip("\r") if len(line) > 5 else ""),
+    "game": _game_line,
+    "bot": _bot_line,
+    "limit": _limit_line,
+}
+"""How each reply line is read from the whole line and its tokens after the first: None when
+it is malformed."""
+
+
 def parse_reply_line(line: str) -> ReplyLine | None:
     """Parse one line a server (or any UGI engine) sent; None for a blank line.
 
@@ -399,43 +467,16 @@ def parse_reply_line(line: str) -> ReplyLine | None:
     if not tokens:
         return None
     verb, args = tokens[0], tokens[1:]
-    simple: dict[str, ReplyLine] = {
-        "ugiok": UgiOk(),
-        "readyok": ReadyOk(),
-        "optionsok": OptionsOk(),
-        "botsok": BotsOk(),
-        "showok": ShowOk(),
-    }
-    if verb in simple:
-        return simple[verb]
-    if verb == "id" and args:
-        return IdLine(args[0], _words_after(line, 2))
-    if verb == "option":
-        return parse_option(args)
-    if verb == "info":
-        return parse_info(args, line=line)
-    if verb == "bestmove" and args:
-        ponder = args[2] if len(args) >= 3 and args[1] == "ponder" else None
-        return BestMove(None if args[0] == "none" else args[0], ponder)
-    if verb == "response":
-        return Response(_words_after(line, 1))
-    if verb == "pong" and len(args) == 1:
-        return Pong(_int(args[0], "token", "pong"))
-    if verb == "error" and len(args) >= 2:
-        return ErrorReply(_int(args[0], "code", "error"), args[1], _words_after(line, 3))
-    if verb == "invalidmove" and args:
-        return InvalidMove(args[0], _words_after(line, 2))
-    if verb == "show":
-        return ShowLine(line[5:].rstrip("\r") if len(line) > 5 else "")
-    if verb == "game" and len(args) >= 6 and args[1] == "colours" and args[4] == "start":
-        return GameInfo(args[0], (args[2], args[3]), _words_after(line, 6))
-    if verb == "bot" and len(args) >= 2 and args[1] == "games":
-        return BotInfo(args[0], tuple(args[2:]))
-    if verb == "limit" and len(args) == 2:
-        return LimitInfo(args[0], _int(args[1], args[0], "limit"))
-    if verb in ("id", "bestmove", "pong", "error", "invalidmove", "game", "bot", "limit"):
+    bare = _BARE_LINES.get(verb)
+    if bare is not None:
+        return bare()
+    parse = _REPLY_PARSERS.get(verb)
+    if parse is None:
+        raise _fail(UNKNOWN_COMMAND, f"unknown line {line.strip()!r}", verb)
+    reply = parse(line, args)
+    if reply is None:
         raise _fail(BAD_ARGUMENTS, f"malformed {verb!r} line: {line.strip()!r}", verb)
-    raise _fail(UNKNOWN_COMMAND, f"unknown line {line.strip()!r}", verb)
+    return reply
 
 
 # ---------------------------------------------------------------------------------------------
@@ -546,15 +587,17 @@ def encode_command(command: Command) -> bytes:
 def _command_text(command: Command) -> str:
     match command:
         case Ping(token):
-            return f"ping {token}"
+            text = f"ping {token}"
         case SetOption(name, value):
             text = f"setoption name {_clean(name)}"
-            return text if value is None else f"{text} value {_clean(value)}"
+            if value is not None:
+                text += f" value {_clean(value)}"
         case NewGame(game):
-            return "uginewgame" if game is None else f"uginewgame {game}"
+            text = "uginewgame" if game is None else f"uginewgame {game}"
         case Position(fen, moves):
             text = "position startpos" if fen is None else f"position fen {_clean(fen)}"
-            return f"{text} moves {' '.join(moves)}" if moves else text
+            if moves:
+                text += f" moves {' '.join(moves)}"
         case Go():
             parts = ["go"]
             for key in GO_INT_FIELDS:
@@ -563,15 +606,16 @@ def _command_text(command: Command) -> str:
                     parts.append(f"{key} {value}")
             if command.infinite:
                 parts.append("infinite")
-            return " ".join(parts)
+            text = " ".join(parts)
         case Query(what):
-            return f"query {what}"
+            text = f"query {what}"
         case Play(move):
-            return f"play {move}"
+            text = f"play {move}"
         case Undo(n):
-            return "undo" if n == 1 else f"undo {n}"
+            text = "undo" if n == 1 else f"undo {n}"
         case _:
-            return command.METHOD
+            text = command.METHOD
+    return text
 
 
 def format_score(score: Score) -> str:
@@ -625,47 +669,53 @@ def format_value(value: ResponseValue) -> str:
     return " ".join(f"{k}={_clean(str(v))}" for k, v in value.items())
 
 
+def _handshake_lines(reply: Handshake) -> list[str]:
+    lines = [
+        f"id name {reply.name}",
+        f"id author {reply.author}",
+        f"id version {reply.version}",
+        f"id protocol {reply.protocol}",
+    ]
+    lines += [
+        f"game {g.name} colours {g.colours[0]} {g.colours[1]} start {g.start}" for g in reply.games
+    ]
+    lines += [f"bot {b.name} games {' '.join(b.games)}" for b in reply.bots]
+    lines += [f"limit {lim.name} {lim.value}" for lim in reply.limits]
+    lines += [format_option(o) for o in reply.options]
+    return [*lines, "ugiok"]
+
+
 def _reply_lines(reply: Reply) -> list[str]:
     match reply:
         case Handshake():
-            lines = [
-                f"id name {reply.name}",
-                f"id author {reply.author}",
-                f"id version {reply.version}",
-                f"id protocol {reply.protocol}",
-            ]
-            lines += [
-                f"game {g.name} colours {g.colours[0]} {g.colours[1]} start {g.start}"
-                for g in reply.games
-            ]
-            lines += [f"bot {b.name} games {' '.join(b.games)}" for b in reply.bots]
-            lines += [f"limit {lim.name} {lim.value}" for lim in reply.limits]
-            lines += [format_option(o) for o in reply.options]
-            return [*lines, "ugiok"]
+            lines = _handshake_lines(reply)
         case ReadyOk():
-            return ["readyok"]
+            lines = ["readyok"]
         case Pong(token):
-            return [f"pong {token}"]
+            lines = [f"pong {token}"]
         case Info():
-            return [format_info(reply)]
+            lines = [format_info(reply)]
         case BestMove(move, ponder):
             text = f"bestmove {move if move is not None else 'none'}"
-            return [text if ponder is None else f"{text} ponder {ponder}"]
+            lines = [text if ponder is None else f"{text} ponder {ponder}"]
         case Response(value):
             text = format_value(value)
-            return [f"response {text}" if text else "response"]
+            lines = [f"response {text}" if text else "response"]
         case ErrorReply(code, name, message):
-            return [f"error {code} {name} {_clean(message)}"]
+            lines = [f"error {code} {name} {_clean(message)}"]
         case InvalidMove(move, reason):
-            return [f"invalidmove {move} {_clean(reason)}"]
+            lines = [f"invalidmove {move} {_clean(reason)}"]
         case OptionList(options):
-            return [*(format_option(o) for o in options), "optionsok"]
+            lines = [*(format_option(o) for o in options), "optionsok"]
         case BotList(bots):
-            return [*(f"bot {b.name} games {' '.join(b.games)}" for b in bots), "botsok"]
+            lines = [*(f"bot {b.name} games {' '.join(b.games)}" for b in bots), "botsok"]
         case ShowText(text):
-            return [*(f"show {line}" for line in text.splitlines()), "showok"]
+            lines = [*(f"show {line}" for line in text.splitlines()), "showok"]
         case Ack():
-            return []
+            lines = []
+        case _:
+            assert_never(reply)
+    return lines
 
 
 def encode_reply(reply: Reply) -> bytes:

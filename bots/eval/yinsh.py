@@ -60,7 +60,7 @@ row or a ring to remove are not quiet, so quiescence plays the removals out.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import NamedTuple, Protocol, cast
+from typing import NamedTuple, Protocol, TypeAlias, cast
 
 from bots.eval import MAX_EVAL, Evaluator
 from games import Move, State
@@ -116,12 +116,10 @@ class Weights(NamedTuple):
 
 STANDARD_WEIGHTS = Weights()
 BLITZ_WEIGHTS = STANDARD_WEIGHTS
-PLACEMENT_WEIGHTS = Weights(
-    ring=0, race=0, tempo=0, marker=0, mobility=6, contact=0, centre3=20, centre2=20, centre1=10,
-    two_next=0, two_other=0, three_next=0, three_other=0, three_mixed_next=0,
-    three_mixed_other=0, four_next=0, four_other=0, four_flip_next=0, four_flip_other=0,
-    threat_next=0, threat_other=0, threat_win_next=0, threat_win_other=0,
-)  # fmt: skip
+PLACEMENT_WEIGHTS = Weights(*[0] * len(Weights._fields))._replace(
+    race_pool=STANDARD_WEIGHTS.race_pool, mobility=6, centre3=20, centre2=20, centre1=10
+)
+"""In placement only the rings' mobility and centrality count: there is nothing else yet."""
 
 # ---------------------------------------------------------------------------------------------
 # The lattice layout: point (q, r) at bit 9q + r - 2 (0..98). Column-major order (the rules
@@ -338,10 +336,20 @@ def _counts_native(s: YinshState) -> tuple[int, ...]:
     assert _native is not None
     board = _native.counts(wm, bm, wr, br)
     return (
-        *_removals(s), s.pool(), s.game.target, wm.bit_count(), bm.bit_count(), *board[:4],
-        (wr & C3).bit_count(), (br & C3).bit_count(), (wr & C2).bit_count(),
-        (br & C2).bit_count(), (wr & C1).bit_count(), (br & C1).bit_count(), *board[4:],
-    )  # fmt: skip
+        *_removals(s),
+        s.pool(),
+        s.game.target,
+        wm.bit_count(),
+        bm.bit_count(),
+        *board[:4],
+        (wr & C3).bit_count(),
+        (br & C3).bit_count(),
+        (wr & C2).bit_count(),
+        (br & C2).bit_count(),
+        (wr & C1).bit_count(),
+        (br & C1).bit_count(),
+        *board[4:],
+    )
 
 
 def _counts_python(s: YinshState) -> tuple[int, ...]:
@@ -357,30 +365,9 @@ def _counts_python(s: YinshState) -> tuple[int, ...]:
     empty = FULL ^ (wm | bm | wr | br)
     x = to_lattice(wm | bm << STRIDE | wr << S2 | br << S3 | empty << S4)
     q = (x >> S2) & LOW2
-    e1 = x >> S4
 
-    # Neighbours of the rings, per direction: empty ones (mobility, counted once per point) and
-    # markers (contact, counted per ring and direction: a ring next to markers can jump them).
-    n_up = (q & NS_UP) << 1
-    n_down = (q & NS_DOWN) >> 1
-    n_ur = (q & NS_UR) << 10
-    n_dl = (q & NS_DL) >> 10
-    n_dr = (q & NS_DR) << 9
-    n_ul = (q & NS_UL) >> 9
-    adj = (n_up | n_down | n_ur | n_dl | n_dr | n_ul) & (e1 | e1 << STRIDE)
-    mob_b = (adj >> STRIDE).bit_count()
     m = x & LOW2
-    am = (m | m >> STRIDE) & LOW1
-    am |= am << STRIDE
-    contact = (
-        (n_up & am)
-        | (n_down & am) << S2
-        | (n_ur & am) << S4
-        | (n_dl & am) << S6
-        | (n_dr & am) << S8
-        | (n_ul & am) << S10
-    )
-    contact_w = (contact & WHITE12).bit_count()
+    mob_w, mob_b, contact_w, contact_b = _ring_neighbours(q, m, x >> S4)
 
     # Windows. One White and one Black copy per axis: columns (step 1), diagonals (10), rows (9).
     md = m << S2
@@ -408,23 +395,7 @@ def _counts_python(s: YinshState) -> tuple[int, ...]:
     k4 = b2 & ~b0
     k4f = k4 & opp
     k4o = k4 ^ k4f
-    if k4o:
-        # four own markers and an own ring: the ring leaving completes the row
-        u = m | q
-        ud = u << S2
-        ur = u << S4
-        t1 = (
-            k4o
-            & (u | ud | ur)
-            & (u >> 1 | ud >> 10 | ur >> 9)
-            & (u >> 2 | ud >> 20 | ur >> 18)
-            & (u >> 3 | ud >> 30 | ur >> 27)
-            & (u >> 4 | ud >> 40 | ur >> 36)
-        )
-        t1_w = (t1 & WHITE6).bit_count()
-        t1_b = t1.bit_count() - t1_w
-    else:
-        t1_w = t1_b = 0
+    t1_w, t1_b = _ring_threats(k4o, m | q) if k4o else (0, 0)
     k2_w = (k2 & WHITE6).bit_count()
     k3o_w = (k3o & WHITE6).bit_count()
     k3x_w = (k3x & WHITE6).bit_count()
@@ -438,10 +409,10 @@ def _counts_python(s: YinshState) -> tuple[int, ...]:
         s.game.target,
         wm.bit_count(),
         bm.bit_count(),
-        adj.bit_count() - mob_b,
+        mob_w,
         mob_b,
         contact_w,
-        contact.bit_count() - contact_w,
+        contact_b,
         (wr & C3).bit_count(),
         (br & C3).bit_count(),
         (wr & C2).bit_count(),
@@ -463,19 +434,111 @@ def _counts_python(s: YinshState) -> tuple[int, ...]:
     )
 
 
+def _ring_neighbours(q: int, m: int, e1: int) -> tuple[int, int, int, int]:
+    """The neighbours of the rings ``q`` (two copies, lattice layout), per direction: empty
+    ones (mobility, counted once per point) and markers ``m`` (contact, counted per ring and
+    direction: a ring next to markers can jump them); ``e1`` holds the empty points. White's
+    mobility and Black's, then White's contact and Black's."""
+    n_up = (q & NS_UP) << 1
+    n_down = (q & NS_DOWN) >> 1
+    n_ur = (q & NS_UR) << 10
+    n_dl = (q & NS_DL) >> 10
+    n_dr = (q & NS_DR) << 9
+    n_ul = (q & NS_UL) >> 9
+    adj = (n_up | n_down | n_ur | n_dl | n_dr | n_ul) & (e1 | e1 << STRIDE)
+    mob_b = (adj >> STRIDE).bit_count()
+    am = (m | m >> STRIDE) & LOW1
+    am |= am << STRIDE
+    contact = (
+        (n_up & am)
+        | (n_down & am) << S2
+        | (n_ur & am) << S4
+        | (n_dl & am) << S6
+        | (n_dr & am) << S8
+        | (n_ul & am) << S10
+    )
+    contact_w = (contact & WHITE12).bit_count()
+    return adj.bit_count() - mob_b, mob_b, contact_w, contact.bit_count() - contact_w
+
+
+def _ring_threats(k4o: int, u: int) -> tuple[int, int]:
+    """Of the windows ``k4o`` with four own markers and no opponent's marker, those whose
+    fifth point is an own ring (``u``: markers and rings, two copies): the ring leaving
+    completes the row. White's count and Black's."""
+    ud = u << S2
+    ur = u << S4
+    t1 = (
+        k4o
+        & (u | ud | ur)
+        & (u >> 1 | ud >> 10 | ur >> 9)
+        & (u >> 2 | ud >> 20 | ur >> 18)
+        & (u >> 3 | ud >> 30 | ur >> 27)
+        & (u >> 4 | ud >> 40 | ur >> 36)
+    )
+    t1_w = (t1 & WHITE6).bit_count()
+    return t1_w, t1.bit_count() - t1_w
+
+
 def combine(t: tuple[int, ...], w: Weights) -> int:
     """The value for White of the counts ``t`` (``Terms`` or the same plain tuple) under the
     weights ``w`` (not clamped)."""
     (
-        rem_w, rem_b, next_mover, pool, target, mk_w, mk_b, mob_w, mob_b, ct_w, ct_b, c3_w, c3_b,
-        c2_w, c2_b, c1_w, c1_b, k2_w, k2_b, k3_w, k3_b, k3x_w, k3x_b, k4_w, k4_b, k4f_w, k4f_b,
-        t1_w, t1_b,
-    ) = t  # fmt: skip
+        rem_w,
+        rem_b,
+        next_mover,
+        pool,
+        target,
+        mk_w,
+        mk_b,
+        mob_w,
+        mob_b,
+        ct_w,
+        ct_b,
+        c3_w,
+        c3_b,
+        c2_w,
+        c2_b,
+        c1_w,
+        c1_b,
+        k2_w,
+        k2_b,
+        k3_w,
+        k3_b,
+        k3x_w,
+        k3x_b,
+        k4_w,
+        k4_b,
+        k4f_w,
+        k4f_b,
+        t1_w,
+        t1_b,
+    ) = t
     (
-        ring, race, race_pool, tempo, marker, mobility, contact, centre3, centre2, centre1,
-        two_n, two_o, three_n, three_o, three_x_n, three_x_o, four_n, four_o, four_f_n,
-        four_f_o, threat_n, threat_o, threat_win_n, threat_win_o,
-    ) = w  # fmt: skip
+        ring,
+        race,
+        race_pool,
+        tempo,
+        marker,
+        mobility,
+        contact,
+        centre3,
+        centre2,
+        centre1,
+        two_n,
+        two_o,
+        three_n,
+        three_o,
+        three_x_n,
+        three_x_o,
+        four_n,
+        four_o,
+        four_f_n,
+        four_f_o,
+        threat_n,
+        threat_o,
+        threat_win_n,
+        threat_win_o,
+    ) = w
     if pool < race_pool:
         ring += race * (race_pool - pool)
     value = (
@@ -670,63 +733,84 @@ def row_moves(s: YinshState) -> list[Move]:
         while bits:
             low = bits & -bits
             bits ^= low
-            w = table[low.bit_length() - 1]
-            wmask = WINDOW_MASK[w]
+            wmask = WINDOW_MASK[table[low.bit_length() - 1]]
             ring_bits = my_rings & wmask
-            if ring_bits:
-                if ring_bits & (ring_bits - 1):
-                    continue  # two own rings: one move cannot clear both
-                o = ring_bits.bit_length() - 1
-                base = RING_MOVE | o << 7
-                rays = RAYS[o]
+            if not ring_bits:
                 if (mine & wmask).bit_count() == 4:
-                    # Case 1: every move of the ring completes the row, except the moves
-                    # along the window into it (they flip its markers).
-                    for direction in range(6):
-                        ray = rays[direction]
-                        if not ray or (_AXIS_OF_DIR[direction] == axis and wmask >> ray[0] & 1):
-                            continue
-                        jumped = False
-                        for t in ray:
-                            if all_rings >> t & 1:
-                                break
-                            if allm >> t & 1:
-                                jumped = True
-                                continue
-                            if base | t not in found:
-                                found.append(base | t)
-                            if jumped:
-                                break
-                    continue
-                # Case 3: a jump along the window over the opponent's markers next to the ring.
-                for direction in (2 * axis, 2 * axis + 1):
-                    ray = rays[direction]
-                    if not ray or not wmask >> ray[0] & 1 or mine >> ray[0] & 1:
-                        continue
-                    target = _jump_over(o, direction, ray[0], all_rings, allm)
-                    if target < 0:
-                        continue
-                    flipped = BETWEEN[o << 7 | target] & allm
-                    if ((mine ^ flipped) | BIT[o]) & wmask == wmask and base | target not in found:
-                        found.append(base | target)
-            elif (mine & wmask).bit_count() == 4:
-                # Case 2: a jump across the opponent's marker d on another line.
-                d = (wmask & ~mine).bit_length() - 1
-                rings = my_rings
-                while rings:
-                    low_r = rings & -rings
-                    rings ^= low_r
-                    o = low_r.bit_length() - 1
-                    direction = _DIR_TO[o][d]
-                    if direction < 0 or _AXIS_OF_DIR[direction] == axis:
-                        continue
-                    target = _jump_over(o, direction, d, all_rings, allm)
-                    if target < 0:
-                        continue
-                    move = RING_MOVE | o << 7 | target
-                    if move not in found:
-                        found.append(move)
+                    _jumps_across(my_rings, wmask, axis, (mine, allm, all_rings), found)
+            elif not ring_bits & (ring_bits - 1):  # two own rings: one move cannot clear both
+                o = ring_bits.bit_length() - 1
+                if (mine & wmask).bit_count() == 4:
+                    _moves_away(o, wmask, axis, (mine, allm, all_rings), found)
+                else:
+                    _jumps_along(o, wmask, axis, (mine, allm, all_rings), found)
     return found
+
+
+_Board: TypeAlias = tuple[int, int, int]
+"""The markers of the side to act, all markers and all rings."""
+
+
+def _moves_away(o: int, wmask: int, axis: int, board: _Board, found: list[Move]) -> None:
+    """Case 1: every move of the ring on o completes the row of the window ``wmask``, except
+    the moves along the window into it (they flip its markers)."""
+    _, allm, all_rings = board
+    base = RING_MOVE | o << 7
+    rays = RAYS[o]
+    for direction in range(6):
+        ray = rays[direction]
+        if not ray or (_AXIS_OF_DIR[direction] == axis and wmask >> ray[0] & 1):
+            continue
+        jumped = False
+        for t in ray:
+            if all_rings >> t & 1:
+                break
+            if allm >> t & 1:
+                jumped = True
+                continue
+            if base | t not in found:
+                found.append(base | t)
+            if jumped:
+                break
+
+
+def _jumps_along(o: int, wmask: int, axis: int, board: _Board, found: list[Move]) -> None:
+    """Case 3: a jump of the ring on o along the window ``wmask`` over the opponent's markers
+    next to it."""
+    mine, allm, all_rings = board
+    base = RING_MOVE | o << 7
+    rays = RAYS[o]
+    for direction in (2 * axis, 2 * axis + 1):
+        ray = rays[direction]
+        if not ray or not wmask >> ray[0] & 1 or mine >> ray[0] & 1:
+            continue
+        target = _jump_over(o, direction, ray[0], all_rings, allm)
+        if target < 0:
+            continue
+        flipped = BETWEEN[o << 7 | target] & allm
+        if ((mine ^ flipped) | BIT[o]) & wmask == wmask and base | target not in found:
+            found.append(base | target)
+
+
+def _jumps_across(my_rings: int, wmask: int, axis: int, board: _Board, found: list[Move]) -> None:
+    """Case 2: a jump of one of ``my_rings`` across the opponent's marker d in the window
+    ``wmask``, on another line."""
+    mine, allm, all_rings = board
+    d = (wmask & ~mine).bit_length() - 1
+    rings = my_rings
+    while rings:
+        low_r = rings & -rings
+        rings ^= low_r
+        o = low_r.bit_length() - 1
+        direction = _DIR_TO[o][d]
+        if direction < 0 or _AXIS_OF_DIR[direction] == axis:
+            continue
+        target = _jump_over(o, direction, d, all_rings, allm)
+        if target < 0:
+            continue
+        move = RING_MOVE | o << 7 | target
+        if move not in found:
+            found.append(move)
 
 
 def _jump_over(o: int, direction: int, d: int, all_rings: int, allm: int) -> int:

@@ -414,8 +414,10 @@ class YohohoEvaluator(Evaluator):
             return _native.evaluate(s.packed_pieces(), s.to_move(), s.first_cell())
         return self.evaluate_python(state)
 
-    def evaluate_python(self, state: State) -> int:
-        """The evaluation in Python: the reference the native one is checked against."""
+    def evaluate_python(self, state: State) -> int:  # noqa: C901, PLR0912, PLR0915  (mirrors the C evaluate_bb)
+        """The evaluation in Python: the reference the native one is checked against (it
+        follows ``evaluate_bb`` of ``_yohoho_native.c`` step for step, and both read best
+        whole)."""
         s = state
         assert isinstance(s, YohohoState)
         mask = s.pieces_mask
@@ -557,13 +559,25 @@ class YohohoEvaluator(Evaluator):
         own_rows = (own_row - 1 if side else 9 - own_row) + late
         en_rows = en_row - 1 if side == 0 else 9 - en_row
         if own_d + late <= en_rows:  # else the enemy may arrive first: no win to prove
-            own = _race_cached(own_a, side == 0, passable[side], empty, defenders=pieces[1 - side],
-                        defenders_first=moved)  # fmt: skip
+            own = _race_cached(
+                own_a,
+                side == 0,
+                passable[side],
+                empty,
+                defenders=pieces[1 - side],
+                defenders_first=moved,
+            )
             if own:
                 return RACE_WON - RACE_TURN * (own + late)
         if en_d < own_rows:  # else the own Admiral arrives first, or at once
-            enemy = _race_cached(en_a, side == 1, passable[1 - side], empty, defenders=pieces[side],
-                          defenders_first=True)  # fmt: skip
+            enemy = _race_cached(
+                en_a,
+                side == 1,
+                passable[1 - side],
+                empty,
+                defenders=pieces[side],
+                defenders_first=True,
+            )
             if enemy:
                 return -(RACE_WON - RACE_TURN * enemy)
         return 0
@@ -597,10 +611,30 @@ class YohohoEvaluator(Evaluator):
 def _native_weights() -> tuple[int, ...]:
     """The weights in the order ``_yohoho_native.init`` reads them."""
     return (
-        CHEBEC, GALLEON, ROW_STEP, *PROG, *RACE, *STEP_SAFE, *ROBUST, ROCK_CONE, PRESSURE,
-        *ATTACKED, TRAP_SOON, WIN_NOW, *OWN_HANG_P1, ENEMY_HANG_P1, *OWN_HANG_P2, ENEMY_HANG_P2,
-        TEMPO_P1, TEMPO_P2, RACE_HORIZON, RACE_WON, RACE_TURN, LIMIT, _FAR,
-    )  # fmt: skip
+        CHEBEC,
+        GALLEON,
+        ROW_STEP,
+        *PROG,
+        *RACE,
+        *STEP_SAFE,
+        *ROBUST,
+        ROCK_CONE,
+        PRESSURE,
+        *ATTACKED,
+        TRAP_SOON,
+        WIN_NOW,
+        *OWN_HANG_P1,
+        ENEMY_HANG_P1,
+        *OWN_HANG_P2,
+        ENEMY_HANG_P2,
+        TEMPO_P1,
+        TEMPO_P2,
+        RACE_HORIZON,
+        RACE_WON,
+        RACE_TURN,
+        LIMIT,
+        _FAR,
+    )
 
 
 class _Native(Protocol):
@@ -619,9 +653,18 @@ def _load_native() -> _Native | None:
         return None
     native = cast(_Native, module)
     native.init(
-        NBR, SHIP_NBR, RADIUS2, CONE_UP, CONE_DOWN, ROW_OF, SOURCE, SHIFTS, GOAL_MASK,
-        FULL_MASK, _native_weights(),
-    )  # fmt: skip
+        NBR,
+        SHIP_NBR,
+        RADIUS2,
+        CONE_UP,
+        CONE_DOWN,
+        ROW_OF,
+        SOURCE,
+        SHIFTS,
+        GOAL_MASK,
+        FULL_MASK,
+        _native_weights(),
+    )
     return native
 
 

@@ -254,7 +254,7 @@ class _Solver:
         self.cap = cap
         self.nodes = 0
 
-    def turn(  # noqa: PLR0917 - positional: the recursion is the hot path
+    def turn(  # noqa: PLR0913, PLR0917  (positional: the recursion is the hot path)
         self,
         me: int,
         me_lo: int,
@@ -278,9 +278,13 @@ class _Solver:
             mine = (r & me).bit_count()
             theirs = (r & opp).bit_count()
             diff = (
-                mine + (r & me_lo).bit_count() + 2 * (r & me_hi).bit_count()
-                - theirs - (r & opp_lo).bit_count() - 2 * (r & opp_hi).bit_count()
-            )  # fmt: skip
+                mine
+                + (r & me_lo).bit_count()
+                + 2 * (r & me_hi).bit_count()
+                - theirs
+                - (r & opp_lo).bit_count()
+                - 2 * (r & opp_hi).bit_count()
+            )
             return 20 * diff + mine - theirs
         empty = FULL_MASK ^ (me | opp | 1 << t)
         best = -MAX_EVAL
@@ -290,9 +294,19 @@ class _Solver:
             # the Totem leaves t (now empty) for d
             empty_d = (empty ^ low) | 1 << t
             value = self.place(
-                me, me_lo, me_hi, opp, opp_lo, opp_hi, low.bit_length() - 1, empty_d,
-                st_me, st_opp, alpha, beta,
-            )  # fmt: skip
+                me,
+                me_lo,
+                me_hi,
+                opp,
+                opp_lo,
+                opp_hi,
+                low.bit_length() - 1,
+                empty_d,
+                st_me,
+                st_opp,
+                alpha,
+                beta,
+            )
             if value > best:
                 best = value
                 if value > alpha:
@@ -301,7 +315,7 @@ class _Solver:
                         break
         return best
 
-    def place(  # noqa: PLR0917 - positional: the recursion is the hot path
+    def place(  # noqa: PLR0913, PLR0917  (positional: the recursion is the hot path)
         self,
         me: int,
         me_lo: int,
@@ -325,9 +339,18 @@ class _Solver:
             targets ^= sb
             for dec, lo_bit, hi_bit in available:
                 value = -self.turn(
-                    opp, opp_lo, opp_hi, me | sb, me_lo | sb * lo_bit, me_hi | sb * hi_bit,
-                    t, st_opp, st_me - dec, -beta, -alpha,
-                )  # fmt: skip
+                    opp,
+                    opp_lo,
+                    opp_hi,
+                    me | sb,
+                    me_lo | sb * lo_bit,
+                    me_hi | sb * hi_bit,
+                    t,
+                    st_opp,
+                    st_me - dec,
+                    -beta,
+                    -alpha,
+                )
                 if value > best:
                     best = value
                     if value > alpha:
@@ -365,8 +388,10 @@ class YoxiiEvaluator(Evaluator):
             return self._native.evaluate(*_raw(state))
         return self.evaluate_python(state)
 
-    def evaluate_python(self, state: State) -> int:
-        """The evaluation in Python: the reference the native one is checked against."""
+    def evaluate_python(self, state: State) -> int:  # noqa: C901, PLR0912, PLR0915  (mirrors the C evaluate)
+        """The evaluation in Python: the reference the native one is checked against (it
+        follows ``evaluate`` of ``_yoxii_native.c`` step for step, and both read best
+        whole)."""
         white, black, values, t, stock, side, phase = _raw(state)
         if side:
             me, opp = black, white
@@ -411,9 +436,14 @@ class YoxiiEvaluator(Evaluator):
                 mine = (nb & me).bit_count()
                 theirs = (nb & opp).bit_count()
                 diff = (
-                    mine + (nb & me_lo).bit_count() + 2 * (nb & me_hi).bit_count() + added
-                    - theirs - (nb & opp_lo).bit_count() - 2 * (nb & opp_hi).bit_count()
-                )  # fmt: skip
+                    mine
+                    + (nb & me_lo).bit_count()
+                    + 2 * (nb & me_hi).bit_count()
+                    + added
+                    - theirs
+                    - (nb & opp_lo).bit_count()
+                    - 2 * (nb & opp_hi).bit_count()
+                )
                 r = _result(diff, mine + counted - theirs)
                 if r > best:
                     best = r
@@ -440,9 +470,14 @@ class YoxiiEvaluator(Evaluator):
                     mine = (nb & me).bit_count()
                     theirs = (nb & opp).bit_count()
                     diff = (
-                        mine + (nb & me_lo).bit_count() + 2 * (nb & me_hi).bit_count() + added
-                        - theirs - (nb & opp_lo).bit_count() - 2 * (nb & opp_hi).bit_count()
-                    )  # fmt: skip
+                        mine
+                        + (nb & me_lo).bit_count()
+                        + 2 * (nb & me_hi).bit_count()
+                        + added
+                        - theirs
+                        - (nb & opp_lo).bit_count()
+                        - 2 * (nb & opp_hi).bit_count()
+                    )
                     r = _result(diff, mine + counted - theirs)
                     if not chosen or r > 0:
                         return r
@@ -451,9 +486,19 @@ class YoxiiEvaluator(Evaluator):
         # -- the endgame solver ------------------------------------------------------------
         if empty.bit_count() <= SOLVE_EMPTIES + phase:
             solved = self._solve(
-                state.key(), me, me_lo, me_hi, opp, opp_lo, opp_hi, t, empty, st_me, st_opp,
+                state.key(),
+                me,
+                me_lo,
+                me_hi,
+                opp,
+                opp_lo,
+                opp_hi,
+                t,
+                empty,
+                st_me,
+                st_opp,
                 phase,
-            )  # fmt: skip
+            )
             if solved is not None:
                 return solved
 
@@ -467,19 +512,29 @@ class YoxiiEvaluator(Evaluator):
         h = (
             w.ring1
             * (
-                mine1 + (r1 & me_lo).bit_count() + 2 * (r1 & me_hi).bit_count()
-                - theirs1 - (r1 & opp_lo).bit_count() - 2 * (r1 & opp_hi).bit_count()
+                mine1
+                + (r1 & me_lo).bit_count()
+                + 2 * (r1 & me_hi).bit_count()
+                - theirs1
+                - (r1 & opp_lo).bit_count()
+                - 2 * (r1 & opp_hi).bit_count()
             )
             + w.ring2
             * (
-                (r2 & me).bit_count() + (r2 & me_lo).bit_count() + 2 * (r2 & me_hi).bit_count()
-                - (r2 & opp).bit_count() - (r2 & opp_lo).bit_count()
+                (r2 & me).bit_count()
+                + (r2 & me_lo).bit_count()
+                + 2 * (r2 & me_hi).bit_count()
+                - (r2 & opp).bit_count()
+                - (r2 & opp_lo).bit_count()
                 - 2 * (r2 & opp_hi).bit_count()
             )
             + w.ring3
             * (
-                (r3 & me).bit_count() + (r3 & me_lo).bit_count() + 2 * (r3 & me_hi).bit_count()
-                - (r3 & opp).bit_count() - (r3 & opp_lo).bit_count()
+                (r3 & me).bit_count()
+                + (r3 & me_lo).bit_count()
+                + 2 * (r3 & me_hi).bit_count()
+                - (r3 & opp).bit_count()
+                - (r3 & opp_lo).bit_count()
                 - 2 * (r3 & opp_hi).bit_count()
             )
             + w.count1 * (mine1 - theirs1)
@@ -490,14 +545,14 @@ class YoxiiEvaluator(Evaluator):
             )
             + self._stock[st_me]
             - self._stock[st_opp]
-        )  # fmt: skip
+        )
         if h > HEURISTIC_CAP:
             h = HEURISTIC_CAP
         elif h < -HEURISTIC_CAP:
             h = -HEURISTIC_CAP
         return h if h > floor else floor
 
-    def _solve(  # noqa: PLR0917 - the unpacked position, as evaluate has it
+    def _solve(  # noqa: PLR0913, PLR0917  (the unpacked position, as evaluate has it)
         self,
         key: int,
         me: int,
@@ -551,7 +606,7 @@ class _Native(Protocol):
 
     def init(self, *tables: object) -> None: ...
 
-    def evaluate(  # noqa: PLR0917 - the packed fields, as ``_raw`` gives them
+    def evaluate(
         self, white: int, black: int, values: int, t: int, stock: int, side: int, phase: int, /
     ) -> int: ...
 
@@ -567,11 +622,26 @@ def _load_native() -> _Native | None:
     native = cast(_Native, module)
     w = Weights()
     native.init(
-        NEIGHBOURS_MASK, _RING2, _RING3, RAYS, FULL_MASK,
-        (w.ring1, w.ring2, w.ring3, w.count1, w.mobility, SOLVED, HEURISTIC_CAP, SOLVE_EMPTIES,
-         SOLVE_NODES, _WIDE, MAX_EVAL),
+        NEIGHBOURS_MASK,
+        _RING2,
+        _RING3,
+        RAYS,
+        FULL_MASK,
+        (
+            w.ring1,
+            w.ring2,
+            w.ring3,
+            w.count1,
+            w.mobility,
+            SOLVED,
+            HEURISTIC_CAP,
+            SOLVE_EMPTIES,
+            SOLVE_NODES,
+            _WIDE,
+            MAX_EVAL,
+        ),
         _stock_table(w.stock),
-    )  # fmt: skip
+    )
     return native
 
 

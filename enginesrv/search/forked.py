@@ -133,10 +133,10 @@ class Spawner:
         ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
         try:
             with orphans.spawning():
+                command = [sys.executable, "-m", spawner.__name__, str(theirs.fileno())]
                 self._process = await trio.lowlevel.open_process(
-                    [sys.executable, "-m", spawner.__name__, str(theirs.fileno())],
-                    stdin=subprocess.DEVNULL, pass_fds=(theirs.fileno(),),
-                )  # fmt: skip
+                    command, stdin=subprocess.DEVNULL, pass_fds=(theirs.fileno(),)
+                )
                 orphans.known(self._process.pid)
         finally:
             theirs.close()

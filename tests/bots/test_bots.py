@@ -13,7 +13,7 @@ from bots import registry
 from bots.alphabeta import AlphaBeta
 from bots.engine import Engine, Limits, Option, OptionError, Score
 from bots.eval import evaluated_games
-from bots.search import Searcher, TranspositionTable
+from bots.search import Searcher, SearchMemory, SearchOptions, TranspositionTable
 from bots.simple import GreedyBot, RandomBot
 from tests.bots.toy import NimEvaluator, TwoHeaps
 
@@ -190,12 +190,11 @@ def test_table_solves_a_transposing_game_like_no_table(a: int, b: int) -> None:
         result = Searcher(
             TwoHeaps(a, b).new_state(),
             evaluator=NimEvaluator(),
-            table=table,
-            history={},
+            memory=SearchMemory(table),
             limits=Limits(depth=a + b + 1),
             stop=lambda: False,
             on_info=lambda info: None,
-            quiescence=False,
+            options=SearchOptions(quiescence=False),
         ).run()
         assert result.score is not None
         kinds.append(result.score.kind)

@@ -9,6 +9,7 @@ import random
 import pytest
 
 from bots.determinize import (
+    Sampling,
     _best_root_move,
     _combined_score,
     _weighted_sum,
@@ -19,7 +20,7 @@ from bots.engine import Limits, Score
 from bots.eval import MAX_EVAL, evaluator_for
 from bots.eval.yinyang import YinYangHidden, rewrite_laws
 from bots.registry import create_bot
-from bots.search import PROVEN, WIN, Searcher, TranspositionTable
+from bots.search import PROVEN, WIN, Searcher, SearchMemory, TranspositionTable
 from games import State
 from games.yinyang import ABS_CAUSE, LAW_OF_TEXT, UNKNOWN, YinYangState
 from tests.bots.test_eval_yinyang import random_positions, state_of
@@ -71,8 +72,7 @@ def _searchers(worlds: list[YinYangState]) -> list[Searcher]:
         Searcher(
             world.copy(),
             evaluator=evaluator,
-            table=TranspositionTable(4),
-            history={},
+            memory=SearchMemory(TranspositionTable(4)),
             limits=Limits(),
             stop=lambda: False,
             on_info=lambda info: None,
@@ -331,14 +331,11 @@ def test_drawing_the_samples_counts_against_the_decision_time(samples: int) -> N
     result = determinized_search(
         view,
         evaluator=evaluator,
-        hidden=_SlowHidden(now, 0.15),
-        table=TranspositionTable(4),
-        history={},
+        sampling=Sampling(_SlowHidden(now, 0.15), random.Random(1), samples),
+        memory=SearchMemory(TranspositionTable(4)),
         limits=Limits(deadline=0.2, clock=clock),
         stop=lambda: False,
         on_info=lambda info: None,
-        rng=random.Random(1),
-        samples=samples,
     )
     assert result.move is not None
     # the 0.15 s of sampling left 0.05 s of the 0.2 s deadline to search in

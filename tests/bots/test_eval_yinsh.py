@@ -10,7 +10,7 @@ import games
 from bots.engine import Limits
 from bots.eval import MAX_EVAL, evaluator_for
 from bots.eval.yinsh import LATTICE, YinshEvaluator, row_moves, terms, to_lattice
-from bots.search import Searcher, TranspositionTable
+from bots.search import Searcher, SearchMemory, TranspositionTable
 from games import State
 from games.yinsh import BIT, COORDS, N_POINTS, RAYS, WINDOW_MASK, YinshGame, YinshState
 
@@ -269,8 +269,7 @@ def test_the_search_takes_a_row_and_removes_sensibly(variant: str) -> None:
     result = Searcher(
         state,
         evaluator=YinshEvaluator(),
-        table=TranspositionTable(4),
-        history={},
+        memory=SearchMemory(TranspositionTable(4)),
         limits=Limits(depth=2),
         stop=lambda: False,
         on_info=lambda info: None,

@@ -10,7 +10,16 @@ import pytest
 
 from bots.engine import Limits, Score, SearchInfo, SearchResult, StopFn, never_stop
 from bots.eval import Evaluator
-from bots.search import CHECK_EVERY, INF, Searcher, TranspositionTable, terminal_score, to_score
+from bots.search import (
+    CHECK_EVERY,
+    INF,
+    Searcher,
+    SearchMemory,
+    SearchOptions,
+    TranspositionTable,
+    terminal_score,
+    to_score,
+)
 from games import State
 from tests.bots.toy import Nim, NimEvaluator, TreeEvaluator, TreeGame
 
@@ -46,12 +55,11 @@ def search(
     return Searcher(
         state,
         evaluator=evaluator,
-        table=TranspositionTable(megabytes),
-        history={},
+        memory=SearchMemory(TranspositionTable(megabytes)),
         limits=limits,
         stop=stop,
         on_info=(infos.append if infos is not None else lambda info: None),
-        quiescence=False,
+        options=SearchOptions(quiescence=False),
     ).run()
 
 

@@ -14,7 +14,8 @@ import trio
 import games
 from enginesrv.admission import Admission, Ticket, peer_of
 from enginesrv.search.jobs import SearchJob
-from enginesrv.search.pool import WorkerPool, _Segment, _Waiter
+from enginesrv.search.pool import WorkerPool
+from enginesrv.search.share import Segment, Waiter
 from enginesrv.serve.connection import Limits
 from enginesrv.serve.offload import Offloader
 from enginesrv.serve.outbox import Outbox, OutputBudget
@@ -326,7 +327,7 @@ async def test_a_resumed_search_keeps_its_worker_longer_each_time() -> None:
             seen: list[tuple[str | None, float]] = []
             with trio.fail_after(20):
                 while len(seen) < 4:
-                    for segment in list(pool._segments):
+                    for segment in list(pool._share.segments):
                         if (segment.peer, segment.hold) not in seen:
                             seen.append((segment.peer, segment.hold))
                     await trio.sleep(0.01)
@@ -348,17 +349,17 @@ async def test_a_new_search_waits_a_slice_however_long_the_holder_may_keep_its_w
     async with trio.open_nursery() as nursery:
         pool = WorkerPool(nursery, 1, per_peer=1, slice_seconds=1.0)
         now = trio.current_time()
-        held = _Segment("10.0.0.1", since=now - 1.5, ends=math.inf, hold=64.0)
-        pool._segments.add(held)
-        pool._holding["10.0.0.1"] = 1
-        pool._lend_to(_Waiter("10.0.0.2", resuming=True))
+        held = Segment("10.0.0.1", since=now - 1.5, ends=math.inf, hold=64.0)
+        pool._share.segments.add(held)
+        pool._share.holding["10.0.0.1"] = 1
+        pool._share.lend_to(Waiter("10.0.0.2", resuming=True))
         assert not held.suspend.is_set()  # a suspended one waits out the hold
-        pool._lend_to(_Waiter("10.0.0.3"))
+        pool._share.lend_to(Waiter("10.0.0.3"))
         assert held.suspend.is_set()  # a new one waits a slice
-        young = _Segment("10.0.0.4", since=now - 0.5, ends=math.inf, hold=1.0)
-        pool._segments.add(young)
-        pool._holding["10.0.0.4"] = 1
-        pool._lend_to(_Waiter("10.0.0.5"))
+        young = Segment("10.0.0.4", since=now - 0.5, ends=math.inf, hold=1.0)
+        pool._share.segments.add(young)
+        pool._share.holding["10.0.0.4"] = 1
+        pool._share.lend_to(Waiter("10.0.0.5"))
         assert not young.suspend.is_set()  # not before its slice
         nursery.cancel_scope.cancel()
 

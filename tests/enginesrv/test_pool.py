@@ -449,15 +449,15 @@ async def test_a_session_whose_worker_is_busy_takes_another_at_once() -> None:
 async def test_the_pool_remembers_a_bounded_number_of_sessions(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    from enginesrv.search import pool as pool_module
+    from enginesrv.search import share
 
-    monkeypatch.setattr(pool_module, "REMEMBERED_SESSIONS", 2)
+    monkeypatch.setattr(share, "REMEMBERED_SESSIONS", 2)
     async with pid_pool(1) as pids:
         for session in ("a", "b", "c"):
             await pids.search(session)
-        assert list(pids.pool._last_worker) == ["b", "c"]  # "a", the oldest, is forgotten
+        assert list(pids.pool._share.last_worker) == ["b", "c"]  # "a", the oldest, is forgotten
         await pids.search("b")
-        assert list(pids.pool._last_worker) == ["c", "b"]
+        assert list(pids.pool._share.last_worker) == ["c", "b"]
 
 
 @trio_test
@@ -513,9 +513,9 @@ async def test_a_spare_does_not_let_more_searches_run_at_once() -> None:
 
 async def _spawned(pool: WorkerPool) -> tuple[int, list[int]]:
     """The pool's spawner and the workers it forked, once both workers are up."""
-    assert pool._spawner is not None
+    assert pool._processes.spawner is not None
     while True:
-        process = pool._spawner._process
+        process = pool._processes.spawner._process
         if process is not None:
             workers = list(reaper.descendants(process.pid))
             if len(workers) == 2:
@@ -543,9 +543,9 @@ async def test_a_server_pool_starts_a_killed_spawner_again() -> None:
                 )
         assert set(errors) <= {"the search worker died"}
         assert len(errors) <= 2
-        assert pool._spawner is not None
-        assert pool._spawner._process is not None
-        assert pool._spawner._process.pid != spawner  # a new spawner forked new workers
+        assert pool._processes.spawner is not None
+        assert pool._processes.spawner._process is not None
+        assert pool._processes.spawner._process.pid != spawner  # a new spawner forked new workers
         await pool.aclose()
 
 

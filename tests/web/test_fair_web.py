@@ -452,7 +452,7 @@ async def test_a_page_that_leaves_while_its_bot_waits_for_a_worker_is_gone_at_on
         query = "game=yoxii&opponent=bot:random&side=p2&tc=60"
         async with text_socket(web.ws(query)) as page:
             await page.send("go")
-            assert await wait_for(lambda: bool(pool._waiting), 5)
+            assert await wait_for(lambda: bool(pool._share.waiting), 5)
         assert await wait_for(lambda: not web.server.connections, 5)
-        assert not pool._waiting
+        assert not pool._share.waiting
         assert pool.busy == 1  # the hog's, still

@@ -324,7 +324,7 @@ async def test_a_stop_before_the_bot_has_a_worker_is_no_forfeit() -> None:
                 async with text_socket(web.ws(query)) as page:
                     await page.send("go")
                     with trio.fail_after(5):  # the bot's search waits for a worker
-                        while not any(pool._waiting.values()):
+                        while not any(pool._share.waiting.values()):
                             await trio.sleep(0.01)
                     await page.send("stop")
                     await trio.sleep(0.3)  # time to forfeit, were a stop a forfeit
