@@ -432,16 +432,57 @@ def replay_cases(work: Path, good: Path) -> list[tuple[str, str, str]]:
     ]
 
 
-def main() -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--keep", metavar="DIR", help="build the cases in DIR and keep them")
-    parser.add_argument("--only", metavar="TEXT", default="", help="the cases named so")
-    parser.add_argument("--timeout", metavar="S", type=float, default=60.0, help="per command")
-    args = parser.parse_args()
-    work = Path(args.keep or tempfile.mkdtemp(prefix="hostile-files-"))
-    if args.keep:
-        work.mkdir(parents=True)  # a new directory: nothing of the user's is ever removed
-    (work / "secret.txt").write_text("TOP-SECRET\n")
+@dataclass
+class Bench:
+    """One run: where the cases are built, what a command is given, and the targets missed."""
+
+    work: Path
+    good: Path
+    """The good event every crafted case is a copy of."""
+    stats: Path
+    """Where the wrapper writes a command's bytes read and peak RSS."""
+    timeout: float
+    only: str
+    idle: float
+    """The peak RSS of ``enginesrv results`` on the good event, MB."""
+    missed: int = 0
+
+    def run(self, argv: list[str]) -> Outcome:
+        return run(argv, self.stats, self.timeout)
+
+    def crafted(self, index: int, craft: Callable[[Path, Path], None]) -> Path:
+        """A copy of the good event, numbered ``index``, as ``craft`` leaves it."""
+        event = self.work / f"case{index:02d}"
+        shutil.copytree(self.good, event, symlinks=True)
+        craft(event, self.work)
+        return event
+
+    def report(self, name: str, command: str, outcome: Outcome, *, error: bool = True) -> None:
+        """Print a command's line, and count it missed when it is not what ``error`` asks."""
+        one_line = outcome.stderr.count("\n") == 1 and "Traceback" not in outcome.stderr
+        raw = "\x1b" in outcome.stdout + outcome.stderr or "TOP-SECRET" in outcome.stdout
+        extra = outcome.rss_mb - self.idle
+        ok = (
+            (not error or (outcome.status == 2 and one_line))
+            and not raw
+            and outcome.elapsed <= TIME_S
+            and outcome.read_mb <= READ_MB
+            and extra <= RSS_MB
+        )
+        self.missed += not ok
+        said = outcome.stderr.strip().splitlines()[-1] if outcome.stderr.strip() else ""
+        said = said.replace(str(self.work), "W")
+        print(
+            f"{name:<26} {command:<8} {outcome.status:>4} {'yes' if one_line else 'NO':>6} "
+            f"{outcome.elapsed:>6.2f} {outcome.read_mb:>8.1f} {extra:>8.1f}  "
+            f"{'ok' if ok else 'MISSED'}: {said[:150]}",
+            flush=True,
+        )
+
+
+def play_good_event(work: Path) -> Path:
+    """The good event (a two-game Yoxii match), with a copy of its first record whose reason
+    holds ESC sequences (``game-00001.esc``, for ``replay``)."""
     good = work / "good"
     subprocess.run(
         [sys.executable, "-m", "enginesrv.cli", "match", "yoxii", "bot:random", "bot:greedy",
@@ -452,68 +493,70 @@ def main() -> int:
     (good / "games" / "game-00001.esc").write_text(
         text.replace("# Reason: ", "# Reason: \x1b[2J\x1b]0;owned\x07", 1)
     )
+    return good
+
+
+def run_store_cases(bench: Bench) -> None:
+    """``results`` and ``export`` of each crafted store (the heavy ones are not errors)."""
+    for index, (name, craft) in enumerate(STORE_CASES + HEAVY_CASES):
+        if bench.only not in name:
+            continue
+        event = bench.crafted(index, craft)
+        error = (name, craft) in STORE_CASES
+        for command in ("results", "export"):
+            argv = [command, str(event), *(["-o", "-"] if command == "export" else [])]
+            bench.report(name, command, bench.run(argv), error=error)
+
+
+def run_results_cases(bench: Bench) -> None:
+    for index, (name, craft) in enumerate(RESULTS_CASES, 100):
+        if bench.only in name:
+            event = bench.crafted(index, craft)
+            bench.report(name, "results", bench.run(["results", str(event)]), error=False)
+
+
+def run_resume_cases(bench: Bench) -> None:
+    for index, (name, craft) in enumerate(RESUME_CASES, 200):
+        if bench.only in name:
+            event = bench.crafted(index, craft)
+            outcome = bench.run(["match", "--resume", "--out", str(event)])
+            bench.report(name, "resume", outcome)
+
+
+def run_replay_cases(bench: Bench) -> None:
+    for name, game, path in replay_cases(bench.work, bench.good):
+        if bench.only in name:
+            outcome = bench.run(["replay", game, path])
+            # the SGF files that are games, not errors: what they cost is measured
+            error = "ESC" not in name and "[]" not in name and "value of" not in name
+            bench.report(name, "replay", outcome, error=error)
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--keep", metavar="DIR", help="build the cases in DIR and keep them")
+    parser.add_argument("--only", metavar="TEXT", default="", help="the cases named so")
+    parser.add_argument("--timeout", metavar="S", type=float, default=60.0, help="per command")
+    args = parser.parse_args()
+    work = Path(args.keep or tempfile.mkdtemp(prefix="hostile-files-"))
+    if args.keep:
+        work.mkdir(parents=True)  # a new directory: nothing of the user's is ever removed
+    (work / "secret.txt").write_text("TOP-SECRET\n")
+    good = play_good_event(work)
     stats = work / "stats"
     idle = min(run(["results", str(good)], stats).rss_mb for _ in range(3))
     print(f"idle 'enginesrv results' on a good event: peak RSS {idle:.1f} MB")
     print(f"{'case':<26} {'command':<8} {'exit':>4} {'1 line':>6} {'s':>6} {'read MB':>8} "
           f"{'RSS+ MB':>8}  verdict: stderr")  # fmt: skip
-    missed = 0
-
-    def report(name: str, command: str, outcome: Outcome, *, error: bool = True) -> None:
-        nonlocal missed
-        one_line = outcome.stderr.count("\n") == 1 and "Traceback" not in outcome.stderr
-        raw = "\x1b" in outcome.stdout + outcome.stderr or "TOP-SECRET" in outcome.stdout
-        extra = outcome.rss_mb - idle
-        ok = (
-            (not error or (outcome.status == 2 and one_line))
-            and not raw
-            and outcome.elapsed <= TIME_S
-            and outcome.read_mb <= READ_MB
-            and extra <= RSS_MB
-        )
-        missed += not ok
-        said = outcome.stderr.strip().splitlines()[-1] if outcome.stderr.strip() else ""
-        said = said.replace(str(work), "W")
-        print(
-            f"{name:<26} {command:<8} {outcome.status:>4} {'yes' if one_line else 'NO':>6} "
-            f"{outcome.elapsed:>6.2f} {outcome.read_mb:>8.1f} {extra:>8.1f}  "
-            f"{'ok' if ok else 'MISSED'}: {said[:150]}",
-            flush=True,
-        )
-
-    for index, (name, craft) in enumerate(STORE_CASES + HEAVY_CASES):
-        if args.only not in name:
-            continue
-        event = work / f"case{index:02d}"
-        shutil.copytree(good, event, symlinks=True)
-        craft(event, work)
-        error = (name, craft) in STORE_CASES
-        for command in ("results", "export"):
-            argv = [command, str(event), *(["-o", "-"] if command == "export" else [])]
-            report(name, command, run(argv, stats, args.timeout), error=error)
-    for index, (name, craft) in enumerate(RESULTS_CASES, 100):
-        if args.only in name:
-            event = work / f"case{index:02d}"
-            shutil.copytree(good, event, symlinks=True)
-            craft(event, work)
-            report(name, "results", run(["results", str(event)], stats, args.timeout), error=False)
-    for index, (name, craft) in enumerate(RESUME_CASES, 200):
-        if args.only in name:
-            event = work / f"case{index:02d}"
-            shutil.copytree(good, event, symlinks=True)
-            craft(event, work)
-            outcome = run(["match", "--resume", "--out", str(event)], stats, args.timeout)
-            report(name, "resume", outcome)
-    for name, game, path in replay_cases(work, good):
-        if args.only in name:
-            outcome = run(["replay", game, path], stats, args.timeout)
-            # the SGF files that are games, not errors: what they cost is measured
-            error = "ESC" not in name and "[]" not in name and "value of" not in name
-            report(name, "replay", outcome, error=error)
-    print(f"{missed} targets missed" if missed else "every target met")
+    bench = Bench(work, good, stats, args.timeout, args.only, idle)
+    run_store_cases(bench)
+    run_results_cases(bench)
+    run_resume_cases(bench)
+    run_replay_cases(bench)
+    print(f"{bench.missed} targets missed" if bench.missed else "every target met")
     if not args.keep:
         shutil.rmtree(work, ignore_errors=True)
-    return 1 if missed else 0
+    return 1 if bench.missed else 0
 
 
 if __name__ == "__main__":

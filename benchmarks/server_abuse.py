@@ -1791,75 +1791,115 @@ async def text_episodes(
             client = await ctx.reconnect_text(client)
 
 
+class RpcEpisodes:
+    """The go/stop interleavings of one msgpack-RPC client, on a new connection whenever the
+    one it has is of no more use; every connection it opened is kept, to count what they got
+    twice or were told in error notifications."""
+
+    def __init__(self, ctx: Context, rng: random.Random, tally: Tally) -> None:
+        self.ctx = ctx
+        self.rng = rng
+        self.tally = tally
+        self.ids = itertools.count(1)
+        self.clients: list[RpcClient] = []
+
+    @property
+    def client(self) -> RpcClient:
+        return self.clients[-1]
+
+    async def connect(self) -> None:
+        self.clients.append(RpcClient(await self.ctx.connect()))
+
+    async def reconnect(self) -> None:
+        self.client.close()
+        await self.connect()
+
+    def count_connections(self) -> None:
+        for one in self.clients:
+            self.tally.extra += one.duplicates
+            self.tally.errors.update(one.notified_errors)
+
+    async def episode(self) -> None:
+        """One interleaving: a double go, or a go with what follows it, and its response."""
+        if self.client.eof:
+            await self.reconnect()
+        self.tally.episodes += 1
+        if self.rng.random() < DOUBLE_GO:
+            if not await rpc_double_go(self.client, self.ids, self.rng, self.tally):
+                await self.reconnect()
+            return
+        search, must_stop = choose_go(self.rng)
+        gid = next(self.ids)
+        go = mpack.encode_request(gid, search)
+        tail, tail_ids = self.tail(gid, must_stop)
+        ok = await self.send(go, tail)
+        if ok is not None:
+            await self.settle(gid, ok, tail_ids)
+
+    def tail(self, gid: int, must_stop: bool) -> tuple[list[bytes], list[int]]:
+        """What may follow a go: a stop (of this go or of any search, as a notification or a
+        request), maybe then a position request; and the ids of the requests among them (a
+        notification has no answer)."""
+        tail: list[bytes] = []
+        tail_ids: list[int] = []
+        if must_stop or self.rng.random() < 0.5:
+            stop = m.Stop(gid if self.rng.random() < 0.5 else None)
+            if self.rng.random() < 0.5:
+                tail.append(mpack.encode_notify(stop))
+            else:
+                tail_ids.append(next(self.ids))
+                tail.append(mpack.encode_request(tail_ids[-1], stop))
+            if self.rng.random() < 0.3:
+                tail_ids.append(next(self.ids))
+                tail.append(mpack.encode_request(tail_ids[-1], m.Position()))
+        return tail, tail_ids
+
+    async def send(self, go: bytes, tail: list[bytes]) -> bool | None:
+        """Send the go and its tail, in one write or apart; whether the writes went through,
+        or None when the connection was abandoned mid-search (closed between the two)."""
+        if self.rng.random() < 0.1:
+            return await self.client.send(go, *tail)
+        ok = await self.client.send(go)
+        await trio.sleep(self.rng.uniform(0, 0.03))
+        if self.rng.random() < 0.05:
+            self.tally.abandoned += 1
+            await self.reconnect()
+            return None
+        if tail:
+            ok = ok and await self.client.send(*tail)
+        return ok
+
+    async def settle(self, gid: int, ok: bool, tail_ids: list[int]) -> None:
+        """Wait for the go's response and count it; a lost one is stopped, and its connection
+        replaced if even the stop brings no answer."""
+        self.tally.gos += 1
+        response = await self.client.response(gid, trio.current_time() + 5.0)
+        if not ok or response is None:
+            self.tally.lost += 1
+            await self.client.send(mpack.encode_notify(m.Stop()))
+            if await self.client.response(gid, trio.current_time() + 2.0) is None:
+                await self.reconnect()
+            return
+        self.tally.answered += 1
+        if response.error is not None:
+            self.tally.refused += 1
+        for answer in (response, *(self.client.responses.pop(i, None) for i in tail_ids)):
+            if answer is not None and answer.error is not None:
+                self.tally.errors[f"error {answer.error.code} {answer.error.name}"] += 1
+
+
 async def rpc_episodes(
     ctx: Context, count: int, rng: random.Random, tally: Tally, budget: float
 ) -> None:
-    ids = itertools.count(1)
-    client = RpcClient(await ctx.connect())
-    clients = [client]
+    episodes = RpcEpisodes(ctx, rng, tally)
+    await episodes.connect()
     try:
         for _ in range(count):
             if trio.current_time() > budget:
                 return
-            if client.eof:
-                client.close()
-                client = RpcClient(await ctx.connect())
-                clients.append(client)
-            tally.episodes += 1
-            if rng.random() < DOUBLE_GO:
-                if not await rpc_double_go(client, ids, rng, tally):
-                    client.close()
-                    client = RpcClient(await ctx.connect())
-                    clients.append(client)
-                continue
-            search, must_stop = choose_go(rng)
-            gid = next(ids)
-            go = mpack.encode_request(gid, search)
-            tail: list[bytes] = []
-            tail_ids: list[int] = []  # the requests among them (a notification has no answer)
-            if must_stop or rng.random() < 0.5:
-                stop = m.Stop(gid if rng.random() < 0.5 else None)
-                if rng.random() < 0.5:
-                    tail.append(mpack.encode_notify(stop))
-                else:
-                    tail_ids.append(next(ids))
-                    tail.append(mpack.encode_request(tail_ids[-1], stop))
-                if rng.random() < 0.3:
-                    tail_ids.append(next(ids))
-                    tail.append(mpack.encode_request(tail_ids[-1], m.Position()))
-            if rng.random() < 0.1:
-                ok = await client.send(go, *tail)
-            else:
-                ok = await client.send(go)
-                await trio.sleep(rng.uniform(0, 0.03))
-                if rng.random() < 0.05:
-                    tally.abandoned += 1
-                    client.close()
-                    client = RpcClient(await ctx.connect())
-                    clients.append(client)
-                    continue
-                if tail:
-                    ok = ok and await client.send(*tail)
-            tally.gos += 1
-            response = await client.response(gid, trio.current_time() + 5.0)
-            if not ok or response is None:
-                tally.lost += 1
-                await client.send(mpack.encode_notify(m.Stop()))
-                if await client.response(gid, trio.current_time() + 2.0) is None:
-                    client.close()
-                    client = RpcClient(await ctx.connect())
-                    clients.append(client)
-                continue
-            tally.answered += 1
-            if response.error is not None:
-                tally.refused += 1
-            for answer in (response, *(client.responses.pop(i, None) for i in tail_ids)):
-                if answer is not None and answer.error is not None:
-                    tally.errors[f"error {answer.error.code} {answer.error.name}"] += 1
+            await episodes.episode()
     finally:
-        for one in clients:
-            tally.extra += one.duplicates
-            tally.errors.update(one.notified_errors)
+        episodes.count_connections()
 
 
 def interleavings_budget(count: int) -> float:
@@ -2263,74 +2303,106 @@ def response_text(line: Line) -> str | None:
     return None
 
 
-async def long_session(ctx: Context) -> None:
-    (local,) = ctx.addresses(1)
-    client = LineClient(await ctx.connect(local))
-    errors: Counter[str] = Counter()
+@dataclass
+class LongWalk:
+    """A random walk through the tree of one long game (``long_session``): a move not yet
+    tried from the position, or an undo once every one was; and what it counted."""
 
-    async def answer() -> Line | None:
-        lines, found = await client.until(answers_query, trio.current_time() + 5.0)
-        count_errors(lines, errors)
+    client: LineClient
+    levels: list[Level] = field(default_factory=list)
+    """The positions from the start to the current one."""
+    errors: Counter[str] = field(default_factory=Counter)
+    plies: int = 0
+    undos: int = 0
+    ends: int = 0
+    invalid: int = 0
+    refused: str | None = None
+    """The error a ply was refused with (the game's length is capped)."""
+    problem: str | None = None
+
+    async def answer(self) -> Line | None:
+        lines, found = await self.client.until(answers_query, trio.current_time() + 5.0)
+        count_errors(lines, self.errors)
         return lines[-1] if found else None
 
-    await client.send(wire(m.SetOption("Game", LONG_GAME), m.NewGame(), m.Query("moves")))
-    first = await answer()
+    async def step(self, rng: random.Random) -> bool:
+        """One ply played or undone; False when the walk cannot go on."""
+        level = self.levels[-1]
+        options = level.untried()
+        if not options:
+            return await self.undo()
+        move = rng.choice(options)
+        level.tried.add(move)
+        return await self.play(move)
+
+    async def undo(self) -> bool:
+        if len(self.levels) == 1:
+            self.problem = "every move of the start position tried"
+            return False
+        await self.client.send(wire(m.Undo()))
+        line = await self.answer()
+        if line is None or response_text(line) is None:
+            self.problem = f"undo answered {'nothing' if line is None else shown(line)[:60]}"
+            return False
+        self.levels.pop()
+        self.undos += 1
+        return True
+
+    async def play(self, move: str) -> bool:
+        await self.client.send(wire(m.Play(move), m.Query("moves")))
+        played, moves = await self.answer(), await self.answer()
+        if played is None or moves is None:
+            self.problem = "no answer to a play (5 s)"
+            return False
+        if isinstance(played, m.InvalidMove):
+            self.invalid += 1
+            return True
+        if response_text(played) is None:
+            self.refused = error_key(played) or shown(played)[:60]
+            return False
+        self.plies += 1
+        listed = response_text(moves)
+        if listed is None:
+            self.problem = f"query moves answered {shown(moves)[:60]}"
+            return False
+        self.ends += not move_tokens(listed)
+        self.levels.append(Level(listed))
+        return True
+
+    def summary(self, seconds: float, cap: int | None) -> str:
+        return (
+            f"{LONG_GAME} for {seconds:.1f} s: {self.plies} plies played, the game "
+            f"{len(self.levels) - 1} plies long at the end, {self.ends} ends undone "
+            f"({self.undos} undos), {self.invalid} invalid moves; "
+            + (
+                f"ply {len(self.levels)} refused with {self.refused}"
+                if self.refused
+                else "no ply refused"
+            )
+            + f" (limit plies {'not announced' if cap is None else cap})"
+            + (f"; stopped: {self.problem}" if self.problem else "")
+            + f"; errors: {show_counter(self.errors)}"
+        )
+
+
+async def long_session(ctx: Context) -> None:
+    (local,) = ctx.addresses(1)
+    walk = LongWalk(LineClient(await ctx.connect(local)))
+    await walk.client.send(wire(m.SetOption("Game", LONG_GAME), m.NewGame(), m.Query("moves")))
+    first = await walk.answer()
     start_moves = None if first is None else response_text(first)
     if start_moves is None:
         ctx.check(False, f"no moves at the start ({'none' if first is None else shown(first)})")
         return
-    levels = [Level(start_moves)]
-    plies = undos = ends = invalid = 0
-    refused: str | None = None
-    problem: str | None = None
+    walk.levels.append(Level(start_moves))
     started = trio.current_time()
     for _ in range(MAX_LINES):
         if trio.current_time() >= started + LONG_FOR:
             break
-        level = levels[-1]
-        options = level.untried()
-        if not options:
-            if len(levels) == 1:
-                problem = "every move of the start position tried"
-                break
-            await client.send(wire(m.Undo()))
-            line = await answer()
-            if line is None or response_text(line) is None:
-                problem = f"undo answered {'nothing' if line is None else shown(line)[:60]}"
-                break
-            levels.pop()
-            undos += 1
-            continue
-        move = ctx.rng.choice(options)
-        level.tried.add(move)
-        await client.send(wire(m.Play(move), m.Query("moves")))
-        played, moves = await answer(), await answer()
-        if played is None or moves is None:
-            problem = "no answer to a play (5 s)"
+        if not await walk.step(ctx.rng):
             break
-        if isinstance(played, m.InvalidMove):
-            invalid += 1
-            continue
-        if response_text(played) is None:
-            refused = error_key(played) or shown(played)[:60]
-            break
-        plies += 1
-        listed = response_text(moves)
-        if listed is None:
-            problem = f"query moves answered {shown(moves)[:60]}"
-            break
-        ends += not move_tokens(listed)
-        levels.append(Level(listed))
     cap = ctx.server.limits.get("plies")
-    ctx.note(
-        f"{LONG_GAME} for {trio.current_time() - started:.1f} s: {plies} plies played, the game "
-        f"{len(levels) - 1} plies long at the end, {ends} ends undone ({undos} undos), "
-        f"{invalid} invalid moves; "
-        + (f"ply {len(levels)} refused with {refused}" if refused else "no ply refused")
-        + f" (limit plies {'not announced' if cap is None else cap})"
-        + (f"; stopped: {problem}" if problem else "")
-        + f"; errors: {show_counter(errors)}"
-    )
+    ctx.note(walk.summary(trio.current_time() - started, cap))
 
 
 @dataclass(frozen=True)
@@ -2621,7 +2693,7 @@ def _interrupt_only(exc: BaseException) -> bool:
     return isinstance(exc, KeyboardInterrupt)
 
 
-def main() -> int:
+def parse_args() -> argparse.Namespace:
     names = [s.name for s in SCENARIOS]
     parser = argparse.ArgumentParser(
         description=(__doc__ or "").splitlines()[0],
@@ -2644,7 +2716,30 @@ def main() -> int:
         "--server-arg=--max-connections=1000 for values starting with -)",
     )  # fmt: skip
     parser.add_argument("--seed", type=int, default=1, help="random seed (1)")
-    args = parser.parse_args()
+    return parser.parse_args()
+
+
+def play_scenario(server: ServerProcess, scenario: Scenario, bench: Bench, seed: int) -> Report:
+    """Run one scenario, on a server of the kind it needs (started if need be)."""
+    report = Report(scenario.name)
+    try:
+        ready_server(server, scenario.server, report, bench)
+    except StartupError as exc:
+        report.failures.append(f"the server did not start: {exc}")
+        return report
+    try:
+        trio.run(run_scenario, server, scenario, bench, seed, report)
+    except Exception as exc:  # a fault of this benchmark: report it, go on
+        traceback.print_exc()
+        report.failures.append(f"benchmark error {exc!r}")
+    if not server.alive():
+        status = server.process.returncode if server.process else None
+        report.failures.append(f"the server died (exit status {status})")
+    return report
+
+
+def main() -> int:
+    args = parse_args()
     chosen = [s for s in SCENARIOS if not args.scenario or s.name in args.scenario]
     command = [
         sys.executable, "-m", "enginesrv.cli", "serve", "--port", "0",
@@ -2664,22 +2759,7 @@ def main() -> int:
     crashed = False
     try:
         for index, scenario in enumerate(chosen):
-            report = Report(scenario.name)
-            try:
-                ready_server(server, scenario.server, report, bench)
-            except StartupError as exc:
-                report.failures.append(f"the server did not start: {exc}")
-                print(report.line(), flush=True)
-                reports.append(report)
-                continue
-            try:
-                trio.run(run_scenario, server, scenario, bench, args.seed + index, report)
-            except Exception as exc:  # a fault of this benchmark: report it, go on
-                traceback.print_exc()
-                report.failures.append(f"benchmark error {exc!r}")
-            if not server.alive():
-                status = server.process.returncode if server.process else None
-                report.failures.append(f"the server died (exit status {status})")
+            report = play_scenario(server, scenario, bench, args.seed + index)
             print(report.line(), flush=True)
             reports.append(report)
     except BaseException as exc:

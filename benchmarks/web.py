@@ -78,7 +78,14 @@ from typing import IO, Any, NoReturn
 from urllib.parse import urlsplit
 
 import trio
-from playwright.sync_api import Browser, ConsoleMessage, Page, ViewportSize, sync_playwright
+from playwright.sync_api import (
+    Browser,
+    CDPSession,
+    ConsoleMessage,
+    Page,
+    ViewportSize,
+    sync_playwright,
+)
 from trio_websocket import (
     ConnectionClosed,
     DisconnectionTimeout,
@@ -377,42 +384,56 @@ class Fetch:
         return bool(self.url) and (self.cached or self.wire is not None or bool(self.failed))
 
 
-def measure_transfer(browser: Browser, server: ServerProcess, report: Report) -> None:
-    report.say("transfer: / then a deep link of each game, in one fresh context")
-    fetches: dict[str, Fetch] = {}
-    problems: list[str] = []
+class FetchLog:
+    """The page's HTTP requests by chromium's request id, kept from its network events (the
+    DevTools protocol)."""
+
+    def __init__(self) -> None:
+        self.fetches: dict[str, Fetch] = {}
+
+    def listen(self, cdp: CDPSession) -> None:
+        cdp.on("Network.responseReceived", self.received)
+        cdp.on("Network.loadingFinished", self.finished)
+        cdp.on("Network.requestServedFromCache", self.from_cache)
+        cdp.on("Network.loadingFailed", self.failed)
+
+    def fetch(self, event: dict[str, Any]) -> Fetch:
+        return self.fetches.setdefault(event["requestId"], Fetch())
+
+    def received(self, event: dict[str, Any]) -> None:
+        fetch = self.fetch(event)
+        response = event["response"]
+        headers = {k.lower(): v for k, v in response.get("headers", {}).items()}
+        fetch.url = response["url"]
+        fetch.status = int(response["status"])
+        fetch.encoding = headers.get("content-encoding", "")
+        if response.get("fromDiskCache") or response.get("fromPrefetchCache"):
+            fetch.cached = True
+        if not fetch.cached:  # from the cache, this counts what was cached, not sent
+            fetch.headers = int(response.get("encodedDataLength", 0))
+
+    def finished(self, event: dict[str, Any]) -> None:
+        self.fetch(event).wire = int(event["encodedDataLength"])
+
+    def from_cache(self, event: dict[str, Any]) -> None:
+        self.fetch(event).cached = True
+
+    def failed(self, event: dict[str, Any]) -> None:
+        self.fetch(event).failed = str(event.get("errorText", "failed"))
+
+
+def load_every_game(
+    browser: Browser, server: ServerProcess, problems: list[str]
+) -> dict[str, Fetch]:
+    """Load ``/``, then a deep link of each game, in one fresh context; its requests, once
+    their network events have come in (or SETTLE_TIMEOUT has passed)."""
+    log = FetchLog()
     context = browser.new_context(viewport=VIEWPORT)
     try:
         page = context.new_page()
         watch(page, problems)
         cdp = context.new_cdp_session(page)
-
-        def received(event: dict[str, Any]) -> None:
-            fetch = fetches.setdefault(event["requestId"], Fetch())
-            response = event["response"]
-            headers = {k.lower(): v for k, v in response.get("headers", {}).items()}
-            fetch.url = response["url"]
-            fetch.status = int(response["status"])
-            fetch.encoding = headers.get("content-encoding", "")
-            if response.get("fromDiskCache") or response.get("fromPrefetchCache"):
-                fetch.cached = True
-            if not fetch.cached:  # from the cache, this counts what was cached, not sent
-                fetch.headers = int(response.get("encodedDataLength", 0))
-
-        def finished(event: dict[str, Any]) -> None:
-            fetches.setdefault(event["requestId"], Fetch()).wire = int(event["encodedDataLength"])
-
-        def from_cache(event: dict[str, Any]) -> None:
-            fetches.setdefault(event["requestId"], Fetch()).cached = True
-
-        def failed(event: dict[str, Any]) -> None:
-            fetch = fetches.setdefault(event["requestId"], Fetch())
-            fetch.failed = str(event.get("errorText", "failed"))
-
-        cdp.on("Network.responseReceived", received)
-        cdp.on("Network.loadingFinished", finished)
-        cdp.on("Network.requestServedFromCache", from_cache)
-        cdp.on("Network.loadingFailed", failed)
+        log.listen(cdp)
         cdp.send("Network.enable")
         page.goto(server.url, timeout=PAGE_TIMEOUT_MS)
         page.wait_for_selector(
@@ -423,13 +444,24 @@ def measure_transfer(browser: Browser, server: ServerProcess, report: Report) ->
             page.wait_for_selector("[data-testid=board] [data-square]", timeout=PAGE_TIMEOUT_MS)
             page.wait_for_function(SETTLED, timeout=PAGE_TIMEOUT_MS)
         deadline = time.monotonic() + SETTLE_TIMEOUT
-        while not all(f.settled for f in fetches.values()) and time.monotonic() < deadline:
+        while not all(f.settled for f in log.fetches.values()) and time.monotonic() < deadline:
             page.wait_for_timeout(50)  # the last network events are still on their way
     finally:
         context.close()
+    return log.fetches
+
+
+def broken_fetches(fetches: dict[str, Fetch]) -> list[str]:
+    """The requests that failed, were answered with an error status, or never finished."""
     broken = [f"{f.url}: {f.failed}" for f in fetches.values() if f.failed]
     broken += [f"{f.url}: status {f.status}" for f in fetches.values() if f.status >= 400]
     broken += [f"{f.url or '?'}: never finished" for f in fetches.values() if not f.settled]
+    return broken
+
+
+def files_fetched(fetches: dict[str, Fetch]) -> dict[str, dict[str, Any]]:
+    """Per path: its size (the body of a 200 from the network), its requests, those from the
+    network and the bytes they transferred."""
     files: dict[str, dict[str, Any]] = {}
     for fetch in fetches.values():
         if not fetch.url:
@@ -444,12 +476,10 @@ def measure_transfer(browser: Browser, server: ServerProcess, report: Report) ->
             entry["transferred"] += fetch.body
             if fetch.status == 200 and entry["size"] is None:
                 entry["size"] = fetch.body
-    network = [f for f in fetches.values() if f.url and not f.cached and f.wire is not None]
-    total = sum(f.body for f in network)
-    header_bytes = sum(f.headers for f in network)
-    encodings = sorted({f.encoding for f in network if f.encoding})
-    compression = f"compressed ({', '.join(encodings)})" if encodings else "uncompressed"
-    once = sum(entry["size"] or 0 for entry in files.values())
+    return files
+
+
+def say_files(report: Report, files: dict[str, dict[str, Any]]) -> None:
     report.say(f"  {'file':28} {'size':>8}  requests (from the network), bytes transferred")
     for path in sorted(files):
         entry = files[path]
@@ -458,6 +488,21 @@ def measure_transfer(browser: Browser, server: ServerProcess, report: Report) ->
             f"  {path:28} {size:>8}  {entry['requests']} ({entry['network']}), "
             f"{entry['transferred']:,}"
         )
+
+
+def measure_transfer(browser: Browser, server: ServerProcess, report: Report) -> None:
+    report.say("transfer: / then a deep link of each game, in one fresh context")
+    problems: list[str] = []
+    fetches = load_every_game(browser, server, problems)
+    broken = broken_fetches(fetches)
+    files = files_fetched(fetches)
+    network = [f for f in fetches.values() if f.url and not f.cached and f.wire is not None]
+    total = sum(f.body for f in network)
+    header_bytes = sum(f.headers for f in network)
+    encodings = sorted({f.encoding for f in network if f.encoding})
+    compression = f"compressed ({', '.join(encodings)})" if encodings else "uncompressed"
+    once = sum(entry["size"] or 0 for entry in files.values())
+    say_files(report, files)
     report.say(
         f"  {len(fetches)} requests, {len(network)} from the network, "
         f"{len(fetches) - len(network)} from the cache; bodies {total:,} bytes ({compression}; "
@@ -892,7 +937,8 @@ def run_parts(report: Report, server: ServerProcess, parts: list[str], args: Any
         )  # fmt: skip
 
 
-def main() -> int:
+def parse_args() -> argparse.Namespace:
+    """The command line, checked."""
     parser = argparse.ArgumentParser(
         description=__doc__.splitlines()[0],
         epilog="The top of benchmarks/web.py says how each part measures.",
@@ -929,6 +975,11 @@ def main() -> int:
         parser.error(f"--games {args.games}: 1 to {WS_PEER_CAP}")
     if args.loads < 1 or args.replies < 1:
         parser.error("--loads and --replies: at least 1")
+    return args
+
+
+def main() -> int:
+    args = parse_args()
     signal.signal(signal.SIGTERM, _terminated)
     signal.signal(signal.SIGINT, _terminated)
     parts = [part for part in PARTS if part in (args.only or PARTS)]

@@ -45,6 +45,7 @@ import os
 import random
 import sys
 import time
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 from urllib.parse import urlencode
@@ -201,7 +202,18 @@ class Page:
         return line[9:]
 
 
-async def play(web_url: str, app: WebApp, rng: random.Random, stats: dict[str, Any]) -> None:
+@dataclass(frozen=True)
+class Address:
+    """A ``/ws`` address drawn at random (module docstring)."""
+
+    opponent: str
+    refused: list[str]
+    """The options a page may not set, by name: the address must be refused."""
+    side: str
+    query: str
+
+
+def draw_address(rng: random.Random) -> Address:
     bot = rng.choice(BOTS)
     options = [rng.choice(ALLOWED + REFUSED)(rng) for _ in range(rng.randint(0, 3))]
     if bot != "alphabeta":  # random and greedy have no strength options: only the refused
@@ -212,62 +224,86 @@ async def play(web_url: str, app: WebApp, rng: random.Random, stats: dict[str, A
     side = rng.choice(["p1", "p2"])
     query = urlencode({"game": "yinyang", "opponent": opponent, "side": side,
                        "movetime": str(rng.choice([20, 50, 100]))})  # fmt: skip
-    url = web_url.replace("http://", "ws://") + "ws?" + query
+    return Address(opponent, refused, side, query)
+
+
+async def check_refusal(ws: Any, address: Address, stats: dict[str, Any]) -> None:
+    """The socket must be closed with 4400 and a reason that names a refused option."""
+    try:
+        with trio.fail_after(10):
+            await ws.get_message()
+    except ConnectionClosed as exc:
+        close = exc.reason
+        code = close.code if close is not None else 0
+        reason = (close.reason or "") if close is not None else ""
+        named = any(f"option {name!r}" in reason for name in address.refused)
+        if code != 4400 or not named:
+            stats["bad_refusals"].append(f"{address.opponent}: {code} {reason}")
+        stats["refused"] += 1
+        return
+    stats["bad_refusals"].append(f"{address.opponent}: not refused")
+
+
+async def send_aside(page: Page, rng: random.Random, stats: dict[str, Any]) -> bool:
+    """At random, an ``undo``, a ``show`` or a query between the moves; whether one was sent."""
+    roll = rng.random()
+    if roll < 0.08:
+        await page.ws.send_message(f"undo {rng.randint(1, 4)}")
+        line = await page.line()
+        if "revealed what was hidden" in line:
+            stats["undo_refused_revealed"] += 1
+        elif line.startswith("response"):
+            stats["undos"] += 1
+        return True
+    if roll < 0.12:
+        await page.ws.send_message("show")
+        while await page.line() != "showok":
+            pass
+        return True
+    if roll < 0.16:
+        await page.ask(rng.choice(["query position", "query played", "query clock"]))
+        return True
+    return False
+
+
+async def play_turn(page: Page, rng: random.Random, side: str) -> bool:
+    """The next decision, the person's or the bot's; False when the game is over."""
+    if await page.ask("query gameover") == "true":
+        return False
+    if await page.ask("query turn") == side:
+        moves = await page.ask("query moves")
+        if moves.startswith("count ") and " moves " not in moves:
+            token = setup(rng)
+        else:
+            listed = moves.split(" moves ", 1)[-1] if moves.startswith("count ") else moves
+            token = rng.choice(listed.split())
+        await page.ask(f"play {token}")
+    else:
+        await page.ws.send_message("go")
+        while not (await page.line()).startswith("bestmove "):
+            pass
+    return True
+
+
+async def play(web_url: str, app: WebApp, rng: random.Random, stats: dict[str, Any]) -> None:
+    address = draw_address(rng)
+    url = web_url.replace("http://", "ws://") + "ws?" + address.query
     before = set(app.referees)
     async with open_websocket_url(url) as ws:
-        if refused:
-            try:
-                with trio.fail_after(10):
-                    await ws.get_message()
-            except ConnectionClosed as exc:
-                close = exc.reason
-                code = close.code if close is not None else 0
-                reason = (close.reason or "") if close is not None else ""
-                named = any(f"option {name!r}" in reason for name in refused)
-                if code != 4400 or not named:
-                    stats["bad_refusals"].append(f"{opponent}: {code} {reason}")
-                stats["refused"] += 1
-                return
-            stats["bad_refusals"].append(f"{opponent}: not refused")
+        if address.refused:
+            await check_refusal(ws, address, stats)
             return
         await ws.send_message("isready")
         assert await ws.get_message() == "readyok\n"
         (referee,) = set(app.referees) - before
-        person = 0 if side == "p1" else 1
+        person = 0 if address.side == "p1" else 1
         game = Game(referee, person)
         page = Page(ws, game)
         for _ in range(600):
-            roll = rng.random()
-            if roll < 0.08:
-                await ws.send_message(f"undo {rng.randint(1, 4)}")
-                line = await page.line()
-                if "revealed what was hidden" in line:
-                    stats["undo_refused_revealed"] += 1
-                elif line.startswith("response"):
-                    stats["undos"] += 1
+            if await send_aside(page, rng, stats):
                 continue
-            if roll < 0.12:
-                await ws.send_message("show")
-                while await page.line() != "showok":
-                    pass
-                continue
-            if roll < 0.16:
-                await page.ask(rng.choice(["query position", "query played", "query clock"]))
-                continue
-            if await page.ask("query gameover") == "true":
+            if not await play_turn(page, rng, address.side):
                 break
-            if await page.ask("query turn") == side:
-                moves = await page.ask("query moves")
-                if moves.startswith("count ") and " moves " not in moves:
-                    token = setup(rng)
-                else:
-                    listed = moves.split(" moves ", 1)[-1] if moves.startswith("count ") else moves
-                    token = rng.choice(listed.split())
-                await page.ask(f"play {token}")
-            else:
-                await ws.send_message("go")
-                while not (await page.line()).startswith("bestmove "):
-                    pass
         await page.ask("query outcome")
         game.final_check()
         stats["games"] += 1

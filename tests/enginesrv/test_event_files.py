@@ -55,11 +55,7 @@ def toml_value(value: object) -> str:
     if isinstance(value, int):
         return str(value)
     if isinstance(value, float):
-        if math.isnan(value):
-            return "nan"
-        if math.isinf(value):
-            return "inf" if value > 0 else "-inf"
-        return repr(value)
+        return toml_float(value)
     if isinstance(value, str):
         # JSON's escapes are TOML's, but for DEL, which TOML wants escaped too
         return json.dumps(value, ensure_ascii=False).replace("\x7f", "\\u007f")
@@ -69,6 +65,15 @@ def toml_value(value: object) -> str:
         pairs = [f"{json.dumps(str(k))} = {toml_value(v)}" for k, v in value.items()]
         return "{ " + ", ".join(pairs) + " }"
     raise TypeError(value)
+
+
+def toml_float(value: float) -> str:
+    """``value`` as TOML text, where the infinities and NaN have names of their own."""
+    if math.isnan(value):
+        return "nan"
+    if math.isinf(value):
+        return "inf" if value > 0 else "-inf"
+    return repr(value)
 
 
 def toml_text(settings: dict[str, object]) -> str:

@@ -265,28 +265,36 @@ def matches(shown: Any, actual: Any, *, search: bool = False) -> bool:
     if shown is ANY:
         return True
     if isinstance(shown, dict):
-        if not isinstance(actual, dict):
-            return False
-        if ANY not in shown and set(shown) != set(actual):
-            return False
-        for key, value in shown.items():
-            if key is ANY:
-                continue
-            if key not in actual:
-                return False
-            if search and not _same_kind(key, value, actual[key]):
-                return False
-            if not search and not matches(value, actual[key]):
-                return False
-        return True
+        return isinstance(actual, dict) and _matches_map(shown, actual, search=search)
     if isinstance(shown, list):
-        if not isinstance(actual, list):
-            return False
-        if shown and shown[-1] is ANY:
-            head = shown[:-1]
-            return len(actual) >= len(head) and all(map(matches, head, actual))
-        return len(shown) == len(actual) and all(map(matches, shown, actual))
+        return isinstance(actual, list) and _matches_list(shown, actual)
     return type(shown) is type(actual) and shown == actual
+
+
+def _matches_map(shown: dict[Any, Any], actual: dict[Any, Any], *, search: bool) -> bool:
+    """A shown map against a frame's: the same keys (or more, after ``...``), each value
+    matching (or, for search figures, of the same kind)."""
+    if ANY not in shown and set(shown) != set(actual):
+        return False
+    for key, value in shown.items():
+        if key is ANY:
+            continue
+        if key not in actual:
+            return False
+        if search and not _same_kind(key, value, actual[key]):
+            return False
+        if not search and not matches(value, actual[key]):
+            return False
+    return True
+
+
+def _matches_list(shown: list[Any], actual: list[Any]) -> bool:
+    """A shown list against a frame's: item by item, with a trailing ``...`` standing for any
+    further items."""
+    if shown and shown[-1] is ANY:
+        head = shown[:-1]
+        return len(actual) >= len(head) and all(map(matches, head, actual))
+    return len(shown) == len(actual) and all(map(matches, shown, actual))
 
 
 def _same_kind(key: str, shown: Any, actual: Any) -> bool:

@@ -1051,6 +1051,110 @@ def leaks(
     return found
 
 
+class LawWatch:
+    """The page of one refereed Yin Yang game, watched for White's laws: what the referee holds
+    against what the page's views had revealed when each message arrived."""
+
+    def __init__(self, page: Lines, referee: Referee) -> None:
+        self.page = page
+        self.referee = referee
+        self.bot_laws: set[str] = set()
+        self.own: set[str] = set()
+        self.revealed: set[str] = set()
+        self.revealed_by: list[set[str]] = []
+        self.moves_answers: set[int] = set()
+        """Indexes of the answers to `query moves`: the person's own choices, which list
+        every law text (an adaptation may write any law)."""
+
+    def note(self) -> None:
+        """Take in the messages received since the last note."""
+        # what the referee holds (White's laws, even rewritten ones), and what the page
+        # was shown: a position string in an answer reveals White's + laws
+        fields = self.referee.state.to_string().split()
+        self.bot_laws.update(law for _, law in law_entries(fields[BOT_FIELD]))
+        self.own.update(law for _, law in law_entries(fields[OWN_FIELD]))
+        while len(self.revealed_by) < len(self.page.messages):
+            message = self.page.messages[len(self.revealed_by)]
+            assert isinstance(message, str)
+            for line in lines_of(message):
+                self.note_view(line)
+            self.revealed_by.append(set(self.revealed))
+
+    def note_view(self, line: str) -> None:
+        """The laws a line reveals if it is a view: the answer to `query position`, `play`,
+        `undo`, or in `show`."""
+        view = line.removeprefix("response ").removeprefix("show position: ")
+        fields = view.split()
+        if view != line and len(fields) == 8 and fields[0].count("/") == 3:
+            for flag, law in law_entries(fields[BOT_FIELD]):
+                assert flag == "+", f"a hidden law of White in a view: {line}"
+                self.revealed.add(law)
+            self.own.update(law for _, law in law_entries(fields[OWN_FIELD]))
+
+    async def ask(self, command: str) -> str:
+        answer = await self.page.ask(command)
+        if command == "query moves":
+            self.moves_answers.add(len(self.page.messages) - 1)
+        self.note()
+        return answer
+
+    async def show(self) -> None:
+        """`show` draws the laws as diagrams, not as text: read White's back from it."""
+        await self.page.send("show")
+        drawing = []
+        while (line := await self.page.line()) != "showok":
+            drawing.append(line.removeprefix("show "))
+        self.note()
+        fields = self.referee.state.to_string().split()
+        if fields[BOT_FIELD] != "none":
+            # White's laws drawn as far as they are revealed, the person's own in full
+            white = [e[1:] if e[0] == "+" else None for e in fields[BOT_FIELD].split(",")]
+            assert drawn_laws(drawing, "White (p2) laws") == white
+            black = [e[1:] for e in fields[OWN_FIELD].split(",")]
+            assert drawn_laws(drawing, "Black (p1) laws") == black
+
+    async def play_person(self, rng: random.Random) -> None:
+        """Black's turn: a random move of those listed (or a setup, too many to list)."""
+        moves = await self.ask("query moves")
+        if moves.startswith("count ") and " moves " not in moves:
+            token = person_setup(rng)  # the setup decision: too many to list
+        else:
+            listed = moves.split(" moves ", 1)[-1] if moves.startswith("count ") else moves
+            token = rng.choice(listed.split())
+        position = await self.ask(f"play {token}")
+        assert position == await self.ask("query position")
+
+    async def play_bot(self) -> None:
+        """White's turn: the bot moves."""
+        await self.page.send("go")
+        best = await self.page.line()
+        assert best.startswith("bestmove "), best
+        assert best != "bestmove none"
+        self.note()
+
+    def check_no_leaks(self) -> None:
+        """No message showed one of White's laws before it was revealed (query moves aside)."""
+        final = self.referee.state.to_string().split()[BOT_FIELD].split(",")
+        assert len(final) == 4
+        assert {entry[1:] for entry in final} <= self.bot_laws
+        messages = self.page.messages
+        checked = [m for i, m in enumerate(messages) if i not in self.moves_answers]
+        checked_by = [r for i, r in enumerate(self.revealed_by) if i not in self.moves_answers]
+        found = leaks(checked, checked_by, self.bot_laws, self.own)
+        assert not found, f"White's laws shown before they were revealed: {found}"
+        # what White never revealed appears in no message at all (query moves aside)
+        never = self.bot_laws - self.revealed - self.own
+        text = "".join(str(m) for m in checked)
+        assert not [law for law in never if law in text]
+
+    async def check_last_view(self) -> None:
+        """The page's last view shows White's laws exactly as far as they are revealed."""
+        final = self.referee.state.to_string().split()[BOT_FIELD].split(",")
+        view = (await self.page.ask("query position")).split()
+        assert view[BOT_FIELD].split(",") == [e if e[0] == "+" else "?" for e in final]
+        assert view[OWN_FIELD] == self.referee.state.to_string().split()[OWN_FIELD]
+
+
 async def play_yinyang(web: Web, rng: random.Random) -> tuple[int, set[str], set[str]]:
     """Play one refereed Yin Yang game to its end as Black against bot:random (seeded by the
     server's ``seeds``: the game replays), checking that no message to the page carries one
@@ -1060,100 +1164,26 @@ async def play_yinyang(web: Web, rng: random.Random) -> tuple[int, set[str], set
     query = urlencode({"game": "yinyang", "opponent": "bot:random", "side": "p1"})
     async with lines_socket(web.ws(query)) as page:
         assert await page.ask("query turn") == "p1"
-        referee = the_referee(web, before)
-        bot_laws: set[str] = set()
-        own: set[str] = set()
-        revealed: set[str] = set()
-        revealed_by: list[set[str]] = []
-        moves_answers: set[int] = set()
-        """Indexes of the answers to `query moves`: the person's own choices, which list
-        every law text (an adaptation may write any law)."""
-
-        def note(message_count: int) -> None:
-            # what the referee holds (White's laws, even rewritten ones), and what the page
-            # was shown: a position string in an answer reveals White's + laws
-            fields = referee.state.to_string().split()
-            bot_laws.update(law for _, law in law_entries(fields[BOT_FIELD]))
-            own.update(law for _, law in law_entries(fields[OWN_FIELD]))
-            while len(revealed_by) < message_count:
-                message = page.messages[len(revealed_by)]
-                assert isinstance(message, str)
-                for line in lines_of(message):
-                    # a view: the answer to `query position`, `play`, `undo`, or in `show`
-                    view = line.removeprefix("response ").removeprefix("show position: ")
-                    fields = view.split()
-                    if view != line and len(fields) == 8 and fields[0].count("/") == 3:
-                        for flag, law in law_entries(fields[BOT_FIELD]):
-                            assert flag == "+", f"a hidden law of White in a view: {line}"
-                            revealed.add(law)
-                        own.update(law for _, law in law_entries(fields[OWN_FIELD]))
-                revealed_by.append(set(revealed))
-
-        async def ask(command: str) -> str:
-            answer = await page.ask(command)
-            if command == "query moves":
-                moves_answers.add(len(page.messages) - 1)
-            note(len(page.messages))
-            return answer
-
-        async def show() -> None:
-            """`show` draws the laws as diagrams, not as text: read White's back from it."""
-            await page.send("show")
-            drawing = []
-            while (line := await page.line()) != "showok":
-                drawing.append(line.removeprefix("show "))
-            note(len(page.messages))
-            fields = referee.state.to_string().split()
-            if fields[BOT_FIELD] != "none":
-                # White's laws drawn as far as they are revealed, the person's own in full
-                white = [e[1:] if e[0] == "+" else None for e in fields[BOT_FIELD].split(",")]
-                assert drawn_laws(drawing, "White (p2) laws") == white
-                black = [e[1:] for e in fields[OWN_FIELD].split(",")]
-                assert drawn_laws(drawing, "Black (p1) laws") == black
-
+        watch = LawWatch(page, the_referee(web, before))
         plies = 0
         while plies < 1500:
             if plies % 10 == 3:
-                await show()
-            await ask("query position")
-            if await ask("query gameover") == "true":
+                await watch.show()
+            await watch.ask("query position")
+            if await watch.ask("query gameover") == "true":
                 break
-            if await ask("query turn") == "p1":
-                moves = await ask("query moves")
-                if moves.startswith("count ") and " moves " not in moves:
-                    token = person_setup(rng)  # the setup decision: too many to list
-                else:
-                    listed = moves.split(" moves ", 1)[-1] if moves.startswith("count ") else moves
-                    token = rng.choice(listed.split())
-                position = await ask(f"play {token}")
-                assert position == await ask("query position")
+            if await watch.ask("query turn") == "p1":
+                await watch.play_person(rng)
             else:
-                await page.send("go")
-                best = await page.line()
-                assert best.startswith("bestmove "), best
-                assert best != "bestmove none"
-                note(len(page.messages))
+                await watch.play_bot()
             plies += 1
-        assert await ask("query gameover") == "true", "the game did not end"
-        await ask("query outcome")
-        await ask("query played")
-        await show()
-        final = referee.state.to_string().split()[BOT_FIELD].split(",")
-        assert len(final) == 4
-        assert {entry[1:] for entry in final} <= bot_laws
-        checked = [m for i, m in enumerate(page.messages) if i not in moves_answers]
-        checked_by = [r for i, r in enumerate(revealed_by) if i not in moves_answers]
-        found = leaks(checked, checked_by, bot_laws, own)
-        assert not found, f"White's laws shown before they were revealed: {found}"
-        # what White never revealed appears in no message at all (query moves aside)
-        never = bot_laws - revealed - own
-        text = "".join(str(m) for m in checked)
-        assert not [law for law in never if law in text]
-        # the page's last view shows White's laws exactly as far as they are revealed
-        view = (await page.ask("query position")).split()
-        assert view[BOT_FIELD].split(",") == [e if e[0] == "+" else "?" for e in final]
-        assert view[OWN_FIELD] == referee.state.to_string().split()[OWN_FIELD]
-        return plies, revealed, bot_laws
+        assert await watch.ask("query gameover") == "true", "the game did not end"
+        await watch.ask("query outcome")
+        await watch.ask("query played")
+        await watch.show()
+        watch.check_no_leaks()
+        await watch.check_last_view()
+        return plies, watch.revealed, watch.bot_laws
 
 
 @trio_test

@@ -60,7 +60,9 @@ import sys
 import tempfile
 import threading
 import time
+from collections.abc import Callable
 from pathlib import Path
+from typing import IO
 
 FAKE = Path(__file__).with_name("fake_engine.py")
 SECRET = "VICTIM" + "-SECRET-"  # in two pieces: this file does not hold the secret's bytes
@@ -297,14 +299,81 @@ def escalate() -> None:
     say(f"escalate caps={caps} umount={int(umounted)} remount={int(remounted)}")
 
 
-def main() -> None:
-    mode, arg = sys.argv[1], sys.argv[2] if len(sys.argv) > 2 else ""
-    child = subprocess.Popen(
-        [sys.executable, str(FAKE), "good"], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+class Hostile:
+    """What one hostile engine does on each ``go``, by its mode, and what it keeps between
+    them (its secret, whether it freed itself, its catching thread)."""
+
+    def __init__(self, mode: str, arg: str, own: set[int]) -> None:
+        self.mode = mode
+        self.arg = arg
+        self.own = own  # its own processes, which its attacks leave alone
+        self.secret = SECRET + os.urandom(8).hex()
+        self.unreaped = False
+        self.catching: threading.Thread | None = None
+
+    def go(self) -> None:
+        """Misbehave as the mode says, before the ``go`` is passed on to the engine."""
+        actions: dict[str, Callable[[], None]] = {
+            "flood": self.flood,
+            "victim": self.show_secret,
+            "hop": self.hop,
+            "unreap": self.unreap,
+            "catch": self.catch,
+            "escalate": escalate,
+            "thief": self.thieve,
+            "thief-or-crash": self.thieve_or_crash,
+        }
+        action = actions.get(self.mode)
+        if action is not None:
+            action()
+
+    def flood(self) -> None:
+        chunk, left = b"x" * (1 << 20), int(self.arg)
+        while left > 0:
+            left -= sys.stderr.buffer.write(chunk[: min(left, len(chunk))])
+        sys.stderr.buffer.flush()
+
+    def show_secret(self) -> None:
+        say(self.secret)
+        sys.stdout.buffer.write(f"info string {self.secret}\n".encode())
+        sys.stdout.buffer.flush()
+
+    def hop(self) -> None:
+        if not self.unreaped:
+            self.unreaped = hop(self.arg)
+
+    def unreap(self) -> None:
+        if not self.unreaped:
+            self.unreaped = unreap(Path(self.arg))
+
+    def catch(self) -> None:
+        if self.catching is None:
+            args = (float(self.arg), self.own)
+            self.catching = threading.Thread(target=catch, args=args, daemon=True)
+            self.catching.start()
+        else:
+            self.catching.join()  # its next move waits for the report: the opponent moved
+
+    def thieve(self) -> None:
+        thieve(SECRET.encode(), self.own)
+
+    def thieve_or_crash(self) -> None:
+        if thieve(SECRET.encode(), self.own):
+            os._exit(3)  # where its standard error is not kept: a crash says it
+
+
+def start_engine(mode: str) -> subprocess.Popen[bytes]:
+    """The well-behaved engine it plays through (a flood's own standard error is enough)."""
+    return subprocess.Popen(
+        [sys.executable, str(FAKE), "good"],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
         stderr=subprocess.DEVNULL if mode == "flood" else None,
-    )  # fmt: skip
-    assert child.stdin is not None
-    assert child.stdout is not None
+    )
+
+
+def misbehave_at_start(mode: str, arg: str, child: subprocess.Popen[bytes]) -> None:
+    """The attacks made at start-up: ``escape`` and ``ladder`` (module docstring)."""
     if mode == "escape":
         signal.signal(signal.SIGTERM, signal.SIG_IGN)
         escape(Path(arg))
@@ -313,47 +382,30 @@ def main() -> None:
     if mode == "ladder" and os.fork() == 0:
         os.setsid()
         os.execv(sys.argv[3], [sys.argv[3], arg])
+
+
+def relay(out: IO[bytes]) -> None:
+    """Pass the engine's lines on to standard output."""
+    for line in out:
+        sys.stdout.buffer.write(line)
+        sys.stdout.buffer.flush()
+
+
+def main() -> None:
+    mode, arg = sys.argv[1], sys.argv[2] if len(sys.argv) > 2 else ""
+    child = start_engine(mode)
+    assert child.stdin is not None
+    assert child.stdout is not None
+    misbehave_at_start(mode, arg, child)
     own = {os.getpid(), os.getppid(), child.pid}  # itself, its reaper, its child
-    secret = SECRET + os.urandom(8).hex()
-    unreaped = False
-    catching: threading.Thread | None = None
-    out = child.stdout
-
-    def relay() -> None:
-        for line in out:
-            sys.stdout.buffer.write(line)
-            sys.stdout.buffer.flush()
-
-    threading.Thread(target=relay, daemon=True).start()
+    hostile = Hostile(mode, arg, own)
+    threading.Thread(target=relay, args=(child.stdout,), daemon=True).start()
     for line in sys.stdin.buffer:
         word = line.split(maxsplit=1)[0] if line.strip() else b""
         if word == b"quit" and mode == "escape":
             continue  # it stays: ended it must be
         if word == b"go":
-            if mode == "flood":
-                chunk, left = b"x" * (1 << 20), int(arg)
-                while left > 0:
-                    left -= sys.stderr.buffer.write(chunk[: min(left, len(chunk))])
-                sys.stderr.buffer.flush()
-            elif mode == "victim":
-                say(secret)
-                sys.stdout.buffer.write(f"info string {secret}\n".encode())
-                sys.stdout.buffer.flush()
-            elif mode == "hop" and not unreaped:
-                unreaped = hop(arg)
-            elif mode == "unreap" and not unreaped:
-                unreaped = unreap(Path(arg))
-            elif mode == "catch" and catching is None:
-                catching = threading.Thread(target=catch, args=(float(arg), own), daemon=True)
-                catching.start()
-            elif mode == "catch" and catching is not None:
-                catching.join()  # its next move waits for the report: the opponent moved
-            elif mode == "escalate":
-                escalate()
-            elif mode == "thief":
-                thieve(SECRET.encode(), own)
-            elif mode == "thief-or-crash" and thieve(SECRET.encode(), own):
-                os._exit(3)  # where its standard error is not kept: a crash says it
+            hostile.go()
         child.stdin.write(line)
         child.stdin.flush()
         if word == b"quit":
