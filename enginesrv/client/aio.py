@@ -114,7 +114,7 @@ class AsyncEngine:
             await engine.aclose()
 
     @classmethod
-    async def popen_in(  # noqa: PLR0913, RUF100  (the public keywords: the process's, the client's)
+    async def popen_in(  # noqa: PLR0913  (the public keywords: the process's, the client's)
         cls,
         nursery: trio.Nursery | None,
         argv: Sequence[str],
