@@ -35,6 +35,10 @@ MODULES = (
     "bots.eval._yoxii_native",  # the evaluation, with its endgame solver
 )
 
+CORES = ("yinsh", "yohoho", "yoxii")
+"""The compiled search cores: bots/_core_<game>.c, each the game's rules and evaluation
+(native/core/<game>.h) under the shared search (native/core/search.h)."""
+
 NATIVE = [
     # optional: without a compiler the package installs, and runs on the references
     Extension(
@@ -46,6 +50,16 @@ NATIVE = [
         optional=True,
     )
     for name in MODULES
+] + [
+    Extension(
+        f"bots._core_{game}",
+        [f"bots/_core_{game}.c"],
+        include_dirs=["native"],
+        depends=["native/core/common.h", "native/core/search.h", f"native/core/{game}.h"],
+        extra_compile_args=FLAGS,
+        optional=True,
+    )
+    for game in CORES
 ]
 
 setup(ext_modules=NATIVE)
