@@ -110,9 +110,13 @@ class AlphaBeta(Engine):
         memory = self._compiled
         if memory is None or memory.core is not core or megabytes != self._compiled_mb:
             # drop the old table before making the new one: never two in memory at once
+            history = memory.history if memory is not None and memory.core is core else None
             self._compiled = None
             memory = self._compiled = CompiledMemory.of_megabytes(core, megabytes)
             self._compiled_mb = megabytes
+            if history is not None:  # a new Hash makes a new table; the history stays
+                memory.history = history
+                memory.searched = True  # so that a new game clears it
         return memory
 
     def new_game(self, game: Game) -> None:
