@@ -419,7 +419,8 @@ CORE_HOT static int core_evaluate(CorePos *pos, CoreEval *ev) {
                 ev->ring2 * (yx_sum(r2, me, me_lo, me_hi) - yx_sum(r2, opp, opp_lo, opp_hi)) +
                 ev->ring3 * (yx_sum(r3, me, me_lo, me_hi) - yx_sum(r3, opp, opp_lo, opp_hi)) +
                 ev->count1 * (mine1 - theirs1) +
-                ev->mobility * (popcount64(yx_dests(t, me, opp)) - popcount64(yx_dests(t, opp, me))) +
+                ev->mobility *
+                    (popcount64(yx_dests(t, me, opp)) - popcount64(yx_dests(t, opp, me))) +
                 yx_stock_worth(ev, st_me) - yx_stock_worth(ev, st_opp);
     if (h > yx.heuristic_cap)
         h = yx.heuristic_cap;
@@ -442,7 +443,9 @@ static void core_eval_reset(CoreEval *ev) { memset(ev->cache, 0, sizeof ev->cach
 
 /* -- init: geometry, checked against the reference, and the reference's numbers --------------- */
 
-static const int YX_DIRS[8][2] = {{0, 1}, {1, 1}, {1, 0}, {1, -1}, {0, -1}, {-1, -1}, {-1, 0}, {-1, 1}};
+/* N, NE, E, SE, S, SW, W, NW as (file step, rank step): games.yoxii.DIRECTIONS */
+static const int YX_DIRS[8][2] = {{0, 1},  {1, 1},   {1, 0},  {1, -1},
+                                  {0, -1}, {-1, -1}, {-1, 0}, {-1, 1}};
 
 static int yx_on_board(int f, int r) {
     if (f < 0 || f > 6 || r < 0 || r > 6) return 0;
@@ -465,11 +468,21 @@ static PyObject *yx_attr(PyObject *mod, const char *name) {
     return PyObject_GetAttrString(mod, name);
 }
 
+/* PySequence_Fast with a message naming the table when obj is not a sequence */
+static PyObject *yx_fast(PyObject *obj, const char *name) {
+    if (!PySequence_Check(obj)) {
+        PyErr_Format(PyExc_ValueError, "%s: a sequence was expected, not %.80s", name,
+                     Py_TYPE(obj)->tp_name);
+        return NULL;
+    }
+    return PySequence_Fast(obj, name);
+}
+
 /* a sequence of n bitboards of the reference, compared with ours */
 static int yx_check_masks(PyObject *mod, const char *name, const uint64_t *ours, int n) {
     PyObject *seq = yx_attr(mod, name);
     if (!seq) return -1;
-    PyObject *fast = PySequence_Fast(seq, name);
+    PyObject *fast = yx_fast(seq, name);
     Py_DECREF(seq);
     if (!fast) return -1;
     int rc = 0;
@@ -495,7 +508,7 @@ static int yx_check_masks(PyObject *mod, const char *name, const uint64_t *ours,
 static int yx_check_rays(PyObject *mod, const int8_t rays[YX_N][8][7], const int8_t len[YX_N][8]) {
     PyObject *seq = yx_attr(mod, "RAYS");
     if (!seq) return -1;
-    PyObject *fast = PySequence_Fast(seq, "RAYS");
+    PyObject *fast = yx_fast(seq, "RAYS");
     Py_DECREF(seq);
     if (!fast) return -1;
     int rc = 0;
@@ -505,7 +518,7 @@ static int yx_check_rays(PyObject *mod, const int8_t rays[YX_N][8][7], const int
     }
     for (int s = 0; rc == 0 && s < YX_N; s++) {
         long dirs[8][8];
-        PyObject *per = PySequence_Fast(PySequence_Fast_GET_ITEM(fast, s), "RAYS");
+        PyObject *per = yx_fast(PySequence_Fast_GET_ITEM(fast, s), "RAYS");
         if (!per) {
             rc = -1;
             break;
@@ -537,7 +550,7 @@ static int yx_check_rays(PyObject *mod, const int8_t rays[YX_N][8][7], const int
 }
 
 static int yx_read_u64s(PyObject *seq, Py_ssize_t n, const char *what, uint64_t *out) {
-    PyObject *fast = PySequence_Fast(seq, what);
+    PyObject *fast = yx_fast(seq, what);
     if (!fast) return -1;
     if (PySequence_Fast_GET_SIZE(fast) != n) {
         Py_DECREF(fast);
@@ -560,7 +573,7 @@ static int yx_read_u64s(PyObject *seq, Py_ssize_t n, const char *what, uint64_t 
 static int yx_read_zobrist(PyObject *mod, YxTables *tb) {
     PyObject *zp = yx_attr(mod, "Z_PIECE");
     if (!zp) return -1;
-    PyObject *fast = PySequence_Fast(zp, "Z_PIECE");
+    PyObject *fast = yx_fast(zp, "Z_PIECE");
     Py_DECREF(zp);
     if (!fast) return -1;
     int rc = 0;
@@ -569,7 +582,7 @@ static int yx_read_zobrist(PyObject *mod, YxTables *tb) {
         rc = -1;
     }
     for (int c = 0; rc == 0 && c < 2; c++) {
-        PyObject *per = PySequence_Fast(PySequence_Fast_GET_ITEM(fast, c), "Z_PIECE");
+        PyObject *per = yx_fast(PySequence_Fast_GET_ITEM(fast, c), "Z_PIECE");
         if (!per) {
             rc = -1;
             break;
@@ -682,6 +695,29 @@ static int yx_eval_constants(PyObject *eval_mod, YxTables *tb) {
     return 0;
 }
 
+/* A table of the wrong type or a missing one is damage like any other: its TypeError or
+ * AttributeError (whose message names the table) becomes a ValueError with that message. */
+static void yx_as_value_error(void) {
+    if (!PyErr_ExceptionMatches(PyExc_TypeError) && !PyErr_ExceptionMatches(PyExc_AttributeError))
+        return;
+#if PY_VERSION_HEX >= 0x030C0000
+    PyObject *value = PyErr_GetRaisedException();
+#else
+    PyObject *type, *value, *tb;
+    PyErr_Fetch(&type, &value, &tb);
+    PyErr_NormalizeException(&type, &value, &tb);
+    Py_XDECREF(type);
+    Py_XDECREF(tb);
+#endif
+    PyObject *text = value ? PyObject_Str(value) : NULL;
+    if (text)
+        PyErr_Format(PyExc_ValueError, "%U", text);
+    else
+        PyErr_SetString(PyExc_ValueError, "yoxii: a damaged table");
+    Py_XDECREF(text);
+    Py_XDECREF(value);
+}
+
 static int core_init(PyObject *module) {
     (void)module;
     static YxTables fresh; /* filled whole before it replaces the live tables */
@@ -714,6 +750,7 @@ done:
     Py_XDECREF(eval_type);
     Py_DECREF(games_mod);
     Py_DECREF(eval_mod);
+    if (rc < 0) yx_as_value_error();
     return rc;
 }
 
@@ -815,7 +852,8 @@ static int core_eval_load(CoreEval *ev, PyObject *evaluator) {
     if (!weights) return -1;
     int rc = -1;
     PyObject *stock = NULL, *solver = NULL;
-    if (yx_weight(weights, "ring1", &ev->ring1) < 0 || yx_weight(weights, "ring2", &ev->ring2) < 0 ||
+    if (yx_weight(weights, "ring1", &ev->ring1) < 0 ||
+        yx_weight(weights, "ring2", &ev->ring2) < 0 ||
         yx_weight(weights, "ring3", &ev->ring3) < 0 ||
         yx_weight(weights, "count1", &ev->count1) < 0 ||
         yx_weight(weights, "mobility", &ev->mobility) < 0)

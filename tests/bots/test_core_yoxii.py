@@ -6,10 +6,12 @@ know. Skipped when the module is not built."""
 from __future__ import annotations
 
 import json
+import os
 import random
 import subprocess
 import sys
 from collections.abc import Callable, Iterator
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -24,6 +26,7 @@ from games.native import native_module
 from games.yoxii import NEIGHBOURS_MASK, YoxiiState
 from tests.conftest import DATA
 
+ROOT = Path(__file__).resolve().parents[2]
 CORE: Any = native_module("bots._core_yoxii")
 pytestmark = pytest.mark.skipif(CORE is None, reason="bots/_core_yoxii.c is not built")
 
@@ -327,6 +330,8 @@ attempt(g, "NEIGHBOURS_MASK", (0,) + g.NEIGHBOURS_MASK[1:])
 attempt(g, "RAYS", g.RAYS[:3] + (g.RAYS[4],) + g.RAYS[4:])
 attempt(e, "_RING2", e._RING3)
 attempt(e, "SOLVED", -1)
+attempt(g, "Z_TURN", None)
+attempt(g, "NEIGHBOURS_MASK", (1.5,) * 37)
 attempt(g, "Z_TURN", g.Z_TURN)
 """
 
@@ -334,10 +339,12 @@ attempt(g, "Z_TURN", g.Z_TURN)
 def test_damaged_tables_of_the_reference_fail_the_import_with_an_error_naming_them() -> None:
     """The tables are read and checked when the module loads: damage leaves it unloaded (the
     Python code then runs on the reference), and a later, sound import succeeds."""
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}  # this checkout's build
     out = subprocess.run(
-        [sys.executable, "-c", INIT_DAMAGE], capture_output=True, text=True, check=True
+        [sys.executable, "-c", INIT_DAMAGE], capture_output=True, text=True, check=True, env=env
     ).stdout.splitlines()
-    names = ["Z_TOTEM", "Z_PIECE", "NEIGHBOURS_MASK", "RAYS", "_RING2", "SOLVED"]
+    names = ["Z_TOTEM", "Z_PIECE", "NEIGHBOURS_MASK", "RAYS", "_RING2", "SOLVED", "Z_TURN",
+             "NEIGHBOURS_MASK"]  # fmt: skip
     assert len(out) == len(names) + 1, out
     for line, name in zip(out, names, strict=False):
         assert line.startswith("ValueError"), line
