@@ -59,6 +59,7 @@ def reference_row(state: State, evaluator: YoxiiEvaluator) -> Row:
     value = quiet = noisy = None
     if not over:
         value = evaluator.evaluate(state)
+        assert evaluator.evaluate_python(state) == value  # the default one runs in C
         quiet = evaluator.is_quiet(state)
         noisy = tuple(evaluator.noisy_moves(state, LazyMoves(state)))
     legal = tuple(state.legal_moves())
