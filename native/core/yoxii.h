@@ -31,7 +31,7 @@ static inline int yx_highest(uint64_t x) { return 63 - __builtin_clzll(x); } /* 
 /* -- tables ---------------------------------------------------------------------------------- */
 
 typedef struct {
-    uint64_t nb[YX_N];              /* the neighbourhood: placement and scoring region */
+    uint64_t nb[YX_N];                 /* the neighbourhood: placement and scoring region */
     uint64_t ring2[YX_N], ring3[YX_N]; /* squares at king distance 2 and 3 */
     /* beyond[t][n]: the squares past neighbour n of t on the line from t (0 for a square that
      * is not a neighbour); up[t][n]: whether that line runs to higher square numbers, so that
@@ -108,8 +108,9 @@ static int core_to_move(const CorePos *pos) { return yx_top(pos)->side; }
 static int core_is_terminal(const CorePos *pos) { return yx_top(pos)->over; }
 static uint64_t core_key(const CorePos *pos) { return yx_top(pos)->key; }
 
-/* the region around the Totem: sum of values first, then piece count, else a draw (E5) */
-static int core_winner(const CorePos *pos) {
+/* the region around the Totem: sum of values first, then piece count, else a draw (E5); hot
+ * too, since the search scores every finished game it meets with it */
+CORE_HOT static int core_winner(const CorePos *pos) {
     const YxNode *n = yx_top(pos);
     uint64_t r = yx.nb[n->totem];
     int a = popcount64(r & n->white) + popcount64(r & n->white & n->lo) +
