@@ -28,7 +28,9 @@ from tests.conftest import DATA
 
 ROOT = Path(__file__).resolve().parents[2]
 CORE: Any = native_module("bots._core_yoxii")
-pytestmark = pytest.mark.skipif(CORE is None, reason="bots/_core_yoxii.c is not built")
+pytestmark = pytest.mark.skipif(
+    CORE is None, reason="bots._core_yoxii is not built or is turned off"
+)
 
 YOXII = games.load("yoxii")
 START = YOXII.start_position
