@@ -62,6 +62,7 @@ class Core(Protocol):
         table: Buffer,
         history: Buffer,
         age: int,
+        generation: int,
         depth: int | None,
         nodes: int | None,
         deadline: float | None,
@@ -94,9 +95,12 @@ def core_for(game: str) -> Core | None:
 
 
 def _zeroed(size: int) -> mmap.mmap:
-    """``size`` bytes of zeroed memory that take no time to make: anonymous pages the system
-    zeroes as they are first touched (a bytearray would zero the whole table up front, which
-    costs more than a short search)."""
+    """``size`` bytes of zeroed memory that take no time to make: private anonymous pages the
+    system zeroes as they are first touched (a bytearray would zero the whole table up front,
+    which costs more than a short search)."""
+    private = getattr(mmap, "MAP_PRIVATE", 0) | getattr(mmap, "MAP_ANONYMOUS", 0)
+    if private:
+        return mmap.mmap(-1, size, flags=private)
     return mmap.mmap(-1, size)
 
 
@@ -115,6 +119,8 @@ class CompiledMemory:
     table: mmap.mmap = field(init=False)
     history: mmap.mmap = field(init=False)
     age: int = 0
+    generation: int = 1
+    """Entries of other generations are empty: clearing the table is a new generation."""
     searched: bool = False
 
     def __post_init__(self) -> None:
@@ -137,12 +143,17 @@ class CompiledMemory:
         return (len(self.table) + len(self.history)) / (1024 * 1024)
 
     def clear(self) -> None:
-        """Forget every entry and every count (a new game)."""
-        if self.searched:
+        """Forget every entry and every count (a new game). The table's pages stay: the next
+        game finds them ready (a fresh page costs microseconds at first touch)."""
+        if not self.searched:
+            return
+        self.generation += 1
+        if self.generation >= 1 << 32:  # once in four billion games: zero it for real
             self.table = _zeroed(len(self.table))
-            self.history = _zeroed(len(self.history))
-            self.age = 0
-            self.searched = False
+            self.generation = 1
+        self.history[:] = bytes(len(self.history))
+        self.age = 0
+        self.searched = False
 
 
 def compiled_search(
@@ -187,6 +198,7 @@ def compiled_search(
         table=memory.table,
         history=memory.history,
         age=memory.age,
+        generation=memory.generation,
         depth=limits.depth,
         nodes=limits.nodes,
         deadline=limits.deadline,
