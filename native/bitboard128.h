@@ -197,10 +197,10 @@ static inline int bb_table_board(PyObject *obj, int bits, const char *name, Py_s
     if (rc == BB_OK) return 0;
     if (rc == BB_RAISED) return -1;
     if (index >= 0)
-        PyErr_Format(PyExc_ValueError, "%s[%zd]: %s (%d bits at most)", name, index, why[rc],
+        PyErr_Format(PyExc_ValueError, "%s[%zd]: %s, not a bitboard of %d bits", name, index, why[rc],
                      bits);
     else
-        PyErr_Format(PyExc_ValueError, "%s: %s (%d bits at most)", name, why[rc], bits);
+        PyErr_Format(PyExc_ValueError, "%s: %s, not a bitboard of %d bits", name, why[rc], bits);
     return -1;
 }
 
