@@ -190,17 +190,18 @@ static inline int bb_table_board(PyObject *obj, int bits, const char *name, Py_s
     static const char *const why[] = {
         [BB_NOT_INT] = "not an int",
         [BB_NEGATIVE] = "a negative int",
-        [BB_TOO_WIDE] = "more than 128 bits",
-        [BB_OFF_BOARD] = "a bit beyond the board",
+        [BB_TOO_WIDE] = "an int of more than 128 bits",
+        [BB_OFF_BOARD] = "an int with bits beyond the board",
     };
     int rc = bb_convert(obj, bits, out);
     if (rc == BB_OK) return 0;
     if (rc == BB_RAISED) return -1;
     if (index >= 0)
-        PyErr_Format(PyExc_ValueError, "%s[%zd]: %s, not a bitboard of %d bits", name, index, why[rc],
-                     bits);
+        PyErr_Format(PyExc_ValueError, "%s[%zd]: %s (a bitboard of %d bits was expected)", name,
+                     index, why[rc], bits);
     else
-        PyErr_Format(PyExc_ValueError, "%s: %s, not a bitboard of %d bits", name, why[rc], bits);
+        PyErr_Format(PyExc_ValueError, "%s: %s (a bitboard of %d bits was expected)", name,
+                     why[rc], bits);
     return -1;
 }
 
