@@ -18,9 +18,11 @@ typedef unsigned __int128 bb;
 /* -- bits ---------------------------------------------------------------------------------
  * Without -mpopcnt, __builtin_popcountll is a library call. A function marked BB_HOT is built
  * twice, with and without the popcnt instruction, and the dynamic loader picks one by what the
- * processor has. Mark the few functions where bits are counted on the hot path; the inline
- * helpers below (and small static functions) are compiled into both copies. */
-#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__) && defined(__linux__)
+ * processor has. Mark the functions where bits are counted on the hot path: what is inlined
+ * into them is compiled into both copies, and a marked function's popcnt copy calls the popcnt
+ * copy of another marked one directly (objdump shows popcnt in the .popcnt copies only). */
+#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__) && defined(__linux__) && \
+    defined(__GLIBC__) /* the choice is made by an ifunc resolver: glibc's, not musl's */
 #define BB_HOT __attribute__((target_clones("popcnt", "default"), noinline))
 #else
 #define BB_HOT
