@@ -49,7 +49,11 @@ static int yh_ray_len[YH_CELLS][6];
 static uint64_t yh_z_piece[8][YH_CELLS], yh_z_black, yh_z_first, yh_z_phase2[YH_CELLS];
 static PyObject *yh_state_type, *yh_eval_type, *yh_eval_module; /* owned references */
 
-static inline u128 yh_bit(int c) { return (u128)1 << c; }
+/* the helpers are inlined into the few CORE_HOT entry points, so that their bit counts are
+ * compiled into both copies of those */
+#define YH_INLINE static inline __attribute__((always_inline))
+
+YH_INLINE u128 yh_bit(int c) { return (u128)1 << c; }
 
 /* one step of every cell of x in a direction (cells without a neighbour that way drop out) */
 #define YH_STEP_E(x) (((x) & yh_source[YH_E]) << 1)
@@ -58,17 +62,6 @@ static inline u128 yh_bit(int c) { return (u128)1 << c; }
 #define YH_STEP_W(x) (((x) & yh_source[YH_W]) >> 1)
 #define YH_STEP_SW(x) (((x) & yh_source[YH_SW]) >> 9)
 #define YH_STEP_SE(x) (((x) & yh_source[YH_SE]) >> 8)
-
-static inline u128 yh_step(u128 x, int d) {
-    switch (d) {
-    case YH_E: return YH_STEP_E(x);
-    case YH_NE: return YH_STEP_NE(x);
-    case YH_NW: return YH_STEP_NW(x);
-    case YH_W: return YH_STEP_W(x);
-    case YH_SW: return YH_STEP_SW(x);
-    default: return YH_STEP_SE(x);
-    }
-}
 
 /* -- the position -------------------------------------------------------------------------------- */
 
@@ -94,13 +87,13 @@ struct CorePos {
 /* -- set-wise helpers (inlined into the CORE_HOT functions, where popcount is one instruction) */
 
 /* enemy(cell) of rule 5 from the neighbour mask m of that cell */
-static inline int yh_strength(u128 m, u128 ea, u128 eg, u128 ec) {
+YH_INLINE int yh_strength(u128 m, u128 ea, u128 eg, u128 ec) {
     int s = 3 * popcount128(m & eg) + 2 * popcount128(m & ec);
     return (m & ea) ? s + 5 : s;
 }
 
 /* _safe_cells: the ship-step cells of an Admiral on a with enemy strength <= 5 */
-static inline u128 yh_safe_cells(int a, u128 ea, u128 eg, u128 ec) {
+YH_INLINE u128 yh_safe_cells(int a, u128 ea, u128 eg, u128 ec) {
     if (!((eg | ec) & yh_radius2[a])) return yh_ship_nbr[a];
     u128 safe = 0;
     for (u128 b = yh_ship_nbr[a]; b; b &= b - 1) {
@@ -111,7 +104,7 @@ static inline u128 yh_safe_cells(int a, u128 ea, u128 eg, u128 ec) {
 }
 
 /* _capturable: enemy Galleons then Chebecs (each low to high) beaten by the own strength */
-static inline int yh_capturable(int *out, u128 enemy_g, u128 enemy_c, u128 oa, u128 og,
+YH_INLINE int yh_capturable(int *out, u128 enemy_g, u128 enemy_c, u128 oa, u128 og,
                                 u128 oc) {
     int n = 0;
     u128 own = oa | og | oc;
@@ -129,7 +122,7 @@ static inline int yh_capturable(int *out, u128 enemy_g, u128 enemy_c, u128 oa, u
 }
 
 /* _freeing_captures (rule 9a): adjacent attackers whose removal brings the attack to <= 5 */
-static inline int yh_freeing(int *out, int a, int attack, const u128 *own, const u128 *enemy) {
+YH_INLINE int yh_freeing(int *out, int a, int attack, const u128 *own, const u128 *enemy) {
     u128 near = yh_nbr[a];
     int cand[8];
     int k = yh_capturable(cand, enemy[1] & near, enemy[2] & near, own[0], own[1], own[2]);
@@ -142,7 +135,7 @@ static inline int yh_freeing(int *out, int a, int attack, const u128 *own, const
 }
 
 /* _robust_pieces(...) >= 2: two non-Admiral pieces with two free steps each */
-static inline int yh_robust2(const u128 *own, u128 empty) {
+YH_INLINE int yh_robust2(const u128 *own, u128 empty) {
     int n = 0;
     u128 x = yh_nbr[highest128(own[YH_ROCK])] & empty;
     if (x & (x - 1)) n = 1;
@@ -160,7 +153,7 @@ typedef struct {
     u128 steps[8], free[8];
 } YhMobility;
 
-static inline void yh_mobility(YhMobility *mob, const u128 *own, u128 empty, u128 safe,
+YH_INLINE void yh_mobility(YhMobility *mob, const u128 *own, u128 empty, u128 safe,
                                int skip) {
     mob->n = 0;
     for (int kind = 0; kind < 4; kind++) {
@@ -179,7 +172,7 @@ static inline void yh_mobility(YhMobility *mob, const u128 *own, u128 empty, u12
 }
 
 /* whether, after the piece on f moves to t, another piece can move */
-static inline int yh_completable(const YhMobility *mob, int f, int t) {
+YH_INLINE int yh_completable(const YhMobility *mob, int f, int t) {
     u128 fb = yh_bit(f), not_t = ~yh_bit(t);
     for (int i = 0; i < mob->n; i++)
         if (mob->cell[i] != f && ((mob->free[i] & not_t) || (mob->steps[i] & fb))) return 1;
@@ -188,7 +181,7 @@ static inline int yh_completable(const YhMobility *mob, int f, int t) {
 
 /* -- move generation, in the reference's order ----------------------------------------------- */
 
-static inline int yh_add_bits(core_move *out, int n, int base, u128 bits) {
+YH_INLINE int yh_add_bits(core_move *out, int n, int base, u128 bits) {
     for (; bits; bits &= bits - 1) out[n++] = base | lowest128(bits);
     return n;
 }
@@ -210,9 +203,7 @@ static inline int yh_add_bits(core_move *out, int n, int base, u128 bits) {
         }                                                                                      \
     } while (0)
 
-static inline __attribute__((always_inline)) int yh_add_slides(core_move *out, int n,
-                                                               u128 pieces, u128 empty,
-                                                               int reach) {
+YH_INLINE int yh_add_slides(core_move *out, int n, u128 pieces, u128 empty, int reach) {
     int shift;
     shift = 9;
     YH_SLIDES(YH_STEP_NE, -);
@@ -228,7 +219,7 @@ static inline __attribute__((always_inline)) int yh_add_slides(core_move *out, i
 }
 
 /* _add_rock: E NE NW W SW SE, each ray up to the first occupied cell */
-static inline int yh_add_rock(core_move *out, int n, int r, u128 occ) {
+YH_INLINE int yh_add_rock(core_move *out, int n, int r, u128 occ) {
     int base = r << 7;
     for (int d = 0; d < 6; d++) {
         const int *ray = yh_ray[r][d];
@@ -241,7 +232,7 @@ static inline int yh_add_rock(core_move *out, int n, int r, u128 occ) {
 }
 
 /* all sub-moves of a phase-1 turn before rule 13: Admiral steps, Galleons, Chebecs, Rock */
-static inline int yh_add_submoves(core_move *out, int n, const u128 *own, int a, u128 safe,
+YH_INLINE int yh_add_submoves(core_move *out, int n, const u128 *own, int a, u128 safe,
                                   u128 empty, u128 occ) {
     n = yh_add_bits(out, n, a << 7, yh_ship_nbr[a] & empty & safe);
     if (own[YH_GALLEON]) n = yh_add_slides(out, n, own[YH_GALLEON], empty, 2);
@@ -250,7 +241,7 @@ static inline int yh_add_submoves(core_move *out, int n, const u128 *own, int a,
 }
 
 /* _first_tokens: phase-1 tokens (rules 1-13), not looking at the end of the game */
-static int yh_first_tokens(const CorePos *p, core_move *out) {
+CORE_HOT static int yh_first_tokens(const CorePos *p, core_move *out) {
     const u128 *own = &p->pcs[p->side * 4], *enemy = &p->pcs[4 - p->side * 4];
     u128 occ = p->occ, empty = yh_full ^ occ;
     int a = highest128(own[YH_ADMIRAL]);
@@ -291,7 +282,7 @@ static int yh_first_tokens(const CorePos *p, core_move *out) {
 }
 
 /* _second_submoves: any own piece but the one on the remembered cell (rule 12) */
-static inline int yh_second_submoves(const CorePos *p, core_move *out) {
+CORE_HOT static int yh_second_submoves(const CorePos *p, core_move *out) {
     const u128 *own = &p->pcs[p->side * 4], *enemy = &p->pcs[4 - p->side * 4];
     u128 occ = p->occ, empty = yh_full ^ occ, moved = yh_bit(p->p2);
     int n = 0;
@@ -311,7 +302,7 @@ static inline int yh_second_submoves(const CorePos *p, core_move *out) {
 static inline int yh_end_code(int reason, int winner) { return 1 + 2 * reason + winner; }
 
 /* _has_legal_token: whether the side to act has a token (ignoring the goal-row end) */
-static inline int yh_has_token(const CorePos *p, int attack) {
+YH_INLINE int yh_has_token(const CorePos *p, int attack) {
     const u128 *own = &p->pcs[p->side * 4], *enemy = &p->pcs[4 - p->side * 4];
     u128 empty = yh_full ^ p->occ;
     if (p->p2 >= 0) {
@@ -359,7 +350,7 @@ static inline int core_is_terminal(const CorePos *pos) { return pos->status != Y
 static inline int core_winner(const CorePos *pos) { return (pos->status - 1) & 1; }
 static inline uint64_t core_key(const CorePos *pos) { return pos->key; }
 
-CORE_HOT static int core_legal_moves(CorePos *pos, core_move *out) {
+static inline int core_legal_moves(CorePos *pos, core_move *out) {
     if (pos->status != YH_ONGOING) return 0;
     return pos->p2 >= 0 ? yh_second_submoves(pos, out) : yh_first_tokens(pos, out);
 }
@@ -430,17 +421,36 @@ static void core_pop(CorePos *pos) {
 
 /* -- the evaluation ---------------------------------------------------------------------------- */
 
-struct CoreEval {
+typedef struct {
     int64_t chebec, galleon, row_step, rock_cone, pressure, trap_soon, win_now;
     int64_t prog[YH_MAX_SEQ], race[YH_MAX_SEQ], step_safe[6], robust[6], attacked[6];
     int64_t own_hang_p1[2], enemy_hang_p1, own_hang_p2[2], enemy_hang_p2, tempo_p1, tempo_p2;
     int64_t race_horizon, race_won, race_turn, limit;
     int far;    /* _FAR: the distance reported when no route is found */
     int layers; /* RACE_HORIZON clamped to [0, YH_MAX_LAYERS]: the same races */
+} YhWeights;
+
+/* Values already computed, by position: in a search, leaves are reached again and again by
+ * the two orders of a turn's sub-moves. A slot holds the whole position (what the evaluation
+ * reads: the pieces, the side, the remembered cell), so a hit is exact, never a key collision;
+ * slots of an older generation are empty. */
+#define YH_EVAL_SLOTS 2048
+
+typedef struct {
+    u128 pcs[8];
+    uint32_t gen;
+    int32_t turn; /* side + 2 * (p2 + 1) */
+    int32_t value;
+} YhEvalSlot;
+
+struct CoreEval {
+    YhWeights w;
+    uint32_t gen; /* the generation of the live slots; 0 is never live */
+    YhEvalSlot slots[YH_EVAL_SLOTS];
 };
 
 /* _coverage: the cells next to which one side's strength is >= 3, >= 4 and >= 6 */
-static inline void yh_coverage(int a, u128 g, u128 c, u128 *ge3, u128 *ge4, u128 *ge6) {
+YH_INLINE void yh_coverage(int a, u128 g, u128 c, u128 *ge3, u128 *ge4, u128 *ge6) {
     u128 am = yh_nbr[a];
     u128 g1 = 0, g2 = 0, c1 = 0, c2 = 0, c3 = 0;
     for (; g; g &= g - 1) {
@@ -460,7 +470,7 @@ static inline void yh_coverage(int a, u128 g, u128 c, u128 *ge3, u128 *ge4, u128
 }
 
 /* _dist_up / _dist_down: the fewest forward or west steps to the goal row over passable cells */
-static inline int yh_dist(u128 a_bit, u128 passable, int up, int far) {
+YH_INLINE int yh_dist(u128 a_bit, u128 passable, int up, int far) {
     u128 free = passable & ~a_bit, front = a_bit, goal = yh_goal[up ? 0 : 1];
     int d = 0;
     while (front && d < far - 1) {
@@ -476,7 +486,7 @@ static inline int yh_dist(u128 a_bit, u128 passable, int up, int far) {
 }
 
 /* _attacked: the value, for the attacker, of the capturable enemy Admiral on e */
-static inline int64_t yh_attacked(const CoreEval *ev, int e, u128 empty, u128 unsafe,
+YH_INLINE int64_t yh_attacked(const YhWeights *ev, int e, u128 empty, u128 unsafe,
                                   const u128 *attacker) {
     u128 near = yh_nbr[e];
     u128 ng = near & attacker[1], nc = near & attacker[2];
@@ -487,37 +497,57 @@ static inline int64_t yh_attacked(const CoreEval *ev, int e, u128 empty, u128 un
     return floor_div(ev->attacked[escapes], freeing ? 2 : 1);
 }
 
-static inline u128 yh_dilate(u128 x) {
+YH_INLINE u128 yh_dilate(u128 x) {
     return YH_STEP_E(x) | YH_STEP_NE(x) | YH_STEP_NW(x) | YH_STEP_W(x) | YH_STEP_SW(x) |
            YH_STEP_SE(x);
 }
 
-/* _moves: where pieces on cells can stop with one sub-move of 1..reach cells */
-static inline u128 yh_moves(u128 cells, u128 empty, int all, int reach) {
+/* _moves: where pieces on cells can stop with one sub-move of 1..reach cells (ships), or of
+ * any length in all six directions (the Rock) */
+#define YH_FILL(STEP)                                                                          \
+    do {                                                                                       \
+        u128 front = cells;                                                                    \
+        for (int r = 0; r < reach; r++) {                                                      \
+            front = STEP(front) & empty;                                                       \
+            if (!front) break;                                                                 \
+            out |= front;                                                                      \
+        }                                                                                      \
+    } while (0)
+
+YH_INLINE u128 yh_ship_moves(u128 cells, u128 empty, int reach) {
     u128 out = 0;
-    for (int d = all ? YH_E : YH_NE; d <= YH_SE; d++) {
-        u128 front = cells;
-        for (int r = 0; r < reach; r++) {
-            front = yh_step(front, d) & empty;
-            if (!front) break;
-            out |= front;
-        }
-    }
+    YH_FILL(YH_STEP_NE);
+    YH_FILL(YH_STEP_NW);
+    YH_FILL(YH_STEP_W);
+    YH_FILL(YH_STEP_SW);
+    YH_FILL(YH_STEP_SE);
     return out;
 }
 
-static inline u128 yh_forward(u128 x, int up) {
+YH_INLINE u128 yh_rock_moves(u128 cells, u128 empty) {
+    u128 out = 0;
+    const int reach = 8;
+    YH_FILL(YH_STEP_E);
+    YH_FILL(YH_STEP_NE);
+    YH_FILL(YH_STEP_NW);
+    YH_FILL(YH_STEP_W);
+    YH_FILL(YH_STEP_SW);
+    YH_FILL(YH_STEP_SE);
+    return out;
+}
+
+YH_INLINE u128 yh_forward(u128 x, int up) {
     return up ? YH_STEP_NE(x) | YH_STEP_NW(x) | YH_STEP_W(x)
               : YH_STEP_SE(x) | YH_STEP_SW(x) | YH_STEP_W(x);
 }
 
-static inline u128 yh_backward(u128 x, int up) { /* the opposite directions of yh_forward */
+YH_INLINE u128 yh_backward(u128 x, int up) { /* the opposite directions of yh_forward */
     return up ? YH_STEP_SW(x) | YH_STEP_SE(x) | YH_STEP_E(x)
               : YH_STEP_NW(x) | YH_STEP_NE(x) | YH_STEP_E(x);
 }
 
 /* _race: the turns the Admiral needs if the defenders cannot stop it, else 0 */
-static int yh_race(const CoreEval *ev, u128 admiral, int up, u128 passable, u128 empty,
+CORE_HOT static int yh_race(const YhWeights *ev, u128 admiral, int up, u128 passable, u128 empty,
                    const u128 *defenders, int defenders_first) {
     u128 goal = yh_goal[up ? 0 : 1];
     u128 layers[YH_MAX_LAYERS], tube[YH_MAX_LAYERS];
@@ -533,15 +563,18 @@ static int yh_race(const CoreEval *ev, u128 admiral, int up, u128 passable, u128
     tube[turns - 1] = layers[turns - 1] & goal;
     for (int k = turns - 2; k >= 0; k--) tube[k] = layers[k] & yh_backward(tube[k + 1], up);
     u128 da = defenders[0], dg = defenders[1], dc = defenders[2], dr = defenders[3];
-    int galleons = popcount128(dg), chebecs = popcount128(dc);
+    /* how many Galleons and Chebecs (at least one, two, three), before they spread */
+    u128 dg2 = dg & (dg - 1), dc2 = dc & (dc - 1);
+    int galleons = dg ? dg2 ? 2 : 1 : 0;
+    int chebecs = dc ? dc2 ? (dc2 & (dc2 - 1)) ? 3 : 2 : 1 : 0;
     u128 dfree = empty | da | dg | dc | dr; /* the defenders pass through each other's cells */
     u128 route = admiral;
     for (int k = 0; k < turns; k++) {
         if (k || defenders_first) {
-            da |= yh_moves(da, dfree, 0, 1);
-            dg |= yh_moves(dg, dfree, 0, 2);
-            dc |= yh_moves(dc, dfree, 0, 3);
-            dr |= yh_moves(dr, dfree, 1, 8);
+            da |= yh_ship_moves(da, dfree, 1);
+            dg |= yh_ship_moves(dg, dfree, 2);
+            dc |= yh_ship_moves(dc, dfree, 3);
+            dr |= yh_rock_moves(dr, dfree);
         }
         route = yh_forward(route, up) & tube[k] & ~(da | dg | dc | dr);
         if (!route) return 0;
@@ -559,7 +592,7 @@ static int yh_race(const CoreEval *ev, u128 admiral, int up, u128 passable, u128
 
 /* _race_verdict: for the side to act, RACE_WON less the turns to sail when its Admiral wins a
  * race the enemy cannot stop, the same negated when the enemy's does, else 0 */
-static int64_t yh_race_verdict(const CoreEval *ev, const CorePos *p, u128 empty,
+YH_INLINE int64_t yh_race_verdict(const YhWeights *ev, const CorePos *p, u128 empty,
                                const u128 *passable, const int *distances) {
     int side = p->side;
     const u128 *own = &p->pcs[side * 4], *enemy = &p->pcs[4 - side * 4];
@@ -580,7 +613,7 @@ static int64_t yh_race_verdict(const CoreEval *ev, const CorePos *p, u128 empty,
     return 0;
 }
 
-CORE_HOT static int core_evaluate(CorePos *pos, CoreEval *ev) {
+CORE_HOT static int yh_evaluate(const CorePos *pos, const YhWeights *ev) {
     const u128 *pcs = pos->pcs;
     u128 wa = pcs[0], wg = pcs[1], wc = pcs[2], wr = pcs[3];
     u128 ba = pcs[4], bg = pcs[5], bc = pcs[6], br = pcs[7];
@@ -672,7 +705,28 @@ CORE_HOT static int core_evaluate(CorePos *pos, CoreEval *ev) {
     return (int)score;
 }
 
-static void core_eval_reset(CoreEval *ev) { (void)ev; /* nothing cached */ }
+static inline int core_evaluate(CorePos *pos, CoreEval *ev) {
+    uint64_t key = pos->key;
+    YhEvalSlot *slot = &ev->slots[(key ^ key >> 29) & (YH_EVAL_SLOTS - 1)];
+    int32_t turn = pos->side + 2 * (pos->p2 + 1);
+    u128 diff = 0;
+    for (int i = 0; i < 8; i++) diff |= slot->pcs[i] ^ pos->pcs[i];
+    if (slot->gen == ev->gen && slot->turn == turn && !diff) return slot->value;
+    int value = yh_evaluate(pos, &ev->w);
+    memcpy(slot->pcs, pos->pcs, sizeof slot->pcs);
+    slot->gen = ev->gen;
+    slot->turn = turn;
+    slot->value = value;
+    return value;
+}
+
+/* a new generation: every slot empty at once */
+static void core_eval_reset(CoreEval *ev) {
+    if (++ev->gen == 0) {
+        memset(ev->slots, 0, sizeof ev->slots);
+        ev->gen = 1;
+    }
+}
 
 /* is_quiet: not quiet under Arno's rule (phase 1, own Admiral attacked above 5) */
 CORE_HOT static int core_is_quiet(CorePos *pos, CoreEval *ev) {
@@ -1081,7 +1135,7 @@ static int core_eval_load(CoreEval *ev, PyObject *evaluator) {
                      Py_TYPE(evaluator)->tp_name);
         return -1;
     }
-    CoreEval e;
+    YhWeights e;
     memset(&e, 0, sizeof e);
     int64_t far;
     Py_ssize_t n_prog, n_race;
@@ -1112,7 +1166,8 @@ static int core_eval_load(CoreEval *ev, PyObject *evaluator) {
     e.layers = e.race_horizon < 0              ? 0
                : e.race_horizon > YH_MAX_LAYERS ? YH_MAX_LAYERS
                                                 : (int)e.race_horizon;
-    *ev = e;
+    ev->w = e;
+    core_eval_reset(ev); /* the values of other weights are gone */
     return 0;
 }
 
