@@ -46,6 +46,7 @@ static u128 yh_goal[2], yh_full;   /* White's goal row (9), Black's (1); all cel
 static int yh_row_of[YH_CELLS];
 static int yh_ray[YH_CELLS][6][9]; /* per cell and direction, the cells of the ray, nearest first */
 static int yh_ray_len[YH_CELLS][6];
+static u128 yh_ray_mask[YH_CELLS][6];
 static uint64_t yh_z_piece[8][YH_CELLS], yh_z_black, yh_z_first, yh_z_phase2[YH_CELLS];
 static PyObject *yh_state_type, *yh_eval_type, *yh_eval_module; /* owned references */
 
@@ -181,6 +182,17 @@ YH_INLINE int yh_completable(const YhMobility *mob, int f, int t) {
 
 /* -- move generation, in the reference's order ----------------------------------------------- */
 
+/* the moves from t + delta to t for every t of bits, low to high (a word at a time: the low
+ * cells are in the low word) */
+YH_INLINE int yh_emit(core_move *out, int n, int delta, u128 bits) {
+    int base = delta * 128;
+    for (uint64_t lo = (uint64_t)bits; lo; lo &= lo - 1) out[n++] = base + 129 * lowest64(lo);
+    for (uint64_t hi = (uint64_t)(bits >> 64); hi; hi &= hi - 1)
+        out[n++] = base + 129 * (64 + lowest64(hi));
+    return n;
+}
+
+/* base (a cell << 7) with every cell of bits, low to high */
 YH_INLINE int yh_add_bits(core_move *out, int n, int base, u128 bits) {
     for (; bits; bits &= bits - 1) out[n++] = base | lowest128(bits);
     return n;
@@ -188,46 +200,44 @@ YH_INLINE int yh_add_bits(core_move *out, int n, int base, u128 bits) {
 
 /* _add_slides: direction by direction (NE NW, then W SW SE), distance by distance, targets low
  * to high; every piece of the set at once */
-#define YH_SLIDES(STEP, SIGN)                                                                  \
+#define YH_SLIDES(STEP, SHIFT)                                                                 \
     do {                                                                                       \
         u128 cur = pieces;                                                                     \
-        int back = 0;                                                                          \
-        for (int r = 0; r < reach; r++) {                                                      \
+        for (int r = 1; r <= reach; r++) {                                                     \
             cur = STEP(cur) & empty;                                                           \
             if (!cur) break;                                                                   \
-            back += shift;                                                                     \
-            for (u128 b = cur; b; b &= b - 1) {                                                \
-                int t = lowest128(b);                                                          \
-                out[n++] = (t SIGN back) << 7 | t;                                             \
-            }                                                                                  \
+            n = yh_emit(out, n, -(SHIFT) * r, cur);                                            \
         }                                                                                      \
     } while (0)
 
 YH_INLINE int yh_add_slides(core_move *out, int n, u128 pieces, u128 empty, int reach) {
-    int shift;
-    shift = 9;
-    YH_SLIDES(YH_STEP_NE, -);
-    shift = 8;
-    YH_SLIDES(YH_STEP_NW, -);
-    shift = 1;
-    YH_SLIDES(YH_STEP_W, +);
-    shift = 9;
-    YH_SLIDES(YH_STEP_SW, +);
-    shift = 8;
-    YH_SLIDES(YH_STEP_SE, +);
+    YH_SLIDES(YH_STEP_NE, 9);
+    YH_SLIDES(YH_STEP_NW, 8);
+    YH_SLIDES(YH_STEP_W, -1);
+    YH_SLIDES(YH_STEP_SW, -9);
+    YH_SLIDES(YH_STEP_SE, -8);
     return n;
 }
 
-/* _add_rock: E NE NW W SW SE, each ray up to the first occupied cell */
+/* _add_rock: E NE NW W SW SE, each ray up to the first occupied cell (the nearest blocker is
+ * the lowest cell of the ray on a rising index, the highest on a falling one) */
+#define YH_ROCK_RAY(D, SHIFT)                                                                  \
+    do {                                                                                       \
+        u128 block = occ & yh_ray_mask[r][D];                                                  \
+        int free = !block         ? yh_ray_len[r][D]                                           \
+                   : (SHIFT) > 0 ? (lowest128(block) - r) / (SHIFT) - 1                        \
+                                 : (r - highest128(block)) / -(SHIFT) - 1;                     \
+        for (int k = 1; k <= free; k++) out[n++] = base + k * (SHIFT);                         \
+    } while (0)
+
 YH_INLINE int yh_add_rock(core_move *out, int n, int r, u128 occ) {
-    int base = r << 7;
-    for (int d = 0; d < 6; d++) {
-        const int *ray = yh_ray[r][d];
-        for (int k = 0; k < yh_ray_len[r][d]; k++) {
-            if ((occ >> ray[k]) & 1) break;
-            out[n++] = base | ray[k];
-        }
-    }
+    int base = r * 129; /* r << 7 | r: the move to the Rock's own cell, shifted along */
+    YH_ROCK_RAY(YH_E, 1);
+    YH_ROCK_RAY(YH_NE, 9);
+    YH_ROCK_RAY(YH_NW, 8);
+    YH_ROCK_RAY(YH_W, -1);
+    YH_ROCK_RAY(YH_SW, -9);
+    YH_ROCK_RAY(YH_SE, -8);
     return n;
 }
 
@@ -805,6 +815,8 @@ static void yh_geometry(void) {
                     yh_ray[c][d][n++] = t;
                 }
                 yh_ray_len[c][d] = n;
+                yh_ray_mask[c][d] = 0;
+                for (int k = 0; k < n; k++) yh_ray_mask[c][d] |= yh_bit(yh_ray[c][d][k]);
                 if (!n) continue;
                 yh_source[d] |= yh_bit(c);
                 yh_nbr[c] |= yh_bit(yh_ray[c][d][0]);
