@@ -1003,10 +1003,11 @@ static int core_init(PyObject *module) {
     memcpy(yh_z_phase2, phase2, sizeof phase2);
     yh_z_black = black;
     yh_z_first = first;
-    Py_XSETREF(yh_state_type, state_type);
-    Py_XSETREF(yh_eval_type, eval_type);
-    Py_XSETREF(yh_eval_module, eval_mod);
-    state_type = eval_type = eval_mod = NULL;
+    /* swap in the new references; the old ones (of an earlier init) go out below */
+    PyObject *swap;
+    swap = yh_state_type, yh_state_type = state_type, state_type = swap;
+    swap = yh_eval_type, yh_eval_type = eval_type, eval_type = swap;
+    swap = yh_eval_module, yh_eval_module = eval_mod, eval_mod = swap;
     rc = 0;
 done:
     Py_XDECREF(state_type);
@@ -1110,28 +1111,56 @@ static int yh_weight(const char *name, int64_t *out) {
     return 0;
 }
 
-/* a sequence weight of min_n..max_n entries; *n gets its length */
-static int yh_weights(const char *name, Py_ssize_t min_n, Py_ssize_t max_n, int64_t *out,
+/* a sequence weight of min_n to YH_MAX_SEQ entries, the first keep of them into out (the
+ * reference reads no further); *n gets its length */
+static int yh_weights(const char *name, Py_ssize_t min_n, int64_t *out, Py_ssize_t keep,
                       Py_ssize_t *n) {
     PyObject *seq = PyObject_GetAttrString(yh_eval_module, name);
     if (!seq) return -1;
-    Py_ssize_t len = PySequence_Size(seq);
+    Py_ssize_t len = PySequence_Check(seq) ? PySequence_Size(seq) : -1;
     if (len < 0) {
         Py_DECREF(seq);
+        PyErr_Clear();
+        PyErr_Format(PyExc_TypeError, "%s: a sequence of ints was expected", name);
         return -1;
     }
-    if (len < min_n || len > max_n) {
+    if (len < min_n || len > YH_MAX_SEQ) {
         Py_DECREF(seq);
-        PyErr_Format(PyExc_ValueError, "%s: %zd entries, not %zd to %zd", name, len, min_n,
-                     max_n);
+        PyErr_Format(PyExc_ValueError, "%s: %zd entries, not %zd to %d", name, len, min_n,
+                     YH_MAX_SEQ);
         return -1;
     }
     long values[YH_MAX_SEQ];
     int rc = core_read_table(seq, len, -YH_WEIGHT_CAP, YH_WEIGHT_CAP, name, values);
     Py_DECREF(seq);
     if (rc < 0) return -1;
-    for (Py_ssize_t i = 0; i < len; i++) out[i] = values[i];
+    for (Py_ssize_t i = 0; i < len && i < keep; i++) out[i] = values[i];
     if (n) *n = len;
+    return 0;
+}
+
+/* the reference's hooks, which a subclass must not replace: the core does what they do */
+static const char *const YH_HOOKS[] = {"evaluate",    "evaluate_python", "search_moves",
+                                       "order_moves", "noisy_moves",     "is_quiet"};
+
+static int yh_check_hooks(PyObject *evaluator) {
+    PyObject *type = (PyObject *)Py_TYPE(evaluator);
+    if (type == yh_eval_type) return 0;
+    for (size_t i = 0; i < sizeof YH_HOOKS / sizeof *YH_HOOKS; i++) {
+        PyObject *mine = PyObject_GetAttrString(type, YH_HOOKS[i]);
+        PyObject *reference = mine ? PyObject_GetAttrString(yh_eval_type, YH_HOOKS[i]) : NULL;
+        int same = mine && reference && mine == reference;
+        Py_XDECREF(mine);
+        Py_XDECREF(reference);
+        if (PyErr_Occurred()) return -1;
+        if (!same) {
+            PyErr_Format(PyExc_TypeError,
+                         "%.80s replaces YohohoEvaluator.%s: the compiled core cannot do what "
+                         "it does",
+                         ((PyTypeObject *)type)->tp_name, YH_HOOKS[i]);
+            return -1;
+        }
+    }
     return 0;
 }
 
@@ -1147,6 +1176,7 @@ static int core_eval_load(CoreEval *ev, PyObject *evaluator) {
                      Py_TYPE(evaluator)->tp_name);
         return -1;
     }
+    if (yh_check_hooks(evaluator) < 0) return -1;
     YhWeights e;
     memset(&e, 0, sizeof e);
     int64_t far;
@@ -1159,13 +1189,13 @@ static int core_eval_load(CoreEval *ev, PyObject *evaluator) {
         yh_weight("TEMPO_P2", &e.tempo_p2) || yh_weight("RACE_HORIZON", &e.race_horizon) ||
         yh_weight("RACE_WON", &e.race_won) || yh_weight("RACE_TURN", &e.race_turn) ||
         yh_weight("LIMIT", &e.limit) || yh_weight("_FAR", &far) ||
-        yh_weights("PROG", 1, YH_MAX_SEQ, e.prog, &n_prog) ||
-        yh_weights("RACE", 1, YH_MAX_SEQ, e.race, &n_race) ||
-        yh_weights("STEP_SAFE", 6, 6, e.step_safe, NULL) ||
-        yh_weights("ROBUST", 6, 6, e.robust, NULL) ||
-        yh_weights("ATTACKED", 6, 6, e.attacked, NULL) ||
-        yh_weights("OWN_HANG_P1", 2, 2, e.own_hang_p1, NULL) ||
-        yh_weights("OWN_HANG_P2", 2, 2, e.own_hang_p2, NULL))
+        yh_weights("PROG", 1, e.prog, YH_MAX_SEQ, &n_prog) ||
+        yh_weights("RACE", 1, e.race, YH_MAX_SEQ, &n_race) ||
+        yh_weights("STEP_SAFE", 6, e.step_safe, 6, NULL) ||
+        yh_weights("ROBUST", 6, e.robust, 6, NULL) ||
+        yh_weights("ATTACKED", 6, e.attacked, 6, NULL) ||
+        yh_weights("OWN_HANG_P1", 2, e.own_hang_p1, 2, NULL) ||
+        yh_weights("OWN_HANG_P2", 2, e.own_hang_p2, 2, NULL))
         return -1;
     /* distances run 1.._FAR, and an Admiral that already moved one more: the tables' reach */
     if (far < 1 || far + 1 > n_prog || far + 2 > n_race) {

@@ -373,9 +373,36 @@ def test_an_evaluator_of_another_game_is_refused(core: Core) -> None:
     one_line(error, "YohohoEvaluator")
 
 
+class _Renamed(YohohoEvaluator):
+    """The reference under another name: evaluated as it is."""
+
+
+class _Flat(YohohoEvaluator):
+    """An evaluation the core does not know."""
+
+    def evaluate(self, state: State) -> int:
+        del state
+        return 0
+
+
+def test_a_subclass_is_taken_unless_it_replaces_a_hook(core: Core) -> None:
+    state = YOHOHO.new_state()
+    assert core.inspect(state, _Renamed(), []) == core.inspect(state, YohohoEvaluator(), [])
+    with pytest.raises(TypeError) as error:
+        core.inspect(state, _Flat(), [])
+    one_line(error, "_Flat", "evaluate")
+
+
 @pytest.mark.parametrize(
     ("name", "value"),
-    [("STEP_SAFE", (1, 2, 3)), ("PROG", (0, 1)), ("_FAR", 0), ("CHEBEC", "70"), ("LIMIT", 1 << 40)],
+    [
+        ("STEP_SAFE", (1, 2, 3)),
+        ("STEP_SAFE", 5),
+        ("PROG", (0, 1)),
+        ("_FAR", 0),
+        ("CHEBEC", "70"),
+        ("LIMIT", 1 << 40),
+    ],
 )
 def test_damaged_weights_are_refused_naming_them(
     core: Core, monkeypatch: pytest.MonkeyPatch, name: str, value: object
