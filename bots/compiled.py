@@ -24,9 +24,12 @@ from bots.search import SearchOptions, to_score
 from games import Move, State
 from games.native import native_module
 
-HISTORY_SLOTS = 1 << 16
-"""Slots of the history of moves that cut off: several times the distinct moves of any game
-(a full history takes no new moves, which would make the core differ from the reference)."""
+HISTORY_SLOTS = 1 << 14
+"""Slots of the history of moves that cut off. A history takes new moves up to three quarters
+full (12,288), more than the distinct moves of any game with a core: Yinsh has at most 7,433
+(85 placements, 85 x 84 ring moves, 123 rows, 85 ring removals), Yohoho 5,929 (77 x 76 slides
+and 77 captures), Yoxii a few hundred. A full history would make the core differ from the
+reference, whose dict grows."""
 
 _CORES: dict[str, str] = {
     "yinsh": "bots._core_yinsh",
@@ -86,10 +89,9 @@ def core_for(game: str) -> Core | None:
     return native_module(name)
 
 
-def table_slots(megabytes: int, entry_bytes: int) -> int:
-    """The slots of a table of at most ``megabytes``: a power of two, at least 1024."""
-    slots = max(1024, megabytes * 1024 * 1024 // entry_bytes)
-    return 1 << (slots.bit_length() - 1)
+def history_bytes(core: Core) -> int:
+    """The size of a history of ``core``."""
+    return core.HISTORY_HEADER_BYTES + HISTORY_SLOTS * core.HISTORY_SLOT_BYTES
 
 
 @dataclass(slots=True)
@@ -110,11 +112,18 @@ class CompiledMemory:
 
     @classmethod
     def of_megabytes(cls, core: Core, megabytes: int) -> CompiledMemory:
-        """A memory whose table holds at most ``megabytes`` (the bot's ``Hash``)."""
-        return cls(core, table_slots(megabytes, core.TT_ENTRY_BYTES))
+        """A memory of at most ``megabytes`` in all (the bot's ``Hash``): the history, and a
+        table of as many slots as the rest holds (at least 1024)."""
+        history = history_bytes(core)
+        slots = max(1024, (megabytes * 1024 * 1024 - history) // core.TT_ENTRY_BYTES)
+        return cls(core, 1 << (slots.bit_length() - 1))
 
     def _history_bytes(self) -> int:
-        return self.core.HISTORY_HEADER_BYTES + HISTORY_SLOTS * self.core.HISTORY_SLOT_BYTES
+        return history_bytes(self.core)
+
+    def megabytes(self) -> float:
+        """The memory held, in MiB."""
+        return (len(self.table) + len(self.history)) / (1024 * 1024)
 
     def clear(self) -> None:
         """Forget every entry and every count (a new game)."""

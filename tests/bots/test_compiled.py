@@ -369,3 +369,40 @@ def test_bad_arguments_are_refused_with_their_names(core: Core) -> None:
     for changes, error, words in cases:
         with pytest.raises(error, match=words):
             call(**changes)
+
+
+@pytest.mark.parametrize("megabytes", [1, 2, 16, 64, 300])
+def test_a_memory_holds_no_more_than_its_hash(core: Core, megabytes: int) -> None:
+    """Table and history together stay within the bot's ``Hash`` (the server shares its
+    ``--max-hash`` among workers by it), and the table takes at least half of it."""
+    memory = CompiledMemory.of_megabytes(core, megabytes)
+    held = len(memory.table) + len(memory.history)
+    assert held <= megabytes * 1024 * 1024
+    assert len(memory.table) * 2 >= megabytes * 1024 * 1024 - len(memory.history)
+    assert memory.slots & (memory.slots - 1) == 0
+
+
+def test_clearing_a_memory_forgets_its_table_and_history(core: Core) -> None:
+    pair = Pair(core, HashEvaluator())
+    state = HashGame(4, length=12, width=6).new_state()
+    first = pair.assert_equal(state, Limits(depth=5))
+    assert any(pair.compiled.table)
+    assert _history(pair.compiled)
+    pair.compiled.clear()
+    assert not any(pair.compiled.table)
+    assert not _history(pair.compiled)
+    assert pair.compiled.age == 0
+    # a cleared memory searches as a fresh one
+    fresh = Pair(core, HashEvaluator())
+    again = compiled_search(
+        core,
+        state.copy(),
+        evaluator=HashEvaluator(),
+        memory=pair.compiled,
+        limits=Limits(depth=5),
+        stop=never_stop,
+        on_info=lambda info: None,
+        options=DEFAULT_OPTIONS,
+    )
+    assert _figures(again) == _figures(fresh.assert_equal(state, Limits(depth=5)))
+    assert _figures(again) == _figures(first)
