@@ -44,8 +44,7 @@ static u128 yh_cone_up[YH_CELLS], yh_cone_down[YH_CELLS]; /* the eval's forward 
 static u128 yh_source[6];          /* per direction, the cells with a neighbour that way */
 static u128 yh_goal[2], yh_full;   /* White's goal row (9), Black's (1); all cells */
 static int yh_row_of[YH_CELLS];
-static int yh_ray[YH_CELLS][6][9]; /* per cell and direction, the cells of the ray, nearest first */
-static int yh_ray_len[YH_CELLS][6];
+static int yh_ray_len[YH_CELLS][6];    /* per cell and direction, the cells up to the edge */
 static u128 yh_ray_mask[YH_CELLS][6];
 static uint64_t yh_z_piece[8][YH_CELLS], yh_z_black, yh_z_first, yh_z_phase2[YH_CELLS];
 static PyObject *yh_state_type, *yh_eval_type, *yh_eval_module; /* owned references */
@@ -105,8 +104,7 @@ YH_INLINE u128 yh_safe_cells(int a, u128 ea, u128 eg, u128 ec) {
 }
 
 /* _capturable: enemy Galleons then Chebecs (each low to high) beaten by the own strength */
-YH_INLINE int yh_capturable(int *out, u128 enemy_g, u128 enemy_c, u128 oa, u128 og,
-                                u128 oc) {
+YH_INLINE int yh_capturable(int *out, u128 enemy_g, u128 enemy_c, u128 oa, u128 og, u128 oc) {
     int n = 0;
     u128 own = oa | og | oc;
     for (u128 b = enemy_g; b; b &= b - 1) {
@@ -809,18 +807,16 @@ static void yh_geometry(void) {
             yh_nbr[c] = yh_ship_nbr[c] = 0;
             for (int d = 0; d < 6; d++) {
                 int n = 0;
-                for (int k = 1;; k++) {
-                    int t = yh_cell_at(x + k * YH_DX[d], y + k * YH_DY[d]);
-                    if (t < 0) break;
-                    yh_ray[c][d][n++] = t;
-                }
-                yh_ray_len[c][d] = n;
                 yh_ray_mask[c][d] = 0;
-                for (int k = 0; k < n; k++) yh_ray_mask[c][d] |= yh_bit(yh_ray[c][d][k]);
+                for (int t; (t = yh_cell_at(x + (n + 1) * YH_DX[d], y + (n + 1) * YH_DY[d])) >= 0;
+                     n++)
+                    yh_ray_mask[c][d] |= yh_bit(t);
+                yh_ray_len[c][d] = n;
                 if (!n) continue;
+                int first = yh_cell_at(x + YH_DX[d], y + YH_DY[d]);
                 yh_source[d] |= yh_bit(c);
-                yh_nbr[c] |= yh_bit(yh_ray[c][d][0]);
-                if (d != YH_E) yh_ship_nbr[c] |= yh_bit(yh_ray[c][d][0]);
+                yh_nbr[c] |= yh_bit(first);
+                if (d != YH_E) yh_ship_nbr[c] |= yh_bit(first);
             }
         }
     }

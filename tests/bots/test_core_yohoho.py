@@ -32,7 +32,9 @@ from games import Move, State
 from games.yohoho import FULL_MASK, YohohoState, _enemy_strength, _robust_pieces
 
 CORE = core_for("yohoho")
-pytestmark = pytest.mark.skipif(CORE is None, reason="bots._core_yohoho is not built")
+pytestmark = pytest.mark.skipif(
+    CORE is None, reason="no compiled core (not built, or ENGINESRV_PURE_PYTHON)"
+)
 
 YOHOHO = games.load("yohoho")
 DATA = Path(__file__).parent.parent / "data" / "yohoho"
