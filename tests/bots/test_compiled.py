@@ -386,10 +386,10 @@ def test_clearing_a_memory_forgets_its_table_and_history(core: Core) -> None:
     pair = Pair(core, HashEvaluator())
     state = HashGame(4, length=12, width=6).new_state()
     first = pair.assert_equal(state, Limits(depth=5))
-    assert any(pair.compiled.table)
+    assert bytes(pair.compiled.table).strip(b"\0")
     assert _history(pair.compiled)
     pair.compiled.clear()
-    assert not any(pair.compiled.table)
+    assert not bytes(pair.compiled.table).strip(b"\0")
     assert not _history(pair.compiled)
     assert pair.compiled.age == 0
     # a cleared memory searches as a fresh one
