@@ -842,11 +842,38 @@ static void yh_geometry(void) {
     }
 }
 
+/* a failure to read the table name as a ValueError naming it: a table that is missing or of
+ * the wrong type is damage too */
+static int yh_table_error(const char *name) {
+    if (!PyErr_Occurred() || PyErr_ExceptionMatches(PyExc_ValueError)) return -1;
+#if PY_VERSION_HEX >= 0x030C0000
+    PyObject *exc = PyErr_GetRaisedException();
+    PyObject *text = PyObject_Str(exc);
+    Py_DECREF(exc);
+#else
+    PyObject *type, *value, *traceback;
+    PyErr_Fetch(&type, &value, &traceback);
+    PyErr_NormalizeException(&type, &value, &traceback);
+    PyObject *text = value ? PyObject_Str(value) : NULL;
+    Py_XDECREF(type);
+    Py_XDECREF(value);
+    Py_XDECREF(traceback);
+#endif
+    if (!text) return -1;
+    const char *what = PyUnicode_AsUTF8(text);
+    if (what && !strncmp(what, name, strlen(name)))
+        PyErr_SetString(PyExc_ValueError, what);
+    else if (what)
+        PyErr_Format(PyExc_ValueError, "%s: %s", name, what);
+    Py_DECREF(text);
+    return -1;
+}
+
 /* the attribute name of module as a sequence of n bitboards equal to expected */
 static int yh_check_bits(PyObject *module, const char *name, const u128 *expected, Py_ssize_t n) {
     PyObject *seq = PyObject_GetAttrString(module, name);
     if (!seq) return -1;
-    PyObject *fast = PySequence_Fast(seq, name);
+    PyObject *fast = PySequence_Fast(seq, "a sequence was expected");
     Py_DECREF(seq);
     if (!fast) return -1;
     int rc = -1;
@@ -877,7 +904,7 @@ static int yh_check_int(PyObject *module, const char *name, long expected) {
 
 /* a sequence of n 64-bit ints (a Zobrist table) */
 static int yh_read_u64s(PyObject *seq, const char *name, uint64_t *out, Py_ssize_t n) {
-    PyObject *fast = PySequence_Fast(seq, name);
+    PyObject *fast = PySequence_Fast(seq, "a sequence was expected");
     if (!fast) return -1;
     int rc = -1;
     if (PySequence_Fast_GET_SIZE(fast) != n) {
@@ -898,10 +925,9 @@ done:
 static int yh_read_zobrist(PyObject *games_mod, uint64_t piece[8][YH_CELLS], uint64_t *black,
                            uint64_t *first, uint64_t *phase2) {
     PyObject *z = PyObject_GetAttrString(games_mod, "Z_PIECE");
-    if (!z) return -1;
-    PyObject *fast = PySequence_Fast(z, "Z_PIECE");
-    Py_DECREF(z);
-    if (!fast) return -1;
+    PyObject *fast = z ? PySequence_Fast(z, "Z_PIECE: a sequence was expected") : NULL;
+    Py_XDECREF(z);
+    if (!fast) return yh_table_error("Z_PIECE");
     if (PySequence_Fast_GET_SIZE(fast) != 8) {
         Py_DECREF(fast);
         PyErr_SetString(PyExc_ValueError, "Z_PIECE: 8 entries were expected");
@@ -910,37 +936,36 @@ static int yh_read_zobrist(PyObject *games_mod, uint64_t piece[8][YH_CELLS], uin
     for (int i = 0; i < 8; i++) {
         if (yh_read_u64s(PySequence_Fast_GET_ITEM(fast, i), "Z_PIECE", piece[i], YH_CELLS) < 0) {
             Py_DECREF(fast);
-            return -1;
+            return yh_table_error("Z_PIECE");
         }
     }
     Py_DECREF(fast);
     u128 v;
-    if (core_attr_bits(games_mod, "Z_BLACK", 64, &v) < 0) return -1;
+    if (core_attr_bits(games_mod, "Z_BLACK", 64, &v) < 0) return yh_table_error("Z_BLACK");
     *black = (uint64_t)v;
-    if (core_attr_bits(games_mod, "Z_FIRST", 64, &v) < 0) return -1;
+    if (core_attr_bits(games_mod, "Z_FIRST", 64, &v) < 0) return yh_table_error("Z_FIRST");
     *first = (uint64_t)v;
     PyObject *p2 = PyObject_GetAttrString(games_mod, "Z_PHASE2");
-    if (!p2) return -1;
-    int rc = yh_read_u64s(p2, "Z_PHASE2", phase2, YH_CELLS);
-    Py_DECREF(p2);
-    return rc;
+    int rc = p2 ? yh_read_u64s(p2, "Z_PHASE2", phase2, YH_CELLS) : -1;
+    Py_XDECREF(p2);
+    return rc < 0 ? yh_table_error("Z_PHASE2") : 0;
 }
 
 static int yh_check_geometry(PyObject *games_mod, PyObject *eval_mod) {
-    if (yh_check_int(games_mod, "N_CELLS", YH_CELLS) || yh_check_int(games_mod, "CAPTURE", YH_CAPTURE))
-        return -1;
+    if (yh_check_int(games_mod, "N_CELLS", YH_CELLS) < 0) return yh_table_error("N_CELLS");
+    if (yh_check_int(games_mod, "CAPTURE", YH_CAPTURE) < 0) return yh_table_error("CAPTURE");
     u128 full = 0;
-    if (core_attr_bits(games_mod, "FULL_MASK", YH_CELLS, &full) < 0) return -1;
+    if (core_attr_bits(games_mod, "FULL_MASK", YH_CELLS, &full) < 0)
+        return yh_table_error("FULL_MASK");
     if (full != yh_full) {
         PyErr_SetString(PyExc_ValueError, "FULL_MASK: not the 77 cells");
         return -1;
     }
     long shifts[6];
     PyObject *seq = PyObject_GetAttrString(games_mod, "SHIFTS");
-    if (!seq) return -1;
-    int rc = core_read_table(seq, 6, -9, 9, "SHIFTS", shifts);
-    Py_DECREF(seq);
-    if (rc < 0) return -1;
+    int rc = seq ? core_read_table(seq, 6, -9, 9, "SHIFTS", shifts) : -1;
+    Py_XDECREF(seq);
+    if (rc < 0) return yh_table_error("SHIFTS");
     for (int d = 0; d < 6; d++) {
         if (shifts[d] != YH_SHIFT[d]) {
             PyErr_SetString(PyExc_ValueError, "SHIFTS: not the board's index shifts");
@@ -949,24 +974,31 @@ static int yh_check_geometry(PyObject *games_mod, PyObject *eval_mod) {
     }
     long row_of[YH_CELLS];
     seq = PyObject_GetAttrString(eval_mod, "ROW_OF");
-    if (!seq) return -1;
-    rc = core_read_table(seq, YH_CELLS, 1, 9, "ROW_OF", row_of);
-    Py_DECREF(seq);
-    if (rc < 0) return -1;
+    rc = seq ? core_read_table(seq, YH_CELLS, 1, 9, "ROW_OF", row_of) : -1;
+    Py_XDECREF(seq);
+    if (rc < 0) return yh_table_error("ROW_OF");
     for (int c = 0; c < YH_CELLS; c++) {
         if (row_of[c] != yh_row_of[c]) {
             PyErr_SetString(PyExc_ValueError, "ROW_OF: not the rows of the cells");
             return -1;
         }
     }
-    if (yh_check_bits(games_mod, "NBR", yh_nbr, YH_CELLS) ||
-        yh_check_bits(games_mod, "SHIP_NBR", yh_ship_nbr, YH_CELLS) ||
-        yh_check_bits(games_mod, "RADIUS2", yh_radius2, YH_CELLS) ||
-        yh_check_bits(games_mod, "SOURCE", yh_source, 6) ||
-        yh_check_bits(games_mod, "GOAL_MASK", yh_goal, 2) ||
-        yh_check_bits(eval_mod, "CONE_UP", yh_cone_up, YH_CELLS) ||
-        yh_check_bits(eval_mod, "CONE_DOWN", yh_cone_down, YH_CELLS))
-        return -1;
+    static const struct {
+        int eval;
+        const char *name;
+        const u128 *table;
+        Py_ssize_t n;
+    } bits[] = {
+        {0, "NBR", yh_nbr, YH_CELLS},        {0, "SHIP_NBR", yh_ship_nbr, YH_CELLS},
+        {0, "RADIUS2", yh_radius2, YH_CELLS}, {0, "SOURCE", yh_source, 6},
+        {0, "GOAL_MASK", yh_goal, 2},        {1, "CONE_UP", yh_cone_up, YH_CELLS},
+        {1, "CONE_DOWN", yh_cone_down, YH_CELLS},
+    };
+    for (size_t i = 0; i < sizeof bits / sizeof *bits; i++) {
+        PyObject *owner = bits[i].eval ? eval_mod : games_mod;
+        if (yh_check_bits(owner, bits[i].name, bits[i].table, bits[i].n) < 0)
+            return yh_table_error(bits[i].name);
+    }
     return 0;
 }
 
@@ -988,9 +1020,15 @@ static int core_init(PyObject *module) {
     if (yh_check_geometry(games_mod, eval_mod) < 0) goto done;
     if (yh_read_zobrist(games_mod, piece, &black, &first, phase2) < 0) goto done;
     state_type = PyObject_GetAttrString(games_mod, "YohohoState");
-    if (!state_type) goto done;
+    if (!state_type) {
+        yh_table_error("YohohoState");
+        goto done;
+    }
     eval_type = PyObject_GetAttrString(eval_mod, "YohohoEvaluator");
-    if (!eval_type) goto done;
+    if (!eval_type) {
+        yh_table_error("YohohoEvaluator");
+        goto done;
+    }
     if (!PyType_Check(state_type) || !PyType_Check(eval_type)) {
         PyErr_SetString(PyExc_ValueError, "YohohoState, YohohoEvaluator: classes were expected");
         goto done;

@@ -427,18 +427,27 @@ def attempt():
         return str(error)
     return "imported"
 
+MISSING = object()
 for module, name, damage in [
     (rules, "Z_PIECE", lambda t: t[:7]),
     (rules, "Z_PIECE", lambda t: ((-1, *t[0][1:]), *t[1:])),
     (rules, "Z_BLACK", lambda z: 1 << 64),
+    (rules, "Z_FIRST", lambda z: MISSING),
     (rules, "Z_PHASE2", lambda t: t[:-1]),
+    (rules, "Z_PHASE2", lambda t: 5),
     (rules, "NBR", lambda t: (t[0] | 1 << 60, *t[1:])),
     (rules, "SOURCE", lambda t: t[:5]),
+    (rules, "SOURCE", lambda t: ("a", *t[1:])),
     (evaluation, "CONE_UP", lambda t: (*t[:-1], 1 << 80)),
+    (evaluation, "ROW_OF", lambda t: MISSING),
 ]:
     saved = getattr(module, name)
-    setattr(module, name, damage(saved))
-    print(attempt())
+    broken = damage(saved)
+    if broken is MISSING:
+        delattr(module, name)
+    else:
+        setattr(module, name, broken)
+    print(attempt().replace("\\n", " "))
     setattr(module, name, saved)
 print(attempt())
 """
@@ -448,7 +457,8 @@ def test_damaged_tables_leave_the_module_unimported_until_they_are_whole() -> No
     out = subprocess.run(
         [sys.executable, "-c", DAMAGED_TABLES], capture_output=True, text=True, check=True
     ).stdout.splitlines()
-    names = ["Z_PIECE", "Z_PIECE", "Z_BLACK", "Z_PHASE2", "NBR", "SOURCE", "CONE_UP"]
+    names = ["Z_PIECE", "Z_PIECE", "Z_BLACK", "Z_FIRST", "Z_PHASE2", "Z_PHASE2", "NBR"]
+    names += ["SOURCE", "SOURCE", "CONE_UP", "ROW_OF"]
     assert len(out) == len(names) + 1, out
     for line, name in zip(out, names, strict=False):
         assert line.startswith(name + ":"), (name, line)
