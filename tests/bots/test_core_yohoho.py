@@ -447,7 +447,7 @@ for module, name, damage in [
         delattr(module, name)
     else:
         setattr(module, name, broken)
-    print(attempt().replace("\\n", " "))
+    print(attempt())
     setattr(module, name, saved)
 print(attempt())
 """
