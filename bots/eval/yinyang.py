@@ -72,10 +72,11 @@ import math
 import random
 from collections.abc import Iterator, Sequence
 from itertools import accumulate
-from typing import Final
+from typing import Final, Protocol, cast
 
 from bots.eval import MAX_EVAL, Evaluator, HiddenInformation
 from games import Move, State
+from games.native import native_module
 from games.yinyang import (
     ABS_CAUSE,
     ADAPTATION,
@@ -92,6 +93,9 @@ from games.yinyang import (
     N_ANCHORS,
     N_LAWS,
     REGEN_COLOUR,
+    ROW_PAIRS,
+    ROW_PAIRS_HIGH,
+    START,
     UNKNOWN,
     Laws,
     YinYangState,
@@ -575,6 +579,12 @@ class YinYangEvaluator(Evaluator):
         law_set_value(0, (0, 1, 2, 3))  # builds the window sets of the plausible boards
 
     def evaluate(self, state: State) -> int:
+        if _native is not None:
+            return _native.evaluate(state)
+        return self.evaluate_python(state)
+
+    def evaluate_python(self, state: State) -> int:
+        """The evaluation in Python: the reference of ``_yinyang_native.c``'s ``evaluate``."""
         assert isinstance(state, YinYangState)
         black, white = state.board_masks()
         side = state.side()
@@ -689,8 +699,35 @@ class _SampledThreats(YinYangEvaluator):
         it holds there."""
         self.weights: list[int] = []
         """Per completion, how many of the samples drew it."""
+        self._plan: object = None
+        """The native evaluation's copy of ``variants`` and ``weights``, made at the first
+        evaluation (they do not change once the search has begun), or ``_NO_PLAN``."""
 
     def evaluate(self, state: State) -> int:
+        plan = self._plan
+        if plan is None:
+            plan = self._plan = self._native_plan()
+        if plan is not _NO_PLAN:
+            assert _native is not None
+            return _native.evaluate_sampled(state, plan)
+        return self.evaluate_python(state)
+
+    def _native_plan(self) -> object:
+        """The plan of ``_yinyang_native.evaluate_sampled``, or ``_NO_PLAN`` when the native
+        module is off, or does not take these completions (they are then evaluated by the
+        reference, which raises where it raises)."""
+        if _native is None:
+            return _NO_PLAN
+        try:
+            return _native.plan(
+                self.variants.get(0), self.variants.get(1), self.weights, self._scale
+            )
+        except (TypeError, ValueError):
+            return _NO_PLAN
+
+    def evaluate_python(self, state: State) -> int:
+        """The evaluation over the samples in Python: the reference of
+        ``_yinyang_native.c``'s ``evaluate_sampled``."""
         assert isinstance(state, YinYangState)
         black, white = state.board_masks()
         side = state.side()
@@ -1130,3 +1167,82 @@ def _winning_laws(state: YinYangState, player: int) -> set[int]:
             if law_gain(black, white, player, anchor, law) == WIN_NOW:
                 out.add(law)
     return out
+
+
+# -- the native evaluation -------------------------------------------------------------------------
+
+
+class _Native(Protocol):
+    """What ``bots/eval/_yinyang_native.c`` offers."""
+
+    def init(self, tables: dict[str, object], /) -> None: ...
+
+    def evaluate(self, state: State, /) -> int: ...
+
+    def plan(
+        self,
+        black: tuple[tuple[int, ...], list[tuple[int, ...]]] | None,
+        white: tuple[tuple[int, ...], list[tuple[int, ...]]] | None,
+        weights: list[int],
+        scale: float,
+        /,
+    ) -> object: ...
+
+    def evaluate_sampled(self, state: State, plan: object, /) -> int: ...
+
+    def law_gain(self, black: int, white: int, player: int, anchor: int, law: int, /) -> int: ...
+
+
+_NO_PLAN: Final = object()
+"""A sampled evaluation that the native module does not evaluate."""
+
+
+def native_tables() -> dict[str, object]:
+    """The tables and weights ``_yinyang_native.init`` takes, by name: this module's and the
+    rules' own, so that the C code has no copy of its own to drift."""
+    return {
+        "N_LAWS": N_LAWS,
+        "UNKNOWN": UNKNOWN,
+        "N_ANCHORS": N_ANCHORS,
+        "ADAPTATION": ADAPTATION,
+        "EMPTY": EMPTY,
+        "BLACK": BLACK,
+        "START": START,
+        "CELL_MASKS": CELL_MASKS,
+        "EFFECT_POSITIONS": EFFECT_POSITIONS,
+        "REGEN_COLOUR": REGEN_COLOUR,
+        "LAW_KIND": LAW_KIND,
+        "ABS_CAUSE": ABS_CAUSE,
+        "ROW_PAIRS": ROW_PAIRS,
+        "ROW_PAIRS_HIGH": ROW_PAIRS_HIGH,
+        "RACE_TABLES": _TABLES,
+        "GOAL_BIT": GOAL_BIT,
+        "HOME_BIT": HOME_BIT,
+        "GOAL_ADJACENT": GOAL_ADJACENT,
+        "FILE_A_MASK": FILE_A_MASK,
+        "FILE_D_MASK": FILE_D_MASK,
+        "W_DISTANCE": W_DISTANCE,
+        "W_GUARDED_GOAL": W_GUARDED_GOAL,
+        "W_HOME_GUARD": W_HOME_GUARD,
+        "W_THREAT": W_THREAT,
+        "W_THREAT_TO_ACT": W_THREAT_TO_ACT,
+        "W_MOBILITY": W_MOBILITY,
+        "W_LAW_COUNT": W_LAW_COUNT,
+        "W_ADAPTATION": W_ADAPTATION,
+        "WIN_NOW": WIN_NOW,
+        "MAX_EVAL": MAX_EVAL,
+    }
+
+
+def _load_native() -> _Native | None:
+    """The C evaluation (``bots/eval/_yinyang_native.c``) with this module's tables; None when
+    it is not built, or ``ENGINESRV_PURE_PYTHON`` is set."""
+    module = native_module("bots.eval._yinyang_native")
+    if module is None:
+        return None
+    native = cast(_Native, module)
+    native.init(native_tables())
+    return native
+
+
+_native = _load_native()
