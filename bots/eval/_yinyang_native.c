@@ -1,12 +1,14 @@
-/* The Yin Yang evaluation in C: YinYangEvaluator.evaluate and the evaluation over the samples
- * of a determinized search (_SampledThreats.evaluate), the same arithmetic term for term.
+/* The Yin Yang evaluation in C, and the two pieces of search advice that call it at every
+ * node: YinYangEvaluator.evaluate, the evaluation over the samples of a determinized search
+ * (_SampledThreats.evaluate), rewrite_laws (the laws search_moves lets an adaptation write) and
+ * YinYangEvaluator.order_moves, each the same arithmetic as the reference, term for term.
  *
  * bots/eval/yinyang.py is the reference and the only place the tables and weights are defined:
- * it hands them to init() once (each checked: a ValueError names the damaged one and leaves the
- * module unready), makes a plan() of a sampled evaluation's completions and weights once per
- * search, and calls evaluate() or evaluate_sampled() with a YinYangState, whose slots are read
- * here. The expected scores go through exp() and log() in the order the reference computes
- * them, so the doubles, and the rounded values, are the reference's own
+ * it hands them to init() once (each checked: a ValueError names the damaged one, and a failed
+ * init leaves the module unready), makes a plan() of a sampled evaluation's completions and
+ * weights once per search, and calls the functions with a YinYangState, whose slots are read
+ * and checked here. The expected scores go through exp() and log() in the order the reference
+ * computes them, so the doubles, and the values rounded from them, are the reference's own
  * (tests/bots/test_eval_yinyang_native.py compares the two on many positions).
  */
 #include "core/common.h"
@@ -16,13 +18,17 @@
 #define N_LAWS 405
 #define UNKNOWN N_LAWS /* a ``?`` law */
 #define N_ANCHORS 9
-#define N_CODES 81
+#define N_CODES 81          /* 2x2 patterns of empty, black, white */
 #define MAX_APPS (4 * N_ANCHORS)
+#define MAX_BY_CAUSE 16     /* destructions and regenerations of one cause (12 at most) */
+#define REWRITE_LAWS 3      /* bots/eval/yinyang.py's REWRITE_LAWS */
+#define MAX_ORDERED 1024    /* order_moves takes lists this long (a search's are below 100) */
 #define WEIGHT_LIMIT 1000000L /* weights and table values: far from any overflow of int64 */
 
-enum { EMPTY, BLACK, WHITE };        /* REGEN_COLOUR */
+enum { EMPTY, BLACK, WHITE };                   /* REGEN_COLOUR */
 enum { DESTRUCTION, REGENERATION, ADAPTATION }; /* LAW_KIND */
-enum { SETUP, START, MOVED };        /* a state's _phase */
+enum { SETUP, START, MOVED };                   /* a state's _phase */
+enum { K_PIECE, K_END, K_APPLY };               /* a move's kind, its low three bits */
 
 typedef int64_t i64;
 
@@ -35,8 +41,10 @@ typedef struct {
     int law_kind[N_LAWS];
     int abs_cause[2][N_LAWS + 1]; /* -1 for UNKNOWN: no window has it */
     int row_pairs[256][3], row_pairs_high[256][3];
+    int laws_by_cause[2][N_CODES][MAX_BY_CAUSE], n_by_cause[2][N_CODES];
     int race[2][4][256]; /* per player: least distance and proximity, low byte then high */
     int goal_bit[2], home_bit[2], goal_adjacent[2];
+    int distance[2][16];
     int file_a, file_d;
     i64 w_distance, w_guarded_goal, w_home_guard, w_threat, w_threat_to_act, w_mobility;
     i64 w_law_count, w_adaptation, win_now, max_eval;
@@ -379,8 +387,9 @@ static double round_half_even(double x) {
     return r;
 }
 
-/* _SampledThreats.evaluate; -1 with an AssertionError where the reference's assert fails */
-static int evaluate_sampled(Plan *plan, const Pos *p, i64 *result) {
+/* _SampledThreats.logit_python: the logit of the mean expected score, before rounding; -1
+ * with an AssertionError where the reference's assert fails */
+static int sampled_logit(Plan *plan, const Pos *p, double *result) {
     Py_ssize_t n = plan->n;
     int side = p->side;
     i64 common = board_terms(p);
@@ -440,10 +449,16 @@ static int evaluate_sampled(Plan *plan, const Pos *p, i64 *result) {
     double mean = total / weight_sum;
     mean = mean > 1e-9 ? mean : 1e-9;
     mean = mean < 1.0 - 1e-9 ? mean : 1.0 - 1e-9;
-    double rounded = round_half_even(scale * log(mean / (1.0 - mean)));
-    i64 limit = T.max_eval - 1;
-    /* |rounded| is far below 2**62: scale is checked, and the logit is within 21 */
-    i64 value = (i64)rounded;
+    *result = scale * log(mean / (1.0 - mean));
+    return 0;
+}
+
+/* _SampledThreats.evaluate_python: the logit rounded and kept within the evaluations' range */
+static int evaluate_sampled(Plan *plan, const Pos *p, i64 *result) {
+    double logit;
+    if (sampled_logit(plan, p, &logit) < 0) return -1;
+    /* |logit| is far below 2**62: the scale is checked, and log() within 21 of 0 here */
+    i64 value = (i64)round_half_even(logit), limit = T.max_eval - 1;
     *result = value > limit ? limit : value < -limit ? -limit : value;
     return 0;
 }
@@ -568,50 +583,192 @@ static PyObject *py_plan(PyObject *self, PyObject *const *args, Py_ssize_t nargs
     return capsule;
 }
 
+/* -- the laws an adaptation writes in the search ---------------------------------------------- */
+
+typedef struct {
+    i64 gain;
+    int law, code;
+} Scored;
+
+/* the order of the reference's sorted (-gain, law, code) tuples */
+static inline int scored_before(const Scored *x, const Scored *y) {
+    if (x->gain != y->gain) return x->gain > y->gain;
+    if (x->law != y->law) return x->law < y->law;
+    return x->code < y->code;
+}
+
+/* rewrite_laws: the best destructions and regenerations side could write for this board, at
+ * most REWRITE_LAWS, of different causes; returns their number */
+static int rewrite_laws(const Pos *p, int side, unsigned black, unsigned white, int *out) {
+    Scored scored[N_ANCHORS * MAX_BY_CAUSE];
+    int n = 0, codes[N_ANCHORS];
+    u128 blocked = revealed_causes(p), held = 0;
+    for (int i = 0; p->has_laws[side] && i < 4; i++)
+        if (p->laws[side][i] != UNKNOWN) held |= (u128)1 << T.abs_cause[side][p->laws[side][i]];
+    Pos board = *p; /* the windows of the board given, which may not be the state's */
+    board.b = black;
+    board.w = white;
+    window_codes(&board);
+    memcpy(codes, board.codes, sizeof codes);
+    for (int anchor = 0; anchor < N_ANCHORS; anchor++) {
+        int code = codes[anchor];
+        if ((blocked | held) >> code & 1) continue;
+        for (int k = 0; k < T.n_by_cause[side][code]; k++) {
+            int law = T.laws_by_cause[side][code][k];
+            int colour = T.regen_colour[law];
+            if (colour && (colour == BLACK ? p->res_b : p->res_w) < 2) continue;
+            i64 gain = law_gain(black, white, side, anchor, law);
+            if (gain <= 0) continue;
+            /* insertion in order: the sorted list of the reference */
+            int at = n++;
+            Scored item = {gain, law, code};
+            while (at > 0 && scored_before(&item, &scored[at - 1])) {
+                scored[at] = scored[at - 1];
+                at--;
+            }
+            scored[at] = item;
+        }
+    }
+    int count = 0;
+    u128 causes = 0;
+    for (int i = 0; i < n && count < REWRITE_LAWS; i++) {
+        int law = scored[i].law, code = scored[i].code, taken = 0;
+        for (int j = 0; j < count; j++) taken |= out[j] == law;
+        if ((causes >> code & 1) || taken) continue;
+        out[count++] = law;
+        causes |= (u128)1 << code;
+    }
+    return count;
+}
+
 /* -- the module's functions ------------------------------------------------------------------ */
 
+static int unready(void) {
+    if (ready) return 0;
+    PyErr_SetString(PyExc_RuntimeError, "_yinyang_native: init() has not succeeded");
+    return 1;
+}
+
 static PyObject *py_evaluate(PyObject *self, PyObject *state) {
-    if (!ready) {
-        PyErr_SetString(PyExc_RuntimeError, "_yinyang_native: init() first");
-        return NULL;
-    }
+    if (unready()) return NULL;
     Pos p;
     if (load(state, &p) < 0) return NULL;
     return PyLong_FromLongLong(evaluate_plain(&p));
 }
 
-static PyObject *py_evaluate_sampled(PyObject *self, PyObject *const *args, Py_ssize_t nargs) {
-    if (!ready) {
-        PyErr_SetString(PyExc_RuntimeError, "_yinyang_native: init() first");
-        return NULL;
-    }
+/* the position and plan of evaluate_sampled(state, plan) and sampled_logit(state, plan) */
+static Plan *sampled_args(PyObject *const *args, Py_ssize_t nargs, Pos *p) {
+    if (unready()) return NULL;
     if (nargs != 2) {
-        PyErr_SetString(PyExc_TypeError, "evaluate_sampled(state, plan)");
+        PyErr_SetString(PyExc_TypeError, "two arguments: state, plan");
         return NULL;
     }
     Plan *plan = PyCapsule_GetPointer(args[1], PLAN_NAME);
-    if (!plan) return NULL;
+    return plan && load(args[0], p) == 0 ? plan : NULL;
+}
+
+static PyObject *py_evaluate_sampled(PyObject *self, PyObject *const *args, Py_ssize_t nargs) {
     Pos p;
     i64 value;
-    if (load(args[0], &p) < 0 || evaluate_sampled(plan, &p, &value) < 0) return NULL;
+    Plan *plan = sampled_args(args, nargs, &p);
+    if (!plan || evaluate_sampled(plan, &p, &value) < 0) return NULL;
     return PyLong_FromLongLong(value);
 }
 
-static PyObject *py_law_gain(PyObject *self, PyObject *const *args, Py_ssize_t nargs) {
-    if (!ready) {
-        PyErr_SetString(PyExc_RuntimeError, "_yinyang_native: init() first");
+static PyObject *py_sampled_logit(PyObject *self, PyObject *const *args, Py_ssize_t nargs) {
+    Pos p;
+    double logit;
+    Plan *plan = sampled_args(args, nargs, &p);
+    if (!plan || sampled_logit(plan, &p, &logit) < 0) return NULL;
+    return PyFloat_FromDouble(logit);
+}
+
+/* YinYangEvaluator.order_moves: the moves by their score, best first, in a stable sort */
+static PyObject *py_order_moves(PyObject *self, PyObject *const *args, Py_ssize_t nargs) {
+    static i64 scores[MAX_ORDERED];
+    static PyObject *items[MAX_ORDERED];
+    if (unready()) return NULL;
+    if (nargs != 2) {
+        PyErr_SetString(PyExc_TypeError, "order_moves(state, moves)");
         return NULL;
     }
-    long v[5];
-    static const long high[5] = {0xFFFF, 0xFFFF, 1, N_ANCHORS - 1, N_LAWS - 1};
-    if (nargs != 5) {
-        PyErr_SetString(PyExc_TypeError, "law_gain(black, white, player, anchor, law)");
+    Pos p;
+    if (load(args[0], &p) < 0) return NULL;
+    PyObject *moves = PySequence_Fast(args[1], "order_moves: moves must be a sequence");
+    if (!moves) return NULL;
+    Py_ssize_t n = PySequence_Fast_GET_SIZE(moves);
+    if (n > MAX_ORDERED) {
+        Py_DECREF(moves);
+        PyErr_SetString(PyExc_ValueError, "order_moves: too many moves");
         return NULL;
     }
-    for (int i = 0; i < 5; i++)
-        if (core_read_int(args[i], 0, high[i], "law_gain", &v[i]) < 0) return NULL;
-    return PyLong_FromLongLong(
-        law_gain((unsigned)v[0], (unsigned)v[1], (int)v[2], (int)v[3], (int)v[4]));
+    int side = p.side;
+    const int *dist = T.distance[side];
+    for (Py_ssize_t i = 0; i < n; i++) {
+        PyObject *item = PySequence_Fast_GET_ITEM(moves, i);
+        long move;
+        if (core_read_int(item, 0, 1L << 40, "order_moves: a move", &move) < 0) {
+            Py_DECREF(moves);
+            return NULL;
+        }
+        i64 score = 0;
+        int kind = (int)(move & 7);
+        if (kind == K_PIECE) {
+            score = 10 * (dist[move >> 3 & 15] - dist[move >> 7 & 15]);
+        } else if (kind == K_APPLY && p.has_laws[side]) {
+            int law = p.laws[side][move >> 3 & 3], anchor = (int)(move >> 5 & 15);
+            if (law == UNKNOWN || anchor >= N_ANCHORS) {
+                Py_DECREF(moves);
+                PyErr_SetString(PyExc_ValueError, "order_moves: an application of no law");
+                return NULL;
+            }
+            score = law_gain(p.b, p.w, side, anchor, law);
+        }
+        /* insertion after every move of a score at least as high: sorted()'s stable order */
+        Py_ssize_t at = i;
+        while (at > 0 && scores[at - 1] < score) {
+            scores[at] = scores[at - 1];
+            items[at] = items[at - 1];
+            at--;
+        }
+        scores[at] = score;
+        items[at] = item;
+    }
+    PyObject *out = PyList_New(n);
+    if (out)
+        for (Py_ssize_t i = 0; i < n; i++) {
+            Py_INCREF(items[i]);
+            PyList_SET_ITEM(out, i, items[i]);
+        }
+    Py_DECREF(moves);
+    return out;
+}
+
+static PyObject *py_rewrite_laws(PyObject *self, PyObject *const *args, Py_ssize_t nargs) {
+    if (unready()) return NULL;
+    if (nargs != 4) {
+        PyErr_SetString(PyExc_TypeError, "rewrite_laws(state, side, black, white)");
+        return NULL;
+    }
+    Pos p;
+    long side, black, white;
+    if (load(args[0], &p) < 0 || core_read_int(args[1], 0, 1, "rewrite_laws: side", &side) ||
+        core_read_int(args[2], 0, 0xFFFF, "rewrite_laws: black", &black) ||
+        core_read_int(args[3], 0, 0xFFFF, "rewrite_laws: white", &white))
+        return NULL;
+    int laws[REWRITE_LAWS];
+    int n = rewrite_laws(&p, (int)side, (unsigned)black, (unsigned)white, laws);
+    PyObject *out = PyList_New(n);
+    if (!out) return NULL;
+    for (int i = 0; i < n; i++) {
+        PyObject *law = PyLong_FromLong(laws[i]);
+        if (!law) {
+            Py_DECREF(out);
+            return NULL;
+        }
+        PyList_SET_ITEM(out, i, law);
+    }
+    return out;
 }
 
 /* -- init: the tables, checked ---------------------------------------------------------------- */
@@ -688,15 +845,57 @@ static int agrees(PyObject *tables, const char *name, long expected) {
     return 0;
 }
 
+/* LAWS_BY_CAUSE[owner][code]: tuples of at most MAX_BY_CAUSE laws, none an adaptation */
+static int laws_by_cause(PyObject *tables, Tables *t) {
+    static const char *name = "LAWS_BY_CAUSE";
+    static const Py_ssize_t one[] = {1};
+    PyObject *owners = PyDict_GetItemString(tables, name); /* borrowed */
+    if (!owners || !PyTuple_Check(owners) || PyTuple_GET_SIZE(owners) != 2) {
+        PyErr_Format(PyExc_ValueError, "%s: a pair of tuples was expected", name);
+        return -1;
+    }
+    for (int o = 0; o < 2; o++) {
+        PyObject *by_code = PyTuple_GET_ITEM(owners, o);
+        if (!PyTuple_Check(by_code) || PyTuple_GET_SIZE(by_code) != N_CODES) {
+            PyErr_Format(PyExc_ValueError, "%s: %d causes per owner were expected", name, N_CODES);
+            return -1;
+        }
+        for (int code = 0; code < N_CODES; code++) {
+            PyObject *laws = PyTuple_GET_ITEM(by_code, code);
+            if (!PyTuple_Check(laws) || PyTuple_GET_SIZE(laws) > MAX_BY_CAUSE) {
+                PyErr_Format(PyExc_ValueError, "%s: a tuple of at most %d laws was expected",
+                             name, MAX_BY_CAUSE);
+                return -1;
+            }
+            int n = (int)PyTuple_GET_SIZE(laws);
+            for (int k = 0; k < n; k++) {
+                long law;
+                Py_ssize_t at = 0;
+                if (read_ints(PyTuple_GET_ITEM(laws, k), one, 0, 0, N_LAWS - 1, name, &law, &at))
+                    return -1;
+                if (t->law_kind[law] == ADAPTATION || t->abs_cause[o][law] != code) {
+                    PyErr_Format(PyExc_ValueError, "%s: law %ld is not of its cause", name, law);
+                    return -1;
+                }
+                t->laws_by_cause[o][code][k] = (int)law;
+            }
+            t->n_by_cause[o][code] = n;
+        }
+    }
+    return 0;
+}
+
 static int read_tables(PyObject *tables, Tables *t) {
     static const Py_ssize_t cell_dims[] = {N_ANCHORS, 16}, laws2[] = {2, N_LAWS},
                             laws[] = {N_LAWS}, causes[] = {2, N_LAWS + 1}, rows[] = {256, 3},
-                            race_dims[] = {2, 4, 256}, pair[] = {2};
+                            race_dims[] = {2, 4, 256}, pair[] = {2},
+                            distance[] = {2, 16};
     const long W = WEIGHT_LIMIT;
     if (agrees(tables, "N_LAWS", N_LAWS) || agrees(tables, "UNKNOWN", UNKNOWN) ||
         agrees(tables, "N_ANCHORS", N_ANCHORS) || agrees(tables, "ADAPTATION", ADAPTATION) ||
         agrees(tables, "EMPTY", EMPTY) || agrees(tables, "BLACK", BLACK) ||
-        agrees(tables, "START", START))
+        agrees(tables, "START", START) || agrees(tables, "K_PIECE", K_PIECE) ||
+        agrees(tables, "REWRITE_LAWS", REWRITE_LAWS))
         return -1;
     if (table(tables, "CELL_MASKS", cell_dims, 2, 0, 0xFFFF, &t->cell_masks[0][0]) ||
         table(tables, "EFFECT_POSITIONS", laws2, 2, 0, 15, &t->effect_positions[0][0]) ||
@@ -709,6 +908,7 @@ static int read_tables(PyObject *tables, Tables *t) {
         table(tables, "GOAL_BIT", pair, 1, 0, 0xFFFF, t->goal_bit) ||
         table(tables, "HOME_BIT", pair, 1, 0, 0xFFFF, t->home_bit) ||
         table(tables, "GOAL_ADJACENT", pair, 1, 0, 0xFFFF, t->goal_adjacent) ||
+        table(tables, "DISTANCE", distance, 2, 0, 6, &t->distance[0][0]) ||
         table(tables, "FILE_A_MASK", NULL, 0, 0, 0xFFFF, &t->file_a) ||
         table(tables, "FILE_D_MASK", NULL, 0, 0, 0xFFFF, &t->file_d))
         return -1;
@@ -735,7 +935,7 @@ static int read_tables(PyObject *tables, Tables *t) {
         scalar(tables, "WIN_NOW", -W, W, &t->win_now) ||
         scalar(tables, "MAX_EVAL", 1, 1L << 30, &t->max_eval))
         return -1;
-    return 0;
+    return laws_by_cause(tables, t);
 }
 
 static PyObject *py_init(PyObject *self, PyObject *tables) {
@@ -760,8 +960,12 @@ static PyMethodDef methods[] = {
      "and weights, for evaluate_sampled."},
     {"evaluate_sampled", (PyCFunction)(void (*)(void))py_evaluate_sampled, METH_FASTCALL,
      "evaluate_sampled(state, plan): _SampledThreats.evaluate."},
-    {"law_gain", (PyCFunction)(void (*)(void))py_law_gain, METH_FASTCALL,
-     "law_gain(black, white, player, anchor, law): bots.eval.yinyang.law_gain."},
+    {"sampled_logit", (PyCFunction)(void (*)(void))py_sampled_logit, METH_FASTCALL,
+     "sampled_logit(state, plan): _SampledThreats.logit_python, the value before rounding."},
+    {"order_moves", (PyCFunction)(void (*)(void))py_order_moves, METH_FASTCALL,
+     "order_moves(state, moves): YinYangEvaluator.order_moves."},
+    {"rewrite_laws", (PyCFunction)(void (*)(void))py_rewrite_laws, METH_FASTCALL,
+     "rewrite_laws(state, side, black, white): bots.eval.yinyang.rewrite_laws."},
     {NULL, NULL, 0, NULL},
 };
 

@@ -668,6 +668,15 @@ class YinYangEvaluator(Evaluator):
         return moves
 
     def order_moves(self, state: State, moves: Sequence[Move]) -> list[Move]:
+        if _native is not None:
+            try:
+                return _native.order_moves(state, moves)
+            except ValueError:
+                pass  # moves the native code does not take: the reference orders them
+        return self.order_moves_python(state, moves)
+
+    def order_moves_python(self, state: State, moves: Sequence[Move]) -> list[Move]:
+        """``order_moves`` in Python: the reference of ``_yinyang_native.c``'s."""
         assert isinstance(state, YinYangState)
         side = state.side()
         black, white = state.board_masks()
@@ -728,6 +737,13 @@ class _SampledThreats(YinYangEvaluator):
     def evaluate_python(self, state: State) -> int:
         """The evaluation over the samples in Python: the reference of
         ``_yinyang_native.c``'s ``evaluate_sampled``."""
+        value = round(self.logit_python(state))
+        return max(-MAX_EVAL + 1, min(MAX_EVAL - 1, value))
+
+    def logit_python(self, state: State) -> float:
+        """The mean of the completions' expected scores, turned back into an evaluation: the
+        value before it is rounded (and the reference of ``_yinyang_native.c``'s
+        ``sampled_logit``, which must give the same double)."""
         assert isinstance(state, YinYangState)
         black, white = state.board_masks()
         side = state.side()
@@ -764,8 +780,7 @@ class _SampledThreats(YinYangEvaluator):
             total += weight * expectation
             weight_sum += weight
         mean = min(max(total / weight_sum, 1e-9), 1.0 - 1e-9)
-        value = round(scale * math.log(mean / (1.0 - mean)))
-        return max(-MAX_EVAL + 1, min(MAX_EVAL - 1, value))
+        return scale * math.log(mean / (1.0 - mean))
 
     def _sampled_terms(
         self,
@@ -853,6 +868,13 @@ def rewrite_laws(state: YinYangState, side: int, black: int, white: int) -> list
     causes. Left out: laws blocked by a revealed law, regenerations short of reserve, and laws
     with the cause of one ``side`` holds already (two revealed laws with one cause block each
     other)."""
+    if _native is not None:
+        return _native.rewrite_laws(state, side, black, white)
+    return rewrite_laws_python(state, side, black, white)
+
+
+def rewrite_laws_python(state: YinYangState, side: int, black: int, white: int) -> list[int]:
+    """``rewrite_laws`` in Python: the reference of ``_yinyang_native.c``'s."""
     blocked = revealed_causes(state)
     own, _ = state.laws(side)
     held = {ABS_CAUSE[side][law] for law in own or () if law != UNKNOWN}
@@ -1190,6 +1212,12 @@ class _Native(Protocol):
 
     def evaluate_sampled(self, state: State, plan: object, /) -> int: ...
 
+    def sampled_logit(self, state: State, plan: object, /) -> float: ...
+
+    def rewrite_laws(self, state: State, side: int, black: int, white: int, /) -> list[int]: ...
+
+    def order_moves(self, state: State, moves: Sequence[Move], /) -> list[Move]: ...
+
     def law_gain(self, black: int, white: int, player: int, anchor: int, law: int, /) -> int: ...
 
 
@@ -1208,6 +1236,8 @@ def native_tables() -> dict[str, object]:
         "EMPTY": EMPTY,
         "BLACK": BLACK,
         "START": START,
+        "K_PIECE": K_PIECE,
+        "REWRITE_LAWS": REWRITE_LAWS,
         "CELL_MASKS": CELL_MASKS,
         "EFFECT_POSITIONS": EFFECT_POSITIONS,
         "REGEN_COLOUR": REGEN_COLOUR,
@@ -1216,9 +1246,11 @@ def native_tables() -> dict[str, object]:
         "ROW_PAIRS": ROW_PAIRS,
         "ROW_PAIRS_HIGH": ROW_PAIRS_HIGH,
         "RACE_TABLES": _TABLES,
+        "LAWS_BY_CAUSE": LAWS_BY_CAUSE,
         "GOAL_BIT": GOAL_BIT,
         "HOME_BIT": HOME_BIT,
         "GOAL_ADJACENT": GOAL_ADJACENT,
+        "DISTANCE": DISTANCE,
         "FILE_A_MASK": FILE_A_MASK,
         "FILE_D_MASK": FILE_D_MASK,
         "W_DISTANCE": W_DISTANCE,
