@@ -93,10 +93,10 @@ static void window_codes(Pos *p) {
 /* -- the evaluation's terms (each named after the reference function it is) -------------------- */
 
 static i64 race(unsigned own, unsigned enemy, int player) {
-    const int(*t)[256] = T.race[player];
     unsigned lo = own & 255, hi = own >> 8;
-    int least = t[0][lo] < t[2][hi] ? t[0][lo] : t[2][hi];
-    i64 value = -T.w_distance * least + t[1][lo] + t[3][hi];
+    int min_lo = T.race[player][0][lo], min_hi = T.race[player][2][hi];
+    i64 value = -T.w_distance * (min_lo < min_hi ? min_lo : min_hi) + T.race[player][1][lo] +
+                T.race[player][3][hi];
     if (enemy & (unsigned)T.goal_bit[player])
         value -= T.w_guarded_goal;
     else if (!(own & (unsigned)T.goal_bit[player]) && (own & (unsigned)T.goal_adjacent[player]))
