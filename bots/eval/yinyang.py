@@ -64,6 +64,11 @@ Counting the samples in the view's tree (``over_samples``, for more than one sam
 worth the mean, as expected scores, of what it would be worth in each sample (the laws term
 above with each sample's laws in the slots still ``?``), a sample in which the side to act has
 no token at all counting as lost.
+
+Speed: the evaluations (plain and over the samples), ``rewrite_laws`` and ``order_moves``, which
+the search calls at every node, run in C when ``bots/eval/_yinyang_native.c`` is built (it takes
+this module's tables, ``native_tables``); the Python functions (``evaluate_python`` and the
+other ``*_python``) are the reference it is tested against, to the bit.
 """
 
 from __future__ import annotations
