@@ -18,6 +18,7 @@ MODULES = (
     "bots.eval._yinsh_native",  # the board counts of the evaluation
     "bots.eval._yohoho_native",  # the evaluation
     "bots.eval._yoxii_native",  # the evaluation, with its endgame solver
+    "bots.eval._yinyang_native",  # the evaluation, over the samples of a determinized search
 )
 
 CORES = ("yinsh", "yohoho", "yoxii")
