@@ -67,11 +67,18 @@ def test_the_native_evaluations_are_built_and_used() -> None:
 
 
 def test_the_pure_python_switch_turns_them_off() -> None:
-    modules = ("bots.eval.yohoho", "bots.eval.yoxii", "bots.eval.yinsh", "games.yinsh",
-               "games.yohoho")  # fmt: skip
+    modules = (
+        "bots.eval.yohoho",
+        "bots.eval.yoxii",
+        "bots.eval.yinsh",
+        "bots.eval.yinyang",
+        "games.yinsh",
+        "games.yohoho",
+    )
     code = (
-        "import importlib; "
-        f"print(all(importlib.import_module(m)._native is None for m in {modules!r}))"
+        "import importlib; from bots.compiled import core_for; "
+        f"print(all(importlib.import_module(m)._native is None for m in {modules!r}) and "
+        "all(core_for(g) is None for g in ('yinsh', 'yinsh+blitz', 'yohoho', 'yoxii')))"
     )
     env = {**os.environ, "ENGINESRV_PURE_PYTHON": "1"}
     out = subprocess.run(
