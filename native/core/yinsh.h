@@ -90,7 +90,15 @@ typedef struct {
     uint64_t key;
     core_move move;
     int8_t side, phase, rem[2], pool;
+    uint8_t nrows[2];
+    uint16_t rows_at[2], rows_top;
 } YinshUndo;
+
+/* The pending rows' lists live in a stack of bytes: the loaded position's, then one pair per
+ * ring move that made rows on the line being played. Such a move is followed by a ring
+ * removal before the next ring move, and at most 2 * 3 - 1 rings are removed before the game
+ * ends, so eight pairs of full lists always fit. */
+#define Y_ROW_ARENA (8 * 2 * Y_WINDOWS)
 
 typedef struct CorePos {
     u128 ring[2], mark[2];
@@ -99,7 +107,8 @@ typedef struct CorePos {
     int depth;
     uint8_t cell[128];
     uint8_t nrows[2];
-    uint8_t rows[2][Y_WINDOWS];
+    uint16_t rows_at[2], rows_top;
+    uint8_t row_arena[Y_ROW_ARENA];
     YinshUndo undo[CORE_MAX_DEPTH];
 } CorePos;
 
@@ -117,14 +126,16 @@ static inline int window_full(u128 markers, int w) {
 /* The pending rows of colour c: the listed windows still full (the reference's tuple). */
 static inline int rows_view(const CorePos *pos, int c, uint8_t *out) {
     int n = 0;
+    const uint8_t *list = pos->row_arena + pos->rows_at[c];
     for (int i = 0; i < pos->nrows[c]; i++)
-        if (window_full(pos->mark[c], pos->rows[c][i])) out[n++] = pos->rows[c][i];
+        if (window_full(pos->mark[c], list[i])) out[n++] = list[i];
     return n;
 }
 
 static inline int has_rows(const CorePos *pos, int c) {
+    const uint8_t *list = pos->row_arena + pos->rows_at[c];
     for (int i = 0; i < pos->nrows[c]; i++)
-        if (window_full(pos->mark[c], pos->rows[c][i])) return 1;
+        if (window_full(pos->mark[c], list[i])) return 1;
     return 0;
 }
 
@@ -239,20 +250,30 @@ static inline void mover_done(CorePos *pos, int mover) {
  * order, each once. */
 static void collect_rows(CorePos *pos, int o, u128 flipped) {
     uint8_t seen[2][Y_WINDOWS / 8 + 1] = {{0}};
-    pos->nrows[0] = pos->nrows[1] = 0;
+    uint8_t rows[2][Y_WINDOWS];
+    int n[2] = {0, 0};
     int p = o;
     for (;;) {
         int c = (pos->mark[0] >> p & 1) ? 0 : 1;
         for (const int8_t *w = YT.win_at[p]; *w >= 0; w++) {
             if (window_full(pos->mark[c], *w) && !(seen[c][*w >> 3] >> (*w & 7) & 1)) {
                 seen[c][*w >> 3] |= (uint8_t)(1 << (*w & 7));
-                pos->rows[c][pos->nrows[c]++] = (uint8_t)*w;
+                rows[c][n[c]++] = (uint8_t)*w;
             }
         }
         if (!flipped) break;
         p = lowest128(flipped);
         flipped &= flipped - 1;
     }
+    int top = pos->rows_top;
+    if (top + n[0] + n[1] > Y_ROW_ARENA) n[0] = n[1] = 0; /* cannot happen (see Y_ROW_ARENA) */
+    for (int c = 0; c < 2; c++) {
+        pos->rows_at[c] = (uint16_t)top;
+        pos->nrows[c] = (uint8_t)n[c];
+        memcpy(pos->row_arena + top, rows[c], (size_t)n[c]);
+        top += n[c];
+    }
+    pos->rows_top = (uint16_t)top;
 }
 
 static void push_ring_move(CorePos *pos, core_move move, int side) {
@@ -319,6 +340,11 @@ static void core_push(CorePos *pos, core_move move) {
     u->rem[0] = (int8_t)pos->rem[0];
     u->rem[1] = (int8_t)pos->rem[1];
     u->pool = (int8_t)pos->pool;
+    u->nrows[0] = pos->nrows[0];
+    u->nrows[1] = pos->nrows[1];
+    u->rows_at[0] = pos->rows_at[0];
+    u->rows_at[1] = pos->rows_at[1];
+    u->rows_top = pos->rows_top;
     int side = pos->side, phase = pos->phase;
     pos->key ^= YT.z_turn[turn_slot(side, phase)];
     switch (phase) {
@@ -374,8 +400,6 @@ static void core_pop(CorePos *pos) {
     case 1:
         pos->cell[YT.pt_bit[move >> 7 & 0x7F]] = CELL_RING;
         pos->cell[YT.pt_bit[move & 0x7F]] = CELL_EMPTY;
-        /* before a ring move no row stands: any list reads as empty */
-        pos->nrows[0] = pos->nrows[1] = 0;
         break;
     case 2:
         for (int i = 0; i < 5; i++) pos->cell[YT.win_pts[move & LOW14][i]] = CELL_MARKER;
@@ -396,6 +420,11 @@ static void core_pop(CorePos *pos) {
     pos->rem[0] = u->rem[0];
     pos->rem[1] = u->rem[1];
     pos->pool = u->pool;
+    pos->nrows[0] = u->nrows[0];
+    pos->nrows[1] = u->nrows[1];
+    pos->rows_at[0] = u->rows_at[0];
+    pos->rows_at[1] = u->rows_at[1];
+    pos->rows_top = u->rows_top;
 }
 
 /* -- the evaluation ---------------------------------------------------------------------------- */
@@ -411,8 +440,9 @@ enum {
 static int disjoint_rows(const CorePos *pos, int c) {
     u128 used = 0;
     int count = 0;
+    const uint8_t *list = pos->row_arena + pos->rows_at[c];
     for (int i = 0; i < pos->nrows[c]; i++) {
-        int w = pos->rows[c][i];
+        int w = list[i];
         if (!window_full(pos->mark[c], w)) continue;
         if (!(used & YT.win_mask[w])) {
             used |= YT.win_mask[w];
@@ -1089,9 +1119,11 @@ static int load_rows(CorePos *pos, PyObject *state, const char *name, int c) {
             return damaged(name, "does not list the rows on the board");
         }
         seen[w] = 1;
-        pos->rows[c][i] = (uint8_t)w;
+        pos->row_arena[pos->rows_top + i] = (uint8_t)w;
     }
+    pos->rows_at[c] = pos->rows_top;
     pos->nrows[c] = (uint8_t)n;
+    pos->rows_top = (uint16_t)(pos->rows_top + n);
     Py_DECREF(obj);
     return 0;
 }
