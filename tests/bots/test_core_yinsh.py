@@ -147,7 +147,7 @@ def starts() -> Iterator[tuple[str, str, int]]:
         for case in BENCH["yinsh"] + SEARCH_BENCH["yinsh"]:
             yield variant, case.position, 3
     for record in read_cases():
-        for position in {record["pos"], record["after"]}:
+        for position in dict.fromkeys((record["pos"], record["after"])):
             yield record["variant"], position, 1
 
 
