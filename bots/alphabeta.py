@@ -26,6 +26,7 @@ from dataclasses import dataclass, replace
 from typing import ClassVar
 
 from bots.chance import SECRET_SEED_OPTION, Chance
+from bots.compiled import CompiledMemory, Core, compiled_search, core_for
 from bots.determinize import Sampling, determinized_search
 from bots.engine import (
     Engine,
@@ -73,6 +74,8 @@ class AlphaBeta(Engine):
         super().__init__()
         self._table: TranspositionTable | None = None
         self._table_mb = 0
+        self._compiled: CompiledMemory | None = None
+        self._compiled_mb = 0
         self._history: dict[Move, int] = {}
         self._evaluators: dict[str, Evaluator] = {}
         self._plan: _TurnPlan | None = None
@@ -101,11 +104,29 @@ class AlphaBeta(Engine):
     def _memory(self) -> SearchMemory:
         return SearchMemory(self._table_for_options(), self._history)
 
+    def _compiled_memory(self, core: Core) -> CompiledMemory:
+        """The compiled search's memory (one at a time: the core of the game being played)."""
+        megabytes = int(self.values["Hash"] or 1)
+        memory = self._compiled
+        if memory is None or memory.core is not core or megabytes != self._compiled_mb:
+            # drop the old table before making the new one: never two in memory at once
+            history = memory.history if memory is not None and memory.core is core else None
+            self._compiled = None
+            memory = self._compiled = CompiledMemory.of_megabytes(core, megabytes)
+            self._compiled_mb = megabytes
+            if history is not None:  # a new Hash makes a new table; the history stays
+                memory.history = history
+                memory.searched = True  # so that a new game clears it
+        return memory
+
     def new_game(self, game: Game) -> None:
         hidden = self._evaluator(game).hidden_information()
         if hidden is not None:
             hidden.new_game()
-        self._table_for_options().clear()
+        if self._table is not None:
+            self._table.clear()
+        if self._compiled is not None:
+            self._compiled.clear()
         self._history.clear()
         self._plan = None
 
@@ -146,19 +167,32 @@ class AlphaBeta(Engine):
                     SearchInfo(result.depth, score=result.score, nodes=0, pv=result.pv, string=note)
                 )
                 return result
-        searcher = Searcher(
-            state.copy(),
-            evaluator=evaluator,
-            memory=self._memory(),
-            limits=_capped(limits, cap),
-            stop=stop,
-            on_info=on_info,
-            options=SearchOptions(
-                quiescence=bool(self.values["Quiescence"]),
-                aspiration=int(self.values["Aspiration"] or evaluator.aspiration),
-            ),
+        options = SearchOptions(
+            quiescence=bool(self.values["Quiescence"]),
+            aspiration=int(self.values["Aspiration"] or evaluator.aspiration),
         )
-        result = searcher.run()
+        core = core_for(state.game.name)
+        if core is not None:
+            result = compiled_search(
+                core,
+                state.copy(),
+                evaluator=evaluator,
+                memory=self._compiled_memory(core),
+                limits=_capped(limits, cap),
+                stop=stop,
+                on_info=on_info,
+                options=options,
+            )
+        else:
+            result = Searcher(
+                state.copy(),
+                evaluator=evaluator,
+                memory=self._memory(),
+                limits=_capped(limits, cap),
+                stop=stop,
+                on_info=on_info,
+                options=options,
+            ).run()
         self._plan = _plan_after(state, result.move, result.pv, result.score, result.depth)
         return result
 

@@ -283,6 +283,7 @@ class Searcher:
         best = _Progress(move=root_moves[0], pv=(root_moves[0],))
         max_depth = self.limits.depth if self.limits.depth is not None else MAX_PLY
         value = 0
+        root_ply = state.ply()
         try:
             for depth in range(1, max_depth + 1):
                 value, move, pv = self._aspiration(depth, value, root_moves, best)
@@ -297,7 +298,10 @@ class Searcher:
                 if target is not None and self.elapsed() >= target * 0.6:
                     break  # the next iteration would likely not finish before the target
         except SearchAbortedError:
-            pass
+            # the tree's moves are not popped on the way out: back to the root, where the
+            # principal variation is read
+            while state.ply() > root_ply:
+                state.pop()
         return self._result(best)
 
     def _aspiration(

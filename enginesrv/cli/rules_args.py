@@ -138,7 +138,9 @@ def add_bench(sub: Subcommands) -> argparse.ArgumentParser:
         "bench",
         help="benchmark the search (default) or the rules (--rules)",
         description="Search fixed positions of each game with alphabeta at a fixed depth and "
-        "print nodes, time and nodes/s per position; with --rules, run fixed perft positions "
+        "print nodes, time and nodes/s per position, and whether the compiled search or the "
+        "Python reference searched (ENGINESRV_PURE_PYTHON=1 chooses the reference); with "
+        "--rules, run fixed perft positions "
         "and seeded random playouts instead (each game's playouts line says how many games were "
         "played to their end by the rules and how many stopped at the turn cap). The last "
         "line is 'bench: nodes N time MS nps R'; "

@@ -1,6 +1,7 @@
 """``enginesrv bench``: fixed benchmarks with a node-count signature.
 
-The search bench (the default) runs alphabeta at a fixed depth on fixed positions of each game;
+The search bench (the default) runs alphabeta at a fixed depth on fixed positions of each game
+(each line says whether the compiled core or the Python reference searched);
 the rules bench (``--rules``) counts perft positions (the public push/pop/legal_moves path, the
 last ply counted) and runs seeded random playouts (push to the end, then pop back). Every count
 is deterministic, so the node total is a signature: it changes only when the search, an
@@ -16,6 +17,7 @@ from typing import TextIO
 
 import games
 from bots.alphabeta import AlphaBeta
+from bots.compiled import core_for
 from bots.engine import Limits
 
 MAX_PLAYOUT_PLIES = 10_000
@@ -188,6 +190,13 @@ def playout_ends(count: int, finished: int, max_turns: int | None) -> str:
     return f"{ended}, {stopped} stopped at the {max_turns}-turn cap"
 
 
+def _search_kind(game: str) -> str:
+    """Which search alphabeta runs for ``game``: the compiled core, or the Python reference
+    (no core for the game, not built, or ``ENGINESRV_PURE_PYTHON``). Their tables differ in
+    slots per megabyte, so their node counts may differ where entries collide."""
+    return "compiled" if core_for(game) is not None else "python"
+
+
 def _rate(count: int, seconds: float) -> int:
     return round(count / seconds) if seconds > 0 else 0
 
@@ -220,7 +229,7 @@ def run_search_bench(
             out.write(
                 f"{name} {case.name} depth {plies}: nodes {result.nodes} "
                 f"time {round(elapsed * 1000)} nps {_rate(result.nodes, elapsed)} "
-                f"move {result.token} score {result.score}\n"
+                f"move {result.token} score {result.score} search {_search_kind(name)}\n"
             )
     out.write(
         f"bench: nodes {total_nodes} time {round(total_time * 1000)} "

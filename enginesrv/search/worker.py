@@ -32,6 +32,7 @@ from collections import OrderedDict
 from typing import BinaryIO
 
 import games
+from bots.compiled import core_for
 from bots.engine import Engine
 from bots.eval import evaluated_games, evaluator_for
 from bots.registry import BotError, create_bot, load_all
@@ -197,6 +198,7 @@ def warm_up() -> None:
         load_all()
     for name in evaluated_games():
         evaluator_for(name).prepare()
+        core_for(name)  # imports the game's compiled search core, which builds its tables
 
 
 def main() -> None:

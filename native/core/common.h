@@ -37,6 +37,7 @@
  *   uint64_t core_key(const CorePos *pos)          equal to State.key()
  *   int      core_legal_moves(CorePos *pos, core_move *out)
  *                                         State.legal_moves(), same order; returns the count
+ *                                         (0 once the game is over)
  *   int      core_search_moves(CorePos *pos, CoreEval *ev, core_move *out)
  *                                         Evaluator.search_moves(state), same order
  *   int      core_order_moves(CorePos *pos, CoreEval *ev, core_move *moves, int n)
@@ -67,9 +68,10 @@
 typedef int32_t core_move;
 typedef unsigned __int128 u128;
 
-#define CORE_MAX_DEPTH 160
-/* pushes the search may make below the loaded position: MAX_PLY (128) + QUIESCENCE_PLIES (8)
- * of bots/search.py, with room to spare */
+#define CORE_MAX_DEPTH 1024
+/* pushes a CorePos must take below the loaded position: the search's deepest line is MAX_PLY
+ * (128) + QUIESCENCE_PLIES (8) of bots/search.py; random playouts (the rules benchmark) go on
+ * to the end of a game or CORE_MAX_DEPTH - 8 plies */
 
 /* -- bits ------------------------------------------------------------------------------------
  * Portable: the build passes no -mpopcnt, so __builtin_popcountll is a library call unless it

@@ -189,6 +189,29 @@ def test_infos_report_each_iteration_with_a_legal_pv() -> None:
         replay.push(replay.parse_move(token))
 
 
+@pytest.mark.parametrize("nodes", [300, 1000, 3000])
+def test_a_search_cut_short_reads_its_line_from_the_root(nodes: int) -> None:
+    """A search ended by a limit in the middle of the tree returns the whole line of its last
+    iteration, read from the root (it used to be read from wherever the tree was cut, which
+    left only the first move)."""
+    infos: list[SearchInfo] = []
+    state = TreeGame(8, length=30).new_state()
+    searcher = Searcher(
+        state,
+        evaluator=TreeEvaluator(),
+        memory=SearchMemory(TranspositionTable(1)),
+        limits=Limits(nodes=nodes),
+        stop=never_stop,
+        on_info=infos.append,
+        options=SearchOptions(quiescence=False),
+    )
+    result = searcher.run()
+    assert result.nodes >= nodes  # cut short
+    assert state.ply() == 0  # the searcher's position is back at the root
+    assert len(infos[-1].pv) > 1
+    assert result.pv == infos[-1].pv
+
+
 def test_a_single_legal_move_is_played_without_search() -> None:
     state = Nim(1).new_state()
     result = search(state, NimEvaluator(), Limits(depth=9))
