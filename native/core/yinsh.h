@@ -733,19 +733,15 @@ static inline int move_in(const core_move *moves, int n, core_move m) {
     return 0;
 }
 
-/* Stable insertion sort of moves by a small rank. */
-static void sort_by_rank(core_move *moves, int n, int *rank) {
-    for (int i = 1; i < n; i++) {
-        core_move m = moves[i];
-        int k = rank[i], j = i - 1;
-        while (j >= 0 && rank[j] > k) {
-            moves[j + 1] = moves[j];
-            rank[j + 1] = rank[j];
-            j--;
-        }
-        moves[j + 1] = m;
-        rank[j + 1] = k;
-    }
+/* A stable counting sort of moves by rank 0..10 (Python's sort is stable: ties keep their
+ * order). */
+static void sort_by_rank(core_move *moves, int n, const uint8_t *rank) {
+    int start[12] = {0};
+    core_move out[CORE_MAX_MOVES];
+    for (int i = 0; i < n; i++) start[rank[i] + 1]++;
+    for (int r = 1; r < 12; r++) start[r] += start[r - 1];
+    for (int i = 0; i < n; i++) out[start[rank[i]]++] = moves[i];
+    memcpy(moves, out, (size_t)n * sizeof(core_move));
 }
 
 static int core_order_moves(CorePos *pos, CoreEval *ev, core_move *moves, int n) {
@@ -766,10 +762,10 @@ static int core_order_moves(CorePos *pos, CoreEval *ev, core_move *moves, int n)
     }
     if (phase == PH_P || phase == PH_R || phase == PH_RO) {
         /* placements from the centre out, ring removals from the edge in */
-        int rank[CORE_MAX_MOVES];
+        uint8_t rank[CORE_MAX_MOVES];
         for (int i = 0; i < n; i++) {
-            int d = YT.hexdist[moves[i] & LOW14];
-            rank[i] = phase == PH_P ? d : -d;
+            int d = YT.hexdist[moves[i] & LOW14]; /* 0..10, checked by core_init */
+            rank[i] = (uint8_t)(phase == PH_P ? d : 10 - d);
         }
         sort_by_rank(moves, n, rank);
     }
