@@ -54,7 +54,6 @@ typedef struct {
     /* per point and direction (reference order: up, down, up-right, down-left, down-right,
      * up-left), the points outwards, ended by Y_HOLE */
     uint8_t ray[128][6][12];
-    int8_t step[6];
     /* the windows in the reference's order: points, mask, and per point the windows through
      * it (ascending, ended by -1) */
     uint8_t win_pts[Y_WINDOWS][5];
@@ -140,7 +139,7 @@ static inline int has_rows(const CorePos *pos, int c) {
 }
 
 /* Starts of the runs of five set bits along a step (a run of set bits is a line of points). */
-static inline u128 five_in_line(u128 m, int s) {
+static inline __attribute__((always_inline)) u128 five_in_line(u128 m, int s) {
     u128 two = m & m >> s;
     return two & two >> 2 * s & m >> 4 * s;
 }
@@ -453,12 +452,15 @@ static int disjoint_rows(const CorePos *pos, int c) {
 }
 
 /* Per window start of one axis, a colour's markers in the window as bits b2 b1 b0 (a
- * bit-sliced adder over five shifted copies) and whether it has any there. */
+ * bit-sliced adder over five shifted copies) and whether it has any there. The helpers below
+ * are inlined with constant steps, so the shifts are by constants. */
 typedef struct {
     u128 b0, b1, b2, any;
 } WindowSums;
 
-static inline void window_sums(u128 m, int s, u128 starts, WindowSums *out) {
+#define Y_INLINE static inline __attribute__((always_inline))
+
+Y_INLINE void window_sums(u128 m, int s, u128 starts, WindowSums *out) {
     u128 x1 = m >> s, x2 = m >> 2 * s, x3 = m >> 3 * s, x4 = m >> 4 * s;
     u128 t = m ^ x1;
     u128 s1 = t ^ x2;
@@ -471,7 +473,38 @@ static inline void window_sums(u128 m, int s, u128 starts, WindowSums *out) {
     out->any = (m | x1 | x2 | x3 | x4) & starts;
 }
 
-static inline u128 shift_step(u128 x, int s) { return s > 0 ? x << s : x >> -s; }
+/* The window counts of both colours: two, three (open, mixed), four (open, flip), ring
+ * threats. */
+typedef struct {
+    int64_t k2[2], k3o[2], k3x[2], k4o[2], k4f[2], t1[2];
+} WindowCounts;
+
+Y_INLINE void axis_counts(const u128 *mark, const u128 *own_u, int s, u128 starts,
+                          WindowCounts *k) {
+    WindowSums sum[2];
+    window_sums(mark[0], s, starts, &sum[0]);
+    window_sums(mark[1], s, starts, &sum[1]);
+    for (int c = 0; c < 2; c++) {
+        const WindowSums *w = &sum[c];
+        u128 opp = sum[c ^ 1].any;
+        u128 k3 = w->b1 & w->b0;
+        u128 k4 = w->b2 & ~w->b0;
+        u128 four_open = k4 & ~opp;
+        k->k2[c] += popcount128(w->b1 & ~w->b0 & ~opp);
+        k->k3o[c] += popcount128(k3 & ~opp);
+        k->k3x[c] += popcount128(k3 & opp);
+        k->k4o[c] += popcount128(four_open);
+        k->k4f[c] += popcount128(k4 & opp);
+        if (four_open) k->t1[c] += popcount128(four_open & five_in_line(own_u[c], s));
+    }
+}
+
+/* A ring's neighbour one step away (s > 0 up the bits, else down). */
+Y_INLINE void ring_neighbours(u128 rings, u128 markers, int s, u128 *adj, int *contact) {
+    u128 n = s > 0 ? rings << s : rings >> -s;
+    *adj |= n;
+    *contact += popcount128(n & markers);
+}
 
 /* _counts: every feature of bots/eval/yinsh.py for both colours (Terms' order). */
 CORE_HOT static void yinsh_counts(const CorePos *pos, int64_t *t) {
@@ -498,23 +531,24 @@ CORE_HOT static void yinsh_counts(const CorePos *pos, int64_t *t) {
     t[T_MK_B] = popcount128(bm);
 
     /* mobility (empty neighbours, each once) and contact (ring and direction next to a
-     * marker) */
+     * marker); the steps of the six directions */
     u128 markers = wm | bm;
     u128 empty = YT.board & ~(markers | wr | br);
-    u128 adj_w = 0, adj_b = 0;
-    int ct_w = 0, ct_b = 0;
-    for (int d = 0; d < 6; d++) {
-        int s = YT.step[d];
-        u128 nw = shift_step(wr, s), nb = shift_step(br, s);
-        adj_w |= nw;
-        adj_b |= nb;
-        ct_w += popcount128(nw & markers);
-        ct_b += popcount128(nb & markers);
+    u128 adj[2] = {0, 0};
+    int ct[2] = {0, 0};
+    const u128 rings[2] = {wr, br};
+    for (int c = 0; c < 2; c++) {
+        ring_neighbours(rings[c], markers, 1, &adj[c], &ct[c]);
+        ring_neighbours(rings[c], markers, -1, &adj[c], &ct[c]);
+        ring_neighbours(rings[c], markers, 12, &adj[c], &ct[c]);
+        ring_neighbours(rings[c], markers, -12, &adj[c], &ct[c]);
+        ring_neighbours(rings[c], markers, 11, &adj[c], &ct[c]);
+        ring_neighbours(rings[c], markers, -11, &adj[c], &ct[c]);
     }
-    t[T_MOB_W] = popcount128(adj_w & empty);
-    t[T_MOB_B] = popcount128(adj_b & empty);
-    t[T_CT_W] = ct_w;
-    t[T_CT_B] = ct_b;
+    t[T_MOB_W] = popcount128(adj[0] & empty);
+    t[T_MOB_B] = popcount128(adj[1] & empty);
+    t[T_CT_W] = ct[0];
+    t[T_CT_B] = ct[1];
     t[T_C3_W] = popcount128(wr & YT.centre[0]);
     t[T_C3_B] = popcount128(br & YT.centre[0]);
     t[T_C2_W] = popcount128(wr & YT.centre[1]);
@@ -522,29 +556,15 @@ CORE_HOT static void yinsh_counts(const CorePos *pos, int64_t *t) {
     t[T_C1_W] = popcount128(wr & YT.centre[2]);
     t[T_C1_B] = popcount128(br & YT.centre[2]);
 
-    /* windows, axis by axis */
-    int64_t k2[2] = {0, 0}, k3o[2] = {0, 0}, k3x[2] = {0, 0}, k4o[2] = {0, 0}, k4f[2] = {0, 0};
-    int64_t t1[2] = {0, 0};
+    /* windows, axis by axis (steps of Y_AXIS_STEP) */
+    WindowCounts k;
+    memset(&k, 0, sizeof k);
     const u128 own_u[2] = {wm | wr, bm | br};
-    for (int a = 0; a < 3; a++) {
-        int s = Y_AXIS_STEP[a];
-        WindowSums sum[2];
-        window_sums(wm, s, YT.starts[a], &sum[0]);
-        window_sums(bm, s, YT.starts[a], &sum[1]);
-        for (int c = 0; c < 2; c++) {
-            const WindowSums *w = &sum[c];
-            u128 opp = sum[c ^ 1].any;
-            u128 k3 = w->b1 & w->b0;
-            u128 k4 = w->b2 & ~w->b0;
-            u128 four_open = k4 & ~opp;
-            k2[c] += popcount128(w->b1 & ~w->b0 & ~opp);
-            k3o[c] += popcount128(k3 & ~opp);
-            k3x[c] += popcount128(k3 & opp);
-            k4o[c] += popcount128(four_open);
-            k4f[c] += popcount128(k4 & opp);
-            if (four_open) t1[c] += popcount128(four_open & five_in_line(own_u[c], s));
-        }
-    }
+    axis_counts(pos->mark, own_u, 1, YT.starts[0], &k);
+    axis_counts(pos->mark, own_u, 12, YT.starts[1], &k);
+    axis_counts(pos->mark, own_u, 11, YT.starts[2], &k);
+    const int64_t *k2 = k.k2, *k3o = k.k3o, *k3x = k.k3x, *k4o = k.k4o, *k4f = k.k4f;
+    const int64_t *t1 = k.t1;
     t[T_K2_W] = k2[0];
     t[T_K2_B] = k2[1];
     t[T_K3_W] = k3o[0];
@@ -809,7 +829,6 @@ static void build_geometry(YinshTables *T) {
                 if (dist <= 3 - k) T->centre[k] |= bit128(b);
         }
     }
-    for (int d = 0; d < 6; d++) T->step[d] = (int8_t)(11 * Y_DQ[d] + Y_DR[d]);
     for (int b = 0; b < 128; b++) {
         for (int d = 0; d < 6; d++) {
             int len = 0;
