@@ -12,6 +12,8 @@ from __future__ import annotations
 
 import json
 import random
+import subprocess
+import sys
 from collections import Counter
 from collections.abc import Iterator
 from pathlib import Path
@@ -20,13 +22,16 @@ from typing import Any, Protocol, cast
 import pytest
 
 import games
+from bots.compiled import CompiledMemory, compiled_search, core_for
+from bots.engine import Limits, never_stop
 from bots.eval.yinsh import BLITZ_WEIGHTS, Weights, YinshEvaluator, terms
-from bots.search import LazyMoves
+from bots.search import LazyMoves, Searcher, SearchMemory, SearchOptions, TranspositionTable
 from enginesrv.search.bench import BENCH, SEARCH_BENCH
 from games import Move, State
 from games.base import perft
 from games.native import native_module
 from games.yinsh import WINDOW_POINTS, YinshGame, YinshState
+from tests.bots.test_compiled import _figures
 
 
 class _Core(Protocol):
@@ -143,9 +148,9 @@ def read_cases() -> list[dict[str, Any]]:
 def starts() -> Iterator[tuple[str, str, int]]:
     """(variant, position, games from it): the start, the bench positions, the rules' cases."""
     for variant in VARIANTS:
-        yield variant, games.load(variant).start_position, 14
+        yield variant, games.load(variant).start_position, 40
         for case in BENCH["yinsh"] + SEARCH_BENCH["yinsh"]:
-            yield variant, case.position, 3
+            yield variant, case.position, 8
     for record in read_cases():
         for position in dict.fromkeys((record["pos"], record["after"])):
             yield record["variant"], position, 1
@@ -240,3 +245,82 @@ def test_a_foreign_or_damaged_evaluator_is_refused() -> None:
     with pytest.raises(ValueError, match="weights") as caught_huge:
         CORE.inspect(state, huge, [])
     one_line(caught_huge.value)
+
+
+@pytest.mark.parametrize("variant", VARIANTS)
+def test_the_compiled_search_with_other_weights_equals_the_reference(variant: str) -> None:
+    """The search of bots.compiled over this core, with the tuned evaluator, on the bench
+    positions: the same move, score, nodes and line as the Python search."""
+    core = core_for(variant)
+    assert core is not None
+    game = games.load(variant)
+    for case in SEARCH_BENCH["yinsh"]:
+        state = game.state_from_string(case.position)
+        table = TranspositionTable(1 << 12)
+        options = SearchOptions(aspiration=TUNED.aspiration)
+        limits = Limits(depth=case.depth)
+        reference = Searcher(
+            state.copy(),
+            evaluator=TUNED,
+            memory=SearchMemory(table),
+            limits=limits,
+            stop=never_stop,
+            on_info=lambda info: None,
+            options=options,
+        ).run()
+        compiled = compiled_search(
+            core,
+            state.copy(),
+            evaluator=TUNED,
+            memory=CompiledMemory(core, table.size),
+            limits=limits,
+            stop=never_stop,
+            on_info=lambda info: None,
+            options=options,
+        )
+        assert _figures(compiled) == _figures(reference), case.name
+
+
+DAMAGE = """
+import importlib, json
+import bots.eval.yinsh as evaluation
+import games.yinsh as rules
+def attempt():
+    try:
+        importlib.import_module("bots._core_yinsh")
+    except ValueError as error:
+        return str(error)
+    return "imported"
+windows = list(rules.WINDOW_POINTS)
+windows[7] = windows[8]
+damages = [
+    (rules, "Z_TURN", rules.Z_TURN[:23]),
+    (rules, "Z_RING", (rules.Z_RING[0], (1 << 64,) * rules.N_POINTS)),
+    (rules, "Z_WINDOW", (rules.Z_WINDOW[1], rules.Z_WINDOW[0])),
+    (rules, "WINDOW_POINTS", tuple(windows)),
+    (rules, "COORDS", rules.COORDS[::-1]),
+    (evaluation, "C2", evaluation.C3),
+    (evaluation, "_PLACEMENT_RANK", (0,) * rules.N_POINTS),
+]
+out = []
+for module, name, value in damages:
+    saved = getattr(module, name)
+    setattr(module, name, value)
+    out.append([name, attempt()])
+    setattr(module, name, saved)
+out.append(["none", attempt()])
+print(json.dumps(out))
+"""
+
+
+def test_a_damaged_table_stops_the_import_with_its_name() -> None:
+    """core_init checks what it reads from the reference modules: a damaged table is a
+    ValueError naming it and no module; once repaired, the module imports."""
+    proc = subprocess.run(
+        [sys.executable, "-c", DAMAGE], capture_output=True, text=True, check=True
+    )
+    results = json.loads(proc.stdout)
+    assert results[-1] == ["none", "imported"]
+    for name, message in results[:-1]:
+        assert message.startswith(name + ":"), (name, message)
+        one_line(ValueError(message))
