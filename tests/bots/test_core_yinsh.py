@@ -17,12 +17,12 @@ import sys
 from collections import Counter
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any, Protocol, cast
+from typing import Any, cast
 
 import pytest
 
 import games
-from bots.compiled import CompiledMemory, compiled_search, core_for
+from bots.compiled import CompiledMemory, Core, compiled_search, core_for
 from bots.engine import Limits, never_stop
 from bots.eval.yinsh import BLITZ_WEIGHTS, Weights, YinshEvaluator, terms
 from bots.search import LazyMoves, Searcher, SearchMemory, SearchOptions, TranspositionTable
@@ -33,19 +33,8 @@ from games.native import native_module
 from games.yinsh import WINDOW_POINTS, YinshGame, YinshState
 from tests.bots.test_compiled import _figures
 
-
-class _Core(Protocol):
-    def inspect(
-        self, state: State, evaluator: YinshEvaluator | None, moves: list[Move], /
-    ) -> list[tuple[object, ...]]: ...
-
-    def perft(self, state: State, depth: int, /) -> int: ...
-
-    def playouts(self, state: State, count: int, seed: int, /) -> tuple[int, int]: ...
-
-
 _MODULE = native_module("bots._core_yinsh")
-CORE = cast(_Core, _MODULE)
+CORE = cast(Core, _MODULE)
 pytestmark = pytest.mark.skipif(
     _MODULE is None, reason="bots._core_yinsh is not built (or ENGINESRV_PURE_PYTHON is set)"
 )
