@@ -10,12 +10,13 @@
  * points in a line are five bits in an arithmetic progression, and the layout keeps the
  * reference's point order: iterating set bits upwards visits points in the reference's order.
  *
- * Moves are the reference's ints, which name points by their column-major index (a2 = 0), so
- * PT_BIT and BIT_PT convert. Each position keeps a byte per point (empty, marker, ring) for
- * the ring-move walks, its bitboards and key, and the pending rows as the list the last ring
- * move made: the reference filters that list as rows are taken, and the rows left are exactly
- * the listed windows still full, so the list is filtered when read instead. Push saves the
- * small fields in an undo record; pop restores them and the few bytes the move changed.
+ * Moves are the reference's ints, which name points by their column-major index (a2 = 0):
+ * the tables pt_bit and bit_pt convert. Each position keeps a byte per point (empty, marker,
+ * ring) for the ring-move walks, its bitboards and key, and the pending rows as the list the
+ * last ring move made: the reference filters that list as rows are taken, and the rows left
+ * are exactly the listed windows still full, so the list is filtered when read instead. Push
+ * saves the small fields in an undo record; pop restores them and the few bytes the move
+ * changed.
  */
 #ifndef ENGINESRV_CORE_YINSH_H
 #define ENGINESRV_CORE_YINSH_H
@@ -156,7 +157,7 @@ static int core_winner(const CorePos *pos) {
     return pos->rem[0] > pos->rem[1] ? 0 : pos->rem[1] > pos->rem[0] ? 1 : -1;
 }
 
-/* -- move generation ---------------------------------------------------------------------------- */
+/* -- move generation -------------------------------------------------------------------------- */
 
 /* The ring moves of the side to act, in the reference's order: rings upwards, directions in
  * order, targets outwards (empty points, then past a run of markers the first empty point). */
@@ -222,7 +223,7 @@ static int core_legal_moves(CorePos *pos, core_move *out) {
     }
 }
 
-/* -- make and unmake ----------------------------------------------------------------------------- */
+/* -- make and unmake -------------------------------------------------------------------------- */
 
 static inline void begin_ring_move(CorePos *pos, int player) {
     if (pos->pool == 0) {
@@ -617,7 +618,7 @@ static int core_is_quiet(CorePos *pos, CoreEval *ev) {
 
 static void core_eval_reset(CoreEval *ev) { (void)ev; }
 
-/* -- row-completing ring moves (bots.eval.yinsh.row_moves) -------------------------------------- */
+/* -- row-completing ring moves (bots.eval.yinsh.row_moves) ------------------------------------ */
 
 typedef struct {
     u128 mine, allm, all_rings;
@@ -800,14 +801,16 @@ static int core_noisy_moves(CorePos *pos, CoreEval *ev, core_move *out) {
     return row_moves(pos, out);
 }
 
-/* -- building and checking the tables ----------------------------------------------------------- */
+/* -- building and checking the tables --------------------------------------------------------- */
 
 static int table_error(const char *name, const char *why) {
     PyErr_Format(PyExc_ValueError, "%s: %s", name, why);
     return -1;
 }
 
-static void build_geometry(YinshTables *T) {
+/* The board's tables; -1 if a table would overflow its room (which the fixed board never
+ * does: lines of at most 10 points, 15 windows through a point, 123 windows). */
+static int build_geometry(YinshTables *T) {
     memset(T, 0, sizeof *T);
     memset(T->bit_pt, -1, sizeof T->bit_pt);
     memset(T->q, -1, sizeof T->q);
@@ -835,6 +838,7 @@ static void build_geometry(YinshTables *T) {
             if (T->bit_pt[b] >= 0) {
                 int q = T->q[b] + Y_DQ[d], r = T->r[b] + Y_DR[d];
                 while (q >= 0 && q < 11 && r >= Y_LOW[q] && r <= Y_HIGH[q]) {
+                    if (len == 11) return -1;
                     T->ray[b][d][len++] = (uint8_t)(11 * q + r - 1);
                     q += Y_DQ[d];
                     r += Y_DR[d];
@@ -859,6 +863,7 @@ static void build_geometry(YinshTables *T) {
             for (const uint8_t *ray = T->ray[b][axis_dir[ax]]; *ray != Y_HOLE; ray++)
                 line[len++] = *ray;
             for (int i = 0; i + 5 <= len; i++, nw++) {
+                if (nw == Y_WINDOWS) return -1;
                 for (int k = 0; k < 5; k++) {
                     T->win_pts[nw][k] = (uint8_t)line[i + k];
                     T->win_mask[nw] |= bit128(line[i + k]);
@@ -870,10 +875,14 @@ static void build_geometry(YinshTables *T) {
     }
     for (int b = 0; b < 128; b++) {
         int k = 0;
-        for (int w = 0; w < Y_WINDOWS && T->bit_pt[b] >= 0; w++)
-            if (T->win_mask[w] >> b & 1) T->win_at[b][k++] = (int8_t)w;
+        for (int w = 0; w < Y_WINDOWS && T->bit_pt[b] >= 0; w++) {
+            if (!(T->win_mask[w] >> b & 1)) continue;
+            if (k == 15) return -1;
+            T->win_at[b][k++] = (int8_t)w;
+        }
         T->win_at[b][k] = -1;
     }
+    return nw == Y_WINDOWS ? 0 : -1;
 }
 
 /* The attribute ``name`` of ``module`` as a sequence of exactly n items (a new reference). */
@@ -1059,6 +1068,15 @@ static int check_bounds(const YinshTables *T) {
     return 0;
 }
 
+/* Builds every table into YT_build and checks it against the reference modules; only a
+ * complete, checked set is copied to YT, so a failed init leaves the tables as they were. */
+static int check_tables(YinshTables *T, PyObject *rules, PyObject *ev) {
+    if (build_geometry(T) < 0) return table_error("geometry", "does not fit the tables");
+    if (check_bounds(T) < 0 || check_rules_module(T, rules) < 0 || check_eval_module(T, ev) < 0)
+        return -1;
+    return 0;
+}
+
 static int core_init(PyObject *module) {
     (void)module;
     PyObject *rules = PyImport_ImportModule("games.yinsh");
@@ -1068,27 +1086,24 @@ static int core_init(PyObject *module) {
         Py_DECREF(rules);
         return -1;
     }
-    YinshTables *T = &YT_build;
-    build_geometry(T);
-    int rc = check_bounds(T) < 0 || check_rules_module(T, rules) < 0 ||
-                     check_eval_module(T, ev) < 0
-                 ? -1
-                 : 0;
-    PyObject *state_type = rc ? NULL : PyObject_GetAttrString(rules, "YinshState");
-    PyObject *eval_type = state_type ? PyObject_GetAttrString(ev, "YinshEvaluator") : NULL;
+    PyObject *state_type = NULL, *eval_type = NULL;
+    if (check_tables(&YT_build, rules, ev) == 0) {
+        state_type = PyObject_GetAttrString(rules, "YinshState");
+        eval_type = state_type ? PyObject_GetAttrString(ev, "YinshEvaluator") : NULL;
+    }
     Py_DECREF(rules);
     Py_DECREF(ev);
     if (!eval_type) {
         Py_XDECREF(state_type);
         return -1;
     }
-    YT = *T;
+    YT = YT_build;
     Py_XSETREF(YINSH_STATE_TYPE, state_type);
     Py_XSETREF(YINSH_EVAL_TYPE, eval_type);
     return 0;
 }
 
-/* -- loading ------------------------------------------------------------------------------------ */
+/* -- loading ---------------------------------------------------------------------------------- */
 
 static int damaged(const char *field, const char *why) {
     PyErr_Format(PyExc_ValueError, "yinsh state: %s %s", field, why);
@@ -1208,8 +1223,10 @@ static int core_load(CorePos *pos, PyObject *state) {
         core_attr_int(state, "_pool", 0, 51, &pool) < 0)
         return -1;
     memset(pos, 0, offsetof(CorePos, undo));
-    if (load_board(state, "_wr", &pos->ring[0]) < 0 || load_board(state, "_br", &pos->ring[1]) < 0 ||
-        load_board(state, "_wm", &pos->mark[0]) < 0 || load_board(state, "_bm", &pos->mark[1]) < 0)
+    if (load_board(state, "_wr", &pos->ring[0]) < 0 ||
+        load_board(state, "_br", &pos->ring[1]) < 0 ||
+        load_board(state, "_wm", &pos->mark[0]) < 0 ||
+        load_board(state, "_bm", &pos->mark[1]) < 0)
         return -1;
     pos->side = (int)side;
     pos->phase = (int)phase;
