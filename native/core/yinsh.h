@@ -1098,8 +1098,11 @@ static int core_init(PyObject *module) {
         return -1;
     }
     YT = YT_build;
-    Py_XSETREF(YINSH_STATE_TYPE, state_type);
-    Py_XSETREF(YINSH_EVAL_TYPE, eval_type);
+    PyObject *old_state = YINSH_STATE_TYPE, *old_eval = YINSH_EVAL_TYPE;
+    YINSH_STATE_TYPE = state_type;
+    YINSH_EVAL_TYPE = eval_type;
+    Py_XDECREF(old_state);
+    Py_XDECREF(old_eval);
     return 0;
 }
 
