@@ -44,24 +44,25 @@ from bots.engine import Limits
 import games
 cases = json.loads(sys.argv[1])
 out = {}
-def run(game, positions):
+def run(bot, game, positions):
     nodes = 0
     for position, depth in positions:
-        bot = AlphaBeta()
         bot.new_game(game)
         nodes += bot.search(game.state_from_string(position), Limits(depth=depth)).nodes
     return nodes
 for name, positions in cases.items():
     game = games.load(name)
-    run(game, positions)  # warm-up: imports, tables built on first use
+    bot = AlphaBeta()
+    run(bot, game, positions)  # warm-up: imports, tables built and memory touched on first use
     started = time.perf_counter()
-    nodes = run(game, positions)
+    nodes = run(bot, game, positions)
     out[name] = [nodes, time.perf_counter() - started]
 print(json.dumps(out))
 """
 """Run in a child process with the side's source first on its path: node counts and seconds
-of a game's bench searches (a fresh bot per position, as ``enginesrv bench`` does), after one
-untimed pass that loads the game's modules and tables."""
+of a game's bench searches (one bot, cleared by ``new_game`` before each position, as
+``enginesrv bench`` does), after one untimed pass that loads the game's modules and tables and
+touches the bot's memory."""
 
 CASES = """
 import json

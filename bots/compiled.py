@@ -10,13 +10,14 @@ same order and returns the same move, score and line (tests/bots/test_compiled.p
 ``core_for(game)`` gives a game's core, or None when it is not built, when
 ``ENGINESRV_PURE_PYTHON`` is set, or for a game without one (Yin Yang); the bot then searches on
 the reference. What a bot keeps between searches (the table, the history of moves that cut off,
-the table's age) is a ``CompiledMemory`` of plain bytearrays that any core reads and writes.
+the table's age) is a ``CompiledMemory`` of plain zeroed memory that any core reads and writes.
 """
 
 from __future__ import annotations
 
+import mmap
 from dataclasses import dataclass, field
-from typing import Protocol
+from typing import Protocol, TypeAlias
 
 from bots.engine import InfoFn, Limits, SearchInfo, SearchResult, StopFn
 from bots.eval import Evaluator
@@ -38,6 +39,9 @@ _CORES: dict[str, str] = {
     "yoxii": "bots._core_yoxii",
 }
 
+Buffer: TypeAlias = bytearray | mmap.mmap
+"""Writable memory a core keeps its table or history in."""
+
 RawResult = tuple[Move, int, int, int, int, tuple[Move, ...], int, bool, bool, float]
 """What a core's ``search`` returns: move, value, depth, seldepth, nodes, pv, hashfull,
 stopped, forced (a single legal move, answered without search), seconds on the clock."""
@@ -55,9 +59,10 @@ class Core(Protocol):
         *,
         state: State,
         evaluator: Evaluator,
-        table: bytearray,
-        history: bytearray,
+        table: Buffer,
+        history: Buffer,
         age: int,
+        generation: int,
         depth: int | None,
         nodes: int | None,
         deadline: float | None,
@@ -89,6 +94,16 @@ def core_for(game: str) -> Core | None:
     return native_module(name)
 
 
+def _zeroed(size: int) -> mmap.mmap:
+    """``size`` bytes of zeroed memory that take no time to make: private anonymous pages the
+    system zeroes as they are first touched (a bytearray would zero the whole table up front,
+    which costs more than a short search)."""
+    private = getattr(mmap, "MAP_PRIVATE", 0) | getattr(mmap, "MAP_ANONYMOUS", 0)
+    if private:
+        return mmap.mmap(-1, size, flags=private)
+    return mmap.mmap(-1, size)
+
+
 def history_bytes(core: Core) -> int:
     """The size of a history of ``core``."""
     return core.HISTORY_HEADER_BYTES + HISTORY_SLOTS * core.HISTORY_SLOT_BYTES
@@ -101,14 +116,16 @@ class CompiledMemory:
 
     core: Core
     slots: int
-    table: bytearray = field(init=False)
-    history: bytearray = field(init=False)
+    table: mmap.mmap = field(init=False)
+    history: mmap.mmap = field(init=False)
     age: int = 0
+    generation: int = 1
+    """Entries of other generations are empty: clearing the table is a new generation."""
     searched: bool = False
 
     def __post_init__(self) -> None:
-        self.table = bytearray(self.slots * self.core.TT_ENTRY_BYTES)
-        self.history = bytearray(self._history_bytes())
+        self.table = _zeroed(self.slots * self.core.TT_ENTRY_BYTES)
+        self.history = _zeroed(self._history_bytes())
 
     @classmethod
     def of_megabytes(cls, core: Core, megabytes: int) -> CompiledMemory:
@@ -126,12 +143,17 @@ class CompiledMemory:
         return (len(self.table) + len(self.history)) / (1024 * 1024)
 
     def clear(self) -> None:
-        """Forget every entry and every count (a new game)."""
-        if self.searched:
-            self.table = bytearray(len(self.table))
-            self.history = bytearray(len(self.history))
-            self.age = 0
-            self.searched = False
+        """Forget every entry and every count (a new game). The table's pages stay: the next
+        game finds them ready (a fresh page costs microseconds at first touch)."""
+        if not self.searched:
+            return
+        self.generation += 1
+        if self.generation >= 1 << 32:  # once in four billion games: zero it for real
+            self.table = _zeroed(len(self.table))
+            self.generation = 1
+        self.history[:] = bytes(len(self.history))
+        self.age = 0
+        self.searched = False
 
 
 def compiled_search(
@@ -176,6 +198,7 @@ def compiled_search(
         table=memory.table,
         history=memory.history,
         age=memory.age,
+        generation=memory.generation,
         depth=limits.depth,
         nodes=limits.nodes,
         deadline=limits.deadline,

@@ -13,63 +13,39 @@
 static signed char RAY[N_POINTS][6][MAX_RAY];
 static signed char RAY_LEN[N_POINTS][6];
 static long RING_MOVE_TAG = 0;
-static int ready = 0;
+static int ready = 0; /* 1 only after an init that checked every table */
 
+/* init(rays, ring move tag): the tables of games/yinsh.py. The module is unready from the first
+ * line on and ready again only when everything was read: a damaged table leaves it refusing
+ * calls rather than running on half-written tables. */
 static PyObject *py_init(PyObject *self, PyObject *args) {
-    PyObject *rays;
-    long tag;
-    if (!PyArg_ParseTuple(args, "Ol", &rays, &tag)) return NULL;
-    PyObject *fr = PySequence_Fast(rays, "rays must be a sequence");
-    if (!fr) return NULL;
-    if (PySequence_Fast_GET_SIZE(fr) != N_POINTS) {
-        Py_DECREF(fr);
-        PyErr_SetString(PyExc_ValueError, "rays: one entry per point");
+    PyObject *rays, *tag;
+    ready = 0;
+    if (!PyArg_ParseTuple(args, "OO", &rays, &tag)) return NULL;
+    /* a move is tag | ring << 7 | target: the tag must leave the low 14 bits free */
+    long value;
+    if (bb_table_rays(rays, N_POINTS, 6, MAX_RAY, "rays", &RAY[0][0][0], &RAY_LEN[0][0]) < 0 ||
+        bb_table_int(tag, 0, 1L << 30, "ring move tag", -1, &value) < 0)
+        return NULL;
+    if (value & 0x3FFF) {
+        PyErr_Format(PyExc_ValueError, "ring move tag: %R overlaps the points of a move", tag);
         return NULL;
     }
-    for (int p = 0; p < N_POINTS; p++) {
-        PyObject *dirs = PySequence_Fast(PySequence_Fast_GET_ITEM(fr, p), "rays of a point");
-        if (!dirs || PySequence_Fast_GET_SIZE(dirs) != 6) {
-            Py_XDECREF(dirs);
-            Py_DECREF(fr);
-            if (!PyErr_Occurred()) PyErr_SetString(PyExc_ValueError, "rays: six per point");
-            return NULL;
-        }
-        for (int d = 0; d < 6; d++) {
-            PyObject *ray = PySequence_Fast(PySequence_Fast_GET_ITEM(dirs, d), "a ray");
-            if (!ray) {
-                Py_DECREF(dirs);
-                Py_DECREF(fr);
-                return NULL;
-            }
-            Py_ssize_t len = PySequence_Fast_GET_SIZE(ray);
-            if (len > MAX_RAY) {
-                Py_DECREF(ray);
-                Py_DECREF(dirs);
-                Py_DECREF(fr);
-                PyErr_SetString(PyExc_ValueError, "rays: a ray too long");
-                return NULL;
-            }
-            RAY_LEN[p][d] = (signed char)len;
-            for (Py_ssize_t i = 0; i < len; i++)
-                RAY[p][d][i] = (signed char)PyLong_AsLong(PySequence_Fast_GET_ITEM(ray, i));
-            Py_DECREF(ray);
-        }
-        Py_DECREF(dirs);
-    }
-    Py_DECREF(fr);
-    if (PyErr_Occurred()) return NULL;
-    RING_MOVE_TAG = tag;
+    RING_MOVE_TAG = value;
     ready = 1;
     Py_RETURN_NONE;
+}
+
+static PyObject *unready(void) {
+    PyErr_SetString(PyExc_RuntimeError,
+                    "games._yinsh_native: init() has not succeeded (never called, or it failed)");
+    return NULL;
 }
 
 /* ring_moves(own rings, all rings, all markers, count_only): the moves of the rings of the side
  * to act as YinshState._ring_moves lists them, or with count_only their number */
 static PyObject *py_ring_moves(PyObject *self, PyObject *const *args, Py_ssize_t nargs) {
-    if (!ready) {
-        PyErr_SetString(PyExc_RuntimeError, "init() first");
-        return NULL;
-    }
+    if (!ready) return unready();
     if (nargs != 4) {
         PyErr_SetString(PyExc_TypeError, "ring_moves(own, rings, markers, count_only)");
         return NULL;

@@ -8,49 +8,45 @@
 #include "bitboard128.h"
 
 #define N_CELLS 77
-#define MAX_DIRS 6
+#define N_UP 2   /* the ship directions whose step is a shift up: NE, NW */
+#define N_DOWN 3 /* and down: W, SW, SE */
 
-static bb UP_SRC[MAX_DIRS], DOWN_SRC[MAX_DIRS];
-static int UP_SHIFT[MAX_DIRS], DOWN_SHIFT[MAX_DIRS];
-static int N_UP = 0, N_DOWN = 0;
-static int ready = 0;
+static bb UP_SRC[N_UP], DOWN_SRC[N_DOWN];
+static int UP_SHIFT[N_UP], DOWN_SHIFT[N_DOWN];
+static int ready = 0; /* 1 only after an init that checked every table */
 
-static int read_pairs(PyObject *seq, bb *src, int *shift, int *n) {
-    PyObject *fast = PySequence_Fast(seq, "slide tables must be sequences");
+/* n (source cells, shift) pairs: the cells with a neighbour that way and the index shift to
+ * it, at most a row's worth of cells */
+static int read_pairs(PyObject *seq, Py_ssize_t n, const char *name, bb *src, int *shift) {
+    char where[48];
+    PyObject *fast = bb_sequence(seq, n, name);
     if (!fast) return -1;
-    Py_ssize_t len = PySequence_Fast_GET_SIZE(fast);
-    if (len > MAX_DIRS) {
-        Py_DECREF(fast);
-        PyErr_SetString(PyExc_ValueError, "slide tables: too many directions");
-        return -1;
-    }
-    for (Py_ssize_t i = 0; i < len; i++) {
-        PyObject *pair = PySequence_Fast(PySequence_Fast_GET_ITEM(fast, i), "a pair");
-        if (!pair || PySequence_Fast_GET_SIZE(pair) != 2) {
-            Py_XDECREF(pair);
+    for (Py_ssize_t i = 0; i < n; i++) {
+        PyOS_snprintf(where, sizeof where, "%s[%zd]", name, i);
+        PyObject *pair = bb_sequence(PySequence_Fast_GET_ITEM(fast, i), 2, where);
+        long s = 0;
+        int rc = !pair || bb_table_board(PySequence_Fast_GET_ITEM(pair, 0), N_CELLS, where, 0,
+                                         &src[i]) < 0 ||
+                 bb_table_int(PySequence_Fast_GET_ITEM(pair, 1), 1, N_CELLS - 1, where, 1, &s) < 0;
+        Py_XDECREF(pair);
+        if (rc) {
             Py_DECREF(fast);
-            if (!PyErr_Occurred()) PyErr_SetString(PyExc_ValueError, "slide tables: pairs");
-            return -1;
-        }
-        long s = PyLong_AsLong(PySequence_Fast_GET_ITEM(pair, 1));
-        if (bb_from_int(PySequence_Fast_GET_ITEM(pair, 0), N_CELLS, &src[i]) < 0 || s <= 0 || s >= 64) {
-            Py_DECREF(pair);
-            Py_DECREF(fast);
-            if (!PyErr_Occurred()) PyErr_SetString(PyExc_ValueError, "slide tables: a shift");
             return -1;
         }
         shift[i] = (int)s;
-        Py_DECREF(pair);
     }
     Py_DECREF(fast);
-    *n = (int)len;
     return 0;
 }
 
+/* init(up, down): the slide tables of games/yohoho.py. The module is unready until every
+ * table was read: a damaged one leaves it refusing calls, not sliding on half a table. */
 static PyObject *py_init(PyObject *self, PyObject *args) {
     PyObject *up, *down;
+    ready = 0;
     if (!PyArg_ParseTuple(args, "OO", &up, &down)) return NULL;
-    if (read_pairs(up, UP_SRC, UP_SHIFT, &N_UP) || read_pairs(down, DOWN_SRC, DOWN_SHIFT, &N_DOWN))
+    if (read_pairs(up, N_UP, "up slides", UP_SRC, UP_SHIFT) < 0 ||
+        read_pairs(down, N_DOWN, "down slides", DOWN_SRC, DOWN_SHIFT) < 0)
         return NULL;
     ready = 1;
     Py_RETURN_NONE;
@@ -59,7 +55,9 @@ static PyObject *py_init(PyObject *self, PyObject *args) {
 static int parse(PyObject *const *args, Py_ssize_t nargs, Py_ssize_t first, bb *pieces,
                  bb *empty, long *reach) {
     if (!ready) {
-        PyErr_SetString(PyExc_RuntimeError, "init() first");
+        PyErr_SetString(PyExc_RuntimeError,
+                        "games._yohoho_native: init() has not succeeded (never called, or it "
+                        "failed)");
         return -1;
     }
     if (nargs != first + 3) {
@@ -77,11 +75,8 @@ static int parse(PyObject *const *args, Py_ssize_t nargs, Py_ssize_t first, bb *
     return 0;
 }
 
-/* count_slides(pieces, empty, reach): _count_slides */
-static PyObject *py_count_slides(PyObject *self, PyObject *const *args, Py_ssize_t nargs) {
-    bb pieces, empty;
-    long reach;
-    if (parse(args, nargs, 0, &pieces, &empty, &reach) < 0) return NULL;
+/* the number of slides of ``pieces`` into ``empty``: counted bits, the one hot spot here */
+static BB_HOT long count(bb pieces, bb empty, long reach) {
     long n = 0;
     for (int d = 0; d < N_UP; d++) {
         bb cur = pieces;
@@ -99,7 +94,15 @@ static PyObject *py_count_slides(PyObject *self, PyObject *const *args, Py_ssize
             n += bb_popcount(cur);
         }
     }
-    return PyLong_FromLong(n);
+    return n;
+}
+
+/* count_slides(pieces, empty, reach): _count_slides */
+static PyObject *py_count_slides(PyObject *self, PyObject *const *args, Py_ssize_t nargs) {
+    bb pieces, empty;
+    long reach;
+    if (parse(args, nargs, 0, &pieces, &empty, &reach) < 0) return NULL;
+    return PyLong_FromLong(count(pieces, empty, reach));
 }
 
 static int append(PyObject *out, long move) {

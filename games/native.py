@@ -2,8 +2,9 @@
 piece of Python does, faster (see docs/bots.md, "Speed: native accelerators").
 
 Every user keeps its Python code as the reference and calls ``native_module`` once, at import;
-it gets None when the module was not built (no compiler) or when ``ENGINESRV_PURE_PYTHON`` is set
-in the environment, and then runs on the reference alone.
+it gets None when the module was not built (no compiler), when its tables fail their checks as
+it is imported (a ValueError naming the table), or when ``ENGINESRV_PURE_PYTHON`` is set in the
+environment, and then runs on the reference alone.
 """
 
 from __future__ import annotations
@@ -22,5 +23,5 @@ def native_module(name: str) -> ModuleType | None:
         return None
     try:
         return importlib.import_module(name)
-    except ImportError:
+    except (ImportError, ValueError):  # not built, or its tables failed their checks at import
         return None

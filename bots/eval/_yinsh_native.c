@@ -9,100 +9,68 @@
 #include "bitboard128.h"
 
 #define N_POINTS 85
-#define MAX_WINDOWS 256
+#define MAX_RAY 10
+#define N_WINDOWS 123 /* the 5-point lines of the board */
 
 static int NEIGHBOUR[N_POINTS][6]; /* -1 off the board */
-static bb WINDOW[MAX_WINDOWS];
-static int N_WINDOWS = 0;
-static int ready = 0;
+static bb WINDOW[N_WINDOWS];
+static int ready = 0; /* 1 only after an init that checked every table */
 
-static PyObject *py_init(PyObject *self, PyObject *args) {
-    PyObject *rays, *windows;
-    if (!PyArg_ParseTuple(args, "OO", &rays, &windows)) return NULL;
-    PyObject *fr = PySequence_Fast(rays, "rays must be a sequence");
-    if (!fr) return NULL;
-    if (PySequence_Fast_GET_SIZE(fr) != N_POINTS) {
-        Py_DECREF(fr);
-        PyErr_SetString(PyExc_ValueError, "rays: one entry per point");
-        return NULL;
-    }
-    for (int p = 0; p < N_POINTS; p++) {
-        PyObject *dirs = PySequence_Fast(PySequence_Fast_GET_ITEM(fr, p), "rays of a point");
-        if (!dirs || PySequence_Fast_GET_SIZE(dirs) != 6) {
-            Py_XDECREF(dirs);
-            Py_DECREF(fr);
-            if (!PyErr_Occurred()) PyErr_SetString(PyExc_ValueError, "rays: six per point");
-            return NULL;
-        }
-        for (int d = 0; d < 6; d++) {
-            PyObject *ray = PySequence_Fast(PySequence_Fast_GET_ITEM(dirs, d), "a ray");
-            if (!ray) {
-                Py_DECREF(dirs);
-                Py_DECREF(fr);
-                return NULL;
-            }
-            NEIGHBOUR[p][d] = PySequence_Fast_GET_SIZE(ray)
-                                  ? (int)PyLong_AsLong(PySequence_Fast_GET_ITEM(ray, 0))
-                                  : -1;
-            Py_DECREF(ray);
-        }
-        Py_DECREF(dirs);
-    }
-    Py_DECREF(fr);
-    PyObject *fw = PySequence_Fast(windows, "windows must be a sequence");
-    if (!fw) return NULL;
-    Py_ssize_t n = PySequence_Fast_GET_SIZE(fw);
-    if (n > MAX_WINDOWS) {
-        Py_DECREF(fw);
-        PyErr_SetString(PyExc_ValueError, "windows: too many");
-        return NULL;
-    }
-    for (Py_ssize_t w = 0; w < n; w++) {
-        PyObject *points = PySequence_Fast(PySequence_Fast_GET_ITEM(fw, w), "a window");
-        if (!points) {
-            Py_DECREF(fw);
-            return NULL;
-        }
+/* the windows: N_WINDOWS sequences of five distinct points */
+static int read_windows(PyObject *windows) {
+    char where[32];
+    PyObject *fw = bb_sequence(windows, N_WINDOWS, "windows");
+    if (!fw) return -1;
+    for (Py_ssize_t w = 0; w < N_WINDOWS; w++) {
+        PyOS_snprintf(where, sizeof where, "windows[%zd]", w);
+        PyObject *points = bb_sequence(PySequence_Fast_GET_ITEM(fw, w), 5, where);
+        if (!points) goto fail;
         bb mask = 0;
-        for (Py_ssize_t i = 0; i < PySequence_Fast_GET_SIZE(points); i++) {
-            long p = PyLong_AsLong(PySequence_Fast_GET_ITEM(points, i));
-            if (p < 0 || p >= N_POINTS) {
+        for (Py_ssize_t i = 0; i < 5; i++) {
+            long p;
+            if (bb_table_int(PySequence_Fast_GET_ITEM(points, i), 0, N_POINTS - 1, where, i,
+                             &p) < 0) {
                 Py_DECREF(points);
-                Py_DECREF(fw);
-                if (!PyErr_Occurred()) PyErr_SetString(PyExc_ValueError, "windows: a point");
-                return NULL;
+                goto fail;
             }
             mask |= (bb)1 << p;
         }
         Py_DECREF(points);
+        if (bb_popcount(mask) != 5) {
+            PyErr_Format(PyExc_ValueError, "%s: a point twice", where);
+            goto fail;
+        }
         WINDOW[w] = mask;
     }
     Py_DECREF(fw);
-    N_WINDOWS = (int)n;
-    if (PyErr_Occurred()) return NULL;
+    return 0;
+fail:
+    Py_DECREF(fw);
+    return -1;
+}
+
+/* init(rays, windows): the tables of games/yinsh.py. The module is unready until every table
+ * was read: a damaged one leaves it refusing calls, not counting on half a table. */
+static PyObject *py_init(PyObject *self, PyObject *args) {
+    PyObject *rays, *windows;
+    ready = 0;
+    if (!PyArg_ParseTuple(args, "OO", &rays, &windows)) return NULL;
+    /* the rays are read whole (every point checked), only their first points are kept */
+    static signed char ray[N_POINTS][6][MAX_RAY], len[N_POINTS][6];
+    if (bb_table_rays(rays, N_POINTS, 6, MAX_RAY, "rays", &ray[0][0][0], &len[0][0]) < 0 ||
+        read_windows(windows) < 0)
+        return NULL;
+    for (int p = 0; p < N_POINTS; p++)
+        for (int d = 0; d < 6; d++) NEIGHBOUR[p][d] = len[p][d] ? ray[p][d][0] : -1;
     ready = 1;
     Py_RETURN_NONE;
 }
 
-/* counts(wm, bm, wr, br): (mobility, contact, two, three, three mixed, four, four flip, ring
- * threat), each White's then Black's, as _counts returns them */
-static PyObject *py_counts(PyObject *self, PyObject *const *args, Py_ssize_t nargs) {
-    if (!ready) {
-        PyErr_SetString(PyExc_RuntimeError, "init() first");
-        return NULL;
-    }
-    if (nargs != 4) {
-        PyErr_SetString(PyExc_TypeError, "counts(white markers, black markers, white rings, "
-                                         "black rings)");
-        return NULL;
-    }
-    bb board[4];
-    for (int i = 0; i < 4; i++)
-        if (bb_from_int(args[i], N_POINTS, &board[i]) < 0) return NULL;
+/* the counts of one position (the bit counting, the hot spot) into c */
+static BB_HOT void count_board(const bb *board, long *c) {
     bb markers[2] = {board[0], board[1]}, rings[2] = {board[2], board[3]};
     bb all = board[0] | board[1] | board[2] | board[3];
     bb marker_any = markers[0] | markers[1];
-    long c[16] = {0};
     for (int colour = 0; colour < 2; colour++) {
         bb adjacent = 0;
         long contact = 0;
@@ -140,6 +108,27 @@ static PyObject *py_counts(PyObject *self, PyObject *const *args, Py_ssize_t nar
             }
         }
     }
+}
+
+/* counts(wm, bm, wr, br): (mobility, contact, two, three, three mixed, four, four flip, ring
+ * threat), each White's then Black's, as _counts returns them */
+static PyObject *py_counts(PyObject *self, PyObject *const *args, Py_ssize_t nargs) {
+    if (!ready) {
+        PyErr_SetString(PyExc_RuntimeError,
+                        "bots.eval._yinsh_native: init() has not succeeded (never called, or "
+                        "it failed)");
+        return NULL;
+    }
+    if (nargs != 4) {
+        PyErr_SetString(PyExc_TypeError, "counts(white markers, black markers, white rings, "
+                                         "black rings)");
+        return NULL;
+    }
+    bb board[4];
+    for (int i = 0; i < 4; i++)
+        if (bb_from_int(args[i], N_POINTS, &board[i]) < 0) return NULL;
+    long c[16] = {0};
+    count_board(board, c);
     PyObject *out = PyTuple_New(16);
     if (!out) return NULL;
     for (int i = 0; i < 16; i++) {

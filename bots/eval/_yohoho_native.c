@@ -7,8 +7,6 @@
  */
 #include "bitboard128.h"
 
-#include <string.h>
-
 #define N_CELLS 77
 #define N_PROG 13
 #define N_RACE 14
@@ -22,7 +20,7 @@ static int CHEBEC, GALLEON, ROW_STEP, ROCK_CONE, PRESSURE, TRAP_SOON, WIN_NOW;
 static int PROG[N_PROG], RACE[N_RACE], STEP_SAFE[6], ROBUST[6], ATTACKED[6];
 static int OWN_HANG_P1[2], ENEMY_HANG_P1, OWN_HANG_P2[2], ENEMY_HANG_P2, TEMPO_P1, TEMPO_P2;
 static int RACE_HORIZON, RACE_WON, RACE_TURN, LIMIT, FAR;
-static int ready = 0;
+static int ready = 0; /* 1 only after an init that checked every table */
 
 /* directions, as in games/yohoho.py */
 enum { E, NE, NW, W, SW, SE };
@@ -37,28 +35,6 @@ static inline bb step(bb cells, int d) {
     bb moved = cells & SOURCE[d];
     int s = SHIFTS[d];
     return s > 0 ? moved << s : moved >> -s;
-}
-
-/* -- reading Python values ------------------------------------------------------------------ */
-
-static int int_table(PyObject *seq, int *out, Py_ssize_t n) {
-    PyObject *fast = PySequence_Fast(seq, "a table must be a sequence");
-    if (!fast) return -1;
-    if (PySequence_Fast_GET_SIZE(fast) < n) {
-        Py_DECREF(fast);
-        PyErr_Format(PyExc_ValueError, "a table of %zd numbers was expected", n);
-        return -1;
-    }
-    for (Py_ssize_t i = 0; i < n; i++) {
-        long v = PyLong_AsLong(PySequence_Fast_GET_ITEM(fast, i));
-        if (v == -1 && PyErr_Occurred()) {
-            Py_DECREF(fast);
-            return -1;
-        }
-        out[i] = (int)v;
-    }
-    Py_DECREF(fast);
-    return 0;
 }
 
 /* -- the terms --------------------------------------------------------------------------------- */
@@ -100,7 +76,7 @@ static int dist(bb a_bit, bb passable, const int *dirs, bb goal) {
     return FAR;
 }
 
-static int attacked(int e, bb empty, bb unsafe, bb a, bb g, bb c) {
+static BB_HOT int attacked(int e, bb empty, bb unsafe, bb a, bb g, bb c) {
     bb near = NBR[e];
     bb ng = near & g, nc = near & c;
     int attack = 3 * bb_popcount(ng) + 2 * bb_popcount(nc) + ((near & a) ? 5 : 0);
@@ -129,7 +105,8 @@ static bb moves(bb cells, bb empty, const int *dirs, int ndirs, int reach) {
     return out;
 }
 
-static int race(bb admiral, int up, bb passable, bb empty, const bb *def, int defenders_first) {
+static BB_HOT int race(bb admiral, int up, bb passable, bb empty, const bb *def,
+                       int defenders_first) {
     const int *forward = up ? UP : DOWN, *back = up ? UP_BACK : DOWN_BACK;
     bb goal = up ? GOAL_W : GOAL_B;
     bb layers[32], tube[32];
@@ -181,8 +158,9 @@ static int race(bb admiral, int up, bb passable, bb empty, const bb *def, int de
     return turns;
 }
 
-static int race_verdict(const bb *pcs, int side, int p2, bb empty, bb pass_w, bb pass_b,
-                        int dw, int db) {
+/* hot as race() is: a popcnt copy calls race's popcnt copy directly */
+static BB_HOT int race_verdict(const bb *pcs, int side, int p2, bb empty, bb pass_w, bb pass_b,
+                               int dw, int db) {
     int me = side ? 1 : 0, en = 1 - me;
     bb own_a = pcs[me * 4], en_a = pcs[en * 4];
     int moved = p2 >= 0 && ((own_a >> p2) & 1);
@@ -203,7 +181,7 @@ static int race_verdict(const bb *pcs, int side, int p2, bb empty, bb pass_w, bb
     return 0;
 }
 
-static long evaluate_bb(const bb *pcs, int side, int p2) {
+static BB_HOT long evaluate_bb(const bb *pcs, int side, int p2) {
     bb wa = pcs[0], wg = pcs[1], wc = pcs[2], wr = pcs[3];
     bb ba = pcs[4], bg = pcs[5], bc = pcs[6], br = pcs[7];
     bb white = wa | wg | wc | wr, black = ba | bg | bc | br;
@@ -307,47 +285,52 @@ static long evaluate_bb(const bb *pcs, int side, int p2) {
 
 /* -- the module ------------------------------------------------------------------------------ */
 
-static PyObject *py_init(PyObject *self, PyObject *args) {
-    PyObject *nbr, *ship_nbr, *radius2, *cone_up, *cone_down, *row_of, *source, *shifts;
-    PyObject *goals, *full, *weights;
-    if (!PyArg_ParseTuple(args, "OOOOOOOOOOO", &nbr, &ship_nbr, &radius2, &cone_up, &cone_down,
-                          &row_of, &source, &shifts, &goals, &full, &weights))
-        return NULL;
+#define N_WEIGHTS (16 + N_PROG + N_RACE + 6 * 3 + 2 * 2)
+/* 16 single weights; PROG, RACE, STEP_SAFE, ROBUST, ATTACKED; two pairs of shares */
+#define WEIGHT_MAX (1L << 20) /* far above any weight, and sums of them stay far from overflow */
+
+/* The tables, each read whole and checked. A table of ints is read into a long scratch
+ * buffer and copied into place as int; the module stays unready until all are in. */
+static int read_tables(PyObject *const *t) {
+    long row_of[N_CELLS], shifts[6], w[N_WEIGHTS];
     bb goal_pair[2];
-    if (bb_table(nbr, N_CELLS, NBR, N_CELLS) || bb_table(ship_nbr, N_CELLS, SHIP_NBR, N_CELLS) ||
-        bb_table(radius2, N_CELLS, RADIUS2, N_CELLS) || bb_table(cone_up, N_CELLS, CONE_UP, N_CELLS) ||
-        bb_table(cone_down, N_CELLS, CONE_DOWN, N_CELLS) || int_table(row_of, ROW_OF, N_CELLS) ||
-        bb_table(source, N_CELLS, SOURCE, 6) || int_table(shifts, SHIFTS, 6) ||
-        bb_table(goals, N_CELLS, goal_pair, 2) || bb_from_int(full, N_CELLS, &FULL))
-        return NULL;
+    if (bb_table(t[0], N_CELLS, NBR, N_CELLS, "NBR") < 0 ||
+        bb_table(t[1], N_CELLS, SHIP_NBR, N_CELLS, "SHIP_NBR") < 0 ||
+        bb_table(t[2], N_CELLS, RADIUS2, N_CELLS, "RADIUS2") < 0 ||
+        bb_table(t[3], N_CELLS, CONE_UP, N_CELLS, "CONE_UP") < 0 ||
+        bb_table(t[4], N_CELLS, CONE_DOWN, N_CELLS, "CONE_DOWN") < 0 ||
+        bb_table_ints(t[5], N_CELLS, 1, 9, "ROW_OF", row_of) < 0 ||
+        bb_table(t[6], N_CELLS, SOURCE, 6, "SOURCE") < 0 ||
+        bb_table_ints(t[7], 6, -(N_CELLS - 1), N_CELLS - 1, "SHIFTS", shifts) < 0 ||
+        bb_table(t[8], N_CELLS, goal_pair, 2, "GOAL_MASK") < 0 ||
+        bb_table_board(t[9], N_CELLS, "FULL_MASK", -1, &FULL) < 0 ||
+        bb_table_ints(t[10], N_WEIGHTS, -WEIGHT_MAX, WEIGHT_MAX, "weights", w) < 0)
+        return -1;
+    /* the safe steps, robust steps and attack shares are indexed by a count of ship neighbours */
+    for (int c = 0; c < N_CELLS; c++) {
+        if (bb_popcount(SHIP_NBR[c]) > 5) {
+            PyErr_Format(PyExc_ValueError, "SHIP_NBR[%d]: more than five cells", c);
+            return -1;
+        }
+        ROW_OF[c] = (int)row_of[c];
+    }
+    for (int d = 0; d < 6; d++) SHIFTS[d] = (int)shifts[d];
     GOAL_W = goal_pair[0];
     GOAL_B = goal_pair[1];
     /* the weights, flat, in the order bots/eval/yohoho.py lists them (_native_weights) */
-    Py_ssize_t n = PySequence_Size(weights);
-    if (n < 0) return NULL;
-    /* 16 single weights; PROG, RACE, STEP_SAFE, ROBUST, ATTACKED; two pairs of shares */
-    if (n != 16 + N_PROG + N_RACE + 6 * 3 + 2 * 2) {
-        PyErr_Format(PyExc_ValueError, "weights: %zd numbers, not the expected layout", n);
-        return NULL;
-    }
-    int all[128];
-    if (int_table(weights, all, n)) return NULL;
+    int all[N_WEIGHTS];
+    for (int i = 0; i < N_WEIGHTS; i++) all[i] = (int)w[i];
     int *p = all;
     CHEBEC = *p++;
     GALLEON = *p++;
     ROW_STEP = *p++;
-    memcpy(PROG, p, sizeof PROG);
-    p += N_PROG;
-    memcpy(RACE, p, sizeof RACE);
-    p += N_RACE;
-    memcpy(STEP_SAFE, p, sizeof STEP_SAFE);
-    p += 6;
-    memcpy(ROBUST, p, sizeof ROBUST);
-    p += 6;
+    for (int i = 0; i < N_PROG; i++) PROG[i] = *p++;
+    for (int i = 0; i < N_RACE; i++) RACE[i] = *p++;
+    for (int i = 0; i < 6; i++) STEP_SAFE[i] = *p++;
+    for (int i = 0; i < 6; i++) ROBUST[i] = *p++;
     ROCK_CONE = *p++;
     PRESSURE = *p++;
-    memcpy(ATTACKED, p, sizeof ATTACKED);
-    p += 6;
+    for (int i = 0; i < 6; i++) ATTACKED[i] = *p++;
     TRAP_SOON = *p++;
     WIN_NOW = *p++;
     OWN_HANG_P1[0] = *p++;
@@ -363,19 +346,40 @@ static PyObject *py_init(PyObject *self, PyObject *args) {
     RACE_TURN = *p++;
     LIMIT = *p++;
     FAR = *p++;
-    /* PROG is read at distances up to FAR, RACE up to FAR + 1 (an Admiral that moved) */
-    if (RACE_HORIZON < 0 || RACE_HORIZON > 30 || FAR < 1 || FAR > N_PROG - 1 ||
-        FAR > N_RACE - 2) {
-        PyErr_SetString(PyExc_ValueError, "weights: RACE_HORIZON or _FAR out of range");
-        return NULL;
+    /* race() keeps RACE_HORIZON layers in arrays of 32; PROG is read at distances up to FAR,
+     * RACE up to FAR + 1 (an Admiral that moved) */
+    if (RACE_HORIZON < 0 || RACE_HORIZON > 30) {
+        PyErr_Format(PyExc_ValueError, "weights: RACE_HORIZON %d is outside [0, 30]",
+                     RACE_HORIZON);
+        return -1;
     }
+    if (FAR < 1 || FAR > N_PROG - 1 || FAR > N_RACE - 2) {
+        PyErr_Format(PyExc_ValueError, "weights: _FAR %d is outside [1, %d]", FAR,
+                     N_PROG - 1 < N_RACE - 2 ? N_PROG - 1 : N_RACE - 2);
+        return -1;
+    }
+    return 0;
+}
+
+/* init(NBR, SHIP_NBR, RADIUS2, CONE_UP, CONE_DOWN, ROW_OF, SOURCE, SHIFTS, GOAL_MASK,
+ * FULL_MASK, weights): the tables of bots/eval/yohoho.py. Unready from the first line on, and
+ * ready again only when every table was read and checked. */
+static PyObject *py_init(PyObject *self, PyObject *args) {
+    PyObject *t[11];
+    ready = 0;
+    if (!PyArg_ParseTuple(args, "OOOOOOOOOOO", &t[0], &t[1], &t[2], &t[3], &t[4], &t[5], &t[6],
+                          &t[7], &t[8], &t[9], &t[10]))
+        return NULL;
+    if (read_tables(t) < 0) return NULL;
     ready = 1;
     Py_RETURN_NONE;
 }
 
 static PyObject *py_evaluate(PyObject *self, PyObject *const *args, Py_ssize_t nargs) {
     if (!ready) {
-        PyErr_SetString(PyExc_RuntimeError, "init() first");
+        PyErr_SetString(PyExc_RuntimeError,
+                        "bots.eval._yohoho_native: init() has not succeeded (never called, or "
+                        "it failed)");
         return NULL;
     }
     if (nargs != 3) {
@@ -398,8 +402,9 @@ static PyObject *py_evaluate(PyObject *self, PyObject *const *args, Py_ssize_t n
     }
     Py_DECREF(fast);
     long side = PyLong_AsLong(args[1]);
+    if (side == -1 && PyErr_Occurred()) return NULL;
     long p2 = PyLong_AsLong(args[2]);
-    if (PyErr_Occurred()) return NULL;
+    if (p2 == -1 && PyErr_Occurred()) return NULL;
     for (int i = 0; i < 8; i++) {
         if (pcs[i] & ~FULL) {
             PyErr_SetString(PyExc_ValueError, "evaluate: a piece off the board");

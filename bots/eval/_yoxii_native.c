@@ -7,24 +7,25 @@
  * The Python evaluator caches solver results by position key; the result of a position does
  * not depend on the cache, so this one simply solves again (a capped run takes microseconds).
  */
-#define PY_SSIZE_T_CLEAN
-#include <Python.h>
-#include <stdint.h>
+#include "bitboard128.h"
+
 #include <string.h>
 
 typedef uint64_t u64;
 
 #define N_SQUARES 37
+#define N_DIRS 8  /* the rays of a square */
+#define MAX_RAY 9 /* a neighbour and at most 8 squares beyond it */
 
 static u64 NEIGHBOURS[N_SQUARES], RING2[N_SQUARES], RING3[N_SQUARES], FULL;
 /* BEYOND_SQ[t][n] lists the squares past neighbour n of t, on the line from t, in walking
  * order; BEYOND_LEN[t][n] how many (neighbours only: other entries stay empty). */
-static signed char BEYOND_SQ[N_SQUARES][N_SQUARES][8];
+static signed char BEYOND_SQ[N_SQUARES][N_SQUARES][MAX_RAY - 1];
 static signed char BEYOND_LEN[N_SQUARES][N_SQUARES];
 static long W_RING1, W_RING2, W_RING3, W_COUNT1, W_MOBILITY;
 static long STOCK_VALUE[4096];
 static long SOLVED, HEURISTIC_CAP, SOLVE_EMPTIES, SOLVE_NODES, WIDE, MAX_EVAL;
-static int ready = 0;
+static int ready = 0; /* 1 only after an init that checked every table */
 
 static inline int popcount(u64 x) { return __builtin_popcountll(x); }
 static inline int lowest(u64 x) { return __builtin_ctzll(x); }
@@ -74,11 +75,13 @@ typedef struct {
     int over; /* the cap was reached */
 } Solver;
 
-static long place(Solver *s, u64 me, u64 me_lo, u64 me_hi, u64 opp, u64 opp_lo, u64 opp_hi,
-                  int t, u64 empty, int st_me, int st_opp, long alpha, long beta);
+/* the solver counts bits at every leaf: both are hot (a popcnt copy calls the popcnt copy) */
+static BB_HOT long place(Solver *s, u64 me, u64 me_lo, u64 me_hi, u64 opp, u64 opp_lo,
+                         u64 opp_hi, int t, u64 empty, int st_me, int st_opp, long alpha,
+                         long beta);
 
-static long turn(Solver *s, u64 me, u64 me_lo, u64 me_hi, u64 opp, u64 opp_lo, u64 opp_hi,
-                 int t, int st_me, int st_opp, long alpha, long beta) {
+static BB_HOT long turn(Solver *s, u64 me, u64 me_lo, u64 me_hi, u64 opp, u64 opp_lo,
+                        u64 opp_hi, int t, int st_me, int st_opp, long alpha, long beta) {
     s->nodes++;
     if (s->nodes > s->cap) {
         s->over = 1;
@@ -112,8 +115,9 @@ static long turn(Solver *s, u64 me, u64 me_lo, u64 me_hi, u64 opp, u64 opp_lo, u
     return best;
 }
 
-static long place(Solver *s, u64 me, u64 me_lo, u64 me_hi, u64 opp, u64 opp_lo, u64 opp_hi,
-                  int t, u64 empty, int st_me, int st_opp, long alpha, long beta) {
+static BB_HOT long place(Solver *s, u64 me, u64 me_lo, u64 me_hi, u64 opp, u64 opp_lo,
+                         u64 opp_hi, int t, u64 empty, int st_me, int st_opp, long alpha,
+                         long beta) {
     u64 targets = NEIGHBOURS[t] & empty;
     if (!targets) targets = empty;
     long best = -MAX_EVAL;
@@ -141,8 +145,8 @@ static long place(Solver *s, u64 me, u64 me_lo, u64 me_hi, u64 opp, u64 opp_lo, 
 
 /* -- the evaluation ------------------------------------------------------------------------ */
 
-static long evaluate(u64 white, u64 black, u64 lo, u64 hi, int t, int stock, int side,
-                     int phase) {
+static BB_HOT long evaluate(u64 white, u64 black, u64 lo, u64 hi, int t, int stock, int side,
+                            int phase) {
     u64 me, opp;
     int st_me, st_opp;
     if (side) {
@@ -272,120 +276,90 @@ static int to_u64(PyObject *obj, u64 *out) {
     return 0;
 }
 
-static int u64_table(PyObject *seq, u64 *out, Py_ssize_t n) {
-    PyObject *fast = PySequence_Fast(seq, "a table must be a sequence");
-    if (!fast) return -1;
-    if (PySequence_Fast_GET_SIZE(fast) != n) {
-        Py_DECREF(fast);
-        PyErr_Format(PyExc_ValueError, "a table of %zd bitboards was expected", n);
-        return -1;
-    }
-    for (Py_ssize_t i = 0; i < n; i++) {
-        if (to_u64(PySequence_Fast_GET_ITEM(fast, i), &out[i]) < 0) {
-            Py_DECREF(fast);
-            return -1;
-        }
-    }
-    Py_DECREF(fast);
+/* n bitboards of the board's squares into out */
+static int board_table(PyObject *seq, u64 *out, Py_ssize_t n, const char *name) {
+    bb wide[N_SQUARES];
+    if (bb_table(seq, N_SQUARES, wide, n, name) < 0) return -1;
+    for (Py_ssize_t i = 0; i < n; i++) out[i] = (u64)wide[i];
     return 0;
 }
 
+/* RAYS[s][d]: the squares from s outwards in direction d, into BEYOND_SQ and BEYOND_LEN; the
+ * first square of a ray must be a neighbour of s (NEIGHBOURS_MASK, read before) */
 static int read_rays(PyObject *rays) {
-    /* rays[s][d]: the squares from s outwards in direction d */
-    PyObject *fast = PySequence_Fast(rays, "rays must be a sequence");
-    if (!fast) return -1;
-    if (PySequence_Fast_GET_SIZE(fast) != N_SQUARES) {
-        Py_DECREF(fast);
-        PyErr_SetString(PyExc_ValueError, "rays: one entry per square");
+    static signed char ray[N_SQUARES][N_DIRS][MAX_RAY], len[N_SQUARES][N_DIRS];
+    if (bb_table_rays(rays, N_SQUARES, N_DIRS, MAX_RAY, "RAYS", &ray[0][0][0], &len[0][0]) < 0)
         return -1;
-    }
     memset(BEYOND_LEN, 0, sizeof BEYOND_LEN);
     for (int s = 0; s < N_SQUARES; s++) {
-        PyObject *dirs = PySequence_Fast(PySequence_Fast_GET_ITEM(fast, s), "rays of a square");
-        if (!dirs) {
-            Py_DECREF(fast);
-            return -1;
-        }
-        for (Py_ssize_t d = 0; d < PySequence_Fast_GET_SIZE(dirs); d++) {
-            PyObject *ray = PySequence_Fast(PySequence_Fast_GET_ITEM(dirs, d), "a ray");
-            if (!ray) {
-                Py_DECREF(dirs);
-                Py_DECREF(fast);
+        for (int d = 0; d < N_DIRS; d++) {
+            if (!len[s][d]) continue;
+            int n = ray[s][d][0];
+            if (!((NEIGHBOURS[s] >> n) & 1)) {
+                PyErr_Format(PyExc_ValueError,
+                             "RAYS[%d][%d]: starts at %d, not a neighbour of the square", s, d,
+                             n);
                 return -1;
             }
-            Py_ssize_t len = PySequence_Fast_GET_SIZE(ray);
-            if (len > 9) len = 9;
-            if (len > 0) {
-                long n = PyLong_AsLong(PySequence_Fast_GET_ITEM(ray, 0));
-                if (n < 0 || n >= N_SQUARES) {
-                    Py_DECREF(ray);
-                    Py_DECREF(dirs);
-                    Py_DECREF(fast);
-                    if (!PyErr_Occurred()) PyErr_SetString(PyExc_ValueError, "rays: a square");
-                    return -1;
-                }
-                BEYOND_LEN[s][n] = (signed char)(len - 1);
-                for (Py_ssize_t i = 1; i < len; i++)
-                    BEYOND_SQ[s][n][i - 1] =
-                        (signed char)PyLong_AsLong(PySequence_Fast_GET_ITEM(ray, i));
-            }
-            Py_DECREF(ray);
+            BEYOND_LEN[s][n] = (signed char)(len[s][d] - 1);
+            for (int i = 1; i < len[s][d]; i++) BEYOND_SQ[s][n][i - 1] = ray[s][d][i];
         }
-        Py_DECREF(dirs);
     }
-    Py_DECREF(fast);
-    return PyErr_Occurred() ? -1 : 0;
+    return 0;
 }
 
+#define VALUE_MAX (1L << 30) /* far above any weight or value; their sums stay far from overflow */
+
+/* weights: the five terms' weights (signed), then SOLVED, HEURISTIC_CAP, SOLVE_EMPTIES (at most
+ * the board), SOLVE_NODES, _WIDE and MAX_EVAL (none negative) */
+static int read_weights(PyObject *weights) {
+    static long *const slot[11] = {&W_RING1,       &W_RING2,       &W_RING3,     &W_COUNT1,
+                                   &W_MOBILITY,    &SOLVED,        &HEURISTIC_CAP,
+                                   &SOLVE_EMPTIES, &SOLVE_NODES,   &WIDE,        &MAX_EVAL};
+    PyObject *fw = bb_sequence(weights, 11, "weights");
+    if (!fw) return -1;
+    for (int i = 0; i < 11; i++) {
+        long low = i < 5 ? -VALUE_MAX : 0, high = slot[i] == &SOLVE_EMPTIES ? N_SQUARES : VALUE_MAX;
+        if (bb_table_int(PySequence_Fast_GET_ITEM(fw, i), low, high, "weights", i, slot[i]) < 0) {
+            Py_DECREF(fw);
+            return -1;
+        }
+    }
+    Py_DECREF(fw);
+    return 0;
+}
+
+/* init(NEIGHBOURS_MASK, RING2, RING3, RAYS, FULL_MASK, weights, stock values): the tables of
+ * bots/eval/yoxii.py. Unready from the first line on, and ready again only when every table
+ * was read and checked. */
 static PyObject *py_init(PyObject *self, PyObject *args) {
     PyObject *neighbours, *ring2, *ring3, *rays, *full, *weights, *stock_values;
+    ready = 0;
     if (!PyArg_ParseTuple(args, "OOOOOOO", &neighbours, &ring2, &ring3, &rays, &full, &weights,
                           &stock_values))
         return NULL;
-    if (u64_table(neighbours, NEIGHBOURS, N_SQUARES) || u64_table(ring2, RING2, N_SQUARES) ||
-        u64_table(ring3, RING3, N_SQUARES) || read_rays(rays) || to_u64(full, &FULL))
+    bb full_board;
+    if (board_table(neighbours, NEIGHBOURS, N_SQUARES, "NEIGHBOURS_MASK") < 0 ||
+        board_table(ring2, RING2, N_SQUARES, "RING2") < 0 ||
+        board_table(ring3, RING3, N_SQUARES, "RING3") < 0 || read_rays(rays) < 0 ||
+        bb_table_board(full, N_SQUARES, "FULL_MASK", -1, &full_board) < 0 ||
+        read_weights(weights) < 0 ||
+        bb_table_ints(stock_values, 4096, -VALUE_MAX, VALUE_MAX, "stock values", STOCK_VALUE) < 0)
         return NULL;
-    long w[11];
-    PyObject *fw = PySequence_Fast(weights, "weights must be a sequence");
-    if (!fw) return NULL;
-    if (PySequence_Fast_GET_SIZE(fw) != 11) {
-        Py_DECREF(fw);
-        PyErr_SetString(PyExc_ValueError, "weights: eleven numbers");
-        return NULL;
-    }
-    for (int i = 0; i < 11; i++) w[i] = PyLong_AsLong(PySequence_Fast_GET_ITEM(fw, i));
-    Py_DECREF(fw);
-    if (PyErr_Occurred()) return NULL;
-    W_RING1 = w[0];
-    W_RING2 = w[1];
-    W_RING3 = w[2];
-    W_COUNT1 = w[3];
-    W_MOBILITY = w[4];
-    SOLVED = w[5];
-    HEURISTIC_CAP = w[6];
-    SOLVE_EMPTIES = w[7];
-    SOLVE_NODES = w[8];
-    WIDE = w[9];
-    MAX_EVAL = w[10];
-    PyObject *fs = PySequence_Fast(stock_values, "stock values must be a sequence");
-    if (!fs) return NULL;
-    if (PySequence_Fast_GET_SIZE(fs) != 4096) {
-        Py_DECREF(fs);
-        PyErr_SetString(PyExc_ValueError, "stock values: 4096 numbers");
-        return NULL;
-    }
-    for (int i = 0; i < 4096; i++) STOCK_VALUE[i] = PyLong_AsLong(PySequence_Fast_GET_ITEM(fs, i));
-    Py_DECREF(fs);
-    if (PyErr_Occurred()) return NULL;
+    FULL = (u64)full_board;
     ready = 1;
     Py_RETURN_NONE;
 }
 
+static PyObject *unready(void) {
+    PyErr_SetString(PyExc_RuntimeError,
+                    "bots.eval._yoxii_native: init() has not succeeded (never called, or it "
+                    "failed)");
+    return NULL;
+}
+
 static PyObject *py_evaluate(PyObject *self, PyObject *const *args, Py_ssize_t nargs) {
-    if (!ready) {
-        PyErr_SetString(PyExc_RuntimeError, "init() first");
-        return NULL;
-    }
+    if (!ready) return unready();
     if (nargs != 7) {
         PyErr_SetString(PyExc_TypeError,
                         "evaluate(white, black, values, totem, stock, side, phase)");
@@ -394,30 +368,22 @@ static PyObject *py_evaluate(PyObject *self, PyObject *const *args, Py_ssize_t n
     u64 white, black;
     if (to_u64(args[0], &white) || to_u64(args[1], &black)) return NULL;
     /* values: value - 1 in two bits per square (74 bits): split into the two planes */
-    PyObject *values = args[2];
-    if (!PyLong_Check(values)) {
-        PyErr_SetString(PyExc_TypeError, "values must be an int");
-        return NULL;
-    }
-    unsigned char bytes[16];
-#if PY_VERSION_HEX >= 0x030D0000
-    if (_PyLong_AsByteArray((PyLongObject *)values, bytes, 16, 1, 0, 1) < 0) return NULL;
-#else
-    if (_PyLong_AsByteArray((PyLongObject *)values, bytes, 16, 1, 0) < 0) return NULL;
-#endif
+    bb values;
+    if (bb_from_int(args[2], 2 * N_SQUARES, &values) < 0) return NULL;
     u64 lo = 0, hi = 0;
     for (int s = 0; s < N_SQUARES; s++) {
-        int bit = 2 * s;
-        int v = (bytes[bit >> 3] >> (bit & 7)) & 3;
+        int v = (int)((values >> (2 * s)) & 3);
         lo |= (u64)(v & 1) << s;
         hi |= (u64)(v >> 1) << s;
     }
-    long t = PyLong_AsLong(args[3]);
-    long stock = PyLong_AsLong(args[4]);
-    long side = PyLong_AsLong(args[5]);
-    long phase = PyLong_AsLong(args[6]);
-    if (PyErr_Occurred()) return NULL;
-    if (t < 0 || t >= N_SQUARES || stock < 0 || stock >= (1L << 24) || (phase != 0 && phase != 1)) {
+    long f[4]; /* totem, stock, side, phase */
+    for (int i = 0; i < 4; i++) {
+        f[i] = PyLong_AsLong(args[3 + i]);
+        if (f[i] == -1 && PyErr_Occurred()) return NULL;
+    }
+    long t = f[0], stock = f[1], side = f[2], phase = f[3];
+    if (t < 0 || t >= N_SQUARES || stock < 0 || stock >= (1L << 24) || (side != 0 && side != 1) ||
+        (phase != 0 && phase != 1)) {
         PyErr_SetString(PyExc_ValueError, "evaluate: a field out of range");
         return NULL;
     }
@@ -429,22 +395,32 @@ static PyObject *py_evaluate(PyObject *self, PyObject *const *args, Py_ssize_t n
         evaluate(white, black, lo, hi, (int)t, (int)stock, (int)side, (int)phase));
 }
 
-static PyObject *py_destinations(PyObject *self, PyObject *args) {
-    int t;
-    unsigned long long own, opp;
-    if (!PyArg_ParseTuple(args, "iKK", &t, &own, &opp)) return NULL;
-    if (!ready || t < 0 || t >= N_SQUARES) {
-        PyErr_SetString(PyExc_ValueError, "destinations: init() first, and a square");
+static PyObject *py_destinations(PyObject *self, PyObject *const *args, Py_ssize_t nargs) {
+    if (!ready) return unready();
+    if (nargs != 3) {
+        PyErr_SetString(PyExc_TypeError, "destinations(totem, own, opp)");
         return NULL;
     }
-    return PyLong_FromUnsignedLongLong(totem_destinations(t, own, opp));
+    long t = PyLong_AsLong(args[0]);
+    if (t == -1 && PyErr_Occurred()) return NULL;
+    u64 own, opp;
+    if (to_u64(args[1], &own) || to_u64(args[2], &opp)) return NULL;
+    if (t < 0 || t >= N_SQUARES) {
+        PyErr_SetString(PyExc_ValueError, "destinations: a totem off the board");
+        return NULL;
+    }
+    if ((own | opp) & ~FULL) {
+        PyErr_SetString(PyExc_ValueError, "destinations: a piece off the board");
+        return NULL;
+    }
+    return PyLong_FromUnsignedLongLong(totem_destinations((int)t, own, opp));
 }
 
 static PyMethodDef methods[] = {
     {"init", py_init, METH_VARARGS, "Take the tables and weights of bots/eval/yoxii.py."},
     {"evaluate", (PyCFunction)(void (*)(void))py_evaluate, METH_FASTCALL,
      "evaluate(white, black, values, totem, stock, side, phase): YoxiiEvaluator.evaluate."},
-    {"destinations", py_destinations, METH_VARARGS,
+    {"destinations", (PyCFunction)(void (*)(void))py_destinations, METH_FASTCALL,
      "destinations(totem, own, opp): games.yoxii.totem_destinations."},
     {NULL, NULL, 0, NULL},
 };

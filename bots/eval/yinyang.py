@@ -64,6 +64,11 @@ Counting the samples in the view's tree (``over_samples``, for more than one sam
 worth the mean, as expected scores, of what it would be worth in each sample (the laws term
 above with each sample's laws in the slots still ``?``), a sample in which the side to act has
 no token at all counting as lost.
+
+Speed: the evaluations (plain and over the samples), ``rewrite_laws`` and ``order_moves``, which
+the search calls at every node, run in C when ``bots/eval/_yinyang_native.c`` is built (it takes
+this module's tables, ``native_tables``); the Python functions (``evaluate_python`` and the
+other ``*_python``) are the reference it is tested against, to the bit.
 """
 
 from __future__ import annotations
@@ -72,10 +77,11 @@ import math
 import random
 from collections.abc import Iterator, Sequence
 from itertools import accumulate
-from typing import Final
+from typing import Final, Protocol, cast
 
 from bots.eval import MAX_EVAL, Evaluator, HiddenInformation
 from games import Move, State
+from games.native import native_module
 from games.yinyang import (
     ABS_CAUSE,
     ADAPTATION,
@@ -92,6 +98,9 @@ from games.yinyang import (
     N_ANCHORS,
     N_LAWS,
     REGEN_COLOUR,
+    ROW_PAIRS,
+    ROW_PAIRS_HIGH,
+    START,
     UNKNOWN,
     Laws,
     YinYangState,
@@ -575,6 +584,12 @@ class YinYangEvaluator(Evaluator):
         law_set_value(0, (0, 1, 2, 3))  # builds the window sets of the plausible boards
 
     def evaluate(self, state: State) -> int:
+        if _native is not None:
+            return _native.evaluate(state)
+        return self.evaluate_python(state)
+
+    def evaluate_python(self, state: State) -> int:
+        """The evaluation in Python: the reference of ``_yinyang_native.c``'s ``evaluate``."""
         assert isinstance(state, YinYangState)
         black, white = state.board_masks()
         side = state.side()
@@ -658,6 +673,15 @@ class YinYangEvaluator(Evaluator):
         return moves
 
     def order_moves(self, state: State, moves: Sequence[Move]) -> list[Move]:
+        if _native is not None:
+            try:
+                return _native.order_moves(state, moves)
+            except ValueError:
+                pass  # moves the native code does not take: the reference orders them
+        return self.order_moves_python(state, moves)
+
+    def order_moves_python(self, state: State, moves: Sequence[Move]) -> list[Move]:
+        """``order_moves`` in Python: the reference of ``_yinyang_native.c``'s."""
         assert isinstance(state, YinYangState)
         side = state.side()
         black, white = state.board_masks()
@@ -689,8 +713,42 @@ class _SampledThreats(YinYangEvaluator):
         it holds there."""
         self.weights: list[int] = []
         """Per completion, how many of the samples drew it."""
+        self._plan: object = None
+        """The native evaluation's copy of ``variants`` and ``weights``, made at the first
+        evaluation (they do not change once the search has begun), or ``_NO_PLAN``."""
 
     def evaluate(self, state: State) -> int:
+        plan = self._plan
+        if plan is None:
+            plan = self._plan = self._native_plan()
+        if plan is not _NO_PLAN:
+            assert _native is not None
+            return _native.evaluate_sampled(state, plan)
+        return self.evaluate_python(state)
+
+    def _native_plan(self) -> object:
+        """The plan of ``_yinyang_native.evaluate_sampled``, or ``_NO_PLAN`` when the native
+        module is off, or does not take these completions (they are then evaluated by the
+        reference, which raises where it raises)."""
+        if _native is None:
+            return _NO_PLAN
+        try:
+            return _native.plan(
+                self.variants.get(0), self.variants.get(1), self.weights, self._scale
+            )
+        except (TypeError, ValueError):
+            return _NO_PLAN
+
+    def evaluate_python(self, state: State) -> int:
+        """The evaluation over the samples in Python: the reference of
+        ``_yinyang_native.c``'s ``evaluate_sampled``."""
+        value = round(self.logit_python(state))
+        return max(-MAX_EVAL + 1, min(MAX_EVAL - 1, value))
+
+    def logit_python(self, state: State) -> float:
+        """The mean of the completions' expected scores, turned back into an evaluation: the
+        value before it is rounded (and the reference of ``_yinyang_native.c``'s
+        ``sampled_logit``, which must give the same double)."""
         assert isinstance(state, YinYangState)
         black, white = state.board_masks()
         side = state.side()
@@ -727,8 +785,7 @@ class _SampledThreats(YinYangEvaluator):
             total += weight * expectation
             weight_sum += weight
         mean = min(max(total / weight_sum, 1e-9), 1.0 - 1e-9)
-        value = round(scale * math.log(mean / (1.0 - mean)))
-        return max(-MAX_EVAL + 1, min(MAX_EVAL - 1, value))
+        return scale * math.log(mean / (1.0 - mean))
 
     def _sampled_terms(
         self,
@@ -816,6 +873,13 @@ def rewrite_laws(state: YinYangState, side: int, black: int, white: int) -> list
     causes. Left out: laws blocked by a revealed law, regenerations short of reserve, and laws
     with the cause of one ``side`` holds already (two revealed laws with one cause block each
     other)."""
+    if _native is not None:
+        return _native.rewrite_laws(state, side, black, white)
+    return rewrite_laws_python(state, side, black, white)
+
+
+def rewrite_laws_python(state: YinYangState, side: int, black: int, white: int) -> list[int]:
+    """``rewrite_laws`` in Python: the reference of ``_yinyang_native.c``'s."""
     blocked = revealed_causes(state)
     own, _ = state.laws(side)
     held = {ABS_CAUSE[side][law] for law in own or () if law != UNKNOWN}
@@ -1130,3 +1194,92 @@ def _winning_laws(state: YinYangState, player: int) -> set[int]:
             if law_gain(black, white, player, anchor, law) == WIN_NOW:
                 out.add(law)
     return out
+
+
+# -- the native evaluation -------------------------------------------------------------------------
+
+
+class _Native(Protocol):
+    """What ``bots/eval/_yinyang_native.c`` offers."""
+
+    def init(self, tables: dict[str, object], /) -> None: ...
+
+    def evaluate(self, state: State, /) -> int: ...
+
+    def plan(
+        self,
+        black: tuple[tuple[int, ...], list[tuple[int, ...]]] | None,
+        white: tuple[tuple[int, ...], list[tuple[int, ...]]] | None,
+        weights: list[int],
+        scale: float,
+        /,
+    ) -> object: ...
+
+    def evaluate_sampled(self, state: State, plan: object, /) -> int: ...
+
+    def sampled_logit(self, state: State, plan: object, /) -> float: ...
+
+    def rewrite_laws(self, state: State, side: int, black: int, white: int, /) -> list[int]: ...
+
+    def order_moves(self, state: State, moves: Sequence[Move], /) -> list[Move]: ...
+
+    def law_gain(self, black: int, white: int, player: int, anchor: int, law: int, /) -> int: ...
+
+
+_NO_PLAN: Final = object()
+"""A sampled evaluation that the native module does not evaluate."""
+
+
+def native_tables() -> dict[str, object]:
+    """The tables and weights ``_yinyang_native.init`` takes, by name: this module's and the
+    rules' own, so that the C code has no copy of its own to drift."""
+    return {
+        "N_LAWS": N_LAWS,
+        "UNKNOWN": UNKNOWN,
+        "N_ANCHORS": N_ANCHORS,
+        "ADAPTATION": ADAPTATION,
+        "EMPTY": EMPTY,
+        "BLACK": BLACK,
+        "START": START,
+        "K_PIECE": K_PIECE,
+        "REWRITE_LAWS": REWRITE_LAWS,
+        "CELL_MASKS": CELL_MASKS,
+        "EFFECT_POSITIONS": EFFECT_POSITIONS,
+        "REGEN_COLOUR": REGEN_COLOUR,
+        "LAW_KIND": LAW_KIND,
+        "ABS_CAUSE": ABS_CAUSE,
+        "ROW_PAIRS": ROW_PAIRS,
+        "ROW_PAIRS_HIGH": ROW_PAIRS_HIGH,
+        "RACE_TABLES": _TABLES,
+        "LAWS_BY_CAUSE": LAWS_BY_CAUSE,
+        "GOAL_BIT": GOAL_BIT,
+        "HOME_BIT": HOME_BIT,
+        "GOAL_ADJACENT": GOAL_ADJACENT,
+        "DISTANCE": DISTANCE,
+        "FILE_A_MASK": FILE_A_MASK,
+        "FILE_D_MASK": FILE_D_MASK,
+        "W_DISTANCE": W_DISTANCE,
+        "W_GUARDED_GOAL": W_GUARDED_GOAL,
+        "W_HOME_GUARD": W_HOME_GUARD,
+        "W_THREAT": W_THREAT,
+        "W_THREAT_TO_ACT": W_THREAT_TO_ACT,
+        "W_MOBILITY": W_MOBILITY,
+        "W_LAW_COUNT": W_LAW_COUNT,
+        "W_ADAPTATION": W_ADAPTATION,
+        "WIN_NOW": WIN_NOW,
+        "MAX_EVAL": MAX_EVAL,
+    }
+
+
+def _load_native() -> _Native | None:
+    """The C evaluation (``bots/eval/_yinyang_native.c``) with this module's tables; None when
+    it is not built, or ``ENGINESRV_PURE_PYTHON`` is set."""
+    module = native_module("bots.eval._yinyang_native")
+    if module is None:
+        return None
+    native = cast(_Native, module)
+    native.init(native_tables())
+    return native
+
+
+_native = _load_native()

@@ -77,10 +77,11 @@ typedef unsigned __int128 u128;
  * Portable: the build passes no -mpopcnt, so __builtin_popcountll is a library call unless it
  * is compiled inside a function marked CORE_HOT: gcc then builds that function twice (with and
  * without the instruction) and picks one when the module loads, by what the processor has.
- * Mark the few big functions where bits are counted (an evaluation, a move generator) CORE_HOT;
+ * Mark the few big functions where bits are counted (an evaluation, a move generator) CORE_HOT
+ * (gcc on x86-64 with glibc, whose load-time resolver picks the copy; elsewhere one copy);
  * the small helpers they call are inlined into both copies. */
 
-#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__) && defined(__linux__)
+#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__) && defined(__GLIBC__)
 #define CORE_HOT __attribute__((target_clones("popcnt", "default"), noinline))
 #else
 #define CORE_HOT

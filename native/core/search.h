@@ -41,6 +41,9 @@
 
 /* -- the transposition table ----------------------------------------------------------------- */
 
+/* A slot holds an entry only when its generation is the table's: clearing a table (a new
+ * game) is a new generation, not a pass over memory that may be tens of megabytes (and whose
+ * pages, once touched, stay ready for the next game). Zeroed memory is generation 0, empty. */
 typedef struct {
     uint64_t key;
     int32_t score;
@@ -48,8 +51,7 @@ typedef struct {
     int16_t depth;
     uint8_t bound;
     uint8_t age;
-    uint8_t used;
-    uint8_t pad[3];
+    uint32_t generation;
 } TTEntry;
 
 #define TT_ENTRY_BYTES ((int)sizeof(TTEntry))
@@ -59,36 +61,38 @@ typedef struct {
     uint64_t mask;
     size_t size;
     uint8_t age;
-    int searched;
+    uint32_t generation;
 } Table;
+
+static inline int tt_used(const Table *t, const TTEntry *e) { return e->generation == t->generation; }
 
 static inline TTEntry *tt_probe(Table *t, uint64_t key) {
     TTEntry *e = &t->slots[key & t->mask];
-    return e->used && e->key == key ? e : NULL;
+    return tt_used(t, e) && e->key == key ? e : NULL;
 }
 
 /* bots.search.TranspositionTable.store: replace an empty slot, an older search's entry, the
  * same position's or a shallower one; a store without a move keeps the position's old move. */
 static inline void tt_store(Table *t, uint64_t key, int depth, int bound, int score,
                             core_move move) {
-    t->searched = 1;
     TTEntry *old = &t->slots[key & t->mask];
-    if (!old->used || old->age != t->age || old->key == key || depth >= old->depth) {
-        if (move < 0 && old->used && old->key == key) move = old->move;
+    int used = tt_used(t, old);
+    if (!used || old->age != t->age || old->key == key || depth >= old->depth) {
+        if (move < 0 && used && old->key == key) move = old->move;
         old->key = key;
         old->depth = (int16_t)depth;
         old->bound = (uint8_t)bound;
         old->score = score;
         old->move = move;
         old->age = t->age;
-        old->used = 1;
+        old->generation = t->generation;
     }
 }
 
 static int tt_hashfull(const Table *t) {
     size_t n = t->size < 1000 ? t->size : 1000;
     size_t used = 0;
-    for (size_t i = 0; i < n; i++) used += t->slots[i].used && t->slots[i].age == t->age;
+    for (size_t i = 0; i < n; i++) used += tt_used(t, &t->slots[i]) && t->slots[i].age == t->age;
     return (int)(used * 1000 / n);
 }
 
@@ -640,7 +644,8 @@ static int memory_view(PyObject *obj, Py_buffer *view, const char *what) {
 
 static int is_power_of_two(Py_ssize_t n) { return n > 0 && (n & (n - 1)) == 0; }
 
-static int attach_memory(Search *s, Py_buffer *table, Py_buffer *history, int age) {
+static int attach_memory(Search *s, Py_buffer *table, Py_buffer *history, int age,
+                         unsigned long generation) {
     Py_ssize_t slots = table->len / TT_ENTRY_BYTES;
     if (table->len % TT_ENTRY_BYTES || !is_power_of_two(slots)) {
         PyErr_Format(PyExc_ValueError, "table: a power of two of %d-byte slots was expected",
@@ -658,10 +663,15 @@ static int attach_memory(Search *s, Py_buffer *table, Py_buffer *history, int ag
         PyErr_SetString(PyExc_ValueError, "age: 0 to 255 was expected");
         return -1;
     }
+    if (generation < 1 || generation > UINT32_MAX) {
+        PyErr_SetString(PyExc_ValueError, "generation: 1 to 2**32 - 1 was expected");
+        return -1;
+    }
     s->table.slots = (TTEntry *)table->buf;
     s->table.size = (size_t)slots;
     s->table.mask = (uint64_t)slots - 1;
     s->table.age = (uint8_t)age;
+    s->table.generation = (uint32_t)generation;
     s->history.header = (HistoryHeader *)history->buf;
     s->history.slots = (HistorySlot *)((char *)history->buf + HISTORY_HEADER_BYTES);
     s->history.mask = (uint64_t)hslots - 1;
@@ -737,16 +747,17 @@ static PyObject *run_search(Search *s, PyObject *report) {
 
 static PyObject *py_search(PyObject *self, PyObject *args, PyObject *kwargs) {
     static char *names[] = {"state",    "evaluator",  "table",      "history", "age",
-                            "depth",    "nodes",      "deadline",   "target",  "infinite",
-                            "clock",    "stop",       "report",     "quiescence",
+                            "generation", "depth",    "nodes",      "deadline",   "target",
+                            "infinite", "clock",    "stop",       "report",     "quiescence",
                             "aspiration", NULL};
     PyObject *state, *evaluator, *table_obj, *history_obj, *depth, *nodes, *deadline, *target;
     PyObject *clock, *stop, *report;
     int age, infinite, quiescence, aspiration_width;
-    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "OOOOiOOOOpOOOpi:search", names, &state,
-                                     &evaluator, &table_obj, &history_obj, &age, &depth, &nodes,
-                                     &deadline, &target, &infinite, &clock, &stop, &report,
-                                     &quiescence, &aspiration_width))
+    unsigned long generation;
+    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "OOOOikOOOOpOOOpi:search", names, &state,
+                                     &evaluator, &table_obj, &history_obj, &age, &generation,
+                                     &depth, &nodes, &deadline, &target, &infinite, &clock, &stop,
+                                     &report, &quiescence, &aspiration_width))
         return NULL;
     if (!PyCallable_Check(clock) || !PyCallable_Check(stop) || !PyCallable_Check(report)) {
         PyErr_SetString(PyExc_TypeError, "clock, stop and report must be callables");
@@ -766,7 +777,7 @@ static PyObject *py_search(PyObject *self, PyObject *args, PyObject *kwargs) {
     have_table = 1;
     if (memory_view(history_obj, &history, "history") < 0) goto done;
     have_history = 1;
-    if (attach_memory(s, &table, &history, age) < 0) goto done;
+    if (attach_memory(s, &table, &history, age, generation) < 0) goto done;
     if (optional_count(depth, "depth", MAX_PLY, &s->has_depth, &max_depth) < 0) goto done;
     s->max_depth = (long)max_depth;
     if (optional_count(nodes, "nodes", LLONG_MAX, &s->has_nodes, &s->max_nodes) < 0) goto done;
@@ -966,7 +977,8 @@ static PyObject *py_playouts(PyObject *self, PyObject *args) {
 
 static PyMethodDef core_methods[] = {
     {"search", (PyCFunction)(void (*)(void))py_search, METH_VARARGS | METH_KEYWORDS,
-     "search(state, evaluator, table, history, age, depth, nodes, deadline, target, infinite, "
+     "search(state, evaluator, table, history, age, generation, depth, nodes, deadline, target, "
+     "infinite, "
      "clock, stop, report, quiescence, aspiration) -> (move, value, depth, seldepth, nodes, pv, "
      "hashfull, stopped, forced, elapsed) or None: one search of bots.search.Searcher.run "
      "(bots.compiled wraps it)."},

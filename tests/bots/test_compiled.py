@@ -338,6 +338,7 @@ def test_bad_arguments_are_refused_with_their_names(core: Core) -> None:
             "table": memory.table,
             "history": memory.history,
             "age": 1,
+            "generation": 1,
             "depth": 2,
             "nodes": None,
             "deadline": None,
@@ -353,11 +354,13 @@ def test_bad_arguments_are_refused_with_their_names(core: Core) -> None:
         return core.search(**arguments)  # type: ignore[arg-type]  # wrong on purpose
 
     assert call() is not None
-    cases: list[tuple[dict[str, object], type[Exception], str]] = [
+    cases: list[tuple[dict[str, object], type[Exception] | tuple[type[Exception], ...], str]] = [
         ({"table": bytearray(1000)}, ValueError, "table"),
         ({"table": b"\0" * len(memory.table)}, BufferError, "writable"),
         ({"history": bytearray(17)}, ValueError, "history"),
         ({"age": 256}, ValueError, "age"),
+        ({"generation": 0}, ValueError, "generation"),
+        ({"generation": 1 << 32}, (ValueError, OverflowError), "generation"),
         ({"depth": -1}, ValueError, "depth"),
         ({"depth": 10**30}, ValueError, "depth"),
         ({"nodes": "many"}, TypeError, "nodes"),
@@ -386,12 +389,13 @@ def test_clearing_a_memory_forgets_its_table_and_history(core: Core) -> None:
     pair = Pair(core, HashEvaluator())
     state = HashGame(4, length=12, width=6).new_state()
     first = pair.assert_equal(state, Limits(depth=5))
-    assert any(pair.compiled.table)
+    assert bytes(pair.compiled.table).strip(b"\0")
     assert _history(pair.compiled)
     pair.compiled.clear()
-    assert not any(pair.compiled.table)
+    assert bytes(pair.compiled.table).strip(b"\0")  # the entries stay, of an old generation
     assert not _history(pair.compiled)
     assert pair.compiled.age == 0
+    assert pair.compiled.generation == 2
     # a cleared memory searches as a fresh one
     fresh = Pair(core, HashEvaluator())
     again = compiled_search(
@@ -406,3 +410,12 @@ def test_clearing_a_memory_forgets_its_table_and_history(core: Core) -> None:
     )
     assert _figures(again) == _figures(fresh.assert_equal(state, Limits(depth=5)))
     assert _figures(again) == _figures(first)
+
+
+def test_the_last_generation_clears_the_table_for_real(core: Core) -> None:
+    pair = Pair(core, HashEvaluator())
+    pair.assert_equal(HashGame(4, length=12, width=6).new_state(), Limits(depth=4))
+    pair.compiled.generation = (1 << 32) - 1
+    pair.compiled.clear()
+    assert pair.compiled.generation == 1
+    assert not bytes(pair.compiled.table).strip(b"\0")

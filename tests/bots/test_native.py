@@ -1,4 +1,10 @@
-"""The native accelerators agree with their Python references, position by position."""
+"""The native evaluations agree with their Python references, position by position; they
+refuse damaged init tables and bad ints.
+
+Each accelerator is one module per process: every test that re-inits one restores it with the
+reference's tables (the ``restored`` fixture). The helpers for damaging tables are those of
+tests/games/test_native.py.
+"""
 
 from __future__ import annotations
 
@@ -6,7 +12,9 @@ import os
 import random
 import subprocess
 import sys
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
+from types import ModuleType
+from typing import Any
 
 import pytest
 
@@ -17,11 +25,25 @@ from bots.eval import yohoho as yohoho_eval
 from bots.eval import yoxii as yoxii_eval
 from bots.simple import GreedyBot
 from games import State
+from games import yinsh as yinsh_rules
+from games import yoxii as yoxii_rules
 from tests.bots.test_eval_yohoho import (
     ADMIRAL_AT_THE_GOAL,
     CAPTURE_LOSES_THE_RACE,
     CAPTURE_OPENS_THE_EDGE,
     mirror_position,
+)
+from tests.games.test_native import (
+    BAD_BOARDS,
+    RAYS_DAMAGE,
+    Damage,
+    Reentrant,
+    becomes,
+    init_args,
+    longer,
+    refused,
+    restore,
+    shorter,
 )
 
 YOHOHO = games.load("yohoho")
@@ -45,11 +67,18 @@ def test_the_native_evaluations_are_built_and_used() -> None:
 
 
 def test_the_pure_python_switch_turns_them_off() -> None:
-    modules = ("bots.eval.yohoho", "bots.eval.yoxii", "bots.eval.yinsh", "games.yinsh",
-               "games.yohoho")  # fmt: skip
+    modules = (
+        "bots.eval.yohoho",
+        "bots.eval.yoxii",
+        "bots.eval.yinsh",
+        "bots.eval.yinyang",
+        "games.yinsh",
+        "games.yohoho",
+    )
     code = (
-        "import importlib; "
-        f"print(all(importlib.import_module(m)._native is None for m in {modules!r}))"
+        "import importlib; from bots.compiled import core_for; "
+        f"print(all(importlib.import_module(m)._native is None for m in {modules!r}) and "
+        "all(core_for(g) is None for g in ('yinsh', 'yinsh+blitz', 'yohoho', 'yoxii')))"
     )
     env = {**os.environ, "ENGINESRV_PURE_PYTHON": "1"}
     out = subprocess.run(
@@ -188,15 +217,15 @@ def test_the_native_yoxii_module_refuses_bad_input_with_an_error() -> None:
         native.evaluate(0, 0, "x", 3, 0, 0, 0)  # type: ignore[arg-type]  # the wrong type on purpose
 
 
-@pytest.mark.skipif(yinsh_eval._native is None, reason="the native counts are not built")
-@pytest.mark.parametrize("name", ["yinsh", "yinsh+blitz"])
-def test_the_native_yinsh_counts_are_the_python_ones(name: str) -> None:
+def yinsh_counts_agree(name: str, count: int) -> tuple[int, int]:
+    """Compare the native board counts with the reference's in every position of ``count``
+    random games; the number of positions, and of ring threats counted."""
     from games.yinsh import YinshState
 
     game = games.load(name)
     rng = random.Random(name)
     checked = threats = 0
-    for _ in range(80):
+    for _ in range(count):
         state = game.new_state()
         while not state.is_terminal():
             assert isinstance(state, YinshState)
@@ -206,6 +235,13 @@ def test_the_native_yinsh_counts_are_the_python_ones(name: str) -> None:
             threats += counts[-1] + counts[-2]
             moves = state.legal_moves()
             state.push(moves[rng.randrange(len(moves))])
+    return checked, threats
+
+
+@pytest.mark.skipif(yinsh_eval._native is None, reason="the native counts are not built")
+@pytest.mark.parametrize("name", ["yinsh", "yinsh+blitz"])
+def test_the_native_yinsh_counts_are_the_python_ones(name: str) -> None:
+    checked, threats = yinsh_counts_agree(name, 80)
     assert checked > 4000
     assert threats > 0  # four markers and a ring in a window: the rarest count was exercised
 
@@ -218,3 +254,319 @@ def test_the_native_yinsh_counts_refuse_bad_input_with_an_error() -> None:
         native.counts(1 << 100, 0, 0, 0)
     with pytest.raises(TypeError):
         native.counts(0, 0, 0, "x")  # type: ignore[arg-type]
+
+
+# -- damaged init tables -----------------------------------------------------------------------
+
+
+@pytest.fixture
+def restored() -> Iterator[None]:
+    yield
+    restore(yinsh_eval, yohoho_eval, yoxii_eval)
+
+
+def _windows_damage() -> list[Damage]:
+    t = "windows"
+    return [
+        Damage(t, (1,), shorter, "122 windows"),
+        Damage(t, (1,), longer, "124 windows"),
+        Damage(t, (1, 7), shorter, "a window of four"),
+        Damage(t, (1, 7), longer, "a window of six"),
+        Damage(t, (1, 7), becomes(3), "an int for a window"),
+        Damage(t, (1, 7, 2), becomes(85), "a point off the board"),
+        Damage(t, (1, 7, 2), becomes(-1), "a negative point"),
+        Damage(t, (1, 7, 2), becomes("x"), "a string"),
+        Damage(t, (1, 7, 2), becomes(yinsh_rules.WINDOW_POINTS[7][1]), "a point twice"),
+    ]
+
+
+def _yohoho_damage() -> list[Damage]:
+    out = []
+    for arg, table in enumerate(("NBR", "SHIP_NBR", "RADIUS2", "CONE_UP", "CONE_DOWN")):
+        out += [
+            Damage(table, (arg,), shorter, "76 cells"),
+            Damage(table, (arg,), longer, "78 cells"),
+            Damage(table, (arg, 5), becomes(1 << 77), "a cell off the board"),
+            Damage(table, (arg, 5), becomes(-1), "a negative board"),
+            Damage(table, (arg, 5), becomes("x"), "a string"),
+        ]
+    for arg, table, good, bad in (
+        (5, "ROW_OF", 1, (10, 0, -1)),
+        (7, "SHIFTS", 1, (77, -77, 1 << 64)),
+    ):
+        out += [
+            Damage(table, (arg,), shorter, "an entry missing"),
+            Damage(table, (arg,), longer, "an entry too many"),
+            Damage(table, (arg, 0), becomes("x"), "a string"),
+            Damage(table, (arg, 0), becomes(float(good)), "a float"),
+        ]
+        out += [Damage(table, (arg, 0), becomes(v), f"{v} out of range") for v in bad]
+    for arg, table in ((6, "SOURCE"), (8, "GOAL_MASK")):
+        out += [
+            Damage(table, (arg,), shorter, "an entry missing"),
+            Damage(table, (arg, 1), becomes(1 << 77), "a cell off the board"),
+            Damage(table, (arg, 1), becomes(-1), "a negative board"),
+            Damage(table, (arg, 1), becomes("x"), "a string"),
+        ]
+    far, horizon = len(yohoho_eval._native_weights()) - 1, len(yohoho_eval._native_weights()) - 5
+    return [
+        *out,
+        Damage("SHIP_NBR", (1, 5), becomes(0b111111), "six neighbours a ship can go to"),
+        Damage("FULL_MASK", (9,), becomes(1 << 77), "a cell off the board"),
+        Damage("FULL_MASK", (9,), becomes(-1), "negative"),
+        Damage("FULL_MASK", (9,), becomes("x"), "a string"),
+        Damage("FULL_MASK", (9,), becomes((1,)), "a tuple"),
+        Damage("weights", (10,), shorter, "a weight missing"),
+        Damage("weights", (10,), longer, "a weight too many"),
+        Damage("weights", (10, 0), becomes(1 << 40), "a weight out of range"),
+        Damage("weights", (10, 0), becomes(-(1 << 40)), "a weight negative out of range"),
+        Damage("weights", (10, 0), becomes("x"), "a string"),
+        Damage("weights", (10, far), becomes(13), "_FAR beyond PROG"),
+        Damage("weights", (10, far), becomes(0), "_FAR zero"),
+        Damage("weights", (10, horizon), becomes(31), "RACE_HORIZON beyond the layers"),
+        Damage("weights", (10, horizon), becomes(-1), "RACE_HORIZON negative"),
+    ]
+
+
+def _yoxii_damage() -> list[Damage]:
+    rays, neighbours = yoxii_rules.RAYS, yoxii_rules.NEIGHBOURS_MASK
+    s, d = next((s, d) for s in range(37) for d in range(8) if len(rays[s][d]) >= 2)
+    far = next(q for q in range(37) if q != s and not neighbours[s] >> q & 1)
+    out = []
+    for arg, table in enumerate(("NEIGHBOURS_MASK", "RING2", "RING3")):
+        out += [
+            Damage(table, (arg,), shorter, "36 squares"),
+            Damage(table, (arg, 5), becomes(1 << 37), "a square off the board"),
+            Damage(table, (arg, 5), becomes(-1), "a negative board"),
+            Damage(table, (arg, 5), becomes("x"), "a string"),
+        ]
+    return [
+        *out,
+        Damage("RAYS", (3,), shorter, "36 squares"),
+        Damage("RAYS", (3, s), shorter, "seven directions"),
+        Damage("RAYS", (3, s), becomes(4), "an int for a square's rays"),
+        Damage("RAYS", (3, s, d), becomes(tuple(range(1, 11))), "a ray of ten"),
+        Damage("RAYS", (3, s, d, 1), becomes(37), "a square off the board"),
+        Damage("RAYS", (3, s, d, 1), becomes(-1), "a negative square"),
+        Damage("RAYS", (3, s, d, 1), becomes("x"), "a string"),
+        Damage("RAYS", (3, s, d, 0), becomes(far), "a ray starting away from the square"),
+        Damage("FULL_MASK", (4,), becomes(1 << 37), "a square off the board"),
+        Damage("FULL_MASK", (4,), becomes(-1), "negative"),
+        Damage("FULL_MASK", (4,), becomes("x"), "a string"),
+        Damage("weights", (5,), shorter, "a weight missing"),
+        Damage("weights", (5,), longer, "a weight too many"),
+        Damage("weights", (5, 0), becomes(1 << 31), "a weight out of range"),
+        Damage("weights", (5, 0), becomes("x"), "a string"),
+        Damage("weights", (5, 5), becomes(-1), "SOLVED negative"),
+        Damage("weights", (5, 7), becomes(38), "SOLVE_EMPTIES beyond the board"),
+        Damage("weights", (5, 8), becomes(-1), "SOLVE_NODES negative"),
+        Damage("stock values", (6,), shorter, "4095 stocks"),
+        Damage("stock values", (6,), longer, "4097 stocks"),
+        Damage("stock values", (6, 9), becomes(1 << 31), "a value out of range"),
+        Damage("stock values", (6, 9), becomes(-(1 << 31)), "a value negative out of range"),
+        Damage("stock values", (6, 9), becomes("x"), "a string"),
+    ]
+
+
+def probe_counts(native: Any) -> object:
+    return native.counts(0, 0, 0, 0)
+
+
+def probe_yohoho(native: Any) -> object:
+    state: Any = YOHOHO.new_state()
+    return native.evaluate(state.packed_pieces(), 0, -1)
+
+
+def probe_yoxii(native: Any) -> object:
+    return native.evaluate(0, 0, 0, 3, 0, 0, 0)
+
+
+COUNTS_DAMAGE = [*RAYS_DAMAGE, *_windows_damage()]
+YOHOHO_DAMAGE = _yohoho_damage()
+YOXII_DAMAGE = _yoxii_damage()
+SPECS = [
+    # the Python module that loads the accelerator, its damages, a call of its own
+    pytest.param(yinsh_eval, COUNTS_DAMAGE, probe_counts, id="yinsh"),
+    pytest.param(yohoho_eval, YOHOHO_DAMAGE, probe_yohoho, id="yohoho"),
+    pytest.param(yoxii_eval, YOXII_DAMAGE, probe_yoxii, id="yoxii"),
+]
+
+
+@pytest.mark.skipif(yinsh_eval._native is None, reason="the native counts are not built")
+@pytest.mark.parametrize("damage", COUNTS_DAMAGE, ids=str)
+def test_the_yinsh_counts_refuse_a_damaged_table(damage: Damage, restored: None) -> None:
+    refused(yinsh_eval, damage, probe_counts)
+
+
+@pytest.mark.skipif(yohoho_eval._native is None, reason="the native evaluation is not built")
+@pytest.mark.parametrize("damage", YOHOHO_DAMAGE, ids=str)
+def test_the_yohoho_evaluation_refuses_a_damaged_table(damage: Damage, restored: None) -> None:
+    refused(yohoho_eval, damage, probe_yohoho)
+
+
+@pytest.mark.skipif(yoxii_eval._native is None, reason="the native evaluation is not built")
+@pytest.mark.parametrize("damage", YOXII_DAMAGE, ids=str)
+def test_the_yoxii_evaluation_refuses_a_damaged_table(damage: Damage, restored: None) -> None:
+    refused(yoxii_eval, damage, probe_yoxii)
+
+
+def _yohoho_evaluations_agree(count: int) -> int:
+    evaluator = yohoho_eval.YohohoEvaluator()
+    checked = 0
+    for state in games_of(13, count, greedy=True):
+        assert evaluator.evaluate(state) == evaluator.evaluate_python(state), state.to_string()
+        checked += 1
+    return checked
+
+
+def _yoxii_evaluations_agree(count: int) -> int:
+    from games.yoxii import YoxiiState, totem_destinations
+
+    native = yoxii_eval._native
+    assert native is not None
+    evaluator = yoxii_eval.YoxiiEvaluator()
+    checked = 0
+    for state in yoxii_games(23, count):
+        assert evaluator.evaluate(state) == evaluator.evaluate_python(state), state.to_string()
+        assert isinstance(state, YoxiiState)
+        own, opp, t = state.pieces_mask(0), state.pieces_mask(1), state.totem()
+        assert native.destinations(t, own, opp) == totem_destinations(t, own, opp)
+        checked += 1
+    return checked
+
+
+@pytest.mark.parametrize(
+    ("owner", "damages", "probe", "agree"),
+    [
+        pytest.param(
+            yinsh_eval,
+            COUNTS_DAMAGE,
+            probe_counts,
+            lambda: yinsh_counts_agree("yinsh", 3)[0],
+            id="yinsh",
+        ),
+        pytest.param(
+            yohoho_eval,
+            YOHOHO_DAMAGE,
+            probe_yohoho,
+            lambda: _yohoho_evaluations_agree(3),
+            id="yohoho",
+        ),
+        pytest.param(
+            yoxii_eval, YOXII_DAMAGE, probe_yoxii, lambda: _yoxii_evaluations_agree(4), id="yoxii"
+        ),
+    ],
+)
+def test_after_a_failed_init_an_evaluation_refuses_then_a_good_one_restores_it(
+    owner: ModuleType,
+    damages: list[Damage],
+    probe: Callable[[Any], object],
+    agree: Callable[[], int],
+    restored: None,
+) -> None:
+    if owner._native is None:
+        pytest.skip("not built")
+    # the damage is in the last table read: the others were already written over
+    last = max(damage.path[0] for damage in damages)
+    refused(owner, next(d for d in damages if d.path[0] == last), probe)
+    owner._load_native()
+    probe(owner._native)
+    assert agree() > 100
+
+
+@pytest.mark.parametrize(("owner", "damages", "probe"), SPECS)
+def test_a_call_while_init_reads_the_tables_is_refused(
+    owner: ModuleType, damages: list[Damage], probe: Callable[[Any], object], restored: None
+) -> None:
+    if owner._native is None:
+        pytest.skip("not built")
+    args = init_args(owner)
+    table = Reentrant(args[0], owner._native, probe)
+    owner._native.init(table, *args[1:])
+    assert table.refused  # unready from the start of init, not only after a failure
+    probe(owner._native)  # and ready at its end
+
+
+# -- reading ints ------------------------------------------------------------------------------
+
+
+@pytest.mark.skipif(yinsh_eval._native is None, reason="the native counts are not built")
+@pytest.mark.parametrize(("value", "error"), [*BAD_BOARDS, (1 << 85, ValueError)])
+@pytest.mark.parametrize("position", range(4))
+def test_the_yinsh_counts_refuse_a_bad_board(position: int, value: object, error: type) -> None:
+    native: Any = yinsh_eval._native  # wrong types on purpose
+    boards: list[object] = [0, 0, 0, 0]
+    boards[position] = value
+    with pytest.raises(error):
+        native.counts(*boards)
+
+
+@pytest.mark.skipif(yohoho_eval._native is None, reason="the native evaluation is not built")
+@pytest.mark.parametrize(("value", "error"), [*BAD_BOARDS, (1 << 77, ValueError)])
+@pytest.mark.parametrize("position", [0, 3])
+def test_the_yohoho_evaluation_refuses_a_bad_board(
+    position: int, value: object, error: type
+) -> None:
+    native: Any = yohoho_eval._native  # wrong types on purpose
+    state: Any = YOHOHO.new_state()
+    pieces = list(state.packed_pieces())
+    pieces[position] = value
+    with pytest.raises(error):
+        native.evaluate(tuple(pieces), 0, -1)
+
+
+@pytest.mark.skipif(yoxii_eval._native is None, reason="the native evaluation is not built")
+@pytest.mark.parametrize(("value", "error"), [*BAD_BOARDS, (1 << 74, ValueError)])
+def test_the_yoxii_evaluation_refuses_bad_square_values(value: object, error: type) -> None:
+    native: Any = yoxii_eval._native  # wrong types on purpose
+    with pytest.raises(error):
+        native.evaluate(0, 0, value, 3, 0, 0, 0)
+
+
+@pytest.mark.skipif(yoxii_eval._native is None, reason="the native evaluation is not built")
+@pytest.mark.parametrize(
+    ("args", "error"),
+    [
+        ((-1, 0, 0, 3, 0, 0, 0), OverflowError),
+        ((0, 1 << 64, 0, 3, 0, 0, 0), OverflowError),
+        ((1 << 37, 0, 0, 3, 0, 0, 0), ValueError),
+        ((0, 0, 0, 3, 0, 2, 0), ValueError),  # a side
+        ((0, 0, 0, 3, -1, 0, 0), ValueError),  # a stock
+        ((0, 0, 0, 3, 0, 0, 2), ValueError),  # a phase
+        ((0, 0, 0, 3, 0, 0, "0"), TypeError),
+    ],
+)
+def test_the_yoxii_evaluation_refuses_a_bad_field(args: tuple[object, ...], error: type) -> None:
+    native: Any = yoxii_eval._native  # wrong types on purpose
+    with pytest.raises(error):
+        native.evaluate(*args)
+
+
+@pytest.mark.skipif(yoxii_eval._native is None, reason="the native evaluation is not built")
+@pytest.mark.parametrize(
+    ("args", "error"),
+    [
+        ((3, -1, 0), OverflowError),
+        ((3, 0, 1 << 64), OverflowError),
+        ((3, 1 << 37, 0), ValueError),
+        ((37, 0, 0), ValueError),
+        ((-1, 0, 0), ValueError),
+        (("3", 0, 0), TypeError),
+    ],
+)
+def test_the_yoxii_destinations_refuse_bad_input(args: tuple[object, ...], error: type) -> None:
+    native: Any = yoxii_eval._native  # wrong types on purpose
+    with pytest.raises(error):
+        native.destinations(*args)
+
+
+@pytest.mark.skipif(yinsh_eval._native is None, reason="the native counts are not built")
+def test_a_lone_ring_anywhere_sees_its_neighbours() -> None:
+    """Every point, the high half of the board (bits 64 to 84) included: its bits are read
+    whole. A lone White ring's mobility is its number of neighbours."""
+    native = yinsh_eval._native
+    assert native is not None
+    for p, rays in enumerate(yinsh_rules.RAYS):
+        counts = native.counts(0, 0, 1 << p, 0)
+        assert counts[0] == sum(1 for ray in rays if ray)
+        assert native.counts(0, 0, 0, 1 << p)[1] == counts[0]
