@@ -885,9 +885,19 @@ static int build_geometry(YinshTables *T) {
     return nw == Y_WINDOWS ? 0 : -1;
 }
 
+/* The table ``name`` of a reference module (a new reference); a missing one is damage. */
+static PyObject *table_attr(PyObject *module, const char *name) {
+    PyObject *obj = PyObject_GetAttrString(module, name);
+    if (!obj && PyErr_ExceptionMatches(PyExc_AttributeError)) {
+        PyErr_Clear();
+        PyErr_Format(PyExc_ValueError, "%s: missing from the reference", name);
+    }
+    return obj;
+}
+
 /* The attribute ``name`` of ``module`` as a sequence of exactly n items (a new reference). */
 static PyObject *table_items(PyObject *module, const char *name, Py_ssize_t n) {
-    PyObject *obj = PyObject_GetAttrString(module, name);
+    PyObject *obj = table_attr(module, name);
     if (!obj) return NULL;
     PyObject *fast = PySequence_Fast(obj, name);
     Py_DECREF(obj);
@@ -937,7 +947,7 @@ static int read_u64_table(PyObject *module, const char *name, int rows, int n, u
 
 /* A module constant that must equal ``want``. */
 static int check_constant(PyObject *module, const char *name, long want) {
-    PyObject *obj = PyObject_GetAttrString(module, name);
+    PyObject *obj = table_attr(module, name);
     if (!obj) return -1;
     long value;
     int rc = core_read_int(obj, want, want, name, &value);
@@ -947,7 +957,7 @@ static int check_constant(PyObject *module, const char *name, long want) {
 
 /* A column-major mask of the reference that must equal the layout mask ``want``. */
 static int check_mask(const YinshTables *T, PyObject *module, const char *name, u128 want) {
-    PyObject *obj = PyObject_GetAttrString(module, name);
+    PyObject *obj = table_attr(module, name);
     if (!obj) return -1;
     u128 v;
     int rc = core_read_bits(obj, Y_POINTS, name, &v);
@@ -1038,7 +1048,7 @@ static int check_eval_module(YinshTables *T, PyObject *ev) {
         check_mask(T, ev, "C1", T->centre[2]) < 0)
         return -1;
     long ranks[Y_POINTS];
-    PyObject *obj = PyObject_GetAttrString(ev, "_PLACEMENT_RANK");
+    PyObject *obj = table_attr(ev, "_PLACEMENT_RANK");
     if (!obj) return -1;
     int rc = core_read_table(obj, Y_POINTS, 0, 10, "_PLACEMENT_RANK", ranks);
     Py_DECREF(obj);
@@ -1046,7 +1056,7 @@ static int check_eval_module(YinshTables *T, PyObject *ev) {
     for (int p = 0; p < Y_POINTS; p++)
         if (ranks[p] != T->hexdist[p])
             return table_error("_PLACEMENT_RANK", "is not the distance from f6");
-    obj = PyObject_GetAttrString(ev, "_REMOVAL_RANK");
+    obj = table_attr(ev, "_REMOVAL_RANK");
     if (!obj) return -1;
     rc = core_read_table(obj, Y_POINTS, -10, 0, "_REMOVAL_RANK", ranks);
     Py_DECREF(obj);
@@ -1066,6 +1076,32 @@ static int check_bounds(const YinshTables *T) {
         if (5 * seen > CORE_MAX_MOVES) return table_error("RAYS", "more moves than CORE_MAX_MOVES");
     }
     return 0;
+}
+
+/* Any damage found at init as a ValueError (a table missing, or of the wrong type, is damage
+ * too: the module is then taken as absent), keeping the message that names the table. */
+static int init_failed(void) {
+    if (PyErr_ExceptionMatches(PyExc_ValueError)) return -1;
+#if PY_VERSION_HEX >= 0x030C0000
+    PyObject *error = PyErr_GetRaisedException();
+    PyObject *text = error ? PyObject_Str(error) : NULL;
+    Py_XDECREF(error);
+#else
+    PyObject *type, *value, *traceback;
+    PyErr_Fetch(&type, &value, &traceback);
+    PyObject *text = value ? PyObject_Str(value) : NULL;
+    Py_XDECREF(type);
+    Py_XDECREF(value);
+    Py_XDECREF(traceback);
+#endif
+    PyErr_Clear();
+    if (text) {
+        PyErr_SetObject(PyExc_ValueError, text);
+        Py_DECREF(text);
+    } else {
+        PyErr_SetString(PyExc_ValueError, "yinsh core: a table of the reference is damaged");
+    }
+    return -1;
 }
 
 /* Builds every table into YT_build and checks it against the reference modules; only a
@@ -1088,14 +1124,14 @@ static int core_init(PyObject *module) {
     }
     PyObject *state_type = NULL, *eval_type = NULL;
     if (check_tables(&YT_build, rules, ev) == 0) {
-        state_type = PyObject_GetAttrString(rules, "YinshState");
-        eval_type = state_type ? PyObject_GetAttrString(ev, "YinshEvaluator") : NULL;
+        state_type = table_attr(rules, "YinshState");
+        eval_type = state_type ? table_attr(ev, "YinshEvaluator") : NULL;
     }
     Py_DECREF(rules);
     Py_DECREF(ev);
     if (!eval_type) {
         Py_XDECREF(state_type);
-        return -1;
+        return init_failed();
     }
     YT = YT_build;
     PyObject *old_state = YINSH_STATE_TYPE, *old_eval = YINSH_EVAL_TYPE;

@@ -274,6 +274,7 @@ DAMAGE = """
 import importlib, json
 import bots.eval.yinsh as evaluation
 import games.yinsh as rules
+from games.native import native_module
 def attempt():
     try:
         importlib.import_module("bots._core_yinsh")
@@ -290,26 +291,37 @@ damages = [
     (rules, "COORDS", rules.COORDS[::-1]),
     (evaluation, "C2", evaluation.C3),
     (evaluation, "_PLACEMENT_RANK", (0,) * rules.N_POINTS),
+    (rules, "Z_FLIP", None),
+    (rules, "N_WINDOWS", "123"),
+    (evaluation, "C1", -1),
 ]
 out = []
 for module, name, value in damages:
     saved = getattr(module, name)
-    setattr(module, name, value)
+    if value is None:
+        delattr(module, name)
+    else:
+        setattr(module, name, value)
     out.append([name, attempt()])
     setattr(module, name, saved)
+saved = rules.Z_TURN
+rules.Z_TURN = ()
+out.append(["absent when damaged", native_module("bots._core_yinsh") is None])
+rules.Z_TURN = saved
 out.append(["none", attempt()])
 print(json.dumps(out))
 """
 
 
 def test_a_damaged_table_stops_the_import_with_its_name() -> None:
-    """core_init checks what it reads from the reference modules: a damaged table is a
-    ValueError naming it and no module; once repaired, the module imports."""
+    """core_init checks what it reads from the reference modules: a damaged, missing or
+    mistyped table is a ValueError naming it and no module (native_module then answers None:
+    the reference runs); once repaired, the module imports."""
     proc = subprocess.run(
         [sys.executable, "-c", DAMAGE], capture_output=True, text=True, check=True
     )
     results = json.loads(proc.stdout)
-    assert results[-1] == ["none", "imported"]
-    for name, message in results[:-1]:
+    assert results[-2:] == [["absent when damaged", True], ["none", "imported"]]
+    for name, message in results[:-2]:
         assert message.startswith(name + ":"), (name, message)
         one_line(ValueError(message))
