@@ -683,12 +683,15 @@ class YinshEvaluator(Evaluator):
 
 
 def _disjoint_rows(rows: tuple[int, ...]) -> int:
-    """How many of the pending rows can be removed one after the other (a greedy count)."""
+    """How many of the pending rows can be removed one after the other (a greedy count, in the
+    order of the windows: the pending rows of one position may be listed in another order when
+    it is reached by other moves, and its value, which the evaluation caches by position, must
+    not depend on that)."""
     if not rows:
         return 0
     used = 0
     count = 0
-    for w in rows:
+    for w in sorted(rows):
         mask = WINDOW_MASK[w]
         if not used & mask:
             used |= mask

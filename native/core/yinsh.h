@@ -436,14 +436,17 @@ enum {
     T_K3X_W, T_K3X_B, T_K4_W, T_K4_B, T_K4F_W, T_K4F_B, T_T1_W, T_T1_B, T_COUNT
 };
 
-/* _disjoint_rows: how many of the rows can be taken one after the other (greedy, in order). */
+/* _disjoint_rows: how many of the rows can be taken one after the other (greedy, in the order
+ * of the windows, whatever the order the rows are listed in). */
 static int disjoint_rows(const CorePos *pos, int c) {
-    u128 used = 0;
+    u128 pending = 0, used = 0;
     int count = 0;
     const uint8_t *list = pos->row_arena + pos->rows_at[c];
-    for (int i = 0; i < pos->nrows[c]; i++) {
-        int w = list[i];
-        if (!window_full(pos->mark[c], w)) continue;
+    for (int i = 0; i < pos->nrows[c]; i++)
+        if (window_full(pos->mark[c], list[i])) pending |= (u128)1 << list[i];
+    while (pending) {
+        int w = lowest128(pending);
+        pending &= pending - 1;
         if (!(used & YT.win_mask[w])) {
             used |= YT.win_mask[w];
             count++;

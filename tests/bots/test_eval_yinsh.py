@@ -299,3 +299,18 @@ def test_row_moves_agree_with_the_rules_on_a_known_position() -> None:
     )
     assert isinstance(state, YinshState)
     assert [state.move_to_str(m) for m in row_moves(state)] == ["f4-b4"]
+
+
+def test_the_removable_rows_do_not_depend_on_the_order_they_are_listed_in() -> None:
+    """Rows A and C are disjoint and B overlaps both: listed B first, a greedy count in list
+    order finds one removable row, listed A first two. The evaluation caches values by position,
+    and one position may list its rows in either order by the moves that reached it."""
+    from bots.eval.yinsh import _disjoint_rows
+    from games.yinsh import POINT_OF_NAME, WINDOW_OF_ENDS
+
+    def window(first: str, last: str) -> int:
+        return WINDOW_OF_ENDS[(POINT_OF_NAME[first], POINT_OF_NAME[last])]
+
+    a, b, c = window("e1", "e5"), window("e4", "e8"), window("e6", "e10")
+    counts = {_disjoint_rows(rows) for rows in ((a, b, c), (b, a, c), (c, b, a), (b, c, a))}
+    assert counts == {2}
