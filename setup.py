@@ -31,7 +31,7 @@ NATIVE = [
         name,
         [name.replace(".", "/") + ".c"],
         include_dirs=["native"],  # bitboard128.h, which they share
-        depends=["native/bitboard128.h"],
+        depends=["native/bitboard128.h", "native/pyint128.h"],
         extra_compile_args=FLAGS,
         optional=True,
     )
@@ -41,7 +41,12 @@ NATIVE = [
         f"bots._core_{game}",
         [f"bots/_core_{game}.c"],
         include_dirs=["native"],
-        depends=["native/core/common.h", "native/core/search.h", f"native/core/{game}.h"],
+        depends=[
+            "native/pyint128.h",
+            "native/core/common.h",
+            "native/core/search.h",
+            f"native/core/{game}.h",
+        ],
         extra_compile_args=FLAGS,
         optional=True,
     )

@@ -65,6 +65,8 @@
 #include <stdint.h>
 #include <string.h>
 
+#include "pyint128.h"
+
 typedef int32_t core_move;
 typedef unsigned __int128 u128;
 
@@ -112,64 +114,25 @@ static inline int64_t floor_mod(int64_t a, int64_t b) { return a - floor_div(a, 
 
 /* A non-negative Python int of at most ``bits`` bits (bits <= 128) into *out; -1 with an
  * exception naming ``what`` otherwise (TypeError for a non-int, ValueError for a negative one
- * or one with bits beyond ``bits``). Public API only: PyLong_AsNativeBytes where it exists
- * (3.13), else the low 64 bits and the rest shifted down. */
+ * or one with bits beyond ``bits``). */
 static inline int core_read_bits(PyObject *obj, int bits, const char *what, u128 *out) {
-    if (!PyLong_Check(obj)) {
+    switch (bb_convert(obj, bits, out)) {
+    case BB_OK:
+        return 0;
+    case BB_NOT_INT:
         PyErr_Format(PyExc_TypeError, "%s: an int was expected, not %.80s", what,
                      Py_TYPE(obj)->tp_name);
         return -1;
-    }
-    u128 value;
-#if PY_VERSION_HEX >= 0x030D0000
-    unsigned char bytes[16] = {0};
-    Py_ssize_t need = PyLong_AsNativeBytes(obj, bytes, 16,
-                                           Py_ASNATIVEBYTES_LITTLE_ENDIAN |
-                                               Py_ASNATIVEBYTES_UNSIGNED_BUFFER |
-                                               Py_ASNATIVEBYTES_REJECT_NEGATIVE);
-    if (need < 0) {
-        PyErr_Clear();
+    case BB_NEGATIVE:
         PyErr_Format(PyExc_ValueError, "%s: a negative int", what);
         return -1;
-    }
-    if (need > 16) {
+    case BB_TOO_WIDE:
+    case BB_OFF_BOARD:
         PyErr_Format(PyExc_ValueError, "%s: more than %d bits", what, bits);
         return -1;
-    }
-    value = 0;
-    for (int i = 15; i >= 0; i--) value = value << 8 | bytes[i];
-#else
-    PyObject *zero = PyLong_FromLong(0);
-    if (!zero) return -1;
-    int negative = PyObject_RichCompareBool(obj, zero, Py_LT);
-    Py_DECREF(zero);
-    if (negative < 0) return -1;
-    if (negative) {
-        PyErr_Format(PyExc_ValueError, "%s: a negative int", what);
+    default:
         return -1;
     }
-    uint64_t low = PyLong_AsUnsignedLongLongMask(obj);
-    if (low == (uint64_t)-1 && PyErr_Occurred()) return -1;
-    PyObject *shift = PyLong_FromLong(64);
-    if (!shift) return -1;
-    PyObject *rest = PyNumber_Rshift(obj, shift);
-    Py_DECREF(shift);
-    if (!rest) return -1;
-    uint64_t high = PyLong_AsUnsignedLongLong(rest);
-    Py_DECREF(rest);
-    if (high == (uint64_t)-1 && PyErr_Occurred()) {
-        PyErr_Clear();
-        PyErr_Format(PyExc_ValueError, "%s: more than %d bits", what, bits);
-        return -1;
-    }
-    value = (u128)high << 64 | low;
-#endif
-    if (bits < 128 && value >> bits) {
-        PyErr_Format(PyExc_ValueError, "%s: more than %d bits", what, bits);
-        return -1;
-    }
-    *out = value;
-    return 0;
 }
 
 /* A Python int in [low, high] into *out; -1 with an exception naming ``what`` otherwise. */
