@@ -31,6 +31,7 @@ from games import Move, State
 from games.base import perft
 from games.native import native_module
 from games.yinsh import WINDOW_POINTS, YinshGame, YinshState
+from tests.bots.inspect_rows import reference_row
 from tests.bots.test_compiled import _figures
 
 _MODULE = native_module("bots._core_yinsh")
@@ -48,29 +49,6 @@ TUNED = YinshEvaluator(
     Weights(mobility=5, centre1=99, centre2=-3, centre3=1, tempo=17, contact=-5),
 )
 """Other weights in all three sets, so that each set is read from the evaluator."""
-
-
-def expected_row(state: YinshState, evaluator: YinshEvaluator) -> tuple[object, ...]:
-    """What ``inspect`` must report for ``state``, from the reference."""
-    legal = tuple(state.legal_moves())
-    outcome = state.outcome()
-    if outcome is not None:
-        seat = outcome.winner_seat
-        winner = -1 if seat is None else seat
-        return (state.key(), -1, True, winner, legal, (), (), None, None, None)
-    searched = list(evaluator.search_moves(state))
-    return (
-        state.key(),
-        state.to_move(),
-        False,
-        None,
-        legal,
-        tuple(searched),
-        tuple(evaluator.order_moves(state, searched)),
-        evaluator.evaluate(state),
-        evaluator.is_quiet(state),
-        tuple(evaluator.noisy_moves(state, LazyMoves(state))),
-    )
 
 
 def note(state: YinshState, evaluator: YinshEvaluator, seen: Counter[str]) -> None:
@@ -120,7 +98,7 @@ def check_line(
     got = CORE.inspect(state, evaluator, line)
     assert len(got) == len(line) + 1
     for ply, row in enumerate(got):
-        want = expected_row(state, evaluator)
+        want = reference_row(state, evaluator)
         assert row == want, f"ply {ply} of {line}: {state.to_string()}"
         note(state, evaluator, seen)
         if ply < len(line):

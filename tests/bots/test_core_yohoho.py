@@ -26,10 +26,11 @@ from bots.engine import Limits, SearchResult, never_stop
 from bots.eval import yohoho as yohoho_eval
 from bots.eval.yohoho import YohohoEvaluator
 from bots.eval.yoxii import YoxiiEvaluator
-from bots.search import DEFAULT_OPTIONS, LazyMoves, Searcher, SearchMemory, TranspositionTable
+from bots.search import DEFAULT_OPTIONS, Searcher, SearchMemory, TranspositionTable
 from enginesrv.search.bench import BENCH, SEARCH_BENCH, PerftCase
 from games import Move, State
 from games.yohoho import FULL_MASK, YohohoState, _enemy_strength, _robust_pieces
+from tests.bots.inspect_rows import reference_row
 
 CORE = core_for("yohoho")
 pytestmark = pytest.mark.skipif(
@@ -48,8 +49,6 @@ STARTS = (
     *(case.position for case in BENCH["yohoho"] + SEARCH_BENCH["yohoho"]),
 )
 
-Row = tuple[object, ...]
-
 
 @pytest.fixture
 def core() -> Core:
@@ -58,29 +57,6 @@ def core() -> Core:
 
 
 # -- the reference's answers ---------------------------------------------------------------------
-
-
-def reference_row(state: State, evaluator: YohohoEvaluator) -> Row:
-    """What ``inspect`` answers for one position, from the reference."""
-    legal = tuple(state.legal_moves())
-    if state.is_terminal():
-        outcome = state.outcome()
-        assert outcome is not None
-        winner = -1 if outcome.winner_seat is None else outcome.winner_seat
-        return (state.key(), -1, True, winner, legal, (), (), None, None, None)
-    searched = list(evaluator.search_moves(state))
-    return (
-        state.key(),
-        state.to_move(),
-        False,
-        None,
-        legal,
-        tuple(searched),
-        tuple(evaluator.order_moves(state, searched)),
-        evaluator.evaluate(state),
-        evaluator.is_quiet(state),
-        tuple(evaluator.noisy_moves(state, LazyMoves(state))),
-    )
 
 
 def phase_of(state: YohohoState) -> str:

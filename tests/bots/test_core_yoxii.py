@@ -19,11 +19,11 @@ import pytest
 import games
 from bots.eval.yohoho import YohohoEvaluator
 from bots.eval.yoxii import SOLVE_EMPTIES, SOLVED, Weights, YoxiiEvaluator
-from bots.search import LazyMoves
 from enginesrv.search.bench import BENCH, SEARCH_BENCH
 from games import Move, State
 from games.native import native_module
 from games.yoxii import NEIGHBOURS_MASK, YoxiiState
+from tests.bots.inspect_rows import Row, reference_row
 from tests.conftest import DATA
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -40,8 +40,6 @@ BENCH_POSITIONS = sorted(
 TUNED = Weights(ring1=90, ring2=7, ring3=-3, count1=0, mobility=40, stock=(1, 2, 3, 50))
 """Other weights, every one changed, so that the core must read them from the evaluator."""
 
-Row = tuple[Any, ...]
-
 
 def evaluators() -> list[YoxiiEvaluator]:
     """The default evaluator and one with other weights and a small node cap (past which the
@@ -49,31 +47,20 @@ def evaluators() -> list[YoxiiEvaluator]:
     return [YoxiiEvaluator(), YoxiiEvaluator(TUNED, solve_nodes=200)]
 
 
-def reference_row(state: State, evaluator: YoxiiEvaluator) -> Row:
-    """What ``inspect`` reports for one position, from the reference."""
-    outcome = state.outcome()
-    over = outcome is not None
-    winner = None
-    if outcome is not None:
-        winner = -1 if outcome.winner_seat is None else outcome.winner_seat
-    search = tuple(evaluator.search_moves(state))
-    ordered = tuple(evaluator.order_moves(state, search))
-    value = quiet = noisy = None
-    if not over:
-        value = evaluator.evaluate(state)
-        assert evaluator.evaluate_python(state) == value  # the default one runs in C
-        quiet = evaluator.is_quiet(state)
-        noisy = tuple(evaluator.noisy_moves(state, LazyMoves(state)))
-    legal = tuple(state.legal_moves())
-    return (state.key(), -1 if over else state.to_move(), over, winner, legal, search, ordered,
-            value, quiet, noisy)  # fmt: skip
+def checked_row(state: State, evaluator: YoxiiEvaluator) -> Row:
+    """The reference's row, its evaluation also checked against the Python one (the default
+    evaluator's runs on the native accelerator)."""
+    row = reference_row(state, evaluator)
+    if not state.is_terminal():
+        assert evaluator.evaluate_python(state) == row[7]
+    return row
 
 
 def reference_rows(state: State, evaluator: YoxiiEvaluator, moves: list[Move]) -> list[Row]:
-    rows = [reference_row(state, evaluator)]
+    rows = [checked_row(state, evaluator)]
     for move in moves:
         state.push(move)
-        rows.append(reference_row(state, evaluator))
+        rows.append(checked_row(state, evaluator))
     for _ in moves:
         state.pop()
     return rows
