@@ -10,8 +10,9 @@ from bots.search import LazyMoves
 from games import State
 
 Row = tuple[Any, ...]
-"""A row of mixed fields (tests index it): key, to_move (-1 once over), terminal, winner (seat, -1 for a draw, None while not over),
-legal, search, ordered, value, quiet, noisy (the last three None once over)."""
+"""A row of mixed fields (tests index it): key, to_move (-1 once over), terminal, winner (seat,
+-1 for a draw, None while not over), legal, search, ordered, value, quiet, noisy (the last three
+None once over)."""
 
 
 def reference_row(state: State, evaluator: Evaluator) -> Row:
