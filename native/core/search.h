@@ -137,7 +137,9 @@ static inline void history_add(History *h, core_move move, int64_t amount) {
     uint64_t i = history_hash(move) & h->mask;
     for (uint64_t probes = 0; probes <= h->mask; probes++, i = (i + 1) & h->mask) {
         if (h->slots[i].move1 == (int64_t)move + 1) {
-            h->slots[i].value += amount;
+            /* saturate: the memory is the caller's, and may hold any count (amount > 0) */
+            int64_t value = h->slots[i].value;
+            h->slots[i].value = value > INT64_MAX - amount ? INT64_MAX : value + amount;
             return;
         }
         if (h->slots[i].move1 == 0) {
@@ -531,11 +533,16 @@ static int aspiration(Search *s, int depth, int guess, const core_move *root_mov
     long long delta = s->aspiration;
     long long alpha = guess - delta, beta = guess + delta;
     for (;;) {
-        int value = root(s, depth, (int)alpha, (int)beta, root_moves, n, best, move);
+        /* a window wider than [-INF, INF] searches as [-INF, INF] (every value lies inside),
+         * and a wide aspiration would not fit an int */
+        int value = root(s, depth, (int)(alpha < -INF ? -INF : alpha),
+                         (int)(beta > INF ? INF : beta), root_moves, n, best, move);
         if (s->aborted) return 0;
-        if (value <= alpha) {
+        /* a search's values lie strictly within (-INF, INF), so a full window never fails; a
+         * table damaged by the caller may give any int, which must not fail it for ever */
+        if (value <= alpha && alpha > -INF) {
             alpha = alpha - delta * 4 > -INF ? alpha - delta * 4 : -INF;
-        } else if (value >= beta) {
+        } else if (value >= beta && beta < INF) {
             beta = beta + delta * 4 < INF ? beta + delta * 4 : INF;
         } else {
             return value;
@@ -623,12 +630,13 @@ static Search *search_new(void) {
     return s;
 }
 
-/* The position and the evaluator into a fresh Search; NULL with an exception. */
+/* The position and the evaluator (NULL for the rules alone: perft, playouts) into a fresh
+ * Search; NULL with an exception. */
 static Search *search_load(PyObject *state, PyObject *evaluator) {
     Search *s = search_new();
     if (!s) return NULL;
     if (core_load(&s->pos, state) < 0 ||
-        (evaluator != Py_None && core_eval_load(&s->eval, evaluator) < 0)) {
+        (evaluator && core_eval_load(&s->eval, evaluator) < 0)) {
         PyMem_Free(s);
         return NULL;
     }
@@ -645,7 +653,13 @@ static int memory_view(PyObject *obj, Py_buffer *view, const char *what) {
 static int is_power_of_two(Py_ssize_t n) { return n > 0 && (n & (n - 1)) == 0; }
 
 static int attach_memory(Search *s, Py_buffer *table, Py_buffer *history, int age,
-                         unsigned long generation) {
+                         PyObject *generation_obj) {
+    /* a view into the middle of a buffer may start anywhere: the entries are read in place */
+    if ((uintptr_t)table->buf % _Alignof(TTEntry) ||
+        (uintptr_t)history->buf % _Alignof(HistorySlot)) {
+        PyErr_SetString(PyExc_ValueError, "table, history: memory aligned to 8 bytes was expected");
+        return -1;
+    }
     Py_ssize_t slots = table->len / TT_ENTRY_BYTES;
     if (table->len % TT_ENTRY_BYTES || !is_power_of_two(slots)) {
         PyErr_Format(PyExc_ValueError, "table: a power of two of %d-byte slots was expected",
@@ -663,10 +677,8 @@ static int attach_memory(Search *s, Py_buffer *table, Py_buffer *history, int ag
         PyErr_SetString(PyExc_ValueError, "age: 0 to 255 was expected");
         return -1;
     }
-    if (generation < 1 || generation > UINT32_MAX) {
-        PyErr_SetString(PyExc_ValueError, "generation: 1 to 2**32 - 1 was expected");
-        return -1;
-    }
+    long generation;
+    if (core_read_int(generation_obj, 1, UINT32_MAX, "generation", &generation) < 0) return -1;
     s->table.slots = (TTEntry *)table->buf;
     s->table.size = (size_t)slots;
     s->table.mask = (uint64_t)slots - 1;
@@ -751,10 +763,9 @@ static PyObject *py_search(PyObject *self, PyObject *args, PyObject *kwargs) {
                             "infinite", "clock",    "stop",       "report",     "quiescence",
                             "aspiration", NULL};
     PyObject *state, *evaluator, *table_obj, *history_obj, *depth, *nodes, *deadline, *target;
-    PyObject *clock, *stop, *report;
+    PyObject *clock, *stop, *report, *generation;
     int age, infinite, quiescence, aspiration_width;
-    unsigned long generation;
-    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "OOOOikOOOOpOOOpi:search", names, &state,
+    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "OOOOiOOOOOpOOOpi:search", names, &state,
                                      &evaluator, &table_obj, &history_obj, &age, &generation,
                                      &depth, &nodes, &deadline, &target, &infinite, &clock, &stop,
                                      &report, &quiescence, &aspiration_width))
@@ -778,8 +789,11 @@ static PyObject *py_search(PyObject *self, PyObject *args, PyObject *kwargs) {
     if (memory_view(history_obj, &history, "history") < 0) goto done;
     have_history = 1;
     if (attach_memory(s, &table, &history, age, generation) < 0) goto done;
-    if (optional_count(depth, "depth", MAX_PLY, &s->has_depth, &max_depth) < 0) goto done;
-    s->max_depth = (long)max_depth;
+    /* any depth, as the reference takes (a protocol's go depth may be large): past MAX_PLY
+     * each iteration searches the tree again to MAX_PLY; the table holds 16-bit depths, so the
+     * iterations stop at the 32767th */
+    if (optional_count(depth, "depth", LLONG_MAX, &s->has_depth, &max_depth) < 0) goto done;
+    s->max_depth = (long)(max_depth < INT16_MAX ? max_depth : INT16_MAX);
     if (optional_count(nodes, "nodes", LLONG_MAX, &s->has_nodes, &s->max_nodes) < 0) goto done;
     if (optional_double(deadline, "deadline", &s->has_deadline, &s->deadline) < 0) goto done;
     if (optional_double(target, "target", &s->has_target, &s->target) < 0) goto done;
@@ -841,6 +855,10 @@ static PyObject *py_inspect(PyObject *self, PyObject *args) {
     PyObject *state, *evaluator, *moves;
     if (!PyArg_ParseTuple(args, "OOO:inspect", &state, &evaluator, &moves)) return NULL;
     PyObject *fast = PySequence_Fast(moves, "moves: a sequence of ints was expected");
+    if (!fast) return NULL;
+    /* a tuple: loading the state and the evaluator may run Python code (a property), which
+     * must not change the moves under the loop below */
+    if (PyList_Check(fast)) Py_SETREF(fast, PyList_AsTuple(fast));
     if (!fast) return NULL;
     Py_ssize_t n = PySequence_Fast_GET_SIZE(fast);
     if (n > CORE_MAX_DEPTH - 8) {
@@ -920,7 +938,7 @@ static PyObject *py_perft(PyObject *self, PyObject *args) {
         PyErr_Format(PyExc_ValueError, "depth: 0 to %d was expected", PLY_SLOTS - 1);
         return NULL;
     }
-    Search *s = search_load(state, Py_None);
+    Search *s = search_load(state, NULL);
     if (!s) return NULL;
     long long count = perft(s, depth);
     PyMem_Free(s);
@@ -948,7 +966,7 @@ static PyObject *py_playouts(PyObject *self, PyObject *args) {
         PyErr_SetString(PyExc_ValueError, "count: a non-negative number was expected");
         return NULL;
     }
-    Search *s = search_load(state, Py_None);
+    Search *s = search_load(state, NULL);
     if (!s) return NULL;
     uint64_t rng = seed;
     long long finished = 0, plies = 0;
@@ -960,6 +978,8 @@ static PyObject *py_playouts(PyObject *self, PyObject *args) {
         while (!core_is_terminal(&s->pos) && depth < CORE_MAX_DEPTH - 8) {
             if (max_turns >= 0 && turns >= max_turns) break;
             int n = core_legal_moves(&s->pos, moves);
+            if (!n) break; /* a state of no move that is not over (a Yoxii placer whose stock
+                            * was emptied by hand): the reference's search answers None */
             core_push(&s->pos, moves[splitmix64(&rng) % (uint64_t)n]);
             depth++;
             if (max_turns >= 0 && !core_is_terminal(&s->pos) && core_to_move(&s->pos) != mover) {

@@ -1088,9 +1088,8 @@ static int core_load(CorePos *pos, PyObject *state) {
         PyErr_SetString(PyExc_RuntimeError, "yohoho core: not initialised");
         return -1;
     }
-    int is = PyObject_IsInstance(state, yh_state_type);
-    if (is < 0) return -1;
-    if (!is) {
+    /* exactly the reference's class: a subclass may have other rules */
+    if ((PyObject *)Py_TYPE(state) != yh_state_type) {
         PyErr_Format(PyExc_TypeError, "a Yohoho state was expected, not %.80s",
                      Py_TYPE(state)->tp_name);
         return -1;

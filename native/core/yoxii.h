@@ -773,9 +773,8 @@ static int core_load(CorePos *pos, PyObject *state) {
         PyErr_SetString(PyExc_RuntimeError, "yoxii: the core is not initialised");
         return -1;
     }
-    int is = PyObject_IsInstance(state, yx_state_type);
-    if (is < 0) return -1;
-    if (!is) {
+    /* exactly the reference's class: a subclass may have other rules */
+    if ((PyObject *)Py_TYPE(state) != yx_state_type) {
         PyErr_Format(PyExc_TypeError, "yoxii: a YoxiiState was expected, not %.80s",
                      Py_TYPE(state)->tp_name);
         return -1;
