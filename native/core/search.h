@@ -978,8 +978,8 @@ static PyObject *py_playouts(PyObject *self, PyObject *args) {
         while (!core_is_terminal(&s->pos) && depth < CORE_MAX_DEPTH - 8) {
             if (max_turns >= 0 && turns >= max_turns) break;
             int n = core_legal_moves(&s->pos, moves);
-            if (!n) break; /* a state of no move that is not over (a Yoxii placer whose stock
-                            * was emptied by hand): the reference's search answers None */
+            if (!n) break; /* no move, yet not over (a Yoxii placer whose stock was emptied
+                            * by hand): this playout stops there, unfinished */
             core_push(&s->pos, moves[splitmix64(&rng) % (uint64_t)n]);
             depth++;
             if (max_turns >= 0 && !core_is_terminal(&s->pos) && core_to_move(&s->pos) != mover) {

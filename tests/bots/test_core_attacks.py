@@ -477,3 +477,25 @@ def test_node_limits_from_unusual_positions_equal_the_reference() -> None:
     for nodes in (1, 127, 128, 129, 500):
         _both("yoxii", yoxii, Limits(nodes=nodes))
         _both("yohoho", yohoho, Limits(nodes=nodes))
+
+
+def test_settings_that_are_not_ints_are_refused() -> None:
+    """An evaluator of the reference's class whose weights are not ints (a float, a string,
+    one too many): a TypeError or ValueError naming them, not a search on what they truncate
+    to."""
+    yinsh = evaluator_for("yinsh")
+    yinsh.weights = yinsh.weights._replace(**{yinsh.weights._fields[0]: 1.5})  # type: ignore[attr-defined]
+    with pytest.raises(TypeError, match="weights"):
+        _search("yinsh", evaluator=yinsh)
+    yinsh = evaluator_for("yinsh")
+    yinsh.placement_weights = (*yinsh.placement_weights, 0)  # type: ignore[attr-defined]
+    with pytest.raises(ValueError, match="placement_weights"):
+        _search("yinsh", evaluator=yinsh)
+    yoxii = evaluator_for("yoxii")
+    yoxii.weights = yoxii.weights._replace(mobility="15")  # type: ignore[attr-defined]
+    with pytest.raises(TypeError, match="mobility"):
+        _search("yoxii", evaluator=yoxii)
+    yoxii = evaluator_for("yoxii")
+    yoxii._solver.cap = 3000.0  # type: ignore[attr-defined]
+    with pytest.raises(TypeError, match="cap"):
+        _search("yoxii", evaluator=yoxii)
