@@ -17,6 +17,13 @@ static bb SOURCE[6];
 static int SHIFTS[6];
 static bb GOAL_W, GOAL_B, FULL;
 static int CHEBEC, GALLEON, ROW_STEP, ROCK_CONE, PRESSURE, TRAP_SOON, WIN_NOW;
+/* Python's ``//``: the quotient rounded down (C's ``/`` rounds towards zero, which differs for
+ * a negative weight, as a tuning run may try). */
+static inline long floor_div(long a, long b) {
+    long q = a / b;
+    return (a % b != 0 && (a < 0) != (b < 0)) ? q - 1 : q;
+}
+
 static int PROG[N_PROG], RACE[N_RACE], STEP_SAFE[6], ROBUST[6], ATTACKED[6];
 static int OWN_HANG_P1[2], ENEMY_HANG_P1, OWN_HANG_P2[2], ENEMY_HANG_P2, TEMPO_P1, TEMPO_P2;
 static int RACE_HORIZON, RACE_WON, RACE_TURN, LIMIT, FAR;
@@ -83,7 +90,7 @@ static BB_HOT int attacked(int e, bb empty, bb unsafe, bb a, bb g, bb c) {
     int escapes = bb_popcount(SHIP_NBR[e] & empty & ~unsafe);
     int freeing = (ng && attack <= 8) || (nc && attack <= 7);
     if (!escapes && !freeing) return TRAP_SOON;
-    return ATTACKED[escapes] / (freeing ? 2 : 1);
+    return (int)floor_div(ATTACKED[escapes], freeing ? 2 : 1);
 }
 
 static bb dilate(bb cells) {
@@ -246,20 +253,20 @@ static BB_HOT long evaluate_bb(const bb *pcs, int side, int p2) {
     long second = hang_g > 1 ? GALLEON : CHEBEC;
     long en_best = en_hang_g ? GALLEON : (en_hang_c ? CHEBEC : 0);
     if (p2 < 0) {
-        score += TEMPO_P1 + en_best * ENEMY_HANG_P1 / 100;
+        score += TEMPO_P1 + floor_div(en_best * ENEMY_HANG_P1, 100);
         if (hanging) {
-            score -= first * OWN_HANG_P1[0] / 100;
-            if (hanging > 1) score -= second * OWN_HANG_P1[1] / 100;
+            score -= floor_div(first * OWN_HANG_P1[0], 100);
+            if (hanging > 1) score -= floor_div(second * OWN_HANG_P1[1], 100);
         }
         if (own_a & own_unsafe)
             score -= attacked(cell_of(own_a), empty, own_unsafe, en_pieces[0], en_pieces[1],
                               en_pieces[2]);
         if (own_win) score += WIN_NOW;
     } else {
-        score += TEMPO_P2 + en_best * ENEMY_HANG_P2 / 100;
+        score += TEMPO_P2 + floor_div(en_best * ENEMY_HANG_P2, 100);
         if (hanging) {
-            score -= first * OWN_HANG_P2[0] / 100;
-            if (hanging > 1) score -= second * OWN_HANG_P2[1] / 100;
+            score -= floor_div(first * OWN_HANG_P2[0], 100);
+            if (hanging > 1) score -= floor_div(second * OWN_HANG_P2[1], 100);
         }
         if (en_a & en_unsafe)
             score += attacked(cell_of(en_a), empty, en_unsafe, own_pieces[0], own_pieces[1],

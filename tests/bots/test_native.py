@@ -570,3 +570,30 @@ def test_a_lone_ring_anywhere_sees_its_neighbours() -> None:
         counts = native.counts(0, 0, 1 << p, 0)
         assert counts[0] == sum(1 for ray in rays if ray)
         assert native.counts(0, 0, 0, 1 << p)[1] == counts[0]
+
+
+@pytest.mark.skipif(yohoho_eval._native is None, reason="the native evaluation is not built")
+def test_the_native_yohoho_evaluation_divides_negative_weights_as_python_does(
+    monkeypatch: pytest.MonkeyPatch, restored: None
+) -> None:
+    """Python's ``//`` rounds down, C's ``/`` towards zero: with negative hanging-ship weights
+    (a tuning run may try them) the two differed by one wherever a product was not a multiple
+    of 100."""
+    for name, value in [
+        ("OWN_HANG_P1", (-37, -51)),
+        ("ENEMY_HANG_P1", -43),
+        ("OWN_HANG_P2", (-29, -61)),
+        ("ENEMY_HANG_P2", -47),
+        ("ATTACKED", tuple(-v - 1 for v in yohoho_eval.ATTACKED)),
+    ]:
+        monkeypatch.setattr(yohoho_eval, name, value)
+    native = yohoho_eval._load_native()
+    assert native is not None
+    monkeypatch.setattr(yohoho_eval, "_native", native)
+    evaluator = yohoho_eval.YohohoEvaluator()
+    hanging = 0
+    for state in games_of(5, 40, greedy=True):
+        value = evaluator.evaluate(state)
+        assert value == evaluator.evaluate_python(state), state.to_string()
+        hanging += value % 100 != 0
+    assert hanging > 100
