@@ -643,12 +643,8 @@ static Search *search_load(PyObject *state, PyObject *evaluator) {
     return s;
 }
 
-/* A writable bytearray-like buffer of the memory (the table or the history). */
-static int memory_view(PyObject *obj, Py_buffer *view, const char *what) {
-    if (PyObject_GetBuffer(obj, view, PyBUF_WRITABLE | PyBUF_C_CONTIGUOUS) < 0) return -1;
-    (void)what;
-    return 0;
-}
+/* The memory (the table or the history): writable and contiguous. */
+#define MEMORY_FLAGS (PyBUF_WRITABLE | PyBUF_C_CONTIGUOUS)
 
 static int is_power_of_two(Py_ssize_t n) { return n > 0 && (n & (n - 1)) == 0; }
 
@@ -784,9 +780,9 @@ static PyObject *py_search(PyObject *self, PyObject *args, PyObject *kwargs) {
     Py_buffer table = {0}, history = {0};
     int have_table = 0, have_history = 0;
     long long max_depth = 0;
-    if (memory_view(table_obj, &table, "table") < 0) goto done;
+    if (PyObject_GetBuffer(table_obj, &table, MEMORY_FLAGS) < 0) goto done;
     have_table = 1;
-    if (memory_view(history_obj, &history, "history") < 0) goto done;
+    if (PyObject_GetBuffer(history_obj, &history, MEMORY_FLAGS) < 0) goto done;
     have_history = 1;
     if (attach_memory(s, &table, &history, age, generation) < 0) goto done;
     /* any depth, as the reference takes (a protocol's go depth may be large): past MAX_PLY
