@@ -148,6 +148,13 @@ class State(ABC):
         """
         return 0, 1
 
+    def time_weight(self) -> float:
+        """The share of an ordinary decision's thinking time this decision deserves, for a
+        time manager: 1.0 by default. A game whose setup decisions are many and settle little
+        next to its play (Yinsh's ring placements) weighs them less, so that a clock spread
+        over the game's decisions is not spent on its setup. Not a rule: a hint, in (0, 1]."""
+        return 1.0
+
     @abstractmethod
     def legal_moves(self) -> Sequence[Move]:
         """All legal moves of the player to act, in no particular order.

@@ -164,6 +164,9 @@ PHASE_NAMES: Final = (
 )
 _TURN_POSITION: Final = ((0, 1), (0, 1), (0, 1), (1, 3), (2, 3), (0, 3), (1, 3), (0, 1))
 """``turn_position`` by phase: a move alone; move, row, ring; row, ring, move."""
+PLACEMENT_TIME_WEIGHT: Final = 0.08
+"""``time_weight`` of a ring placement: ten of them open every game, and a search sees little
+of what they decide (at 5+3 a placement's budget is then about 1 s, its deadline 3 s)."""
 SIDE_CHARS: Final = "wb"
 COLOURS: Final = ("White", "Black")
 
@@ -306,6 +309,10 @@ class YinshState(State):
         removed, after the mover's own move (``x``, ``r``) or, for a row the opponent made,
         before it (``X``, ``R``)."""
         return _TURN_POSITION[self._phase]
+
+    def time_weight(self) -> float:
+        """A ring placement weighs ``PLACEMENT_TIME_WEIGHT``; every other decision 1."""
+        return PLACEMENT_TIME_WEIGHT if self._phase == PH_P else 1.0
 
     def is_terminal(self) -> bool:
         return self._phase == PH_E

@@ -16,6 +16,9 @@ the same whoever runs it. The rules of thumb (after the usual practice of chess 
   whose search looks through the whole turn, takes most of it; each later one
   ``FOLLOW_SHARE`` (a bot answers it from the first decision's search where it can, and the
   time it does not use stays on the clock).
+* A decision the rules call light (``State.time_weight``: Yinsh's ring placements) gets that
+  share of an ordinary decision's budget, increment included, and a deadline in proportion:
+  its search may not run on into the time of the play that follows.
 """
 
 from __future__ import annotations
@@ -52,6 +55,7 @@ def allot(
     movetime_ms: int | None = None,
     overhead_ms: int = 50,
     turn: tuple[int, int] = (0, 1),
+    weight: float = 1.0,
 ) -> Budget:
     """The budget of one move of the player whose clock is ``time_ms`` (with ``inc_ms``).
 
@@ -63,6 +67,8 @@ def allot(
         overhead_ms: time kept back for latency (the ``MoveOverhead`` option).
         turn: where the decision stands in its turn (``State.turn_position``): decisions
             made before it in the turn, and the turn's decisions in all.
+        weight: the decision's share of an ordinary decision's budget
+            (``State.time_weight``), in (0, 1]; other values are taken as 1.
 
     Returns:
         The target (after which no new iteration starts) and the deadline (by which the search
@@ -86,6 +92,8 @@ def allot(
     if decisions > 1:
         first = 1.0 - FOLLOW_SHARE * (decisions - 1)
         planned *= FOLLOW_SHARE if made > 0 else max(FOLLOW_SHARE, first)
+    if 0.0 < weight < 1.0:
+        planned *= weight
     target = min(planned, left * MAX_SHARE)
     deadline = min(target * DEADLINE_FACTOR, left * DEADLINE_SHARE)
     if movestogo == 1:
@@ -105,12 +113,18 @@ class SearchTime:
 
 
 def search_time(
-    go: m.Go, seat: int, turn: tuple[int, int], overhead_ms: int, *, most_ms: int = 0
+    go: m.Go,
+    seat: int,
+    turn: tuple[int, int],
+    overhead_ms: int,
+    *,
+    most_ms: int = 0,
+    weight: float = 1.0,
 ) -> SearchTime:
     """What ``go`` gives the player in ``seat`` (0 = p1) for a decision at ``turn``
-    (``State.turn_position``): its budget (``allot``) as a job's target and deadline, the one
-    conversion from the protocol's clocks to a search used by the server's sessions and the
-    arbiter's bots alike. An infinite search has neither. ``most_ms``: the longest a search
+    (``State.turn_position``) of ``weight`` (``State.time_weight``): its budget (``allot``)
+    as a job's target and deadline, the one conversion from the protocol's clocks to a search
+    used by the server's sessions and the arbiter's bots alike. An infinite search has neither. ``most_ms``: the longest a search
     may take (a server's ``movetime`` limit; 0: no limit)."""
     mine = go.p1time if seat == 0 else go.p2time
     inc = go.p1inc if seat == 0 else go.p2inc
@@ -123,6 +137,7 @@ def search_time(
         movetime_ms=go.movetime,
         overhead_ms=overhead_ms,
         turn=turn,
+        weight=weight,
     )
     target_ms, deadline_ms = budget.target_ms, budget.deadline_ms
     if most_ms > 0 and deadline_ms is not None and target_ms is not None:

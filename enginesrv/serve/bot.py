@@ -48,7 +48,14 @@ def plan_job(go: m.Go, board: Board, options: Options, session: str) -> tuple[Se
         raise NoMoveError(MOVES_HIDDEN, HIDDEN)
     seat = state.to_move()
     most = config.max_movetime
-    budget = search_time(go, seat, state.turn_position(), options.move_overhead, most_ms=most)
+    budget = search_time(
+        go,
+        seat,
+        state.turn_position(),
+        options.move_overhead,
+        most_ms=most,
+        weight=state.time_weight(),
+    )
     infinite = go.infinite or (budget.deadline is None and go.depth is None and go.nodes is None)
     # The bot searches from what the side to act may know. A plain UGI manager hands both
     # sides the full move list, the other side's secret laws included; the search never sees

@@ -234,6 +234,7 @@ class Referee:
             clocks=clocks,
             forfeit_at=forfeit_at,
             turn=self.state.turn_position(),
+            weight=self.state.time_weight(),
         )
         try:
             reply = await self.bot.go(request, stop, on_hold)

@@ -225,3 +225,63 @@ def test_search_time_reads_the_movers_clock() -> None:
     assert second.target is not None
     assert first.target is not None
     assert second.target < first.target  # a turn's later decision gets a fifth
+
+
+# -- light decisions (State.time_weight) ---------------------------------------------------------
+
+
+def test_a_light_decision_gets_its_weight_of_the_budget_and_a_deadline_in_proportion() -> None:
+    """A Yinsh ring placement at 5+3: 0.08 of an ordinary decision's plan, increment included."""
+    light = allot(time_ms=300_000, inc_ms=3000, overhead_ms=50, weight=0.08)
+    left = 300_000 - 50
+    planned = 0.08 * (left / DEFAULT_MOVES_TO_GO + 3000 * 0.75)
+    assert light == Budget(round(planned), round(planned * DEADLINE_FACTOR))
+    assert light == Budget(1140, 2850)
+
+
+@pytest.mark.parametrize("weight", [1.0, 0.0, -0.5, 1.5, float("nan"), float("inf")])
+def test_a_weight_outside_zero_to_one_is_an_ordinary_decision(weight: float) -> None:
+    ordinary = allot(time_ms=300_000, inc_ms=3000, overhead_ms=50)
+    assert allot(time_ms=300_000, inc_ms=3000, overhead_ms=50, weight=weight) == ordinary
+
+
+@given(
+    time_ms=st.integers(-1000, 10**8),
+    inc_ms=st.integers(0, 10**6),
+    movestogo=st.none() | st.integers(0, 200),
+    overhead=st.integers(0, 5000),
+    turn=TURNS,
+    weight=st.floats(0.001, 1.0),
+)
+def test_a_light_decision_never_gets_more_than_an_ordinary_one(
+    time_ms: int,
+    inc_ms: int,
+    movestogo: int | None,
+    overhead: int,
+    turn: tuple[int, int],
+    weight: float,
+) -> None:
+    def budget(weight: float) -> Budget:
+        return allot(
+            time_ms=time_ms,
+            inc_ms=inc_ms,
+            movestogo=movestogo,
+            overhead_ms=overhead,
+            turn=turn,
+            weight=weight,
+        )
+
+    light, ordinary = budget(weight), budget(1.0)
+    assert light.target_ms is not None
+    assert light.deadline_ms is not None
+    assert ordinary.target_ms is not None
+    assert ordinary.deadline_ms is not None
+    assert MIN_MS <= light.target_ms <= ordinary.target_ms
+    assert light.target_ms <= light.deadline_ms <= ordinary.deadline_ms
+
+
+def test_search_time_budgets_by_the_decisions_weight() -> None:
+    go = m.Go(p1time=300_000, p2time=300_000, p1inc=3000, p2inc=3000)
+    light = search_time(go, 0, (0, 1), 50, weight=0.08)
+    assert (light.target, light.deadline, light.from_pv) == (1.14, 2.85, True)
+    assert search_time(go, 0, (0, 1), 50) == search_time(go, 0, (0, 1), 50, weight=1.0)

@@ -17,6 +17,7 @@ from enginesrv.event.play.players import Clocks, GoRequest, parse_player
 from enginesrv.search.child import SearchOutcome
 from enginesrv.search.jobs import SearchJob
 from enginesrv.search.timeman import allot
+from games.yinsh import PLACEMENT_TIME_WEIGHT
 from tests.enginesrv.peer import TextPeer, ThreadRunner, running_server
 from tests.enginesrv.test_server import trio_test
 
@@ -83,7 +84,9 @@ class RecordingThreadRunner(ThreadRunner):
 # -- a match's bot player -----------------------------------------------------------------------
 
 
-async def bot_job(clocks: Clocks, turn: tuple[int, int] = (0, 1), seat: int = 0) -> SearchJob:
+async def bot_job(
+    clocks: Clocks, turn: tuple[int, int] = (0, 1), seat: int = 0, weight: float = 1.0
+) -> SearchJob:
     """The job a bot player sends for one Yoxii decision under ``clocks``."""
     runner = CapturingRunner()
     player = BotPlayer(parse_player("bot:alphabeta"), runner)
@@ -92,7 +95,7 @@ async def bot_job(clocks: Clocks, turn: tuple[int, int] = (0, 1), seat: int = 0)
     state = YOXII.new_state()
     request = GoRequest(
         seat=seat, position=state.to_string(), start=None, moves=(), clocks=clocks,
-        forfeit_at=None, turn=turn,
+        forfeit_at=None, turn=turn, weight=weight,
     )  # fmt: skip
     reply = await player.go(request)
     assert reply.token is not None
@@ -133,6 +136,20 @@ async def test_a_bot_player_budgets_the_decision_by_its_place_in_the_turn(
         job = await bot_job(Clocks(p1time=60_000, p2time=60_000, p1inc=1000), turn=turn)
     player = BotPlayer(parse_player("bot:alphabeta"), None)
     budget = allot(time_ms=60_000, inc_ms=1000, overhead_ms=player.overhead_ms, turn=turn)
+    assert budget.target_ms is not None
+    assert budget.deadline_ms is not None
+    assert job.target == budget.target_ms / 1000
+    assert job.deadline == budget.deadline_ms / 1000
+
+
+@pytest.mark.parametrize("weight", [1.0, 0.08, 0.5])
+@trio_test
+async def test_a_bot_player_budgets_the_decision_by_its_weight(weight: float) -> None:
+    clocks = Clocks(p1time=300_000, p2time=300_000, p1inc=3000, p2inc=3000)
+    with trio.fail_after(LIMIT):
+        job = await bot_job(clocks, weight=weight)
+    player = BotPlayer(parse_player("bot:alphabeta"), None)
+    budget = allot(time_ms=300_000, inc_ms=3000, overhead_ms=player.overhead_ms, weight=weight)
     assert budget.target_ms is not None
     assert budget.deadline_ms is not None
     assert job.target == budget.target_ms / 1000
@@ -196,6 +213,27 @@ async def test_a_session_budgets_the_second_decision_of_a_turn() -> None:
     assert second.target < first.target
     assert first.from_pv
     assert second.from_pv
+
+
+@trio_test
+async def test_a_session_budgets_a_yinsh_placement_by_its_weight() -> None:
+    """The ten ring placements weigh ``PLACEMENT_TIME_WEIGHT``; the first ring move is ordinary."""
+    placements = ["e5", "f6", "d4", "g7", "e6", "f5", "d5", "g6", "e4", "f7"]
+    go = "go p1time 300000 p2time 300000 p1inc 3000 p2inc 3000"
+    runner = RecordingThreadRunner()
+    with trio.fail_after(LIMIT):
+        async with running_server(runner=runner, game="yinsh", bot="random") as (_, port):
+            peer = await TextPeer.connect(port)
+            await peer.send("setoption name MoveOverhead value 0")
+            for made in (0, 9, 10):
+                await peer.send(f"position startpos moves {' '.join(placements[:made])}", go)
+                await peer.until("bestmove")
+    weights = (PLACEMENT_TIME_WEIGHT, PLACEMENT_TIME_WEIGHT, 1.0)
+    for job, weight in zip(runner.jobs, weights, strict=True):
+        budget = allot(time_ms=300_000, inc_ms=3000, overhead_ms=0, weight=weight)
+        assert budget.target_ms is not None
+        assert budget.deadline_ms is not None
+        assert (job.target, job.deadline) == (budget.target_ms / 1000, budget.deadline_ms / 1000)
 
 
 # -- a real worker, end to end ------------------------------------------------------------------
@@ -267,3 +305,19 @@ def test_the_arbiter_tells_each_player_where_it_stands_in_its_turn(name: str) ->
         assert request.turn == state.turn_position(), request.position
         turns.add(request.turn)
     assert turns >= {(0, 2), (1, 2)}
+
+
+def test_the_arbiter_tells_each_player_the_weight_of_its_decision() -> None:
+    from tests.enginesrv.test_arbiter import Scripted, play, random_mover
+
+    game = games.load("yinsh")
+    one, two = Scripted(game, random_mover(1)), Scripted(game, random_mover(2))
+    result = play(game, (one, two))
+    assert result.reason
+    weights = []
+    for request in one.requests + two.requests:
+        state = game.state_from_string(request.position)
+        assert request.weight == state.time_weight(), request.position
+        weights.append(request.weight)
+    assert weights.count(PLACEMENT_TIME_WEIGHT) == 10
+    assert len(weights) > 10

@@ -282,3 +282,37 @@ def test_a_turn_position_is_always_well_formed(name: str) -> None:
         made, decisions = state.turn_position()
         assert decisions >= 1
         assert 0 <= made < decisions
+
+
+# -- State.time_weight -------------------------------------------------------------------------
+
+
+def test_a_decision_weighs_one_by_default() -> None:
+    from tests.bots.toy import Nim
+
+    assert Nim(5).new_state().time_weight() == 1.0
+
+
+@pytest.mark.parametrize("name", ["yinsh", "yinsh+blitz"])
+def test_yinsh_weighs_the_ten_ring_placements_and_nothing_else(name: str) -> None:
+    from games.yinsh import PLACEMENT_TIME_WEIGHT
+
+    game = games.load(name)
+    for positions in (random_positions(game, 7, 2), random_positions(game, 8, 2)):
+        weights = [state.time_weight() for state in positions]
+        # each game's first ten positions are placements; none after them is
+        per_game = [i for i, state in enumerate(positions) if state.ply() == 0]
+        for start in per_game:
+            assert weights[start : start + 10] == [PLACEMENT_TIME_WEIGHT] * 10
+            assert weights[start + 10] == 1.0
+        assert weights.count(PLACEMENT_TIME_WEIGHT) == 10 * len(per_game)
+        for state in positions:
+            again = game.state_from_string(state.to_string())
+            assert again.time_weight() == state.time_weight(), state.to_string()
+            assert (state.time_weight() < 1.0) is (state.phase() == "p")
+
+
+@pytest.mark.parametrize("name", ["yohoho", "yoxii", "yinyang"])
+def test_the_other_games_weigh_every_decision_one(name: str) -> None:
+    game = games.load(name)
+    assert {state.time_weight() for state in random_positions(game, 3, 3)} == {1.0}

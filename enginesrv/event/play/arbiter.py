@@ -251,6 +251,7 @@ class _Game:
             clocks=go,
             forfeit_at=None if allowed is None else self.clock() + max(0.0, allowed) / 1000,
             turn=self.state.turn_position(),
+            weight=self.state.time_weight(),
         )
         return request, allowed
 

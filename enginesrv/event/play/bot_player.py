@@ -129,7 +129,12 @@ class BotPlayer(Player):
         (False); its time then runs only while it holds one (``WorkerPool.search``)."""
         clocks = request.clocks
         budget = timeman.search_time(
-            clocks, request.seat, request.turn, self.overhead_ms, most_ms=self.most_ms
+            clocks,
+            request.seat,
+            request.turn,
+            self.overhead_ms,
+            most_ms=self.most_ms,
+            weight=request.weight,
         )
         options = self.spec.options
         given = {k.lower() for k, _ in options}

@@ -256,6 +256,7 @@ class GoRequest:
         clocks: the limits of this search.
         forfeit_at: ``trio.current_time()`` after which the move is too late (None: no clock).
         turn: where the decision stands in the mover's turn (``State.turn_position``).
+        weight: the decision's share of an ordinary decision's time (``State.time_weight``).
     """
 
     seat: int
@@ -265,6 +266,7 @@ class GoRequest:
     clocks: Clocks
     forfeit_at: float | None
     turn: tuple[int, int] = (0, 1)
+    weight: float = 1.0
 
 
 @dataclass(frozen=True, slots=True)
