@@ -124,8 +124,9 @@ def search_time(
     """What ``go`` gives the player in ``seat`` (0 = p1) for a decision at ``turn``
     (``State.turn_position``) of ``weight`` (``State.time_weight``): its budget (``allot``)
     as a job's target and deadline, the one conversion from the protocol's clocks to a search
-    used by the server's sessions and the arbiter's bots alike. An infinite search has neither. ``most_ms``: the longest a search
-    may take (a server's ``movetime`` limit; 0: no limit)."""
+    used by the server's sessions and the arbiter's bots alike. An infinite search has
+    neither. ``most_ms``: the longest a search may take (a server's ``movetime`` limit; 0: no
+    limit)."""
     mine = go.p1time if seat == 0 else go.p2time
     inc = go.p1inc if seat == 0 else go.p2inc
     if go.infinite:
