@@ -11,10 +11,10 @@ operating system where the game is played (``play.plan``), so that the event's s
 give a bot's secret laws away; they are kept in memory only, and stored (``seeds:ID`` in the
 meta table) once the game is over, for audit.
 
-SPRT (``--sprt``, two players): after each game, from the tenth on, the log-likelihood ratio of
-the pairing is compared with the bounds (pentanomial when game pairs are complete, trinomial
-otherwise); when one is crossed the event stops, and the games still running are abandoned and
-not counted.
+SPRT (``--sprt``, two players): after each game, from the 40th on (``MIN_SPRT_GAMES``), the
+log-likelihood ratio of the pairing is compared with the bounds (pentanomial when game pairs are
+complete, trinomial otherwise); when one is crossed the event stops, and the games still
+running are abandoned and not counted.
 """
 
 from __future__ import annotations

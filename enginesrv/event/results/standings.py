@@ -79,12 +79,6 @@ def load_results(out_dir: Path) -> tuple[EventConfig, list[PairingResult], list[
     return config, pairing_results(rows, names, config.gauntlet), rows
 
 
-SPRT_MIN_GAMES = 10
-"""SPRT decides nothing before this many games: on a handful of games the approximate
-log-likelihood ratio is unreliable (one win alone would cross the bounds)."""
-
-
 def decided(pairing: PairingResult, sprt: stats.SprtParams) -> bool:
-    if pairing.wins + pairing.draws + pairing.losses < SPRT_MIN_GAMES:
-        return False
+    """Whether the pairing's SPRT has crossed a bound (never before ``MIN_SPRT_GAMES``)."""
     return pairing.summary(sprt).decision is not None
