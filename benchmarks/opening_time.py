@@ -9,7 +9,8 @@ placements) in this process, each with its own clock: every decision is budgeted
 ``search_time`` from the clocks as they stand, with the decision's place in its turn and its
 weight (``State.time_weight``), searched with that target and deadline, and its time taken off
 the mover's clock, the increment added, as the arbiter does. Each run after the first starts
-from a different first decision (the n-th legal one), so the runs are not one game. It prints
+from a different first decision (the n-th legal one, played at once and counted among the
+``--decisions`` untimed), so the runs are not one game. It prints
 every decision (the budget, the time used, the depth reached), each run's total for each side
 and for both, and exits with status 1 when a run's decisions took more than ``--target``
 seconds together.
@@ -46,9 +47,7 @@ def one_run(game: games.Game, run: int, args: argparse.Namespace) -> float:
         moves = state.legal_moves()
         state.push(moves[(run * 7) % len(moves)])
     spent = [0.0, 0.0]
-    for _ in range(args.decisions):
-        if state.is_terminal():
-            break
+    while state.ply() < args.decisions and not state.is_terminal():
         seat = state.to_move()
         go = m.Go(
             p1time=round(clocks[0]),
