@@ -1,6 +1,7 @@
 """Search and rules speed against a fixed baseline: nodes per second of alphabeta on the
 ``enginesrv bench`` positions and depths, for the working tree and for a chosen commit, per
-game; with ``--rules``, perft and random playouts.
+game; with ``--rules``, perft and random playouts. Both sides search without late move
+reductions (``Reductions``, which the baseline does not have), so that their trees are equal.
 
 Usage: python benchmarks/speed.py [--game G ...] [--baseline COMMIT] [--runs 5] [--target X]
        python benchmarks/speed.py --rules [--game G ...] [--baseline COMMIT] [--runs 3]
@@ -53,6 +54,8 @@ def run(bot, game, positions):
 for name, positions in cases.items():
     game = games.load(name)
     bot = AlphaBeta()
+    if "Reductions" in bot.values:  # the baseline's search, with no late move reductions
+        bot.set_option("Reductions", "false")
     run(bot, game, positions)  # warm-up: imports, tables built and memory touched on first use
     started = time.perf_counter()
     nodes = run(bot, game, positions)

@@ -1,7 +1,8 @@
 """``alphabeta``: the main bot, the search core of ``bots.search`` with each game's evaluation.
 
 Options: ``Hash`` (transposition table size in MB), ``Depth`` (a cap on the iteration depth, 0
-for none), ``Quiescence`` (search noisy moves beyond the horizon), ``Aspiration`` (the
+for none), ``Quiescence`` (search noisy moves beyond the horizon), ``Reductions`` (late move
+reductions, ``bots.search.REDUCE_DEPTH``; games of perfect information), ``Aspiration`` (the
 half-width of the root window around the previous iteration's value; 0, the default, takes the
 game's own, see ``Evaluator.aspiration``), and for games of hidden
 information (Yin Yang) ``Samples`` (how many completions of a view are drawn, 8 by default:
@@ -65,6 +66,7 @@ class AlphaBeta(Engine):
         Option("Hash", "spin", 64, 1, 4096),
         Option("Depth", "spin", 0, 0, MAX_PLY),
         Option("Quiescence", "check", True),
+        Option("Reductions", "check", True),
         Option("Aspiration", "spin", 0, 0, 10_000),
         Option("Samples", "spin", 8, 1, 64),
         SECRET_SEED_OPTION,
@@ -170,6 +172,7 @@ class AlphaBeta(Engine):
         options = SearchOptions(
             quiescence=bool(self.values["Quiescence"]),
             aspiration=int(self.values["Aspiration"] or evaluator.aspiration),
+            reductions=bool(self.values["Reductions"]),
         )
         core = core_for(state.game.name)
         if core is not None:

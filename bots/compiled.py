@@ -73,6 +73,7 @@ class Core(Protocol):
         report: object,
         quiescence: bool,
         aspiration: int,
+        reductions: bool = False,
     ) -> RawResult | None: ...
 
     def inspect(
@@ -209,6 +210,7 @@ def compiled_search(
         report=report,
         quiescence=options.quiescence,
         aspiration=options.aspiration,
+        reductions=options.reductions,
     )
     if raw is None:
         return SearchResult(None, None)

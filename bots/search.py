@@ -38,6 +38,12 @@ QUIESCENCE_PLIES = 8
 """How far quiescence may go beyond the nominal depth."""
 CHECK_EVERY = 128
 """Nodes between two looks at the clock and the stop flag (well under 20 ms of search)."""
+REDUCE_DEPTH = 3
+REDUCE_AFTER = 3
+"""Late move reductions (``SearchOptions.reductions``): at ``REDUCE_DEPTH`` plies and more,
+every move of a node from the ``REDUCE_AFTER``-th on (counting from 0: after the table's move
+and the killers, which the order puts first) is searched one ply shallower with a null window
+first; only a move that beats alpha there is searched again at full depth."""
 CHECK_GAP = 0.004
 """Seconds a timed search lets pass between two looks at the clock at most: where nodes are
 slow (an evaluation that solves endgames), it looks more often than every ``CHECK_EVERY``."""
@@ -189,10 +195,12 @@ class SearchOptions:
     Attributes:
         quiescence: whether the leaves are searched on through the noisy moves.
         aspiration: the half-width of the root window around the previous iteration's value.
+        reductions: late move reductions below the root (``REDUCE_DEPTH``, ``REDUCE_AFTER``).
     """
 
     quiescence: bool = True
     aspiration: int = ASPIRATION
+    reductions: bool = False
 
 
 DEFAULT_OPTIONS = SearchOptions()
@@ -221,6 +229,7 @@ class Searcher:
         self.stop = stop
         self.on_info = on_info
         self.quiescence = options.quiescence
+        self.reductions = options.reductions
         self.nodes = 0
         self.seldepth = 0
         # a timed search starts by looking often and widens the interval while nodes are fast
@@ -467,17 +476,14 @@ class Searcher:
         me = state.to_move()
         best_value = -INF
         best_move: Move = -1
-        first = True
-        for move in moves:
+        reduce_from = REDUCE_AFTER if self.reductions and depth >= REDUCE_DEPTH else len(moves)
+        for i, move in enumerate(moves):
             state.push(move)
-            if first:
+            if i == 0:
                 value = self._child(me, depth - 1, alpha, beta, ply + 1)
             else:
-                value = self._child(me, depth - 1, alpha, alpha + 1, ply + 1)
-                if alpha < value < beta:
-                    value = self._child(me, depth - 1, alpha, beta, ply + 1)
+                value = self._later_child(me, depth, alpha, beta, ply, i >= reduce_from)
             state.pop()
-            first = False
             if value > best_value:
                 best_value, best_move = value, move
                 if value > alpha:
@@ -489,6 +495,21 @@ class Searcher:
         bound = UPPER if best_value <= alpha_start else LOWER if best_value >= beta else EXACT
         self.table.store(key, depth, bound, _to_table(best_value, ply), best_move)
         return best_value
+
+    def _later_child(
+        self, me: int, depth: int, alpha: int, beta: int, ply: int, reduced: bool
+    ) -> int:
+        """A move after a node's first, just pushed: a null window first (one ply shallower
+        when ``reduced``, then at full depth if it beat alpha there), a full window only for a
+        value inside (alpha, beta)."""
+        if reduced:
+            value = self._child(me, depth - 2, alpha, alpha + 1, ply + 1)
+            if value <= alpha:
+                return value
+        value = self._child(me, depth - 1, alpha, alpha + 1, ply + 1)
+        if alpha < value < beta:
+            value = self._child(me, depth - 1, alpha, beta, ply + 1)
+        return value
 
     def _quiesce(self, alpha: int, beta: int, ply: int, qply: int) -> int:
         state = self.state

@@ -29,6 +29,11 @@
 #define MAX_PLY 128
 #define QUIESCENCE_PLIES 8
 #define CHECK_EVERY 128
+/* Late move reductions (Searcher's options.reductions): at depth REDUCE_DEPTH and more, every
+ * move from the REDUCE_AFTER-th on (index from 0) is first searched one ply shallower with a
+ * null window; only a move that beats alpha there is searched again at full depth. */
+#define REDUCE_DEPTH 3
+#define REDUCE_AFTER 3
 #define CHECK_GAP 0.004
 #define PLY_SLOTS (MAX_PLY + QUIESCENCE_PLIES + 2)
 #define EXACT 0
@@ -173,7 +178,7 @@ typedef struct {
     double deadline, target;
     PyObject *clock, *stop;
     /* options */
-    int quiescence, aspiration;
+    int quiescence, aspiration, reductions;
     /* progress */
     long long nodes, next_check;
     long long check_every;
@@ -449,16 +454,21 @@ static int negamax(Search *s, int depth, int alpha, int beta, int ply) {
     int me = core_to_move(pos);
     int best = -INF;
     core_move best_move = -1;
+    int reduce_from = s->reductions && depth >= REDUCE_DEPTH ? REDUCE_AFTER : n;
     for (int i = 0; i < n; i++) {
         core_move move = moves[i];
         core_push(pos, move);
-        int value;
+        int value = 0;
         if (i == 0) {
             value = child(s, me, depth - 1, alpha, beta, ply + 1);
         } else {
-            value = child(s, me, depth - 1, alpha, alpha + 1, ply + 1);
-            if (!s->aborted && alpha < value && value < beta)
-                value = child(s, me, depth - 1, alpha, beta, ply + 1);
+            int reduced = i >= reduce_from;
+            if (reduced) value = child(s, me, depth - 2, alpha, alpha + 1, ply + 1);
+            if (!reduced || (!s->aborted && value > alpha)) {
+                value = child(s, me, depth - 1, alpha, alpha + 1, ply + 1);
+                if (!s->aborted && alpha < value && value < beta)
+                    value = child(s, me, depth - 1, alpha, beta, ply + 1);
+            }
         }
         core_pop(pos);
         if (s->aborted) return 0;
@@ -757,14 +767,14 @@ static PyObject *py_search(PyObject *self, PyObject *args, PyObject *kwargs) {
     static char *names[] = {"state",    "evaluator",  "table",      "history", "age",
                             "generation", "depth",    "nodes",      "deadline",   "target",
                             "infinite", "clock",    "stop",       "report",     "quiescence",
-                            "aspiration", NULL};
+                            "aspiration", "reductions", NULL};
     PyObject *state, *evaluator, *table_obj, *history_obj, *depth, *nodes, *deadline, *target;
     PyObject *clock, *stop, *report, *generation;
-    int age, infinite, quiescence, aspiration_width;
-    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "OOOOiOOOOOpOOOpi:search", names, &state,
+    int age, infinite, quiescence, aspiration_width, reductions = 0;
+    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "OOOOiOOOOOpOOOpi|p:search", names, &state,
                                      &evaluator, &table_obj, &history_obj, &age, &generation,
                                      &depth, &nodes, &deadline, &target, &infinite, &clock, &stop,
-                                     &report, &quiescence, &aspiration_width))
+                                     &report, &quiescence, &aspiration_width, &reductions))
         return NULL;
     if (!PyCallable_Check(clock) || !PyCallable_Check(stop) || !PyCallable_Check(report)) {
         PyErr_SetString(PyExc_TypeError, "clock, stop and report must be callables");
@@ -798,6 +808,7 @@ static PyObject *py_search(PyObject *self, PyObject *args, PyObject *kwargs) {
     s->stop = stop;
     s->quiescence = quiescence;
     s->aspiration = aspiration_width;
+    s->reductions = reductions;
     core_eval_reset(&s->eval);
     result = run_search(s, report);
 done:

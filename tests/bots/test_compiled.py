@@ -142,13 +142,15 @@ class Pair:
         return reference
 
 
+@pytest.mark.parametrize("reductions", [False, True])
 @pytest.mark.parametrize("depth", [1, 2, 3, 5, 7])
-def test_fixed_depth_searches_equal_the_reference(core: Core, depth: int) -> None:
+def test_fixed_depth_searches_equal_the_reference(core: Core, depth: int, reductions: bool) -> None:
     searched = 0
+    options = SearchOptions(reductions=reductions)
     for seed in range(120):
         pair = Pair(core, HashEvaluator())
         result = pair.assert_equal(
-            HashGame(seed, length=12, width=6).new_state(), Limits(depth=depth)
+            HashGame(seed, length=12, width=6).new_state(), Limits(depth=depth), options
         )
         searched += result.nodes
     assert searched > 120 * depth  # real trees, not forced moves
@@ -163,6 +165,8 @@ def test_whole_games_with_memory_kept_equal_the_reference(core: Core) -> None:
         (Limits(depth=8), SearchOptions(quiescence=True, aspiration=200)),
         (Limits(nodes=777), SearchOptions(quiescence=False, aspiration=1)),
         (Limits(depth=4, nodes=500), SearchOptions()),
+        (Limits(depth=7), SearchOptions(aspiration=10, reductions=True)),
+        (Limits(nodes=2000), SearchOptions(quiescence=False, aspiration=10, reductions=True)),
     ]
     cut_short = 0
     for seed in range(50):

@@ -38,11 +38,16 @@ def _core(name: str) -> Core:
 
 
 def _both(
-    core: Core, name: str, state: games.State, limits: Limits, memory: Memories
+    core: Core,
+    name: str,
+    state: games.State,
+    limits: Limits,
+    memory: Memories,
+    reductions: bool = False,
 ) -> tuple[SearchResult, SearchResult]:
     reference_memory, compiled_memory = memory
     evaluator = evaluator_for(name)
-    options = SearchOptions(aspiration=evaluator.aspiration)
+    options = SearchOptions(aspiration=evaluator.aspiration, reductions=reductions)
     infos: tuple[list[SearchInfo], list[SearchInfo]] = ([], [])
     reference = Searcher(
         state.copy(),
@@ -74,13 +79,15 @@ def _fresh_memory(core: Core) -> Memories:
     return reference, CompiledMemory(core, reference.table.size)
 
 
+@pytest.mark.parametrize("reductions", [False, True])
 @pytest.mark.parametrize("name", ["yinsh", "yohoho", "yoxii"])
-def test_the_bench_positions_are_searched_alike(name: str) -> None:
+def test_the_bench_positions_are_searched_alike(name: str, reductions: bool) -> None:
     core = _core(name)
     game = games.load(name)
     for case in SEARCH_BENCH[name]:
         state = game.state_from_string(case.position)
-        reference, _ = _both(core, name, state, Limits(depth=case.depth), _fresh_memory(core))
+        limits = Limits(depth=case.depth)
+        reference, _ = _both(core, name, state, limits, _fresh_memory(core), reductions)
         assert reference.nodes > 100
 
 
@@ -95,8 +102,8 @@ def test_games_of_seeded_play_are_searched_alike(name: str) -> None:
     state = game.new_state()
     plies = 0
     while not state.is_terminal() and plies < 60:
-        limits = Limits(depth=2) if plies % 2 else Limits(nodes=400 + 37 * plies)
-        reference, _ = _both(core, name, state, limits, memory)
+        limits = Limits(depth=2 + plies % 3) if plies % 2 else Limits(nodes=400 + 37 * plies)
+        reference, _ = _both(core, name, state, limits, memory, reductions=plies % 4 < 2)
         move = reference.move
         if rng.random() < 0.3:
             move = rng.choice(state.legal_moves())

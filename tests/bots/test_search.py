@@ -13,6 +13,7 @@ from bots.eval import Evaluator
 from bots.search import (
     CHECK_EVERY,
     INF,
+    REDUCE_DEPTH,
     Searcher,
     SearchMemory,
     SearchOptions,
@@ -268,3 +269,58 @@ def test_a_full_table_holds_no_more_than_its_size() -> None:
     assert (
         table.size * 2 * 196 > 4 * 1024 * 1024
     )  # and not far below: the next size up would not fit
+
+
+def _searched(seed: int, depth: int, reductions: bool) -> SearchResult:
+    """A search of a seeded game of hashes (six moves a node, so late moves exist)."""
+    from tests.bots.hashgame import HashEvaluator, HashGame
+
+    return Searcher(
+        HashGame(seed, length=12, width=6).new_state(),
+        evaluator=HashEvaluator(),
+        memory=SearchMemory(TranspositionTable(1)),
+        limits=Limits(depth=depth),
+        stop=never_stop,
+        on_info=lambda info: None,
+        options=SearchOptions(quiescence=False, reductions=reductions),
+    ).run()
+
+
+@pytest.mark.parametrize("seed", range(20))
+def test_reductions_change_nothing_below_their_depth(seed: int) -> None:
+    """No node of a search of 3 plies or less is deep enough to be reduced: the same tree."""
+    for depth in (1, 2, REDUCE_DEPTH):
+        plain = _searched(seed, depth, reductions=False)
+        reduced = _searched(seed, depth, reductions=True)
+        figures = [(r.move, r.score, r.depth, r.seldepth, r.nodes, r.pv) for r in (plain, reduced)]
+        assert figures[1] == figures[0]
+
+
+@pytest.mark.parametrize(
+    ("name", "index", "depth"),
+    [("yinsh", 2, 6), ("yohoho", 1, 5), ("yoxii", 0, 6), ("yoxii", 1, 6)],
+)
+def test_reductions_search_fewer_nodes_in_real_positions(name: str, index: int, depth: int) -> None:
+    """In a game, where a move's value at one depth says much of its value at the next, the
+    reduced search of ``enginesrv bench`` positions visits fewer nodes."""
+    import games
+    from bots.eval import evaluator_for
+    from enginesrv.search.bench import SEARCH_BENCH
+
+    state = games.load(name).state_from_string(SEARCH_BENCH[name][index].position)
+    nodes = []
+    for reductions in (False, True):
+        evaluator = evaluator_for(name)
+        result = Searcher(
+            state.copy(),
+            evaluator=evaluator,
+            memory=SearchMemory(TranspositionTable(16)),
+            limits=Limits(depth=depth),
+            stop=never_stop,
+            on_info=lambda info: None,
+            options=SearchOptions(aspiration=evaluator.aspiration, reductions=reductions),
+        ).run()
+        assert result.move is not None
+        assert result.depth == depth
+        nodes.append(result.nodes)
+    assert nodes[1] < nodes[0]
