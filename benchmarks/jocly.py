@@ -1,6 +1,7 @@
-"""Strength against Jocly's Yohoho AI: the working tree's alphabeta (``enginesrv engine --bot
-alphabeta``, as ``ladder.py`` runs it) against Jocly's own AI at one of its levels, both as
-external engines, through the project's own arbiter.
+"""Strength against Jocly's Yohoho AI, through the project's own arbiter.
+
+The working tree's alphabeta (``enginesrv engine --bot alphabeta``, as ``ladder.py`` runs it)
+plays Jocly's own AI at one of its levels, both as external engines.
 
 Usage: python benchmarks/jocly.py [--games 10] [--tc 6+0.1] [--level admiral]
                                   [--concurrency 1] [--target 50] [--openings FILE]
@@ -20,7 +21,8 @@ own searches (turns searched at the level's full node budget; Jocly's candidate 
 by our rules; board disagreements), and replays every game with
 ``benchmarks/jocly/verify.js``: every legal turn at every turn start, played in Jocly's model,
 must give the position our rules give. Exit status 1 when alphabeta scores under ``--target``
-percent (or a check fails), 2 when the match could not be played.
+percent (or a check fails), 2 when the match could not be played (one line on standard error
+saying why: node or npm missing, npm ci failing, nothing to resume).
 """
 
 from __future__ import annotations
@@ -34,7 +36,7 @@ import shutil
 import subprocess
 import sys
 from pathlib import Path
-from typing import Any
+from typing import Any, NoReturn
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
@@ -47,11 +49,17 @@ LEVELS = ("cabin-boy", "sailor", "officer", "captain", "admiral")
 ALPHABETA = "alphabeta"
 
 
+def die(reason: str) -> NoReturn:
+    """One line on standard error, and exit status 2."""
+    print(f"jocly: {reason}", file=sys.stderr)
+    raise SystemExit(2)
+
+
 def install() -> None:
     """``npm ci`` in the driver's folder, once (when its ``node_modules`` lacks jocly)."""
     for program in ("node", "npm"):
         if shutil.which(program) is None:
-            raise SystemExit(f"jocly: {program} is not installed (the driver runs on Node.js)")
+            die(f"{program} is not installed (the driver runs on Node.js)")
     if (DRIVER / "node_modules" / "jocly" / "package.json").exists():
         return
     print(f"jocly: npm ci in {DRIVER}", flush=True)
@@ -61,7 +69,7 @@ def install() -> None:
     )  # fmt: skip
     if done.returncode != 0:
         last = (done.stderr.strip().splitlines() or ["no output"])[-1]
-        raise SystemExit(f"jocly: npm ci failed in {DRIVER}: {last}")
+        die(f"npm ci failed in {DRIVER}: {last}")
 
 
 def players(level: str) -> tuple[str, str]:
@@ -78,7 +86,7 @@ def match_command(args: argparse.Namespace, out: Path) -> list[str]:
     base = [sys.executable, "-m", "enginesrv.cli", "match"]
     if args.resume:
         if not (out / "results.sqlite").exists():
-            raise SystemExit(f"jocly: nothing to resume in {out}")
+            die(f"nothing to resume in {out}")
         return [*base, "--resume", "--out", str(out)]
     book = ["--openings", args.openings, "--repeat"] if args.openings else []
     return [
@@ -96,7 +104,7 @@ def results(out: Path) -> dict[str, Any]:
     try:
         data: dict[str, Any] = json.loads(text)
     except ValueError:
-        raise SystemExit(f"jocly: no results in {out}") from None
+        die(f"no results in {out}")
     return data
 
 
