@@ -398,7 +398,7 @@ class Driver {
     }
     log(
       `turn ${s.turns}: budget ${r.potential} of ${this.level.potential}${r.full ? ' (full)' : ''}, ` +
-        `${r.explored} nodes, depth ${r.depth}, ${Math.round(r.time)} ms ` +
+        `${r.explored} nodes, depth ${r.depth}, ${r.ties} best tied, ${Math.round(r.time)} ms ` +
         `(target ${fmt(clock.target)}, hard ${fmt(clock.hard)})` +
         (refused.length > 0 ? `; refused as illegal: ${refused.join(', ')}` : ''),
     );

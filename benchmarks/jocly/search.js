@@ -92,7 +92,7 @@ function ladder(full, nodes) {
 /** Jocly's search of `root` over `moves`, budget after budget (`ladder`), within `clock`:
  * {target, hard} milliseconds from `started` (a later budget starts only before the target
  * and when it should end before the hard limit; whatever runs at the hard limit is cut).
- * Resolves to the last search that ended, with `potential` its budget and `full` whether it
+ * Resolves to the last search that ended, with `potential` its budget and `full` whether that
  * was the level's own, plus the nodes and time of all. */
 async function think(game, root, moves, level, clock, started, stopped, nodes) {
   const budgets = ladder(level.potential, nodes);
@@ -115,7 +115,7 @@ async function think(game, root, moves, level, clock, started, stopped, nodes) {
     explored += result.explored;
     lastTime = now() - t0;
     lastBudget = potential;
-    best = { ...result, potential, full: potential === budgets[budgets.length - 1] };
+    best = { ...result, potential, full: potential === level.potential };
   }
   return { ...best, explored, time: now() - started, budgets };
 }
