@@ -3,17 +3,18 @@
 The working tree's alphabeta (``enginesrv engine --bot alphabeta``, as ``ladder.py`` runs it)
 plays Jocly's own AI at one of its levels, both as external engines.
 
-Usage: python benchmarks/jocly.py [--games 10] [--tc 6+0.1] [--level admiral]
-                                  [--concurrency 1] [--target 50] [--openings FILE]
+Usage: python benchmarks/jocly.py [--games 100] [--tc 6+0.1] [--level admiral]
+                                  [--concurrency 1] [--target 90] [--openings FILE|none]
                                   [--out DIR] [--resume] [--no-verify]
 
 Jocly's side is ``benchmarks/jocly/driver.js`` (node), which speaks the text protocol and plays
 Jocly's alpha-beta at the level's own parameters (maximum depth, node budget, candidate turns);
 its npm dependencies (the ``jocly`` package, at the version ``package-lock.json`` pins) are
-installed on first use with ``npm ci``. Colours alternate game by game. No openings file is
-needed: Jocly breaks ties between equally scored turns at random, from the ``Seed`` the arbiter
-gives every game, so the games differ (``--openings`` plays from a file all the same, each line
-twice with colours swapped).
+installed on first use with ``npm ci``. The games start from the ladder's openings file
+(``.ladder/openings-yohoho.txt``, written by ``benchmarks/openings.py`` on first use), each line
+twice with colours swapped: Jocly breaks ties between equally scored turns at random (from the
+``Seed`` the arbiter gives every game), but from the start position alone games still repeat
+(two of ten did); ``--openings none`` plays from the start position.
 
 After the match it prints the standings (wins, draws, losses, alphabeta's score, Elo with its
 95% interval, time forfeits and illegal moves of each side), what the driver reported of its
@@ -82,13 +83,28 @@ def players(level: str) -> tuple[str, str]:
     )
 
 
+def openings(given: str | None) -> str:
+    """The openings file: ``given``, or the ladder's (written on first use)."""
+    if given is not None:
+        return given
+    made = ROOT / ".ladder" / "openings-yohoho.txt"
+    if not made.exists():
+        made.parent.mkdir(parents=True, exist_ok=True)
+        print(f"jocly: writing {made}", flush=True)
+        script = ROOT / "benchmarks" / "openings.py"
+        command = [sys.executable, str(script), "yohoho", "--out", str(made)]
+        if subprocess.run(command, check=False).returncode != 0:
+            die(f"could not write {made}")
+    return str(made)
+
+
 def match_command(args: argparse.Namespace, out: Path) -> list[str]:
     base = [sys.executable, "-m", "enginesrv.cli", "match"]
     if args.resume:
         if not (out / "results.sqlite").exists():
             die(f"nothing to resume in {out}")
         return [*base, "--resume", "--out", str(out)]
-    book = ["--openings", args.openings, "--repeat"] if args.openings else []
+    book = ["--openings", openings(args.openings), "--repeat"] if args.openings != "none" else []
     return [
         *base, "yohoho", *players(args.level), "--tc", args.tc, *book,
         "--games", str(args.games), "--concurrency", str(args.concurrency),
@@ -203,14 +219,18 @@ def verify(out: Path, level: str) -> bool:
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--games", type=int, default=10, help="games to play (default 10)")
+    parser.add_argument("--games", type=int, default=100, help="games to play (default 100)")
     parser.add_argument("--tc", default="6+0.1", help="a clock per player (default 6+0.1)")
     parser.add_argument("--level", default="admiral", choices=LEVELS, help="Jocly's level")
     parser.add_argument("--concurrency", type=int, default=1, help="games at once (default 1)")
     parser.add_argument(
-        "--target", type=float, default=50.0, help="alphabeta's least score, %% (default 50)"
+        "--target", type=float, default=90.0, help="alphabeta's least score, %% (default 90)"
     )
-    parser.add_argument("--openings", help="an openings file, each line played twice")
+    parser.add_argument(
+        "--openings",
+        help="an openings file, each line played twice (default: the ladder's, "
+        ".ladder/openings-yohoho.txt), or none",
+    )
     parser.add_argument("--out", help="the event directory (default .ladder/runs/jocly-LEVEL-TC)")
     parser.add_argument("--resume", action="store_true", help="go on with --out")
     parser.add_argument("--no-verify", action="store_true", help="skip replaying the games")
