@@ -174,13 +174,16 @@ TURNS = st.integers(1, 4).flatmap(lambda n: st.tuples(st.integers(0, n - 1), st.
 """(made, decisions) of a turn of up to four decisions."""
 
 
-@given(
-    time_ms=st.integers(-1000, 10**8),
-    inc_ms=st.integers(0, 10**6),
-    movestogo=st.none() | st.integers(0, 200),
-    overhead=st.integers(0, 5000),
-    turn=TURNS,
-)
+CLOCKS = {
+    "time_ms": st.integers(-1000, 10**8),
+    "inc_ms": st.integers(0, 10**6),
+    "movestogo": st.none() | st.integers(0, 200),
+    "overhead": st.integers(0, 5000),
+}
+"""Any clock: nearly empty or past zero, huge, with or without moves to go and overhead."""
+
+
+@given(**CLOCKS, turn=TURNS)
 def test_a_turns_decisions_never_plan_to_flag(
     time_ms: int, inc_ms: int, movestogo: int | None, overhead: int, turn: tuple[int, int]
 ) -> None:
@@ -245,14 +248,7 @@ def test_a_weight_outside_zero_to_one_is_an_ordinary_decision(weight: float) -> 
     assert allot(time_ms=300_000, inc_ms=3000, overhead_ms=50, weight=weight) == ordinary
 
 
-@given(
-    time_ms=st.integers(-1000, 10**8),
-    inc_ms=st.integers(0, 10**6),
-    movestogo=st.none() | st.integers(0, 200),
-    overhead=st.integers(0, 5000),
-    turn=TURNS,
-    weight=st.floats(0.001, 1.0),
-)
+@given(**CLOCKS, turn=TURNS, weight=st.floats(0.001, 1.0))
 def test_a_light_decision_never_gets_more_than_an_ordinary_one(
     time_ms: int,
     inc_ms: int,

@@ -127,29 +127,18 @@ async def test_a_bot_player_plans_turns_only_under_a_clock(clocks: Clocks, from_
     assert job.from_pv is from_pv
 
 
-@pytest.mark.parametrize("turn", [(0, 1), (0, 2), (1, 2)])
+@pytest.mark.parametrize(
+    ("turn", "weight"), [((0, 1), 1.0), ((0, 2), 1.0), ((1, 2), 1.0), ((0, 1), 0.08), ((0, 1), 0.5)]
+)
 @trio_test
-async def test_a_bot_player_budgets_the_decision_by_its_place_in_the_turn(
-    turn: tuple[int, int],
+async def test_a_bot_player_budgets_the_decision_by_its_place_in_the_turn_and_its_weight(
+    turn: tuple[int, int], weight: float
 ) -> None:
-    with trio.fail_after(LIMIT):
-        job = await bot_job(Clocks(p1time=60_000, p2time=60_000, p1inc=1000), turn=turn)
-    player = BotPlayer(parse_player("bot:alphabeta"), None)
-    budget = allot(time_ms=60_000, inc_ms=1000, overhead_ms=player.overhead_ms, turn=turn)
-    assert budget.target_ms is not None
-    assert budget.deadline_ms is not None
-    assert job.target == budget.target_ms / 1000
-    assert job.deadline == budget.deadline_ms / 1000
-
-
-@pytest.mark.parametrize("weight", [1.0, 0.08, 0.5])
-@trio_test
-async def test_a_bot_player_budgets_the_decision_by_its_weight(weight: float) -> None:
     clocks = Clocks(p1time=300_000, p2time=300_000, p1inc=3000, p2inc=3000)
     with trio.fail_after(LIMIT):
-        job = await bot_job(clocks, weight=weight)
-    player = BotPlayer(parse_player("bot:alphabeta"), None)
-    budget = allot(time_ms=300_000, inc_ms=3000, overhead_ms=player.overhead_ms, weight=weight)
+        job = await bot_job(clocks, turn=turn, weight=weight)
+    overhead = BotPlayer(parse_player("bot:alphabeta"), None).overhead_ms
+    budget = allot(time_ms=300_000, inc_ms=3000, overhead_ms=overhead, turn=turn, weight=weight)
     assert budget.target_ms is not None
     assert budget.deadline_ms is not None
     assert job.target == budget.target_ms / 1000
