@@ -50,12 +50,16 @@ def test_an_empty_or_negative_clock_still_gets_a_tiny_search() -> None:
     assert allot(time_ms=-200, overhead_ms=50) == Budget(MIN_MS, MIN_MS)
 
 
-@given(
-    time_ms=st.integers(-1000, 10**8),
-    inc_ms=st.integers(0, 10**6),
-    movestogo=st.none() | st.integers(0, 200),
-    overhead=st.integers(0, 5000),
-)
+CLOCKS = {
+    "time_ms": st.integers(-1000, 10**8),
+    "inc_ms": st.integers(0, 10**6),
+    "movestogo": st.none() | st.integers(0, 200),
+    "overhead": st.integers(0, 5000),
+}
+"""Any clock: nearly empty or past zero, huge, with or without moves to go and overhead."""
+
+
+@given(**CLOCKS)
 def test_budget_never_plans_to_flag(
     time_ms: int, inc_ms: int, movestogo: int | None, overhead: int
 ) -> None:
@@ -172,15 +176,6 @@ def test_movetime_and_no_clock_ignore_the_turn(turn: tuple[int, int]) -> None:
 
 TURNS = st.integers(1, 4).flatmap(lambda n: st.tuples(st.integers(0, n - 1), st.just(n)))
 """(made, decisions) of a turn of up to four decisions."""
-
-
-CLOCKS = {
-    "time_ms": st.integers(-1000, 10**8),
-    "inc_ms": st.integers(0, 10**6),
-    "movestogo": st.none() | st.integers(0, 200),
-    "overhead": st.integers(0, 5000),
-}
-"""Any clock: nearly empty or past zero, huge, with or without moves to go and overhead."""
 
 
 @given(**CLOCKS, turn=TURNS)
