@@ -825,12 +825,12 @@ def test_a_kept_bot_takes_the_defaults_of_options_a_job_does_not_name() -> None:
     worker = _Worker(io.BytesIO())
     given = (
         ("Aspiration", "50"), ("Depth", "1"), ("Hash", "8"), ("Quiescence", "false"),
-        ("Samples", "2"), ("SecretSeed", "9"),
+        ("Reductions", "false"), ("Samples", "2"), ("SecretSeed", "9"),
     )  # fmt: skip
     bot = worker.bot_for(job(bot="alphabeta", options=given))
     assert bot.values == {
-        "Aspiration": 50, "Depth": 1, "Hash": 8, "Quiescence": False, "Samples": 2,
-        "SecretSeed": 9,
+        "Aspiration": 50, "Depth": 1, "Hash": 8, "Quiescence": False, "Reductions": False,
+        "Samples": 2, "SecretSeed": 9,
     }  # fmt: skip
     again = worker.bot_for(job(bot="alphabeta", options=()))
     assert again is bot
