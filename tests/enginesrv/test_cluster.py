@@ -311,19 +311,24 @@ def test_a_real_cluster_with_a_worker_killed_mid_event(tmp_path: Path) -> None:
             CONFIG, players=("bot:alphabeta:Depth=3", "bot:greedy"), games=24, depth=3
         )
         out = tmp_path / "remote"
-        event = subprocess.Popen(
-            [sys.executable, "-m", "enginesrv.cli", "match", "yoxii", *config.players,
-             "--depth", "3", "--games", "24", "--event", "cluster test", "--cluster", address,
-             "--out", str(out)],
-            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=ROOT,
-        )  # fmt: skip
+        err_path = tmp_path / "stderr.txt"
+        with err_path.open("w") as err_file:
+            event = subprocess.Popen(
+                [sys.executable, "-m", "enginesrv.cli", "match", "yoxii", *config.players,
+                 "--depth", "3", "--games", "24", "--event", "cluster test", "--cluster",
+                 address, "--out", str(out)],
+                stdout=subprocess.PIPE, stderr=err_file, text=True, cwd=ROOT,
+            )  # fmt: skip
         started.append(event)  # type: ignore[arg-type]
         assert event.stdout is not None
         lines = [event.stdout.readline() for _ in range(3)]
         assert all(line.startswith("game ") for line in lines), lines
         os.killpg(workers[0].pid, signal.SIGKILL)
-        rest, err = event.communicate(timeout=240)
-        assert event.returncode == 0, err
+        event.wait(timeout=240)
+        # the rest through the reader that took the first lines: it may hold lines read
+        # with them (``communicate`` reads the pipe itself, past that reader's buffer)
+        rest = event.stdout.read()
+        assert event.returncode == 0, err_path.read_text()
         games = [line for line in [*lines, *rest.splitlines()] if line.startswith("game ")]
         assert sorted(int(line.split()[1].split("/")[0]) for line in games) == list(range(1, 25))
         local = tmp_path / "local"
@@ -336,6 +341,8 @@ def test_a_real_cluster_with_a_worker_killed_mid_event(tmp_path: Path) -> None:
             with contextlib.suppress(ProcessLookupError, PermissionError):
                 os.killpg(proc.pid, signal.SIGKILL)
             proc.wait(timeout=30)
+            if proc.stdout is not None:
+                proc.stdout.close()
 
 
 KILLER = """\
