@@ -574,11 +574,12 @@ def test_a_lone_ring_anywhere_sees_its_neighbours() -> None:
 
 @pytest.mark.skipif(yohoho_eval._native is None, reason="the native evaluation is not built")
 def test_the_native_yohoho_evaluation_divides_negative_weights_as_python_does(
-    monkeypatch: pytest.MonkeyPatch, restored: None
+    restored: None, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """Python's ``//`` rounds down, C's ``/`` towards zero: with negative hanging-ship weights
     (a tuning run may try them) the two differed by one wherever a product was not a multiple
-    of 100."""
+    of 100. (``restored`` comes first: fixtures end in the reverse order, so the weights are
+    put back before the native tables are loaded from them again.)"""
     for name, value in [
         ("OWN_HANG_P1", (-37, -51)),
         ("ENEMY_HANG_P1", -43),
