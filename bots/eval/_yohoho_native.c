@@ -69,16 +69,20 @@ static void coverage(int a, bb g, bb c, bb *ge3, bb *ge4, bb *ge6) {
     *ge6 = (am & (g1 | c1)) | g2 | c3 | (g1 & c2);
 }
 
-static int dist(bb a_bit, bb passable, const int *dirs, bb goal) {
-    bb free = passable & ~a_bit, front = a_bit;
+/* _dist_up / _dist_down: the fewest turns to the goal row, a step onto a passable cell costing
+   one and onto a blocker (an enemy ship, captured first) two */
+static int dist(bb a_bit, bb passable, bb blockers, const int *dirs, bb goal) {
+    bb free = passable & ~a_bit, hard = blockers & ~a_bit, front = a_bit, late = 0;
     int d = 0;
-    while (front && d < FAR - 1) {
+    while ((front || late) && d < FAR - 1) {
         d++;
-        bb next = 0;
-        for (int k = 0; k < 3; k++) next |= step(front, dirs[k]);
-        front = next & free;
+        bb reach = 0;
+        for (int k = 0; k < 3; k++) reach |= step(front, dirs[k]);
+        front = (reach & free) | late;
+        late = reach & hard;
+        hard ^= late;
         if (front & goal) return d;
-        free ^= front;
+        free &= ~front;
     }
     return FAR;
 }
@@ -202,8 +206,8 @@ static BB_HOT long evaluate_bb(const bb *pcs, int side, int p2) {
                  (long)GALLEON * (bb_popcount(wg) - bb_popcount(bg));
     score += (long)ROW_STEP * (ROW_OF[aw] + ROW_OF[ab] - 10);
     bb pass_w = FULL & ~(black | b6), pass_b = FULL & ~(white | w6);
-    int dw = dist(wa, pass_w, UP, GOAL_W);
-    int db = dist(ba, pass_b, DOWN, GOAL_B);
+    int dw = dist(wa, pass_w, (bg | bc) & ~b6, UP, GOAL_W);
+    int db = dist(ba, pass_b, (wg | wc) & ~w6, DOWN, GOAL_B);
     score += PROG[dw] - PROG[db];
     bb nw = SHIP_NBR[aw] & empty, nb = SHIP_NBR[ab] & empty;
     score += STEP_SAFE[bb_popcount(nw & ~b6)] - STEP_SAFE[bb_popcount(nb & ~w6)];

@@ -19,12 +19,15 @@ material               Chebec 70,          a Galleon (strength 3) makes, with an
 rows sailed            50 per row          plain progress of each Admiral towards its goal
                                            row; it rewards every step, so the bot never
                                            shuffles, even when the way is still blocked.
-distance to the goal   PROG[d]: 300 (1),   d = the fewest Admiral steps (NE/NW/W for White,
-row past the pieces    200, 110, 60, 30,   SE/SW/W for Black; never east, into the wind) to
-(BFS)                  15, 5, 0            the goal row over cells that hold no enemy piece
-                                           and are not unsafe (enemy strength > 5, rule 7):
-                                           the route that is really open. Convex, because
-                                           the last steps decide the game.
+distance to the goal   PROG[d]: 300 (1),   d = the fewest turns the Admiral needs to reach
+row past the pieces    200, 110, 60, 30,   its goal row with steps NE/NW/W for White, SE/SW/W
+(BFS)                  15, 5, 0            for Black (never east, into the wind), over cells
+                                           that are not unsafe (enemy strength > 5, rule 7)
+                                           and hold no enemy Rock; a cell of an enemy ship
+                                           costs two turns, as the Admiral captures it first
+                                           (any ship next to it is capturable): a blocker
+                                           slows an Admiral, it does not stop it. Convex,
+                                           because the last steps decide the game.
 the race (side to      RACE[d]: 120 (2),   whoever reaches the goal row first wins: the side
 act)                   80, 45, 25, 10      to act is ahead when its distance is not longer
                                            (it moves first); an Admiral that already made
@@ -192,36 +195,48 @@ def _coverage(a: int, g: int, c: int) -> tuple[int, int, int]:
     return ge3, ge4, ge6
 
 
-def _dist_up(a_bit: int, passable: int) -> int:
-    """The fewest steps (NE, NW, W) from ``a_bit`` to row 9 over ``passable`` cells.
+def _dist_up(a_bit: int, passable: int, blockers: int) -> int:
+    """The fewest turns the Admiral on ``a_bit`` needs to reach row 9 with steps NE, NW and W:
+    one a step onto a ``passable`` cell, two onto a cell of ``blockers`` (an enemy ship that
+    the Admiral, whose strength 5 beats any ship's, captures from the cell next to it first).
 
-    A breadth-first search with the whole frontier as one bitboard: three shifts per step.
-    Backward steps are left out: they never shorten a route past a static obstacle by much,
-    and each step costs a turn anyway.
+    A breadth-first search with the whole frontier as one bitboard: three shifts per step; a
+    blocker reached joins the frontier one step later. Backward steps are left out: they never
+    shorten a route past a static obstacle by much, and each step costs a turn anyway.
     """
     free = passable & ~a_bit
+    hard = blockers & ~a_bit
     front = a_bit
+    late = 0
     d = 0
-    while front and d < _FAR - 1:
+    while (front or late) and d < _FAR - 1:
         d += 1
-        front = (((front & _S_NE) << 9) | ((front & _S_NW) << 8) | ((front & _S_W) >> 1)) & free
+        reach = ((front & _S_NE) << 9) | ((front & _S_NW) << 8) | ((front & _S_W) >> 1)
+        front = (reach & free) | late
+        late = reach & hard
+        hard ^= late
         if front & _GOAL_W:
             return d
-        free ^= front
+        free &= ~front
     return _FAR
 
 
-def _dist_down(a_bit: int, passable: int) -> int:
-    """The fewest steps (SE, SW, W) from ``a_bit`` to row 1 over ``passable`` cells."""
+def _dist_down(a_bit: int, passable: int, blockers: int) -> int:
+    """``_dist_up`` for Black's Admiral: to row 1 with steps SE, SW and W."""
     free = passable & ~a_bit
+    hard = blockers & ~a_bit
     front = a_bit
+    late = 0
     d = 0
-    while front and d < _FAR - 1:
+    while (front or late) and d < _FAR - 1:
         d += 1
-        front = (((front & _S_SE) >> 8) | ((front & _S_SW) >> 9) | ((front & _S_W) >> 1)) & free
+        reach = ((front & _S_SE) >> 8) | ((front & _S_SW) >> 9) | ((front & _S_W) >> 1)
+        front = (reach & free) | late
+        late = reach & hard
+        hard ^= late
         if front & _GOAL_B:
             return d
-        free ^= front
+        free &= ~front
     return _FAR
 
 
@@ -441,8 +456,9 @@ class YohohoEvaluator(Evaluator):
         )
         # Progress: rows sailed (White from row 3, Black from row 7), and the open route.
         score += ROW_STEP * (ROW_OF[aw] + ROW_OF[ab] - 10)
-        dw = _dist_up(wa, FULL_MASK & ~(black | b6))
-        db = _dist_down(ba, FULL_MASK & ~(white | w6))
+        # an enemy ship in the way costs a turn (its capture), unless its cell is unsafe
+        dw = _dist_up(wa, FULL_MASK & ~(black | b6), (bg | bc) & ~b6)
+        db = _dist_down(ba, FULL_MASK & ~(white | w6), (wg | wc) & ~w6)
         score += PROG[dw] - PROG[db]
         # The Admirals' room: safe steps now, and steps one enemy ship cannot close.
         nw = SHIP_NBR[aw] & empty

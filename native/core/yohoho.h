@@ -477,18 +477,24 @@ YH_INLINE void yh_coverage(int a, u128 g, u128 c, u128 *ge3, u128 *ge4, u128 *ge
     *ge6 = (am & (g1 | c1)) | g2 | c3 | (g1 & c2);
 }
 
-/* _dist_up / _dist_down: the fewest forward or west steps to the goal row over passable cells */
-YH_INLINE int yh_dist(u128 a_bit, u128 passable, int up, int far) {
-    u128 free = passable & ~a_bit, front = a_bit, goal = yh_goal[up ? 0 : 1];
+/* _dist_up / _dist_down: the fewest turns to the goal row with forward or west steps, a step
+   onto a passable cell costing one and onto a blocker (an enemy ship, captured first) two */
+YH_INLINE int yh_dist(u128 a_bit, u128 passable, u128 blockers, int up, int far) {
+    u128 free = passable & ~a_bit, hard = blockers & ~a_bit, front = a_bit, late = 0;
+    u128 goal = yh_goal[up ? 0 : 1];
     int d = 0;
-    while (front && d < far - 1) {
+    while ((front || late) && d < far - 1) {
         d++;
+        u128 reach;
         if (up)
-            front = (YH_STEP_NE(front) | YH_STEP_NW(front) | YH_STEP_W(front)) & free;
+            reach = YH_STEP_NE(front) | YH_STEP_NW(front) | YH_STEP_W(front);
         else
-            front = (YH_STEP_SE(front) | YH_STEP_SW(front) | YH_STEP_W(front)) & free;
+            reach = YH_STEP_SE(front) | YH_STEP_SW(front) | YH_STEP_W(front);
+        front = (reach & free) | late;
+        late = reach & hard;
+        hard ^= late;
         if (front & goal) return d;
-        free ^= front;
+        free &= ~front;
     }
     return far;
 }
@@ -638,7 +644,8 @@ CORE_HOT static int yh_evaluate(const CorePos *pos, const YhWeights *ev) {
                     ev->galleon * (popcount128(wg) - popcount128(bg));
     score += ev->row_step * (yh_row_of[aw] + yh_row_of[ab] - 10);
     u128 passable[2] = {yh_full & ~(black | b6), yh_full & ~(white | w6)};
-    int dist[2] = {yh_dist(wa, passable[0], 1, ev->far), yh_dist(ba, passable[1], 0, ev->far)};
+    int dist[2] = {yh_dist(wa, passable[0], (bg | bc) & ~b6, 1, ev->far),
+                   yh_dist(ba, passable[1], (wg | wc) & ~w6, 0, ev->far)};
     int dw = dist[0], db = dist[1];
     score += ev->prog[dw] - ev->prog[db];
     u128 nw = yh_ship_nbr[aw] & empty, nb = yh_ship_nbr[ab] & empty;

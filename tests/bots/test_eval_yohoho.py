@@ -10,9 +10,10 @@ import pytest
 
 import games
 from bots.eval import MAX_EVAL, evaluator_for
+from bots.eval import yohoho as yohoho_eval
 from bots.eval.yohoho import YohohoEvaluator
 from games import State
-from games.yohoho import CAPTURE
+from games.yohoho import CAPTURE, FULL_MASK, N_CELLS
 
 YOHOHO = games.load("yohoho")
 EVAL = YohohoEvaluator()
@@ -225,3 +226,33 @@ def test_races_are_judged_the_same_for_both_colours() -> None:
         taken = after(position, capture)
         mirrored = state(mirror_position(taken.to_string()))
         assert EVAL.evaluate(mirrored) == EVAL.evaluate(taken)
+
+
+def _row(row: int) -> int:
+    """The cells of one row, as a bitboard."""
+    cells = 0
+    for c in range(N_CELLS):
+        if yohoho_eval.ROW_OF[c] == row:
+            cells |= 1 << c
+    return cells
+
+
+@pytest.mark.parametrize("up", [True, False])
+def test_a_row_of_enemy_ships_costs_the_admiral_a_turn_and_unsafe_cells_stop_it(up: bool) -> None:
+    """The distance to the goal row counts turns: a step onto an enemy ship's cell costs two
+    (the capture first), a cell where the Admiral may not stop is no step at all."""
+    dist = yohoho_eval._dist_up if up else yohoho_eval._dist_down
+    start, wall = (3, 6) if up else (7, 4)
+    admiral = 1 << next(c for c in range(N_CELLS) if yohoho_eval.ROW_OF[c] == start)
+    full = FULL_MASK
+    assert dist(admiral, full, 0) == 6
+    ships = _row(wall)
+    assert dist(admiral, full & ~ships, ships) == 7
+    # the same row unsafe (enemy strength above 5 next to each cell): no route past it
+    assert dist(admiral, full & ~ships, 0) == yohoho_eval._FAR
+    # one cell open in the row: the route around a capture is taken where it is shorter
+    gap = ships & -ships
+    assert dist(admiral, (full & ~ships) | gap, ships & ~gap) <= 7
+    # a blocker on the goal row itself: captured, then stepped on
+    goal = _row(9 if up else 1)
+    assert dist(admiral, full & ~goal, goal) == 7

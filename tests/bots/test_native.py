@@ -122,7 +122,7 @@ def games_of(seed: int, count: int, *, greedy: bool) -> Iterator[State]:
 def test_the_native_yohoho_evaluation_is_the_python_one(greedy: bool) -> None:
     evaluator = yohoho_eval.YohohoEvaluator()
     checked = decided = 0
-    for state in games_of(11 + greedy, 60, greedy=greedy):
+    for state in games_of(11 + greedy, 70, greedy=greedy):
         native = evaluator.evaluate(state)
         assert native == evaluator.evaluate_python(state), state.to_string()
         checked += 1
@@ -449,7 +449,7 @@ def _yoxii_evaluations_agree(count: int) -> int:
             yohoho_eval,
             YOHOHO_DAMAGE,
             probe_yohoho,
-            lambda: _yohoho_evaluations_agree(3),
+            lambda: _yohoho_evaluations_agree(5),
             id="yohoho",
         ),
         pytest.param(
