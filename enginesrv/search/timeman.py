@@ -9,7 +9,10 @@ the same whoever runs it. The rules of thumb (after the usual practice of chess 
   is left, so a long think cannot flag.
 * The deadline allows an iteration to finish past the target, up to a multiple of it, but stays
   within a safe share of the remaining time.
-* ``MoveOverhead`` is kept back from every move for transport and process latency.
+* ``MoveOverhead`` is kept back from every move for transport and process latency; on a clock
+  with an increment, a reserve for a stall of the machine too (``STALL_MS``): a bot that lives
+  on its increment late in a long game spends its deadline on every move, and a core taken by
+  another process or a pause of the interpreter would otherwise cost it the game.
 * The clock is budgeted by the **turn**, not by the decision: where a player makes several
   decisions in a row (Yohoho's two sub-moves, Yoxii's Totem move and placement, Yinsh's
   removals), the turn gets what its decisions would have one by one, but its first decision,
@@ -37,6 +40,16 @@ DEADLINE_FACTOR = 2.5
 DEADLINE_SHARE = 0.7
 MIN_MS = 5
 """A search always gets at least this long, even on a nearly empty clock."""
+STALL_MS = 150
+"""Kept back from a clock with an increment, beyond ``MoveOverhead``, for a stall of the
+machine during a move made on a nearly empty clock; no more than ``RESERVE_INCREMENTS``
+increments, which give it back (a clock without one has nothing to keep it with)."""
+RESERVE_INCREMENTS = 2
+
+
+def reserve_ms(inc_ms: int) -> int:
+    """What a clock with the increment ``inc_ms`` keeps back for a stall (``STALL_MS``)."""
+    return min(STALL_MS, RESERVE_INCREMENTS * max(0, inc_ms))
 
 
 @dataclass(frozen=True, slots=True)
@@ -64,7 +77,8 @@ def allot(
         inc_ms: the mover's increment per move.
         movestogo: moves to the next time control, if the clock has one.
         movetime_ms: a fixed time for this move; it wins over the clock.
-        overhead_ms: time kept back for latency (the ``MoveOverhead`` option).
+        overhead_ms: time kept back for latency (the ``MoveOverhead`` option), and with an
+            increment ``reserve_ms`` more.
         turn: where the decision stands in its turn (``State.turn_position``): decisions
             made before it in the turn, and the turn's decisions in all.
         weight: the decision's share of an ordinary decision's budget
@@ -80,8 +94,8 @@ def allot(
         return Budget(exact, exact)
     if time_ms is None:
         return Budget(None, None)
-    left = max(0, time_ms - overhead)
     inc = max(0, inc_ms)
+    left = max(0, time_ms - overhead - reserve_ms(inc))
     made, decisions = max(0, turn[0]), max(1, turn[1])
     # the horizon counts decisions (a control's movestogo does): the turn holds its share
     horizon = movestogo if movestogo is not None and movestogo > 0 else DEFAULT_MOVES_TO_GO

@@ -13,9 +13,12 @@ from enginesrv.search.timeman import (
     FOLLOW_SHARE,
     MAX_SHARE,
     MIN_MS,
+    RESERVE_INCREMENTS,
+    STALL_MS,
     Budget,
     SearchTime,
     allot,
+    reserve_ms,
     search_time,
 )
 from protocol import messages as m
@@ -71,6 +74,36 @@ def test_budget_never_plans_to_flag(
     assert budget.deadline_ms <= max(MIN_MS, round(left * 0.7))
 
 
+@given(**CLOCKS)
+def test_a_clock_with_an_increment_keeps_a_reserve_for_a_stall(
+    time_ms: int, inc_ms: int, movestogo: int | None, overhead: int
+) -> None:
+    budget = allot(time_ms=time_ms, inc_ms=inc_ms, movestogo=movestogo, overhead_ms=overhead)
+    assert budget.deadline_ms is not None
+    reserve = min(STALL_MS, RESERVE_INCREMENTS * inc_ms)
+    assert reserve_ms(inc_ms) == reserve
+    assert budget.deadline_ms <= max(MIN_MS, time_ms - overhead - reserve)
+
+
+@pytest.mark.parametrize("turn", [(0, 1), (0, 2)])
+@pytest.mark.parametrize(("inc_ms", "overhead"), [(50, 50), (20, 10), (1000, 50)])
+def test_a_bot_living_on_its_increment_keeps_its_margin(
+    turn: tuple[int, int], inc_ms: int, overhead: int
+) -> None:
+    """A bot that spends its whole deadline on every decision, late in a long game (5 s and
+    ``inc_ms`` a decision, as the ladder's 5+0.05), settles on a clock that leaves every move
+    its overhead and the reserve past the deadline."""
+    clock = 5000
+    margins = []
+    for _ in range(3000):
+        budget = allot(time_ms=clock, inc_ms=inc_ms, overhead_ms=overhead, turn=turn)
+        assert budget.deadline_ms is not None
+        margins.append(clock - budget.deadline_ms)
+        clock += inc_ms - budget.deadline_ms
+    assert min(margins) >= overhead + reserve_ms(inc_ms)
+    assert clock > overhead + reserve_ms(inc_ms)  # settled: the clock no longer drains
+
+
 # -- whole turns --------------------------------------------------------------------------------
 
 
@@ -84,7 +117,7 @@ def old_allot(
         return Budget(exact, exact)
     if time_ms is None:
         return Budget(None, None)
-    left = max(0, time_ms - overhead)
+    left = max(0, time_ms - overhead - reserve_ms(inc_ms))
     horizon = movestogo if movestogo is not None and movestogo > 0 else DEFAULT_MOVES_TO_GO
     target = min(left / horizon + max(0, inc_ms) * 0.75, left * MAX_SHARE)
     deadline = min(target * DEADLINE_FACTOR, left * DEADLINE_SHARE)
@@ -111,12 +144,14 @@ def test_a_single_decision_turn_is_the_old_budget(
 
 
 def test_a_two_decision_turn_gives_its_first_decision_most_of_it() -> None:
-    # caps far away: the turn plans 2 * 600_000/25 + 0.75 * 2000 * 2 = 51_000 ms
+    # caps far away: the turn plans 2 * (600_000 - 150)/25 + 0.75 * 2000 * 2 = 50_988 ms (the
+    # reserve for a stall is 150 ms)
     first = allot(time_ms=600_000, inc_ms=2000, overhead_ms=0, turn=(0, 2))
     second = allot(time_ms=600_000, inc_ms=2000, overhead_ms=0, turn=(1, 2))
     assert FOLLOW_SHARE == 0.2
-    assert first == Budget(40_800, round(40_800 * DEADLINE_FACTOR))  # 0.8 of the turn
-    assert second == Budget(10_200, round(10_200 * DEADLINE_FACTOR))  # 0.2 of the turn
+    assert reserve_ms(2000) == 150
+    assert first == Budget(40_790, round(40_790.4 * DEADLINE_FACTOR))  # 0.8 of the turn
+    assert second == Budget(10_198, round(10_197.6 * DEADLINE_FACTOR))  # 0.2 of the turn
 
 
 def test_a_three_decision_turn_shares_out_its_budget() -> None:
@@ -231,10 +266,10 @@ def test_search_time_reads_the_movers_clock() -> None:
 def test_a_light_decision_gets_its_weight_of_the_budget_and_a_deadline_in_proportion() -> None:
     """A Yinsh ring placement at 5+3: 0.08 of an ordinary decision's plan, increment included."""
     light = allot(time_ms=300_000, inc_ms=3000, overhead_ms=50, weight=0.08)
-    left = 300_000 - 50
+    left = 300_000 - 50 - 150  # the overhead and the reserve for a stall
     planned = 0.08 * (left / DEFAULT_MOVES_TO_GO + 3000 * 0.75)
     assert light == Budget(round(planned), round(planned * DEADLINE_FACTOR))
-    assert light == Budget(1140, 2850)
+    assert light == Budget(1139, 2848)
 
 
 @pytest.mark.parametrize("weight", [1.0, 0.0, -0.5, 1.5, float("nan"), float("inf")])
@@ -274,5 +309,5 @@ def test_a_light_decision_never_gets_more_than_an_ordinary_one(
 def test_search_time_budgets_by_the_decisions_weight() -> None:
     go = m.Go(p1time=300_000, p2time=300_000, p1inc=3000, p2inc=3000)
     light = search_time(go, 0, (0, 1), 50, weight=0.08)
-    assert (light.target, light.deadline, light.from_pv) == (1.14, 2.85, True)
+    assert (light.target, light.deadline, light.from_pv) == (1.139, 2.848, True)
     assert search_time(go, 0, (0, 1), 50) == search_time(go, 0, (0, 1), 50, weight=1.0)
