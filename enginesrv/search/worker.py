@@ -29,6 +29,7 @@ import threading
 import time
 import traceback
 from collections import OrderedDict
+from collections.abc import Callable
 from typing import BinaryIO
 
 import games
@@ -43,7 +44,16 @@ from protocol.errors import ProtocolError
 
 MAX_FRAME = 4 * 1024 * 1024
 IDLE_BEFORE_COLLECT = 0.02
-"""Seconds without a new search after which an idle worker collects its garbage."""
+"""Seconds without a new search after which an idle worker collects the garbage of its last
+searches (the young generations)."""
+IDLE_BEFORE_FULL_COLLECT = 1.0
+"""Seconds without a new search after which it collects everything (the oldest generation too):
+a full collection visits every live container, a Python transposition table's quarter million
+slots among them, for tens of milliseconds, which the next move must not wait for late in a
+game played on the increment."""
+FULL_COLLECT_EVERY = 500
+"""Young collections after which the next one is a full one, idle long or not: the oldest
+generation's cycles are freed even by a worker that is never idle for long."""
 BOTS_PER_WORKER = 4
 """Sessions whose bots a worker keeps warm; older ones are dropped."""
 
@@ -220,10 +230,45 @@ def prepare() -> None:
     warm_up()
     # A full collection of the cyclic garbage collector can stop the search for tens of ms,
     # which a timed move cannot spare: collect between searches, when the worker is idle,
-    # and never during one. What warm-up loaded is set aside for good (freeze).
+    # and never during one (``Collector``). What warm-up loaded is set aside for good
+    # (freeze).
     gc.collect()
     gc.freeze()
     gc.disable()
+
+
+class Collector:
+    """When an idle worker collects its garbage (the collector is off during searches:
+    ``prepare``). Once searches ran, a short idle time collects the young generations, which
+    hold what the searches made; a long one, or every ``FULL_COLLECT_EVERY`` young
+    collections, collects everything. ``collect``: ``gc.collect``, or a fake."""
+
+    def __init__(self, collect: Callable[[int], object] = gc.collect) -> None:
+        self.collect = collect
+        self.young = False
+        """Whether a search ran since the last collection."""
+        self.since_full = 0
+        """Young collections since the last full one."""
+
+    def searched(self) -> None:
+        self.young = True
+
+    def idle(self, wait: Callable[[float], bool]) -> None:
+        """Collect while no search is asked for; ``wait(seconds)`` waits at most that long for
+        one and says whether one came (then nothing more is collected)."""
+        if self.young:
+            if wait(IDLE_BEFORE_COLLECT):
+                return
+            self.young = False
+            self.since_full += 1
+            if self.since_full < FULL_COLLECT_EVERY:
+                self.collect(1)
+                if wait(IDLE_BEFORE_FULL_COLLECT):
+                    return
+        elif not self.since_full or wait(IDLE_BEFORE_FULL_COLLECT):
+            return
+        self.collect(2)
+        self.since_full = 0
 
 
 def serve() -> None:
@@ -239,15 +284,16 @@ def serve() -> None:
     ready = threading.Condition()
     reader = threading.Thread(target=_read_frames, args=(source, worker, jobs, ready), daemon=True)
     reader.start()
-    litter = False  # whether a search ran since the last collection
-    while True:
+    collector = Collector()
+
+    def wait(seconds: float) -> bool:
         with ready:
-            if litter and not jobs:
-                ready.wait(timeout=IDLE_BEFORE_COLLECT)
-            idle = not jobs
-        if litter and idle:
-            gc.collect()
-            litter = False
+            if not jobs:
+                ready.wait(timeout=seconds)
+            return bool(jobs)
+
+    while True:
+        collector.idle(wait)
         with ready:
             while not jobs:
                 ready.wait()
@@ -255,7 +301,7 @@ def serve() -> None:
         if msgid < 0:
             break
         worker.search(msgid, job)
-        litter = True
+        collector.searched()
     os._exit(0)  # the reader thread may still block on a closed pipe
 
 
