@@ -27,7 +27,8 @@ swapped (``--repeat``), in an order shuffled by the seed.
 
 The match stops at the SPRT's decision; it is an ordinary event directory (``--out``, default
 ``.ladder/runs/GAME-TC-BASELINE``), so ``--resume`` goes on where an interrupted run stopped,
-across sessions, and ``enginesrv results DIR`` prints it. Exit status: 0 when H1 is accepted
+across sessions, and ``enginesrv results DIR`` prints it. Ctrl-C, or a SIGTERM to the ladder,
+stops the match with it: the games stored are kept, those in flight are played again. Exit status: 0 when H1 is accepted
 (the new bot is stronger by elo1), 1 for H0, 2 when no decision was reached.
 """
 
@@ -35,6 +36,7 @@ from __future__ import annotations
 
 import argparse
 import shlex
+import signal
 import subprocess
 import sys
 from pathlib import Path
@@ -149,9 +151,9 @@ def main() -> int:
         # the stored event holds the players and limits; the flags above are not repeated
         command = [sys.executable, "-m", "enginesrv.cli", "match", "--resume", "--out", str(out)]
     print("ladder:", shlex.join(command), flush=True)
-    proc = subprocess.run(command, check=False, capture_output=False)
-    if proc.returncode != 0:
-        return proc.returncode
+    status = play(command)
+    if status != 0:
+        return status
     text = subprocess.run(
         [sys.executable, "-m", "enginesrv.cli", "results", str(out)],
         capture_output=True, text=True, check=False,
@@ -162,6 +164,29 @@ def main() -> int:
     if "H0 accepted" in text:
         return 1
     return 2
+
+
+def play(command: list[str]) -> int:
+    """Run the match ``command`` to its end; its exit status. A SIGTERM to the ladder stops
+    the match the same way (it keeps the games stored and drops those in flight, so that
+    ``--resume`` goes on), rather than leaving it running without the ladder."""
+    proc = subprocess.Popen(command)
+
+    def stop(signum: int, frame: object) -> None:
+        proc.terminate()
+
+    previous = signal.signal(signal.SIGTERM, stop)
+    try:
+        return proc.wait()
+    finally:
+        signal.signal(signal.SIGTERM, previous)
+        if proc.poll() is None:  # the ladder itself failed: the match ends with it
+            proc.terminate()
+            try:
+                proc.wait(timeout=30)
+            except subprocess.TimeoutExpired:
+                proc.kill()
+                proc.wait()
 
 
 if __name__ == "__main__":
