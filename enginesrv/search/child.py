@@ -118,5 +118,6 @@ class SearchRunner(Protocol):
         on_wait: Callable[[], None] | None = None,
         peer: str | None = None,
         on_hold: Callable[[bool], None] | None = None,
+        grace: float | None = None,
     ) -> SearchOutcome:
         """Run one search (see ``WorkerPool.search``)."""

@@ -155,6 +155,7 @@ class WorkerPool:
         on_wait: Callable[[], None] | None = None,
         peer: str | None = None,
         on_hold: Callable[[bool], None] | None = None,
+        grace: float | None = None,
     ) -> SearchOutcome:
         """Run ``job`` on a worker.
 
@@ -178,6 +179,8 @@ class WorkerPool:
                 its first wait does not count either (a refereed bot's clock is the
                 referee's, and runs only while the bot searches), and its waits are
                 bounded on their own, ``HELD_WAIT`` seconds in all.
+            grace: this search's grace period (None: the pool's): how long a worker asked to
+                stop may take to answer before it is killed.
         """
         if self.hash_share is not None:
             job = replace(job, hash_budget=self.hash_share)
@@ -198,6 +201,7 @@ class WorkerPool:
                 stop=stop,
                 until=turn.until(hard_deadline),
                 before=turn.best,
+                grace=self.grace if grace is None else grace,
             )
             if outcome is not None:
                 return outcome
@@ -246,6 +250,7 @@ class WorkerPool:
         stop: trio.Event,
         until: float,
         before: SearchOutcome | None,
+        grace: float,
     ) -> SearchOutcome | None:
         """Run ``job`` on ``worker``: its outcome, or None when it was suspended (its outcome
         so far is then ``segment.outcome``)."""
@@ -274,7 +279,7 @@ class WorkerPool:
             if not running.done.is_set():
                 # stopped, suspended or past the hard deadline: the worker has the grace
                 # period to answer
-                await self._stop(worker, running)
+                await self._stop(worker, running, grace)
             outcome = SearchOutcome(running.result, running.error, False, running.last_info)
             if not running.done.is_set():
                 outcome.killed = True
@@ -303,19 +308,19 @@ class WorkerPool:
             return None
         return SearchOutcome(None, f"no search worker left: {self._processes.lost}")
 
-    async def _stop(self, worker: WorkerProcess, job: PoolJob) -> None:
+    async def _stop(self, worker: WorkerProcess, job: PoolJob, grace: float) -> None:
         if job.done.is_set() or not worker.is_alive():
             return
         try:
             await worker.send(rpc.pack_notification("stop", {"search": job.msgid}))
         except (trio.BrokenResourceError, trio.ClosedResourceError):
             return
-        with trio.move_on_after(self.grace):
+        with trio.move_on_after(grace):
             await job.done.wait()
 
     async def _abandon(self, worker: WorkerProcess, job: PoolJob, peer: str | None) -> None:
         with trio.move_on_after(self.grace * 2 + 1):  # the send may block on a full pipe
-            await self._stop(worker, job)
+            await self._stop(worker, job, self.grace)
         if not job.done.is_set():
             self._processes.kill(worker, "abandoned")
         self._share.give_back(peer, worker)

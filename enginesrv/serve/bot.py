@@ -30,9 +30,28 @@ HIDDEN = (
 WAITING = "waiting for a search worker (all are busy, or this address has its share)"
 
 
-def plan_job(go: m.Go, board: Board, options: Options, session: str) -> tuple[SearchJob, bool]:
-    """The job of a ``go`` for the session's bot, and whether its answer waits for a
-    ``stop`` (UCI's ``infinite``: no limit at all, or ``go infinite``).
+MIN_GRACE = 0.02
+"""The shortest grace period a worker asked to stop gets (``BotSearch``), however low the
+clock: a worker killed for being a few milliseconds late costs more than it saves."""
+
+
+@dataclass(frozen=True)
+class Plan:
+    """What a ``go`` asks of the session's bot (``plan_job``)."""
+
+    job: SearchJob
+    infinite: bool
+    """Whether the answer waits for a ``stop`` (UCI's ``infinite``: no limit at all, or ``go
+    infinite``)."""
+    latest: float | None
+    """Seconds after the ``go`` by which its answer must leave for the mover's clock to
+    still show time, ``MoveOverhead`` kept back for the way to the client; None when no clock
+    limits the search."""
+
+
+def plan_job(go: m.Go, board: Board, options: Options, session: str) -> Plan:
+    """The job of a ``go`` for the session's bot, whether its answer waits for a ``stop``, and
+    by when the mover's clock needs it (``Plan``).
 
     Raises:
         RequestError: the ``go`` is over the server's limits, or no game is set.
@@ -57,6 +76,10 @@ def plan_job(go: m.Go, board: Board, options: Options, session: str) -> tuple[Se
         weight=state.time_weight(),
     )
     infinite = go.infinite or (budget.deadline is None and go.depth is None and go.nodes is None)
+    clock = go.p1time if seat == 0 else go.p2time
+    latest = None
+    if clock is not None and go.movetime is None and not go.infinite:
+        latest = max(0, clock - max(0, options.move_overhead)) / 1000
     # The bot searches from what the side to act may know. A plain UGI manager hands both
     # sides the full move list, the other side's secret laws included; the search never sees
     # them (for a perfect-information game the view is the position itself).
@@ -74,7 +97,7 @@ def plan_job(go: m.Go, board: Board, options: Options, session: str) -> tuple[Se
         issued=time.monotonic(),
         from_pv=budget.from_pv,
     )
-    return job, infinite
+    return Plan(job, infinite, latest)
 
 
 def check_go_limits(go: m.Go, config: SessionConfig) -> None:
@@ -119,6 +142,8 @@ class BotSearch:
     """Sends an error to the client (Compat turns it into an ``info string``)."""
     send_nowait: SendNowait
     """Sends progress, dropped when the client does not keep up."""
+    latest: float | None = None
+    """``Plan.latest``: the answer leaves by then even from a worker that stalls."""
 
     async def __call__(self, stop: trio.Event) -> m.BestMove:
         """Search until the job's limits, ``stop`` or a failure; the ``go``'s best move."""
@@ -127,7 +152,13 @@ class BotSearch:
         log.info(
             "search_start", bot=job.bot, depth=job.depth, nodes=job.nodes, deadline=job.deadline
         )
-        hard = None if job.deadline is None else trio.current_time() + job.deadline + self.grace
+        grace = self.grace
+        if self.latest is not None and job.deadline is not None:
+            # a worker that stalls (its core taken, a pause of its interpreter) is asked to
+            # stop a grace period past its deadline and killed a grace period later: on a
+            # clock, both fit before the answer is due, and its best move so far is sent
+            grace = min(grace, max(MIN_GRACE, (self.latest - job.deadline) / 2))
+        hard = None if job.deadline is None else trio.current_time() + job.deadline + grace
         try:
             outcome = await self.runner.search(
                 job,
@@ -136,6 +167,7 @@ class BotSearch:
                 hard_deadline=hard,
                 on_wait=self._on_wait,
                 peer=self.peer,
+                grace=grace,
             )
         except Exception as exc:  # a fault of ours: the go still gets its one answer
             log.exception("search_failed")

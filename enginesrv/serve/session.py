@@ -310,15 +310,16 @@ class Session:
             raise request_error(
                 BAD_ARGUMENTS, "go: send it as a request; its result is the best move"
             )
-        job, infinite = plan_job(go, self.board, self.options, self.id)
+        plan = plan_job(go, self.board, self.options, self.id)
         self.options.fresh_game = False
         assert self.board.state is not None  # a job was planned on it
         return BotSearch(
             runner=self.runner,
-            job=job,
+            job=plan.job,
             state=self.board.state.copy(),
             msgid=msgid,
-            infinite=infinite,
+            infinite=plan.infinite,
+            latest=plan.latest,
             grace=self.config.grace,
             peer=self.peer,
             log=self.log,

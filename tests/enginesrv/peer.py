@@ -42,8 +42,9 @@ class ThreadRunner:
         on_wait: Callable[[], None] | None = None,
         peer: str | None = None,
         on_hold: Callable[[bool], None] | None = None,
+        grace: float | None = None,
     ) -> SearchOutcome:
-        del hard_deadline, on_wait, peer
+        del hard_deadline, on_wait, peer, grace
         self.searches += 1
         flag = threading.Event()
         token = trio.lowlevel.current_trio_token()

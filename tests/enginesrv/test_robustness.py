@@ -471,8 +471,9 @@ class GateRunner:
         on_wait: Callable[[], None] | None = None,
         peer: str | None = None,
         on_hold: Callable[[bool], None] | None = None,
+        grace: float | None = None,
     ) -> SearchOutcome:
-        del job, on_info, stop, hard_deadline, on_wait, peer
+        del job, on_info, stop, hard_deadline, on_wait, peer, grace
         await self.gate.wait()
         return SearchOutcome(None)
 

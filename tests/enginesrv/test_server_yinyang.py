@@ -132,8 +132,9 @@ class _Capture:
         on_wait: Callable[[], None] | None = None,
         peer: str | None = None,
         on_hold: Callable[[bool], None] | None = None,
+        grace: float | None = None,
     ) -> SearchOutcome:
-        del on_info, stop, hard_deadline, on_wait, peer
+        del on_info, stop, hard_deadline, on_wait, peer, grace
         self.jobs.append(job)
         await trio.lowlevel.checkpoint()
         return SearchOutcome(None)

@@ -48,8 +48,9 @@ class CapturingRunner:
         on_wait: Callable[[], None] | None = None,
         peer: str | None = None,
         on_hold: Callable[[bool], None] | None = None,
+        grace: float | None = None,
     ) -> SearchOutcome:
-        del on_info, stop, hard_deadline, on_wait, peer
+        del on_info, stop, hard_deadline, on_wait, peer, grace
         self.jobs.append(job)
         state = games.load(job.game).state_from_string(job.position)
         move = state.legal_moves()[0]
@@ -73,11 +74,12 @@ class RecordingThreadRunner(ThreadRunner):
         on_wait: Callable[[], None] | None = None,
         peer: str | None = None,
         on_hold: Callable[[bool], None] | None = None,
+        grace: float | None = None,
     ) -> SearchOutcome:
         self.jobs.append(job)
         return await super().search(
             job, on_info=on_info, stop=stop, hard_deadline=hard_deadline, on_wait=on_wait,
-            peer=peer,
+            peer=peer, grace=grace,
         )  # fmt: skip
 
 
