@@ -75,6 +75,35 @@ class ThreadRunner:
         return SearchOutcome(result, last_info=last[0] if last else None)
 
 
+class RecordingThreadRunner(ThreadRunner):
+    """``ThreadRunner`` that keeps the jobs it runs and, per search, when it was asked, the
+    hard deadline and the grace period it was given."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.jobs: list[SearchJob] = []
+        self.calls: list[tuple[float, float | None, float | None]] = []
+
+    async def search(
+        self,
+        job: SearchJob,
+        *,
+        on_info: Callable[[SearchInfo], None],
+        stop: trio.Event,
+        hard_deadline: float | None,
+        on_wait: Callable[[], None] | None = None,
+        peer: str | None = None,
+        on_hold: Callable[[bool], None] | None = None,
+        grace: float | None = None,
+    ) -> SearchOutcome:
+        self.jobs.append(job)
+        self.calls.append((trio.current_time(), hard_deadline, grace))
+        return await super().search(
+            job, on_info=on_info, stop=stop, hard_deadline=hard_deadline, on_wait=on_wait,
+            peer=peer, on_hold=on_hold, grace=grace,
+        )  # fmt: skip
+
+
 @asynccontextmanager
 async def running_server(
     *,

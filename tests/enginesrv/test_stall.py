@@ -7,49 +7,17 @@ ran out."""
 
 from __future__ import annotations
 
-from collections.abc import Callable
-
 import pytest
-import trio
 
-from bots.engine import SearchInfo
-from enginesrv.search.child import SearchOutcome
-from enginesrv.search.jobs import SearchJob
 from enginesrv.search.pool import GRACE
 from enginesrv.serve.bot import MIN_GRACE
-from tests.enginesrv.peer import TextPeer, ThreadRunner, running_server
+from tests.enginesrv.peer import RecordingThreadRunner, TextPeer, running_server
 from tests.enginesrv.test_server import trio_test
 
 
-class Recording(ThreadRunner):
-    """A thread runner that notes, per search, when it was asked, the job's deadline, the
-    hard deadline and the grace period given."""
-
-    def __init__(self) -> None:
-        super().__init__()
-        self.calls: list[tuple[float, float | None, float | None, float | None]] = []
-
-    async def search(
-        self,
-        job: SearchJob,
-        *,
-        on_info: Callable[[SearchInfo], None],
-        stop: trio.Event,
-        hard_deadline: float | None,
-        on_wait: Callable[[], None] | None = None,
-        peer: str | None = None,
-        on_hold: Callable[[bool], None] | None = None,
-        grace: float | None = None,
-    ) -> SearchOutcome:
-        self.calls.append((trio.current_time(), job.deadline, hard_deadline, grace))
-        return await super().search(
-            job, on_info=on_info, stop=stop, hard_deadline=hard_deadline, on_wait=on_wait,
-            peer=peer, on_hold=on_hold, grace=grace,
-        )  # fmt: skip
-
-
 async def asked(go: str) -> tuple[float, float | None, float | None, float | None]:
-    runner = Recording()
+    """When the one search of ``go`` was asked for, its deadline, hard deadline and grace."""
+    runner = RecordingThreadRunner()
     async with running_server(runner=runner, game="yoxii") as (_, port):
         peer = await TextPeer.connect(port)
         await peer.send(go)
@@ -57,7 +25,8 @@ async def asked(go: str) -> tuple[float, float | None, float | None, float | Non
     assert lines[-1].startswith("bestmove ")
     assert lines[-1] != "bestmove none"
     assert len(runner.calls) == 1
-    return runner.calls[0]
+    now, hard, grace = runner.calls[0]
+    return now, runner.jobs[0].deadline, hard, grace
 
 
 @pytest.mark.parametrize(("clock", "inc"), [(300, 50), (190, 50), (500, 100)])

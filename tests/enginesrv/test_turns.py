@@ -18,7 +18,7 @@ from enginesrv.search.child import SearchOutcome
 from enginesrv.search.jobs import SearchJob
 from enginesrv.search.timeman import allot
 from games.yinsh import PLACEMENT_TIME_WEIGHT
-from tests.enginesrv.peer import TextPeer, ThreadRunner, running_server
+from tests.enginesrv.peer import RecordingThreadRunner, TextPeer, running_server
 from tests.enginesrv.test_server import trio_test
 
 NOTE = "from the search of this turn's first decision"
@@ -55,32 +55,6 @@ class CapturingRunner:
         state = games.load(job.game).state_from_string(job.position)
         move = state.legal_moves()[0]
         return SearchOutcome(SearchResult(move, state.move_to_str(move), depth=1, nodes=1))
-
-
-class RecordingThreadRunner(ThreadRunner):
-    """``ThreadRunner`` (real searches in a thread), keeping the jobs it runs."""
-
-    def __init__(self) -> None:
-        super().__init__()
-        self.jobs: list[SearchJob] = []
-
-    async def search(
-        self,
-        job: SearchJob,
-        *,
-        on_info: Callable[[SearchInfo], None],
-        stop: trio.Event,
-        hard_deadline: float | None,
-        on_wait: Callable[[], None] | None = None,
-        peer: str | None = None,
-        on_hold: Callable[[bool], None] | None = None,
-        grace: float | None = None,
-    ) -> SearchOutcome:
-        self.jobs.append(job)
-        return await super().search(
-            job, on_info=on_info, stop=stop, hard_deadline=hard_deadline, on_wait=on_wait,
-            peer=peer, grace=grace,
-        )  # fmt: skip
 
 
 # -- a match's bot player -----------------------------------------------------------------------
