@@ -34,10 +34,31 @@ from enginesrv.search.share import SLICE, FairShare, Segment, Waiter
 from enginesrv.search.waits import first_of
 from protocol import rpc
 
-__all__ = ["GRACE", "HELD_WAIT", "LONGEST_SLICE", "SLICE", "WORKER_COMMAND", "WorkerPool"]
+__all__ = [
+    "GRACE",
+    "HELD_WAIT",
+    "LONGEST_SLICE",
+    "MIN_GRACE",
+    "SLICE",
+    "WORKER_COMMAND",
+    "WorkerPool",
+    "stall_grace",
+]
 
 GRACE = 0.2
 """Seconds a worker gets past its deadline, or after a stop, before it is killed."""
+MIN_GRACE = 0.02
+"""The shortest grace period ``stall_grace`` gives, however close the answer is due: a worker
+killed for being a few milliseconds late costs more than it saves."""
+
+
+def stall_grace(grace: float, deadline: float, due: float) -> float:
+    """The grace period of a search whose deadline is ``deadline`` seconds after it was asked
+    for and whose answer is due ``due`` seconds after (a clock less what the answer's way
+    takes): ``grace``, shortened so that the stop of a worker that stalls (a grace period past
+    the deadline) and its kill (one more) both come by then, and its best move so far is
+    answered in time; at least ``MIN_GRACE``."""
+    return min(grace, max(MIN_GRACE, (due - deadline) / 2))
 
 
 class WorkerPool:

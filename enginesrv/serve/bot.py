@@ -15,6 +15,7 @@ import games
 from bots.engine import Score, SearchInfo, SearchResult
 from enginesrv.search.child import SearchOutcome, SearchRunner
 from enginesrv.search.jobs import SearchJob
+from enginesrv.search.pool import stall_grace
 from enginesrv.search.timeman import search_time
 from enginesrv.serve.positions import Board
 from enginesrv.serve.searching import Send, SendNowait
@@ -28,11 +29,6 @@ HIDDEN = (
     "the position of the side to act (its own view)"
 )
 WAITING = "waiting for a search worker (all are busy, or this address has its share)"
-
-
-MIN_GRACE = 0.02
-"""The shortest grace period a worker asked to stop gets (``BotSearch``), however low the
-clock: a worker killed for being a few milliseconds late costs more than it saves."""
 
 
 @dataclass(frozen=True)
@@ -154,10 +150,9 @@ class BotSearch:
         )
         grace = self.grace
         if self.latest is not None and job.deadline is not None:
-            # a worker that stalls (its core taken, a pause of its interpreter) is asked to
-            # stop a grace period past its deadline and killed a grace period later: on a
-            # clock, both fit before the answer is due, and its best move so far is sent
-            grace = min(grace, max(MIN_GRACE, (self.latest - job.deadline) / 2))
+            # a worker that stalls (its core taken, a pause of its interpreter) is stopped
+            # and killed before the answer is due on the clock, and its best move so far sent
+            grace = stall_grace(grace, job.deadline, self.latest)
         hard = None if job.deadline is None else trio.current_time() + job.deadline + grace
         try:
             outcome = await self.runner.search(

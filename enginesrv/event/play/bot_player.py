@@ -27,6 +27,7 @@ from enginesrv.event.play.players import (
 from enginesrv.search import timeman
 from enginesrv.search.child import SearchOutcome, SearchRunner
 from enginesrv.search.jobs import SearchJob
+from enginesrv.search.pool import GRACE, stall_grace
 
 _BOT_INSTANCES = itertools.count(1)
 STOPPED_SEARCH = 0.05
@@ -162,6 +163,12 @@ class BotPlayer(Player):
             raise ForfeitError(Termination.CRASH, "no search workers are running")
         started = trio.current_time()
         hard = request.forfeit_at
+        grace = None
+        if hard is not None and budget.deadline is not None:
+            # a worker that stalls is stopped and killed before its clock runs out, and its
+            # best move so far played (``stall_grace``)
+            grace = stall_grace(GRACE, budget.deadline, hard - started)
+            hard = min(hard, started + budget.deadline + grace)
         if hard is None:
             hard = started + self.move_timeout
         outcome = await self.pool.search(
@@ -171,6 +178,7 @@ class BotPlayer(Player):
             hard_deadline=hard,
             peer=self.peer,
             on_hold=on_hold,
+            grace=grace,
         )
         if stop is not None and stop.is_set() and _never_ran(outcome) and self.retry_stopped:
             # stopped before a worker took the search: a stop asks for the best move so far,
@@ -189,6 +197,13 @@ class BotPlayer(Player):
         result = outcome.result
         if outcome.error is not None:
             raise ForfeitError(Termination.CRASH, f"the bot failed: {outcome.error}")
+        last = outcome.last_info
+        if result is None and outcome.killed and last is not None and last.pv:
+            # its worker stalled: the best move it reported, as an engine that is stopped
+            # sends (the arbiter checks it as any other)
+            return Reply(
+                last.pv[0], elapsed, last.score, last.depth or 0, last.nodes or 0, last.time
+            )
         if result is None:
             if request.forfeit_at is not None:
                 raise ForfeitError(Termination.TIME_FORFEIT, f"no move after {elapsed:.3f} s")
