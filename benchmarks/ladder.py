@@ -28,8 +28,9 @@ swapped (``--repeat``), in an order shuffled by the seed.
 The match stops at the SPRT's decision; it is an ordinary event directory (``--out``, default
 ``.ladder/runs/GAME-TC-BASELINE``), so ``--resume`` goes on where an interrupted run stopped,
 across sessions, and ``enginesrv results DIR`` prints it. Ctrl-C, or a SIGTERM to the ladder,
-stops the match with it: the games stored are kept, those in flight are played again. Exit status: 0 when H1 is accepted
-(the new bot is stronger by elo1), 1 for H0, 2 when no decision was reached.
+stops the match with it: the games stored are kept, those in flight are played again. Exit
+status: 0 when H1 is accepted (the new bot is stronger by elo1), 1 for H0, 2 when no decision
+was reached.
 """
 
 from __future__ import annotations
