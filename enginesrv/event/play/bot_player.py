@@ -137,27 +137,7 @@ class BotPlayer(Player):
             most_ms=self.most_ms,
             weight=request.weight,
         )
-        options = self.spec.options
-        given = {k.lower() for k, _ in options}
-        if self.has_seed and "seed" not in given:
-            options = (*options, ("Seed", str(self.seed)))
-        if self.has_secret_seed and self.secret_seed and "secretseed" not in given:
-            options = (*options, ("SecretSeed", str(self.secret_seed)))
-        job = SearchJob(
-            session=self.session,
-            game=self.game,
-            position=request.position,
-            bot=self.spec.bot,
-            options=tuple((k, v) for k, v in options),
-            depth=clocks.depth,
-            nodes=clocks.nodes,
-            target=budget.target,
-            deadline=budget.deadline,
-            new_game=self.fresh or not is_timed(clocks),
-            game_key=self.game_key,
-            issued=time.monotonic(),
-            from_pv=budget.from_pv,
-        )
+        job = self._job(request, budget)
         self.fresh = False
         if self.pool is None:
             raise ForfeitError(Termination.CRASH, "no search workers are running")
@@ -193,7 +173,40 @@ class BotPlayer(Player):
                 peer=self.peer,
                 on_hold=on_hold,
             )
-        elapsed = trio.current_time() - started
+        return self._reply(outcome, trio.current_time() - started, request)
+
+    def _job(self, request: GoRequest, budget: timeman.SearchTime) -> SearchJob:
+        """The search job of ``request`` within ``budget``, with the player's options and
+        the game's seeds."""
+        clocks = request.clocks
+        options = self.spec.options
+        given = {k.lower() for k, _ in options}
+        if self.has_seed and "seed" not in given:
+            options = (*options, ("Seed", str(self.seed)))
+        if self.has_secret_seed and self.secret_seed and "secretseed" not in given:
+            options = (*options, ("SecretSeed", str(self.secret_seed)))
+        return SearchJob(
+            session=self.session,
+            game=self.game,
+            position=request.position,
+            bot=self.spec.bot,
+            options=tuple((k, v) for k, v in options),
+            depth=clocks.depth,
+            nodes=clocks.nodes,
+            target=budget.target,
+            deadline=budget.deadline,
+            new_game=self.fresh or not is_timed(clocks),
+            game_key=self.game_key,
+            issued=time.monotonic(),
+            from_pv=budget.from_pv,
+        )
+
+    def _reply(self, outcome: SearchOutcome, elapsed: float, request: GoRequest) -> Reply:
+        """The answer made of a search's ``outcome``, ``elapsed`` seconds after the request.
+
+        Raises:
+            ForfeitError: the bot failed, or has no move.
+        """
         result = outcome.result
         if outcome.error is not None:
             raise ForfeitError(Termination.CRASH, f"the bot failed: {outcome.error}")
