@@ -19,6 +19,7 @@ GROUP = "enginesrv.bots"
 _BUILT_IN = {
     "alphabeta": "bots.alphabeta:AlphaBeta",
     "greedy": "bots.simple:GreedyBot",
+    "noisy": "bots.simple:NoisyBot",
     "random": "bots.simple:RandomBot",
 }
 

@@ -1,4 +1,4 @@
-"""The two reference bots: ``random`` and ``greedy``.
+"""The reference bots: ``random``, ``greedy`` and ``noisy``.
 
 ``random`` plays a uniformly random legal move from seeded generators: the floor every other
 bot must beat. ``greedy`` looks one ply ahead with the game's evaluation (a finished game
@@ -7,6 +7,11 @@ ply has more than ``GREEDY_LIMIT`` legal moves (Yin Yang's setup: 405^4 ways to 
 laws) greedy plays a random one, as ``random`` does. Their chance is split as
 ``bots.chance`` says: ``Seed`` repeats what the opponent sees, ``SecretSeed`` (0: the
 operating system's randomness) what it is not shown.
+
+``noisy`` is greedy with each move's value blurred by seeded Gaussian noise of standard
+deviation ``Blur`` times the distance between its options ``Aim`` and ``Peak``: a bot whose
+strength is greatest at a setting known in advance (``Aim`` = ``Peak``) and falls away
+smoothly on either side, to check that a tuner (``enginesrv tune``) finds it.
 """
 
 from __future__ import annotations
@@ -99,6 +104,8 @@ class GreedyBot(_Seeded):
             token = state.move_to_str(move)
             return SearchResult(move, token, depth=0, nodes=1, pv=(token,))
         me = state.to_move()
+        blur = self.blur()
+        rng = self.chance(state).public
         work = state.copy()
         best_value = -WIN - 1
         best: list[int] = []
@@ -110,6 +117,8 @@ class GreedyBot(_Seeded):
                 value = evaluator.evaluate(work)
             else:
                 value = -evaluator.evaluate(work)
+            if blur:
+                value += round(rng.gauss(0.0, blur))
             work.pop()
             if value > best_value:
                 best_value, best = value, [move]
@@ -119,3 +128,26 @@ class GreedyBot(_Seeded):
         token = state.move_to_str(move)
         score: Score = to_score(best_value)
         return SearchResult(move, token, score, depth=1, nodes=len(moves), pv=(token,))
+
+
+    def blur(self) -> float:
+        """The standard deviation of the noise added to each move's value: none."""
+        return 0.0
+
+
+class NoisyBot(GreedyBot):
+    """Greedy, its values blurred in proportion to how far ``Aim`` is from ``Peak`` (module
+    docstring)."""
+
+    name: ClassVar[str] = "noisy"
+    options: ClassVar[tuple[Option, ...]] = (
+        *GreedyBot.options,
+        Option("Aim", "spin", 0, 0, 1000),
+        Option("Peak", "spin", 500, 0, 1000),
+        Option("Blur", "spin", 2, 0, 1000),
+    )
+
+    def blur(self) -> float:
+        aim, peak, blur = self.values["Aim"], self.values["Peak"], self.values["Blur"]
+        assert isinstance(aim, int) and isinstance(peak, int) and isinstance(blur, int)
+        return float(abs(aim - peak) * blur)

@@ -27,6 +27,7 @@ from enginesrv.cli.rules_args import (
     add_replay,
     add_show,
 )
+from enginesrv.cli.tune import add_tune_commands
 from enginesrv.event.results.wording import printable
 from enginesrv.logs import configure as configure_logging
 
@@ -51,6 +52,7 @@ def build_parser() -> argparse.ArgumentParser:
     for add, handler in _commands():
         add(sub).set_defaults(func=handler)
     add_event_commands(sub, CommandError)
+    add_tune_commands(sub, CommandError)
     for command in sub.choices.values():
         command.set_defaults(command_parser=command)
     return parser

@@ -181,9 +181,9 @@ class Display:
             return
         played = self.done - self.first_done
         left = self.total - self.done
-        eta = f"eta {_duration(elapsed / played * left)}" if played else "eta -"
+        eta = f"eta {duration(elapsed / played * left)}" if played else "eta -"
         status = self.status or f"[{self.done}/{self.total}]"
-        self.err.write(f"\r\x1b[K{status} time {_duration(elapsed)} {eta}")
+        self.err.write(f"\r\x1b[K{status} time {duration(elapsed)} {eta}")
         self.err.flush()
 
     def close(self) -> None:
@@ -192,7 +192,7 @@ class Display:
         self.live = False
 
 
-def _duration(value: float) -> str:
+def duration(value: float) -> str:
     seconds = max(0, round(value))
     if seconds < 60:
         return f"{seconds}s"

@@ -104,13 +104,7 @@ def _add_event_flags(p: argparse.ArgumentParser, *, tournament: bool) -> None:
     p.add_argument(
         "--config", metavar="FILE", help="a TOML file of settings (game, players, and the flags)"
     )
-    _add_move_limits(p)
-    _add_schedule(p)
-    _add_adjudication(p)
-    _add_engine_timeouts(p)
-    _add_containment(p)
-    _add_traces(p)
-    _add_cluster(p)
+    add_game_flags(p)
     p.add_argument(
         "--rating-interval",
         metavar="N",
@@ -122,6 +116,20 @@ def _add_event_flags(p: argparse.ArgumentParser, *, tournament: bool) -> None:
             "--gauntlet", action="store_true", default=None, help="the first player meets the rest"
         )
     _add_watch(p)
+
+
+def add_game_flags(p: argparse.ArgumentParser, *, tune: bool = False) -> None:
+    """The flags of how an event's games are played: limits, schedule, adjudication,
+    engines' timeouts, containment, traces and cluster. ``tune``: those of ``enginesrv
+    tune``, whose schedule is its own (no ``--games`` here, ``--rounds``, ``--repeat``
+    nor ``--sprt``)."""
+    _add_move_limits(p)
+    _add_schedule(p, tune=tune)
+    _add_adjudication(p, sprt=not tune)
+    _add_engine_timeouts(p)
+    _add_containment(p)
+    _add_traces(p)
+    _add_cluster(p)
 
 
 def _add_move_limits(p: argparse.ArgumentParser) -> None:
@@ -145,23 +153,24 @@ def _add_move_limits(p: argparse.ArgumentParser) -> None:
     p.add_argument("--nodes", metavar="N", type=setting_type("nodes", int), help="nodes per move")
 
 
-def _add_schedule(p: argparse.ArgumentParser) -> None:
+def _add_schedule(p: argparse.ArgumentParser, *, tune: bool) -> None:
     """Which games are played, in what order and how many at once, and where they are kept."""
-    p.add_argument(
-        "--games",
-        metavar="N",
-        type=setting_type("games", int),
-        help="games per pairing and round (default 2)",
-    )
-    p.add_argument(
-        "--rounds", metavar="N", type=setting_type("rounds", int), help="rounds (default 1)"
-    )
-    p.add_argument(
-        "--repeat",
-        action="store_true",
-        default=None,
-        help="play each opening twice, colours swapped",
-    )
+    if not tune:
+        p.add_argument(
+            "--games",
+            metavar="N",
+            type=setting_type("games", int),
+            help="games per pairing and round (default 2)",
+        )
+        p.add_argument(
+            "--rounds", metavar="N", type=setting_type("rounds", int), help="rounds (default 1)"
+        )
+        p.add_argument(
+            "--repeat",
+            action="store_true",
+            default=None,
+            help="play each opening twice, colours swapped",
+        )
     p.add_argument(
         "--openings", metavar="FILE", help="openings: 'moves TOKEN ...' or 'fen POSITION' lines"
     )
@@ -190,12 +199,13 @@ def _add_schedule(p: argparse.ArgumentParser) -> None:
     p.add_argument("--resume", action="store_true", help="finish the event stored in --out DIR")
 
 
-def _add_adjudication(p: argparse.ArgumentParser) -> None:
+def _add_adjudication(p: argparse.ArgumentParser, *, sprt: bool) -> None:
     """What the arbiter decides before the rules do (the SPRT for the event, a draw or a
     resignation for a game), the lateness it forgives, and the event's name in the records."""
-    p.add_argument(
-        "--sprt", metavar="elo0=E0,elo1=E1,alpha=A,beta=B", help="stop at an SPRT decision"
-    )
+    if sprt:
+        p.add_argument(
+            "--sprt", metavar="elo0=E0,elo1=E1,alpha=A,beta=B", help="stop at an SPRT decision"
+        )
     p.add_argument(
         "--max-plies",
         metavar="N",

@@ -39,11 +39,18 @@ def setting_type(key: str, convert: Callable[[str], object]) -> Callable[[str], 
     return parse
 
 
-def event_config(args: argparse.Namespace, fail: type[Exception], tournament: bool) -> EventConfig:
-    """The event's configuration from ``--config`` and the flags (the flags win), every value
-    checked (``EventConfig.check``) before anything is built; with ``--resume`` and no
-    players, a stand-in that ``prepare`` replaces with the stored event."""
-    settings: dict[str, Any] = toml_settings(args.config, fail) if args.config else {}
+def event_config(
+    args: argparse.Namespace,
+    fail: type[Exception],
+    tournament: bool,
+    settings: dict[str, Any] | None = None,
+) -> EventConfig:
+    """The event's configuration from ``--config`` (``settings``: its settings, read
+    already) and the flags (the flags win), every value checked (``EventConfig.check``)
+    before anything is built; with ``--resume`` and no players, a stand-in that ``prepare``
+    replaces with the stored event."""
+    if settings is None:
+        settings = toml_settings(args.config, fail) if args.config else {}
     spelled = {key: key for key in settings}  # the settings from the file, until a flag wins
     if args.game:
         settings["game"] = args.game

@@ -87,12 +87,20 @@ _LONG_NUMBER = re.compile(rf"(?<![A-Za-z0-9_-])[+-]?[0-9][0-9A-Za-z_]{{{MAX_NUMB
 taken for one)."""
 
 
-def toml_settings(path: str, fail: type[Exception]) -> dict[str, Any]:
+def toml_settings(
+    path: str,
+    fail: type[Exception],
+    *,
+    extra: frozenset[str] = frozenset(),
+    refused: frozenset[str] = frozenset(),
+) -> dict[str, Any]:
     """The settings of the TOML file ``path``, by field (``max-plies`` is ``max_plies``).
     Each value is checked later, with the command line's, by
     ``EventConfig.check``; here only what a setting must be to be built at all: the file a
     regular one of at most ``CONFIG_CAP`` bytes of UTF-8 TOML, every key known, the players
-    spec strings or tables of a spec, a name, options and a control.
+    spec strings or tables of a spec, a name, options and a control. The keys ``extra`` (a
+    command's own, such as ``tune``'s) are returned as the file has them, and the settings
+    ``refused`` are not known (a command that has no such setting).
 
     Raises:
         fail: one line naming the file, and the key where there is one.
@@ -115,13 +123,13 @@ def toml_settings(path: str, fail: type[Exception]) -> dict[str, Any]:
         if name in spelled:
             raise fail(f"{where}: {shown(key)} is given twice (as {shown(spelled[name])})")
         spelled[name] = key
-        if name == "players":
+        if name == "players" and name not in refused:
             out["players"] = _toml_players(where, value, fail)
         elif name == "tc":
             out[name] = _toml_tc(where, "tc", value, fail)
         elif name == "out":
             out[name] = checked_out(f"{where}: {key}", value, fail)
-        elif name == "game" or name in SETTINGS:
+        elif name in extra or ((name in SETTINGS or name == "game") and name not in refused):
             out[name] = value
         else:
             raise fail(f"{where}: unknown setting {shown(key)}")

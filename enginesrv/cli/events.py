@@ -101,7 +101,7 @@ def _play(
 ) -> list[PairingResult]:
     """Play the event, shown as it goes; its standings at the end."""
     config = event.config
-    traces = _debug_traces(event, out_dir, err, command)
+    traces = debug_traces(event, out_dir, err, command)
     display = Display(out, err, event, live=err.isatty())
     if args.cluster:
         display.where = f"on the cluster {args.cluster}"
@@ -118,10 +118,10 @@ def _play(
         on_game=display.game,
         on_start=display.start,
         on_tick=display.tick if display.live else None,
-        venue=_venue(args, traces, admission, functools.partial(_warn, err, command)),
+        venue=event_venue(args, traces, admission, functools.partial(warn, err, command)),
     )
     try:
-        standings = trio.run(lambda: _swept(functools.partial(_run_watched, watch, play)))
+        standings = trio.run(lambda: swept(functools.partial(_run_watched, watch, play)))
     except OSError as exc:
         display.close()
         raise fail(f"--web {args.web}: cannot listen: {exc.strerror or exc}") from None
@@ -137,7 +137,7 @@ def _play(
     return standings
 
 
-async def _swept(run: Callable[[], Awaitable[T]]) -> T:
+async def swept(run: Callable[[], Awaitable[T]]) -> T:
     """``run()``, while what an engine leaves when it kills its reaper is swept
     (``orphans.watch``); what it raises is raised as it is."""
     async with trio.open_nursery() as nursery:
@@ -149,13 +149,13 @@ async def _swept(run: Callable[[], Awaitable[T]]) -> T:
     return done.unwrap()
 
 
-def _warn(err: TextIO, command: str, text: str) -> None:
+def warn(err: TextIO, command: str, text: str) -> None:
     """A one-line warning of the event on ``err``."""
     err.write(f"enginesrv {command}: warning: {text}\n")
     err.flush()
 
 
-def _venue(
+def event_venue(
     args: argparse.Namespace,
     traces: Path | None,
     admission: Admission,
@@ -168,7 +168,7 @@ def _venue(
     return LocalVenue(traces=traces, on_notice=on_notice)
 
 
-def _debug_traces(
+def debug_traces(
     event: PreparedEvent, out_dir: Path | None, err: TextIO, command: str
 ) -> Path | None:
     """Where ``--debug`` publishes its traces: ``DIR/logs`` (None: the default), or without

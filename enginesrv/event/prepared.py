@@ -22,7 +22,7 @@ from enginesrv.event.play.arbiter import GameSetup
 from enginesrv.event.play.bot_player import check_bot
 from enginesrv.event.play.contain import check_containment
 from enginesrv.event.play.controls import Adjudication, MoveLimits
-from enginesrv.event.play.openings import Opening
+from enginesrv.event.play.openings import Opening, read_openings
 from enginesrv.event.play.plan import GamePlan
 from enginesrv.event.play.players import Deadlines, PlayerSpec, PlayerSpecError
 from enginesrv.event.results import stats
@@ -88,6 +88,19 @@ class PreparedEvent:
     def all_bots(self) -> bool:
         """Whether every player is a built-in or plug-in bot (no external engine)."""
         return all(spec.kind == "bot" for spec in self.specs)
+
+    def openings(self) -> list[Opening]:
+        """The event's openings (its file's, read and checked now), or the start alone.
+
+        Raises:
+            EventError: the openings file cannot be read, or a line of it is bad.
+        """
+        if not self.config.openings:
+            return [Opening()]
+        try:
+            return read_openings(Path(self.config.openings), self.game)
+        except ValueError as exc:
+            raise EventError(str(exc)) from None
 
     def plan(self, item: ScheduledGame, openings: Sequence[Opening]) -> GamePlan:
         """The plan of the scheduled game ``item``, from ``openings`` (the event's)."""

@@ -20,7 +20,6 @@ running are abandoned and not counted.
 from __future__ import annotations
 
 import contextlib
-import json
 import sqlite3
 from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass
@@ -31,16 +30,15 @@ import trio
 from enginesrv.event.config import EventError
 from enginesrv.event.feed import Feed, event_message, result_message, standings_message
 from enginesrv.event.lock import lock_event
+from enginesrv.event.opened import OpenedStore, open_event_store
 from enginesrv.event.play.arbiter import GameResult, MoveObserver
-from enginesrv.event.play.openings import Opening, opening_state, read_openings
+from enginesrv.event.play.openings import Opening, opening_state
 from enginesrv.event.play.plan import GamePlan, Played
 from enginesrv.event.play.players import PlayerSpecError
-from enginesrv.event.play.records import format_record
 from enginesrv.event.prepared import PreparedEvent
 from enginesrv.event.results import stats
-from enginesrv.event.results.rows import game_row
 from enginesrv.event.results.standings import PairingResult, decided, pairing_results
-from enginesrv.event.results.store import ResultsDB, store_game
+from enginesrv.event.results.store import ResultsDB
 from enginesrv.event.results.wording import result_words
 from enginesrv.event.runners.base import GameRunner, Venue
 from enginesrv.event.runners.local import LocalVenue
@@ -107,7 +105,7 @@ async def run_games(
     """The tournament loop: open the store, queue the games not yet stored, play them with
     ``runner``, ``runner.lanes()`` at a time, store each as it ends, publish the standings and
     stop when SPRT decides. Returns the standings."""
-    openings = _openings(event)
+    openings = event.openings()
     schedule = make_schedule(event.config, len(openings))
     async with _open_store(event, out_dir, schedule, runner) as run:
         observers.on_start(run.done, len(schedule))
@@ -124,54 +122,22 @@ async def run_games(
         return run.standings
 
 
-def _openings(event: PreparedEvent) -> list[Opening]:
-    if not event.config.openings:
-        return [Opening()]
-    try:
-        return read_openings(Path(event.config.openings), event.game)
-    except ValueError as exc:
-        raise EventError(str(exc)) from None
-
-
 @contextlib.asynccontextmanager
 async def _open_store(
     event: PreparedEvent, out_dir: Path | None, schedule: list[ScheduledGame], runner: GameRunner
 ) -> AsyncIterator[_Run]:
-    """The event's store, opened or made, and what is left to play; the runner's ``check``
-    is made before a store is made (a player that cannot play leaves nothing behind) or, when
-    the event resumes, before its first game (the stored ones left as they are). A store this
-    run made and stored no game in is removed when the run fails."""
-    db_path = None if out_dir is None else out_dir / "results.sqlite"
-    # only a store this run makes may be removed (when it ends before a game is stored)
-    created = db_path is None or not db_path.exists()
-    if created:
-        await runner.check()
-    if out_dir is not None:
-        try:
-            (out_dir / "games").mkdir(parents=True, exist_ok=True)
-        except OSError as exc:
-            raise EventError(f"{out_dir}: cannot create the results directory: {exc}") from None
-    db = ResultsDB.create(db_path, event.config) if created else ResultsDB(db_path)
-    try:
-        db.write_ahead()
-        if db.config() is None:
-            db.put("config", event.config.to_json())
-        run = _Run(event, out_dir, db, schedule)
-        if not created and run.pending:
-            await runner.check()
-        try:
-            yield run
-        except EventError:
-            if db_path is not None and created and run.stored == 0:
-                # this run made the store and stored no game in it: leave no event behind, so
-                # the corrected command runs (a store that was there before is never removed)
-                db.close()
-                db_path.unlink(missing_ok=True)
-                with contextlib.suppress(OSError):
-                    (db_path.parent / "games").rmdir()
-            raise
-    finally:
-        db.close()
+    """The event's store, opened or made (``opened.open_event_store``), and what is left to
+    play."""
+    runs: list[_Run] = []
+
+    def pending(db: ResultsDB) -> bool:
+        runs.append(_Run(event, out_dir, db, schedule))
+        return bool(runs[0].pending)
+
+    async with open_event_store(event, out_dir, runner, pending=pending) as opened:
+        run = runs[0] if runs else _Run(event, out_dir, opened.db, schedule)
+        run.opened = opened
+        yield run
 
 
 class _Run:
@@ -195,9 +161,8 @@ class _Run:
         if event.sprt is not None and decided(self.standings[0], event.sprt):
             self.pending = []
         self.done = len(self.done_ids & {g.id for g in schedule})
-        self.stored = 0
-        """Games stored by this run."""
-        self._store_lock = trio.Lock()
+        self.opened: OpenedStore | None = None
+        """The store as this run opened it (it counts the games the run stores)."""
         self._stop = False
         self._failure: list[BaseException] = []
         self._started = 0.0
@@ -274,42 +239,11 @@ class _Run:
             # cluster that ran it twice) is dropped
             runner.settle(item.id, stored=False)
             return False
-        row = game_row(item, self.event.names, played.result, with_record=self.out_dir is not None)
-        secret = None
-        if self.event.game.hidden_information:
-            # the secret seeds are kept for audit, once the game is over (stored with its
-            # row: a stored game always has them)
-            secret = (f"seeds:{item.id}", json.dumps(list(played.secret_seeds)))
-        record_text = format_record(played.result.record)
-
-        def store() -> None:
-            store_game(
-                self.db,
-                row,
-                out_dir=self.out_dir,
-                record_name=row.record,
-                record_text=record_text,
-                secret=secret,
-            )
-
-        stored = False
-        try:
-            if runner.clocks_here:
-                async with self._store_lock:
-                    # in a thread: the file and database writes wait on the disk (an fsync
-                    # each), and the other games' clocks run on this event loop
-                    await trio.to_thread.run_sync(store)
-            else:
-                # here: no clock runs on this loop, and a thread's two hand-overs would cost
-                # more than the writes hold it
-                store()
-            stored = True
-        finally:
-            runner.settle(item.id, stored=stored)
+        assert self.opened is not None
+        row = await self.opened.keep(self.event, item, played, runner)
         self.done_ids.add(item.id)
         self.standings[item.pairing].add(row)
         self.done += 1
-        self.stored += 1
         return True
 
 

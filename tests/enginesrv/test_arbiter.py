@@ -23,7 +23,14 @@ from enginesrv.event.play.controls import (
 )
 from enginesrv.event.play.openings import Opening, OpeningsError, read_openings
 from enginesrv.event.play.outcome import Termination
-from enginesrv.event.play.players import ForfeitError, GoRequest, Player, PlayerSpec, Reply
+from enginesrv.event.play.players import (
+    ForfeitError,
+    GameOptions,
+    GoRequest,
+    Player,
+    PlayerSpec,
+    Reply,
+)
 from enginesrv.event.play.records import format_record, parse_record
 
 Chooser = Callable[[games.State, GoRequest], str | None]
@@ -56,7 +63,9 @@ class Scripted(Player):
     async def start(self, game: games.Game) -> None:
         self.alive = True
 
-    async def new_game(self, key: str, seed: int, secret_seed: int = 0) -> None:
+    async def new_game(
+        self, key: str, seed: int, secret_seed: int = 0, options: GameOptions = ()
+    ) -> None:
         if self.fail_at == 0:
             raise ForfeitError(self.failure, "no readyok")
 

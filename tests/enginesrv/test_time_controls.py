@@ -23,6 +23,7 @@ from enginesrv.event.feed import game_message
 from enginesrv.event.play.arbiter import GameResult, GameSetup, play_game
 from enginesrv.event.play.controls import INFINITE, Adjudication, MoveLimits, TimeControl
 from enginesrv.event.play.players import (
+    GameOptions,
     GoRequest,
     Player,
     PlayerSpec,
@@ -194,7 +195,9 @@ class Recorder(Player):
     async def start(self, game: games.Game) -> None:
         self.alive = True
 
-    async def new_game(self, key: str, seed: int, secret_seed: int = 0) -> None:
+    async def new_game(
+        self, key: str, seed: int, secret_seed: int = 0, options: GameOptions = ()
+    ) -> None:
         pass
 
     async def go(self, request: GoRequest) -> Reply:

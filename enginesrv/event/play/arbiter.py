@@ -38,7 +38,14 @@ from enginesrv.event.play.clock import GameClock
 from enginesrv.event.play.controls import Adjudication, MoveLimits, TimeControl, describe_seats
 from enginesrv.event.play.openings import Opening, opening_state
 from enginesrv.event.play.outcome import Outcome, Termination
-from enginesrv.event.play.players import Clocks, ForfeitError, GoRequest, Player, Reply
+from enginesrv.event.play.players import (
+    Clocks,
+    ForfeitError,
+    GameOptions,
+    GoRequest,
+    Player,
+    Reply,
+)
 from enginesrv.event.play.records import Record, RecordMove
 from games.base import Winner
 
@@ -133,6 +140,9 @@ class GameSetup:
     own: tuple[TimeControl | None, TimeControl | None] = (None, None)
     """Each seat's own time control (a player's ``tc=``), replacing the event's clock or
     move time for that seat; None: the event's."""
+    options: tuple[GameOptions, GameOptions] = ((), ())
+    """Options of p1's and of p2's player for this game only, set after its spec's own (a
+    tuning game's perturbed parameters); none by default."""
 
     @property
     def seat_limits(self) -> tuple[MoveLimits, MoveLimits]:
@@ -212,7 +222,7 @@ class _Game:
         for seat in (0, 1):
             try:
                 await self.players[seat].new_game(
-                    setup.key, setup.seeds[seat], setup.secret_seeds[seat]
+                    setup.key, setup.seeds[seat], setup.secret_seeds[seat], setup.options[seat]
                 )
             except ForfeitError as exc:
                 self.failed.append(seat)

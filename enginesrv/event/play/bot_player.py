@@ -17,6 +17,7 @@ from enginesrv.event.play.outcome import Termination
 from enginesrv.event.play.players import (
     MOVE_TIMEOUT,
     ForfeitError,
+    GameOptions,
     GoRequest,
     Player,
     PlayerSpec,
@@ -98,6 +99,8 @@ class BotPlayer(Player):
         self.game_key = ""
         self.seed = 0
         self.secret_seed = 0
+        self.game_options: GameOptions = ()
+        """Options for the game being played only (``new_game``), after the spec's."""
         self.fresh = True
         self.has_seed = False
         self.has_secret_seed = False
@@ -109,7 +112,9 @@ class BotPlayer(Player):
         self.game = game.name
         self.alive = True
 
-    async def new_game(self, key: str, seed: int, secret_seed: int = 0) -> None:
+    async def new_game(
+        self, key: str, seed: int, secret_seed: int = 0, options: GameOptions = ()
+    ) -> None:
         # one worker-side bot per player instance, not per game: a new game clears its tables
         # (new_game), while a bot per game would make the workers drop a full table at every
         # game's first moves, time that move's clock pays for
@@ -117,6 +122,7 @@ class BotPlayer(Player):
         self.game_key = key
         self.seed = seed
         self.secret_seed = secret_seed
+        self.game_options = options
         self.fresh = True
 
     async def go(
@@ -179,7 +185,7 @@ class BotPlayer(Player):
         """The search job of ``request`` within ``budget``, with the player's options and
         the game's seeds."""
         clocks = request.clocks
-        options = self.spec.options
+        options = (*self.spec.options, *self.game_options)
         given = {k.lower() for k, _ in options}
         if self.has_seed and "seed" not in given:
             options = (*options, ("Seed", str(self.seed)))

@@ -34,6 +34,7 @@ from enginesrv.event.play.outcome import Termination
 from enginesrv.event.play.players import (
     Deadlines,
     ForfeitError,
+    GameOptions,
     GoRequest,
     Player,
     PlayerSpec,
@@ -246,7 +247,9 @@ class TextEnginePlayer(Player):
         )
         return await self._trace.publish(target, header)
 
-    async def new_game(self, key: str, seed: int, secret_seed: int = 0) -> None:
+    async def new_game(
+        self, key: str, seed: int, secret_seed: int = 0, options: GameOptions = ()
+    ) -> None:
         del key, secret_seed  # an engine's secrets are its own to draw
         await self.publish_stderr()  # the previous game is over
         engine = self._engine
@@ -257,6 +260,12 @@ class TextEnginePlayer(Player):
                 except EngineError:
                     # the handshake's bot had a Seed; the one an option chose since has not
                     self.hello.options.discard("seed")
+            for name, value in options:
+                try:
+                    await engine.set_option(name, value, self.deadlines.ready)
+                except EngineError as exc:
+                    detail = f"setoption name {name} value {value} was refused: {exc}"
+                    raise ForfeitError(Termination.CRASH, detail) from None
             await engine.new_game(timeout=self.deadlines.ready)
         except EngineError as exc:
             raise ForfeitError(Termination.CRASH, f"uginewgame was refused: {exc}") from None

@@ -38,6 +38,8 @@ from enginesrv.event.play.outcome import Termination
 from protocol import messages as m
 
 PlayerKind = Literal["bot", "cmd", "tcp"]
+GameOptions = tuple[tuple[str, str], ...]
+"""Options (name, value) that a player is given for one game only (``Player.new_game``)."""
 
 MOVE_TIMEOUT = 60.0
 """Seconds a search without a clock may take by default (``--move-timeout``)."""
@@ -234,6 +236,20 @@ def parse_player(text: str) -> PlayerSpec:
     )
 
 
+def renamed(text: str, name: str) -> str:
+    """The player spec ``text`` with the display name ``name`` (its own ``name=`` prefix, if
+    any, left out). ``text`` is a spec that ``parse_player`` reads; ``name`` holds no ``:``."""
+    rest = text.strip()
+    kept = []
+    while rest.startswith(("name=", "options=", "tc=")):
+        found = _TC_PREFIX.match(rest) if rest.startswith("tc=") else None
+        end = found.end() if found is not None else rest.index(":") + 1
+        if not rest.startswith("name="):
+            kept.append(rest[:end])
+        rest = rest[end:]
+    return f"name={name}:" + "".join(kept) + rest
+
+
 Clocks = m.Go
 """What the arbiter tells the mover about time and depth: the protocol's ``go`` message."""
 
@@ -321,10 +337,13 @@ class Player(ABC):
         """
 
     @abstractmethod
-    async def new_game(self, key: str, seed: int, secret_seed: int = 0) -> None:
+    async def new_game(
+        self, key: str, seed: int, secret_seed: int = 0, options: GameOptions = ()
+    ) -> None:
         """Prepare a new game (``key`` names it). ``seed`` is given to a bot with a ``Seed``
         option; ``secret_seed`` (not 0) to a built-in bot's ``SecretSeed``, over the private
-        channel to its worker only: an external engine draws its own secrets.
+        channel to its worker only: an external engine draws its own secrets. ``options``
+        hold for this game only, after the spec's own (the next game sets its own again).
 
         Raises:
             ForfeitError: no answer in time, or the player is gone.

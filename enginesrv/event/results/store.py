@@ -10,7 +10,7 @@ from __future__ import annotations
 import contextlib
 import os
 import sqlite3
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import Any, get_type_hints
 
@@ -92,17 +92,21 @@ class ResultsDB:
             raise
 
     @classmethod
-    def create(cls, path: Path | None, config: EventConfig) -> ResultsDB:
-        """A new store holding ``config`` and no game. The file appears whole or not at all
-        (it is made under a temporary name, then linked into place), and one that exists is
-        never replaced.
+    def create(
+        cls, path: Path | None, config: EventConfig, meta: Mapping[str, str] | None = None
+    ) -> ResultsDB:
+        """A new store holding ``config``, the entries ``meta`` (what a tuning run keeps
+        beside the event) and no game. The file appears whole or not at all (it is made under
+        a temporary name, then linked into place), and one that exists is never replaced.
 
         Raises:
             EventError: the file cannot be made, or ``path`` exists.
         """
+        entries = {"config": config.to_json(), **(meta or {})}
         if path is None:
             store = cls(None)
-            store.put("config", config.to_json())
+            for key, value in entries.items():
+                store.put(key, value)
             return store
         tmp = path.with_name(path.name + ".new")
         try:
@@ -113,7 +117,7 @@ class ResultsDB:
             try:
                 db.executescript(_SCHEMA)
                 with db:
-                    db.execute("INSERT INTO meta VALUES ('config', ?)", (config.to_json(),))
+                    db.executemany("INSERT INTO meta VALUES (?, ?)", entries.items())
             finally:
                 db.close()
             try:
@@ -234,6 +238,22 @@ class ResultsDB:
         if not isinstance(row[0], str):
             raise self._damaged(f"meta {key!r} is {short(repr(row[0]))}, not text")
         return row[0]
+
+    def items(self, prefix: str) -> list[tuple[str, str]]:
+        """The meta entries whose key begins with ``prefix``, by key; each value is text."""
+        out: list[tuple[str, str]] = []
+        with self._sqlite():
+            raw = self.db.execute(
+                "SELECT key, value FROM meta WHERE substr(key, 1, ?) = ? ORDER BY key",
+                (len(prefix), prefix),
+            )
+            for key, value in raw:
+                if not isinstance(key, str) or not isinstance(value, str):
+                    raise self._damaged(f"meta {short(repr(key))} is not text")
+                if len(out) >= MAX_SCHEDULE:
+                    raise self._damaged(f"more than {MAX_SCHEDULE:,} entries {prefix}*")
+                out.append((key, value))
+        return out
 
     def put(self, key: str, value: str) -> None:
         with self._sqlite(), self.db:

@@ -1,0 +1,183 @@
+"""What a tuning run has done, as its results store keeps it: each iteration dispatched (its
+probe and opening, ``probe:K`` in the meta table, written before its games begin), each game
+played (a row of the games table, as an event's), and each step taken (``step:K``: the
+iteration's result and ``theta`` after it, numbered in the order the steps were taken).
+
+A run killed at any point, ``kill -9`` included, resumes from it (``TuneState.load``): an
+iteration dispatched whose games are not all stored plays the rest with its stored probe, an
+iteration whose games are stored but whose step is not takes it, and ``theta`` is the one
+after the last step stored.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+
+from enginesrv.event.config import EventError
+from enginesrv.event.results.rows import GameRow
+from enginesrv.event.results.store import ResultsDB
+from enginesrv.event.schedule import ScheduledGame
+from enginesrv.tune.config import TuneConfig
+from enginesrv.tune.spsa import Probe
+
+PROBE = "probe:"
+STEP = "step:"
+
+
+def probe_key(k: int) -> str:
+    """The meta key of iteration ``k``'s probe (keys sort as the iterations do)."""
+    return f"{PROBE}{k:06d}"
+
+
+def step_key(k: int) -> str:
+    """The meta key of iteration ``k``'s step."""
+    return f"{STEP}{k:06d}"
+
+
+@dataclass(frozen=True, slots=True)
+class Iteration:
+    """An iteration dispatched: its probe and the opening of its game pair."""
+
+    probe: Probe
+    opening: int
+
+    def to_json(self) -> str:
+        p = self.probe
+        data = {"k": p.k, "flips": p.flips, "plus": p.plus, "minus": p.minus}
+        return json.dumps({**data, "opening": self.opening})
+
+    def game(self, slot: int) -> ScheduledGame:
+        """Game ``slot`` (0: the ``+`` side moves first, 1: the ``-`` side) of the pair, as
+        an event's scheduled game whose players are the ``+`` side (0) and the ``-`` side."""
+        k = self.probe.k
+        return ScheduledGame(
+            id=game_id(k, slot),
+            round=k,
+            pairing=0,
+            first=0,
+            second=1,
+            p1=slot,
+            pair=k,
+            opening=self.opening,
+        )
+
+
+def game_id(k: int, slot: int) -> int:
+    """The id of game ``slot`` (0 or 1) of iteration ``k``: 1 and 2 for the first, and so on."""
+    return 2 * k - 1 + slot
+
+
+@dataclass(frozen=True, slots=True)
+class Step:
+    """A step taken: the iteration, its place in the order of steps (1, 2, ...), the pair's
+    result (wins minus losses of the ``+`` side) and ``theta`` after it."""
+
+    k: int
+    seq: int
+    result: int
+    theta: tuple[float, ...]
+
+    def to_json(self) -> str:
+        data = {"k": self.k, "seq": self.seq, "result": self.result, "theta": self.theta}
+        return json.dumps(data)
+
+
+@dataclass
+class TuneState:
+    """A run's iterations, games and steps so far (module docstring)."""
+
+    tune: TuneConfig
+    theta: tuple[float, ...]
+    iterations: dict[int, Iteration] = field(default_factory=dict)
+    points: dict[int, dict[int, float]] = field(default_factory=dict)
+    """Per iteration, the ``+`` side's points in each of its games stored (by slot)."""
+    steps: list[Step] = field(default_factory=list)
+
+    @classmethod
+    def load(cls, tune: TuneConfig, db: ResultsDB) -> TuneState:
+        """The state ``db`` holds (a new run's: ``theta`` at the start, nothing done).
+
+        Raises:
+            EventError: an entry that does not parse or does not fit the run, named.
+        """
+        state = cls(tune, tuple(p.start for p in tune.params))
+        try:
+            for key, text in db.items(PROBE):
+                state._add_iteration(key, text)
+            for row in db.rows():
+                state._add_game(row)
+            steps = [_step(key, text, len(tune.params)) for key, text in db.items(STEP)]
+        except (ValueError, KeyError, TypeError) as exc:
+            raise EventError(f"{db.path}: the tuning run is damaged: {exc}") from None
+        state.steps = sorted(steps, key=lambda s: s.seq)
+        if state.steps:
+            state.theta = state.steps[-1].theta
+        for each in state.steps:
+            if each.k not in state.iterations:
+                raise EventError(f"{db.path}: step {each.k} has no iteration")
+        return state
+
+    def _add_iteration(self, key: str, text: str) -> None:
+        data = json.loads(text)
+        count = len(self.tune.params)
+        k = _whole(data["k"], 1, self.tune.schedule.iterations)
+        if key != probe_key(k):
+            raise ValueError(f"{key} holds iteration {k}")
+        flips = tuple(_whole(f, -1, 1) for f in _list(data["flips"], count))
+        if 0 in flips:
+            raise ValueError(f"{key}: a flip is 0")
+        plus = tuple(_finite(v) for v in _list(data["plus"], count))
+        minus = tuple(_finite(v) for v in _list(data["minus"], count))
+        opening = _whole(data["opening"], 0, 10**9)
+        self.iterations[k] = Iteration(Probe(k, flips, plus, minus), opening)
+
+    def _add_game(self, row: GameRow) -> None:
+        k, slot = (row.id + 1) // 2, (row.id + 1) % 2
+        if k not in self.iterations:
+            raise ValueError(f"game {row.id} belongs to no iteration")
+        self.points.setdefault(k, {})[slot] = row.first_points
+
+    @property
+    def stepped(self) -> set[int]:
+        """The iterations whose step is taken."""
+        return {s.k for s in self.steps}
+
+    def result(self, k: int) -> int | None:
+        """Iteration ``k``'s result once both its games are stored (None before)."""
+        points = self.points.get(k, {})
+        if len(points) < 2:
+            return None
+        return round(sum(2 * p - 1 for p in points.values()))
+
+    def games_stored(self) -> int:
+        return sum(len(p) for p in self.points.values())
+
+
+def _step(key: str, text: str, count: int) -> Step:
+    data = json.loads(text)
+    k = _whole(data["k"], 1, 10**9)
+    if key != step_key(k):
+        raise ValueError(f"{key} holds the step of iteration {k}")
+    theta = tuple(_finite(v) for v in _list(data["theta"], count))
+    return Step(k, _whole(data["seq"], 1, 10**9), _whole(data["result"], -2, 2), theta)
+
+
+def _list(value: object, count: int) -> Sequence[object]:
+    if not isinstance(value, list) or len(value) != count:
+        raise ValueError(f"{str(value)[:60]} is not a list of {count}")
+    return value
+
+
+def _whole(value: object, low: int, high: int) -> int:
+    if isinstance(value, bool) or not isinstance(value, int) or not low <= value <= high:
+        raise ValueError(f"{str(value)[:60]} is not a whole number from {low} to {high}")
+    return value
+
+
+def _finite(value: object) -> float:
+    if isinstance(value, bool) or not isinstance(value, int | float) or not math.isfinite(value):
+        raise ValueError(f"{str(value)[:60]} is not a number")
+    return float(value)
