@@ -1,7 +1,7 @@
 """Games per minute of one event played here and on a loopback Dask cluster, and the
 coordinator's cost per game.
 
-Usage: python benchmarks/cluster.py [--games 200] [--depth 3] [--json]
+Usage: python benchmarks/cluster.py [--games 200] [--depth 3] [--json] [--tune]
 
 The event is ``enginesrv match yoxii bot:alphabeta bot:greedy --depth 3 --games 200`` (the
 bots are deterministic at a fixed depth, so every run plays the same games). It is played
@@ -26,6 +26,12 @@ messages. ``--profiler`` leaves it on.
 Targets: the cluster of 2 within 15% of local concurrency 2 in games per minute; the
 coordinator's median cost under 5 ms per game. The exit status is 1 when one is missed. The
 last lines estimate, on paper, how many workers one coordinator can feed.
+
+``--tune`` measures instead what a tuning run costs its coordinator: ``enginesrv tune yoxii
+bot:alphabeta --param EvalYoxiiMobility=...`` and a match of alphabeta against alphabeta with
+another weight, the same number of games at the same depth, each on a cluster of 2 (the
+tuning run also stores an iteration's probe and step per two games). Target: the tuning run's
+median cost and processor time per game no more than the match's.
 """
 
 from __future__ import annotations
@@ -47,11 +53,22 @@ RATIO_TARGET = 0.85
 OVERHEAD_TARGET_MS = 5.0
 
 
-def play(out: Path, games: int, depth: int, extra: list[str]) -> tuple[float, str, float]:
-    """The wall time of one ``enginesrv match``, its stderr, and the processor time (user and
-    system, all its threads) of the command's own process: on a cluster, the coordinator's."""
+TUNE_PARAM = "EvalYoxiiMobility=15:-60:60:3"
+"""What ``--tune`` tunes: a weight of alphabeta's Yoxii evaluation."""
+
+
+def play(
+    out: Path, games: int, depth: int, extra: list[str], *, tune: bool = False
+) -> tuple[float, str, float]:
+    """The wall time of one ``enginesrv match`` (with ``tune``: ``enginesrv tune`` of
+    alphabeta against itself), its stderr, and the processor time (user and system, all its
+    threads) of the command's own process: on a cluster, the coordinator's."""
+    if tune:
+        players = ["tune", "yoxii", "bot:alphabeta", "--param", TUNE_PARAM]
+    else:
+        players = ["match", "yoxii", "bot:alphabeta", "bot:greedy"]
     command = [
-        sys.executable, "-m", "enginesrv.cli", "match", "yoxii", "bot:alphabeta", "bot:greedy",
+        sys.executable, "-m", "enginesrv.cli", *players,
         "--depth", str(depth), "--games", str(games), "--out", str(out), *extra,
     ]  # fmt: skip
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
@@ -75,6 +92,46 @@ def overhead(stderr: str) -> tuple[float, float]:
     return float(median.group(1)), float(worst.group(1))
 
 
+def tune_costs(games: int, depth: int) -> int:
+    """``--tune``: the coordinator's cost per game (median, and processor time) of a tuning
+    run of ``games`` games of alphabeta against itself, and of a match of as many games of
+    the same kind (alphabeta against alphabeta with another weight), both on a cluster of 2.
+    Target: the tuning run's costs no more than the match's (within 10%, or 0.2 ms, the
+    noise of two runs)."""
+    costs: dict[str, tuple[float, float]] = {}
+    variant = "bot:alphabeta:" + TUNE_PARAM.split("=", maxsplit=1)[0] + "=18"
+    with tempfile.TemporaryDirectory(prefix="enginesrv-cluster-tune-") as tmp:
+        # the ignore: distributed's LocalCluster.__init__ has no annotations
+        cluster = LocalCluster(  # type: ignore[no-untyped-call]
+            n_workers=2, threads_per_worker=1, processes=True, dashboard_address=":0"
+        )
+        extra = ["--cluster", cluster.scheduler_address]
+        try:
+            for kind in ("match", "tune"):
+                tune = kind == "tune"
+                match_extra = [] if tune else [variant]
+                took, err, cpu = play(
+                    Path(tmp) / kind, games, depth, [*match_extra, *extra], tune=tune
+                )
+                _, _, fixed = play(Path(tmp) / f"{kind}-fixed", 2, depth,
+                                   [*match_extra, *extra], tune=tune)  # fmt: skip
+                per_game = 1000 * max(0.0, cpu - fixed) / max(1, games - 2)
+                median, _ = overhead(err)
+                costs[kind] = (median, per_game)
+                print(
+                    f"{kind}: {games} games in {took:.1f} s; coordinator cost per game median "
+                    f"{median:.2f} ms, processor time {per_game:.2f} ms",
+                    flush=True,
+                )
+        finally:
+            cluster.close()
+    ok = all(
+        costs["tune"][i] <= max(costs["match"][i] * 1.1, costs["match"][i] + 0.2) for i in (0, 1)
+    )
+    print(f"tune's cost per game against a match's: {'PASS' if ok else 'FAIL'}")
+    return 0 if ok else 1
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--games", type=int, default=200, help="games (default 200)")
@@ -85,9 +142,16 @@ def main() -> int:
         "--through-dask", action="store_true",
         help="the results come back as the tasks' values (--cluster-listen off)",
     )  # fmt: skip
+    parser.add_argument(
+        "--tune", action="store_true",
+        help="instead: the coordinator's cost per game of enginesrv tune against a match of "
+        "the same games, on a cluster of 2",
+    )  # fmt: skip
     args = parser.parse_args()
     if not args.profiler:
         os.environ["DASK_DISTRIBUTED__WORKER__PROFILE__ENABLED"] = "False"
+    if args.tune:
+        return tune_costs(args.games + args.games % 2, args.depth)
     figures: dict[str, float] = {}
     with tempfile.TemporaryDirectory(prefix="enginesrv-cluster-") as tmp:
         took, _, _ = play(Path(tmp) / "local", args.games, args.depth, ["--concurrency", "2"])
