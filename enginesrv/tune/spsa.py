@@ -139,7 +139,7 @@ class Param:
     def spec(self) -> str:
         """The parameter as ``NAME=START:MIN:MAX:STEP`` (``Param.parse`` reads it back)."""
         return f"{self.name}={_num(self.start, self.integer)}:{_num(self.low, self.integer)}:" + (
-            f"{_num(self.high, self.integer)}:{self.c_end:g}"
+            f"{_num(self.high, self.integer)}:{_num(self.c_end, self.c_end.is_integer())}"
         )
 
 
