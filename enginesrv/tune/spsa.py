@@ -176,12 +176,12 @@ class Schedule:
         """
         offset = iterations / 10 if a_offset is None else a_offset
         rate = R_SCALE / max(1, iterations) if r_end is None else r_end
-        checks = (
+        checks = (  # each named as its flag and its key in a TOML file are
             ("iterations", iterations, 1, 10**9),
-            ("A", offset, 0, 10**9),
+            ("a-offset", offset, 0, 10**9),
             ("alpha", alpha, 0, 10),
             ("gamma", gamma, 0, 10),
-            ("r_end", rate, 1e-9, 1e6),
+            ("r-end", rate, 1e-9, 1e6),
         )
         for name, value, low, high in checks:
             if not (isinstance(value, int | float) and low <= value <= high):

@@ -180,12 +180,12 @@ def test_the_first_and_last_steps_by_hand() -> None:
     [
         ({"iterations": 0}, "iterations: 0 is not a number from 1 to 1e+09"),
         ({"iterations": 10**9 + 1}, "iterations: 1000000001 is not a number from 1 to 1e+09"),
-        ({"iterations": 10, "a_offset": -1}, "A: -1 is not a number from 0 to 1e+09"),
+        ({"iterations": 10, "a_offset": -1}, "a-offset: -1 is not a number from 0 to 1e+09"),
         ({"iterations": 10, "alpha": 11}, "alpha: 11 is not a number from 0 to 10"),
         ({"iterations": 10, "alpha": math.nan}, "alpha: nan is not a number from 0 to 10"),
         ({"iterations": 10, "gamma": -0.1}, "gamma: -0.1 is not a number from 0 to 10"),
-        ({"iterations": 10, "r_end": 0}, "r_end: 0 is not a number from 1e-09 to 1e+06"),
-        ({"iterations": 10, "r_end": math.inf}, "r_end: inf is not a number from 1e-09 to 1e+06"),
+        ({"iterations": 10, "r_end": 0}, "r-end: 0 is not a number from 1e-09 to 1e+06"),
+        ({"iterations": 10, "r_end": math.inf}, "r-end: inf is not a number from 1e-09 to 1e+06"),
     ],
 )
 def test_a_schedule_out_of_range_is_refused_by_name(
