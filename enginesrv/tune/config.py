@@ -138,10 +138,13 @@ class TuneConfig:
         """
         try:
             data = json.loads(text)
+            player = data["player"]
+            if not isinstance(player, str):
+                raise ValueError(f"player is {shown(player)}, not a player spec")
             params = tuple(_stored_param(item) for item in data["params"])
             schedule = data["schedule"]
             config = cls.of(
-                data["player"],
+                player,
                 params,
                 2 * _whole(schedule["iterations"]),
                 rounding=data["rounding"],
@@ -152,6 +155,10 @@ class TuneConfig:
             )
         except (ValueError, KeyError, TypeError) as exc:
             raise EventError(f"the stored tuning configuration is damaged: {exc}") from None
+        except RecursionError:
+            raise EventError(
+                "the stored tuning configuration is damaged: it nests lists or objects too deep"
+            ) from None
         return config
 
 

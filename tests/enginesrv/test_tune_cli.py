@@ -16,11 +16,9 @@ import pytest
 from enginesrv.cli.common import CommandError
 from enginesrv.cli.tune_args import tune_configs
 from enginesrv.event.results.store import ResultsDB
-from enginesrv.tune.config import TUNE_KEY, TuneConfig
-from enginesrv.tune.spsa import Probe
-from enginesrv.tune.state import Iteration, Step, probe_key, step_key
+from enginesrv.tune.config import TuneConfig
 from tests.enginesrv.test_event_files import PARSER, assert_one_line_refusal, run_main
-from tests.enginesrv.tune_support import prepared, tune_config
+from tests.enginesrv.tune_support import prepared, stored_run, tune_config
 
 TUNE = ("tune", "yohoho", "bot:noisy")
 AIM = ("--param", "Aim=100:0:1000:50")
@@ -199,22 +197,6 @@ def test_a_file_without_a_player_or_with_one_of_the_wrong_type_is_refused(
 
 
 # -- tune-report ---------------------------------------------------------------------------------
-
-
-def stored_run(out: Path, tune: TuneConfig, thetas: list[tuple[float, ...]]) -> None:
-    """A run's store holding one step per value of ``thetas`` (each its iteration's, with
-    its probe; no game is needed to read the steps)."""
-    out.mkdir()
-    config = prepared(tune, out).event.config
-    db = ResultsDB.create(out / "results.sqlite", config, {TUNE_KEY: tune.to_json()})
-    try:
-        count = len(tune.params)
-        for k, theta in enumerate(thetas, 1):
-            probe = Probe(k, (1,) * count, theta, theta)
-            db.put(probe_key(k), Iteration(probe, 0).to_json())
-            db.put(step_key(k), Step(k, k, 0, theta).to_json())
-    finally:
-        db.close()
 
 
 THREE = ("Aim=100:0:1000:50", "Blur=2.5:0:10", "Peak=500:0:1000:50")

@@ -19,13 +19,14 @@ from enginesrv.event.play.arbiter import MoveObserver
 from enginesrv.event.play.plan import GamePlan, Played
 from enginesrv.event.play.players import GameOptions
 from enginesrv.event.prepared import PreparedEvent, prepare
+from enginesrv.event.results.store import ResultsDB
 from enginesrv.event.runners.base import GameRunner, Venue
 from enginesrv.event.runners.local import LocalVenue
 from enginesrv.tune import spsa
-from enginesrv.tune.config import TuneConfig
+from enginesrv.tune.config import TUNE_KEY, TuneConfig
 from enginesrv.tune.run import PreparedTune, Stepped, TuneObservers, run_tune
-from enginesrv.tune.spsa import Param
-from enginesrv.tune.state import TuneState
+from enginesrv.tune.spsa import Param, Probe
+from enginesrv.tune.state import Iteration, Step, TuneState, probe_key, step_key
 
 AIM = "Aim=100:0:1000:50"
 """The noisy bot's ``Aim`` from far below its ``Peak`` (500), over its whole range."""
@@ -255,3 +256,19 @@ def assert_dispatched_from_the_steps(tune: TuneConfig, out: Path) -> None:
                 assert entry[side][i] == (round(value) if param.integer else value), (k, side)
         if k in taken:
             theta = tuple(taken[k]["theta"])
+
+
+def stored_run(out: Path, tune: TuneConfig, thetas: list[tuple[float, ...]]) -> None:
+    """A run's store holding one step per value of ``thetas`` (each its iteration's, with
+    its probe; no game is needed to read the steps)."""
+    out.mkdir(parents=True)
+    config = prepared(tune, out).event.config
+    db = ResultsDB.create(out / "results.sqlite", config, {TUNE_KEY: tune.to_json()})
+    try:
+        count = len(tune.params)
+        for k, theta in enumerate(thetas, 1):
+            probe = Probe(k, (1,) * count, theta, theta)
+            db.put(probe_key(k), Iteration(probe, 0).to_json())
+            db.put(step_key(k), Step(k, k, 0, theta).to_json())
+    finally:
+        db.close()
