@@ -92,7 +92,7 @@ def _good(key: str) -> dict[str, Any]:
 
 DEEP = "[" * 100_000 + "]" * 100_000
 
-DAMAGE = [
+DAMAGE: list[tuple[str, dict[str, Any] | str, str]] = [
     ("probe:000002", {"flips": [0]}, "probe:000002: a flip is 0"),
     ("probe:000002", {"flips": [2]}, "2 is not a whole number from -1 to 1"),
     ("probe:000002", {"flips": [1, -1]}, "[1, -1] is not a list of 1"),
