@@ -1,8 +1,10 @@
 """A tuning run on a real Dask cluster (``--cluster``): a ``LocalCluster`` of two worker
-processes on loopback, the coordinator in this process, as ``test_cluster`` plays events."""
+processes on loopback, the coordinator in this process, as ``test_cluster`` plays events.
+Marked slow: CI runs it in its stage of slow tests (``--run-slow``)."""
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import pytest
@@ -10,7 +12,9 @@ import pytest
 from enginesrv.event.play.records import parse_record
 from enginesrv.event.runners.cluster import ClusterVenue
 from tests.enginesrv.cluster_support import local_scheduler
+from tests.enginesrv.test_tournament import cli
 from tests.enginesrv.tune_support import (
+    AIM,
     Spy,
     SpyVenue,
     assert_complete,
@@ -27,6 +31,7 @@ scheduler = pytest.fixture(scope="module", name="scheduler")(local_scheduler)
 distributed = pytest.importorskip("distributed")
 
 
+@pytest.mark.slow  # a cluster's start and 16 games: some 12 s of the suite's 2 cores
 def test_a_run_on_the_cluster_stores_every_game_and_step_as_a_local_run_does(
     scheduler: str, tmp_path: Path
 ) -> None:
@@ -51,3 +56,16 @@ def test_a_run_on_the_cluster_stores_every_game_and_step_as_a_local_run_does(
         here = parse_record((local / "games" / name).read_text())
         assert there.tokens() == here.tokens()
         assert [c for c in there.comments if c.startswith("played on the worker tcp://")]
+
+
+@pytest.mark.slow
+def test_tune_with_cluster_at_the_command_line(scheduler: str, tmp_path: Path) -> None:
+    out = tmp_path / "run"
+    proc = cli(
+        "tune", "yohoho", "bot:noisy", "--param", AIM, "--games", "6", "--st", "0.3",
+        "--cluster", scheduler, "--out", str(out),
+    )  # fmt: skip
+    assert proc.returncode == 0, proc.stderr
+    assert f"on the cluster {scheduler}\n" in proc.stderr
+    assert_complete(tune_config(6), out)
+    assert len(re.findall(r"^iteration \d/3: ", proc.stdout, flags=re.MULTILINE)) == 3
