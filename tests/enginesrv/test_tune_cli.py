@@ -17,6 +17,8 @@ from enginesrv.cli.common import CommandError
 from enginesrv.cli.tune_args import tune_configs
 from enginesrv.event.results.store import ResultsDB
 from enginesrv.tune.config import TuneConfig
+from enginesrv.tune.report import trajectory_svg
+from enginesrv.tune.state import Step
 from tests.enginesrv.test_event_files import PARSER, assert_one_line_refusal, run_main
 from tests.enginesrv.tune_support import prepared, stored_run, tune_config
 
@@ -300,3 +302,12 @@ def test_a_report_of_what_holds_no_tuning_run_is_refused(
     assert refusal(capsys, "tune-report", str(tmp_path)) == (
         f"enginesrv tune-report: error: {store} holds a match or tournament, not a tuning run"
     )
+
+
+def test_a_long_run_is_drawn_with_at_most_600_points_a_line_ending_at_its_last_step() -> None:
+    tune = tune_config(4000, *THREE)
+    taken = [Step(k, k, 0, theta) for k, theta in enumerate(_thetas(1500), 1)]
+    for panel, points in enumerate(polylines(trajectory_svg(tune, taken), 3)):
+        assert len(points) == 1 + 500 + 1  # the start, every third step, and the last
+        # a panel 300 wide, its plot from 46 to 286: the last step at 1500 of 2000
+        assert points[-1][0] == pytest.approx(300 * panel + 46 + 240 * 1500 / 2000, abs=0.05)

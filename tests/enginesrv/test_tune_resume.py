@@ -62,6 +62,11 @@ def test_a_stopped_run_takes_the_step_it_owed_then_plays_only_what_is_left(
     assert_dispatched_from_the_steps(tune, out)
     assert_given_the_stored_probes(tune, out, spy.given)
     assert [g.game_id for g in spy.given] == list(range(1, 11))
+    # a finished run resumed plays and steps nothing, and leaves its store as it was
+    before = (rows(out), probes(out), steps(out))
+    _, again = play(prepared(tune, out, resume=True, concurrency=1), out, SpyVenue(spy))
+    assert (again.started, again.steps, len(spy.given)) == ([5], [], 10)
+    assert (rows(out), probes(out), steps(out)) == before
 
 
 def test_a_run_stopped_with_games_in_flight_replays_only_those(tmp_path: Path) -> None:
