@@ -13,6 +13,7 @@ from __future__ import annotations
 import dataclasses
 import json
 import math
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -164,21 +165,30 @@ class TuneConfig:
 
 def check_params(tune: TuneConfig, game: str) -> None:
     """Check that a built-in or plug-in bot has each parameter as an option that takes both
-    its bounds (an external engine's options are its own: a value it refuses forfeits the
-    game, with the reason).
+    its bounds, and a value with a fraction where the parameter has them (an external
+    engine's options are its own: a value it refuses forfeits the game, with the reason).
 
     Raises:
-        EventError: the option that is missing or refuses a bound, named.
+        EventError: the option that is missing or refuses a bound or a fraction, named.
     """
     spec = parse_player(tune.player)
     if spec.kind != "bot":
         return
-    for bound in ("low", "high"):
-        values = tuple((p.name, engine_value(p, getattr(p, bound))) for p in tune.params)
+    tries: tuple[tuple[str, Callable[[Param], float]], ...] = (
+        ("a bound of a --param", lambda p: p.low),
+        ("a bound of a --param", lambda p: p.high),
+        # a bot's spin option refuses 4.5 once the run has begun: every game would be lost
+        (
+            "a --param written with a decimal point takes fractions",
+            lambda p: p.low if p.integer else min(math.floor(p.low) + 0.5, p.high),
+        ),
+    )
+    for what, value in tries:
+        values = tuple((p.name, engine_value(p, value(p))) for p in tune.params)
         try:
             check_bot(dataclasses.replace(spec, options=(*spec.options, *values)), game)
         except PlayerSpecError as exc:
-            raise EventError(f"{exc} (a bound of a --param)") from None
+            raise EventError(f"{exc} ({what})") from None
 
 
 def _stored_param(item: Any) -> Param:

@@ -73,6 +73,12 @@ def refusal(capsys: pytest.CaptureFixture[str], *argv: str) -> str:
          "player 'bot:noisy': option 'Aim': -10 is not in 0..1000 (a bound of a --param)"),
         ((*TUNE, "--param", "Aim=5:0:10.5", "--games", "4"),
          "player 'bot:noisy': option 'Aim': '10.5' is not a whole number (a bound of a --param)"),
+        ((*TUNE, "--param", "Aim=5.0:0.0:10.0", "--games", "4"),
+         "player 'bot:noisy': option 'Aim': '0.5' is not a whole number (a --param written with "
+         "a decimal point takes fractions)"),
+        ((*TUNE, "--param", "Aim=3:0:9", "--param", "Blur=2.0:2.0:3.0", "--games", "4"),
+         "player 'bot:noisy': option 'Blur': '2.5' is not a whole number (a --param written "
+         "with a decimal point takes fractions)"),
         (("tune", "yohoho"),
          "give the GAME and the PLAYER to tune (or game and player in --config)"),
         (("tune", "nope", "bot:noisy", *AIM, "--games", "4"),
