@@ -14,6 +14,14 @@ system's randomness, so an opponent cannot predict them; any other value repeats
 and the history of good moves are kept from one move to the next within a game and cleared by
 ``new_game``.
 
+Evaluation weights: every weight ``bots.eval.tuning`` lists is an option too (``EvalYinsh...``,
+``EvalYohoho...``, ``EvalYoxii...``), hidden from a plain listing (``Option.hidden``) and
+bearing on its own game only. A search evaluates with an evaluator of the weights the options
+hold at that moment: the evaluator of a game is made again only when its weights change (and
+the table and history, filled under the old ones, are then cleared), so a bot that a server's
+worker keeps pays nothing for weights that stay, and two bots of different weights in one
+process never share an evaluation.
+
 Whole turns: where a player makes several decisions in a row (Yohoho's two sub-moves, Yoxii's
 Totem move and placement, Yinsh's removals), the search of the turn's first decision already
 looked through the rest of the turn. Under a clock (``Limits.from_pv``) a later decision of the
@@ -43,6 +51,7 @@ from bots.engine import (
     never_stop,
 )
 from bots.eval import Evaluator, evaluated_games, evaluator_for
+from bots.eval.tuning import TUNABLES, Tunable, tunables_for
 from bots.search import MAX_PLY, Searcher, SearchMemory, SearchOptions, TranspositionTable
 from games import Game, GameError, Move, State
 
@@ -58,6 +67,20 @@ class _TurnPlan:
     depth: int
 
 
+def weight_options() -> tuple[Option, ...]:
+    """The evaluation weights as options: hidden, each naming the games it bears on."""
+    games: dict[str, list[str]] = {}
+    first: dict[str, Tunable] = {}
+    for game, tunables in TUNABLES.items():
+        for tunable in tunables:
+            first.setdefault(tunable.name, tunable)
+            games.setdefault(tunable.name, []).append(game)
+    return tuple(
+        Option(t.name, "spin", t.default, t.low, t.high, hidden=True, games=tuple(games[t.name]))
+        for t in first.values()
+    )
+
+
 class AlphaBeta(Engine):
     """Iterative deepening alpha-beta with a transposition table (see ``bots.search``)."""
 
@@ -70,6 +93,7 @@ class AlphaBeta(Engine):
         Option("Aspiration", "spin", 0, 0, 10_000),
         Option("Samples", "spin", 8, 1, 64),
         SECRET_SEED_OPTION,
+        *weight_options(),
     )
 
     def __init__(self) -> None:
@@ -79,7 +103,8 @@ class AlphaBeta(Engine):
         self._compiled: CompiledMemory | None = None
         self._compiled_mb = 0
         self._history: dict[Move, int] = {}
-        self._evaluators: dict[str, Evaluator] = {}
+        self._evaluators: dict[str, tuple[tuple[int, ...], Evaluator]] = {}
+        """Per game, the weights of its options and the evaluator made with them."""
         self._plan: _TurnPlan | None = None
 
     def game_names(self) -> tuple[str, ...]:
@@ -87,13 +112,22 @@ class AlphaBeta(Engine):
         return evaluated_games()
 
     def _evaluator(self, game: Game) -> Evaluator:
-        evaluator = self._evaluators.get(game.name)
-        if evaluator is None:
-            try:
-                evaluator = evaluator_for(game.name)
-            except KeyError:
-                raise OptionError(f"{self.name} does not play {game.name}") from None
-            self._evaluators[game.name] = evaluator
+        """The evaluator of ``game`` under the weights the options hold now: the one made
+        before while they stay the same, a new one when they changed (and then the table and
+        history, whose values came from the old weights, start afresh)."""
+        tunables = tunables_for(game.name)
+        weights = tuple(int(self.values[t.name] or 0) for t in tunables)
+        made = self._evaluators.get(game.name)
+        if made is not None and made[0] == weights:
+            return made[1]
+        values = {t.name: w for t, w in zip(tunables, weights, strict=True) if w != t.default}
+        try:
+            evaluator = evaluator_for(game.name, values or None)
+        except KeyError:
+            raise OptionError(f"{self.name} does not play {game.name}") from None
+        if made is not None:
+            self._forget()
+        self._evaluators[game.name] = (weights, evaluator)
         return evaluator
 
     def _table_for_options(self) -> TranspositionTable:
@@ -125,6 +159,10 @@ class AlphaBeta(Engine):
         hidden = self._evaluator(game).hidden_information()
         if hidden is not None:
             hidden.new_game()
+        self._forget()
+
+    def _forget(self) -> None:
+        """Clear what the searches so far learnt: the tables, the history, the turn's plan."""
         if self._table is not None:
             self._table.clear()
         if self._compiled is not None:

@@ -37,6 +37,11 @@ class Option:
         type: ``check`` (bool), ``spin`` (int within ``min``..``max``), ``combo`` (one of
             ``vars``), ``string``, or ``button`` (no value).
         default: the value before any ``set_option``.
+        hidden: left out of a plain ``options`` listing (a GUI's), listed only when every
+            option is asked for (``options all``), and set like any other: the evaluation
+            weights a tuner moves (``bots.eval.tuning``).
+        games: the games the option bears on, None for every game (a listing of every option
+            for a session of one game leaves out the others').
     """
 
     name: str
@@ -45,6 +50,8 @@ class Option:
     min: int | None = None
     max: int | None = None
     vars: tuple[str, ...] = ()
+    hidden: bool = False
+    games: tuple[str, ...] | None = None
 
     def parse(self, text: str | None) -> OptionValue:
         """Turn wire text into a typed value.
@@ -227,7 +234,9 @@ class Engine(ABC):
         for opt in self.options:
             if opt.name.lower() == name.lower():
                 return opt
-        known = ", ".join(o.name for o in self.options) or "none"
+        known = ", ".join(o.name for o in self.options if not o.hidden) or "none"
+        if any(o.hidden for o in self.options):
+            known += ", and the hidden ones that `options all` lists"
         raise OptionError(f"{self.name} has no option {name!r} (its options: {known})")
 
     def set_option(self, name: str, text: str | None) -> None:

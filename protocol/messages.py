@@ -170,9 +170,11 @@ class Bots:
 
 @dataclass(frozen=True, slots=True)
 class Options:
-    """``options``: list the options of the session (the bot's included)."""
+    """``options [all]``: list the options of the session (the bot's included); with ``all``
+    also those a plain listing leaves out (a bot's evaluation weights)."""
 
     METHOD: ClassVar[str] = "options"
+    all: bool = False
 
 
 @dataclass(frozen=True, slots=True)

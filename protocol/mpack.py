@@ -45,6 +45,7 @@ from protocol.messages import (
     NewGame,
     Notification,
     OptionList,
+    Options,
     OptionSpec,
     Ping,
     Play,
@@ -197,6 +198,10 @@ def _undo(a: _Args) -> Command:
     return Undo(1 if n is None else n)
 
 
+def _options(a: _Args) -> Command:
+    return Options(all=a.flag("all"))
+
+
 _COMMANDS: Final[Mapping[type[Command], Callable[[_Args], Command]]] = {
     Ugi: _ugi,
     Ping: _ping,
@@ -208,6 +213,7 @@ _COMMANDS: Final[Mapping[type[Command], Callable[[_Args], Command]]] = {
     Query: _query,
     Play: _play,
     Undo: _undo,
+    Options: _options,
 }
 """How the command of each method with arguments is read from its params map."""
 

@@ -221,6 +221,14 @@ def _parse_play(args: list[str]) -> Command:
     return Play(args[0])
 
 
+def _parse_options(args: list[str]) -> Command:
+    if args and args != ["all"]:
+        raise _fail(
+            BAD_ARGUMENTS, f"usage: options [all], not options {' '.join(args)}", Options.METHOD
+        )
+    return Options(all=bool(args))
+
+
 def _parse_undo(args: list[str]) -> Command:
     if len(args) > 1:
         raise _fail(BAD_ARGUMENTS, "usage: undo [N]", Undo.METHOD)
@@ -241,7 +249,7 @@ _COMMAND_PARSERS: Final[dict[str, Callable[[list[str]], Command]]] = {
     "play": _parse_play,
     "undo": _parse_undo,
     "bots": _no_args(Bots),
-    "options": _no_args(Options),
+    "options": _parse_options,
     "show": _no_args(Show),
 }
 
@@ -613,6 +621,8 @@ def _command_text(command: Command) -> str:
             text = f"play {move}"
         case Undo(n):
             text = "undo" if n == 1 else f"undo {n}"
+        case Options(every):
+            text = "options all" if every else "options"
         case _:
             text = command.METHOD
     return text

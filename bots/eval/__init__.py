@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import importlib
 import random
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 
 from games import Move, State
 
@@ -34,6 +34,14 @@ class Evaluator:
 
     aspiration: int = 50
     expectation_scale: float = 400.0
+
+    @classmethod
+    def tuned(cls, game: str, values: Mapping[str, int]) -> Evaluator:
+        """An evaluator of ``game`` whose weights take the options ``values`` (by option name,
+        ``bots.eval.tuning``; a weight no option names stays at its default). The default
+        evaluator for a game without weight options."""
+        del game, values
+        return cls()
 
     def evaluate(self, state: State) -> int:
         """The value of a non-terminal position for the side to act."""
@@ -137,15 +145,16 @@ def evaluated_games() -> tuple[str, ...]:
     return tuple(sorted(_EVALUATORS))
 
 
-def evaluator_for(game: str) -> Evaluator:
-    """A fresh evaluator for ``game``.
+def evaluator_for(game: str, values: Mapping[str, int] | None = None) -> Evaluator:
+    """A fresh evaluator for ``game``, with the weights of the options ``values`` (by option
+    name, ``bots.eval.tuning``) or, by default, its own.
 
     Raises:
         KeyError: no evaluation exists for ``game``.
     """
     module, cls = _EVALUATORS[game]
     factory: type[Evaluator] = getattr(importlib.import_module(module), cls)
-    return factory()
+    return factory() if values is None else factory.tuned(game, values)
 
 
 register(("yinsh", "yinsh+blitz"), "bots.eval.yinsh", "YinshEvaluator")

@@ -1,9 +1,13 @@
 /* The Yohoho! evaluation in C: the same arithmetic as bots/eval/yohoho.py, term for term.
  *
  * bots/eval/yohoho.py is the reference and the only place the tables and weights are defined:
- * it hands them to init() once, and calls evaluate() with a state's packed pieces. The tests
- * compare the two on many positions (tests/bots/test_native.py). A board of 77 cells fits in
- * one unsigned __int128, so the Python bitboard expressions carry over as they are.
+ * it hands the tables and the default weights to init() once, and calls evaluate() with a
+ * state's packed pieces. An evaluator of other weights has them checked once by weights(),
+ * which returns them as a capsule, and passes that capsule to every evaluate(): the weights
+ * belong to the evaluator, never to the module, so evaluators of different weights can take
+ * turns in one process. The tests compare the two on many positions (tests/bots/test_native.py).
+ * A board of 77 cells fits in one unsigned __int128, so the Python bitboard expressions carry
+ * over as they are.
  */
 #include "bitboard128.h"
 
@@ -16,7 +20,6 @@ static int ROW_OF[N_CELLS];
 static bb SOURCE[6];
 static int SHIFTS[6];
 static bb GOAL_W, GOAL_B, FULL;
-static int CHEBEC, GALLEON, ROW_STEP, ROCK_CONE, PRESSURE, TRAP_SOON, WIN_NOW;
 /* Python's ``//``: the quotient rounded down (C's ``/`` rounds towards zero, which differs for
  * a negative weight, as a tuning run may try). */
 static inline long floor_div(long a, long b) {
@@ -24,9 +27,16 @@ static inline long floor_div(long a, long b) {
     return (a % b != 0 && (a < 0) != (b < 0)) ? q - 1 : q;
 }
 
-static int PROG[N_PROG], RACE[N_RACE], STEP_SAFE[6], ROBUST[6], ATTACKED[6];
-static int OWN_HANG_P1[2], ENEMY_HANG_P1, OWN_HANG_P2[2], ENEMY_HANG_P2, TEMPO_P1, TEMPO_P2;
-static int RACE_HORIZON, RACE_WON, RACE_TURN, LIMIT, FAR;
+/* the weights of one evaluator (bots/eval/yohoho.py: Weights, then LIMIT and _FAR) */
+typedef struct {
+    int CHEBEC, GALLEON, ROW_STEP, ROCK_CONE, PRESSURE, TRAP_SOON, WIN_NOW;
+    int PROG[N_PROG], RACE[N_RACE], STEP_SAFE[6], ROBUST[6], ATTACKED[6];
+    int OWN_HANG_P1[2], ENEMY_HANG_P1, OWN_HANG_P2[2], ENEMY_HANG_P2, TEMPO_P1, TEMPO_P2;
+    int RACE_HORIZON, RACE_WON, RACE_TURN, LIMIT, FAR;
+} Weights;
+
+static Weights DEFAULTS; /* init()'s: what evaluate() reads without a capsule */
+static const char *const CAPSULE = "bots.eval._yohoho_native.weights";
 static int ready = 0; /* 1 only after an init that checked every table */
 
 /* directions, as in games/yohoho.py */
@@ -71,10 +81,10 @@ static void coverage(int a, bb g, bb c, bb *ge3, bb *ge4, bb *ge6) {
 
 /* _dist_up / _dist_down: the fewest turns to the goal row, a step onto a passable cell costing
    one and onto a blocker (an enemy ship, captured first) two */
-static int dist(bb a_bit, bb passable, bb blockers, const int *dirs, bb goal) {
+static int dist(const Weights *w, bb a_bit, bb passable, bb blockers, const int *dirs, bb goal) {
     bb free = passable & ~a_bit, hard = blockers & ~a_bit, front = a_bit, late = 0;
     int d = 0;
-    while ((front || late) && d < FAR - 1) {
+    while ((front || late) && d < w->FAR - 1) {
         d++;
         bb reach = 0;
         for (int k = 0; k < 3; k++) reach |= step(front, dirs[k]);
@@ -84,17 +94,17 @@ static int dist(bb a_bit, bb passable, bb blockers, const int *dirs, bb goal) {
         if (front & goal) return d;
         free &= ~front;
     }
-    return FAR;
+    return w->FAR;
 }
 
-static BB_HOT int attacked(int e, bb empty, bb unsafe, bb a, bb g, bb c) {
+static BB_HOT int attacked(const Weights *w, int e, bb empty, bb unsafe, bb a, bb g, bb c) {
     bb near = NBR[e];
     bb ng = near & g, nc = near & c;
     int attack = 3 * bb_popcount(ng) + 2 * bb_popcount(nc) + ((near & a) ? 5 : 0);
     int escapes = bb_popcount(SHIP_NBR[e] & empty & ~unsafe);
     int freeing = (ng && attack <= 8) || (nc && attack <= 7);
-    if (!escapes && !freeing) return TRAP_SOON;
-    return (int)floor_div(ATTACKED[escapes], freeing ? 2 : 1);
+    if (!escapes && !freeing) return w->TRAP_SOON;
+    return (int)floor_div(w->ATTACKED[escapes], freeing ? 2 : 1);
 }
 
 static bb dilate(bb cells) {
@@ -116,15 +126,15 @@ static bb moves(bb cells, bb empty, const int *dirs, int ndirs, int reach) {
     return out;
 }
 
-static BB_HOT int race(bb admiral, int up, bb passable, bb empty, const bb *def,
-                       int defenders_first) {
+static BB_HOT int race(const Weights *w, bb admiral, int up, bb passable, bb empty,
+                       const bb *def, int defenders_first) {
     const int *forward = up ? UP : DOWN, *back = up ? UP_BACK : DOWN_BACK;
     bb goal = up ? GOAL_W : GOAL_B;
     bb layers[32], tube[32];
     int turns = 0;
     bb free = passable & ~admiral, front = admiral;
     int reached = 0;
-    while (front && turns < RACE_HORIZON) {
+    while (front && turns < w->RACE_HORIZON) {
         bb next = 0;
         for (int k = 0; k < 3; k++) next |= step(front, forward[k]);
         front = next & free;
@@ -170,8 +180,8 @@ static BB_HOT int race(bb admiral, int up, bb passable, bb empty, const bb *def,
 }
 
 /* hot as race() is: a popcnt copy calls race's popcnt copy directly */
-static BB_HOT int race_verdict(const bb *pcs, int side, int p2, bb empty, bb pass_w, bb pass_b,
-                               int dw, int db) {
+static BB_HOT int race_verdict(const Weights *w, const bb *pcs, int side, int p2, bb empty,
+                               bb pass_w, bb pass_b, int dw, int db) {
     int me = side ? 1 : 0, en = 1 - me;
     bb own_a = pcs[me * 4], en_a = pcs[en * 4];
     int moved = p2 >= 0 && ((own_a >> p2) & 1);
@@ -182,17 +192,17 @@ static BB_HOT int race_verdict(const bb *pcs, int side, int p2, bb empty, bb pas
     int own_rows = (me ? own_row - 1 : 9 - own_row) + late;
     int en_rows = me == 0 ? en_row - 1 : 9 - en_row;
     if (own_d + late <= en_rows) {
-        int own = race(own_a, me == 0, own_pass, empty, &pcs[en * 4], moved);
-        if (own) return RACE_WON - RACE_TURN * (own + late);
+        int own = race(w, own_a, me == 0, own_pass, empty, &pcs[en * 4], moved);
+        if (own) return w->RACE_WON - w->RACE_TURN * (own + late);
     }
     if (en_d < own_rows) {
-        int enemy = race(en_a, me == 1, en_pass, empty, &pcs[me * 4], 1);
-        if (enemy) return -(RACE_WON - RACE_TURN * enemy);
+        int enemy = race(w, en_a, me == 1, en_pass, empty, &pcs[me * 4], 1);
+        if (enemy) return -(w->RACE_WON - w->RACE_TURN * enemy);
     }
     return 0;
 }
 
-static BB_HOT long evaluate_bb(const bb *pcs, int side, int p2) {
+static BB_HOT long evaluate_bb(const Weights *w, const bb *pcs, int side, int p2) {
     bb wa = pcs[0], wg = pcs[1], wc = pcs[2], wr = pcs[3];
     bb ba = pcs[4], bg = pcs[5], bc = pcs[6], br = pcs[7];
     bb white = wa | wg | wc | wr, black = ba | bg | bc | br;
@@ -202,20 +212,20 @@ static BB_HOT long evaluate_bb(const bb *pcs, int side, int p2) {
     coverage(ab, bg, bc, &b3, &b4, &b6);
     coverage(aw, wg, wc, &w3, &w4, &w6);
 
-    long score = (long)CHEBEC * (bb_popcount(wc) - bb_popcount(bc)) +
-                 (long)GALLEON * (bb_popcount(wg) - bb_popcount(bg));
-    score += (long)ROW_STEP * (ROW_OF[aw] + ROW_OF[ab] - 10);
+    long score = (long)w->CHEBEC * (bb_popcount(wc) - bb_popcount(bc)) +
+                 (long)w->GALLEON * (bb_popcount(wg) - bb_popcount(bg));
+    score += (long)w->ROW_STEP * (ROW_OF[aw] + ROW_OF[ab] - 10);
     bb pass_w = FULL & ~(black | b6), pass_b = FULL & ~(white | w6);
-    int dw = dist(wa, pass_w, (bg | bc) & ~b6, UP, GOAL_W);
-    int db = dist(ba, pass_b, (wg | wc) & ~w6, DOWN, GOAL_B);
-    score += PROG[dw] - PROG[db];
+    int dw = dist(w, wa, pass_w, (bg | bc) & ~b6, UP, GOAL_W);
+    int db = dist(w, ba, pass_b, (wg | wc) & ~w6, DOWN, GOAL_B);
+    score += w->PROG[dw] - w->PROG[db];
     bb nw = SHIP_NBR[aw] & empty, nb = SHIP_NBR[ab] & empty;
-    score += STEP_SAFE[bb_popcount(nw & ~b6)] - STEP_SAFE[bb_popcount(nb & ~w6)];
-    score += ROBUST[bb_popcount(nw & ~b4)] - ROBUST[bb_popcount(nb & ~w4)];
-    if (wr & CONE_UP[ab]) score += ROCK_CONE;
-    if (br & CONE_DOWN[aw]) score -= ROCK_CONE;
+    score += w->STEP_SAFE[bb_popcount(nw & ~b6)] - w->STEP_SAFE[bb_popcount(nb & ~w6)];
+    score += w->ROBUST[bb_popcount(nw & ~b4)] - w->ROBUST[bb_popcount(nb & ~w4)];
+    if (wr & CONE_UP[ab]) score += w->ROCK_CONE;
+    if (br & CONE_DOWN[aw]) score -= w->ROCK_CONE;
     bb rb = RADIUS2[ab], rw = RADIUS2[aw];
-    score += (long)PRESSURE * (3 * bb_popcount(wg & rb) + 2 * bb_popcount(wc & rb) -
+    score += (long)w->PRESSURE * (3 * bb_popcount(wg & rb) + 2 * bb_popcount(wc & rb) -
                                3 * bb_popcount(bg & rw) - 2 * bb_popcount(bc & rw));
 
     bb own_a, en_a, own_hang_c, own_hang_g, en_hang_c, en_hang_g, own_unsafe, en_unsafe, own_win;
@@ -253,44 +263,44 @@ static BB_HOT long evaluate_bb(const bb *pcs, int side, int p2) {
     }
     int hang_g = bb_popcount(own_hang_g);
     int hanging = hang_g + bb_popcount(own_hang_c);
-    long first = hang_g ? GALLEON : CHEBEC;
-    long second = hang_g > 1 ? GALLEON : CHEBEC;
-    long en_best = en_hang_g ? GALLEON : (en_hang_c ? CHEBEC : 0);
+    long first = hang_g ? w->GALLEON : w->CHEBEC;
+    long second = hang_g > 1 ? w->GALLEON : w->CHEBEC;
+    long en_best = en_hang_g ? w->GALLEON : (en_hang_c ? w->CHEBEC : 0);
     if (p2 < 0) {
-        score += TEMPO_P1 + floor_div(en_best * ENEMY_HANG_P1, 100);
+        score += w->TEMPO_P1 + floor_div(en_best * w->ENEMY_HANG_P1, 100);
         if (hanging) {
-            score -= floor_div(first * OWN_HANG_P1[0], 100);
-            if (hanging > 1) score -= floor_div(second * OWN_HANG_P1[1], 100);
+            score -= floor_div(first * w->OWN_HANG_P1[0], 100);
+            if (hanging > 1) score -= floor_div(second * w->OWN_HANG_P1[1], 100);
         }
         if (own_a & own_unsafe)
-            score -= attacked(cell_of(own_a), empty, own_unsafe, en_pieces[0], en_pieces[1],
+            score -= attacked(w, cell_of(own_a), empty, own_unsafe, en_pieces[0], en_pieces[1],
                               en_pieces[2]);
-        if (own_win) score += WIN_NOW;
+        if (own_win) score += w->WIN_NOW;
     } else {
-        score += TEMPO_P2 + floor_div(en_best * ENEMY_HANG_P2, 100);
+        score += w->TEMPO_P2 + floor_div(en_best * w->ENEMY_HANG_P2, 100);
         if (hanging) {
-            score -= floor_div(first * OWN_HANG_P2[0], 100);
-            if (hanging > 1) score -= floor_div(second * OWN_HANG_P2[1], 100);
+            score -= floor_div(first * w->OWN_HANG_P2[0], 100);
+            if (hanging > 1) score -= floor_div(second * w->OWN_HANG_P2[1], 100);
         }
         if (en_a & en_unsafe)
-            score += attacked(cell_of(en_a), empty, en_unsafe, own_pieces[0], own_pieces[1],
+            score += attacked(w, cell_of(en_a), empty, en_unsafe, own_pieces[0], own_pieces[1],
                               own_pieces[2]);
         if ((own_a >> p2) & 1)
             own_d += 1;
         else if (own_win)
-            score += WIN_NOW;
+            score += w->WIN_NOW;
     }
     int decided = 0;
-    if ((own_d < en_d ? own_d : en_d) <= RACE_HORIZON)
-        decided = race_verdict(pcs, side, p2, empty, pass_w, pass_b, dw, db);
+    if ((own_d < en_d ? own_d : en_d) <= w->RACE_HORIZON)
+        decided = race_verdict(w, pcs, side, p2, empty, pass_w, pass_b, dw, db);
     if (decided)
         score += decided;
     else if (own_d <= en_d)
-        score += RACE[own_d];
+        score += w->RACE[own_d];
     else
-        score -= RACE[en_d];
-    if (score > LIMIT) return LIMIT;
-    if (score < -LIMIT) return -LIMIT;
+        score -= w->RACE[en_d];
+    if (score > w->LIMIT) return w->LIMIT;
+    if (score < -w->LIMIT) return -w->LIMIT;
     return score;
 }
 
@@ -300,10 +310,58 @@ static BB_HOT long evaluate_bb(const bb *pcs, int side, int p2) {
 /* 16 single weights; PROG, RACE, STEP_SAFE, ROBUST, ATTACKED; two pairs of shares */
 #define WEIGHT_MAX (1L << 20) /* far above any weight, and sums of them stay far from overflow */
 
+/* The weights, flat, in the order bots/eval/yohoho.py lists them (_native_weights), read whole
+ * and checked into out; ValueError naming "weights" on any damage. */
+static int read_weights(PyObject *seq, Weights *out) {
+    long w[N_WEIGHTS];
+    if (bb_table_ints(seq, N_WEIGHTS, -WEIGHT_MAX, WEIGHT_MAX, "weights", w) < 0) return -1;
+    Weights e;
+    const long *p = w;
+    e.CHEBEC = (int)*p++;
+    e.GALLEON = (int)*p++;
+    e.ROW_STEP = (int)*p++;
+    for (int i = 0; i < N_PROG; i++) e.PROG[i] = (int)*p++;
+    for (int i = 0; i < N_RACE; i++) e.RACE[i] = (int)*p++;
+    for (int i = 0; i < 6; i++) e.STEP_SAFE[i] = (int)*p++;
+    for (int i = 0; i < 6; i++) e.ROBUST[i] = (int)*p++;
+    e.ROCK_CONE = (int)*p++;
+    e.PRESSURE = (int)*p++;
+    for (int i = 0; i < 6; i++) e.ATTACKED[i] = (int)*p++;
+    e.TRAP_SOON = (int)*p++;
+    e.WIN_NOW = (int)*p++;
+    e.OWN_HANG_P1[0] = (int)*p++;
+    e.OWN_HANG_P1[1] = (int)*p++;
+    e.ENEMY_HANG_P1 = (int)*p++;
+    e.OWN_HANG_P2[0] = (int)*p++;
+    e.OWN_HANG_P2[1] = (int)*p++;
+    e.ENEMY_HANG_P2 = (int)*p++;
+    e.TEMPO_P1 = (int)*p++;
+    e.TEMPO_P2 = (int)*p++;
+    e.RACE_HORIZON = (int)*p++;
+    e.RACE_WON = (int)*p++;
+    e.RACE_TURN = (int)*p++;
+    e.LIMIT = (int)*p++;
+    e.FAR = (int)*p++;
+    /* race() keeps RACE_HORIZON layers in arrays of 32; PROG is read at distances up to FAR,
+     * RACE up to FAR + 1 (an Admiral that moved) */
+    if (e.RACE_HORIZON < 0 || e.RACE_HORIZON > 30) {
+        PyErr_Format(PyExc_ValueError, "weights: RACE_HORIZON %d is outside [0, 30]",
+                     e.RACE_HORIZON);
+        return -1;
+    }
+    if (e.FAR < 1 || e.FAR > N_PROG - 1 || e.FAR > N_RACE - 2) {
+        PyErr_Format(PyExc_ValueError, "weights: _FAR %d is outside [1, %d]", e.FAR,
+                     N_PROG - 1 < N_RACE - 2 ? N_PROG - 1 : N_RACE - 2);
+        return -1;
+    }
+    *out = e;
+    return 0;
+}
+
 /* The tables, each read whole and checked. A table of ints is read into a long scratch
  * buffer and copied into place as int; the module stays unready until all are in. */
 static int read_tables(PyObject *const *t) {
-    long row_of[N_CELLS], shifts[6], w[N_WEIGHTS];
+    long row_of[N_CELLS], shifts[6];
     bb goal_pair[2];
     if (bb_table(t[0], N_CELLS, NBR, N_CELLS, "NBR") < 0 ||
         bb_table(t[1], N_CELLS, SHIP_NBR, N_CELLS, "SHIP_NBR") < 0 ||
@@ -315,7 +373,7 @@ static int read_tables(PyObject *const *t) {
         bb_table_ints(t[7], 6, -(N_CELLS - 1), N_CELLS - 1, "SHIFTS", shifts) < 0 ||
         bb_table(t[8], N_CELLS, goal_pair, 2, "GOAL_MASK") < 0 ||
         bb_table_board(t[9], N_CELLS, "FULL_MASK", -1, &FULL) < 0 ||
-        bb_table_ints(t[10], N_WEIGHTS, -WEIGHT_MAX, WEIGHT_MAX, "weights", w) < 0)
+        read_weights(t[10], &DEFAULTS) < 0)
         return -1;
     /* the safe steps, robust steps and attack shares are indexed by a count of ship neighbours */
     for (int c = 0; c < N_CELLS; c++) {
@@ -328,53 +386,12 @@ static int read_tables(PyObject *const *t) {
     for (int d = 0; d < 6; d++) SHIFTS[d] = (int)shifts[d];
     GOAL_W = goal_pair[0];
     GOAL_B = goal_pair[1];
-    /* the weights, flat, in the order bots/eval/yohoho.py lists them (_native_weights) */
-    int all[N_WEIGHTS];
-    for (int i = 0; i < N_WEIGHTS; i++) all[i] = (int)w[i];
-    int *p = all;
-    CHEBEC = *p++;
-    GALLEON = *p++;
-    ROW_STEP = *p++;
-    for (int i = 0; i < N_PROG; i++) PROG[i] = *p++;
-    for (int i = 0; i < N_RACE; i++) RACE[i] = *p++;
-    for (int i = 0; i < 6; i++) STEP_SAFE[i] = *p++;
-    for (int i = 0; i < 6; i++) ROBUST[i] = *p++;
-    ROCK_CONE = *p++;
-    PRESSURE = *p++;
-    for (int i = 0; i < 6; i++) ATTACKED[i] = *p++;
-    TRAP_SOON = *p++;
-    WIN_NOW = *p++;
-    OWN_HANG_P1[0] = *p++;
-    OWN_HANG_P1[1] = *p++;
-    ENEMY_HANG_P1 = *p++;
-    OWN_HANG_P2[0] = *p++;
-    OWN_HANG_P2[1] = *p++;
-    ENEMY_HANG_P2 = *p++;
-    TEMPO_P1 = *p++;
-    TEMPO_P2 = *p++;
-    RACE_HORIZON = *p++;
-    RACE_WON = *p++;
-    RACE_TURN = *p++;
-    LIMIT = *p++;
-    FAR = *p++;
-    /* race() keeps RACE_HORIZON layers in arrays of 32; PROG is read at distances up to FAR,
-     * RACE up to FAR + 1 (an Admiral that moved) */
-    if (RACE_HORIZON < 0 || RACE_HORIZON > 30) {
-        PyErr_Format(PyExc_ValueError, "weights: RACE_HORIZON %d is outside [0, 30]",
-                     RACE_HORIZON);
-        return -1;
-    }
-    if (FAR < 1 || FAR > N_PROG - 1 || FAR > N_RACE - 2) {
-        PyErr_Format(PyExc_ValueError, "weights: _FAR %d is outside [1, %d]", FAR,
-                     N_PROG - 1 < N_RACE - 2 ? N_PROG - 1 : N_RACE - 2);
-        return -1;
-    }
     return 0;
 }
 
 /* init(NBR, SHIP_NBR, RADIUS2, CONE_UP, CONE_DOWN, ROW_OF, SOURCE, SHIFTS, GOAL_MASK,
- * FULL_MASK, weights): the tables of bots/eval/yohoho.py. Unready from the first line on, and
- * ready again only when every table was read and checked. */
+ * FULL_MASK, weights): the tables and default weights of bots/eval/yohoho.py. Unready from the
+ * first line on, and ready again only when every table was read and checked. */
 static PyObject *py_init(PyObject *self, PyObject *args) {
     PyObject *t[11];
     ready = 0;
@@ -386,6 +403,23 @@ static PyObject *py_init(PyObject *self, PyObject *args) {
     Py_RETURN_NONE;
 }
 
+static void free_weights(PyObject *capsule) {
+    PyMem_Free(PyCapsule_GetPointer(capsule, CAPSULE));
+}
+
+/* weights(flat weights): other weights than init's, checked as init checks them, in a capsule
+ * for evaluate() */
+static PyObject *py_weights(PyObject *self, PyObject *seq) {
+    Weights e;
+    if (read_weights(seq, &e) < 0) return NULL;
+    Weights *kept = PyMem_Malloc(sizeof *kept);
+    if (!kept) return PyErr_NoMemory();
+    *kept = e;
+    PyObject *capsule = PyCapsule_New(kept, CAPSULE, free_weights);
+    if (!capsule) PyMem_Free(kept);
+    return capsule;
+}
+
 static PyObject *py_evaluate(PyObject *self, PyObject *const *args, Py_ssize_t nargs) {
     if (!ready) {
         PyErr_SetString(PyExc_RuntimeError,
@@ -393,9 +427,14 @@ static PyObject *py_evaluate(PyObject *self, PyObject *const *args, Py_ssize_t n
                         "it failed)");
         return NULL;
     }
-    if (nargs != 3) {
-        PyErr_SetString(PyExc_TypeError, "evaluate(pieces, side, p2)");
+    if (nargs != 3 && nargs != 4) {
+        PyErr_SetString(PyExc_TypeError, "evaluate(pieces, side, p2[, weights])");
         return NULL;
+    }
+    const Weights *w = &DEFAULTS;
+    if (nargs == 4) {
+        w = PyCapsule_GetPointer(args[3], CAPSULE);
+        if (!w) return NULL;
     }
     PyObject *fast = PySequence_Fast(args[0], "pieces must be a sequence");
     if (!fast) return NULL;
@@ -426,13 +465,17 @@ static PyObject *py_evaluate(PyObject *self, PyObject *const *args, Py_ssize_t n
         PyErr_SetString(PyExc_ValueError, "a position needs both Admirals");
         return NULL;
     }
-    return PyLong_FromLong(evaluate_bb(pcs, (int)side, (int)p2));
+    return PyLong_FromLong(evaluate_bb(w, pcs, (int)side, (int)p2));
 }
 
 static PyMethodDef methods[] = {
-    {"init", py_init, METH_VARARGS, "Take the tables and weights of bots/eval/yohoho.py."},
+    {"init", py_init, METH_VARARGS,
+     "Take the tables and default weights of bots/eval/yohoho.py."},
+    {"weights", py_weights, METH_O,
+     "weights(flat weights): other weights, checked, in a capsule for evaluate()."},
     {"evaluate", (PyCFunction)(void (*)(void))py_evaluate, METH_FASTCALL,
-     "evaluate(pieces, side, p2): YohohoEvaluator.evaluate on a state's packed fields."},
+     "evaluate(pieces, side, p2[, weights]): YohohoEvaluator.evaluate on a state's packed "
+     "fields, under init's weights or a capsule of weights()."},
     {NULL, NULL, 0, NULL},
 };
 

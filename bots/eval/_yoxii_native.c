@@ -2,8 +2,11 @@
  * totem-centred heuristic of bots/eval/yoxii.py, term for term.
  *
  * bots/eval/yoxii.py is the reference and defines the board tables and the weights: it hands
- * them to init() once, and calls evaluate() with a state's packed fields. The tests compare the
- * two on many positions (tests/bots/test_native.py). The board has 37 squares: one uint64.
+ * the tables and the default weights to init() once, and calls evaluate() with a state's packed
+ * fields. An evaluator of other weights (or another solver cap) has them checked once by
+ * weights(), which returns them as a capsule, and passes that capsule to every evaluate(): the
+ * weights belong to the evaluator, never to the module. The tests compare the two on many
+ * positions (tests/bots/test_native.py). The board has 37 squares: one uint64.
  * The Python evaluator caches solver results by position key; the result of a position does
  * not depend on the cache, so this one simply solves again (a capped run takes microseconds).
  */
@@ -22,9 +25,16 @@ static u64 NEIGHBOURS[N_SQUARES], RING2[N_SQUARES], RING3[N_SQUARES], FULL;
  * order; BEYOND_LEN[t][n] how many (neighbours only: other entries stay empty). */
 static signed char BEYOND_SQ[N_SQUARES][N_SQUARES][MAX_RAY - 1];
 static signed char BEYOND_LEN[N_SQUARES][N_SQUARES];
-static long W_RING1, W_RING2, W_RING3, W_COUNT1, W_MOBILITY;
-static long STOCK_VALUE[4096];
-static long SOLVED, HEURISTIC_CAP, SOLVE_EMPTIES, SOLVE_NODES, WIDE, MAX_EVAL;
+/* the weights of one evaluator: the heuristic's, its stock values, and the constants the
+ * reference hands over with them (bots/eval/yoxii.py, _load_native) */
+typedef struct {
+    long W_RING1, W_RING2, W_RING3, W_COUNT1, W_MOBILITY;
+    long SOLVED, HEURISTIC_CAP, SOLVE_EMPTIES, SOLVE_NODES, WIDE, MAX_EVAL;
+    long STOCK_VALUE[4096];
+} Weights;
+
+static Weights DEFAULTS; /* init()'s: what evaluate() reads without a capsule */
+static const char *const CAPSULE = "bots.eval._yoxii_native.weights";
 static int ready = 0; /* 1 only after an init that checked every table */
 
 static inline int popcount(u64 x) { return __builtin_popcountll(x); }
@@ -61,10 +71,10 @@ static inline long floordiv(long a, long b) {
     return q;
 }
 
-static long result(long diff, long cdiff) {
-    if (diff > 0 || (diff == 0 && cdiff > 0)) return SOLVED + 100 * diff + 10 * cdiff;
+static long result(const Weights *w, long diff, long cdiff) {
+    if (diff > 0 || (diff == 0 && cdiff > 0)) return w->SOLVED + 100 * diff + 10 * cdiff;
     if (diff == 0 && cdiff == 0) return 0;
-    return -SOLVED + 100 * diff + 10 * cdiff;
+    return -w->SOLVED + 100 * diff + 10 * cdiff;
 }
 
 /* -- the endgame solver: whole turns on bare bitboards ------------------------------------ */
@@ -72,7 +82,8 @@ static long result(long diff, long cdiff) {
 typedef struct {
     long nodes;
     long cap;
-    int over; /* the cap was reached */
+    int over;   /* the cap was reached */
+    long worst; /* below every value: -MAX_EVAL */
 } Solver;
 
 /* the solver counts bits at every leaf: both are hot (a popcnt copy calls the popcnt copy) */
@@ -96,7 +107,7 @@ static BB_HOT long turn(Solver *s, u64 me, u64 me_lo, u64 me_hi, u64 opp, u64 op
         return 20 * diff + mine - theirs;
     }
     u64 empty = FULL ^ (me | opp | (1ULL << t));
-    long best = -MAX_EVAL;
+    long best = s->worst;
     while (dests) {
         u64 low = dests & (~dests + 1);
         dests ^= low;
@@ -120,7 +131,7 @@ static BB_HOT long place(Solver *s, u64 me, u64 me_lo, u64 me_hi, u64 opp, u64 o
                          long beta) {
     u64 targets = NEIGHBOURS[t] & empty;
     if (!targets) targets = empty;
-    long best = -MAX_EVAL;
+    long best = s->worst;
     while (targets) {
         u64 sb = targets & (~targets + 1);
         targets ^= sb;
@@ -145,8 +156,8 @@ static BB_HOT long place(Solver *s, u64 me, u64 me_lo, u64 me_hi, u64 opp, u64 o
 
 /* -- the evaluation ------------------------------------------------------------------------ */
 
-static BB_HOT long evaluate(u64 white, u64 black, u64 lo, u64 hi, int t, int stock, int side,
-                            int phase) {
+static BB_HOT long evaluate(const Weights *w, u64 white, u64 black, u64 lo, u64 hi, int t,
+                            int stock, int side, int phase) {
     u64 me, opp;
     int st_me, st_opp;
     if (side) {
@@ -163,13 +174,13 @@ static BB_HOT long evaluate(u64 white, u64 black, u64 lo, u64 hi, int t, int sto
     st_me &= 4095;
     u64 me_lo = me & lo, me_hi = me & hi, opp_lo = opp & lo, opp_hi = opp & hi;
     u64 empty = FULL ^ (me | opp | (1ULL << t));
-    long floor_ = -MAX_EVAL;
+    long floor_ = -w->MAX_EVAL;
 
     if (phase == 0) {
         u64 dests = totem_destinations(t, me, opp);
         int vmax = max_value(st_me);
         int all_close = 1;
-        long best = -MAX_EVAL;
+        long best = -w->MAX_EVAL;
         u64 after = empty | (1ULL << t);
         while (dests) {
             int d = lowest(dests);
@@ -200,7 +211,7 @@ static BB_HOT long evaluate(u64 white, u64 black, u64 lo, u64 hi, int t, int sto
             long mine = popcount(nb & me), theirs = popcount(nb & opp);
             long diff = mine + popcount(nb & me_lo) + 2 * popcount(nb & me_hi) + added - theirs -
                         popcount(nb & opp_lo) - 2 * popcount(nb & opp_hi);
-            long r = result(diff, mine + counted - theirs);
+            long r = result(w, diff, mine + counted - theirs);
             if (r > best) best = r;
         }
         if (best > 0 || all_close) return best;
@@ -226,44 +237,45 @@ static BB_HOT long evaluate(u64 white, u64 black, u64 lo, u64 hi, int t, int sto
                 long mine = popcount(nb & me), theirs = popcount(nb & opp);
                 long diff = mine + popcount(nb & me_lo) + 2 * popcount(nb & me_hi) + added -
                             theirs - popcount(nb & opp_lo) - 2 * popcount(nb & opp_hi);
-                long r = result(diff, mine + counted - theirs);
+                long r = result(w, diff, mine + counted - theirs);
                 if (!chosen || r > 0) return r;
                 floor_ = r;
             }
         }
     }
 
-    if (popcount(empty) <= SOLVE_EMPTIES + phase) {
-        Solver s = {0, SOLVE_NODES, 0};
+    if (popcount(empty) <= w->SOLVE_EMPTIES + phase) {
+        Solver s = {0, w->SOLVE_NODES, 0, -w->MAX_EVAL};
         long v;
         if (phase)
             v = place(&s, me, me_lo, me_hi, opp, opp_lo, opp_hi, t, empty, st_me, st_opp,
-                      -WIDE, WIDE);
+                      -w->WIDE, w->WIDE);
         else
-            v = turn(&s, me, me_lo, me_hi, opp, opp_lo, opp_hi, t, st_me, st_opp, -WIDE, WIDE);
+            v = turn(&s, me, me_lo, me_hi, opp, opp_lo, opp_hi, t, st_me, st_opp, -w->WIDE,
+                     w->WIDE);
         if (!s.over) {
             long diff = floordiv(v + 10, 20);
             long cdiff = v - 20 * diff;
-            return result(diff, cdiff);
+            return result(w, diff, cdiff);
         }
     }
 
     u64 r1 = NEIGHBOURS[t], r2 = RING2[t], r3 = RING3[t];
     long mine1 = popcount(r1 & me), theirs1 = popcount(r1 & opp);
-    long h = W_RING1 * (mine1 + popcount(r1 & me_lo) + 2 * popcount(r1 & me_hi) - theirs1 -
+    long h = w->W_RING1 * (mine1 + popcount(r1 & me_lo) + 2 * popcount(r1 & me_hi) - theirs1 -
                         popcount(r1 & opp_lo) - 2 * popcount(r1 & opp_hi)) +
-             W_RING2 * (popcount(r2 & me) + popcount(r2 & me_lo) + 2 * popcount(r2 & me_hi) -
+             w->W_RING2 * (popcount(r2 & me) + popcount(r2 & me_lo) + 2 * popcount(r2 & me_hi) -
                         popcount(r2 & opp) - popcount(r2 & opp_lo) - 2 * popcount(r2 & opp_hi)) +
-             W_RING3 * (popcount(r3 & me) + popcount(r3 & me_lo) + 2 * popcount(r3 & me_hi) -
+             w->W_RING3 * (popcount(r3 & me) + popcount(r3 & me_lo) + 2 * popcount(r3 & me_hi) -
                         popcount(r3 & opp) - popcount(r3 & opp_lo) - 2 * popcount(r3 & opp_hi)) +
-             W_COUNT1 * (mine1 - theirs1) +
-             W_MOBILITY * (popcount(totem_destinations(t, me, opp)) -
+             w->W_COUNT1 * (mine1 - theirs1) +
+             w->W_MOBILITY * (popcount(totem_destinations(t, me, opp)) -
                            popcount(totem_destinations(t, opp, me))) +
-             STOCK_VALUE[st_me] - STOCK_VALUE[st_opp & 4095];
-    if (h > HEURISTIC_CAP)
-        h = HEURISTIC_CAP;
-    else if (h < -HEURISTIC_CAP)
-        h = -HEURISTIC_CAP;
+             w->STOCK_VALUE[st_me] - w->STOCK_VALUE[st_opp & 4095];
+    if (h > w->HEURISTIC_CAP)
+        h = w->HEURISTIC_CAP;
+    else if (h < -w->HEURISTIC_CAP)
+        h = -w->HEURISTIC_CAP;
     return h > floor_ ? h : floor_;
 }
 
@@ -311,27 +323,34 @@ static int read_rays(PyObject *rays) {
 #define VALUE_MAX (1L << 30) /* far above any weight or value; their sums stay far from overflow */
 
 /* weights: the five terms' weights (signed), then SOLVED, HEURISTIC_CAP, SOLVE_EMPTIES (at most
- * the board), SOLVE_NODES, _WIDE and MAX_EVAL (none negative) */
-static int read_weights(PyObject *weights) {
-    static long *const slot[11] = {&W_RING1,       &W_RING2,       &W_RING3,     &W_COUNT1,
-                                   &W_MOBILITY,    &SOLVED,        &HEURISTIC_CAP,
-                                   &SOLVE_EMPTIES, &SOLVE_NODES,   &WIDE,        &MAX_EVAL};
+ * the board), SOLVE_NODES, _WIDE and MAX_EVAL (none negative); stock values: a player's stock
+ * worth by packed stock (4096 of them). Read whole and checked into out. */
+static int read_weights(PyObject *weights, PyObject *stock_values, Weights *out) {
+    long w[11];
     PyObject *fw = bb_sequence(weights, 11, "weights");
     if (!fw) return -1;
     for (int i = 0; i < 11; i++) {
-        long low = i < 5 ? -VALUE_MAX : 0, high = slot[i] == &SOLVE_EMPTIES ? N_SQUARES : VALUE_MAX;
-        if (bb_table_int(PySequence_Fast_GET_ITEM(fw, i), low, high, "weights", i, slot[i]) < 0) {
+        long low = i < 5 ? -VALUE_MAX : 0, high = i == 7 ? N_SQUARES : VALUE_MAX;
+        if (bb_table_int(PySequence_Fast_GET_ITEM(fw, i), low, high, "weights", i, &w[i]) < 0) {
             Py_DECREF(fw);
             return -1;
         }
     }
     Py_DECREF(fw);
+    if (bb_table_ints(stock_values, 4096, -VALUE_MAX, VALUE_MAX, "stock values",
+                      out->STOCK_VALUE) < 0)
+        return -1;
+    long *const slot[11] = {&out->W_RING1,    &out->W_RING2,       &out->W_RING3,
+                            &out->W_COUNT1,   &out->W_MOBILITY,    &out->SOLVED,
+                            &out->HEURISTIC_CAP, &out->SOLVE_EMPTIES, &out->SOLVE_NODES,
+                            &out->WIDE,       &out->MAX_EVAL};
+    for (int i = 0; i < 11; i++) *slot[i] = w[i];
     return 0;
 }
 
-/* init(NEIGHBOURS_MASK, RING2, RING3, RAYS, FULL_MASK, weights, stock values): the tables of
- * bots/eval/yoxii.py. Unready from the first line on, and ready again only when every table
- * was read and checked. */
+/* init(NEIGHBOURS_MASK, RING2, RING3, RAYS, FULL_MASK, weights, stock values): the tables and
+ * default weights of bots/eval/yoxii.py. Unready from the first line on, and ready again only
+ * when every table was read and checked. */
 static PyObject *py_init(PyObject *self, PyObject *args) {
     PyObject *neighbours, *ring2, *ring3, *rays, *full, *weights, *stock_values;
     ready = 0;
@@ -343,12 +362,31 @@ static PyObject *py_init(PyObject *self, PyObject *args) {
         board_table(ring2, RING2, N_SQUARES, "RING2") < 0 ||
         board_table(ring3, RING3, N_SQUARES, "RING3") < 0 || read_rays(rays) < 0 ||
         bb_table_board(full, N_SQUARES, "FULL_MASK", -1, &full_board) < 0 ||
-        read_weights(weights) < 0 ||
-        bb_table_ints(stock_values, 4096, -VALUE_MAX, VALUE_MAX, "stock values", STOCK_VALUE) < 0)
+        read_weights(weights, stock_values, &DEFAULTS) < 0)
         return NULL;
     FULL = (u64)full_board;
     ready = 1;
     Py_RETURN_NONE;
+}
+
+static void free_weights(PyObject *capsule) {
+    PyMem_Free(PyCapsule_GetPointer(capsule, CAPSULE));
+}
+
+/* weights(weights, stock values): other weights than init's, checked as init checks them, in
+ * a capsule for evaluate() */
+static PyObject *py_weights(PyObject *self, PyObject *args) {
+    PyObject *weights, *stock_values;
+    if (!PyArg_ParseTuple(args, "OO", &weights, &stock_values)) return NULL;
+    Weights *kept = PyMem_Malloc(sizeof *kept);
+    if (!kept) return PyErr_NoMemory();
+    if (read_weights(weights, stock_values, kept) < 0) {
+        PyMem_Free(kept);
+        return NULL;
+    }
+    PyObject *capsule = PyCapsule_New(kept, CAPSULE, free_weights);
+    if (!capsule) PyMem_Free(kept);
+    return capsule;
 }
 
 static PyObject *unready(void) {
@@ -360,10 +398,15 @@ static PyObject *unready(void) {
 
 static PyObject *py_evaluate(PyObject *self, PyObject *const *args, Py_ssize_t nargs) {
     if (!ready) return unready();
-    if (nargs != 7) {
+    if (nargs != 7 && nargs != 8) {
         PyErr_SetString(PyExc_TypeError,
-                        "evaluate(white, black, values, totem, stock, side, phase)");
+                        "evaluate(white, black, values, totem, stock, side, phase[, weights])");
         return NULL;
+    }
+    const Weights *w = &DEFAULTS;
+    if (nargs == 8) {
+        w = PyCapsule_GetPointer(args[7], CAPSULE);
+        if (!w) return NULL;
     }
     u64 white, black;
     if (to_u64(args[0], &white) || to_u64(args[1], &black)) return NULL;
@@ -392,7 +435,7 @@ static PyObject *py_evaluate(PyObject *self, PyObject *const *args, Py_ssize_t n
         return NULL;
     }
     return PyLong_FromLong(
-        evaluate(white, black, lo, hi, (int)t, (int)stock, (int)side, (int)phase));
+        evaluate(w, white, black, lo, hi, (int)t, (int)stock, (int)side, (int)phase));
 }
 
 static PyObject *py_destinations(PyObject *self, PyObject *const *args, Py_ssize_t nargs) {
@@ -417,9 +460,12 @@ static PyObject *py_destinations(PyObject *self, PyObject *const *args, Py_ssize
 }
 
 static PyMethodDef methods[] = {
-    {"init", py_init, METH_VARARGS, "Take the tables and weights of bots/eval/yoxii.py."},
+    {"init", py_init, METH_VARARGS, "Take the tables and default weights of bots/eval/yoxii.py."},
+    {"weights", py_weights, METH_VARARGS,
+     "weights(weights, stock values): other weights, checked, in a capsule for evaluate()."},
     {"evaluate", (PyCFunction)(void (*)(void))py_evaluate, METH_FASTCALL,
-     "evaluate(white, black, values, totem, stock, side, phase): YoxiiEvaluator.evaluate."},
+     "evaluate(white, black, values, totem, stock, side, phase[, weights]): "
+     "YoxiiEvaluator.evaluate, under init's weights or a capsule of weights()."},
     {"destinations", (PyCFunction)(void (*)(void))py_destinations, METH_FASTCALL,
      "destinations(totem, own, opp): games.yoxii.totem_destinations."},
     {NULL, NULL, 0, NULL},

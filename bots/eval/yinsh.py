@@ -8,7 +8,9 @@ Features and weights (``Weights``). The weights were fitted by logistic regressi
 results on the features of quiet positions from self-play (the mover has no row to make), twice
 over (the second time on games of the first fit), and each fit won its match against the
 weights before it (31/40, then 27/40). Blitz uses the same weights: a set fitted on blitz games
-did no better there (49/100). The signs are what the games taught; the reason for each:
+did no better there (49/100). Every weight but ``ring`` (the unit) is an option of alphabeta,
+``EvalYinsh...`` (``bots.eval.tuning``), for a tuner to move. The signs are what the games
+taught; the reason for each:
 
 * **Rings removed**: ``ring`` 1000 each, plus ``race`` 66 per ring for every marker the pool
   holds below ``race_pool`` 16. Removing rings is the goal; when the pool runs low the game is
@@ -59,10 +61,10 @@ row or a ring to remove are not quiet, so quiescence plays the removals out.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import NamedTuple, Protocol, TypeAlias, cast
 
-from bots.eval import MAX_EVAL, Evaluator
+from bots.eval import MAX_EVAL, Evaluator, tuning
 from games import Move, State
 from games.native import native_module
 from games.yinsh import (
@@ -611,6 +613,17 @@ class YinshEvaluator(Evaluator):
         self._cache: dict[int, int] = {}
         self._blitz_cache: dict[int, int] = {}  # keys do not tell the variants apart
         self._rows_cache: dict[int, list[Move]] = {}
+
+    @classmethod
+    def tuned(cls, game: str, values: Mapping[str, int]) -> YinshEvaluator:
+        """The ring-move options set the variant's own set (``weights`` in ``yinsh``,
+        ``blitz_weights`` in ``yinsh+blitz``), the placement options ``placement_weights``."""
+        placement = tuning.apply(PLACEMENT_WEIGHTS, tuning.YINSH_PLACEMENT, values)
+        if game == "yinsh+blitz":
+            blitz = tuning.apply(BLITZ_WEIGHTS, tuning.YINSH_PLAY, values)
+            return cls(blitz_weights=blitz, placement_weights=placement)
+        weights = tuning.apply(STANDARD_WEIGHTS, tuning.YINSH_PLAY, values)
+        return cls(weights, placement_weights=placement)
 
     # -- the evaluation -------------------------------------------------------------------------
 

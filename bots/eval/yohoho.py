@@ -3,7 +3,7 @@
 A side wins by sailing its Admiral to the far row or by trapping the enemy Admiral (rules §6),
 so most of the evaluation is about the two Admirals: how far each still has to sail past the
 pieces in its way, whether it can be stopped or trapped, and who wins the race. Material comes
-next, then threats. Scale: hundredths of a point, with a Chebec worth ``CHEBEC`` = 70; the
+next, then threats. Scale: hundredths of a point, with a Chebec worth ``chebec`` = 70; the
 positional terms stay within a few thousand, far inside ``MAX_EVAL``.
 
 Features, weights (White's minus Black's unless said otherwise) and why:
@@ -19,7 +19,7 @@ material               Chebec 70,          a Galleon (strength 3) makes, with an
 rows sailed            50 per row          plain progress of each Admiral towards its goal
                                            row; it rewards every step, so the bot never
                                            shuffles, even when the way is still blocked.
-distance to the goal   PROG[d]: 300 (1),   d = the fewest turns the Admiral needs to reach
+distance to the goal   prog[d]: 300 (1),   d = the fewest turns the Admiral needs to reach
 row past the pieces    200, 110, 60, 30,   its goal row with steps NE/NW/W for White, SE/SW/W
 (BFS)                  15, 5, 0            for Black (never east, into the wind), over cells
                                            that are not unsafe (enemy strength > 5, rule 7)
@@ -28,12 +28,12 @@ row past the pieces    200, 110, 60, 30,   its goal row with steps NE/NW/W for W
                                            (any ship next to it is capturable): a blocker
                                            slows an Admiral, it does not stop it. Convex,
                                            because the last steps decide the game.
-the race (side to      RACE[d]: 120 (2),   whoever reaches the goal row first wins: the side
+the race (side to      race[d]: 120 (2),   whoever reaches the goal row first wins: the side
 act)                   80, 45, 25, 10      to act is ahead when its distance is not longer
                                            (it moves first); an Admiral that already made
                                            this turn's first sub-move needs one more turn.
-a race decided         RACE_WON 3000 less  an Admiral within RACE_HORIZON (4) turns whose
-(side to act)          RACE_TURN 150 per   route no defender can reach in time (``_race``:
+a race decided         race_won 3000 less  an Admiral within race_horizon (4) turns whose
+(side to act)          race_turn 150 per   route no defender can reach in time (``_race``:
                        turn to sail; it    occupy a cell of it, or bring strength above 5
                        replaces the race   next to one, moving at its speed and against the
                        term                wind), arriving before the other Admiral can:
@@ -50,7 +50,7 @@ Rock in the way        30                  the own Rock in the enemy Admiral's f
 pressure               6 per strength      own ship strength within two cells of the enemy
                                            Admiral: the material for a trap (and a threat
                                            the enemy must answer with its turn).
-capturable Admiral     ATTACKED[escapes]:  phase 1 (own Admiral under Arno's rule): the side
+capturable Admiral     attacked[escapes]:  phase 1 (own Admiral under Arno's rule): the side
 (side to act)          300 ... 60, halved  to act must spend its turn escaping; phase 2
                        with a freeing      (enemy Admiral capturable after our first sub-
                        capture; 3000 when  move): it will have to. No escape and no freeing
@@ -66,6 +66,10 @@ tempo (side to act)    +10 in phase 1,     a whole turn ahead, or half a turn; f
                        -20 in phase 2      self-play positions.
 =====================  ==================  ===================================================
 
+The weights are the fields of ``Weights`` (the table's names in lower case), one set per
+evaluator; alphabeta exposes most of them as options (``EvalYohoho...``, ``bots.eval.tuning``:
+the tables ``prog``, ``race``, ``step_safe``, ``robust`` and ``attacked`` scaled in percent).
+
 The search: quiescence runs over captures (``noisy_moves``), and positions where the side to
 act is under Arno's rule are not quiet (its few forced tokens are searched). ``order_moves``
 puts captures first and is otherwise free: the search's history and killer moves order the
@@ -76,10 +80,10 @@ Speed: set-wise bitboard arithmetic on the game's tables, about 10 µs per posit
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from typing import Protocol, cast
+from collections.abc import Mapping, Sequence
+from typing import NamedTuple, Protocol, cast
 
-from bots.eval import MAX_EVAL, Evaluator
+from bots.eval import MAX_EVAL, Evaluator, tuning
 from games import Move, State
 from games.native import native_module
 from games.yohoho import (
@@ -105,29 +109,44 @@ from games.yohoho import (
 
 # -- weights (see the module docstring) --------------------------------------------------------
 
-CHEBEC = 70
-GALLEON = 200
-ROW_STEP = 50
-PROG = (0, 300, 200, 110, 60, 30, 15, 5, 0, 0, 0, 0, 0)  # by BFS distance 0..12
-RACE = (0, 0, 120, 80, 45, 25, 10, 0, 0, 0, 0, 0, 0, 0)  # by the leader's distance 0..13
-STEP_SAFE = (-120, -45, -10, 0, 5, 8)  # by the number of safe empty steps 0..5
-ROBUST = (-60, -20, 0, 0, 0, 0)  # by the number of empty steps with enemy strength <= 3
-ROCK_CONE = 30
-PRESSURE = 6
-ATTACKED = (300, 250, 140, 90, 70, 60)  # by the capturable Admiral's escapes 0..5
-TRAP_SOON = 3000
-WIN_NOW = 5000
-OWN_HANG_P1 = (30, 80)  # percent of the first and second own capturable ship, phase 1
-ENEMY_HANG_P1 = 50  # percent of the best capturable enemy ship, phase 1
-OWN_HANG_P2 = (25, 90)
-ENEMY_HANG_P2 = 15
-TEMPO_P1 = 10
-TEMPO_P2 = -20
-RACE_HORIZON = 4
-"""Races are judged when an Admiral is at most this many turns from its goal row."""
-RACE_WON = 3000
-RACE_TURN = 150
-"""A race decided: ``RACE_WON`` less ``RACE_TURN`` per turn the winner still has to sail."""
+
+class Weights(NamedTuple):
+    """The weights of the features (see the module docstring); tuning code passes other ones
+    (``bots.eval.tuning`` makes them from a bot's options)."""
+
+    chebec: int = 70
+    galleon: int = 200
+    row_step: int = 50
+    prog: tuple[int, ...] = (0, 300, 200, 110, 60, 30, 15, 5, 0, 0, 0, 0, 0)
+    """By BFS distance 0..12 (at least ``_FAR`` + 1 entries)."""
+    race: tuple[int, ...] = (0, 0, 120, 80, 45, 25, 10, 0, 0, 0, 0, 0, 0, 0)
+    """By the leader's distance 0..13 (at least ``_FAR`` + 2 entries)."""
+    step_safe: tuple[int, ...] = (-120, -45, -10, 0, 5, 8)
+    """By the number of safe empty steps 0..5."""
+    robust: tuple[int, ...] = (-60, -20, 0, 0, 0, 0)
+    """By the number of empty steps with enemy strength <= 3."""
+    rock_cone: int = 30
+    pressure: int = 6
+    attacked: tuple[int, ...] = (300, 250, 140, 90, 70, 60)
+    """By the capturable Admiral's escapes 0..5."""
+    trap_soon: int = 3000
+    win_now: int = 5000
+    own_hang_p1: tuple[int, ...] = (30, 80)
+    """Percent of the first and second own capturable ship, phase 1."""
+    enemy_hang_p1: int = 50
+    """Percent of the best capturable enemy ship, phase 1."""
+    own_hang_p2: tuple[int, ...] = (25, 90)
+    enemy_hang_p2: int = 15
+    tempo_p1: int = 10
+    tempo_p2: int = -20
+    race_horizon: int = 4
+    """Races are judged when an Admiral is at most this many turns from its goal row."""
+    race_won: int = 3000
+    race_turn: int = 150
+    """A race decided: ``race_won`` less ``race_turn`` per turn the winner still has to sail."""
+
+
+DEFAULT_WEIGHTS = Weights()
 
 LIMIT = MAX_EVAL - 1
 
@@ -240,7 +259,7 @@ def _dist_down(a_bit: int, passable: int, blockers: int) -> int:
     return _FAR
 
 
-def _attacked(e: int, empty: int, unsafe: int, attacker: tuple[int, int, int]) -> int:
+def _attacked(e: int, empty: int, unsafe: int, attacker: tuple[int, int, int], w: Weights) -> int:
     """The value, for the attacker, of the capturable enemy Admiral on ``e``.
 
     ``unsafe``: the cells where the attacker's strength exceeds 5; ``attacker``: its Admiral,
@@ -257,8 +276,8 @@ def _attacked(e: int, empty: int, unsafe: int, attacker: tuple[int, int, int]) -
     # every adjacent ship is capturable, because the Admiral alone has strength 5.
     freeing = (ng and attack <= 8) or (nc and attack <= 7)
     if not escapes and not freeing:
-        return TRAP_SOON
-    return ATTACKED[escapes] // (2 if freeing else 1)
+        return w.trap_soon
+    return w.attacked[escapes] // (2 if freeing else 1)
 
 
 # -- races ---------------------------------------------------------------------------------------
@@ -325,7 +344,8 @@ def _advance(cells: int, shifts: tuple[tuple[int, int, int], ...]) -> int:
 
 
 _RACES: dict[tuple[int, ...], int] = {}
-"""Races already judged (siblings in a search tree often share one); cleared when full."""
+"""Races already judged (siblings in a search tree often share one), by the position's pieces
+and the horizon (the only weight a race reads); cleared when full."""
 RACE_CACHE = 1 << 14
 
 
@@ -337,15 +357,22 @@ def _race_cached(
     *,
     defenders: tuple[int, int, int, int],
     defenders_first: bool,
+    horizon: int,
 ) -> int:
     """``_race``, remembered."""
-    key = (admiral, up, passable, empty, *defenders, defenders_first)
+    key = (admiral, up, passable, empty, *defenders, defenders_first, horizon)
     turns = _RACES.get(key)
     if turns is None:
         if len(_RACES) >= RACE_CACHE:
             _RACES.clear()
         turns = _RACES[key] = _race(
-            admiral, up, passable, empty, defenders=defenders, defenders_first=defenders_first
+            admiral,
+            up,
+            passable,
+            empty,
+            defenders=defenders,
+            defenders_first=defenders_first,
+            horizon=horizon,
         )
     return turns
 
@@ -358,9 +385,10 @@ def _race(
     *,
     defenders: tuple[int, int, int, int],
     defenders_first: bool,
+    horizon: int,
 ) -> int:
     """The turns the Admiral on ``admiral`` needs to reach ``goal`` if the defenders cannot
-    stop it, else 0 (also when it is farther than ``RACE_HORIZON``).
+    stop it, else 0 (also when it is farther than ``horizon`` turns, ``Weights.race_horizon``).
 
     ``up``: White's Admiral (to row 9), else Black's (to row 1); ``passable``: the cells it may
     cross now (no enemy piece, no enemy strength above 5); ``defenders``: their Admiral,
@@ -373,7 +401,7 @@ def _race(
     layers: list[int] = []
     free = passable & ~admiral
     front = admiral
-    while front and len(layers) < RACE_HORIZON:
+    while front and len(layers) < horizon:
         front = _advance(front, forward) & free
         free &= ~front
         layers.append(front)
@@ -420,13 +448,29 @@ def _race(
 
 
 class YohohoEvaluator(Evaluator):
-    """The Yohoho! evaluation (see the module docstring for its features)."""
+    """The Yohoho! evaluation (see the module docstring for its features) under ``weights``."""
+
+    def __init__(self, weights: Weights = DEFAULT_WEIGHTS) -> None:
+        self.weights = weights
+        # the C evaluation's own copy of other weights (its init took the defaults)
+        self._native_weights: object = None
+        if _native is not None and weights != DEFAULT_WEIGHTS:
+            self._native_weights = _native.weights(_native_weights(weights))
+
+    @classmethod
+    def tuned(cls, game: str, values: Mapping[str, int]) -> YohohoEvaluator:
+        del game
+        return cls(tuning.apply(DEFAULT_WEIGHTS, tuning.YOHOHO, values))
 
     def evaluate(self, state: State) -> int:
         if _native is not None:
             s = state
             assert isinstance(s, YohohoState)
-            return _native.evaluate(s.packed_pieces(), s.to_move(), s.first_cell())
+            if self._native_weights is None:
+                return _native.evaluate(s.packed_pieces(), s.to_move(), s.first_cell())
+            return _native.evaluate(
+                s.packed_pieces(), s.to_move(), s.first_cell(), self._native_weights
+            )
         return self.evaluate_python(state)
 
     def evaluate_python(self, state: State) -> int:  # noqa: C901, PLR0912, PLR0915  (mirrors the C evaluate_bb)
@@ -451,27 +495,30 @@ class YohohoEvaluator(Evaluator):
         w3, w4, w6 = _coverage(aw, wg, wc)
 
         # -- the terms for White, minus the same for Black -----------------------------------
-        score = CHEBEC * (wc.bit_count() - bc.bit_count()) + GALLEON * (
+        w = self.weights
+        chebec, galleon = w.chebec, w.galleon
+        score = chebec * (wc.bit_count() - bc.bit_count()) + galleon * (
             wg.bit_count() - bg.bit_count()
         )
         # Progress: rows sailed (White from row 3, Black from row 7), and the open route.
-        score += ROW_STEP * (ROW_OF[aw] + ROW_OF[ab] - 10)
+        score += w.row_step * (ROW_OF[aw] + ROW_OF[ab] - 10)
         # an enemy ship in the way costs a turn (its capture), unless its cell is unsafe
         dw = _dist_up(wa, FULL_MASK & ~(black | b6), (bg | bc) & ~b6)
         db = _dist_down(ba, FULL_MASK & ~(white | w6), (wg | wc) & ~w6)
-        score += PROG[dw] - PROG[db]
+        score += w.prog[dw] - w.prog[db]
         # The Admirals' room: safe steps now, and steps one enemy ship cannot close.
         nw = SHIP_NBR[aw] & empty
         nb = SHIP_NBR[ab] & empty
-        score += STEP_SAFE[(nw & ~b6).bit_count()] - STEP_SAFE[(nb & ~w6).bit_count()]
-        score += ROBUST[(nw & ~b4).bit_count()] - ROBUST[(nb & ~w4).bit_count()]
+        step_safe, robust = w.step_safe, w.robust
+        score += step_safe[(nw & ~b6).bit_count()] - step_safe[(nb & ~w6).bit_count()]
+        score += robust[(nw & ~b4).bit_count()] - robust[(nb & ~w4).bit_count()]
         if wr & CONE_UP[ab]:
-            score += ROCK_CONE
+            score += w.rock_cone
         if br & CONE_DOWN[aw]:
-            score -= ROCK_CONE
+            score -= w.rock_cone
         rb = RADIUS2[ab]
         rw = RADIUS2[aw]
-        score += PRESSURE * (
+        score += w.pressure * (
             3 * (wg & rb).bit_count()
             + 2 * (wc & rb).bit_count()
             - 3 * (bg & rw).bit_count()
@@ -496,37 +543,37 @@ class YohohoEvaluator(Evaluator):
             own_win = SHIP_NBR[aw] & _GOAL_W & empty & ~b6
         hang_g = own_hang_g.bit_count()
         hanging = hang_g + own_hang_c.bit_count()
-        first = GALLEON if hang_g else CHEBEC
-        second = GALLEON if hang_g > 1 else CHEBEC
-        en_best = GALLEON if en_hang_g else (CHEBEC if en_hang_c else 0)
+        first = galleon if hang_g else chebec
+        second = galleon if hang_g > 1 else chebec
+        en_best = galleon if en_hang_g else (chebec if en_hang_c else 0)
         if p2 < 0:
-            score += TEMPO_P1 + en_best * ENEMY_HANG_P1 // 100
+            score += w.tempo_p1 + en_best * w.enemy_hang_p1 // 100
             if hanging:
-                score -= first * OWN_HANG_P1[0] // 100
+                score -= first * w.own_hang_p1[0] // 100
                 if hanging > 1:
-                    score -= second * OWN_HANG_P1[1] // 100
+                    score -= second * w.own_hang_p1[1] // 100
             if own_a & own_unsafe:
                 # Arno's rule binds this turn: the fewer ways out, the closer to a trap.
-                score -= _attacked(own_a.bit_length() - 1, empty, own_unsafe, en_pieces)
+                score -= _attacked(own_a.bit_length() - 1, empty, own_unsafe, en_pieces, w)
             if own_win:
-                score += WIN_NOW
+                score += w.win_now
         else:
-            score += TEMPO_P2 + en_best * ENEMY_HANG_P2 // 100
+            score += w.tempo_p2 + en_best * w.enemy_hang_p2 // 100
             if hanging:
-                score -= first * OWN_HANG_P2[0] // 100
+                score -= first * w.own_hang_p2[0] // 100
                 if hanging > 1:
-                    score -= second * OWN_HANG_P2[1] // 100
+                    score -= second * w.own_hang_p2[1] // 100
             if en_a & en_unsafe:
                 # Our first sub-move made the enemy Admiral capturable: after the second, the
                 # enemy must escape or free it, and with neither it is trapped.
-                score += _attacked(en_a.bit_length() - 1, empty, en_unsafe, own_pieces)
+                score += _attacked(en_a.bit_length() - 1, empty, en_unsafe, own_pieces, w)
             if own_a >> p2 & 1:
                 own_d += 1  # the Admiral has made this turn's step already
             elif own_win:
-                score += WIN_NOW
+                score += w.win_now
         # The race: the side to act moves first, so it leads on equal distances.
         decided = 0
-        if min(own_d, en_d) <= RACE_HORIZON:
+        if min(own_d, en_d) <= w.race_horizon:
             decided = self._race_verdict(
                 s,
                 p2,
@@ -537,17 +584,17 @@ class YohohoEvaluator(Evaluator):
         if decided:
             score += decided
         elif own_d <= en_d:
-            score += RACE[own_d]
+            score += w.race[own_d]
         else:
-            score -= RACE[en_d]
+            score -= w.race[en_d]
         if score > LIMIT:
             return LIMIT
         if score < -LIMIT:
             return -LIMIT
         return score
 
-    @staticmethod
     def _race_verdict(
+        self,
         s: YohohoState,
         p2: int,
         empty: int,
@@ -555,13 +602,14 @@ class YohohoEvaluator(Evaluator):
         passable: tuple[int, int],
         distances: tuple[int, int],
     ) -> int:
-        """For the side to act: ``RACE_WON`` less the turns to sail when its Admiral wins a
+        """For the side to act: ``race_won`` less the turns to sail when its Admiral wins a
         race the enemy cannot stop, the same negated when the enemy's Admiral does, else 0.
 
         ``p2``: the cell of this turn's first sub-move (-1 in phase 1); ``passable``: the
         cells White's and Black's Admirals may cross now; ``distances``: their open steps to
         the goal row (``_dist_up``, ``_dist_down``).
         """
+        w = self.weights
         mask = s.pieces_mask
         side = s.to_move()
         pieces = [(mask(p, 0), mask(p, 1), mask(p, 2), mask(p, 3)) for p in (0, 1)]
@@ -582,9 +630,10 @@ class YohohoEvaluator(Evaluator):
                 empty,
                 defenders=pieces[1 - side],
                 defenders_first=moved,
+                horizon=w.race_horizon,
             )
             if own:
-                return RACE_WON - RACE_TURN * (own + late)
+                return w.race_won - w.race_turn * (own + late)
         if en_d < own_rows:  # else the own Admiral arrives first, or at once
             enemy = _race_cached(
                 en_a,
@@ -593,9 +642,10 @@ class YohohoEvaluator(Evaluator):
                 empty,
                 defenders=pieces[side],
                 defenders_first=True,
+                horizon=w.race_horizon,
             )
             if enemy:
-                return -(RACE_WON - RACE_TURN * enemy)
+                return -(w.race_won - w.race_turn * enemy)
         return 0
 
     def noisy_moves(self, state: State, moves: Sequence[Move]) -> list[Move]:
@@ -624,41 +674,46 @@ class YohohoEvaluator(Evaluator):
 # -- the native evaluation -------------------------------------------------------------------
 
 
-def _native_weights() -> tuple[int, ...]:
-    """The weights in the order ``_yohoho_native.init`` reads them."""
+def _native_weights(w: Weights = DEFAULT_WEIGHTS) -> tuple[int, ...]:
+    """The weights ``w`` in the order ``_yohoho_native.init`` and ``weights`` read them."""
     return (
-        CHEBEC,
-        GALLEON,
-        ROW_STEP,
-        *PROG,
-        *RACE,
-        *STEP_SAFE,
-        *ROBUST,
-        ROCK_CONE,
-        PRESSURE,
-        *ATTACKED,
-        TRAP_SOON,
-        WIN_NOW,
-        *OWN_HANG_P1,
-        ENEMY_HANG_P1,
-        *OWN_HANG_P2,
-        ENEMY_HANG_P2,
-        TEMPO_P1,
-        TEMPO_P2,
-        RACE_HORIZON,
-        RACE_WON,
-        RACE_TURN,
+        w.chebec,
+        w.galleon,
+        w.row_step,
+        *w.prog,
+        *w.race,
+        *w.step_safe,
+        *w.robust,
+        w.rock_cone,
+        w.pressure,
+        *w.attacked,
+        w.trap_soon,
+        w.win_now,
+        *w.own_hang_p1,
+        w.enemy_hang_p1,
+        *w.own_hang_p2,
+        w.enemy_hang_p2,
+        w.tempo_p1,
+        w.tempo_p2,
+        w.race_horizon,
+        w.race_won,
+        w.race_turn,
         LIMIT,
         _FAR,
     )
 
 
 class _Native(Protocol):
-    """What ``bots/eval/_yohoho_native.c`` offers."""
+    """What ``bots/eval/_yohoho_native.c`` offers: ``init`` takes the tables and the default
+    weights, ``weights`` checks other weights and returns them ready for ``evaluate``."""
 
     def init(self, *tables: object) -> None: ...
 
-    def evaluate(self, pieces: tuple[int, ...], side: int, p2: int, /) -> int: ...
+    def weights(self, weights: tuple[int, ...], /) -> object: ...
+
+    def evaluate(
+        self, pieces: tuple[int, ...], side: int, p2: int, weights: object = ..., /
+    ) -> int: ...
 
 
 def _load_native() -> _Native | None:

@@ -65,11 +65,12 @@ three layers, cheapest first:
                                            into the region still pays (400 > 20)
    ==============================  ======  ==================================================
 
-   The heuristic is clamped to ±50,000, well below the proven scores. Self-play at 2,000 and
-   8,000 nodes a move (120-200 games each) found no variation clearly better: without the
-   outer rings, mobility 0 or 40, count 0 or 50, stock weights 0 or doubled, or a region
-   weight growing with the region's fill all scored within the noise or worse; the tactics
-   of layers 1-2 and the search decide most games.
+   Each weight is an option of alphabeta, ``EvalYoxii...`` (``bots.eval.tuning``), for a tuner
+   to move. The heuristic is clamped to ±50,000, well below the proven scores. Self-play at
+   2,000 and 8,000 nodes a move (120-200 games each) found no variation clearly better:
+   without the outer rings, mobility 0 or 40, count 0 or 50, stock weights 0 or doubled, or a
+   region weight growing with the region's fill all scored within the noise or worse; the
+   tactics of layers 1-2 and the search decide most games.
 
 Speed: 4.7 us per call over 9,000 middle-game positions of random games (plies 10-44) on an
 idle core, 7 us with the machine loaded; alphabeta searches about 110,000-170,000 nodes/s on
@@ -86,9 +87,10 @@ second): 19/20 against greedy, 20/20 against random.
 from __future__ import annotations
 
 import functools
+from collections.abc import Mapping
 from typing import Final, NamedTuple, Protocol, cast
 
-from bots.eval import MAX_EVAL, Evaluator
+from bots.eval import MAX_EVAL, Evaluator, tuning
 from games import State
 from games.native import native_module
 from games.yoxii import (
@@ -119,7 +121,8 @@ _PLAYER_STOCK: Final = (1 << 4 * _STOCK_BITS) - 1
 
 
 class Weights(NamedTuple):
-    """The heuristic weights (see the module docstring); tuning code passes other ones."""
+    """The heuristic weights (see the module docstring); tuning code passes other ones
+    (``bots.eval.tuning`` makes them from a bot's options, ``EvalYoxii...``)."""
 
     ring1: int = 100
     ring2: int = 30
@@ -181,14 +184,16 @@ _AVAILABLE: Final = tuple(
 high bit of ``value - 1`` (the value planes of a placed piece)."""
 
 
-@functools.cache
-def _stock_table(weights: tuple[int, int, int, int]) -> tuple[int, ...]:
+@functools.lru_cache(maxsize=16)
+def _stock_table(weights: tuple[int, ...]) -> tuple[int, ...]:
     """Per packed stock of one player: the stock's worth under ``weights`` (built once per set
-    of weights: every new evaluator, hence every new bot, would otherwise pay ~1 ms)."""
-    return tuple(
-        sum(weights[v] * (st >> _STOCK_BITS * v & 7) for v in range(4))
-        for st in range(_PLAYER_STOCK + 1)
-    )
+    of weights, in about 0.2 ms: every new evaluator, hence every new bot, would otherwise pay
+    it; the last few sets are kept, so that a tuning run, which tries new weights game after
+    game, does not keep them all). The count of value 1 is the lowest field of a packed stock,
+    so it varies fastest."""
+    per_value = [[weight * count for count in range(8)] for weight in weights]
+    ones, twos, threes, fours = per_value
+    return tuple(d + c + b + a for d in fours for c in threes for b in twos for a in ones)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -379,13 +384,23 @@ class YoxiiEvaluator(Evaluator):
         self._stock = _stock_table(w.stock)
         self._solver = _Solver(solve_nodes)
         self._cache: dict[int, int | None] = {}
-        # the C evaluation has the default weights and node cap built in at load
-        default = w == Weights() and solve_nodes == SOLVE_NODES
-        self._native = _native if default else None
+        self._native = _native
+        # the C evaluation's own copy of other weights or another node cap (its init took the
+        # defaults)
+        self._native_weights: object = None
+        if _native is not None and (w != Weights() or solve_nodes != SOLVE_NODES):
+            self._native_weights = _native.weights(_native_weights(w, solve_nodes), self._stock)
+
+    @classmethod
+    def tuned(cls, game: str, values: Mapping[str, int]) -> YoxiiEvaluator:
+        del game
+        return cls(tuning.apply(Weights(), tuning.YOXII, values))
 
     def evaluate(self, state: State) -> int:
         if self._native is not None:
-            return self._native.evaluate(*_raw(state))
+            if self._native_weights is None:
+                return self._native.evaluate(*_raw(state))
+            return self._native.evaluate(*_raw(state), self._native_weights)
         return self.evaluate_python(state)
 
     def evaluate_python(self, state: State) -> int:  # noqa: C901, PLR0912, PLR0915  (mirrors the C evaluate)
@@ -602,15 +617,45 @@ class YoxiiEvaluator(Evaluator):
 
 
 class _Native(Protocol):
-    """What ``bots/eval/_yoxii_native.c`` offers."""
+    """What ``bots/eval/_yoxii_native.c`` offers: ``init`` takes the tables and the default
+    weights, ``weights`` checks other weights and returns them ready for ``evaluate``."""
 
     def init(self, *tables: object) -> None: ...
 
+    def weights(self, weights: tuple[int, ...], stock_values: tuple[int, ...], /) -> object: ...
+
     def evaluate(
-        self, white: int, black: int, values: int, t: int, stock: int, side: int, phase: int, /
+        self,
+        white: int,
+        black: int,
+        values: int,
+        t: int,
+        stock: int,
+        side: int,
+        phase: int,
+        weights: object = ...,
+        /,
     ) -> int: ...
 
     def destinations(self, totem: int, own: int, opp: int, /) -> int: ...
+
+
+def _native_weights(w: Weights, solve_nodes: int) -> tuple[int, ...]:
+    """The weights ``w`` and the constants in the order ``_yoxii_native.init`` and ``weights``
+    read them."""
+    return (
+        w.ring1,
+        w.ring2,
+        w.ring3,
+        w.count1,
+        w.mobility,
+        SOLVED,
+        HEURISTIC_CAP,
+        SOLVE_EMPTIES,
+        solve_nodes,
+        _WIDE,
+        MAX_EVAL,
+    )
 
 
 def _load_native() -> _Native | None:
@@ -627,19 +672,7 @@ def _load_native() -> _Native | None:
         _RING3,
         RAYS,
         FULL_MASK,
-        (
-            w.ring1,
-            w.ring2,
-            w.ring3,
-            w.count1,
-            w.mobility,
-            SOLVED,
-            HEURISTIC_CAP,
-            SOLVE_EMPTIES,
-            SOLVE_NODES,
-            _WIDE,
-            MAX_EVAL,
-        ),
+        _native_weights(w, SOLVE_NODES),
         _stock_table(w.stock),
     )
     return native

@@ -167,7 +167,8 @@ class TuneDisplay:
         resumed = f", resuming after {self.done} iterations" if self.done else ""
         where = self.where or f"concurrency {event.config.concurrency}"
         self.err.write(
-            f"tune {event.game.name}: {tune.player}, {len(tune.params)} parameters ({names}), "
+            f"tune {event.game.name}: {tune.player}, {_count(len(tune.params), 'parameter')} "
+            f"({names}), "
             f"{tune.games} games ({tune.schedule.iterations} iterations), "
             f"{event.limits.describe()}, {where}{resumed}\n"
         )
@@ -203,6 +204,10 @@ class TuneDisplay:
     def close(self) -> None:
         self._clear()
         self.live = False
+
+
+def _count(number: int, noun: str) -> str:
+    return f"{number} {noun}" + ("" if number == 1 else "s")
 
 
 def write_summary(out: TextIO, tune: TuneConfig, steps: list[Step]) -> None:

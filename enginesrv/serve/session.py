@@ -204,8 +204,8 @@ class Session:
                 return m.Response(await self._ask(what))
             case m.Bots():
                 return m.BotList(bot_infos())
-            case m.Options():
-                return m.OptionList(self.options.specs(self.board.game))
+            case m.Options(every):
+                return m.OptionList(self.options.specs(self.board.game, every=every))
             case m.Show():
                 return m.ShowText(await offload(self.peer, self.board.show))
         raise TypeError(f"{command.METHOD} is not a question")

@@ -130,9 +130,10 @@ class Options:
     def bot_class(self) -> type[Engine]:
         return bot_class(self.bot_name)
 
-    def specs(self, game: games.Game | None) -> tuple[m.OptionSpec, ...]:
-        """Every option of the session, ``Game`` (whose value is ``game``) first, then the
-        bot's own."""
+    def specs(self, game: games.Game | None, *, every: bool = False) -> tuple[m.OptionSpec, ...]:
+        """The options of the session, ``Game`` (whose value is ``game``) first, then the
+        bot's own: those a plain listing shows, or with ``every`` also its hidden ones (the
+        evaluation weights) that bear on ``game`` (all of them before a game is set)."""
         specs = [
             m.OptionSpec(
                 "Game",
@@ -149,6 +150,10 @@ class Options:
         for option in self.bot_class().options:
             if option.name.lower() in listed:
                 continue  # a session option (the bot's Hash is the session's), or a repeat
+            if option.hidden and not every:
+                continue
+            if game is not None and option.games is not None and game.name not in option.games:
+                continue  # another game's weight: set, but not shown
             listed.add(option.name.lower())
             current = self.bot_options.get(option.name)
             default = current if current is not None else option.text(option.default)
@@ -239,6 +244,8 @@ class Options:
         option = next((o for o in options if o.name.lower() == name.strip().lower()), None)
         if option is None:
             known = ", ".join(spec.name for spec in self.specs(game))  # each once, as listed
+            if any(o.hidden for o in options):
+                known += "; `options all` lists the hidden ones too"
             raise request_error(
                 BAD_ARGUMENTS, f"setoption: unknown option {name!r} (options: {known})"
             )
@@ -253,10 +260,12 @@ class Options:
 
     def job_options(self) -> tuple[tuple[str, str | None], ...]:
         """Every option of the bot with the value ``options`` reports, so the worker's bot
-        searches with exactly those (a kept bot never keeps a value the session dropped)."""
+        searches with exactly those (a kept bot never keeps a value the session dropped): the
+        hidden ones only when the session set them, since the worker gives every option the
+        job leaves out its default."""
         options: dict[str, str | None] = {}
         for option in self.bot_class().options:
-            if option.type == "button":
+            if option.type == "button" or (option.hidden and option.name not in self.bot_options):
                 continue
             if option.name == "Hash":
                 options["Hash"] = str(self.hash_mb)

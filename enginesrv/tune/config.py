@@ -17,6 +17,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
+from bots.engine import OptionError
 from enginesrv.event.config import MAX_SCHEDULE, EventConfig, EventError, shown
 from enginesrv.event.play.bot_player import check_bot
 from enginesrv.event.play.players import PlayerSpecError, parse_player, renamed
@@ -164,9 +165,10 @@ class TuneConfig:
 
 
 def check_params(tune: TuneConfig, game: str) -> None:
-    """Check that a built-in or plug-in bot has each parameter as an option that takes both
-    its bounds, and a value with a fraction where the parameter has them (an external
-    engine's options are its own: a value it refuses forfeits the game, with the reason).
+    """Check that a built-in or plug-in bot has each parameter as an option of the game
+    ``game`` that takes both its bounds, and a value with a fraction where the parameter has
+    them (an external engine's options are its own: a value it refuses forfeits the game,
+    with the reason).
 
     Raises:
         EventError: the option that is missing or refuses a bound or a fraction, named.
@@ -174,6 +176,17 @@ def check_params(tune: TuneConfig, game: str) -> None:
     spec = parse_player(tune.player)
     if spec.kind != "bot":
         return
+    engine = check_bot(spec, game)
+    for param in tune.params:
+        try:
+            option = engine.option(param.name)
+        except OptionError as exc:
+            raise EventError(f"player {spec.text!r}: {exc} (a --param)") from None
+        if option.games is not None and game not in option.games:
+            raise EventError(
+                f"player {spec.text!r}: option {option.name} bears on {', '.join(option.games)}"
+                f", not {game}: tuning it here would change nothing"
+            )
     tries: tuple[tuple[str, Callable[[Param], float]], ...] = (
         ("a bound of a --param", lambda p: p.low),
         ("a bound of a --param", lambda p: p.high),

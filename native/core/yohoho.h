@@ -6,7 +6,8 @@
  * row, q9 = 76), so every direction is one fixed index shift and the reference's set-wise
  * expressions carry over unchanged. The geometry is computed here and checked against the
  * reference's tables at init; the Zobrist numbers are read from games.yohoho; the weights are
- * read from bots.eval.yohoho each time an evaluator is loaded.
+ * read from the evaluator (its Weights; LIMIT and _FAR from bots.eval.yohoho) each time an
+ * evaluator is loaded, that is at the start of every search.
  *
  * A position keeps its end-of-game status up to date: every push computes it (every caller
  * asks for it right after a push anyway), every pop restores it from the undo record.
@@ -1142,20 +1143,21 @@ static int core_load(CorePos *pos, PyObject *state) {
     return 0;
 }
 
-/* -- loading an evaluator: its weights, from bots.eval.yohoho -------------------------------- */
+/* -- loading an evaluator: its weights (its Weights, and LIMIT and _FAR of bots.eval.yohoho) -- */
 
-static int yh_weight(const char *name, int64_t *out) {
+/* the int attribute name of obj (the evaluator's weights, or the module) */
+static int yh_weight(PyObject *obj, const char *name, int64_t *out) {
     long v;
-    if (core_attr_int(yh_eval_module, name, -YH_WEIGHT_CAP, YH_WEIGHT_CAP, &v) < 0) return -1;
+    if (core_attr_int(obj, name, -YH_WEIGHT_CAP, YH_WEIGHT_CAP, &v) < 0) return -1;
     *out = v;
     return 0;
 }
 
 /* a sequence weight of min_n to YH_MAX_SEQ entries, the first keep of them into out (the
  * reference reads no further); *n gets its length */
-static int yh_weights(const char *name, Py_ssize_t min_n, int64_t *out, Py_ssize_t keep,
-                      Py_ssize_t *n) {
-    PyObject *seq = PyObject_GetAttrString(yh_eval_module, name);
+static int yh_weights(PyObject *obj, const char *name, Py_ssize_t min_n, int64_t *out,
+                      Py_ssize_t keep, Py_ssize_t *n) {
+    PyObject *seq = PyObject_GetAttrString(obj, name);
     if (!seq) return -1;
     Py_ssize_t len = PySequence_Check(seq) ? PySequence_Size(seq) : -1;
     if (len < 0) {
@@ -1217,30 +1219,36 @@ static int core_eval_load(CoreEval *ev, PyObject *evaluator) {
         return -1;
     }
     if (yh_check_hooks(evaluator) < 0) return -1;
+    PyObject *w = PyObject_GetAttrString(evaluator, "weights");
+    if (!w) return -1;
     YhWeights e;
     memset(&e, 0, sizeof e);
     int64_t far;
     Py_ssize_t n_prog, n_race;
-    if (yh_weight("CHEBEC", &e.chebec) || yh_weight("GALLEON", &e.galleon) ||
-        yh_weight("ROW_STEP", &e.row_step) || yh_weight("ROCK_CONE", &e.rock_cone) ||
-        yh_weight("PRESSURE", &e.pressure) || yh_weight("TRAP_SOON", &e.trap_soon) ||
-        yh_weight("WIN_NOW", &e.win_now) || yh_weight("ENEMY_HANG_P1", &e.enemy_hang_p1) ||
-        yh_weight("ENEMY_HANG_P2", &e.enemy_hang_p2) || yh_weight("TEMPO_P1", &e.tempo_p1) ||
-        yh_weight("TEMPO_P2", &e.tempo_p2) || yh_weight("RACE_HORIZON", &e.race_horizon) ||
-        yh_weight("RACE_WON", &e.race_won) || yh_weight("RACE_TURN", &e.race_turn) ||
-        yh_weight("LIMIT", &e.limit) || yh_weight("_FAR", &far) ||
-        yh_weights("PROG", 1, e.prog, YH_MAX_SEQ, &n_prog) ||
-        yh_weights("RACE", 1, e.race, YH_MAX_SEQ, &n_race) ||
-        yh_weights("STEP_SAFE", 6, e.step_safe, 6, NULL) ||
-        yh_weights("ROBUST", 6, e.robust, 6, NULL) ||
-        yh_weights("ATTACKED", 6, e.attacked, 6, NULL) ||
-        yh_weights("OWN_HANG_P1", 2, e.own_hang_p1, 2, NULL) ||
-        yh_weights("OWN_HANG_P2", 2, e.own_hang_p2, 2, NULL))
-        return -1;
+    int bad = yh_weight(w, "chebec", &e.chebec) || yh_weight(w, "galleon", &e.galleon) ||
+              yh_weight(w, "row_step", &e.row_step) || yh_weight(w, "rock_cone", &e.rock_cone) ||
+              yh_weight(w, "pressure", &e.pressure) || yh_weight(w, "trap_soon", &e.trap_soon) ||
+              yh_weight(w, "win_now", &e.win_now) ||
+              yh_weight(w, "enemy_hang_p1", &e.enemy_hang_p1) ||
+              yh_weight(w, "enemy_hang_p2", &e.enemy_hang_p2) ||
+              yh_weight(w, "tempo_p1", &e.tempo_p1) || yh_weight(w, "tempo_p2", &e.tempo_p2) ||
+              yh_weight(w, "race_horizon", &e.race_horizon) ||
+              yh_weight(w, "race_won", &e.race_won) || yh_weight(w, "race_turn", &e.race_turn) ||
+              yh_weights(w, "prog", 1, e.prog, YH_MAX_SEQ, &n_prog) ||
+              yh_weights(w, "race", 1, e.race, YH_MAX_SEQ, &n_race) ||
+              yh_weights(w, "step_safe", 6, e.step_safe, 6, NULL) ||
+              yh_weights(w, "robust", 6, e.robust, 6, NULL) ||
+              yh_weights(w, "attacked", 6, e.attacked, 6, NULL) ||
+              yh_weights(w, "own_hang_p1", 2, e.own_hang_p1, 2, NULL) ||
+              yh_weights(w, "own_hang_p2", 2, e.own_hang_p2, 2, NULL) ||
+              yh_weight(yh_eval_module, "LIMIT", &e.limit) ||
+              yh_weight(yh_eval_module, "_FAR", &far);
+    Py_DECREF(w);
+    if (bad) return -1;
     /* distances run 1.._FAR, and an Admiral that already moved one more: the tables' reach */
     if (far < 1 || far + 1 > n_prog || far + 2 > n_race) {
         PyErr_Format(PyExc_ValueError,
-                     "_FAR: %lld needs PROG of more than _FAR entries and RACE of two more",
+                     "_FAR: %lld needs prog of more than _FAR entries and race of two more",
                      (long long)far);
         return -1;
     }

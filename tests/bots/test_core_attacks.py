@@ -227,7 +227,6 @@ MEDDLING = """
 import games
 from bots.compiled import core_for
 from bots.eval import evaluator_for
-import bots.eval.yohoho
 
 name = {name!r}
 state = games.load(name).new_state()
@@ -256,10 +255,7 @@ class Meddling:
 
 
 evaluator = evaluator_for(name)
-if name == "yohoho":
-    bots.eval.yohoho.PROG = Meddling(bots.eval.yohoho.PROG)
-else:
-    evaluator.weights = Meddling(evaluator.weights)
+evaluator.weights = Meddling(evaluator.weights)
 print(len(core_for(name).inspect(state, evaluator, moves)))
 """
 

@@ -17,6 +17,7 @@ import sys
 from collections import Counter
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -24,7 +25,7 @@ import games
 from bots.compiled import CompiledMemory, Core, compiled_search, core_for
 from bots.engine import Limits, SearchResult, never_stop
 from bots.eval import yohoho as yohoho_eval
-from bots.eval.yohoho import YohohoEvaluator
+from bots.eval.yohoho import DEFAULT_WEIGHTS, Weights, YohohoEvaluator
 from bots.eval.yoxii import YoxiiEvaluator
 from bots.search import DEFAULT_OPTIONS, Searcher, SearchMemory, TranspositionTable
 from enginesrv.search.bench import BENCH, SEARCH_BENCH, PerftCase
@@ -126,9 +127,12 @@ def compare(
     return seen
 
 
-def compare_everywhere(core: Core, seed: int, count: int) -> Counter[str]:
-    """``compare`` along random games and on every position of the rule vectors."""
-    evaluator = YohohoEvaluator()
+def compare_everywhere(
+    core: Core, seed: int, count: int, weights: Weights = DEFAULT_WEIGHTS
+) -> Counter[str]:
+    """``compare`` along random games and on every position of the rule vectors, with an
+    evaluator of ``weights``."""
+    evaluator = YohohoEvaluator(weights)
     seen: Counter[str] = Counter()
     for state, moves in random_games(seed, count, 150):
         seen += compare(core, state, moves, evaluator)
@@ -139,40 +143,41 @@ def compare_everywhere(core: Core, seed: int, count: int) -> Counter[str]:
 
 # -- other weights ------------------------------------------------------------------------------
 
-OTHER_WEIGHTS: dict[str, object] = {
-    "CHEBEC": 73,
-    "GALLEON": 190,
-    "ROW_STEP": 41,
-    "PROG": (0, 310, 190, 120, 50, 33, 17, 4, 1, -3, -2, 0),
-    "_FAR": 10,
-    "RACE": (0, -7, 130, 70, 49, 22, 11, 3, 1, 0, 2, 5),
-    "STEP_SAFE": (-101, -47, -13, 1, 6, 9),
-    "ROBUST": (-61, -23, 1, 2, 3, 4),
-    "ROCK_CONE": 37,
-    "PRESSURE": 7,
-    "ATTACKED": (301, 249, 141, 91, -71, -61),  # odd and negative: floor division by 2
-    "TRAP_SOON": 2999,
-    "WIN_NOW": 4999,
-    "OWN_HANG_P1": (-33, 81),
-    "ENEMY_HANG_P1": -51,
-    "OWN_HANG_P2": (27, -91),
-    "ENEMY_HANG_P2": 17,
-    "TEMPO_P1": 11,
-    "TEMPO_P2": -21,
-    "RACE_HORIZON": 6,
-    "RACE_WON": 3001,
-    "RACE_TURN": 149,
-    "LIMIT": 2500,  # reached: the clamp is exercised
-}
+OTHER_WEIGHTS = Weights(
+    chebec=73,
+    galleon=190,
+    row_step=41,
+    prog=(0, 310, 190, 120, 50, 33, 17, 4, 1, -3, -2, 0),  # shorter: _FAR is 10 below
+    race=(0, -7, 130, 70, 49, 22, 11, 3, 1, 0, 2, 5),
+    step_safe=(-101, -47, -13, 1, 6, 9),
+    robust=(-61, -23, 1, 2, 3, 4),
+    rock_cone=37,
+    pressure=7,
+    attacked=(301, 249, 141, 91, -71, -61),  # odd and negative: floor division by 2
+    trap_soon=2999,
+    win_now=4999,
+    own_hang_p1=(-33, 81),
+    enemy_hang_p1=-51,
+    own_hang_p2=(27, -91),
+    enemy_hang_p2=17,
+    tempo_p1=11,
+    tempo_p2=-21,
+    race_horizon=6,
+    race_won=3001,
+    race_turn=149,
+)
+"""Every weight changed: the core must read each from the evaluator."""
 
 
 @pytest.fixture
 def other_weights(monkeypatch: pytest.MonkeyPatch) -> Counter[str]:
-    """Every weight of bots/eval/yohoho.py changed, evaluated by its Python reference (the
-    native evaluation took the defaults at import); counts the races found decided."""
+    """For evaluators of ``OTHER_WEIGHTS``: the module's other constants changed too (``LIMIT``
+    reached, so the clamp is exercised; ``_FAR`` 10, for the shorter tables), evaluated by the
+    Python reference (the native evaluation's tables have the default lengths); counts the
+    races found decided."""
     monkeypatch.setattr(yohoho_eval, "_native", None)
-    for name, value in OTHER_WEIGHTS.items():
-        monkeypatch.setattr(yohoho_eval, name, value)
+    monkeypatch.setattr(yohoho_eval, "LIMIT", 2500)
+    monkeypatch.setattr(yohoho_eval, "_FAR", 10)
     monkeypatch.setattr(yohoho_eval, "_RACES", {})
     decided: Counter[str] = Counter()
     race = yohoho_eval._race
@@ -185,9 +190,16 @@ def other_weights(monkeypatch: pytest.MonkeyPatch) -> Counter[str]:
         *,
         defenders: tuple[int, int, int, int],
         defenders_first: bool,
+        horizon: int,
     ) -> int:
         turns = race(
-            admiral, up, passable, empty, defenders=defenders, defenders_first=defenders_first
+            admiral,
+            up,
+            passable,
+            empty,
+            defenders=defenders,
+            defenders_first=defenders_first,
+            horizon=horizon,
         )
         decided["decided" if turns else "open"] += 1
         return turns
@@ -207,7 +219,7 @@ def test_inspect_equals_the_reference_at_every_ply(core: Core) -> None:
 def test_inspect_equals_the_reference_with_other_weights(
     core: Core, other_weights: Counter[str]
 ) -> None:
-    seen = compare_everywhere(core, seed=2, count=80)
+    seen = compare_everywhere(core, seed=2, count=80, weights=OTHER_WEIGHTS)
     assert set(seen) == PHASES, seen
     assert other_weights["decided"], other_weights
     assert other_weights["open"], other_weights
@@ -248,12 +260,15 @@ def test_playouts_are_seeded_and_leave_the_state() -> None:
     assert state.to_string() == YOHOHO.start_position
 
 
-def searches(core: Core, state: State, depth: int) -> tuple[SearchResult, SearchResult]:
-    """The reference search and the compiled one of ``state`` to ``depth``, tables alike."""
+def searches(
+    core: Core, state: State, depth: int, weights: Weights = DEFAULT_WEIGHTS
+) -> tuple[SearchResult, SearchResult]:
+    """The reference search and the compiled one of ``state`` to ``depth``, tables alike, with
+    evaluators of ``weights``."""
     memory = SearchMemory(TranspositionTable(1))
     reference = Searcher(
         state,
-        evaluator=YohohoEvaluator(),
+        evaluator=YohohoEvaluator(weights),
         memory=memory,
         limits=Limits(depth=depth),
         stop=never_stop,
@@ -262,7 +277,7 @@ def searches(core: Core, state: State, depth: int) -> tuple[SearchResult, Search
     compiled = compiled_search(
         core,
         state,
-        evaluator=YohohoEvaluator(),
+        evaluator=YohohoEvaluator(weights),
         memory=CompiledMemory(core, memory.table.size),
         limits=Limits(depth=depth),
         stop=never_stop,
@@ -295,7 +310,8 @@ def test_searches_with_other_weights_equal_the_reference(
     core: Core, other_weights: Counter[str]
 ) -> None:
     for case in SEARCH_BENCH["yohoho"]:
-        reference, compiled = searches(core, YOHOHO.state_from_string(case.position), 3)
+        state = YOHOHO.state_from_string(case.position)
+        reference, compiled = searches(core, state, 3, OTHER_WEIGHTS)
         assert figures(compiled) == figures(reference), case.name
 
 
@@ -374,20 +390,26 @@ def test_a_subclass_is_taken_unless_it_replaces_a_hook(core: Core) -> None:
 @pytest.mark.parametrize(
     ("name", "value"),
     [
-        ("STEP_SAFE", (1, 2, 3)),
-        ("STEP_SAFE", 5),
-        ("PROG", (0, 1)),
+        ("step_safe", (1, 2, 3)),
+        ("step_safe", 5),
+        ("prog", (0, 1)),
         ("_FAR", 0),
-        ("CHEBEC", "70"),
+        ("chebec", "70"),
         ("LIMIT", 1 << 40),
     ],
 )
 def test_damaged_weights_are_refused_naming_them(
     core: Core, monkeypatch: pytest.MonkeyPatch, name: str, value: object
 ) -> None:
-    monkeypatch.setattr(yohoho_eval, name, value)
+    monkeypatch.setattr(yohoho_eval, "_native", None)  # which refuses them too, at once
+    if name.isupper() or name.startswith("_"):
+        monkeypatch.setattr(yohoho_eval, name, value)  # a constant of the module
+        evaluator = YohohoEvaluator()
+    else:
+        damage: dict[str, Any] = {name: value}
+        evaluator = YohohoEvaluator(DEFAULT_WEIGHTS._replace(**damage))
     with pytest.raises((ValueError, TypeError)) as error:
-        core.inspect(YOHOHO.new_state(), YohohoEvaluator(), [])
+        core.inspect(YOHOHO.new_state(), evaluator, [])
     one_line(error, name)
 
 

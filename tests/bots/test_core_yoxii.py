@@ -295,7 +295,8 @@ def test_a_state_or_an_evaluator_of_another_game_is_refused() -> None:
     one_line_error(lambda: CORE.inspect(yinsh, YoxiiEvaluator(), []), TypeError, "YoxiiState")
     state = YOXII.new_state()
     one_line_error(lambda: CORE.inspect(state, YohohoEvaluator(), []), TypeError, "YoxiiEvaluator")
-    huge = YoxiiEvaluator(Weights(mobility=10**20))
+    huge = YoxiiEvaluator()
+    huge.weights = Weights(mobility=10**20)  # the native evaluation refuses it when made
     one_line_error(lambda: CORE.inspect(state, huge, []), ValueError, "mobility")
     stock = YoxiiEvaluator()
     stock.weights = stock.weights._replace(stock=(1, 2, 3))  # type: ignore[arg-type]  # damaged

@@ -87,13 +87,46 @@ def test_the_pure_python_switch_turns_them_off() -> None:
     assert out.strip() == "True"
 
 
-def test_a_yoxii_evaluator_with_other_weights_uses_the_reference() -> None:
-    tuned = yoxii_eval.YoxiiEvaluator(yoxii_eval.Weights(ring1=90))
-    assert tuned._native is None
-    capped = yoxii_eval.YoxiiEvaluator(solve_nodes=100)
-    assert capped._native is None
-    state = YOXII.new_state()
-    assert tuned.evaluate(state) == tuned.evaluate_python(state)
+YOXII_TUNED = yoxii_eval.Weights(
+    ring1=90, ring2=7, ring3=-3, count1=0, mobility=40, stock=(1, 2, 3, 50)
+)
+"""Every Yoxii weight changed."""
+YOHOHO_TUNED = yohoho_eval.Weights(
+    chebec=73,
+    galleon=190,
+    row_step=41,
+    prog=(0, 310, 190, 120, 50, 33, 17, 4, 1, -3, -2, 0, 2),
+    race=(0, -7, 130, 70, 49, 22, 11, 3, 1, 0, 2, 5, 1, -1),
+    step_safe=(-101, -47, -13, 1, 6, 9),
+    robust=(-61, -23, 1, 2, 3, 4),
+    rock_cone=37,
+    pressure=7,
+    attacked=(301, 249, 141, 91, -71, -61),
+    trap_soon=2999,
+    win_now=4999,
+    own_hang_p1=(-33, 81),
+    enemy_hang_p1=-51,
+    own_hang_p2=(27, -91),
+    enemy_hang_p2=17,
+    tempo_p1=11,
+    tempo_p2=-21,
+    race_horizon=6,
+    race_won=3001,
+    race_turn=149,
+)
+"""Every Yohoho weight changed (the tables of the default lengths, which the C one reads)."""
+
+
+def test_an_evaluator_of_other_weights_has_its_own_native_copy_of_them() -> None:
+    assert yoxii_eval.YoxiiEvaluator()._native_weights is None  # init's: the defaults
+    assert yohoho_eval.YohohoEvaluator()._native_weights is None
+    others: list[Any] = [
+        yoxii_eval.YoxiiEvaluator(YOXII_TUNED),
+        yoxii_eval.YoxiiEvaluator(solve_nodes=100),
+        yohoho_eval.YohohoEvaluator(YOHOHO_TUNED),
+    ]
+    for evaluator in others:
+        assert (evaluator._native_weights is None) == PURE
 
 
 def games_of(seed: int, count: int, *, greedy: bool) -> Iterator[State]:
@@ -126,7 +159,8 @@ def test_the_native_yohoho_evaluation_is_the_python_one(greedy: bool) -> None:
         native = evaluator.evaluate(state)
         assert native == evaluator.evaluate_python(state), state.to_string()
         checked += 1
-        decided += abs(native) >= yohoho_eval.RACE_WON - 150 * yohoho_eval.RACE_HORIZON
+        weights = yohoho_eval.DEFAULT_WEIGHTS
+        decided += abs(native) >= weights.race_won - 150 * weights.race_horizon
     assert checked > 2000
     if greedy:
         assert decided > 20  # the race verdicts were exercised, not only the plain terms
@@ -573,28 +607,95 @@ def test_a_lone_ring_anywhere_sees_its_neighbours() -> None:
 
 
 @pytest.mark.skipif(yohoho_eval._native is None, reason="the native evaluation is not built")
-def test_the_native_yohoho_evaluation_divides_negative_weights_as_python_does(
-    restored: None, monkeypatch: pytest.MonkeyPatch
-) -> None:
+def test_the_native_yohoho_evaluation_divides_negative_weights_as_python_does() -> None:
     """Python's ``//`` rounds down, C's ``/`` towards zero: with negative hanging-ship weights
     (a tuning run may try them) the two differed by one wherever a product was not a multiple
-    of 100. (``restored`` comes first: fixtures end in the reverse order, so the weights are
-    put back before the native tables are loaded from them again.)"""
-    for name, value in [
-        ("OWN_HANG_P1", (-37, -51)),
-        ("ENEMY_HANG_P1", -43),
-        ("OWN_HANG_P2", (-29, -61)),
-        ("ENEMY_HANG_P2", -47),
-        ("ATTACKED", tuple(-v - 1 for v in yohoho_eval.ATTACKED)),
-    ]:
-        monkeypatch.setattr(yohoho_eval, name, value)
-    native = yohoho_eval._load_native()
-    assert native is not None
-    monkeypatch.setattr(yohoho_eval, "_native", native)
-    evaluator = yohoho_eval.YohohoEvaluator()
+    of 100."""
+    negative = yohoho_eval.DEFAULT_WEIGHTS._replace(
+        own_hang_p1=(-37, -51),
+        enemy_hang_p1=-43,
+        own_hang_p2=(-29, -61),
+        enemy_hang_p2=-47,
+        attacked=tuple(-v - 1 for v in yohoho_eval.DEFAULT_WEIGHTS.attacked),
+    )
+    evaluator = yohoho_eval.YohohoEvaluator(negative)
     hanging = 0
     for state in games_of(5, 40, greedy=True):
         value = evaluator.evaluate(state)
         assert value == evaluator.evaluate_python(state), state.to_string()
         hanging += value % 100 != 0
     assert hanging > 100
+
+
+# -- other weights, by turns with the defaults --------------------------------------------------
+
+
+@pytest.mark.skipif(yohoho_eval._native is None, reason="the native evaluation is not built")
+def test_the_native_yohoho_evaluation_of_other_weights_is_the_python_one() -> None:
+    """Evaluators of the default and of other weights by turns, position by position: each
+    evaluation reads its own evaluator's weights, never those of the one before."""
+    evaluators = (yohoho_eval.YohohoEvaluator(), yohoho_eval.YohohoEvaluator(YOHOHO_TUNED))
+    checked = differ = 0
+    for state in games_of(14, 30, greedy=True):
+        values = [evaluator.evaluate(state) for evaluator in evaluators]
+        assert values == [e.evaluate_python(state) for e in evaluators], state.to_string()
+        checked += 1
+        differ += values[0] != values[1]
+    assert checked > 800
+    assert differ > checked * 9 // 10
+
+
+@pytest.mark.skipif(yoxii_eval._native is None, reason="the native evaluation is not built")
+def test_the_native_yoxii_evaluation_of_other_weights_is_the_python_one() -> None:
+    """The same for Yoxii, with a smaller node cap for the endgame solver too."""
+    evaluators = (yoxii_eval.YoxiiEvaluator(), yoxii_eval.YoxiiEvaluator(YOXII_TUNED, 100))
+    references = (yoxii_eval.YoxiiEvaluator(), yoxii_eval.YoxiiEvaluator(YOXII_TUNED, 100))
+    checked = differ = 0
+    for state in yoxii_games(24, 40):
+        values = [evaluator.evaluate(state) for evaluator in evaluators]
+        assert values == [r.evaluate_python(state) for r in references], state.to_string()
+        checked += 1
+        differ += values[0] != values[1]
+    assert checked > 1000
+    assert differ > checked // 2
+
+
+def _weights_damage(damages: list[Damage], tables: tuple[str, ...]) -> list[Any]:
+    return [pytest.param(d, id=str(d)) for d in damages if d.table in tables]
+
+
+@pytest.mark.skipif(yohoho_eval._native is None, reason="the native evaluation is not built")
+@pytest.mark.parametrize("damage", _weights_damage(YOHOHO_DAMAGE, ("weights",)))
+def test_the_yohoho_weights_are_checked_as_init_checks_them(damage: Damage) -> None:
+    native: Any = yohoho_eval._native
+    with pytest.raises(ValueError, match=r"^weights[\[:]"):
+        native.weights(damage.applied(init_args(yohoho_eval))[10])
+    probe_yohoho(native)  # the module is as ready as it was
+
+
+@pytest.mark.skipif(yoxii_eval._native is None, reason="the native evaluation is not built")
+@pytest.mark.parametrize("damage", _weights_damage(YOXII_DAMAGE, ("weights", "stock values")))
+def test_the_yoxii_weights_are_checked_as_init_checks_them(damage: Damage) -> None:
+    native: Any = yoxii_eval._native
+    with pytest.raises(ValueError, match=rf"^{damage.table}[\[:]"):
+        native.weights(*damage.applied(init_args(yoxii_eval))[5:7])
+    probe_yoxii(native)
+
+
+@pytest.mark.skipif(PURE, reason="the native evaluations are not built")
+def test_an_evaluation_takes_only_weights_of_its_own_module() -> None:
+    yohoho: Any = yohoho_eval._native  # wrong types on purpose
+    yoxii: Any = yoxii_eval._native
+    if yohoho is None or yoxii is None:
+        pytest.skip("not built")
+    own = yohoho_eval.YohohoEvaluator(YOHOHO_TUNED)._native_weights
+    other = yoxii_eval.YoxiiEvaluator(YOXII_TUNED)._native_weights
+    pieces = YOHOHO.new_state().packed_pieces()  # type: ignore[attr-defined]
+    assert yohoho.evaluate(pieces, 0, -1, own) != yohoho.evaluate(pieces, 0, -1)
+    for wrong in (other, "weights", None):
+        with pytest.raises(ValueError, match="PyCapsule"):
+            yohoho.evaluate(pieces, 0, -1, wrong)
+    with pytest.raises(ValueError, match="PyCapsule"):
+        yoxii.evaluate(0, 0, 0, 3, 0, 0, 0, own)
+    with pytest.raises(TypeError):
+        yohoho.evaluate(pieces, 0, -1, own, own)

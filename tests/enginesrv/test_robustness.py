@@ -827,12 +827,14 @@ def test_a_kept_bot_takes_the_defaults_of_options_a_job_does_not_name() -> None:
     given = (
         ("Aspiration", "50"), ("Depth", "1"), ("Hash", "8"), ("Quiescence", "false"),
         ("Reductions", "false"), ("Samples", "2"), ("SecretSeed", "9"),
+        ("EvalYoxiiMobility", "-3"),
     )  # fmt: skip
     bot = worker.bot_for(job(bot="alphabeta", options=given))
-    assert bot.values == {
+    assert {name: bot.values[name] for name, _ in given} == {
         "Aspiration": 50, "Depth": 1, "Hash": 8, "Quiescence": False, "Reductions": False,
-        "Samples": 2, "SecretSeed": 9,
+        "Samples": 2, "SecretSeed": 9, "EvalYoxiiMobility": -3,
     }  # fmt: skip
+    assert all(bot.values[o.name] == o.default for o in bot.options if o.name not in dict(given))
     again = worker.bot_for(job(bot="alphabeta", options=()))
     assert again is bot
     assert bot.values == {option.name: option.default for option in bot.options}

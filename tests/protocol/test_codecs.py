@@ -61,6 +61,7 @@ COMMANDS: list[tuple[m.Command, str, dict[str, Any]]] = [
     (m.Undo(3), "undo 3", {"n": 3}),
     (m.Bots(), "bots", {}),
     (m.Options(), "options", {}),
+    (m.Options(all=True), "options all", {"all": True}),
     (m.Show(), "show", {}),
 ]
 COMMAND_IDS = [line for _, line, _ in COMMANDS]

@@ -37,7 +37,15 @@ def address(**fields: str) -> str:
 
 @pytest.mark.parametrize(
     "options",
-    ["SecretSeed=777", "secretseed=777", "Seed=5", "Hash=4096", "Depth=2,Hash=4096"],
+    [
+        "SecretSeed=777",
+        "secretseed=777",
+        "Seed=5",
+        "Hash=4096",
+        "Depth=2,Hash=4096",
+        "EvalYinshMarker=90",  # an evaluation weight, hidden from a listing: the server's too
+        "Depth=2,evalyohohogalleon=300",
+    ],
 )
 def test_the_address_may_not_set_the_bots_seeds_or_resources(options: str) -> None:
     query = address(game="yinyang", opponent=f"bot:alphabeta:{options}", side="p2")
