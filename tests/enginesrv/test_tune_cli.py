@@ -66,7 +66,10 @@ def refusal(capsys: pytest.CaptureFixture[str], *argv: str) -> str:
         ((*TUNE, *AIM, "--param", "aim=1:0:9", "--games", "4"), "parameter 'aim' is given twice"),
         ((*TUNE, "--param", "Nope=1:0:2", "--games", "4"),
          "player 'bot:noisy': noisy has no option 'Nope' (its options: Seed, SecretSeed, Aim, "
-         "Peak, Blur) (a bound of a --param)"),
+         "Peak, Blur) (a --param)"),
+        (("tune", "yohoho", "bot:alphabeta", "--param", "EvalYinshRace=66:0:264", "--games", "4"),
+         "player 'bot:alphabeta': option EvalYinshRace bears on yinsh, yinsh+blitz, not yohoho: "
+         "tuning it here would change nothing"),
         ((*TUNE, "--param", "Aim=100:0:2000", "--games", "4"),
          "player 'bot:noisy': option 'Aim': 2000 is not in 0..1000 (a bound of a --param)"),
         ((*TUNE, "--param", "Aim=-5:-10:10", "--games", "4"),

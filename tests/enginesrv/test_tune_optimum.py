@@ -4,8 +4,9 @@ from ``Aim = 100`` over ``[0, 1000]`` it ends within a tenth of the range of 500
 
 The budget: 120 games (60 game pairs) at ``st=0.3`` and concurrency 2, with the default
 schedule. Measured over seeds 1 to 20 with ``enginesrv tune``, every final value was within
-38 of 500 (at 100 games two seeds ended 86 and 67 away, at 60 games two of eight more than
-100 away), so one seed here is not a flaky test."""
+54 of 500 (at 100 games two seeds ended 86 and 67 away, at 60 games two of eight more than
+100 away), so one seed here is not a flaky test. (With two games at once the steps' order,
+and so the run, varies a little from one run to the next even with one seed.)"""
 
 from __future__ import annotations
 
