@@ -297,6 +297,14 @@ def test_the_report_draws_a_line_per_parameter(
     code, text, _ = run_main(capsys, "tune-report", str(out), "--svg", str(elsewhere))
     assert (code, text.splitlines()[-1]) == (0, f"picture {elsewhere}")
     polylines(elsewhere.read_text(), 3)
+    # the table is printed, then the picture that cannot be written is refused
+    nowhere = tmp_path / "missing" / "picture.svg"
+    code, text, err = run_main(capsys, "tune-report", str(out), "--svg", str(nowhere))
+    assert (code, text.splitlines()[0]) == (2, lines[0])
+    assert err == (
+        f"enginesrv tune-report: error: {nowhere}: cannot write the picture: No such file or "
+        "directory\n"
+    )
 
 
 def test_a_report_of_what_holds_no_tuning_run_is_refused(
