@@ -129,7 +129,6 @@ class GreedyBot(_Seeded):
         score: Score = to_score(best_value)
         return SearchResult(move, token, score, depth=1, nodes=len(moves), pv=(token,))
 
-
     def blur(self) -> float:
         """The standard deviation of the noise added to each move's value: none."""
         return 0.0
@@ -149,5 +148,7 @@ class NoisyBot(GreedyBot):
 
     def blur(self) -> float:
         aim, peak, blur = self.values["Aim"], self.values["Peak"], self.values["Blur"]
-        assert isinstance(aim, int) and isinstance(peak, int) and isinstance(blur, int)
+        assert isinstance(aim, int)
+        assert isinstance(peak, int)
+        assert isinstance(blur, int)
         return float(abs(aim - peak) * blur)

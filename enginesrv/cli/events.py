@@ -34,10 +34,12 @@ from enginesrv.event.prepared import PreparedEvent, prepare
 from enginesrv.event.results.ratings import RatingError
 from enginesrv.event.results.report import report_json
 from enginesrv.event.results.standings import PairingResult, load_results
+from enginesrv.event.results.store import ResultsDB
 from enginesrv.event.runners.base import Venue
 from enginesrv.event.runners.cluster import ClusterVenue
 from enginesrv.event.runners.local import LocalVenue
 from enginesrv.event.tournament import run_event
+from enginesrv.tune.config import TUNE_KEY
 
 T = TypeVar("T")
 
@@ -84,9 +86,26 @@ def _prepared(
     try:
         # the directory is this run's from the look at what it holds to the last game
         held.enter_context(lock_event(out_dir))
-        return prepare(config, out_dir, resume=resume)
+        event = prepare(config, out_dir, resume=resume)
+        if resume and out_dir is not None and _holds_tuning_run(out_dir):
+            # its games would be played without their probes, and then taken as the run's
+            raise EventError(
+                f"{out_dir} holds a tuning run: resume it with enginesrv tune --resume "
+                f"--out {out_dir}"
+            )
+        return event
     except EventError as exc:
         raise fail(str(exc)) from None
+
+
+def _holds_tuning_run(out_dir: Path) -> bool:
+    """Whether the event stored in ``out_dir`` (read and checked by ``prepare``) is the games
+    of a tuning run (``enginesrv tune``)."""
+    db = ResultsDB(out_dir / "results.sqlite", read_only=True)
+    try:
+        return db.get(TUNE_KEY) is not None
+    finally:
+        db.close()
 
 
 def _play(

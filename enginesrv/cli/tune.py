@@ -104,7 +104,10 @@ def _stored_tune(out_dir: Path) -> TuneConfig:
         db.close()
     if text is None:
         raise EventError(f"{path} holds a match or tournament, not a tuning run")
-    return TuneConfig.from_json(text)
+    try:
+        return TuneConfig.from_json(text)
+    except EventError as exc:
+        raise EventError(f"{path}: {exc}") from None
 
 
 def _play(

@@ -12,6 +12,7 @@ A tuning run's file holds the event settings of its games (``tc``, ``openings``,
 from __future__ import annotations
 
 import argparse
+from collections.abc import Callable
 from typing import Any
 
 import games
@@ -63,7 +64,7 @@ def add_tune(sub: Subcommands) -> argparse.ArgumentParser:
     p.add_argument(
         "--games",
         metavar="N",
-        type=int,
+        type=_typed(int, "a whole number"),
         help=f"games in all, two per iteration (an even number, at most {MAX_GAMES:,})",
     )
     p.add_argument(
@@ -80,22 +81,28 @@ def _add_schedule_flags(p: argparse.ArgumentParser) -> None:
     p.add_argument(
         "--r-end",
         metavar="R",
-        type=float,
+        type=_typed(float, "a number"),
         help="the learning rate at the last iteration: the last step is R * STEP * result "
         "(default 30 / iterations)",
     )
     p.add_argument(
         "--a-offset",
         metavar="A",
-        type=float,
+        type=_typed(float, "a number"),
         help="the offset A of the gain a_k = a / (A + k)^alpha (default: a tenth of the "
         "iterations)",
     )
     p.add_argument(
-        "--alpha", metavar="X", type=float, help=f"the decay of the gain a_k (default {ALPHA})"
+        "--alpha",
+        metavar="X",
+        type=_typed(float, "a number"),
+        help=f"the decay of the gain a_k (default {ALPHA})",
     )
     p.add_argument(
-        "--gamma", metavar="X", type=float, help=f"the decay of the perturbation c_k ({GAMMA})"
+        "--gamma",
+        metavar="X",
+        type=_typed(float, "a number"),
+        help=f"the decay of the perturbation c_k ({GAMMA})",
     )
     p.add_argument(
         "--rounding",
@@ -103,6 +110,20 @@ def _add_schedule_flags(p: argparse.ArgumentParser) -> None:
         help="how an integer parameter's value is rounded for the engine: to the nearest "
         "(default), or up with the probability of its fraction (randomized)",
     )
+
+
+def _typed(convert: Callable[[str], object], what: str) -> Callable[[str], object]:
+    """The argument type of a number flag: ``convert`` of the text, or a refusal that quotes
+    it and says what it should be (argparse's own names the function)."""
+
+    def parse(text: str) -> object:
+        try:
+            return convert(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"{text!r} is not {what}") from None
+
+    parse.__name__ = what
+    return parse
 
 
 def add_tune_report(sub: Subcommands) -> argparse.ArgumentParser:

@@ -13,6 +13,7 @@ from __future__ import annotations
 import dataclasses
 import json
 import math
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -139,10 +140,13 @@ class TuneConfig:
         """
         try:
             data = json.loads(text)
+            player = data["player"]
+            if not isinstance(player, str):
+                raise ValueError(f"player is {shown(player)}, not a player spec")
             params = tuple(_stored_param(item) for item in data["params"])
             schedule = data["schedule"]
             config = cls.of(
-                data["player"],
+                player,
                 params,
                 2 * _whole(schedule["iterations"]),
                 rounding=data["rounding"],
@@ -153,16 +157,21 @@ class TuneConfig:
             )
         except (ValueError, KeyError, TypeError) as exc:
             raise EventError(f"the stored tuning configuration is damaged: {exc}") from None
+        except RecursionError:
+            raise EventError(
+                "the stored tuning configuration is damaged: it nests lists or objects too deep"
+            ) from None
         return config
 
 
 def check_params(tune: TuneConfig, game: str) -> None:
     """Check that a built-in or plug-in bot has each parameter as an option of the game
-    ``game`` that takes both its bounds (an external engine's options are its own: a value it
-    refuses forfeits the game, with the reason).
+    ``game`` that takes both its bounds, and a value with a fraction where the parameter has
+    them (an external engine's options are its own: a value it refuses forfeits the game,
+    with the reason).
 
     Raises:
-        EventError: the option that is missing or refuses a bound, named.
+        EventError: the option that is missing or refuses a bound or a fraction, named.
     """
     spec = parse_player(tune.player)
     if spec.kind != "bot":
@@ -178,12 +187,21 @@ def check_params(tune: TuneConfig, game: str) -> None:
                 f"player {spec.text!r}: option {option.name} bears on {', '.join(option.games)}"
                 f", not {game}: tuning it here would change nothing"
             )
-    for bound in ("low", "high"):
-        values = tuple((p.name, engine_value(p, getattr(p, bound))) for p in tune.params)
+    tries: tuple[tuple[str, Callable[[Param], float]], ...] = (
+        ("a bound of a --param", lambda p: p.low),
+        ("a bound of a --param", lambda p: p.high),
+        # a bot's spin option refuses 4.5 once the run has begun: every game would be lost
+        (
+            "a --param written with a decimal point takes fractions",
+            lambda p: p.low if p.integer else min(math.floor(p.low) + 0.5, p.high),
+        ),
+    )
+    for what, value in tries:
+        values = tuple((p.name, engine_value(p, value(p))) for p in tune.params)
         try:
             check_bot(dataclasses.replace(spec, options=(*spec.options, *values)), game)
         except PlayerSpecError as exc:
-            raise EventError(f"{exc} (a bound of a --param)") from None
+            raise EventError(f"{exc} ({what})") from None
 
 
 def _stored_param(item: Any) -> Param:

@@ -139,7 +139,7 @@ class Param:
     def spec(self) -> str:
         """The parameter as ``NAME=START:MIN:MAX:STEP`` (``Param.parse`` reads it back)."""
         return f"{self.name}={_num(self.start, self.integer)}:{_num(self.low, self.integer)}:" + (
-            f"{_num(self.high, self.integer)}:{self.c_end:g}"
+            f"{_num(self.high, self.integer)}:{_num(self.c_end, self.c_end.is_integer())}"
         )
 
 
@@ -176,12 +176,12 @@ class Schedule:
         """
         offset = iterations / 10 if a_offset is None else a_offset
         rate = R_SCALE / max(1, iterations) if r_end is None else r_end
-        checks = (
+        checks = (  # each named as its flag and its key in a TOML file are
             ("iterations", iterations, 1, 10**9),
-            ("A", offset, 0, 10**9),
+            ("a-offset", offset, 0, 10**9),
             ("alpha", alpha, 0, 10),
             ("gamma", gamma, 0, 10),
-            ("r_end", rate, 1e-9, 1e6),
+            ("r-end", rate, 1e-9, 1e6),
         )
         for name, value, low, high in checks:
             if not (isinstance(value, int | float) and low <= value <= high):

@@ -15,6 +15,7 @@ import json
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from typing import Any
 
 from enginesrv.event.config import EventError
 from enginesrv.event.results.rows import GameRow
@@ -121,7 +122,7 @@ class TuneState:
         return state
 
     def _add_iteration(self, key: str, text: str) -> None:
-        data = json.loads(text)
+        data = _decoded(key, text)
         count = len(self.tune.params)
         k = _whole(data["k"], 1, self.tune.schedule.iterations)
         if key != probe_key(k):
@@ -157,12 +158,24 @@ class TuneState:
 
 
 def _step(key: str, text: str, count: int) -> Step:
-    data = json.loads(text)
+    data = _decoded(key, text)
     k = _whole(data["k"], 1, 10**9)
     if key != step_key(k):
         raise ValueError(f"{key} holds the step of iteration {k}")
     theta = tuple(_finite(v) for v in _list(data["theta"], count))
     return Step(k, _whole(data["seq"], 1, 10**9), _whole(data["result"], -2, 2), theta)
+
+
+def _decoded(key: str, text: str) -> Any:
+    """The JSON ``text`` of the entry ``key``.
+
+    Raises:
+        ValueError: not JSON, or nested so deep that the parser would recurse past its limit.
+    """
+    try:
+        return json.loads(text)
+    except RecursionError:
+        raise ValueError(f"{key} nests lists or objects too deep") from None
 
 
 def _list(value: object, count: int) -> Sequence[object]:

@@ -102,7 +102,7 @@ class ResultsDB:
         Raises:
             EventError: the file cannot be made, or ``path`` exists.
         """
-        entries = {"config": config.to_json(), **(meta or {})}
+        entries = {**(meta or {}), "config": config.to_json()}  # no entry replaces it
         if path is None:
             store = cls(None)
             for key, value in entries.items():
