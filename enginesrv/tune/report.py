@@ -18,6 +18,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from enginesrv.event.play.players import with_options
 from enginesrv.tune.config import TuneConfig
 from enginesrv.tune.spsa import Param, engine_value
 from enginesrv.tune.state import Step
@@ -63,10 +64,9 @@ def summarize(tune: TuneConfig, steps: Sequence[Step]) -> list[Found]:
 
 
 def player_line(tune: TuneConfig, found: Sequence[Found]) -> str:
-    """The tuned player's spec with the final values as options (an ``options=`` prefix,
-    whose values win over the spec's own)."""
-    values = ",".join(f"{f.param.name}={f.value}" for f in found)
-    return f"options={values}:{tune.player}"
+    """The tuned player's spec with the final values as options, over its own
+    (``players.with_options``)."""
+    return with_options(tune.player, tuple((f.param.name, f.value) for f in found))
 
 
 def toml_pairs(found: Sequence[Found]) -> list[str]:

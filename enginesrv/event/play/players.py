@@ -236,18 +236,35 @@ def parse_player(text: str) -> PlayerSpec:
     )
 
 
+def _prefixes(text: str) -> tuple[list[str], str]:
+    """The prefixes of the player spec ``text`` (``name=...:``, ``options=...:``,
+    ``tc=...:``), each with its ``:``, and the rest (``bot:...``, ``cmd:...``, ``tcp:...``)."""
+    rest = text.strip()
+    found: list[str] = []
+    while rest.startswith(("name=", "options=", "tc=")):
+        tc = _TC_PREFIX.match(rest) if rest.startswith("tc=") else None
+        end = tc.end() if tc is not None else rest.index(":") + 1
+        found.append(rest[:end])
+        rest = rest[end:]
+    return found, rest
+
+
 def renamed(text: str, name: str) -> str:
     """The player spec ``text`` with the display name ``name`` (its own ``name=`` prefix, if
     any, left out). ``text`` is a spec that ``parse_player`` reads; ``name`` holds no ``:``."""
-    rest = text.strip()
-    kept = []
-    while rest.startswith(("name=", "options=", "tc=")):
-        found = _TC_PREFIX.match(rest) if rest.startswith("tc=") else None
-        end = found.end() if found is not None else rest.index(":") + 1
-        if not rest.startswith("name="):
-            kept.append(rest[:end])
-        rest = rest[end:]
+    prefixes, rest = _prefixes(text)
+    kept = [p for p in prefixes if not p.startswith("name=")]
     return f"name={name}:" + "".join(kept) + rest
+
+
+def with_options(text: str, options: tuple[tuple[str, str], ...]) -> str:
+    """The player spec ``text`` with ``options`` set over its own: an ``options=`` prefix
+    after its other prefixes (a later prefix's value wins, and a bot's prefixes win over the
+    options after its name). ``text`` is a spec that ``parse_player`` reads; no name or value
+    holds a ``:`` or a ``,``."""
+    prefixes, rest = _prefixes(text)
+    given = ",".join(f"{k}={v}" for k, v in options)
+    return "".join(prefixes) + f"options={given}:" + rest
 
 
 Clocks = m.Go
