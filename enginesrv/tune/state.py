@@ -22,7 +22,7 @@ from enginesrv.event.results.rows import GameRow
 from enginesrv.event.results.store import ResultsDB
 from enginesrv.event.schedule import ScheduledGame
 from enginesrv.tune.config import TuneConfig
-from enginesrv.tune.spsa import Probe
+from enginesrv.tune.spsa import Param, Probe
 
 PROBE = "probe:"
 STEP = "step:"
@@ -110,7 +110,7 @@ class TuneState:
                 state._add_iteration(key, text)
             for row in db.rows():
                 state._add_game(row)
-            steps = [_step(key, text, len(tune.params)) for key, text in db.items(STEP)]
+            steps = [_step(key, text, tune.params) for key, text in db.items(STEP)]
         except (ValueError, KeyError, TypeError) as exc:
             raise EventError(f"{db.path}: the tuning run is damaged: {exc}") from None
         state.steps = sorted(steps, key=lambda s: s.seq)
@@ -157,12 +157,17 @@ class TuneState:
         return sum(len(p) for p in self.points.values())
 
 
-def _step(key: str, text: str, count: int) -> Step:
+def _step(key: str, text: str, params: Sequence[Param]) -> Step:
     data = _decoded(key, text)
     k = _whole(data["k"], 1, 10**9)
     if key != step_key(k):
         raise ValueError(f"{key} holds the step of iteration {k}")
-    theta = tuple(_finite(v) for v in _list(data["theta"], count))
+    theta = tuple(_finite(v) for v in _list(data["theta"], len(params)))
+    for param, value in zip(params, theta, strict=True):
+        if not param.low <= value <= param.high:
+            raise ValueError(
+                f"{key}: {param.name} {value:g} is outside {param.low:g} to {param.high:g}"
+            )
     return Step(k, _whole(data["seq"], 1, 10**9), _whole(data["result"], -2, 2), theta)
 
 

@@ -105,6 +105,7 @@ DAMAGE: list[tuple[str, dict[str, Any] | str, str]] = [
     ("step:000002", {"theta": [float("nan")]}, "nan is not a number"),
     ("step:000002", {"theta": [float("inf")]}, "inf is not a number"),
     ("step:000002", {"theta": [True]}, "True is not a number"),
+    ("step:000002", {"theta": [1000.5]}, "step:000002: Aim 1000.5 is outside 0 to 1000"),
     ("step:000002", {"result": 3}, "3 is not a whole number from -2 to 2"),
     ("step:000002", {"seq": 0}, "0 is not a whole number from 1 to 1000000000"),
     ("step:000002", {"k": 3}, "step:000002 holds the step of iteration 3"),
