@@ -37,10 +37,17 @@ class OpenedStore:
         self._lock = trio.Lock()
 
     async def keep(
-        self, event: PreparedEvent, item: ScheduledGame, played: Played, runner: GameRunner
+        self,
+        event: PreparedEvent,
+        item: ScheduledGame,
+        played: Played,
+        runner: GameRunner,
+        *,
+        with_row: Callable[[GameRow], list[tuple[str, str]]] | None = None,
     ) -> GameRow:
         """Store the game ``item`` of ``event`` as ``played`` (its record in ``games/``, then
-        its row with a hidden-information game's secret seeds, in one transaction), tell
+        in one transaction its row, a hidden-information game's secret seeds, and the meta
+        entries ``with_row`` makes of the row: a tuning run's iteration and step), tell
         ``runner`` whether it was stored, and return its row.
 
         Raises:
@@ -48,11 +55,11 @@ class OpenedStore:
         """
         out_dir = self.out_dir
         row = game_row(item, event.names, played.result, with_record=out_dir is not None)
-        secret = None
+        meta = [] if with_row is None else with_row(row)
         if event.game.hidden_information:
             # the secret seeds are kept for audit, once the game is over (stored with its
             # row: a stored game always has them)
-            secret = (f"seeds:{item.id}", json.dumps(list(played.secret_seeds)))
+            meta.append((f"seeds:{item.id}", json.dumps(list(played.secret_seeds))))
         record_text = format_record(played.result.record)
 
         def store() -> None:
@@ -62,7 +69,7 @@ class OpenedStore:
                 out_dir=out_dir,
                 record_name=row.record,
                 record_text=record_text,
-                secret=secret,
+                meta=meta,
             )
 
         stored = False

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import collections
 import dataclasses
+import functools
 import random
 import sqlite3
 from collections.abc import Callable
@@ -29,12 +30,16 @@ from enginesrv.event.play.openings import Opening
 from enginesrv.event.play.plan import Played
 from enginesrv.event.play.players import GameOptions
 from enginesrv.event.prepared import PreparedEvent
+from enginesrv.event.results.rows import GameRow
 from enginesrv.event.results.store import ResultsDB
 from enginesrv.event.runners.base import GameRunner, Venue
 from enginesrv.event.runners.local import LocalVenue
 from enginesrv.tune import spsa
 from enginesrv.tune.config import TUNE_KEY, TuneConfig
 from enginesrv.tune.state import Iteration, Step, TuneState, probe_key, step_key
+
+Meta = list[tuple[str, str]]
+"""Meta entries stored with a game (key, value)."""
 
 
 @dataclass(frozen=True)
@@ -132,19 +137,30 @@ class _TuneRun:
             if slot not in state.points.get(k, {})
         )
         """The games of the iterations dispatched that are neither stored nor begun."""
+        self.stored_probes = set(state.iterations)
+        """The iterations whose probe is stored (with the first of their games stored)."""
+        last = max(state.iterations, default=0)
+        self.free = collections.deque(k for k in range(1, last + 1) if k not in state.iterations)
+        """Iterations below the last one dispatched that none was (their games were all lost
+        when a run was killed), dispatched first."""
         self.steps_before = len(state.steps)
         self.started = 0.0
         self.observers = TuneObservers(lambda stepped: None)
         self.failure: list[BaseException] = []
 
     async def play(self, observers: TuneObservers) -> None:
-        """Take the steps a killed run left untaken, then play the games left, a lane per
-        game the runner plays at once."""
+        """Take the steps a run left untaken, then play the games left, a lane per game the
+        runner plays at once."""
         self.observers = observers
         self.started = trio.current_time()
         for k in sorted(self.state.iterations):
             if k not in self.state.stepped and self.state.result(k) is not None:
-                await self._step(k)
+                # a step is stored with its pair's second game: only a store of another
+                # version of this program can lack one
+                taken = self._take_step(k)
+                put = functools.partial(self.opened.db.put, step_key(k), taken.to_json())
+                await self.opened.write(put, in_thread=self.runner.clocks_here)
+                self._tell(taken)
         async with trio.open_nursery() as nursery:
             if observers.on_tick is not None:
                 nursery.start_soon(_tick, observers.on_tick, self.started)
@@ -160,35 +176,50 @@ class _TuneRun:
     async def _lane(self, cancel: trio.CancelScope) -> None:
         """Play games until none is left; a failure to store stops every lane."""
         try:
-            while (job := await self._next()) is not None:
+            while (job := self._next()) is not None:
                 iteration, slot = job
                 played = await self._play(iteration, slot)
-                row = await self.opened.keep(self.event, iteration.game(slot), played, self.runner)
-                k = iteration.probe.k
-                self.state.points.setdefault(k, {})[slot] = row.first_points
-                if self.state.result(k) is not None:
-                    await self._step(k)
+                taken: list[Step] = []
+                entries = functools.partial(self._entries, iteration, slot, taken)
+                item = iteration.game(slot)
+                await self.opened.keep(self.event, item, played, self.runner, with_row=entries)
+                self.stored_probes.add(iteration.probe.k)
+                for each in taken:
+                    self._tell(each)
         except (ValueError, OSError, sqlite3.Error) as exc:  # EventError, PlayerSpecError
             self.failure.append(exc)
             cancel.cancel()
 
-    async def _next(self) -> tuple[Iteration, int] | None:
+    def _entries(self, iteration: Iteration, slot: int, taken: list[Step], row: GameRow) -> Meta:
+        """What is stored with game ``slot`` of ``iteration`` (its row ``row``): the
+        iteration's probe with its first game stored, and the step (taken now, into
+        ``taken``) with its second, so that a game and what follows from it are kept in one
+        transaction, as many as a match has."""
+        k = iteration.probe.k
+        out = [] if k in self.stored_probes else [(probe_key(k), iteration.to_json())]
+        self.state.points.setdefault(k, {})[slot] = row.first_points
+        if self.state.result(k) is not None and k not in self.state.stepped:
+            step = self._take_step(k)
+            taken.append(step)
+            out.append((step_key(k), step.to_json()))
+        return out
+
+    def _next(self) -> tuple[Iteration, int] | None:
         """The next game to play (its iteration and slot): the first one waiting of an
         iteration dispatched, or the first of a new one."""
         state = self.state
         if self.waiting:
             k, slot = self.waiting.popleft()
             return state.iterations[k], slot
-        k = max(state.iterations, default=0) + 1
-        if k > self.tune.schedule.iterations:
-            return None
+        if self.free:
+            k = self.free.popleft()
+        else:
+            k = max(state.iterations, default=0) + 1
+            if k > self.tune.schedule.iterations:
+                return None
         iteration = self._dispatch(k)
-        state.iterations[k] = iteration  # before the write: no other lane takes k
+        state.iterations[k] = iteration
         self.waiting.append((k, 1))
-        db = self.opened.db
-        await self.opened.write(
-            lambda: db.put(probe_key(k), iteration.to_json()), in_thread=self.runner.clocks_here
-        )
         return iteration, 0
 
     def _dispatch(self, k: int) -> Iteration:
@@ -217,23 +248,22 @@ class _TuneRun:
         params = self.tune.params
         return tuple((p.name, spsa.engine_value(p, v)) for p, v in zip(params, values, strict=True))
 
-    async def _step(self, k: int) -> None:
-        """Take iteration ``k``'s step (its games are stored) and store it."""
+    def _take_step(self, k: int) -> Step:
+        """Take iteration ``k``'s step (its games are in ``state.points``) from the current
+        ``theta``; the caller stores it."""
         state, tune = self.state, self.tune
         result = state.result(k)
         assert result is not None
         probe = state.iterations[k].probe
         theta = spsa.step(tune.params, tune.schedule, state.theta, probe, result)
         taken = Step(k, len(state.steps) + 1, result, theta)
-        # taken before the write: a step that another lane takes meanwhile follows this one
         state.steps.append(taken)
         state.theta = theta
-        db = self.opened.db
-        await self.opened.write(
-            lambda: db.put(step_key(k), taken.to_json()), in_thread=self.runner.clocks_here
-        )
+        return taken
+
+    def _tell(self, taken: Step) -> None:
         elapsed = trio.current_time() - self.started
-        self.observers.on_step(Stepped(taken, state, elapsed, self.steps_before))
+        self.observers.on_step(Stepped(taken, self.state, elapsed, self.steps_before))
 
 
 async def _tick(report: Callable[[float], None], started: float) -> None:

@@ -1,12 +1,15 @@
-"""What a tuning run has done, as its results store keeps it: each iteration dispatched (its
-probe and opening, ``probe:K`` in the meta table, written before its games begin), each game
-played (a row of the games table, as an event's), and each step taken (``step:K``: the
-iteration's result and ``theta`` after it, numbered in the order the steps were taken).
+"""What a tuning run has done, as its results store keeps it: each game played (a row of the
+games table, as an event's) and, in the same transaction, what follows from it: with an
+iteration's first game stored, the iteration (its probe and opening, ``probe:K`` in the meta
+table), and with its second, its step (``step:K``: the pair's result and ``theta`` after it,
+numbered in the order the steps were taken). A tuning run thus commits once per game, as a
+match does.
 
 A run killed at any point, ``kill -9`` included, resumes from it (``TuneState.load``): an
-iteration dispatched whose games are not all stored plays the rest with its stored probe, an
-iteration whose games are stored but whose step is not takes it, and ``theta`` is the one
-after the last step stored.
+iteration with one game stored plays the other with its stored probe, one with none stored
+is dispatched again (from the same seed), and ``theta`` is the one after the last step
+stored. An iteration whose games are stored but whose step is not (a store written otherwise)
+takes it first.
 """
 
 from __future__ import annotations

@@ -527,7 +527,7 @@ def test_the_largest_store_an_event_writes_is_read_back(event: Path) -> None:
             "draw", "score-adjudication", 0.5, files.MAX_PLIES, 86_400.123456789,
             86_400.123456789, f"games/game-{n:05d}.txt",
         )  # fmt: skip
-        db.add(row, (f"seeds:{n}", json.dumps([2**63 - 1, 2**63 - 1])))
+        db.add(row, [(f"seeds:{n}", json.dumps([2**63 - 1, 2**63 - 1]))])
     db.close()
     per_game = (path.stat().st_size - before) / count
     assert per_game <= files.MAX_STORE_ROW_BYTES

@@ -4,6 +4,7 @@ the step a stopped run owed taken first; and the ``--resume`` that does not fit 
 
 from __future__ import annotations
 
+import contextlib
 import os
 import re
 import signal
@@ -39,8 +40,10 @@ def test_a_stopped_run_takes_the_step_it_owed_then_plays_only_what_is_left(
     tmp_path: Path,
 ) -> None:
     """One game at a time, stopped right after game 6 (the second of iteration 3) is stored:
-    iteration 3's step is not. The resume takes it before any game, then plays games 7 to 10
-    only, each with its iteration's probe, dispatched from the steps before it."""
+    iteration 3's step is stored with it (one transaction). A store that lacks it (written
+    otherwise: here the entry is deleted) is resumed by taking it before any game, then
+    playing games 7 to 10 only, each with its iteration's probe, dispatched from the steps
+    before it."""
     tune = tune_config(10)
     out = tmp_path / "run"
     spy = Spy(stop_after=6)
@@ -48,7 +51,9 @@ def test_a_stopped_run_takes_the_step_it_owed_then_plays_only_what_is_left(
         play(prepared(tune, out, concurrency=1), out, SpyVenue(spy), spy.log)
     assert sorted(rows(out)) == [1, 2, 3, 4, 5, 6]
     assert sorted(probes(out)) == [1, 2, 3]
-    assert [(s["k"], s["seq"]) for s in steps(out)] == [(1, 1), (2, 2)]
+    assert [(s["k"], s["seq"]) for s in steps(out)] == [(1, 1), (2, 2), (3, 3)]
+    with contextlib.closing(sqlite3.connect(out / "results.sqlite")) as db, db:
+        db.execute("DELETE FROM meta WHERE key = 'step:000003'")
     spy.log.clear()
     spy.stop_after = None
     state, seen = play(prepared(tune, out, resume=True, concurrency=1), out, SpyVenue(spy), spy.log)
@@ -234,3 +239,26 @@ def test_a_match_does_not_resume_a_tuning_run(tmp_path: Path) -> None:
         f"enginesrv tune --resume --out {out}\n"
     )
     assert (out / "results.sqlite").read_bytes() == before
+
+
+def test_an_iteration_with_no_game_stored_below_the_last_is_played_on_resume(
+    tmp_path: Path,
+) -> None:
+    """A run killed with several iterations in flight can keep a later iteration's games and
+    none of an earlier one's (here made so by deleting iteration 2's games and entries, and
+    iteration 3's step): the resume takes iteration 3's step, then dispatches iteration 2
+    again, so that the run still ends with every iteration, each stepped once."""
+    tune = tune_config(6)
+    out = tmp_path / "run"
+    spy = Spy()
+    play(prepared(tune, out, concurrency=1), out, SpyVenue(spy))
+    with contextlib.closing(sqlite3.connect(out / "results.sqlite")) as db, db:
+        db.execute("DELETE FROM games WHERE id IN (3, 4)")
+        db.execute("DELETE FROM meta WHERE key IN ('probe:000002', 'step:000002', 'step:000003')")
+    spy.log.clear()
+    state, _ = play(prepared(tune, out, resume=True, concurrency=1), out, SpyVenue(spy), spy.log)
+    assert spy.log == ["step 3", "game 3", "game 4", "step 2"]
+    assert sorted(rows(out)) == [1, 2, 3, 4, 5, 6]
+    assert sorted(probes(out)) == [1, 2, 3]
+    assert [(s["k"], s["seq"]) for s in steps(out)] == [(1, 1), (3, 2), (2, 3)]
+    assert [s.k for s in state.steps] == [1, 3, 2]

@@ -10,7 +10,7 @@ from __future__ import annotations
 import contextlib
 import os
 import sqlite3
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any, get_type_hints
 
@@ -269,14 +269,14 @@ class ResultsDB:
         except StoredConfigError as exc:
             raise self._damaged(str(exc)) from None
 
-    def add(self, row: GameRow, meta: tuple[str, str] | None = None) -> None:
-        """Store a finished game and, in the same transaction, the ``meta`` entry that goes
-        with it (its secret seeds)."""
+    def add(self, row: GameRow, meta: Sequence[tuple[str, str]] = ()) -> None:
+        """Store a finished game and, in the same transaction, the ``meta`` entries that go
+        with it (its secret seeds; a tuning run's iteration and step)."""
         if self._write_ahead:
             self._start_write_ahead()
         with self._sqlite(), self.db:
-            if meta is not None:
-                self.db.execute("INSERT OR REPLACE INTO meta VALUES (?, ?)", meta)
+            for entry in meta:
+                self.db.execute("INSERT OR REPLACE INTO meta VALUES (?, ?)", entry)
             self.db.execute(
                 f"INSERT OR REPLACE INTO games ({', '.join(GAME_COLUMNS)}) "
                 f"VALUES ({', '.join('?' * len(GAME_COLUMNS))})",
@@ -331,13 +331,14 @@ def store_game(
     out_dir: Path | None,
     record_name: str | None,
     record_text: str,
-    secret: tuple[str, str] | None,
+    meta: Sequence[tuple[str, str]] = (),
 ) -> None:
-    """Keep a finished game: its record file, then its row with its secret seeds (if any) in
-    one transaction (a stored row always has the rest). One at a time."""
+    """Keep a finished game: its record file, then its row with the ``meta`` entries that go
+    with it (its secret seeds, if any) in one transaction (a stored row always has the rest).
+    One at a time."""
     if out_dir is not None and record_name is not None:
         _write_atomic(out_dir / record_name, record_text)
-    db.add(row, secret)
+    db.add(row, meta)
 
 
 def _write_atomic(path: Path, text: str) -> None:
