@@ -7,6 +7,7 @@ import argparse
 import contextlib
 import functools
 import json
+import os
 from pathlib import Path
 from typing import TextIO
 
@@ -21,8 +22,9 @@ from enginesrv.cli.tune_args import add_tune, add_tune_report, tune_configs
 from enginesrv.event.config import EventConfig, EventError
 from enginesrv.event.lock import lock_event
 from enginesrv.event.prepared import prepare
-from enginesrv.event.results.files import check_store_file
+from enginesrv.event.results.files import FileRefusedError, check_store_file
 from enginesrv.event.results.store import ResultsDB
+from enginesrv.event.results.wording import printable, quoted
 from enginesrv.tune.config import TUNE_KEY, TuneConfig, check_params
 from enginesrv.tune.report import (
     player_line,
@@ -63,7 +65,8 @@ def _tune_handler(fail: type[Exception]) -> Handler:
             state = _play(args, out, err, prepared, out_dir, fail)
         write_summary(out, state.tune, state.steps)
         if out_dir is not None:
-            _write_svg(out, out_dir / SVG_NAME, trajectory_svg(state.tune, state.steps), fail)
+            svg = trajectory_svg(state.tune, state.steps)
+            _write_svg(out, out_dir / SVG_NAME, svg, fail, in_place=False)
 
     return run
 
@@ -95,19 +98,30 @@ def _stored_tune(out_dir: Path) -> TuneConfig:
         check_store_file(path)
     except FileNotFoundError:
         raise EventError(f"{path} does not exist: no tuning run there") from None
+    except FileRefusedError as exc:
+        raise EventError(f"{exc.reason}: it is not read") from None
     except OSError as exc:
         raise EventError(f"{path}: cannot read the tuning run: {exc}") from None
     db = ResultsDB(path, read_only=True)
     try:
         text = db.get(TUNE_KEY)
+        games = db.config()
     finally:
         db.close()
     if text is None:
         raise EventError(f"{path} holds a match or tournament, not a tuning run")
     try:
-        return TuneConfig.from_json(text)
+        tune = TuneConfig.from_json(text)
     except EventError as exc:
         raise EventError(f"{path}: {exc}") from None
+    if games is None or (tuple(games.players), games.games) != (tune.players, tune.games):
+        # what --resume plays is the stored event's players: they must be the run's, which
+        # tune-report shows (a bot:noisy run's event could otherwise name a cmd:)
+        raise EventError(
+            f"{path}: the tuning run is damaged: the players or the number of its games "
+            f"are not those of its configuration ({quoted(tune.player)}, {tune.games} games)"
+        )
+    return tune
 
 
 def _play(
@@ -167,8 +181,8 @@ class TuneDisplay:
         resumed = f", resuming after {self.done} iterations" if self.done else ""
         where = self.where or f"concurrency {event.config.concurrency}"
         self.err.write(
-            f"tune {event.game.name}: {tune.player}, {_count(len(tune.params), 'parameter')} "
-            f"({names}), "
+            f"tune {event.game.name}: {printable(tune.player)}, "
+            f"{_count(len(tune.params), 'parameter')} ({names}), "
             f"{tune.games} games ({tune.schedule.iterations} iterations), "
             f"{event.limits.describe()}, {where}{resumed}\n"
         )
@@ -233,7 +247,7 @@ def write_summary(out: TextIO, tune: TuneConfig, steps: list[Step]) -> None:
         for f in found
     ]
     write_table(out, head, rows)
-    out.write(f"player {player_line(tune, found)}\n")
+    out.write(f"player {printable(player_line(tune, found))}\n")
     out.write(f"toml   options = {{ {', '.join(toml_pairs(found))} }}\n")
 
 
@@ -260,17 +274,40 @@ def _report_handler(fail: type[Exception]) -> Handler:
         if args.svg == "-":
             out.write(svg)
             return
-        _write_svg(out, Path(args.svg) if args.svg else out_dir / SVG_NAME, svg, fail)
+        target = Path(args.svg) if args.svg else out_dir / SVG_NAME
+        _write_svg(out, target, svg, fail, in_place=bool(args.svg))
 
     return run
 
 
-def _write_svg(out: TextIO, target: Path, svg: str, fail: type[Exception]) -> None:
+def _write_svg(
+    out: TextIO, target: Path, svg: str, fail: type[Exception], *, in_place: bool
+) -> None:
+    """Write the picture to ``target``: a file named with ``--svg`` as it is (a device, or
+    through a link, as its user wrote it), ``DIR/trajectory.svg`` as a new file renamed over
+    whatever is there (the directory may be anyone's: a link there is replaced, not
+    followed, and a FIFO never waited on)."""
     try:
-        target.write_text(svg, encoding="utf-8")
+        if in_place:
+            target.write_text(svg, encoding="utf-8")
+        else:
+            _replace(target, svg)
     except OSError as exc:
         raise fail(f"{target}: cannot write the picture: {exc.strerror or exc}") from None
     out.write(f"picture {target}\n")
+
+
+def _replace(target: Path, text: str) -> None:
+    """``text`` as the file ``target``, written under a new name beside it (made without
+    following a link) and renamed over it."""
+    temporary = target.with_name(f".{target.name}.{os.getpid()}.new")
+    flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC
+    try:
+        with open(os.open(temporary, flags, 0o666), "w", encoding="utf-8") as file:
+            file.write(text)
+        os.replace(temporary, target)
+    finally:
+        temporary.unlink(missing_ok=True)
 
 
 def _write_steps(out: TextIO, tune: TuneConfig, steps: list[Step]) -> None:

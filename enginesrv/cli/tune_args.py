@@ -22,6 +22,7 @@ from enginesrv.cli.event_config import event_config
 from enginesrv.cli.event_toml import toml_settings
 from enginesrv.event.config import EventConfig, EventError, shown
 from enginesrv.event.play.openings import printable
+from enginesrv.event.results.wording import MAX_QUOTED, cut
 from enginesrv.tune.config import MAX_GAMES, TuneConfig
 from enginesrv.tune.spsa import ALPHA, GAMMA, ROUNDINGS, Param, ParamError
 
@@ -240,12 +241,13 @@ def _params(flags: list[str] | None, from_file: object, where: str) -> tuple[Par
 def _table_param(name: str, table: object, where: str) -> Param:
     """``[params.NAME]`` with ``start``, ``min``, ``max`` and optionally ``step``."""
     keys = {"start", "min", "max", "step"}
+    where = f"{where}params.{cut(name, MAX_QUOTED)}"  # a key of the file may be long
     if not isinstance(table, dict) or not {"start", "min", "max"} <= set(table) <= keys:
-        raise EventError(f"{where}params.{name}: a table of start, min, max and optionally step")
+        raise EventError(f"{where}: a table of start, min, max and optionally step")
     values = [table[k] for k in ("start", "min", "max")]
     step = table.get("step")
     for value in [*values, step]:
         if value is not None and (isinstance(value, bool) or not isinstance(value, int | float)):
-            raise EventError(f"{where}params.{name}: {shown(value)} is not a number")
+            raise EventError(f"{where}: {shown(value)} is not a number")
     integer = all(isinstance(v, int) for v in values)
     return Param.of(name, values[0], values[1], values[2], step, integer=integer)

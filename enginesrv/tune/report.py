@@ -19,6 +19,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from enginesrv.event.play.players import with_options
+from enginesrv.event.results.wording import printable
 from enginesrv.tune.config import TuneConfig
 from enginesrv.tune.spsa import Param, engine_value
 from enginesrv.tune.state import Step
@@ -107,6 +108,15 @@ MAX_POINTS = 600
 """The most points a parameter's line is drawn with (longer runs are thinned evenly)."""
 
 
+def svg_text(text: str) -> str:
+    """``text`` as the text of an SVG element: what a terminal would not show written as an
+    escape (``printable``: a command line may hold a lone surrogate, which UTF-8 cannot
+    write, or a bidirectional override), the two characters XML never holds too, and the
+    markup escaped."""
+    shown = printable(text).replace("\ufffe", "\\ufffe").replace("\uffff", "\\uffff")
+    return html.escape(shown)
+
+
 def trajectory_svg(tune: TuneConfig, steps: Sequence[Step]) -> str:
     """An SVG picture of every parameter's value after each step, one panel each (its own
     scale: its bounds), the start dashed and the final value as a band of its spread."""
@@ -114,7 +124,7 @@ def trajectory_svg(tune: TuneConfig, steps: Sequence[Step]) -> str:
     cols = min(COLUMNS, len(params))
     rows = math.ceil(len(params) / cols)
     width, height = cols * PANEL_W, rows * PANEL_H + 22
-    title = html.escape(f"{tune.player}: {len(steps)} of {tune.schedule.iterations} iterations")
+    title = svg_text(f"{tune.player}: {len(steps)} of {tune.schedule.iterations} iterations")
     parts = [
         f'<svg xmlns="http://www.w3.org/2000/svg" width="{width}" height="{height}" '
         f'viewBox="0 0 {width} {height}" font-family="sans-serif" font-size="11">',

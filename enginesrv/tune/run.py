@@ -107,10 +107,27 @@ async def tune_games(
     meta = {TUNE_KEY: prepared.tune.to_json()}
     async with open_event_store(event, out_dir, runner, pending=pending, meta=meta) as opened:
         state = loaded[0] if loaded else TuneState.load(prepared.tune, opened.db)
+        _check_openings(state, len(openings), opened.db)
         run = _TuneRun(prepared, opened, state, openings, runner)
         observers.on_start(state)
         await run.play(observers)
         return state
+
+
+def _check_openings(state: TuneState, count: int, db: ResultsDB) -> None:
+    """Check that each iteration with a game left to play names one of the ``count``
+    openings of the event (its file may have changed since the iteration was stored).
+
+    Raises:
+        EventError: the first that does not, naming it.
+    """
+    for k, iteration in sorted(state.iterations.items()):
+        if len(state.points.get(k, {})) < 2 and not 0 <= iteration.opening < count:
+            raise EventError(
+                f"{db.path}: iteration {k} was played from opening {iteration.opening + 1}, "
+                f"and the openings file now holds {count}: its other game cannot be played "
+                "from the same opening (was the file changed?)"
+            )
 
 
 class _TuneRun:

@@ -36,6 +36,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Literal
 
+from enginesrv.event.results.wording import quoted
+
 Rounding = Literal["deterministic", "randomized"]
 ROUNDINGS: tuple[Rounding, ...] = ("deterministic", "randomized")
 
@@ -86,11 +88,11 @@ class Param:
         name, sep, rest = text.partition("=")
         parts = rest.split(":")
         if not sep or len(parts) not in (3, 4):
-            raise ParamError(f"parameter {text!r}: not NAME=START:MIN:MAX[:STEP]")
+            raise ParamError(f"parameter {quoted(text)}: not NAME=START:MIN:MAX[:STEP]")
         numbers = []
         for part in parts:
             if not _NUMBER.fullmatch(part.strip()):
-                raise ParamError(f"parameter {text!r}: {part!r} is not a number")
+                raise ParamError(f"parameter {quoted(text)}: {quoted(part)} is not a number")
             numbers.append(float(part))
         integer = not any(("." in p or "e" in p.lower()) for p in parts[:3])
         step = numbers[3] if len(numbers) == 4 else None
@@ -112,7 +114,7 @@ class Param:
         Raises:
             ParamError: a name that is not an option's, or numbers that do not fit.
         """
-        where = f"parameter {name!r}"
+        where = f"parameter {quoted(name)}"
         if not _NAME.fullmatch(name):
             raise ParamError(f"{where}: a name is a letter, then letters, digits or _ (64 at most)")
         for value in (start, low, high, step if step is not None else 1.0):

@@ -35,6 +35,7 @@ import games
 from bots.engine import Score
 from enginesrv.event.play.controls import TimeControl
 from enginesrv.event.play.outcome import Termination
+from enginesrv.event.results.wording import cut
 from protocol import messages as m
 
 PlayerKind = Literal["bot", "cmd", "tcp"]
@@ -49,10 +50,18 @@ class PlayerSpecError(ValueError):
     """A player spec that cannot be used; the message names the spec and the reason."""
 
 
+MAX_DETAIL = 1000
+"""The most characters of a forfeit's ``detail``: it often quotes what the engine answered
+(an error line may be a mebibyte long), and it is a comment of the game's record, whose
+headers and comments keep within ``files.MAX_HEADER_BYTES``."""
+
+
 class ForfeitError(Exception):
-    """A player misbehaved: ``reason`` is the forfeit reason, ``detail`` says what happened."""
+    """A player misbehaved: ``reason`` is the forfeit reason, ``detail`` says what happened
+    (cut to ``MAX_DETAIL`` characters)."""
 
     def __init__(self, reason: Termination, detail: str) -> None:
+        detail = cut(detail, MAX_DETAIL)
         super().__init__(f"{reason}: {detail}")
         self.reason = reason
         self.detail = detail
