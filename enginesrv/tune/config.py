@@ -35,6 +35,11 @@ from enginesrv.tune.spsa import (
 
 MAX_GAMES = MAX_SCHEDULE
 """The most games of one run: one results store holds at most as many as an event's."""
+SEEDS = frozenset({"seed", "secretseed"})
+"""Options no run tunes: the arbiter gives each game its own (``Seed`` from the event's seed,
+``SecretSeed`` from the system's randomness, so that no one who knows the run's seed can
+compute a bot's secrets in a game of hidden information); a value a run chose would replace
+them, and the seeds stored for audit would not be the ones played with."""
 TUNE_KEY = "tune"
 """The meta key of a run's ``TuneConfig`` in its results store."""
 
@@ -89,6 +94,11 @@ class TuneConfig:
             raise EventError(f"at most {MAX_PARAMS} parameters, not {len(params)}")
         seen: set[str] = set()
         for param in params:
+            if param.name.lower() in SEEDS:
+                raise EventError(
+                    f"parameter {param.name!r} is a seed, which the arbiter draws for each game "
+                    "(a secret one from the system's randomness): it has no best value"
+                )
             if param.name.lower() in seen:
                 raise EventError(f"parameter {param.name!r} is given twice")
             seen.add(param.name.lower())

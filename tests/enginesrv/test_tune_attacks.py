@@ -254,3 +254,22 @@ def test_an_engines_long_refusal_of_its_value_keeps_the_record_readable(tmp_path
         assert comment == f"# p1 {side}: " + (said + "y" * 1000)[:997] + "..."
     report = enginesrv("results", str(out))
     assert report.returncode == 0, report.stderr
+
+
+# -- seeds ---------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("name", ["SecretSeed", "seed"])
+def test_a_seed_is_no_parameter(capsys: pytest.CaptureFixture[str], name: str) -> None:
+    """A run that tuned ``SecretSeed`` gave each side of a Yin Yang game a secret of 1 to
+    100 that follows from ``--seed`` (the arbiter draws one of 63 bits from the system for
+    each game), and stored for audit the seeds the arbiter drew, which the bots never
+    played with."""
+    code, out, err = run_main(
+        capsys, "tune", "yinyang", "bot:alphabeta", "--param", f"{name}=5:1:100", "--games", "2"
+    )
+    assert (code, out) == (2, "")
+    assert err == (
+        f"enginesrv tune: error: parameter {name!r} is a seed, which the arbiter draws for each "
+        "game (a secret one from the system's randomness): it has no best value\n"
+    )
