@@ -24,7 +24,7 @@ from enginesrv.event.play.contain import check_containment
 from enginesrv.event.play.controls import Adjudication, MoveLimits
 from enginesrv.event.play.openings import Opening, read_openings
 from enginesrv.event.play.plan import GamePlan
-from enginesrv.event.play.players import Deadlines, PlayerSpec, PlayerSpecError
+from enginesrv.event.play.players import Deadlines, GameOptions, PlayerSpec, PlayerSpecError
 from enginesrv.event.results import stats
 from enginesrv.event.results.store import stored_event
 from enginesrv.event.results.wording import quoted
@@ -44,6 +44,10 @@ class PreparedEvent:
     adjudication: Adjudication
     deadlines: Deadlines
     sprt: stats.SprtParams | None
+    trial_options: GameOptions = ()
+    """Options each external engine is given, in a game of its own, when it is checked before
+    the first game (``preflight``): a tuning run's start values, so that an engine that
+    refuses a parameter stops the run at once instead of forfeiting every game."""
 
     @classmethod
     def of(cls, config: EventConfig, *, check_bots: bool = True) -> PreparedEvent:

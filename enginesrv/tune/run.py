@@ -87,8 +87,12 @@ async def run_tune(
             openings file, a results directory that another run holds or that cannot be
             written, a damaged store (kept as it is).
     """
+    start = tuple((p.name, spsa.engine_value(p, p.start)) for p in prepared.tune.params)
+    # an external engine is tried with the start values before the first game: one that
+    # refuses a parameter (a name it does not know) would lose every game, each pair a draw
+    event = dataclasses.replace(prepared.event, trial_options=start)
     with lock_event(out_dir):
-        async with (venue or LocalVenue()).open(prepared.event, out_dir) as runner:
+        async with (venue or LocalVenue()).open(event, out_dir) as runner:
             return await tune_games(prepared, out_dir, runner, observers)
 
 

@@ -261,11 +261,13 @@ class TextEnginePlayer(Player):
                     # the handshake's bot had a Seed; the one an option chose since has not
                     self.hello.options.discard("seed")
             for name, value in options:
+                sent = f"setoption name {name} value {value}"
                 try:
                     await engine.set_option(name, value, self.deadlines.ready)
                 except EngineError as exc:
-                    detail = f"setoption name {name} value {value} was refused: {exc}"
-                    raise ForfeitError(Termination.CRASH, detail) from None
+                    raise ForfeitError(Termination.CRASH, f"{sent} was refused: {exc}") from None
+                except ClientError as exc:  # no answer, or gone: named by what it was sent
+                    raise self._forfeit(exc, sent) from None
             await engine.new_game(timeout=self.deadlines.ready)
         except EngineError as exc:
             raise ForfeitError(Termination.CRASH, f"uginewgame was refused: {exc}") from None

@@ -21,7 +21,13 @@ import trio
 
 import games
 from enginesrv.event.config import EventError
-from enginesrv.event.play.players import Deadlines, ForfeitError, PlayerSpec, PlayerSpecError
+from enginesrv.event.play.players import (
+    Deadlines,
+    ForfeitError,
+    GameOptions,
+    PlayerSpec,
+    PlayerSpecError,
+)
 from enginesrv.event.play.slots import make_player
 
 
@@ -30,10 +36,13 @@ async def check_players(
     game: games.Game,
     deadlines: Deadlines,
     isolate: Callable[[tuple[str, ...]], tuple[str, ...]] | None = None,
+    options: GameOptions = (),
 ) -> None:
     """Start every distinct ``cmd:`` and ``tcp:`` player of ``specs`` once for ``game``, all
-    at the same time, and close it again; ``isolate`` gives the command a ``cmd:`` engine runs
-    under (``--isolate``), as for the event's games. Every wait is bounded by ``deadlines``.
+    at the same time, tell it of a new game with ``options`` (a tuning run's start values:
+    ``Player.new_game``) when there are any, and close it again; ``isolate`` gives the
+    command a ``cmd:`` engine runs under (``--isolate``), as for the event's games. Every wait
+    is bounded by ``deadlines``.
 
     Raises:
         EventError: a player that cannot be started or reached, or whose engine refuses the
@@ -49,7 +58,7 @@ async def check_players(
     failures: dict[str, str] = {}
 
     async def check(spec: PlayerSpec) -> None:
-        reason = await _start_and_close(spec, game, deadlines, isolate)
+        reason = await _start_and_close(spec, game, deadlines, isolate, options)
         if reason is not None:
             failures[spec.text] = reason
 
@@ -66,13 +75,16 @@ async def _start_and_close(
     game: games.Game,
     deadlines: Deadlines,
     isolate: Callable[[tuple[str, ...]], tuple[str, ...]] | None,
+    options: GameOptions,
 ) -> str | None:
-    """Start the player of ``spec`` and close it; None when it started, else the one-line
-    error naming it and the reason."""
+    """Start the player of ``spec`` (and give it ``options`` for a new game) and close it;
+    None when it started, else the one-line error naming it and the reason."""
     wrapper = isolate(spec.command) if isolate is not None and spec.kind == "cmd" else ()
     player = make_player(spec, None, deadlines, wrapper=wrapper)
     try:
         await player.start(game)
+        if options:
+            await player.new_game("preflight", 0, 0, options)
     except ForfeitError as exc:
         return f"player {spec.text!r} cannot play: {_one_line(exc.detail)}"
     except PlayerSpecError as exc:

@@ -58,9 +58,12 @@ class LocalRunner:
         self._slots: set[Slot] = set()
 
     async def check(self) -> None:
-        """Start each external engine once and stop it again (``preflight.check_players``)."""
+        """Start each external engine once, with the event's ``trial_options``, and stop it
+        again (``preflight.check_players``)."""
         event = self.event
-        await check_players(event.specs, event.game, event.deadlines, self._isolate)
+        await check_players(
+            event.specs, event.game, event.deadlines, self._isolate, event.trial_options
+        )
 
     def lanes(self) -> int:
         return self.event.config.concurrency

@@ -2,13 +2,15 @@
 tests: ``python tune_engine.py MODE NAME [VALUE]``.
 
 It plays as ``fake_engine.py good`` does (the first legal move), declares the option NAME
-(a spin, 0 to 1000) and misbehaves when it is sent ``setoption name NAME value V``:
+(a spin, 0 to 1000), refuses an option it does not know (as the server does) and misbehaves
+when it is sent ``setoption name NAME value V``:
 
 * ``mute``: it answers nothing more (no ``readyok``, no error) and stays alive, sleeping for
   at most a minute.
 * ``exit``: it exits at once, answering nothing (an engine gone between two games).
 * ``error``: it answers ``error 101 bad-arguments ...`` when V is VALUE, else takes it.
-* ``longerror``: it answers every value with an error whose text is 900,000 bytes long.
+* ``longerror``: it answers every value but VALUE with an error whose text is just under a
+  mebibyte long.
 * ``flood``: it writes 2,000 lines of ``info string`` of 1,000 bytes each, then takes it.
 * ``ignore``: it takes every value and plays as if it had none (an option it does not read).
 """
@@ -45,8 +47,11 @@ class TuneFake(Fake):
         at = words.index("value")
         name = " ".join(words[2:at])
         value = " ".join(words[at + 1 :])
-        if name.lower() != self.option.lower():
+        if name.lower() in ("game", "seed"):
             super().setoption(words)
+            return
+        if name.lower() != self.option.lower():
+            say(f"error 101 bad-arguments setoption: unknown option {name}")
             return
         if self.tune_mode == "mute":
             time.sleep(60)
@@ -55,7 +60,7 @@ class TuneFake(Fake):
             sys.exit(3)
         if self.tune_mode == "error" and value == self.bad:
             say(f"error 101 bad-arguments setoption: {name} does not take {value}")
-        if self.tune_mode == "longerror":
+        if self.tune_mode == "longerror" and value != self.bad:
             say(f"error 101 bad-arguments {'y' * 1_048_400}")
         if self.tune_mode == "flood":
             for _ in range(2000):
