@@ -8,6 +8,7 @@ import contextlib
 import fcntl
 import itertools
 import os
+import stat
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -76,11 +77,20 @@ def _remove_empty(dirs: list[Path]) -> None:
 
 def _take_lock(out_dir: Path, path: Path) -> int:
     """Lock ``path`` for this process and write our PID into it; returns its descriptor."""
+    # the directory may be crafted: a link planted as the lock is not followed (its target
+    # would be truncated), nor is a hard link or anything but a regular file written
+    flags = os.O_RDWR | os.O_CREAT | os.O_CLOEXEC | os.O_NOFOLLOW | os.O_NONBLOCK
     while True:
         try:
-            fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o644)
+            fd = os.open(path, flags, 0o644)
         except OSError as exc:
             raise EventError(f"{path}: cannot open the lock file: {exc.strerror or exc}") from None
+        info = os.fstat(fd)
+        if not stat.S_ISREG(info.st_mode) or info.st_nlink != 1:
+            os.close(fd)
+            raise EventError(
+                f"{path} is not a lock file (a regular file of one link): it is left as it is"
+            )
         try:
             fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except BlockingIOError:

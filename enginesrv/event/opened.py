@@ -117,10 +117,13 @@ async def open_event_store(
     if created:
         await runner.check()
     if out_dir is not None:
+        records = out_dir / "games"
         try:
-            (out_dir / "games").mkdir(parents=True, exist_ok=True)
+            records.mkdir(parents=True, exist_ok=True)
         except OSError as exc:
             raise EventError(f"{out_dir}: cannot create the results directory: {exc}") from None
+        if records.is_symlink():  # its records would be written where the link points
+            raise EventError(f"{records} is a symbolic link: the records are kept in {out_dir}")
     db = ResultsDB.create(db_path, event.config, meta) if created else ResultsDB(db_path)
     opened = OpenedStore(db, out_dir, created=created)
     try:

@@ -2,15 +2,15 @@
 where ``tune-report`` writes its picture, a store that is not a regular file, a stored event
 whose players are not the run's, an iteration whose opening is gone), text that a terminal or
 an SVG cannot take (a command line's lone surrogate, a bidirectional override), hostile
-``--param`` text of a mebibyte, and an engine whose refusal of a per-game option is a
-mebibyte long. Each is refused in one line naming the input, or handled, never a traceback;
-nothing outside the directory is written."""
+``--param`` text of a mebibyte, a seed as a parameter, and links planted where a resumed run
+writes (its lock, a record's temporary file, ``games/``). Each is refused in one line naming
+the input, or handled, never a traceback; nothing outside the directory is written. (The
+engine's own attacks: ``test_tune_attack_engines.py``.)"""
 
 from __future__ import annotations
 
 import json
 import os
-import re
 import sqlite3
 import subprocess
 import sys
@@ -34,8 +34,6 @@ from tests.enginesrv.tune_support import (
     stored_run,
     tune_config,
 )
-
-FAKES = Path(__file__).with_name("fakes")
 
 
 def enginesrv(*args: str) -> subprocess.CompletedProcess[str]:
@@ -234,29 +232,6 @@ def test_hostile_parameter_text_is_quoted_cut(
     )  # fmt: skip
 
 
-# -- an engine's answer to a per-game option -----------------------------------------------------
-
-
-def test_an_engines_long_refusal_of_its_value_keeps_the_record_readable(tmp_path: Path) -> None:
-    """An engine answers each ``setoption`` of its tuned option with an error line just under
-    the client's cap of a mebibyte: the forfeit quoted all of it in the game's record, which
-    then passed the record's cap, and ``enginesrv results`` refused the whole run."""
-    engine = f"name=tf:cmd:{sys.executable} {FAKES / 'tune_engine.py'} longerror Knob 500"
-    tune = tune_config(2, "Knob=500:0:1000:20", player=engine)
-    out = tmp_path / "run"
-    play(prepared(tune, out, concurrency=1, max_plies=8, st=0.05), out)
-    assert [reason for _, _, _, reason in rows(out).values()] == ["crash", "crash"]
-    probe = probes(out)[1]
-    for game_id, side, value in ((1, "tf+", probe["plus"][0]), (2, "tf-", probe["minus"][0])):
-        text = (out / "games" / f"game-{game_id:05d}.txt").read_text()
-        assert len(text.encode()) < files.MAX_HEADER_BYTES, game_id
-        comment = next(line for line in text.splitlines() if line.startswith("# p1 "))
-        said = f"setoption name Knob value {value:.0f} was refused: error 101 bad-arguments: "
-        assert comment == f"# p1 {side}: " + (said + "y" * 1000)[:997] + "..."
-    report = enginesrv("results", str(out))
-    assert report.returncode == 0, report.stderr
-
-
 # -- seeds ---------------------------------------------------------------------------------------
 
 
@@ -276,64 +251,73 @@ def test_a_seed_is_no_parameter(capsys: pytest.CaptureFixture[str], name: str) -
     )
 
 
-# -- an engine that does not take its parameters -------------------------------------------------
+# -- links planted where a resumed run writes ----------------------------------------------------
 
 
-@pytest.mark.parametrize(
-    ("mode", "param", "refusal"),
-    [
-        ("ignore", "Knobb=500:0:1000", "unknown option Knobb"),
-        ("error", "Knob=500:0:1000", "Knob does not take 500"),
-    ],
-)
-def test_an_engine_that_refuses_its_start_values_stops_the_run_before_any_game(
-    tmp_path: Path, mode: str, param: str, refusal: str
+def _victim(tmp_path: Path, name: str) -> Path:
+    victim = tmp_path / name
+    victim.write_text("the user's own file\n")
+    return victim
+
+
+@pytest.mark.parametrize("kind", ["symbolic", "hard"])
+def test_a_link_planted_as_the_lock_is_refused_and_its_target_kept(
+    tmp_path: Path, kind: str
 ) -> None:
-    """A parameter the engine does not know (a typo) made every game a forfeit of the side
-    that moved first, every pair a draw (result +0), and the run ended with its start values
-    and not a word of why."""
-    command = f"{sys.executable} {FAKES / 'tune_engine.py'} {mode} Knob 500"
-    tune = tune_config(4, param, player=f"name=tf:cmd:{command}")
+    """A run holds its directory with ``DIR/lock``, which it truncates and writes its PID
+    into: a link planted there (a run of ``bot:noisy`` whose players one read and trusted)
+    truncated the file it named."""
     out = tmp_path / "run"
+    tune = tune_config(4)
+    stored_run(out, tune, [])
+    victim = _victim(tmp_path, "victim")
+    if kind == "symbolic":
+        (out / "lock").symlink_to(victim)
+    else:
+        os.link(victim, out / "lock")
     with pytest.raises(EventError) as caught:
-        play(prepared(tune, out, concurrency=1, max_plies=8, st=0.05), out)
-    name = param.split("=", maxsplit=1)[0]
+        play(prepared(tune, out, resume=True), out)
+    assert victim.read_text() == "the user's own file\n"
     assert str(caught.value) == (
-        f"player 'name=tf+:cmd:{command}' cannot play: setoption name {name} value 500 was "
-        f"refused: error 101 bad-arguments: setoption: {refusal}"
+        f"{out / 'lock'}: cannot open the lock file: Too many levels of symbolic links"
+        if kind == "symbolic"
+        else f"{out / 'lock'} is not a lock file (a regular file of one link): it is left as it is"
     )
-    assert not (out / "results.sqlite").exists()
+    assert rows(out) == {}
 
 
-def _processes_naming(token: str) -> list[int]:
-    found = []
-    for entry in Path("/proc").iterdir():
-        if entry.name.isdigit():
-            try:
-                line = (entry / "cmdline").read_bytes()
-            except OSError:
-                continue
-            if token.encode() in line:
-                found.append(int(entry.name))
-    return found
-
-
-@pytest.mark.parametrize(
-    ("mode", "what"),
-    [("mute", "no answer to setoption within 1 s"), ("exit", "it exited(, exit code 3)?")],
-)
-def test_an_engine_that_never_answers_or_leaves_at_its_option_stops_the_run_and_ends(
-    tmp_path: Path, mode: str, what: str
+def test_a_link_planted_as_a_records_temporary_file_is_removed_not_followed(
+    tmp_path: Path,
 ) -> None:
-    """Its games would each have been lost at their start, and its reason read ``uginewgame:
-    ...`` though the engine was never sent one; nothing it started is left running."""
-    token = f"tune-attack-{mode}-{os.getpid()}"
-    command = f"{sys.executable} {FAKES / 'tune_engine.py'} {mode} Knob {token}"
-    tune = tune_config(4, "Knob=500:0:1000", player=f"name=tf:cmd:{command}")
+    """A record is written under ``NAME.tmp`` and renamed: a link planted as the temporary
+    file of the next game's record had the record written over the file it named, and left
+    the link as the record."""
     out = tmp_path / "run"
+    tune = tune_config(2)
+    stored_run(out, tune, [])
+    (out / "games").mkdir()
+    victim = _victim(tmp_path, "victim")
+    (out / "games" / "game-00001.txt.tmp").symlink_to(victim)
+    play(prepared(tune, out, resume=True, concurrency=1), out)
+    assert victim.read_text() == "the user's own file\n"
+    record = out / "games" / "game-00001.txt"
+    assert not record.is_symlink()
+    assert record.read_text().startswith("# Game: yohoho\n")
+    assert sorted(p.name for p in (out / "games").iterdir()) == ["game-00001.txt", "game-00002.txt"]
+
+
+def test_a_games_directory_that_is_a_link_is_refused(tmp_path: Path) -> None:
+    """``games/`` planted as a link to another directory: the records were written there."""
+    out = tmp_path / "run"
+    tune = tune_config(2)
+    stored_run(out, tune, [])
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    (out / "games").symlink_to(elsewhere)
     with pytest.raises(EventError) as caught:
-        play(prepared(tune, out, concurrency=1, ready_timeout=1.0), out)
-    said = f"player 'name=tf+:cmd:{command}' cannot play: setoption name Knob value 500: "
-    assert re.fullmatch(re.escape(f"{said}{command}: ") + what, str(caught.value)), caught.value
-    assert _processes_naming(token) == []
-    assert not (out / "results.sqlite").exists()
+        play(prepared(tune, out, resume=True, concurrency=1), out)
+    assert str(caught.value) == (
+        f"{out / 'games'} is a symbolic link: the records are kept in {out}"
+    )
+    assert list(elsewhere.iterdir()) == []
+    assert rows(out) == {}

@@ -344,7 +344,11 @@ def store_game(
 def _write_atomic(path: Path, text: str) -> None:
     """Write a file so that it is either absent or complete (write, flush, rename)."""
     tmp = path.with_suffix(path.suffix + ".tmp")
-    with open(tmp, "w", encoding="utf-8") as fh:
+    # one a killed run left is removed; one planted as a link is removed, never followed
+    with contextlib.suppress(FileNotFoundError):
+        os.unlink(tmp)
+    flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC
+    with open(os.open(tmp, flags, 0o666), "w", encoding="utf-8") as fh:
         fh.write(text)
         fh.flush()
         os.fsync(fh.fileno())
