@@ -35,6 +35,7 @@ from enginesrv.tune.report import (
     trajectory_svg,
 )
 from enginesrv.tune.run import PreparedTune, Stepped, TuneObservers, run_tune
+from enginesrv.tune.size import check_store_size
 from enginesrv.tune.state import Step, TuneState
 
 SVG_NAME = "trajectory.svg"
@@ -88,6 +89,8 @@ def _prepared(
         tune = stored
     assert tune is not None
     check_params(tune, event.game.name)
+    if not resume:  # a stored run was checked when it began
+        check_store_size(tune, event.game.hidden_information, len(event.config.to_json()))
     return PreparedTune(tune, event)
 
 
