@@ -140,20 +140,29 @@ def _play(
         venue=event_venue(args, traces, admission, functools.partial(warn, err, command)),
     )
     try:
-        standings = trio.run(lambda: swept(functools.partial(_run_watched, watch, play)))
+        return run_shown(
+            lambda: swept(functools.partial(_run_watched, watch, play)), display.close, fail
+        )
     except OSError as exc:
-        display.close()
         raise fail(f"--web {args.web}: cannot listen: {exc.strerror or exc}") from None
+
+
+def run_shown(
+    main: Callable[[], Awaitable[T]], close: Callable[[], None], fail: type[Exception]
+) -> T:
+    """Run ``main`` (an event's loop) with trio, then ``close`` its display, whatever happens:
+    an ``EventError`` becomes the command's one-line error, and an interrupt leaves what was
+    stored (``--resume`` goes on from there)."""
+    try:
+        return trio.run(main)
     except EventError as exc:
-        display.close()
         raise fail(str(exc)) from None
     except BaseExceptionGroup as group:
-        display.close()
         if group.subgroup(KeyboardInterrupt) is not None:
-            raise KeyboardInterrupt from None  # the games stored so far are kept
+            raise KeyboardInterrupt from None
         raise
-    display.close()
-    return standings
+    finally:
+        close()
 
 
 async def swept(run: Callable[[], Awaitable[T]]) -> T:

@@ -11,13 +11,11 @@ import os
 from pathlib import Path
 from typing import TextIO
 
-import trio
-
 from enginesrv import orphans
 from enginesrv.admission import event_admission
 from enginesrv.cli.common import Handler, Subcommands
 from enginesrv.cli.display import duration, write_table
-from enginesrv.cli.events import debug_traces, event_venue, swept, warn
+from enginesrv.cli.events import debug_traces, event_venue, run_shown, swept, warn
 from enginesrv.cli.tune_args import add_tune, add_tune_report, tune_configs
 from enginesrv.event.config import EventConfig, EventError
 from enginesrv.event.lock import lock_event
@@ -150,18 +148,7 @@ def _play(
     )
     venue = event_venue(args, traces, admission, functools.partial(warn, err, "tune"))
     play = functools.partial(run_tune, prepared, out_dir, observers, venue=venue)
-    try:
-        state = trio.run(lambda: swept(play))
-    except EventError as exc:
-        display.close()
-        raise fail(str(exc)) from None
-    except BaseExceptionGroup as group:
-        display.close()
-        if group.subgroup(KeyboardInterrupt) is not None:
-            raise KeyboardInterrupt from None  # the games and steps stored so far are kept
-        raise
-    display.close()
-    return state
+    return run_shown(lambda: swept(play), display.close, fail)
 
 
 class TuneDisplay:
