@@ -162,6 +162,8 @@ def _panel(
         f"{param.high:g}</text>",
         f'<text x="{x0 + left - 4}" y="{y(param.low):.1f}" text-anchor="end">{param.low:g}</text>',
         f'<text x="{x0 + left + w}" y="{y0 + top + h + 14}" text-anchor="end">{total}</text>',
+        f'<text x="{x0 + left + w / 2:.1f}" y="{y0 + top + h + 14}" text-anchor="middle" '
+        'fill="#666">iteration</text>',
         f'<line x1="{x0 + left}" y1="{y(param.start):.1f}" x2="{x0 + left + w}" '
         f'y2="{y(param.start):.1f}" stroke="#888" stroke-dasharray="4 3"/>',
     ]
