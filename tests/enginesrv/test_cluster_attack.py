@@ -19,7 +19,7 @@ import pytest
 import trio
 from structlog.testing import capture_logs
 
-from enginesrv.event import tournament
+from enginesrv.event import opened
 from enginesrv.event.config import EventConfig, EventError
 from enginesrv.event.play.arbiter import GameResult, GameSetup
 from enginesrv.event.play.outcome import Outcome
@@ -286,7 +286,7 @@ def test_a_store_that_fails_mid_event_stops_it_at_once_and_leaves_one_file(
             raise OSError(28, "No space left on device")
         real(*args, **kwargs)
 
-    monkeypatch.setattr(tournament, "store_game", failing)
+    monkeypatch.setattr(opened, "store_game", failing)
     out = tmp_path / "ev"
     event = prepare(dataclasses.replace(CONFIG, games=40), out, resume=False)
     with pytest.raises(EventError, match=r"cannot write the results: .*No space left"):
