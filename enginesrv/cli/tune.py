@@ -20,8 +20,7 @@ from enginesrv.cli.tune_args import add_tune, add_tune_report, tune_configs
 from enginesrv.event.config import EventConfig, EventError
 from enginesrv.event.lock import lock_event
 from enginesrv.event.prepared import prepare
-from enginesrv.event.results.files import FileRefusedError, check_store_file
-from enginesrv.event.results.store import ResultsDB
+from enginesrv.event.results.store import open_stored
 from enginesrv.event.results.wording import printable, quoted
 from enginesrv.tune.config import TUNE_KEY, TuneConfig, check_params
 from enginesrv.tune.report import (
@@ -95,15 +94,7 @@ def _prepared(
 def _stored_tune(out_dir: Path) -> TuneConfig:
     """The tuning run stored in ``out_dir``, read without writing."""
     path = out_dir / "results.sqlite"
-    try:
-        check_store_file(path)
-    except FileNotFoundError:
-        raise EventError(f"{path} does not exist: no tuning run there") from None
-    except FileRefusedError as exc:
-        raise EventError(f"{exc.reason}: it is not read") from None
-    except OSError as exc:
-        raise EventError(f"{path}: cannot read the tuning run: {exc}") from None
-    db = ResultsDB(path, read_only=True)
+    db = open_stored(out_dir, "no tuning run there")
     try:
         text = db.get(TUNE_KEY)
         games = db.config()
@@ -247,7 +238,7 @@ def _report_handler(fail: type[Exception]) -> Handler:
         out_dir = Path(args.dir)
         try:
             tune = _stored_tune(out_dir)
-            db = ResultsDB(out_dir / "results.sqlite", read_only=True)
+            db = open_stored(out_dir, "no tuning run there")
             try:
                 state = TuneState.load(tune, db)
             finally:

@@ -355,12 +355,12 @@ def _write_atomic(path: Path, text: str) -> None:
     os.replace(tmp, path)
 
 
-def stored_event(out_dir: Path, missing: str) -> tuple[EventConfig, list[GameRow]]:
-    """The configuration and finished games stored in ``out_dir``, read without writing.
+def open_stored(out_dir: Path, missing: str) -> ResultsDB:
+    """The store of ``out_dir``, checked as a file and opened read-only.
 
     Raises:
-        EventError: no database there (``missing`` says what that means), no event in it, or
-            a damaged one (the error names the file, which is kept as it is).
+        EventError: no database there (``missing`` says what that means), a file that is not
+            read (a link, a FIFO, past its cap) or a damaged store, named.
     """
     path = out_dir / "results.sqlite"
     try:
@@ -373,7 +373,18 @@ def stored_event(out_dir: Path, missing: str) -> tuple[EventConfig, list[GameRow
         raise EventError(
             f"{path}: cannot read the results database: {exc.strerror or exc}"
         ) from None
-    db = ResultsDB(path, read_only=True)
+    return ResultsDB(path, read_only=True)
+
+
+def stored_event(out_dir: Path, missing: str) -> tuple[EventConfig, list[GameRow]]:
+    """The configuration and finished games stored in ``out_dir``, read without writing.
+
+    Raises:
+        EventError: no database there (``missing`` says what that means), no event in it, or
+            a damaged one (the error names the file, which is kept as it is).
+    """
+    path = out_dir / "results.sqlite"
+    db = open_stored(out_dir, missing)
     try:
         config = db.config()
         if config is None:
