@@ -160,8 +160,11 @@ class _TuneRun:
         """The games of the iterations dispatched that are neither stored nor begun."""
         self.stored_probes = set(state.iterations)
         """The iterations whose probe is stored (with the first of their games stored)."""
-        last = max(state.iterations, default=0)
-        self.free = collections.deque(k for k in range(1, last + 1) if k not in state.iterations)
+        self.last = max(state.iterations, default=0)
+        """The highest iteration dispatched."""
+        self.free = collections.deque(
+            k for k in range(1, self.last + 1) if k not in state.iterations
+        )
         """Iterations below the last one dispatched that none was (their games were all lost
         when a run was killed), dispatched first."""
         self.steps_before = len(state.steps)
@@ -235,9 +238,10 @@ class _TuneRun:
         if self.free:
             k = self.free.popleft()
         else:
-            k = max(state.iterations, default=0) + 1
+            k = self.last + 1
             if k > self.tune.schedule.iterations:
                 return None
+            self.last = k
         iteration = self._dispatch(k)
         state.iterations[k] = iteration
         self.waiting.append((k, 1))
