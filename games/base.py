@@ -155,6 +155,15 @@ class State(ABC):
         over the game's decisions is not spent on its setup. Not a rule: a hint, in (0, 1]."""
         return 1.0
 
+    def decisions_left(self) -> int | None:
+        """An estimate of the decisions the side to act has left in the game, this one
+        included, for a time manager's horizon where the clock gives no ``movestogo``. None by
+        default: the game gives none, and the time manager assumes a game of its usual length.
+        A game whose length shows in its position (Yoxii's pieces on the board) tells it, so
+        that its clock is spread over the game it will be and not over a longer one. Not a
+        rule: a hint, at least 1."""
+        return None
+
     @abstractmethod
     def legal_moves(self) -> Sequence[Move]:
         """All legal moves of the player to act, in no particular order.

@@ -136,6 +136,11 @@ PHASE_NAMES: Final = ("Totem move", "placement")
 SIDE_CHARS: Final = "wb"
 COLOURS: Final = ("White", "Black")
 REASON: Final = "totem-blocked"
+EXPECTED_TURNS: Final = 25
+"""``decisions_left``'s estimate of a game's length in turns (pieces placed): over 3,000 games
+between our bots from the ladder's openings, the turns still to come after ``n`` pieces were
+placed averaged ``25 - n`` up to ``n = 16`` and fell slower after (2 to 4 turns from 22 on; the
+median game ended at 26, the longest at 32)."""
 
 # ---------------------------------------------------------------------------------------------
 # Zobrist numbers (fixed seed: keys are stable across runs and processes). Stocks are implied by
@@ -300,6 +305,11 @@ class YoxiiState(State):
     def turn_position(self) -> tuple[int, int]:
         """A Totem move, then a placement."""
         return (1, 2) if self._phase == PH_P else (0, 2)
+
+    def decisions_left(self) -> int:
+        """``EXPECTED_TURNS`` less the pieces on the board (the turns made), at least 2: the
+        turns left in the game, of which the side to act makes half, two decisions each."""
+        return max(2, EXPECTED_TURNS - (self._white | self._black).bit_count())
 
     def is_terminal(self) -> bool:
         return self._over

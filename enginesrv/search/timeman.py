@@ -4,9 +4,10 @@ One pure function, used by the server and by in-process matches alike, so that a
 the same whoever runs it. The rules of thumb (after the usual practice of chess engines):
 
 * ``movetime`` is exact: target and deadline are both the move time less the overhead.
-* With a clock, spend the remaining time over the moves still expected (``movestogo``, or a
-  default horizon) plus most of the increment; never plan to use more than a fixed share of what
-  is left, so a long think cannot flag.
+* With a clock, spend the remaining time over the moves still expected (``movestogo``; else the
+  game's estimate, ``State.decisions_left``, with a margin; else a default horizon) plus most
+  of the increment; never plan to use more than a fixed share of what is left, so a long think
+  cannot flag.
 * The deadline allows an iteration to finish past the target, up to a multiple of it, but stays
   within a safe share of the remaining time.
 * ``MoveOverhead`` is kept back from every move for transport and process latency; on a clock
@@ -31,7 +32,15 @@ from dataclasses import dataclass
 from protocol import messages as m
 
 DEFAULT_MOVES_TO_GO = 25
-"""Decisions assumed left in the game when the clock gives no ``movestogo``."""
+"""Decisions assumed left in the game when the clock gives no ``movestogo``; also the longest
+horizon a game's own estimate makes."""
+HORIZON_MARGIN = 2
+"""Decisions added to a game's estimate of those left (``State.decisions_left``): the estimate
+is of a typical game, and one that runs longer must not find its clock spent."""
+MIN_HORIZON = 8
+"""The shortest horizon a game's estimate makes: near a game's expected end a decision plans
+an eighth of what is left (a Yoxii turn of two decisions, a quarter), never more, for a game
+may go on well past its estimate."""
 FOLLOW_SHARE = 0.2
 """The share of a turn's budget for each decision after its first."""
 MAX_SHARE = 0.4
@@ -69,6 +78,7 @@ def allot(
     overhead_ms: int = 50,
     turn: tuple[int, int] = (0, 1),
     weight: float = 1.0,
+    expected: int | None = None,
 ) -> Budget:
     """The budget of one move of the player whose clock is ``time_ms`` (with ``inc_ms``).
 
@@ -83,6 +93,9 @@ def allot(
             made before it in the turn, and the turn's decisions in all.
         weight: the decision's share of an ordinary decision's budget
             (``State.time_weight``), in (0, 1]; other values are taken as 1.
+        expected: the game's estimate of the mover's decisions left (``State.decisions_left``;
+            None: none), the horizon when there is no ``movestogo``: with ``HORIZON_MARGIN``
+            more, within ``MIN_HORIZON`` and ``DEFAULT_MOVES_TO_GO``.
 
     Returns:
         The target (after which no new iteration starts) and the deadline (by which the search
@@ -98,7 +111,12 @@ def allot(
     left = max(0, time_ms - overhead - reserve_ms(inc))
     made, decisions = max(0, turn[0]), max(1, turn[1])
     # the horizon counts decisions (a control's movestogo does): the turn holds its share
-    horizon = movestogo if movestogo is not None and movestogo > 0 else DEFAULT_MOVES_TO_GO
+    if movestogo is not None and movestogo > 0:
+        horizon = movestogo
+    elif expected is not None:
+        horizon = min(DEFAULT_MOVES_TO_GO, max(MIN_HORIZON, expected + HORIZON_MARGIN))
+    else:
+        horizon = DEFAULT_MOVES_TO_GO
     # a share of the clock as left * decisions / horizon, in that order: a single decision's
     # is then exactly left / horizon (left * (1 / horizon) can round the other way)
     share = left * decisions / horizon if decisions < horizon else float(left)
@@ -134,9 +152,11 @@ def search_time(
     *,
     most_ms: int = 0,
     weight: float = 1.0,
+    expected: int | None = None,
 ) -> SearchTime:
     """What ``go`` gives the player in ``seat`` (0 = p1) for a decision at ``turn``
-    (``State.turn_position``) of ``weight`` (``State.time_weight``): its budget (``allot``)
+    (``State.turn_position``) of ``weight`` (``State.time_weight``), in a game expected to
+    leave the mover ``expected`` decisions (``State.decisions_left``): its budget (``allot``)
     as a job's target and deadline, the one conversion from the protocol's clocks to a search
     used by the server's sessions and the arbiter's bots alike. An infinite search has
     neither. ``most_ms``: the longest a search may take (a server's ``movetime`` limit; 0: no
@@ -153,6 +173,7 @@ def search_time(
         overhead_ms=overhead_ms,
         turn=turn,
         weight=weight,
+        expected=expected,
     )
     target_ms, deadline_ms = budget.target_ms, budget.deadline_ms
     if most_ms > 0 and deadline_ms is not None and target_ms is not None:

@@ -70,6 +70,7 @@ def plan_job(go: m.Go, board: Board, options: Options, session: str) -> Plan:
         options.move_overhead,
         most_ms=most,
         weight=state.time_weight(),
+        expected=state.decisions_left(),
     )
     infinite = go.infinite or (budget.deadline is None and go.depth is None and go.nodes is None)
     clock = go.p1time if seat == 0 else go.p2time

@@ -235,6 +235,7 @@ class Referee:
             forfeit_at=forfeit_at,
             turn=self.state.turn_position(),
             weight=self.state.time_weight(),
+            expected=self.state.decisions_left(),
         )
         try:
             reply = await self.bot.go(request, stop, on_hold)

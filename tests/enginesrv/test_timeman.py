@@ -11,7 +11,9 @@ from enginesrv.search.timeman import (
     DEADLINE_SHARE,
     DEFAULT_MOVES_TO_GO,
     FOLLOW_SHARE,
+    HORIZON_MARGIN,
     MAX_SHARE,
+    MIN_HORIZON,
     MIN_MS,
     RESERVE_INCREMENTS,
     STALL_MS,
@@ -49,6 +51,31 @@ def test_movestogo_spreads_the_clock() -> None:
     assert few.target_ms > many.target_ms
 
 
+def test_a_games_estimate_of_its_length_is_the_horizon_with_a_margin() -> None:
+    # no increment, no overhead, a turn of one decision: the target is left / horizon
+    def target(expected: int | None, movestogo: int | None = None) -> int | None:
+        return allot(
+            time_ms=120_000, movestogo=movestogo, overhead_ms=0, expected=expected
+        ).target_ms
+
+    assert HORIZON_MARGIN == 2
+    assert MIN_HORIZON == 8
+    assert target(None) == 120_000 // DEFAULT_MOVES_TO_GO
+    assert target(10) == 120_000 // 12  # 10 left and the margin
+    assert target(6) == 120_000 // 8  # never shorter than MIN_HORIZON
+    assert target(1) == 120_000 // 8
+    assert target(23) == target(40) == target(None)  # never longer than the default
+    assert target(10, movestogo=30) == 120_000 // 30  # the clock's own count wins
+
+
+def test_a_games_estimate_shares_a_turn_as_before() -> None:
+    # a Yoxii turn of two decisions with 6 expected left: a horizon of 8, the turn a quarter
+    first = allot(time_ms=8000, overhead_ms=0, turn=(0, 2), expected=6)
+    second = allot(time_ms=8000, overhead_ms=0, turn=(1, 2), expected=6)
+    assert first.target_ms == round(8000 * 2 / 8 * (1 - FOLLOW_SHARE))
+    assert second.target_ms == round(8000 * 2 / 8 * FOLLOW_SHARE)
+
+
 def test_an_empty_or_negative_clock_still_gets_a_tiny_search() -> None:
     assert allot(time_ms=-200, overhead_ms=50) == Budget(MIN_MS, MIN_MS)
 
@@ -62,11 +89,14 @@ CLOCKS = {
 """Any clock: nearly empty or past zero, huge, with or without moves to go and overhead."""
 
 
-@given(**CLOCKS)
+@given(**CLOCKS, expected=st.none() | st.integers(1, 100))
 def test_budget_never_plans_to_flag(
-    time_ms: int, inc_ms: int, movestogo: int | None, overhead: int
+    time_ms: int, inc_ms: int, movestogo: int | None, overhead: int, expected: int | None
 ) -> None:
-    budget = allot(time_ms=time_ms, inc_ms=inc_ms, movestogo=movestogo, overhead_ms=overhead)
+    budget = allot(
+        time_ms=time_ms, inc_ms=inc_ms, movestogo=movestogo, overhead_ms=overhead,
+        expected=expected,
+    )  # fmt: skip
     assert budget.target_ms is not None
     assert budget.deadline_ms is not None
     assert MIN_MS <= budget.target_ms <= budget.deadline_ms
@@ -85,10 +115,11 @@ def test_a_clock_with_an_increment_keeps_a_reserve_for_a_stall(
     assert budget.deadline_ms <= max(MIN_MS, time_ms - overhead - reserve)
 
 
+@pytest.mark.parametrize("expected", [None, 2])
 @pytest.mark.parametrize("turn", [(0, 1), (0, 2)])
 @pytest.mark.parametrize(("inc_ms", "overhead"), [(50, 50), (20, 10), (1000, 50)])
 def test_a_bot_living_on_its_increment_keeps_its_margin(
-    turn: tuple[int, int], inc_ms: int, overhead: int
+    turn: tuple[int, int], inc_ms: int, overhead: int, expected: int | None
 ) -> None:
     """A bot that spends its whole deadline on every decision, late in a long game (5 s and
     ``inc_ms`` a decision, as the ladder's 5+0.05), settles on a clock that leaves every move
@@ -96,7 +127,9 @@ def test_a_bot_living_on_its_increment_keeps_its_margin(
     clock = 5000
     margins = []
     for _ in range(3000):
-        budget = allot(time_ms=clock, inc_ms=inc_ms, overhead_ms=overhead, turn=turn)
+        budget = allot(
+            time_ms=clock, inc_ms=inc_ms, overhead_ms=overhead, turn=turn, expected=expected
+        )
         assert budget.deadline_ms is not None
         margins.append(clock - budget.deadline_ms)
         clock += inc_ms - budget.deadline_ms

@@ -265,11 +265,19 @@ def test_the_arbiter_tells_each_player_where_it_stands_in_its_turn(name: str) ->
     result = play(game, (one, two))
     assert result.reason
     turns = set()
+    estimates: set[int | None] = set()
     for request in one.requests + two.requests:
         state = game.state_from_string(request.position)
         assert request.turn == state.turn_position(), request.position
+        assert request.expected == state.decisions_left(), request.position
         turns.add(request.turn)
+        estimates.add(request.expected)
     assert turns >= {(0, 2), (1, 2)}
+    if name == "yoxii":  # it estimates the game's length: fewer decisions left as it goes
+        assert len(estimates) > 5
+        assert None not in estimates
+    else:
+        assert estimates == {None}
 
 
 def test_the_arbiter_tells_each_player_the_weight_of_its_decision() -> None:

@@ -316,3 +316,28 @@ def test_yinsh_weighs_the_ten_ring_placements_and_nothing_else(name: str) -> Non
 def test_the_other_games_weigh_every_decision_one(name: str) -> None:
     game = games.load(name)
     assert {state.time_weight() for state in random_positions(game, 3, 3)} == {1.0}
+
+
+# -- State.decisions_left ----------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("name", ["yinsh", "yinsh+blitz", "yohoho", "yinyang"])
+def test_a_game_without_an_estimate_of_its_length_gives_none(name: str) -> None:
+    game = games.load(name)
+    assert {state.decisions_left() for state in random_positions(game, 5, 2)} == {None}
+
+
+def test_yoxii_estimates_the_decisions_left_from_the_pieces_placed() -> None:
+    from games.yoxii import EXPECTED_TURNS
+
+    for state in random_positions(YOXII, 9, 4):
+        placed = sum((state.pieces_mask(player)).bit_count() for player in (games.P1, games.P2))
+        assert state.decisions_left() == max(2, EXPECTED_TURNS - placed), state.to_string()
+        again = YOXII.state_from_string(state.to_string())
+        assert again.decisions_left() == state.decisions_left(), state.to_string()
+    state = YOXII.new_state()
+    assert state.decisions_left() == EXPECTED_TURNS
+    play(state, "c5")  # both decisions of a turn share the turn's estimate
+    assert state.decisions_left() == EXPECTED_TURNS
+    state.push(state.legal_moves()[0])
+    assert state.decisions_left() == EXPECTED_TURNS - 1

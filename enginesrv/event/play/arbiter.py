@@ -262,6 +262,7 @@ class _Game:
             forfeit_at=None if allowed is None else self.clock() + max(0.0, allowed) / 1000,
             turn=self.state.turn_position(),
             weight=self.state.time_weight(),
+            expected=self.state.decisions_left(),
         )
         return request, allowed
 

@@ -142,6 +142,7 @@ class BotPlayer(Player):
             self.overhead_ms,
             most_ms=self.most_ms,
             weight=request.weight,
+            expected=request.expected,
         )
         job = self._job(request, budget)
         self.fresh = False

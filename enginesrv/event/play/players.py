@@ -299,6 +299,7 @@ class GoRequest:
         forfeit_at: ``trio.current_time()`` after which the move is too late (None: no clock).
         turn: where the decision stands in the mover's turn (``State.turn_position``).
         weight: the decision's share of an ordinary decision's time (``State.time_weight``).
+        expected: the game's estimate of the mover's decisions left (``State.decisions_left``).
     """
 
     seat: int
@@ -309,6 +310,7 @@ class GoRequest:
     forfeit_at: float | None
     turn: tuple[int, int] = (0, 1)
     weight: float = 1.0
+    expected: int | None = None
 
 
 @dataclass(frozen=True, slots=True)
