@@ -8,6 +8,7 @@ import contextlib
 import functools
 import json
 import os
+from collections.abc import Mapping
 from pathlib import Path
 from typing import TextIO
 
@@ -61,7 +62,7 @@ def _tune_handler(fail: type[Exception]) -> Handler:
             except EventError as exc:
                 raise fail(str(exc)) from None
             state = _play(args, out, err, prepared, out_dir, fail)
-        write_summary(out, state.tune, state.steps)
+        write_summary(out, state.tune, state.steps, state.forfeits)
         if out_dir is not None:
             svg = trajectory_svg(state.tune, state.steps)
             _write_svg(out, out_dir / SVG_NAME, svg, fail, in_place=False)
@@ -144,8 +145,8 @@ def _play(
 
 class TuneDisplay:
     """Progress: a line per step on stdout (the iteration, its result and ``theta``); on a
-    terminal also a status line on stderr (iterations done, time, ETA), redrawn every
-    second."""
+    terminal also a status line on stderr (iterations done, time, ETA, the forfeits so far),
+    redrawn every second."""
 
     def __init__(self, out: TextIO, err: TextIO, prepared: PreparedTune, *, live: bool) -> None:
         self.out, self.err = out, err
@@ -154,6 +155,7 @@ class TuneDisplay:
         self.where = ""
         self.first = self.done = 0
         self.elapsed = 0.0
+        self.forfeits = 0
 
     def start(self, state: TuneState) -> None:
         tune, event = self.prepared.tune, self.prepared.event
@@ -178,6 +180,7 @@ class TuneDisplay:
         )
         self.out.flush()
         self.done = len(stepped.state.steps)
+        self.forfeits = stepped.state.forfeits.total()
         self.tick(stepped.elapsed)
 
     def tick(self, elapsed: float) -> None:
@@ -188,7 +191,8 @@ class TuneDisplay:
         total = self.prepared.tune.schedule.iterations
         played = self.done - self.first
         eta = f"eta {duration(elapsed / played * (total - self.done))}" if played else "eta -"
-        self.err.write(f"\r\x1b[K[{self.done}/{total}] time {duration(elapsed)} {eta}")
+        lost = f" forfeits {self.forfeits}" if self.forfeits else ""
+        self.err.write(f"\r\x1b[K[{self.done}/{total}] time {duration(elapsed)} {eta}{lost}")
         self.err.flush()
 
     def _clear(self) -> None:
@@ -205,15 +209,23 @@ def _count(number: int, noun: str) -> str:
     return f"{number} {noun}" + ("" if number == 1 else "s")
 
 
-def write_summary(out: TextIO, tune: TuneConfig, steps: list[Step]) -> None:
+def write_summary(
+    out: TextIO, tune: TuneConfig, steps: list[Step], forfeits: Mapping[str, int]
+) -> None:
     """The table of the final values, then the lines to paste into a player spec and a TOML
-    file."""
+    file; first a warning of the games lost by a forfeit (``forfeits``, by reason), if any."""
     found = summarize(tune, steps)
     done = len(steps)
     out.write(
         f"{done} of {tune.schedule.iterations} iterations ({2 * done} games); final value: "
         f"the mean of the last {tail_count(done)} steps\n"
     )
+    if lost := sum(forfeits.values()):
+        reasons = ", ".join(f"{reason} {n}" for reason, n in sorted(forfeits.items()))
+        out.write(
+            f"warning: {_count(lost, 'game')} lost by a forfeit ({reasons}): such a game "
+            "tells of the machine or the engine, not of the weights (enginesrv results DIR)\n"
+        )
     head = ("parameter", "start", "final", "+/-sd", "min", "max", "step")
     rows = [
         (
@@ -246,9 +258,10 @@ def _report_handler(fail: type[Exception]) -> Handler:
         except EventError as exc:
             raise fail(str(exc)) from None
         if args.json:
-            out.write(json.dumps(report_json(tune, state.steps), indent=2) + "\n")
+            report = report_json(tune, state.steps, state.forfeits)
+            out.write(json.dumps(report, indent=2) + "\n")
             return
-        write_summary(out, tune, state.steps)
+        write_summary(out, tune, state.steps, state.forfeits)
         if args.table:
             _write_steps(out, tune, state.steps)
         svg = trajectory_svg(tune, state.steps)

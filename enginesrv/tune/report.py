@@ -14,7 +14,7 @@ from __future__ import annotations
 import html
 import math
 import statistics
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -75,13 +75,17 @@ def toml_pairs(found: Sequence[Found]) -> list[str]:
     return [f"{f.param.name} = {f.value}" for f in found]
 
 
-def report_json(tune: TuneConfig, steps: Sequence[Step]) -> dict[str, Any]:
-    """The run as one JSON object: ``values`` maps each parameter to its final value."""
+def report_json(
+    tune: TuneConfig, steps: Sequence[Step], forfeits: Mapping[str, int]
+) -> dict[str, Any]:
+    """The run as one JSON object: ``values`` maps each parameter to its final value;
+    ``forfeits`` counts the games lost by a forfeit, by reason."""
     found = summarize(tune, steps)
     return {
         "player": tune.player,
         "iterations": tune.schedule.iterations,
         "done": len(steps),
+        "forfeits": dict(sorted(forfeits.items())),
         "values": {f.param.name: _json_value(f) for f in found},
         "spread": {f.param.name: f.spread for f in found},
         "last": {f.param.name: f.last for f in found},

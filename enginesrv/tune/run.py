@@ -221,7 +221,7 @@ class _TuneRun:
         transaction, as many as a match has."""
         k = iteration.probe.k
         out = [] if k in self.stored_probes else [(probe_key(k), iteration.to_json())]
-        self.state.points.setdefault(k, {})[slot] = row.first_points
+        self.state.add_game(row)
         if self.state.result(k) is not None and k not in self.state.stepped:
             step = self._take_step(k)
             taken.append(step)

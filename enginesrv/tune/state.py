@@ -9,11 +9,17 @@ A run killed at any point, ``kill -9`` included, resumes from it (``TuneState.lo
 iteration with one game stored plays the other with its stored probe, one with none stored
 is dispatched again (from the same seed), and ``theta`` is the one after the last step
 stored. An iteration whose games are stored but whose step is not (a store written otherwise)
-takes it first.
+takes it first. A step stored must agree with its games: a store where it does not is
+refused as damaged.
+
+The games lost by a forfeit (``FORFEITS``: on time, an illegal move, a crash) are counted by
+reason: such a game says more of the machine or the engine than of the weights, and a run
+with many is shown as such.
 """
 
 from __future__ import annotations
 
+import collections
 import json
 import math
 from collections.abc import Sequence
@@ -21,6 +27,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from enginesrv.event.config import EventError
+from enginesrv.event.results.report import FORFEITS
 from enginesrv.event.results.rows import GameRow
 from enginesrv.event.results.store import ResultsDB
 from enginesrv.event.schedule import ScheduledGame
@@ -99,6 +106,8 @@ class TuneState:
     points: dict[int, dict[int, float]] = field(default_factory=dict)
     """Per iteration, the ``+`` side's points in each of its games stored (by slot)."""
     steps: list[Step] = field(default_factory=list)
+    forfeits: collections.Counter[str] = field(default_factory=collections.Counter)
+    """The games stored that ended by a forfeit, by reason (``time-forfeit``, ...)."""
 
     @classmethod
     def load(cls, tune: TuneConfig, db: ResultsDB) -> TuneState:
@@ -112,7 +121,7 @@ class TuneState:
             for key, text in db.items(PROBE):
                 state._add_iteration(key, text)
             for row in db.rows():
-                state._add_game(row)
+                state.add_game(row)
             steps = [_step(key, text, tune.params) for key, text in db.items(STEP)]
         except (ValueError, KeyError, TypeError) as exc:
             raise EventError(f"{db.path}: the tuning run is damaged: {exc}") from None
@@ -121,7 +130,16 @@ class TuneState:
             state.theta = state.steps[-1].theta
         for each in state.steps:
             if each.k not in state.iterations:
-                raise EventError(f"{db.path}: step {each.k} has no iteration")
+                raise EventError(
+                    f"{db.path}: the tuning run is damaged: step {each.k} has no iteration"
+                )
+            played = state.result(each.k)
+            if played != each.result:
+                games = "one game or none stored" if played is None else f"games of {played:+d}"
+                raise EventError(
+                    f"{db.path}: the tuning run is damaged: step {each.k} took a result of "
+                    f"{each.result:+d} from {games}"
+                )
         return state
 
     def _add_iteration(self, key: str, text: str) -> None:
@@ -138,11 +156,18 @@ class TuneState:
         opening = _whole(data["opening"], 0, 10**9)
         self.iterations[k] = Iteration(Probe(k, flips, plus, minus), opening)
 
-    def _add_game(self, row: GameRow) -> None:
+    def add_game(self, row: GameRow) -> None:
+        """Count the game ``row`` (stored, or being stored) in its iteration's points.
+
+        Raises:
+            ValueError: its iteration was not dispatched.
+        """
         k, slot = (row.id + 1) // 2, (row.id + 1) % 2
         if k not in self.iterations:
             raise ValueError(f"game {row.id} belongs to no iteration")
         self.points.setdefault(k, {})[slot] = row.first_points
+        if row.reason in FORFEITS:
+            self.forfeits[row.reason] += 1
 
     @property
     def stepped(self) -> set[int]:

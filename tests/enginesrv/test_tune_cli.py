@@ -242,6 +242,30 @@ def test_the_report_json_values_are_the_mean_of_the_last_tenth(
     assert not (out / "trajectory.svg").exists()  # --json draws nothing
 
 
+def test_the_report_counts_the_games_lost_by_a_forfeit(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    tune = tune_config(80, *THREE)
+    out = tmp_path / "run"
+    stored_run(out, tune, _thetas(3), reasons=("time-forfeit", "crash"))
+    code, text, err = run_main(capsys, "tune-report", str(out))
+    assert (code, err) == (0, "")
+    lines = text.splitlines()
+    assert lines[1] == (
+        "warning: 6 games lost by a forfeit (crash 3, time-forfeit 3): such a game tells of "
+        "the machine or the engine, not of the weights (enginesrv results DIR)"
+    )
+    code, text, _ = run_main(capsys, "tune-report", str(out), "--json")
+    assert json.loads(text)["forfeits"] == {"crash": 3, "time-forfeit": 3}
+    clean = tmp_path / "clean"
+    stored_run(clean, tune, _thetas(3))  # games won on the goal row: nothing to warn of
+    code, text, _ = run_main(capsys, "tune-report", str(clean))
+    assert code == 0
+    assert "forfeit" not in text
+    code, text, _ = run_main(capsys, "tune-report", str(clean), "--json")
+    assert json.loads(text)["forfeits"] == {}
+
+
 def test_a_report_before_any_step_gives_the_start_values(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
@@ -328,3 +352,26 @@ def test_a_long_run_is_drawn_with_at_most_600_points_a_line_ending_at_its_last_s
         assert len(points) == 1 + 500 + 1  # the start, every third step, and the last
         # a panel 300 wide, its plot from 46 to 286: the last step at 1500 of 2000
         assert points[-1][0] == pytest.approx(300 * panel + 46 + 240 * 1500 / 2000, abs=0.05)
+
+
+def test_the_status_line_shows_the_forfeits_once_there_are_any() -> None:
+    import io
+
+    from enginesrv.cli.tune import TuneDisplay
+    from enginesrv.tune.run import Stepped
+    from enginesrv.tune.state import TuneState
+
+    tune = tune_config(8)
+    out, err = io.StringIO(), io.StringIO()
+    display = TuneDisplay(out, err, prepared(tune, None), live=True)
+    state = TuneState(tune, (100.0,))
+    display.start(state)
+    state.steps.append(Step(1, 1, 2, (150.0,)))
+    display.step(Stepped(state.steps[-1], state, 10.0, 0))
+    assert out.getvalue() == "iteration 1/4: result +2; Aim=150\n"
+    assert err.getvalue().endswith("\r\x1b[K[1/4] time 10s eta 30s")
+    state.forfeits["time-forfeit"] += 2
+    state.steps.append(Step(2, 2, 0, (150.0,)))
+    display.step(Stepped(state.steps[-1], state, 20.0, 0))
+    assert err.getvalue().endswith("\r\x1b[K[2/4] time 20s eta 20s forfeits 2")
+    display.close()

@@ -165,9 +165,11 @@ def test_a_step_or_a_game_of_no_iteration_is_damage(
     raw = sqlite3.connect(store)
     with raw:
         raw.execute("DELETE FROM meta WHERE key = 'probe:000002'")
+        raw.execute("DELETE FROM games WHERE pair = 2")
     raw.close()
     assert run_main(capsys, "tune-report", str(out)) == (
-        2, "", f"enginesrv tune-report: error: {store}: step 2 has no iteration\n",
+        2, "", f"enginesrv tune-report: error: {store}: the tuning run is damaged: step 2 has "
+        "no iteration\n",
     )  # fmt: skip
     _, out = _damaged_run(tmp_path / "game", "probe:000002", {})
     store = out / "results.sqlite"
@@ -233,3 +235,29 @@ def test_tune_resume_refuses_a_damaged_store_in_one_line(tmp_path: Path) -> None
         f"enginesrv tune: error: {store}: the tuning run is damaged: {reason}\n"
     ), proc.stderr
     assert "Traceback" not in proc.stderr
+
+
+@pytest.mark.parametrize(
+    ("sql", "reason"),
+    [
+        ("UPDATE games SET first_points = 1.0 WHERE id = 4", "games of +2"),
+        ("UPDATE games SET first_points = 0.5 WHERE id = 3", "games of -1"),
+        ("DELETE FROM games WHERE id = 4", "one game or none stored"),
+        ("DELETE FROM games WHERE pair = 2", "one game or none stored"),
+    ],
+)
+def test_a_step_that_its_games_do_not_give_is_damage(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], sql: str, reason: str
+) -> None:
+    """A step is stored with its pair's second game: a store where a step's result is not
+    its games' was written otherwise, and its ``theta`` cannot be trusted."""
+    _, out = _damaged_run(tmp_path, "probe:000002", {})
+    store = out / "results.sqlite"
+    raw = sqlite3.connect(store)
+    with raw:
+        raw.execute(sql)
+    raw.close()
+    assert run_main(capsys, "tune-report", str(out)) == (
+        2, "", f"enginesrv tune-report: error: {store}: the tuning run is damaged: step 2 took "
+        f"a result of +0 from {reason}\n",
+    )  # fmt: skip

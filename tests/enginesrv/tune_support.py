@@ -19,6 +19,7 @@ from enginesrv.event.play.arbiter import MoveObserver
 from enginesrv.event.play.plan import GamePlan, Played
 from enginesrv.event.play.players import GameOptions
 from enginesrv.event.prepared import PreparedEvent, prepare
+from enginesrv.event.results.rows import GameRow
 from enginesrv.event.results.store import ResultsDB
 from enginesrv.event.runners.base import GameRunner, Venue
 from enginesrv.event.runners.local import LocalVenue
@@ -258,17 +259,32 @@ def assert_dispatched_from_the_steps(tune: TuneConfig, out: Path) -> None:
             theta = tuple(taken[k]["theta"])
 
 
-def stored_run(out: Path, tune: TuneConfig, thetas: list[tuple[float, ...]]) -> None:
+def stored_run(
+    out: Path,
+    tune: TuneConfig,
+    thetas: list[tuple[float, ...]],
+    reasons: tuple[str, str] = ("goal-row", "goal-row"),
+) -> None:
     """A run's store holding one step per value of ``thetas`` (each its iteration's, with
-    its probe; no game is needed to read the steps)."""
+    its probe and its two games: the ``+`` side wins the first, the ``-`` side the second,
+    ended for ``reasons``; no record is needed to read the steps)."""
     out.mkdir(parents=True)
-    config = prepared(tune, out).event.config
-    db = ResultsDB.create(out / "results.sqlite", config, {TUNE_KEY: tune.to_json()})
+    event = prepared(tune, out).event
+    names = event.names
+    db = ResultsDB.create(out / "results.sqlite", event.config, {TUNE_KEY: tune.to_json()})
     try:
         count = len(tune.params)
         for k, theta in enumerate(thetas, 1):
             probe = Probe(k, (1,) * count, theta, theta)
-            db.put(probe_key(k), Iteration(probe, 0).to_json())
+            iteration = Iteration(probe, 0)
+            db.put(probe_key(k), iteration.to_json())
+            for slot, reason in enumerate(reasons):
+                item = iteration.game(slot)
+                p1, p2 = names[item.p1], names[item.p2]
+                db.add(GameRow(
+                    item.id, item.round, item.pairing, names[0], names[1], p1, p2, item.pair,
+                    item.opening, "p1", reason, 1.0 - slot, 20, 0.1, 0.01, None,
+                ))  # fmt: skip
             db.put(step_key(k), Step(k, k, 0, theta).to_json())
     finally:
         db.close()
