@@ -36,7 +36,14 @@ from enginesrv.event.runners.base import GameRunner, Venue
 from enginesrv.event.runners.local import LocalVenue
 from enginesrv.tune import spsa
 from enginesrv.tune.config import TUNE_KEY, TuneConfig
-from enginesrv.tune.state import Iteration, Step, TuneState, probe_key, step_key
+from enginesrv.tune.state import (
+    Iteration,
+    Step,
+    TuneState,
+    opening_line,
+    probe_key,
+    step_key,
+)
 
 Meta = list[tuple[str, str]]
 """Meta entries stored with a game (key, value)."""
@@ -111,26 +118,36 @@ async def tune_games(
     meta = {TUNE_KEY: prepared.tune.to_json()}
     async with open_event_store(event, out_dir, runner, pending=pending, meta=meta) as opened:
         state = loaded[0] if loaded else TuneState.load(prepared.tune, opened.db)
-        _check_openings(state, len(openings), opened.db)
+        _check_openings(state, openings, opened.db)
         run = _TuneRun(prepared, opened, state, openings, runner)
         observers.on_start(state)
         await run.play(observers)
         return state
 
 
-def _check_openings(state: TuneState, count: int, db: ResultsDB) -> None:
-    """Check that each iteration with a game left to play names one of the ``count``
-    openings of the event (its file may have changed since the iteration was stored).
+def _check_openings(state: TuneState, openings: list[Opening], db: ResultsDB) -> None:
+    """Check that each iteration with a game left to play names one of the event's
+    ``openings``, and the one it was played from (its file may have changed since the
+    iteration was stored).
 
     Raises:
         EventError: the first that does not, naming it.
     """
+    count = len(openings)
     for k, iteration in sorted(state.iterations.items()):
-        if len(state.points.get(k, {})) < 2 and not 0 <= iteration.opening < count:
+        if len(state.points.get(k, {})) == 2:
+            continue
+        played = f"{db.path}: iteration {k} was played from opening {iteration.opening + 1}"
+        if not 0 <= iteration.opening < count:
             raise EventError(
-                f"{db.path}: iteration {k} was played from opening {iteration.opening + 1}, "
-                f"and the openings file now holds {count}: its other game cannot be played "
-                "from the same opening (was the file changed?)"
+                f"{played}, and the openings file now holds {count}: its other game cannot "
+                "be played from the same opening (was the file changed?)"
+            )
+        line = iteration.line
+        if line and opening_line(openings[iteration.opening]) != line:
+            raise EventError(
+                f"{played}, and the openings file now holds another opening there: its other "
+                "game cannot be played from the same opening (was the file changed?)"
             )
 
 
@@ -259,7 +276,7 @@ class _TuneRun:
             opening = random.Random(f"openings:{seed}:{k}").randrange(count)
         else:
             opening = (k - 1) % count
-        return Iteration(probe, opening)
+        return Iteration(probe, opening, opening_line(self.openings[opening]))
 
     async def _play(self, iteration: Iteration, slot: int) -> Played:
         """Game ``slot`` of ``iteration``, each side given its values for this game only."""

@@ -24,7 +24,7 @@ from enginesrv.event.results.store import ResultsDB
 from enginesrv.event.results.wording import quoted
 from enginesrv.tune.config import TUNE_KEY, TuneConfig
 from enginesrv.tune.spsa import Probe
-from enginesrv.tune.state import Iteration, Step, probe_key, step_key
+from enginesrv.tune.state import LINE_DIGITS, Iteration, Step, probe_key, step_key
 
 SAMPLE = 64
 """Iterations stored to measure what one takes (twice: the first ``SAMPLE`` and as many
@@ -137,7 +137,7 @@ def _fill(db: ResultsDB, tune: TuneConfig, iterations: int, hidden_information: 
                 10**9, 1e15 + 0.1, 1e15 + 0.1, f"games/game-{game_id:05d}.txt",
             )  # fmt: skip
             meta = [
-                (probe_key(k), Iteration(probe, 10**9).to_json())
+                (probe_key(k), Iteration(probe, 10**9, "f" * LINE_DIGITS).to_json())
                 if slot == 0
                 else (step_key(k), step.to_json())
             ]

@@ -20,6 +20,7 @@ with many is shown as such.
 from __future__ import annotations
 
 import collections
+import hashlib
 import json
 import math
 from collections.abc import Sequence
@@ -27,6 +28,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from enginesrv.event.config import EventError
+from enginesrv.event.play.openings import Opening
 from enginesrv.event.results.report import FORFEITS
 from enginesrv.event.results.rows import GameRow
 from enginesrv.event.results.store import ResultsDB
@@ -35,6 +37,7 @@ from enginesrv.tune.config import TuneConfig
 from enginesrv.tune.spsa import Param, Probe
 
 PROBE = "probe:"
+_HEX = "0123456789abcdef"
 STEP = "step:"
 
 
@@ -48,17 +51,31 @@ def step_key(k: int) -> str:
     return f"{STEP}{k:06d}"
 
 
+LINE_DIGITS = 16
+"""Hex digits of an opening's digest (``opening_line``)."""
+
+
+def opening_line(opening: Opening) -> str:
+    """A digest of ``opening`` (its start and moves), stored with an iteration so that a
+    resume can tell whether the opening it names is still the one its first game began from."""
+    text = json.dumps([opening.start, list(opening.moves)])
+    return hashlib.sha256(text.encode()).hexdigest()[:LINE_DIGITS]
+
+
 @dataclass(frozen=True, slots=True)
 class Iteration:
-    """An iteration dispatched: its probe and the opening of its game pair."""
+    """An iteration dispatched: its probe, the opening of its game pair (its number in the
+    event's openings) and that opening's digest (``opening_line``; empty in a store written
+    before digests were kept)."""
 
     probe: Probe
     opening: int
+    line: str = ""
 
     def to_json(self) -> str:
         p = self.probe
         data = {"k": p.k, "flips": p.flips, "plus": p.plus, "minus": p.minus}
-        return json.dumps({**data, "opening": self.opening})
+        return json.dumps({**data, "opening": self.opening, "line": self.line})
 
     def game(self, slot: int) -> ScheduledGame:
         """Game ``slot`` (0: the ``+`` side moves first, 1: the ``-`` side) of the pair, as
@@ -154,7 +171,10 @@ class TuneState:
         plus = tuple(_finite(v) for v in _list(data["plus"], count))
         minus = tuple(_finite(v) for v in _list(data["minus"], count))
         opening = _whole(data["opening"], 0, 10**9)
-        self.iterations[k] = Iteration(Probe(k, flips, plus, minus), opening)
+        line = data.get("line", "")
+        if not isinstance(line, str) or line.strip(_HEX) or len(line) not in (0, LINE_DIGITS):
+            raise ValueError(f"{key}: the opening's digest {str(line)[:60]!r} is not one")
+        self.iterations[k] = Iteration(Probe(k, flips, plus, minus), opening, line)
 
     def add_game(self, row: GameRow) -> None:
         """Count the game ``row`` (stored, or being stored) in its iteration's points.

@@ -186,6 +186,34 @@ def test_an_iteration_whose_opening_left_the_file_is_refused_in_one_line(tmp_pat
     assert (out / "results.sqlite").read_bytes() == before
 
 
+def test_an_iteration_whose_opening_was_replaced_in_the_file_is_refused(tmp_path: Path) -> None:
+    """The file keeps its length but not its lines: the second game of iteration 3 would be
+    played from another opening than its first, and the pair would measure nothing."""
+    lines = ["moves i1-c7 i9-j8", "moves e1-g3 c9-d8", "moves i3-j2 c9-d8"]
+    openings = tmp_path / "openings.txt"
+    openings.write_text("\n".join(lines) + "\n")
+    tune = tune_config(10)
+    out = tmp_path / "run"
+    spy = Spy(stop_after=5)
+    with pytest.raises(EventError, match=r"^stopped after game 5$"):
+        play(prepared(tune, out, concurrency=1, openings=str(openings)), out, SpyVenue(spy))
+    assert probes(out)[3]["opening"] == 2
+    before = (out / "results.sqlite").read_bytes()
+    openings.write_text("\n".join([*lines[:2], "moves e1-g3 i9-j8"]) + "\n")
+    with pytest.raises(EventError) as caught:
+        play(prepared(tune, out, resume=True, concurrency=1, openings=str(openings)), out)
+    assert str(caught.value) == (
+        f"{out / 'results.sqlite'}: iteration 3 was played from opening 3, and the openings "
+        "file now holds another opening there: its other game cannot be played from the same "
+        "opening (was the file changed?)"
+    )
+    assert (out / "results.sqlite").read_bytes() == before
+    # the first two lines changed instead (their iterations are complete): the run goes on
+    openings.write_text("\n".join(["moves i3-j2 i9-j8", "moves i3-j2 c9-d8", lines[2]]) + "\n")
+    state, _ = play(prepared(tune, out, resume=True, concurrency=1, openings=str(openings)), out)
+    assert len(state.steps) == 5
+
+
 # -- text a terminal or a picture cannot take ----------------------------------------------------
 
 

@@ -101,6 +101,13 @@ DAMAGE: list[tuple[str, dict[str, Any] | str, str]] = [
     ("probe:000002", {"k": 9}, "9 is not a whole number from 1 to 3"),
     ("probe:000002", {"k": 1}, "probe:000002 holds iteration 1"),
     ("probe:000002", {"opening": -1}, "-1 is not a whole number from 0 to 1000000000"),
+    ("probe:000002", {"line": "xyz"}, "probe:000002: the opening's digest 'xyz' is not one"),
+    (
+        "probe:000002",
+        {"line": "ABCDEF0123456789"},
+        "probe:000002: the opening's digest 'ABCDEF0123456789' is not one",
+    ),
+    ("probe:000002", {"line": 7}, "probe:000002: the opening's digest '7' is not one"),
     ("step:000002", {"theta": [100.0, 5.0]}, "[100.0, 5.0] is not a list of 1"),
     ("step:000002", {"theta": [float("nan")]}, "nan is not a number"),
     ("step:000002", {"theta": [float("inf")]}, "inf is not a number"),
