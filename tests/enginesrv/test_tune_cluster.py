@@ -69,3 +69,30 @@ def test_tune_with_cluster_at_the_command_line(scheduler: str, tmp_path: Path) -
     assert f"on the cluster {scheduler}\n" in proc.stderr
     assert_complete(tune_config(6), out)
     assert len(re.findall(r"^iteration \d/3: ", proc.stdout, flags=re.MULTILINE)) == 3
+
+
+@pytest.mark.slow
+def test_an_engine_that_refuses_its_start_values_on_the_workers_stops_the_run(
+    scheduler: str, tmp_path: Path
+) -> None:
+    """The workers' check gives each external engine the start values, as a local run's
+    does: one that does not know a parameter would otherwise lose every game on the cluster,
+    every pair a draw, and the run end at its start values."""
+    import sys
+
+    from enginesrv.event.config import EventError
+    from enginesrv.event.runners.cluster import ClusterVenue as Venue
+
+    fake = Path(__file__).with_name("fakes") / "tune_engine.py"
+    command = f"{sys.executable} {fake} ignore Knob 500"
+    tune = tune_config(4, "Knobb=500:0:1000", player=f"name=tf:cmd:{command}")
+    out = tmp_path / "run"
+    with pytest.raises(EventError) as caught:
+        play(prepared(tune, out, max_plies=8, st=0.05), out, Venue(scheduler))
+    text = str(caught.value)
+    assert text.startswith("--cluster: no worker can run the players "), text
+    assert (
+        "setoption name Knobb value 500 was refused: error 101 bad-arguments: setoption: "
+        "unknown option Knobb"
+    ) in text
+    assert not (out / "results.sqlite").exists()

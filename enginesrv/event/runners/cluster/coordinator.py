@@ -26,6 +26,7 @@ from enginesrv.admission import Admission
 from enginesrv.event.config import EventConfig, EventError
 from enginesrv.event.play.arbiter import MoveObserver
 from enginesrv.event.play.plan import GamePlan, Played
+from enginesrv.event.play.players import GameOptions
 from enginesrv.event.prepared import PreparedEvent
 from enginesrv.event.runners.base import open_background
 from enginesrv.event.runners.cluster import futures
@@ -45,7 +46,8 @@ class ClusterRunner:
     ``address`` that plays games of the event of ``config`` as tasks (``play``), taking their
     results straight back on ``listen`` (``listener.parse_listen``'s; None: through Dask
     only), admitted by ``admission`` (None: an admission of its own). ``names``: the players'
-    display names (``check`` makes sure each can play)."""
+    display names (``check`` makes sure each can play, given ``trial_options`` for a new game:
+    ``PreparedEvent.trial_options``)."""
 
     clocks_here = False
     live = False
@@ -59,6 +61,7 @@ class ClusterRunner:
         admission: Admission | None = None,
         names: Sequence[str] = (),
         settings: ClusterSettings | None = None,
+        trial_options: GameOptions = (),
     ) -> None:
         self.address = address
         self.names = list(names)
@@ -73,7 +76,9 @@ class ClusterRunner:
         """Where the workers are watched and checked while the event runs (``serve``'s)."""
         self._run = uuid.uuid4().hex[:8]
         self.stop_name = f"enginesrv-stop-{self._run}"
-        self.workers = WorkerWatch(address, self.config_json, self._run, self.settings)
+        self.workers = WorkerWatch(
+            address, self.config_json, self._run, self.settings, trial_options
+        )
         self.costs = StoreCosts()
         self._answers: dict[int, TaskResult] = {}
         """The answers of the games played and not yet settled."""
@@ -350,7 +355,13 @@ async def open_cluster_runner(
     if event.config.isolate:
         raise EventError("--isolate runs on this machine only: leave out --cluster")
     runner = ClusterRunner(
-        address, event.config, listen, admission=admission, names=event.names, settings=settings
+        address,
+        event.config,
+        listen,
+        admission=admission,
+        names=event.names,
+        settings=settings,
+        trial_options=event.trial_options,
     )
     async with runner:
         try:

@@ -17,6 +17,7 @@ import structlog
 import trio
 
 from enginesrv.event.config import EventError
+from enginesrv.event.play.players import GameOptions
 from enginesrv.event.runners.cluster import futures
 from enginesrv.event.runners.cluster.roster import WorkerRoster
 from enginesrv.event.runners.cluster.settings import ClusterSettings
@@ -28,11 +29,20 @@ log = structlog.get_logger("enginesrv.cluster")
 class WorkerWatch:
     """The workers of the cluster at ``address`` as an event sees them (module docstring);
     ``run`` names the event's tasks, ``config_json`` is its configuration (what a check
-    starts)."""
+    starts) and ``trial_options`` the options a check gives each external engine for a new
+    game (``PreparedEvent.trial_options``)."""
 
-    def __init__(self, address: str, config_json: str, run: str, settings: ClusterSettings):
+    def __init__(
+        self,
+        address: str,
+        config_json: str,
+        run: str,
+        settings: ClusterSettings,
+        trial_options: GameOptions = (),
+    ):
         self.address = address
         self.config_json = config_json
+        self.trial_options = trial_options
         self.run = run
         self.settings = settings
         self.roster: WorkerRoster | None = None
@@ -170,6 +180,7 @@ class WorkerWatch:
             future = self.client.submit(
                 preflight_task,
                 self.config_json,
+                self.trial_options,
                 key=f"enginesrv-preflight-{self.run}-{self._checks}",
                 workers=[worker],
                 allow_other_workers=False,

@@ -20,7 +20,7 @@ import trio
 
 import games
 from enginesrv.event.play.plan import play_planned
-from enginesrv.event.play.players import ForfeitError, PlayerSpecError
+from enginesrv.event.play.players import ForfeitError, GameOptions, PlayerSpecError
 from enginesrv.event.play.slots import Slot, make_player
 from enginesrv.event.runners.cluster.host import WorkerHost
 from enginesrv.event.runners.cluster.wire import GameTask, TaskResult, import_distributed
@@ -85,15 +85,19 @@ def release_task(config_json: str) -> None:
     host.call(host.release, config_json)
 
 
-def preflight_task(config_json: str) -> dict[str, str]:
-    """Start each player of the event once on this worker (a Dask task): the players that
-    cannot start here, by name, with the reason."""
+def preflight_task(config_json: str, options: GameOptions = ()) -> dict[str, str]:
+    """Start each player of the event once on this worker (a Dask task), telling it of a new
+    game with ``options`` when there are any (a tuning run's start values, as
+    ``preflight.check_players`` does on the coordinator's machine): the players that cannot
+    start here, or refuse the game or an option, by name, with the reason."""
     _, host = _this_worker()
-    problems: dict[str, str] = host.call(_check_players, host, config_json)
+    problems: dict[str, str] = host.call(_check_players, host, config_json, options)
     return problems
 
 
-async def _check_players(host: WorkerHost, config_json: str) -> dict[str, str]:
+async def _check_players(
+    host: WorkerHost, config_json: str, options: GameOptions
+) -> dict[str, str]:
     """``preflight_task`` on ``host``'s loop."""
     event = host.event(config_json)
     game, deadlines = event.game, event.deadlines
@@ -108,6 +112,8 @@ async def _check_players(host: WorkerHost, config_json: str) -> dict[str, str]:
         player = make_player(spec, host.pool, deadlines, wrapper=wrapper)
         try:
             await player.start(game)
+            if options:
+                await player.new_game("preflight", 0, 0, options)
         except ForfeitError as exc:
             problems[name] = f"{exc.reason}: {exc.detail}"
         except (PlayerSpecError, games.GameError, OSError) as exc:
