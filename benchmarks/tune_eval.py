@@ -14,7 +14,7 @@ with ``--resume`` (a run stopped with Ctrl-C or ``kill`` loses only the games be
 
 At the end it prints the tuned values (``enginesrv tune-report``) and the command of the check:
 ``benchmarks/ladder.py GAME --tc 5+0.05 --baseline HEAD --new HEAD --new-option ...`` (the
-tuned weights on the new side only), gain elo0 = 0, elo1 = 30, as issue 35 asks.
+tuned weights on the new side only), for a gain: elo0 = 0, elo1 = 30.
 """
 
 from __future__ import annotations

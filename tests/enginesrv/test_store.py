@@ -1,6 +1,6 @@
 """The results store is safe: one run at a time holds an event directory (``DIR/lock``), and a
 damaged database, configuration or game row is a one-line error naming the file, which is
-left byte for byte as it was (issue 14, item 7)."""
+left byte for byte as it was."""
 
 from __future__ import annotations
 

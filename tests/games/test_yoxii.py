@@ -246,7 +246,7 @@ def test_move_lists_and_outcomes(case: dict[str, Any]) -> None:
 
 @pytest.mark.slow
 def test_perft_from_the_start_at_depth_6() -> None:
-    # the count of issue 4 (the data file stops at depth 4)
+    # depths past those of the data file (it stops at depth 4)
     state = YOXII.new_state()
     assert games.perft(state, 5) == 338_176
     assert games.perft(state, 6) == 8_463_360
