@@ -9,8 +9,8 @@ A run killed at any point, ``kill -9`` included, resumes from it (``TuneState.lo
 iteration with one game stored plays the other with its stored probe, one with none stored
 is dispatched again (from the same seed), and ``theta`` is the one after the last step
 stored. An iteration whose games are stored but whose step is not (a store written otherwise)
-takes it first. A step stored must agree with its games: a store where it does not is
-refused as damaged.
+takes it first. A step stored must agree with its games, and the steps be numbered 1, 2, ...
+in the order they were taken: a store where they do not is refused as damaged.
 
 The games lost by a forfeit (``FORFEITS``: on time, an illegal move, a crash) are counted by
 reason: such a game says more of the machine or the engine than of the weights, and a run
@@ -145,7 +145,15 @@ class TuneState:
         state.steps = sorted(steps, key=lambda s: s.seq)
         if state.steps:
             state.theta = state.steps[-1].theta
-        for each in state.steps:
+        for number, each in enumerate(state.steps, 1):
+            if each.seq != number:
+                # a step takes the next number: with a gap or a number twice, the steps of a
+                # resumed run would sort before older ones, and ``theta`` go back to an old one
+                raise EventError(
+                    f"{db.path}: the tuning run is damaged: step {each.k} is number "
+                    f"{each.seq} in the order of the steps, where {number} is due (the "
+                    f"{len(state.steps)} steps stored are numbered 1 to {len(state.steps)})"
+                )
             if each.k not in state.iterations:
                 raise EventError(
                     f"{db.path}: the tuning run is damaged: step {each.k} has no iteration"

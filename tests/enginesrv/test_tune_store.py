@@ -115,6 +115,18 @@ DAMAGE: list[tuple[str, dict[str, Any] | str, str]] = [
     ("step:000002", {"theta": [1000.5]}, "step:000002: Aim 1000.5 is outside 0 to 1000"),
     ("step:000002", {"result": 3}, "3 is not a whole number from -2 to 2"),
     ("step:000002", {"seq": 0}, "0 is not a whole number from 1 to 1000000000"),
+    (
+        "step:000002",
+        {"seq": 5},
+        "step 2 is number 5 in the order of the steps, where 2 is due (the 2 steps stored are "
+        "numbered 1 to 2)",
+    ),
+    (
+        "step:000002",
+        {"seq": 1},
+        "step 2 is number 1 in the order of the steps, where 2 is due (the 2 steps stored are "
+        "numbered 1 to 2)",
+    ),
     ("step:000002", {"k": 3}, "step:000002 holds the step of iteration 3"),
     ("step:000002", "{", "Expecting property name enclosed in double quotes"),
     ("step:000002", "[]", "list indices must be integers or slices, not str"),
