@@ -160,6 +160,7 @@ class TuneDisplay:
     def start(self, state: TuneState) -> None:
         tune, event = self.prepared.tune, self.prepared.event
         self.first = self.done = len(state.steps)
+        self.forfeits = state.forfeits.total()  # a resumed run's, from the games stored
         names = ", ".join(p.name for p in tune.params)
         resumed = f", resuming after {self.done} iterations" if self.done else ""
         where = self.where or f"concurrency {event.config.concurrency}"

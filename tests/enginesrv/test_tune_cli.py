@@ -375,3 +375,21 @@ def test_the_status_line_shows_the_forfeits_once_there_are_any() -> None:
     display.step(Stepped(state.steps[-1], state, 20.0, 0))
     assert err.getvalue().endswith("\r\x1b[K[2/4] time 20s eta 20s forfeits 2")
     display.close()
+
+
+def test_a_resumed_runs_status_line_shows_its_forfeits_from_the_start() -> None:
+    """The forfeits of the games stored before a resume are shown before its first step."""
+    import io
+
+    from enginesrv.cli.tune import TuneDisplay
+    from enginesrv.tune.state import TuneState
+
+    tune = tune_config(8)
+    out, err = io.StringIO(), io.StringIO()
+    display = TuneDisplay(out, err, prepared(tune, None), live=True)
+    state = TuneState(tune, (150.0,), steps=[Step(1, 1, 2, (150.0,))])
+    state.forfeits["crash"] += 1
+    display.start(state)
+    display.tick(5.0)
+    assert err.getvalue().endswith("\r\x1b[K[1/4] time 5s eta - forfeits 1")
+    display.close()
