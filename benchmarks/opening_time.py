@@ -6,8 +6,9 @@ Usage: python benchmarks/opening_time.py [--game yinsh] [--tc 5:00+3] [--decisio
 
 Two alphabeta bots play the game's first ``--decisions`` decisions (Yinsh: the ten ring
 placements) in this process, each with its own clock: every decision is budgeted by
-``search_time`` from the clocks as they stand, with the decision's place in its turn and its
-weight (``State.time_weight``), searched with that target and deadline, and its time taken off
+``search_time`` from the clocks as they stand, with the decision's place in its turn, its
+weight (``State.time_weight``) and the game's estimate of the decisions left
+(``State.decisions_left``), searched with that target and deadline, and its time taken off
 the mover's clock, the increment added, as the arbiter does. Each run after the first starts
 from a different first decision (the n-th legal one, played at once and counted among the
 ``--decisions`` untimed), so the runs are not one game. It prints
@@ -56,7 +57,12 @@ def one_run(game: games.Game, run: int, args: argparse.Namespace) -> float:
             p2inc=control.inc_ms,
         )
         budget = search_time(
-            go, seat, state.turn_position(), args.overhead, weight=state.time_weight()
+            go,
+            seat,
+            state.turn_position(),
+            args.overhead,
+            weight=state.time_weight(),
+            expected=state.decisions_left(),
         )
         limits = Limits(target=budget.target, deadline=budget.deadline, from_pv=budget.from_pv)
         began = time.monotonic()
