@@ -4,10 +4,12 @@ One pure function, used by the server and by in-process matches alike, so that a
 the same whoever runs it. The rules of thumb (after the usual practice of chess engines):
 
 * ``movetime`` is exact: target and deadline are both the move time less the overhead.
-* With a clock, spend the remaining time over the moves still expected (``movestogo``; else the
-  game's estimate, ``State.decisions_left``, with a margin; else a default horizon) plus most
-  of the increment; never plan to use more than a fixed share of what is left, so a long think
-  cannot flag.
+* With a clock, spend the remaining time over the moves still expected (``movestogo``; else,
+  on a clock with an increment, the game's estimate, ``State.decisions_left``, with a margin;
+  else a default horizon) plus most of the increment; never plan to use more than a fixed
+  share of what is left, so a long think cannot flag. A clock without an increment keeps the
+  default horizon: nothing refills it, and a game that runs longer than its estimate would
+  find it empty.
 * The deadline allows an iteration to finish past the target, up to a multiple of it, but stays
   within a safe share of the remaining time.
 * ``MoveOverhead`` is kept back from every move for transport and process latency; on a clock
@@ -94,8 +96,8 @@ def allot(
         weight: the decision's share of an ordinary decision's budget
             (``State.time_weight``), in (0, 1]; other values are taken as 1.
         expected: the game's estimate of the mover's decisions left (``State.decisions_left``;
-            None: none), the horizon when there is no ``movestogo``: with ``HORIZON_MARGIN``
-            more, within ``MIN_HORIZON`` and ``DEFAULT_MOVES_TO_GO``.
+            None: none), the horizon when there is no ``movestogo`` and an increment: with
+            ``HORIZON_MARGIN`` more, within ``MIN_HORIZON`` and ``DEFAULT_MOVES_TO_GO``.
 
     Returns:
         The target (after which no new iteration starts) and the deadline (by which the search
@@ -113,7 +115,7 @@ def allot(
     # the horizon counts decisions (a control's movestogo does): the turn holds its share
     if movestogo is not None and movestogo > 0:
         horizon = movestogo
-    elif expected is not None:
+    elif expected is not None and inc > 0:
         horizon = min(DEFAULT_MOVES_TO_GO, max(MIN_HORIZON, expected + HORIZON_MARGIN))
     else:
         horizon = DEFAULT_MOVES_TO_GO

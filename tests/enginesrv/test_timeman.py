@@ -52,28 +52,40 @@ def test_movestogo_spreads_the_clock() -> None:
 
 
 def test_a_games_estimate_of_its_length_is_the_horizon_with_a_margin() -> None:
-    # no increment, no overhead, a turn of one decision: the target is left / horizon
+    # an increment of 400, no overhead, a turn of one decision: the reserve for a stall is
+    # 150 ms, and the target left / horizon + 0.75 * 400
+    left = 120_000 - 150
+
     def target(expected: int | None, movestogo: int | None = None) -> int | None:
         return allot(
-            time_ms=120_000, movestogo=movestogo, overhead_ms=0, expected=expected
+            time_ms=120_000, inc_ms=400, movestogo=movestogo, overhead_ms=0, expected=expected
         ).target_ms
 
-    assert HORIZON_MARGIN == 2
-    assert MIN_HORIZON == 8
-    assert target(None) == 120_000 // DEFAULT_MOVES_TO_GO
-    assert target(10) == 120_000 // 12  # 10 left and the margin
-    assert target(6) == 120_000 // 8  # never shorter than MIN_HORIZON
-    assert target(1) == 120_000 // 8
+    assert (HORIZON_MARGIN, MIN_HORIZON, reserve_ms(400)) == (2, 8, 150)
+    assert target(None) == round(left / DEFAULT_MOVES_TO_GO + 300)
+    assert target(10) == round(left / 12 + 300)  # 10 left and the margin
+    assert target(6) == round(left / 8 + 300)  # never shorter than MIN_HORIZON
+    assert target(1) == round(left / 8 + 300)
     assert target(23) == target(40) == target(None)  # never longer than the default
-    assert target(10, movestogo=30) == 120_000 // 30  # the clock's own count wins
+    assert target(10, movestogo=30) == round(left / 30 + 300)  # the clock's own count wins
+
+
+@pytest.mark.parametrize("expected", [1, 6, 10, 40])
+def test_a_clock_without_an_increment_keeps_the_default_horizon(expected: int) -> None:
+    """Nothing refills such a clock: a game longer than its estimate would find it empty."""
+    for turn in ((0, 1), (0, 2), (1, 2)):
+        plain = allot(time_ms=60_000, overhead_ms=50, turn=turn)
+        assert allot(time_ms=60_000, overhead_ms=50, turn=turn, expected=expected) == plain
 
 
 def test_a_games_estimate_shares_a_turn_as_before() -> None:
     # a Yoxii turn of two decisions with 6 expected left: a horizon of 8, the turn a quarter
-    first = allot(time_ms=8000, overhead_ms=0, turn=(0, 2), expected=6)
-    second = allot(time_ms=8000, overhead_ms=0, turn=(1, 2), expected=6)
-    assert first.target_ms == round(8000 * 2 / 8 * (1 - FOLLOW_SHARE))
-    assert second.target_ms == round(8000 * 2 / 8 * FOLLOW_SHARE)
+    # of what is left (8000 less the reserve of two increments), and both increments
+    first = allot(time_ms=8000, inc_ms=50, overhead_ms=0, turn=(0, 2), expected=6)
+    second = allot(time_ms=8000, inc_ms=50, overhead_ms=0, turn=(1, 2), expected=6)
+    turn = (8000 - 100) * 2 / 8 + 0.75 * 50 * 2
+    assert first.target_ms == round(turn * (1 - FOLLOW_SHARE))
+    assert second.target_ms == round(turn * FOLLOW_SHARE)
 
 
 def test_an_empty_or_negative_clock_still_gets_a_tiny_search() -> None:
