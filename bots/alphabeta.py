@@ -22,6 +22,12 @@ the table and history, filled under the old ones, are then cleared), so a bot th
 worker keeps pays nothing for weights that stay, and two bots of different weights in one
 process never share an evaluation.
 
+Analysis: ``Limits.lines`` above 1 (MultiPV) or ``Limits.root_moves`` (``searchmoves``,
+``avoidmoves``) make the search report the best lines among the root moves allowed, each with
+its exact score; such a search makes no late move reductions, so that a line's score is the one
+its move gets searched alone (a reduction depends on the history the other moves left), and is
+never answered from a turn's plan.
+
 Whole turns: where a player makes several decisions in a row (Yohoho's two sub-moves, Yoxii's
 Totem move and placement, Yinsh's removals), the search of the turn's first decision already
 looked through the rest of the turn. Under a clock (``Limits.from_pv``) a later decision of the
@@ -198,7 +204,8 @@ class AlphaBeta(Engine):
                 options=SearchOptions(quiescence=bool(self.values["Quiescence"])),
             )
         plan, self._plan = self._plan, None
-        if limits.from_pv and plan is not None:
+        analysing = limits.lines > 1 or limits.root_moves is not None
+        if limits.from_pv and plan is not None and not analysing:
             planned = _from_plan(state, plan)
             if planned is not None:
                 result, self._plan = planned
@@ -210,7 +217,9 @@ class AlphaBeta(Engine):
         options = SearchOptions(
             quiescence=bool(self.values["Quiescence"]),
             aspiration=int(self.values["Aspiration"] or evaluator.aspiration),
-            reductions=bool(self.values["Reductions"]),
+            # an analysis's lines are scored as each move would be searched alone: a reduction
+            # depends on the history the other moves left, so none is made
+            reductions=bool(self.values["Reductions"]) and not analysing,
         )
         core = core_for(state.game.name)
         if core is not None:

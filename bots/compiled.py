@@ -74,6 +74,8 @@ class Core(Protocol):
         quiescence: bool,
         aspiration: int,
         reductions: bool = False,
+        lines: int = 1,
+        root_moves: tuple[Move, ...] | None = None,
     ) -> RawResult | None: ...
 
     def inspect(
@@ -178,6 +180,7 @@ def compiled_search(
         pv: tuple[Move, ...],
         full: int,
         seconds: float,
+        line: int,
     ) -> None:
         on_info(
             SearchInfo(
@@ -189,6 +192,7 @@ def compiled_search(
                 time=int(seconds * 1000),
                 pv=tokens(state, pv),
                 hashfull=full,
+                line=line or None,
             )
         )
 
@@ -211,6 +215,8 @@ def compiled_search(
         quiescence=options.quiescence,
         aspiration=options.aspiration,
         reductions=options.reductions,
+        lines=limits.lines,
+        root_moves=limits.root_moves,
     )
     if raw is None:
         return SearchResult(None, None)

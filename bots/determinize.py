@@ -66,6 +66,7 @@ from bots.search import (
     Searcher,
     SearchMemory,
     SearchOptions,
+    root_moves_of,
 )
 from games import Move, State
 
@@ -137,15 +138,16 @@ def determinized_search(
     """
     begun = limits.clock()
     hidden, rng = sampling.hidden, sampling.rng
+    allowed = limits.root_moves
     chosen = hidden.choose_without_search(state, rng)
-    if chosen is not None:
+    if chosen is not None and (allowed is None or chosen in allowed):
         hidden.remember(state, chosen)
         token = state.move_to_str(chosen)
         return SearchResult(chosen, token, depth=0, nodes=0, pv=(token,))
-    root_moves = list(evaluator.search_moves(state))
+    root_moves = root_moves_of(state, evaluator, allowed)
     if not root_moves:
         return SearchResult(None, None)
-    if len(root_moves) == 1 and not limits.is_infinite:
+    if len(root_moves) == 1 and allowed is None and not limits.is_infinite:
         move = root_moves[0]
         hidden.remember(state, move)
         token = state.move_to_str(move)
@@ -181,30 +183,33 @@ def determinized_search(
     pv: tuple[str, ...] = (state.move_to_str(best_move),)
     max_depth = limits.depth if limits.depth is not None else MAX_PLY
     note = f"samples {len(drawn)} ({len(worlds)} distinct)"
+    lines = max(1, min(limits.lines, len(root_moves)))
     try:
         for depth in range(1, max_depth + 1):
-            values, totals = _best_root_move([lead], [1], root_moves, depth, scale)
-            # stable: among equal values the earlier (previously better) move stays first
-            root_moves.sort(key=lambda m: -totals[m])
-            best_move, best_depth = root_moves[0], depth
-            lead.store_root(depth, best_move, values[0])
-            best_score = _combined_score(values, is_hidden, scale)
-            pv = _line([lead], best_move, state)
-            elapsed = limits.clock() - started
-            on_info(
-                SearchInfo(
-                    depth=depth,
-                    seldepth=lead.seldepth,
-                    score=best_score,
-                    nodes=lead.nodes,
-                    nps=int(lead.nodes / elapsed) if elapsed > 0 else 0,
-                    time=int(elapsed * 1000),
-                    pv=pv,
-                    hashfull=memory.table.hashfull(),
-                    string=note,
-                )
+            found, root_moves, best_values = _lines(
+                lead, root_moves, lines, depth, state, (is_hidden, scale)
             )
-            if abs(values[0]) >= PROVEN:
+            best_move, best_depth = root_moves[0], depth
+            best_score, pv = found[0]
+            if allowed is None:  # only a search of every move speaks for the position
+                lead.store_root(depth, best_move, best_values[0])
+            elapsed = limits.clock() - started
+            for index, (score, line) in enumerate(found, 1):
+                on_info(
+                    SearchInfo(
+                        depth=depth,
+                        seldepth=lead.seldepth,
+                        score=score,
+                        nodes=lead.nodes,
+                        nps=int(lead.nodes / elapsed) if elapsed > 0 else 0,
+                        time=int(elapsed * 1000),
+                        pv=line,
+                        hashfull=memory.table.hashfull(),
+                        string=note,
+                        line=index if lines > 1 else None,
+                    )
+                )
+            if abs(best_values[0]) >= PROVEN:
                 break  # won or lost by force (in the tree searched)
             if target is not None and elapsed >= target * 0.5:
                 break  # the next depth costs several times this one
@@ -224,6 +229,33 @@ def determinized_search(
         hashfull=memory.table.hashfull(),
         stopped=lead.stopped,
     )
+
+
+def _lines(
+    lead: Searcher,
+    root_moves: list[Move],
+    lines: int,
+    depth: int,
+    state: State,
+    scored: tuple[bool, float],
+) -> tuple[list[tuple[Score, tuple[str, ...]]], list[Move], list[int]]:
+    """One depth's ``lines`` best lines, each the best of the moves the lines before it did
+    not take (``_best_root_move``), with its score (``_combined_score`` with ``scored``: whether
+    the view hides something, and the scale) and principal variation; the root moves with the
+    lines' first, in their order, then the others best first; and the first line's values."""
+    is_hidden, scale = scored
+    found: list[tuple[Score, tuple[str, ...]]] = []
+    first: list[int] = []
+    rest, taken = root_moves, 0
+    for _ in range(lines):
+        values, totals = _best_root_move([lead], [1], rest, depth, scale)
+        # stable: among equal values the earlier (previously better) move stays first
+        rest = sorted(rest, key=lambda m: -totals[m])
+        first = first or values
+        found.append((_combined_score(values, is_hidden, scale), _line([lead], rest[0], state)))
+        root_moves = [*root_moves[:taken], *rest]
+        rest, taken = rest[1:], taken + 1
+    return found, root_moves, first
 
 
 def _distinct(drawn: list[State]) -> tuple[list[State], list[int]]:

@@ -122,6 +122,10 @@ class Limits:
             decision, nor a depth or node count): a decision that continues the turn of the
             previous search, in the position that search expected, may be answered from its
             principal variation at once.
+        lines: how many lines to report (MultiPV): the best ``lines`` first decisions, each
+            with its exact score and its principal variation, best first; 1 by default.
+        root_moves: the only first decisions to search (legal moves of the position; the
+            caller turns ``searchmoves`` and ``avoidmoves`` into them); None: all of them.
     """
 
     depth: int | None = None
@@ -130,6 +134,8 @@ class Limits:
     deadline: float | None = None
     clock: Callable[[], float] = field(default=time.monotonic, compare=False)
     from_pv: bool = False
+    lines: int = 1
+    root_moves: tuple[Move, ...] | None = None
 
     @property
     def is_infinite(self) -> bool:
@@ -148,6 +154,8 @@ class SearchInfo:
         pv: the principal variation as move tokens.
         hashfull: transposition table use in permille.
         string: a free-text note instead of (or with) the figures.
+        line: which line this is (1 = the best) when the search reports several
+            (``Limits.lines``); None when it reports one.
     """
 
     depth: int | None = None
@@ -159,6 +167,7 @@ class SearchInfo:
     pv: tuple[str, ...] = ()
     hashfull: int | None = None
     string: str | None = None
+    line: int | None = None
 
 
 @dataclass(frozen=True, slots=True)

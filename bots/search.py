@@ -282,25 +282,27 @@ class Searcher:
         the interrupted one, once its first root move has been searched)."""
         state = self.state
         self.table.new_search()
-        root_moves = list(self.evaluator.search_moves(state))
+        root_moves = self._root_moves()
         if not root_moves:
             return SearchResult(None, None)
-        if len(root_moves) == 1 and not self.limits.is_infinite:
+        if len(root_moves) == 1 and self.limits.root_moves is None and not self.limits.is_infinite:
             # A forced move needs no search: do not spend the clock on it.
             move = root_moves[0]
             return SearchResult(move, state.move_to_str(move), pv=(state.move_to_str(move),))
         best = _Progress(move=root_moves[0], pv=(root_moves[0],))
         max_depth = self.limits.depth if self.limits.depth is not None else MAX_PLY
-        value = 0
+        guesses = [0] * max(1, min(self.limits.lines, len(root_moves)))
         root_ply = state.ply()
         try:
             for depth in range(1, max_depth + 1):
-                value, move, pv = self._aspiration(depth, value, root_moves, best)
-                best = _Progress(depth, value, move, pv)
-                self._report(best)
-                # put the best move first for the next iteration
-                root_moves.remove(move)
-                root_moves.insert(0, move)
+                found = self._iteration(depth, guesses, root_moves, best)
+                for index, line in enumerate(found, 1):
+                    self._report(line, index if len(found) > 1 else None)
+                # the lines' moves first, in their order, for the next iteration
+                chosen = [line.move for line in found]
+                root_moves = chosen + [move for move in root_moves if move not in chosen]
+                guesses = [line.value for line in found]
+                value = best.value
                 if abs(value) >= PROVEN and WIN - abs(value) <= depth:
                     break  # a proven result within the full-width horizon: nothing to improve
                 target = self.limits.target
@@ -313,15 +315,37 @@ class Searcher:
                 state.pop()
         return self._result(best)
 
+    def _root_moves(self) -> list[Move]:
+        return root_moves_of(self.state, self.evaluator, self.limits.root_moves)
+
+    def _iteration(
+        self, depth: int, guesses: list[int], root_moves: list[Move], best: _Progress
+    ) -> list[_Progress]:
+        """One iteration: a line per guess (the value each line had at the depth before), each
+        the best of the root moves the lines before it did not take, with its exact value.
+        ``best`` is the first, updated as soon as it is known (a stop during a later line still
+        plays it). Only a search of every root move stores the root in the table."""
+        value, move, pv = self._aspiration(
+            depth, guesses[0], root_moves, best, store=self.limits.root_moves is None
+        )
+        best.depth, best.value, best.move, best.pv = depth, value, move, pv
+        found = [best]
+        rest = [other for other in root_moves if other != move]
+        for guess in guesses[1:]:
+            value, move, pv = self._aspiration(depth, guess, rest, _Progress(), store=False)
+            found.append(_Progress(depth, value, move, pv))
+            rest.remove(move)
+        return found
+
     def _aspiration(
-        self, depth: int, guess: int, root_moves: list[Move], best: _Progress
+        self, depth: int, guess: int, root_moves: list[Move], best: _Progress, *, store: bool
     ) -> tuple[int, Move, tuple[Move, ...]]:
         if depth < 3 or abs(guess) >= PROVEN:
-            return self._root(depth, -INF, INF, root_moves, best)
+            return self._root(depth, -INF, INF, root_moves, best, store)
         delta = self.aspiration
         alpha, beta = guess - delta, guess + delta
         while True:
-            value, move, pv = self._root(depth, alpha, beta, root_moves, best)
+            value, move, pv = self._root(depth, alpha, beta, root_moves, best, store)
             if value <= alpha:
                 alpha = max(-INF, alpha - delta * 4)
             elif value >= beta:
@@ -333,7 +357,13 @@ class Searcher:
                 alpha, beta = -INF, INF
 
     def _root(
-        self, depth: int, alpha: int, beta: int, root_moves: list[Move], best: _Progress
+        self,
+        depth: int,
+        alpha: int,
+        beta: int,
+        root_moves: list[Move],
+        best: _Progress,
+        store: bool,
     ) -> tuple[int, Move, tuple[Move, ...]]:
         state = self.state
         me = state.to_move()
@@ -369,7 +399,8 @@ class Searcher:
             bound = UPPER
         elif best_value >= beta:
             bound = LOWER
-        self.table.store(state.key(), depth, bound, best_value, best_move)
+        if store:
+            self.table.store(state.key(), depth, bound, best_value, best_move)
         return best_value, best_move, tuple(self.pv_table[0])
 
     def root_values(self, depth: int, root_moves: Sequence[Move]) -> dict[Move, int]:
@@ -581,7 +612,7 @@ class Searcher:
 
     # -- reporting -----------------------------------------------------------------------------
 
-    def _report(self, best: _Progress) -> None:
+    def _report(self, best: _Progress, line: int | None = None) -> None:
         elapsed = self.elapsed()
         self.on_info(
             SearchInfo(
@@ -593,6 +624,7 @@ class Searcher:
                 time=int(elapsed * 1000),
                 pv=self._tokens(best.pv),
                 hashfull=self.table.hashfull(),
+                line=line,
             )
         )
 
@@ -624,6 +656,28 @@ class Searcher:
             hashfull=self.table.hashfull(),
             stopped=self.stopped,
         )
+
+
+def root_moves_of(state: State, evaluator: Evaluator, allowed: Sequence[Move] | None) -> list[Move]:
+    """The first decisions to search in ``state``, in the evaluation's order: all it offers
+    (``Evaluator.search_moves``), or those of ``allowed`` (``Limits.root_moves``; a legal move
+    it does not offer comes after, in the order given).
+
+    Raises:
+        ValueError: a move of ``allowed`` is not legal in ``state``.
+    """
+    offered = list(evaluator.search_moves(state))
+    if allowed is None:
+        return offered
+    wanted = set(allowed)
+    kept = [move for move in offered if move in wanted]
+    seen = set(kept)
+    later = [move for move in dict.fromkeys(allowed) if move not in seen]
+    legal = state.legal_moves() if later else ()
+    for move in later:
+        if move not in legal:
+            raise ValueError(f"root_moves: move {move} is not legal here")
+    return kept + later
 
 
 def _to_table(score: int, ply: int) -> int:

@@ -179,6 +179,10 @@ typedef struct {
     PyObject *clock, *stop;
     /* options */
     int quiescence, aspiration, reductions;
+    /* what to search at the root: lines (MultiPV), and only the moves allowed (if has_allowed) */
+    int lines;
+    int has_allowed, n_allowed;
+    core_move allowed[CORE_MAX_MOVES];
     /* progress */
     long long nodes, next_check;
     long long check_every;
@@ -493,7 +497,7 @@ static int negamax(Search *s, int depth, int alpha, int beta, int ply) {
 /* Searcher._root: one iteration over the root moves; ``best`` takes a move proven better than
  * the previous iteration's even when the iteration is cut short. */
 static int root(Search *s, int depth, int alpha, int beta, const core_move *root_moves, int n,
-                Progress *best, core_move *best_move_out) {
+                Progress *best, int store, core_move *best_move_out) {
     CorePos *pos = &s->pos;
     int me = core_to_move(pos);
     int alpha_start = alpha;
@@ -530,23 +534,23 @@ static int root(Search *s, int depth, int alpha, int beta, const core_move *root
     }
     if (s->aborted) return 0;
     int bound = best_value <= alpha_start ? UPPER : best_value >= beta ? LOWER : EXACT;
-    tt_store(&s->table, core_key(pos), depth, bound, best_value, best_move);
+    if (store) tt_store(&s->table, core_key(pos), depth, bound, best_value, best_move);
     *best_move_out = best_move;
     return best_value;
 }
 
 /* Searcher._aspiration: a window around the previous value, widened on a fail. */
 static int aspiration(Search *s, int depth, int guess, const core_move *root_moves, int n,
-                      Progress *best, core_move *move) {
+                      Progress *best, int store, core_move *move) {
     if (depth < 3 || guess >= PROVEN || guess <= -PROVEN)
-        return root(s, depth, -INF, INF, root_moves, n, best, move);
+        return root(s, depth, -INF, INF, root_moves, n, best, store, move);
     long long delta = s->aspiration;
     long long alpha = guess - delta, beta = guess + delta;
     for (;;) {
         /* a window wider than [-INF, INF] searches as [-INF, INF] (every value lies inside),
          * and a wide aspiration would not fit an int */
         int value = root(s, depth, (int)(alpha < -INF ? -INF : alpha),
-                         (int)(beta > INF ? INF : beta), root_moves, n, best, move);
+                         (int)(beta > INF ? INF : beta), root_moves, n, best, store, move);
         if (s->aborted) return 0;
         /* a search's values lie strictly within (-INF, INF), so a full window never fails; a
          * table damaged by the caller may give any int, which must not fail it for ever */
@@ -579,9 +583,10 @@ static PyObject *moves_tuple(const core_move *moves, int n) {
     return out;
 }
 
-/* on_info after each iteration: report(depth, seldepth, value, nodes, pv, hashfull, elapsed),
- * elapsed in seconds on the clock since the start. */
-static void report_iteration(Search *s, PyObject *report, const Progress *best) {
+/* on_info after each iteration, once per line: report(depth, seldepth, value, nodes, pv,
+ * hashfull, elapsed, line), elapsed in seconds on the clock since the start, line the line's
+ * index from 1 (0 when the search reports one line). */
+static void report_iteration(Search *s, PyObject *report, const Progress *best, int line) {
     double now = read_clock(s);
     if (s->failed) return;
     PyObject *pv = moves_tuple(best->pv, best->pv_len);
@@ -590,8 +595,9 @@ static void report_iteration(Search *s, PyObject *report, const Progress *best) 
         return;
     }
     int seldepth = s->seldepth > best->depth ? s->seldepth : best->depth;
-    PyObject *r = PyObject_CallFunction(report, "iiiLNid", best->depth, seldepth, best->value,
-                                        s->nodes, pv, tt_hashfull(&s->table), now - s->started);
+    PyObject *r = PyObject_CallFunction(report, "iiiLNidi", best->depth, seldepth, best->value,
+                                        s->nodes, pv, tt_hashfull(&s->table), now - s->started,
+                                        line);
     if (!r) {
         s->failed = s->aborted = 1;
         return;
@@ -599,29 +605,72 @@ static void report_iteration(Search *s, PyObject *report, const Progress *best) 
     Py_DECREF(r);
 }
 
-static void move_to_front(core_move *moves, int n, core_move move) {
-    int i = 0;
-    while (i < n && moves[i] != move) i++;
-    for (; i > 0; i--) moves[i] = moves[i - 1];
-    moves[0] = move;
+static void take_line(Progress *line, Search *s, int depth, int value, core_move move) {
+    line->depth = depth;
+    line->value = value;
+    line->move = move;
+    line->pv_len = s->pv_len[0];
+    memcpy(line->pv, s->pv[0], (size_t)s->pv_len[0] * sizeof(core_move));
 }
 
-/* Searcher.run: iterative deepening until a limit. */
-static void iterate(Search *s, PyObject *report, core_move *root_moves, int n, Progress *best) {
-    int value = 0;
+/* Searcher._iteration: a line per guess, each the best of the root moves the lines before it
+ * did not take; found[0] is best, updated as soon as it is known. rest: scratch for n moves. */
+static void lines_of(Search *s, int depth, const int *guesses, int lines, core_move *root_moves,
+                     int n, Progress *best, Progress *found, core_move *rest) {
+    core_move move = root_moves[0];
+    int value = aspiration(s, depth, guesses[0], root_moves, n, best, !s->has_allowed, &move);
+    if (s->aborted) return;
+    take_line(best, s, depth, value, move);
+    int left = 0;
+    for (int i = 0; i < n; i++)
+        if (root_moves[i] != move) rest[left++] = root_moves[i];
+    for (int line = 1; line < lines; line++) {
+        Progress *scratch = &found[line];
+        scratch->depth = scratch->value = scratch->pv_len = 0;
+        scratch->move = -1;
+        move = rest[0];
+        value = aspiration(s, depth, guesses[line], rest, left, scratch, 0, &move);
+        if (s->aborted) return;
+        take_line(scratch, s, depth, value, move);
+        int kept = 0;
+        for (int i = 0; i < left; i++)
+            if (rest[i] != move) rest[kept++] = rest[i];
+        left = kept;
+    }
+}
+
+/* the lines' moves first, in their order, then the others as they were */
+static void lines_first(core_move *root_moves, int n, const Progress *best, const Progress *found,
+                        int lines, core_move *scratch) {
+    int k = 0;
+    scratch[k++] = best->move;
+    for (int line = 1; line < lines; line++) scratch[k++] = found[line].move;
+    for (int i = 0; i < n; i++) {
+        int chosen = 0;
+        for (int j = 0; j < lines && !chosen; j++) chosen = scratch[j] == root_moves[i];
+        if (!chosen) scratch[k++] = root_moves[i];
+    }
+    memcpy(root_moves, scratch, (size_t)n * sizeof(core_move));
+}
+
+/* Searcher.run: iterative deepening until a limit; found: room for s->lines lines. */
+static void iterate(Search *s, PyObject *report, core_move *root_moves, int n, Progress *best,
+                    Progress *found) {
+    int guesses[CORE_MAX_MOVES] = {0};
+    core_move scratch[CORE_MAX_MOVES];
+    int lines = s->lines;
     long max_depth = s->has_depth ? s->max_depth : MAX_PLY;
     for (int depth = 1; depth <= max_depth; depth++) {
-        core_move move = root_moves[0];
-        value = aspiration(s, depth, value, root_moves, n, best, &move);
+        lines_of(s, depth, guesses, lines, root_moves, n, best, found, scratch);
         if (s->aborted) return;
-        best->depth = depth;
-        best->value = value;
-        best->move = move;
-        best->pv_len = s->pv_len[0];
-        memcpy(best->pv, s->pv[0], (size_t)s->pv_len[0] * sizeof(core_move));
-        report_iteration(s, report, best);
-        if (s->aborted) return;
-        move_to_front(root_moves, n, move);
+        for (int line = 0; line < lines; line++) {
+            report_iteration(s, report, line ? &found[line] : best, lines > 1 ? line + 1 : 0);
+            if (s->aborted) return;
+        }
+        lines_first(root_moves, n, best, found, lines, scratch);
+        guesses[0] = best->value;
+        for (int line = 1; line < lines; line++) guesses[line] = found[line].value;
+        int value = best->value;
         int magnitude = value < 0 ? -value : value;
         if (magnitude >= PROVEN && WIN - magnitude <= depth) return;
         if (s->has_target) {
@@ -736,18 +785,38 @@ static PyObject *search_result(Search *s, const Progress *best, int forced) {
                          forced ? Py_True : Py_False, elapsed);
 }
 
+/* Searcher._root_moves: the legal moves, or those of them allowed, in the generator's order;
+ * -1 with an exception when an allowed move is not legal. */
+static int allowed_root_moves(Search *s, core_move *root_moves) {
+    int n = core_search_moves(&s->pos, &s->eval, root_moves);
+    if (!s->has_allowed) return n;
+    for (int j = 0; j < s->n_allowed; j++) {
+        if (!contains(root_moves, n, s->allowed[j])) {
+            PyErr_Format(PyExc_ValueError, "root_moves: move %ld is not legal here",
+                         (long)s->allowed[j]);
+            return -1;
+        }
+    }
+    int kept = 0;
+    for (int i = 0; i < n; i++)
+        if (contains(s->allowed, s->n_allowed, root_moves[i])) root_moves[kept++] = root_moves[i];
+    return kept;
+}
+
 /* The driver of run(): None for no move; a forced move without search; else iterate. */
 static PyObject *run_search(Search *s, PyObject *report) {
     core_move *root_moves = s->moves[PLY_SLOTS - 1];
-    int n = core_search_moves(&s->pos, &s->eval, root_moves);
+    int n = allowed_root_moves(s, root_moves);
+    if (n < 0) return NULL;
     if (!n) Py_RETURN_NONE;
-    Progress *best = PyMem_Calloc(1, sizeof(Progress));
+    if (s->lines > n) s->lines = n;
+    Progress *best = PyMem_Calloc((size_t)s->lines, sizeof(Progress));
     if (!best) return PyErr_NoMemory();
     best->move = root_moves[0];
     best->pv[0] = root_moves[0];
     best->pv_len = 1;
     PyObject *result = NULL;
-    if (n == 1 && !s->infinite) {
+    if (n == 1 && !s->has_allowed && !s->infinite) {
         result = search_result(s, best, 1);
     } else {
         /* the reference reads its clock twice at the start: last look, then the start */
@@ -756,25 +825,52 @@ static PyObject *run_search(Search *s, PyObject *report) {
         s->check_every = s->has_deadline ? 8 : CHECK_EVERY;
         s->next_check = s->check_every;
         for (int ply = 0; ply < PLY_SLOTS; ply++) s->killers[ply][0] = s->killers[ply][1] = -1;
-        if (!s->failed) iterate(s, report, root_moves, n, best);
+        /* the lines after the first live in best[1..lines-1] */
+        if (!s->failed) iterate(s, report, root_moves, n, best, best);
         if (!s->failed) result = search_result(s, best, 0);
     }
     PyMem_Free(best);
     return result;
 }
 
+/* root_moves: None, or a sequence of distinct moves into s->allowed. */
+static int read_allowed(Search *s, PyObject *obj) {
+    s->has_allowed = obj != Py_None;
+    if (!s->has_allowed) return 0;
+    PyObject *fast = PySequence_Fast(obj, "root_moves: a sequence of ints was expected");
+    if (!fast) return -1;
+    Py_ssize_t n = PySequence_Fast_GET_SIZE(fast);
+    int ok = 0;
+    if (n < 1 || n > CORE_MAX_MOVES) {
+        PyErr_Format(PyExc_ValueError, "root_moves: 1 to %d moves were expected", CORE_MAX_MOVES);
+        ok = -1;
+    }
+    s->n_allowed = 0;
+    for (Py_ssize_t i = 0; ok == 0 && i < n; i++) {
+        long move;
+        if (core_read_int(PySequence_Fast_GET_ITEM(fast, i), 0, INT32_MAX, "move", &move) < 0) {
+            ok = -1;
+        } else if (!contains(s->allowed, s->n_allowed, (core_move)move)) {
+            s->allowed[s->n_allowed++] = (core_move)move;
+        }
+    }
+    Py_DECREF(fast);
+    return ok;
+}
+
 static PyObject *py_search(PyObject *self, PyObject *args, PyObject *kwargs) {
     static char *names[] = {"state",    "evaluator",  "table",      "history", "age",
                             "generation", "depth",    "nodes",      "deadline",   "target",
                             "infinite", "clock",    "stop",       "report",     "quiescence",
-                            "aspiration", "reductions", NULL};
+                            "aspiration", "reductions", "lines",  "root_moves", NULL};
     PyObject *state, *evaluator, *table_obj, *history_obj, *depth, *nodes, *deadline, *target;
-    PyObject *clock, *stop, *report, *generation;
-    int age, infinite, quiescence, aspiration_width, reductions = 0;
-    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "OOOOiOOOOOpOOOpi|p:search", names, &state,
+    PyObject *clock, *stop, *report, *generation, *allowed = Py_None;
+    int age, infinite, quiescence, aspiration_width, reductions = 0, lines = 1;
+    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "OOOOiOOOOOpOOOpi|piO:search", names, &state,
                                      &evaluator, &table_obj, &history_obj, &age, &generation,
                                      &depth, &nodes, &deadline, &target, &infinite, &clock, &stop,
-                                     &report, &quiescence, &aspiration_width, &reductions))
+                                     &report, &quiescence, &aspiration_width, &reductions, &lines,
+                                     &allowed))
         return NULL;
     if (!PyCallable_Check(clock) || !PyCallable_Check(stop) || !PyCallable_Check(report)) {
         PyErr_SetString(PyExc_TypeError, "clock, stop and report must be callables");
@@ -784,8 +880,17 @@ static PyObject *py_search(PyObject *self, PyObject *args, PyObject *kwargs) {
         PyErr_SetString(PyExc_ValueError, "aspiration: a positive width was expected");
         return NULL;
     }
+    if (lines < 1) {
+        PyErr_SetString(PyExc_ValueError, "lines: a positive count was expected");
+        return NULL;
+    }
     Search *s = search_load(state, evaluator);
     if (!s) return NULL;
+    s->lines = lines;
+    if (read_allowed(s, allowed) < 0) {
+        PyMem_Free(s);
+        return NULL;
+    }
     PyObject *result = NULL;
     Py_buffer table = {0}, history = {0};
     int have_table = 0, have_history = 0;

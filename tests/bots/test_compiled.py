@@ -81,7 +81,7 @@ def _figures(result: SearchResult) -> tuple[object, ...]:
 
 
 def _info_figures(infos: list[SearchInfo]) -> list[tuple[object, ...]]:
-    return [(i.depth, i.seldepth, i.score, i.nodes, i.pv, i.hashfull) for i in infos]
+    return [(i.depth, i.seldepth, i.score, i.nodes, i.pv, i.hashfull, i.line) for i in infos]
 
 
 def _history(memory: CompiledMemory) -> dict[int, int]:
