@@ -91,6 +91,7 @@ class AlphaBeta(Engine):
     """Iterative deepening alpha-beta with a transposition table (see ``bots.search``)."""
 
     name: ClassVar[str] = "alphabeta"
+    analysis: ClassVar[bool] = True
     options: ClassVar[tuple[Option, ...]] = (
         Option("Hash", "spin", 64, 1, 4096),
         Option("Depth", "spin", 0, 0, MAX_PLY),
@@ -204,7 +205,7 @@ class AlphaBeta(Engine):
                 options=SearchOptions(quiescence=bool(self.values["Quiescence"])),
             )
         plan, self._plan = self._plan, None
-        analysing = limits.lines > 1 or limits.root_moves is not None
+        analysing = limits.lines > 1 or limits.restricted
         if limits.from_pv and plan is not None and not analysing:
             planned = _from_plan(state, plan)
             if planned is not None:

@@ -216,7 +216,7 @@ def compiled_search(
         aspiration=options.aspiration,
         reductions=options.reductions,
         lines=limits.lines,
-        root_moves=limits.root_moves,
+        root_moves=_allowed(state, limits),
     )
     if raw is None:
         return SearchResult(None, None)
@@ -237,6 +237,16 @@ def compiled_search(
         hashfull=hashfull,
         stopped=stopped,
     )
+
+
+def _allowed(state: State, limits: Limits) -> tuple[Move, ...] | None:
+    """The root moves the core may search: ``Limits.root_moves`` (or every legal move) less
+    ``Limits.avoid_moves``; None: all (``bots.search.root_moves_of`` in the reference)."""
+    if not limits.avoid_moves:
+        return limits.root_moves
+    avoided = set(limits.avoid_moves)
+    allowed = limits.root_moves if limits.root_moves is not None else state.legal_moves()
+    return tuple(move for move in dict.fromkeys(allowed) if move not in avoided)
 
 
 def tokens(state: State, pv: tuple[Move, ...]) -> tuple[str, ...]:

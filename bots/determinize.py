@@ -138,16 +138,16 @@ def determinized_search(
     """
     begun = limits.clock()
     hidden, rng = sampling.hidden, sampling.rng
-    allowed = limits.root_moves
+    allowed, avoided = limits.root_moves, limits.avoid_moves
     chosen = hidden.choose_without_search(state, rng)
-    if chosen is not None and (allowed is None or chosen in allowed):
+    if chosen is not None and not limits.restricted:
         hidden.remember(state, chosen)
         token = state.move_to_str(chosen)
         return SearchResult(chosen, token, depth=0, nodes=0, pv=(token,))
-    root_moves = root_moves_of(state, evaluator, allowed)
+    root_moves = root_moves_of(state, evaluator, allowed, avoided)
     if not root_moves:
         return SearchResult(None, None)
-    if len(root_moves) == 1 and allowed is None and not limits.is_infinite:
+    if len(root_moves) == 1 and not limits.restricted and not limits.is_infinite:
         move = root_moves[0]
         hidden.remember(state, move)
         token = state.move_to_str(move)
@@ -191,7 +191,7 @@ def determinized_search(
             )
             best_move, best_depth = root_moves[0], depth
             best_score, pv = found[0]
-            if allowed is None:  # only a search of every move speaks for the position
+            if not limits.restricted:  # only a search of every move speaks for the position
                 lead.store_root(depth, best_move, best_values[0])
             elapsed = limits.clock() - started
             for index, (score, line) in enumerate(found, 1):

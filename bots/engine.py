@@ -124,8 +124,9 @@ class Limits:
             principal variation at once.
         lines: how many lines to report (MultiPV): the best ``lines`` first decisions, each
             with its exact score and its principal variation, best first; 1 by default.
-        root_moves: the only first decisions to search (legal moves of the position; the
-            caller turns ``searchmoves`` and ``avoidmoves`` into them); None: all of them.
+        root_moves: the only first decisions to search (legal moves of the position, its
+            ``searchmoves``); None: all of them.
+        avoid_moves: first decisions never to search (its ``avoidmoves``).
     """
 
     depth: int | None = None
@@ -136,6 +137,12 @@ class Limits:
     from_pv: bool = False
     lines: int = 1
     root_moves: tuple[Move, ...] | None = None
+    avoid_moves: tuple[Move, ...] = ()
+
+    @property
+    def restricted(self) -> bool:
+        """Whether some first decisions are left out (``root_moves``, ``avoid_moves``)."""
+        return self.root_moves is not None or bool(self.avoid_moves)
 
     @property
     def is_infinite(self) -> bool:
@@ -216,11 +223,15 @@ class Engine(ABC):
         name: the registry name (``alphabeta``).
         games: the games it plays, None for every game.
         options: its own options; their current values are in ``values``.
+        analysis: whether its searches honour ``Limits.lines`` and ``Limits.root_moves``
+            (a server refuses MultiPV above 1, ``searchmoves`` and ``avoidmoves`` for a bot
+            that does not).
     """
 
     name: ClassVar[str]
     games: ClassVar[tuple[str, ...] | None] = None
     options: ClassVar[tuple[Option, ...]] = ()
+    analysis: ClassVar[bool] = False
 
     def __init__(self) -> None:
         self.values: dict[str, OptionValue] = {o.name: o.default for o in self.options}

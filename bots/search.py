@@ -285,7 +285,7 @@ class Searcher:
         root_moves = self._root_moves()
         if not root_moves:
             return SearchResult(None, None)
-        if len(root_moves) == 1 and self.limits.root_moves is None and not self.limits.is_infinite:
+        if len(root_moves) == 1 and not self.limits.restricted and not self.limits.is_infinite:
             # A forced move needs no search: do not spend the clock on it.
             move = root_moves[0]
             return SearchResult(move, state.move_to_str(move), pv=(state.move_to_str(move),))
@@ -316,7 +316,8 @@ class Searcher:
         return self._result(best)
 
     def _root_moves(self) -> list[Move]:
-        return root_moves_of(self.state, self.evaluator, self.limits.root_moves)
+        limits = self.limits
+        return root_moves_of(self.state, self.evaluator, limits.root_moves, limits.avoid_moves)
 
     def _iteration(
         self, depth: int, guesses: list[int], root_moves: list[Move], best: _Progress
@@ -326,7 +327,7 @@ class Searcher:
         ``best`` is the first, updated as soon as it is known (a stop during a later line still
         plays it). Only a search of every root move stores the root in the table."""
         value, move, pv = self._aspiration(
-            depth, guesses[0], root_moves, best, store=self.limits.root_moves is None
+            depth, guesses[0], root_moves, best, store=not self.limits.restricted
         )
         best.depth, best.value, best.move, best.pv = depth, value, move, pv
         found = [best]
@@ -658,26 +659,39 @@ class Searcher:
         )
 
 
-def root_moves_of(state: State, evaluator: Evaluator, allowed: Sequence[Move] | None) -> list[Move]:
+def root_moves_of(
+    state: State,
+    evaluator: Evaluator,
+    allowed: Sequence[Move] | None,
+    avoided: Sequence[Move] = (),
+) -> list[Move]:
     """The first decisions to search in ``state``, in the evaluation's order: all it offers
     (``Evaluator.search_moves``), or those of ``allowed`` (``Limits.root_moves``; a legal move
-    it does not offer comes after, in the order given).
+    it does not offer comes after, in the order given), less those ``avoided``. When the
+    evaluation offers none of the legal moves left, the first of them.
 
     Raises:
         ValueError: a move of ``allowed`` is not legal in ``state``.
     """
     offered = list(evaluator.search_moves(state))
-    if allowed is None:
+    if allowed is None and not avoided:
         return offered
-    wanted = set(allowed)
-    kept = [move for move in offered if move in wanted]
-    seen = set(kept)
-    later = [move for move in dict.fromkeys(allowed) if move not in seen]
-    legal = state.legal_moves() if later else ()
-    for move in later:
-        if move not in legal:
-            raise ValueError(f"root_moves: move {move} is not legal here")
-    return kept + later
+    out = offered
+    if allowed is not None:
+        wanted = set(allowed)
+        kept = [move for move in offered if move in wanted]
+        seen = set(kept)
+        later = [move for move in dict.fromkeys(allowed) if move not in seen]
+        legal = state.legal_moves() if later else ()
+        for move in later:
+            if move not in legal:
+                raise ValueError(f"root_moves: move {move} is not legal here")
+        out = kept + later
+    shunned = set(avoided)
+    out = [move for move in out if move not in shunned]
+    if not out and allowed is None:
+        out = next(([m] for m in state.legal_moves() if m not in shunned), [])
+    return out
 
 
 def _to_table(score: int, ply: int) -> int:

@@ -45,7 +45,18 @@ GO_INT_FIELDS: tuple[str, ...] = (
 )
 """The integer limits of ``go``, in the order they are written."""
 
+GO_LIST_FIELDS: tuple[str, ...] = ("searchmoves", "avoidmoves")
+"""The limits of ``go`` that are lists of move tokens (a text line's list runs up to the next
+limit's word: no token may be one of ``GO_WORDS``)."""
+
+GO_WORDS: frozenset[str] = frozenset((*GO_INT_FIELDS, *GO_LIST_FIELDS, "infinite"))
+"""The words of ``go``'s limits."""
+
 OPTION_TYPES: tuple[str, ...] = ("check", "spin", "combo", "string", "button")
+
+ANALYSIS_FEATURES: tuple[str, ...] = ("multipv", "searchmoves")
+"""What a bot may offer analysis: several lines (``MultiPV``), a restricted root (``go
+searchmoves``, ``go avoidmoves``)."""
 
 # ---------------------------------------------------------------------------------------------
 # Commands: client -> server
@@ -119,6 +130,10 @@ class Go:
     depth: int | None = None
     nodes: int | None = None
     infinite: bool = False
+    searchmoves: tuple[str, ...] = ()
+    """Only these first decisions are searched (none given: all)."""
+    avoidmoves: tuple[str, ...] = ()
+    """These first decisions are never searched."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -260,10 +275,22 @@ class GameInfo:
 
 @dataclass(frozen=True, slots=True)
 class BotInfo:
-    """A bot: ``bot NAME games G ...``."""
+    """A bot: ``bot NAME games G ...``, and what it offers analysis (``analysis NAME F ...``:
+    ``multipv``, several lines; ``searchmoves``, a restricted root), in ``ANALYSIS_FEATURES``
+    order."""
 
     name: str
     games: tuple[str, ...]
+    analysis: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True, slots=True)
+class AnalysisLine:
+    """``analysis NAME FEATURE ...``: the text line that tells what bot ``NAME`` offers
+    analysis; a client folds it into the bot's ``BotInfo``."""
+
+    name: str
+    features: tuple[str, ...]
 
 
 @dataclass(frozen=True, slots=True)
@@ -348,6 +375,8 @@ class Info:
     pv: tuple[str, ...] = ()
     string: str | None = None
     search: int | None = field(default=None, compare=False)
+    multipv: int | None = None
+    """Which line this is (1 = the best) when the search reports several (``MultiPV``)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -470,6 +499,7 @@ ReplyLine: TypeAlias = (
     IdLine
     | GameInfo
     | BotInfo
+    | AnalysisLine
     | LimitInfo
     | OptionSpec
     | UgiOk

@@ -174,8 +174,26 @@ def _go(a: _Args) -> Command:
     p1time = a.integer("p1time", minimum=None)
     p2time = a.integer("p2time", minimum=None)
     # a search of depth 0 makes no move: depth must be at least 1
-    rest = {k: a.integer(k, minimum=1 if k == "depth" else 0) for k in GO_INT_FIELDS[2:]}
-    return Go(p1time, p2time, **rest, infinite=a.flag("infinite"))
+    inc1, inc2, togo, movetime, depth, nodes = (
+        a.integer(k, minimum=1 if k == "depth" else 0) for k in GO_INT_FIELDS[2:]
+    )
+    lists = {key: a.tokens(key) for key in ("searchmoves", "avoidmoves")}
+    for key, moves in lists.items():
+        if key in a.params and not moves:
+            raise a.fail(f"'{key}' needs at least one move")
+    return Go(
+        p1time,
+        p2time,
+        inc1,
+        inc2,
+        togo,
+        movetime,
+        depth,
+        nodes,
+        infinite=a.flag("infinite"),
+        searchmoves=lists["searchmoves"],
+        avoidmoves=lists["avoidmoves"],
+    )
 
 
 def _stop(a: _Args) -> Command:
@@ -277,7 +295,7 @@ def info_map(info: Info) -> dict[str, object]:
     out: dict[str, object] = {}
     if info.search is not None:
         out["search"] = info.search
-    for key in ("depth", "seldepth", "nodes", "nps", "time", "hashfull"):
+    for key in ("depth", "seldepth", "multipv", "nodes", "nps", "time", "hashfull"):
         value = getattr(info, key)
         if value is not None:
             out[key] = value
@@ -298,6 +316,13 @@ def _value_obj(value: ResponseValue) -> object:
     return value
 
 
+def _bot_map(bot: BotInfo) -> dict[str, object]:
+    out: dict[str, object] = {"name": bot.name, "games": list(bot.games)}
+    if bot.analysis:
+        out["analysis"] = list(bot.analysis)
+    return out
+
+
 def _handshake_map(reply: Handshake) -> dict[str, object]:
     return {
         "name": reply.name,
@@ -307,7 +332,7 @@ def _handshake_map(reply: Handshake) -> dict[str, object]:
         "games": [
             {"name": g.name, "colours": list(g.colours), "start": g.start} for g in reply.games
         ],
-        "bots": [{"name": b.name, "games": list(b.games)} for b in reply.bots],
+        "bots": [_bot_map(b) for b in reply.bots],
         "options": [option_map(o) for o in reply.options],
         "limits": {lim.name: lim.value for lim in reply.limits},
     }
@@ -344,7 +369,7 @@ def result_of(reply: Reply) -> dict[str, object]:
         case OptionList(options):
             return {"options": [option_map(o) for o in options]}
         case BotList(bots):
-            return {"bots": [{"name": b.name, "games": list(b.games)} for b in bots]}
+            return {"bots": [_bot_map(b) for b in bots]}
         case ShowText(text):
             return {"text": text}
         case ReadyOk() | Ack():
@@ -480,6 +505,7 @@ def info_from_map(raw: Mapping[str, object]) -> Info:
         pv=_strs(raw.get("pv")),
         string=string if isinstance(string, str) else None,
         search=_opt_int(raw, "search"),
+        multipv=_opt_int(raw, "multipv"),
     )
 
 
@@ -538,7 +564,7 @@ def _option(raw: object) -> OptionSpec:
 def _bot(raw: object) -> BotInfo:
     if not isinstance(raw, dict) or not isinstance(raw.get("name"), str):
         raise _bad(f"not a bot: {_show(raw)}", None, "bots")
-    return BotInfo(raw["name"], _strs(raw.get("games")))
+    return BotInfo(raw["name"], _strs(raw.get("games")), _strs(raw.get("analysis")))
 
 
 def _list(raw: Mapping[str, object], key: str) -> list[object]:

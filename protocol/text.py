@@ -27,9 +27,12 @@ from protocol.errors import (
 )
 from protocol.messages import (
     GO_INT_FIELDS,
+    GO_LIST_FIELDS,
+    GO_WORDS,
     OPTION_TYPES,
     QUERY_WHATS,
     Ack,
+    AnalysisLine,
     BestMove,
     BotInfo,
     BotList,
@@ -81,7 +84,7 @@ Role: TypeAlias = Literal["server", "client"]
 
 _INT_RE: Final = re.compile(r"-?[0-9]{1,19}")
 _MAX_INT: Final = 2**63 - 1  # the msgpack framing carries 64-bit integers
-_INFO_INT_KEYS: Final = ("depth", "seldepth", "nodes", "nps", "time", "hashfull")
+_INFO_INT_KEYS: Final = ("depth", "seldepth", "multipv", "nodes", "nps", "time", "hashfull")
 _OPTION_KEYS: Final = frozenset({"default", "min", "max", "var"})
 
 
@@ -160,12 +163,35 @@ def _parse_position(args: list[str]) -> Command:
     return Position(" ".join(args[1:cut]), moves)
 
 
+_GO_LISTS: Final = GO_LIST_FIELDS
+"""The limits of ``go`` followed by move tokens, up to the next limit or the end."""
+_GO_WORDS: Final = GO_WORDS
+
+
+def _go_list(args: list[str], i: int, lists: dict[str, tuple[str, ...]]) -> int:
+    """Read the tokens of the list ``args[i]`` into ``lists``; the index after them."""
+    key = args[i]
+    if key in lists:
+        raise _fail(BAD_ARGUMENTS, f"go: {key} given twice", Go.METHOD)
+    end = i + 1
+    while end < len(args) and args[end] not in _GO_WORDS:
+        end += 1
+    if end == i + 1:
+        raise _fail(BAD_ARGUMENTS, f"go: {key} needs at least one move", Go.METHOD)
+    lists[key] = tuple(args[i + 1 : end])
+    return end
+
+
 def _parse_go(args: list[str]) -> Command:
     values: dict[str, int] = {}
+    lists: dict[str, tuple[str, ...]] = {}
     infinite = False
     i = 0
     while i < len(args):
         key = args[i]
+        if key in _GO_LISTS:
+            i = _go_list(args, i, lists)
+            continue
         if key == "infinite":
             if infinite:
                 raise _fail(BAD_ARGUMENTS, "go: infinite given twice", Go.METHOD)
@@ -175,7 +201,8 @@ def _parse_go(args: list[str]) -> Command:
         if key not in GO_INT_FIELDS:
             raise _fail(
                 BAD_ARGUMENTS,
-                f"go: unknown limit {key!r} (known: {' '.join(GO_INT_FIELDS)} infinite)",
+                f"go: unknown limit {key!r} (known: {' '.join(GO_INT_FIELDS)} infinite "
+                f"{' '.join(_GO_LISTS)})",
                 Go.METHOD,
             )
         if key in values:
@@ -201,6 +228,8 @@ def _parse_go(args: list[str]) -> Command:
         depth=values.get("depth"),
         nodes=values.get("nodes"),
         infinite=infinite,
+        searchmoves=lists.get("searchmoves", ()),
+        avoidmoves=lists.get("avoidmoves", ()),
     )
 
 
@@ -303,7 +332,7 @@ def _parse_score(args: list[str], i: int) -> tuple[Score, int]:
 def parse_info(args: Sequence[str], *, strict: bool = False, line: str | None = None) -> Info:
     """Parse the tokens after ``info``.
 
-    Unknown keys (other engines send ``tthits``, ``multipv``...) are skipped with the number
+    Unknown keys (other engines send ``tthits``, ``currmove``...) are skipped with the number
     that follows them, unless ``strict``. ``pv`` runs to ``string`` or the end of the line;
     ``string`` runs to the end (its spacing kept when the whole ``line`` is given).
 
@@ -346,6 +375,7 @@ def parse_info(args: Sequence[str], *, strict: bool = False, line: str | None = 
         hashfull=ints.get("hashfull"),
         pv=pv,
         string=string,
+        multipv=ints.get("multipv"),
     )
 
 
@@ -434,6 +464,10 @@ def _bot_line(line: str, args: list[str]) -> ReplyLine | None:
     return BotInfo(args[0], tuple(args[2:]))
 
 
+def _analysis_line(line: str, args: list[str]) -> ReplyLine | None:
+    return AnalysisLine(args[0], tuple(args[1:])) if args else None
+
+
 def _limit_line(line: str, args: list[str]) -> ReplyLine | None:
     return LimitInfo(args[0], _int(args[1], args[0], "limit")) if len(args) == 2 else None
 
@@ -459,6 +493,7 @@ _REPLY_PARSERS: Final[Mapping[str, Callable[[str, list[str]], ReplyLine | None]]
     "show": lambda line, args: ShowLine(line[5:].rstrip("\r") if len(line) > 5 else ""),
     "game": _game_line,
     "bot": _bot_line,
+    "analysis": _analysis_line,
     "limit": _limit_line,
 }
 """How each reply line is read from the whole line and its tokens after the first: None when
@@ -592,6 +627,21 @@ def encode_command(command: Command) -> bytes:
     return (_command_text(command) + "\n").encode("utf-8")
 
 
+def _go_text(command: Go) -> str:
+    parts = ["go"]
+    for key in GO_INT_FIELDS:
+        value = getattr(command, key)
+        if value is not None:
+            parts.append(f"{key} {value}")
+    if command.infinite:
+        parts.append("infinite")
+    for key in _GO_LISTS:
+        moves = getattr(command, key)
+        if moves:
+            parts.append(f"{key} {' '.join(moves)}")
+    return " ".join(parts)
+
+
 def _command_text(command: Command) -> str:
     match command:
         case Ping(token):
@@ -607,14 +657,7 @@ def _command_text(command: Command) -> str:
             if moves:
                 text += f" moves {' '.join(moves)}"
         case Go():
-            parts = ["go"]
-            for key in GO_INT_FIELDS:
-                value = getattr(command, key)
-                if value is not None:
-                    parts.append(f"{key} {value}")
-            if command.infinite:
-                parts.append("infinite")
-            text = " ".join(parts)
+            text = _go_text(command)
         case Query(what):
             text = f"query {what}"
         case Play(move):
@@ -636,7 +679,7 @@ def format_score(score: Score) -> str:
 def format_info(info: Info) -> str:
     """The ``info`` line of a progress report (without its line feed)."""
     parts = ["info"]
-    for key in ("depth", "seldepth"):
+    for key in ("depth", "seldepth", "multipv"):
         value = getattr(info, key)
         if value is not None:
             parts.append(f"{key} {value}")
@@ -679,6 +722,14 @@ def format_value(value: ResponseValue) -> str:
     return " ".join(f"{k}={_clean(str(v))}" for k, v in value.items())
 
 
+def _bot_lines(bot: BotInfo) -> list[str]:
+    """A bot's ``bot`` line, and its ``analysis`` line if it offers any."""
+    lines = [f"bot {bot.name} games {' '.join(bot.games)}"]
+    if bot.analysis:
+        lines.append(f"analysis {bot.name} {' '.join(bot.analysis)}")
+    return lines
+
+
 def _handshake_lines(reply: Handshake) -> list[str]:
     lines = [
         f"id name {reply.name}",
@@ -689,7 +740,7 @@ def _handshake_lines(reply: Handshake) -> list[str]:
     lines += [
         f"game {g.name} colours {g.colours[0]} {g.colours[1]} start {g.start}" for g in reply.games
     ]
-    lines += [f"bot {b.name} games {' '.join(b.games)}" for b in reply.bots]
+    lines += [line for b in reply.bots for line in _bot_lines(b)]
     lines += [f"limit {lim.name} {lim.value}" for lim in reply.limits]
     lines += [format_option(o) for o in reply.options]
     return [*lines, "ugiok"]
@@ -718,7 +769,7 @@ def _reply_lines(reply: Reply) -> list[str]:
         case OptionList(options):
             lines = [*(format_option(o) for o in options), "optionsok"]
         case BotList(bots):
-            lines = [*(f"bot {b.name} games {' '.join(b.games)}" for b in bots), "botsok"]
+            lines = [*(line for b in bots for line in _bot_lines(b)), "botsok"]
         case ShowText(text):
             lines = [*(f"show {line}" for line in text.splitlines()), "showok"]
         case Ack():
@@ -740,8 +791,10 @@ def encode_reply_line(line: ReplyLine) -> bytes:
             text = f"id {key} {value}"
         case GameInfo(name, colours, start):
             text = f"game {name} colours {colours[0]} {colours[1]} start {start}"
-        case BotInfo(name, games):
-            text = f"bot {name} games {' '.join(games)}"
+        case BotInfo():
+            text = "\n".join(_bot_lines(line))
+        case AnalysisLine(name, features):
+            text = f"analysis {name} {' '.join(features)}"
         case LimitInfo(name, value):
             text = f"limit {name} {value}"
         case OptionSpec():

@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+import dataclasses
+from collections.abc import Mapping, Sequence
 
 from enginesrv.client.types import Clock, Framing, LegalMoves
 from protocol import messages as m
@@ -62,8 +63,18 @@ def go_command(
     nodes: int | None,
     clock: Clock | None,
     infinite: bool,
+    searchmoves: Sequence[str] = (),
+    avoidmoves: Sequence[str] = (),
 ) -> m.Go:
-    """The ``go`` of a search with these limits."""
+    """The ``go`` of a search with these limits, of the first decisions ``searchmoves`` only
+    (none: all) less ``avoidmoves``."""
+    for name, moves in (("searchmoves", searchmoves), ("avoidmoves", avoidmoves)):
+        if isinstance(moves, str):
+            raise TypeError(f"go {name}: a sequence of move tokens, not one string {moves!r}")
+        for move in moves:
+            check_token(f"go {name}", move)
+            if move in m.GO_WORDS:
+                raise ValueError(f"go {name} {move!r}: a word of go's own, not a move")
     for name, value in (("depth", depth), ("movetime", movetime), ("nodes", nodes)):
         if value is not None:
             check_int(f"go {name}", value, 0)
@@ -84,6 +95,8 @@ def go_command(
         depth=depth,
         nodes=nodes,
         infinite=infinite,
+        searchmoves=tuple(searchmoves),
+        avoidmoves=tuple(avoidmoves),
     )
 
 
@@ -122,6 +135,16 @@ def query_value(framing: Framing, what: str, value: m.ResponseValue) -> QueryVal
     return raw
 
 
+def bots_from_lines(lines: list[m.ReplyLine]) -> tuple[m.BotInfo, ...]:
+    """The bots the ``bot`` lines name, each with what its ``analysis`` line says it offers."""
+    offers = {x.name: x.features for x in lines if isinstance(x, m.AnalysisLine)}
+    return tuple(
+        dataclasses.replace(x, analysis=offers.get(x.name, x.analysis))
+        for x in lines
+        if isinstance(x, m.BotInfo)
+    )
+
+
 def handshake_from_lines(lines: list[m.ReplyLine]) -> m.Handshake:
     """The handshake the text framing tells in lines (``id``, ``game``, ``bot``, ``limit``,
     ``option``; a plain UGI engine sends only some, and no ``id protocol``: version 0)."""
@@ -133,7 +156,7 @@ def handshake_from_lines(lines: list[m.ReplyLine]) -> m.Handshake:
         version=ids.get("version", ""),
         protocol=_small_int(protocol) or 0,
         games=tuple(x for x in lines if isinstance(x, m.GameInfo)),
-        bots=tuple(x for x in lines if isinstance(x, m.BotInfo)),
+        bots=bots_from_lines(lines),
         options=tuple(x for x in lines if isinstance(x, m.OptionSpec)),
         limits=tuple(x for x in lines if isinstance(x, m.LimitInfo)),
     )

@@ -254,7 +254,7 @@ class AsyncEngine:
         await _asking.quiet(self._conn, timeout)
         await _asking.ask(self._conn, m.Position(start, tuple(moves)), timeout)
 
-    async def start_search(
+    async def start_search(  # noqa: PLR0913 (keyword-only: the limits of go)
         self,
         *,
         depth: int | None = None,
@@ -262,6 +262,8 @@ class AsyncEngine:
         nodes: int | None = None,
         clock: Clock | None = None,
         infinite: bool = False,
+        searchmoves: Sequence[str] = (),
+        avoidmoves: Sequence[str] = (),
         on_info: InfoCallback | None = None,
         timeout: float = TIMEOUT,
         confirm: bool = True,
@@ -271,15 +273,17 @@ class AsyncEngine:
         block). ``timeout`` bounds the start only. In the text framing the start is
         confirmed by a barrier (``isready`` or ``ping``), so that a refused ``go`` raises
         here; ``confirm=False`` sends ``go`` alone, for a caller that judges a silent engine
-        by its clock (an arbiter): a refusal then comes out of the handle's ``result``."""
-        go = go_command(depth, movetime, nodes, clock, infinite)
+        by its clock (an arbiter): a refusal then comes out of the handle's ``result``.
+        ``searchmoves`` (none: all) and ``avoidmoves`` restrict the first decisions searched
+        (a bot whose handshake offers ``searchmoves``, ``Handshake.bots``)."""
+        go = go_command(depth, movetime, nodes, clock, infinite, searchmoves, avoidmoves)
         await _asking.quiet(self._conn, timeout)
         search = Search(on_info)
         await _asking.start_search(self._conn, go, search, timeout, confirm=confirm)
         stop = functools.partial(_asking.stop, self._conn, search)
         return SearchHandle(search, stop, self.where)
 
-    async def go(
+    async def go(  # noqa: PLR0913 (keyword-only: the limits of go)
         self,
         *,
         depth: int | None = None,
@@ -287,6 +291,8 @@ class AsyncEngine:
         nodes: int | None = None,
         clock: Clock | None = None,
         infinite: bool = False,
+        searchmoves: Sequence[str] = (),
+        avoidmoves: Sequence[str] = (),
         on_info: InfoCallback | None = None,
         timeout: float | None = None,
     ) -> SearchResult:
@@ -303,6 +309,8 @@ class AsyncEngine:
             nodes=nodes,
             clock=clock,
             infinite=infinite,
+            searchmoves=searchmoves,
+            avoidmoves=avoidmoves,
             on_info=on_info,
             timeout=start,
         )

@@ -29,8 +29,12 @@ class Search:
         self.exact: m.Score | None = None
 
     def note(self, info: m.Info) -> None:
-        """Progress: keep the figures it has, and hand it to the caller's ``on_info``."""
+        """Progress: keep the figures it has (of the best line, when the engine reports
+        several: ``multipv`` 1), and hand it to the caller's ``on_info``."""
         if self.done.is_set():
+            return
+        if info.multipv is not None and info.multipv > 1:
+            self._tell(info)  # a lesser line: the search's figures are the first line's
             return
         last = self.last
         self.last = m.Info(
@@ -43,6 +47,9 @@ class Search:
         )
         if info.score is not None and info.score.bound is None:
             self.exact = info.score
+        self._tell(info)
+
+    def _tell(self, info: m.Info) -> None:
         if self.on_info is not None and self.error is None:
             try:
                 self.on_info(info)

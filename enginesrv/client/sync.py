@@ -223,7 +223,7 @@ class Engine:
     ) -> None:
         self._call(self._async.position, start, moves, timeout)
 
-    def start_search(
+    def start_search(  # noqa: PLR0913 (keyword-only: the limits of go)
         self,
         *,
         depth: int | None = None,
@@ -231,6 +231,8 @@ class Engine:
         nodes: int | None = None,
         clock: Clock | None = None,
         infinite: bool = False,
+        searchmoves: Sequence[str] = (),
+        avoidmoves: Sequence[str] = (),
         on_info: InfoCallback | None = None,
         timeout: float = TIMEOUT,
     ) -> SyncSearchHandle:
@@ -241,12 +243,14 @@ class Engine:
             nodes=nodes,
             clock=clock,
             infinite=infinite,
+            searchmoves=searchmoves,
+            avoidmoves=avoidmoves,
             on_info=on_info,
             timeout=timeout,
         )
         return SyncSearchHandle(self, handle)
 
-    def go(
+    def go(  # noqa: PLR0913 (keyword-only: the limits of go)
         self,
         *,
         depth: int | None = None,
@@ -254,6 +258,8 @@ class Engine:
         nodes: int | None = None,
         clock: Clock | None = None,
         infinite: bool = False,
+        searchmoves: Sequence[str] = (),
+        avoidmoves: Sequence[str] = (),
         on_info: InfoCallback | None = None,
         timeout: float | None = None,
     ) -> SearchResult:
@@ -264,6 +270,8 @@ class Engine:
             nodes=nodes,
             clock=clock,
             infinite=infinite,
+            searchmoves=searchmoves,
+            avoidmoves=avoidmoves,
             on_info=on_info,
             timeout=timeout,
         )

@@ -3,10 +3,12 @@ progress and results over the pipe between them."""
 
 from __future__ import annotations
 
+import dataclasses
 import time
 from dataclasses import dataclass
 from typing import Any
 
+import games
 from bots.engine import Limits, Score, SearchInfo, SearchResult
 
 MIN_SEARCH = 0.002
@@ -37,6 +39,26 @@ class SearchJob:
     from then, so the time a job spends reaching a busy worker is the search's, not extra."""
     from_pv: bool = False
     """The time is a clock's, budgeted by turns (``Limits.from_pv``)."""
+    lines: int = 1
+    """The lines to report (``Limits.lines``, the session's ``MultiPV``)."""
+    searchmoves: tuple[str, ...] | None = None
+    """The tokens of the only first decisions to search (``Limits.root_moves``), checked
+    legal by the server; None: all."""
+    avoidmoves: tuple[str, ...] = ()
+    """The tokens of first decisions never to search (``Limits.avoid_moves``)."""
+
+    def limits_in(self, state: games.State, now: float) -> Limits:
+        """``limits`` with the first decisions to search read in ``state``, the position
+        searched."""
+        limits = self.limits(now)
+        if self.searchmoves is None and not self.avoidmoves:
+            return limits
+        allowed = self.searchmoves
+        return dataclasses.replace(
+            limits,
+            root_moves=None if allowed is None else tuple(state.parse_move(t) for t in allowed),
+            avoid_moves=tuple(state.parse_move(t) for t in self.avoidmoves),
+        )
 
     def limits(self, now: float) -> Limits:
         """The search's limits for a search that starts at ``time.monotonic()`` ``now``."""
@@ -52,6 +74,7 @@ class SearchJob:
             left(self.deadline),
             time.monotonic,
             from_pv=self.from_pv,
+            lines=self.lines,
         )
 
     def to_map(self) -> dict[str, object]:
@@ -71,6 +94,9 @@ class SearchJob:
             "game_key": self.game_key,
             "issued": self.issued,
             "from_pv": self.from_pv,
+            "lines": self.lines,
+            "searchmoves": None if self.searchmoves is None else list(self.searchmoves),
+            "avoidmoves": list(self.avoidmoves),
         }
 
     @classmethod
@@ -91,6 +117,9 @@ class SearchJob:
             game_key=raw.get("game_key"),
             issued=raw.get("issued"),
             from_pv=bool(raw.get("from_pv")),
+            lines=int(raw.get("lines") or 1),
+            searchmoves=None if raw.get("searchmoves") is None else tuple(raw["searchmoves"]),
+            avoidmoves=tuple(raw.get("avoidmoves") or ()),
         )
 
 
@@ -122,6 +151,7 @@ def info_to_map(info: SearchInfo, search: int) -> dict[str, object]:
         "pv": list(info.pv),
         "hashfull": info.hashfull,
         "string": info.string,
+        "line": info.line,
     }
 
 
@@ -137,6 +167,7 @@ def info_from_map(raw: dict[str, Any]) -> SearchInfo:
         pv=tuple(raw.get("pv") or ()),
         hashfull=raw.get("hashfull"),
         string=raw.get("string"),
+        line=raw.get("line"),
     )
 
 

@@ -153,7 +153,7 @@ class _Worker:
             if job.new_game or self.games.get(key, job.game_key) != job.game_key:
                 bot.new_game(game)
             self.games[key] = job.game_key
-            limits = job.limits(time.monotonic())
+            limits = job.limits_in(state, time.monotonic())
             result = bot.search(
                 state,
                 limits,

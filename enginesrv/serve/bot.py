@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import time
 from dataclasses import dataclass
+from typing import Any
 
 import structlog
 import trio
@@ -93,8 +94,51 @@ def plan_job(go: m.Go, board: Board, options: Options, session: str) -> Plan:
         new_game=options.fresh_game,
         issued=time.monotonic(),
         from_pv=budget.from_pv,
+        lines=options.multipv,
+        **root_tokens(go, state.view(seat), options),
     )
     return Plan(job, infinite, latest)
+
+
+def root_tokens(go: m.Go, view: games.State, options: Options) -> dict[str, Any]:
+    """The first decisions ``go`` lets the bot search, as a job's ``searchmoves`` and
+    ``avoidmoves``: each token checked legal in the position searched, ``view``, and written
+    as the game writes it.
+
+    Raises:
+        RequestError: error 101 naming the first token that is unknown, malformed or not
+            legal, or saying that no legal move is left; or the bot cannot restrict its
+            search.
+    """
+    if not go.searchmoves and not go.avoidmoves:
+        return {}
+    if not options.bot_class().analysis:
+        raise request_error(
+            BAD_ARGUMENTS,
+            f"go: bot {options.bot_name!r} searches every move: searchmoves and avoidmoves "
+            "need a bot that offers them (the handshake's analysis lines)",
+        )
+    found: dict[str, dict[int, str]] = {"searchmoves": {}, "avoidmoves": {}}
+    legal = view.legal_moves()
+    for key, moves in found.items():
+        for token in getattr(go, key):
+            try:
+                move = view.parse_move(token)
+            except games.GameError as exc:
+                raise request_error(BAD_ARGUMENTS, f"go: {key} {exc}") from None
+            if move not in legal:
+                raise request_error(BAD_ARGUMENTS, f"go: {key} {token}: not legal here")
+            moves.setdefault(move, view.move_to_str(move))
+    wanted, avoided = found["searchmoves"], found["avoidmoves"]
+    left = len([m for m in wanted if m not in avoided]) if wanted else view.count_moves()
+    if not wanted:
+        left -= len(avoided)
+    if left <= 0:
+        raise request_error(BAD_ARGUMENTS, "go: searchmoves and avoidmoves leave no legal move")
+    return {
+        "searchmoves": tuple(wanted.values()) if wanted else None,
+        "avoidmoves": tuple(avoided.values()),
+    }
 
 
 def check_go_limits(go: m.Go, config: SessionConfig) -> None:
@@ -242,4 +286,5 @@ def info_reply(info: SearchInfo, search: int | None) -> m.Info:
         pv=info.pv,
         string=info.string,
         search=search,
+        multipv=info.line,
     )

@@ -74,5 +74,7 @@ def bot_infos() -> tuple[m.BotInfo, ...]:
             plays = bot_games(name)
         except BotError:
             continue
-        out.append(m.BotInfo(name, tuple(plays) if plays is not None else tuple(games.available())))
+        every = tuple(plays) if plays is not None else tuple(games.available())
+        offers = m.ANALYSIS_FEATURES if bot_class(name).analysis else ()
+        out.append(m.BotInfo(name, every, offers))
     return tuple(out)

@@ -97,12 +97,15 @@ class NoMoveError(Exception):
 
 DEFAULT_HASH = 64
 MAX_HASH = 4096
+MAX_LINES = 256
+"""The most lines a search reports (``MultiPV``); a position with fewer moves reports one a
+move."""
 
 
 class Options:
     """A session's options but ``Game`` (its board's): ``Bot``, ``Hash``, ``MoveOverhead``,
-    ``Compat`` and the bot's own, with the handshake and the listing that show them. Every
-    setter checks its value completely before changing anything."""
+    ``MultiPV``, ``Compat`` and the bot's own, with the handshake and the listing that show
+    them. Every setter checks its value completely before changing anything."""
 
     def __init__(self, config: SessionConfig) -> None:
         self.config = config
@@ -110,6 +113,8 @@ class Options:
         self.bot_options: dict[str, str | None] = {}
         self.hash_mb = min(DEFAULT_HASH, config.hash_limit or DEFAULT_HASH)
         self.move_overhead = 50
+        self.multipv = 1
+        """The lines a search reports; above 1 only for a bot that offers analysis."""
         self.compat = False
         self.fresh_game = True
         """Whether the next search starts a new game for the bot (it forgets its tables)."""
@@ -144,6 +149,7 @@ class Options:
             m.OptionSpec("Bot", "combo", self.bot_name, vars=tuple(bot_names())),
             m.OptionSpec("Hash", "spin", str(self.hash_mb), 1, self._hash_max()),
             m.OptionSpec("MoveOverhead", "spin", str(self.move_overhead), 0, 5000),
+            m.OptionSpec("MultiPV", "spin", str(self.multipv), 1, MAX_LINES),
             m.OptionSpec("Compat", "check", "true" if self.compat else "false"),
         ]
         listed = {spec.name.lower() for spec in specs}
@@ -182,6 +188,15 @@ class Options:
             self.hash_mb = self._hash(name, value)
         elif key == "moveoverhead":
             self.move_overhead = self._spin(name, value, 0, 5000)
+        elif key == "multipv":
+            lines = self._spin(name, value, 1, MAX_LINES)
+            if lines > 1 and not self.bot_class().analysis:
+                raise request_error(
+                    BAD_ARGUMENTS,
+                    f"setoption: bot {self.bot_name!r} reports one line: MultiPV must be 1 "
+                    "(the handshake's analysis lines name the bots that report more)",
+                )
+            self.multipv = lines
         elif key == "compat":
             lowered = (value or "").strip().lower()
             if lowered not in ("true", "false"):
@@ -210,6 +225,8 @@ class Options:
         self.bot_name = chosen
         self.bot_options = {}  # the new bot starts from its defaults, and so do its tables
         self.fresh_game = True
+        if not bot_class(chosen).analysis:
+            self.multipv = 1  # a bot that reports one line
 
     def _hash_max(self) -> int:
         limit = self.config.hash_limit

@@ -841,8 +841,9 @@ static int read_allowed(Search *s, PyObject *obj) {
     if (!fast) return -1;
     Py_ssize_t n = PySequence_Fast_GET_SIZE(fast);
     int ok = 0;
-    if (n < 1 || n > CORE_MAX_MOVES) {
-        PyErr_Format(PyExc_ValueError, "root_moves: 1 to %d moves were expected", CORE_MAX_MOVES);
+    if (n > CORE_MAX_MOVES) {
+        PyErr_Format(PyExc_ValueError, "root_moves: at most %d moves were expected",
+                     CORE_MAX_MOVES);
         ok = -1;
     }
     s->n_allowed = 0;

@@ -4,6 +4,7 @@ scripted peers that read with deadlines (no fixed sleeps)."""
 from __future__ import annotations
 
 import threading
+import time
 from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
 from typing import Any
@@ -12,7 +13,7 @@ import msgpack
 import trio
 
 import games
-from bots.engine import Limits, SearchInfo
+from bots.engine import SearchInfo
 from bots.registry import create_bot
 from enginesrv.search.child import SearchOutcome
 from enginesrv.search.jobs import SearchJob
@@ -60,7 +61,7 @@ class ThreadRunner:
                 bot.set_option(name, value)
             state = games.load(job.game).state_from_string(job.position)
             bot.new_game(state.game)
-            limits = Limits(job.depth, job.nodes, job.target, job.deadline)
+            limits = job.limits_in(state, time.monotonic())
             return bot.search(state, limits, stop=flag.is_set, on_info=report)
 
         async with trio.open_nursery() as nursery:

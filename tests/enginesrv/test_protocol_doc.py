@@ -146,9 +146,9 @@ def session_transcript() -> Transcript:
 
 # --- matching text lines -------------------------------------------------------------------
 
-PROGRESS_FIELDS = ("depth", "seldepth", "nodes", "nps", "time", "hashfull")
+PROGRESS_FIELDS = ("depth", "seldepth", "multipv", "nodes", "nps", "time", "hashfull")
 PROGRESS = re.compile(
-    r"info(?: depth \d+)?(?: seldepth \d+)?"
+    r"info(?: depth \d+)?(?: seldepth \d+)?(?: multipv \d+)?"
     r"(?: score (?:cp|win|loss) -?\d+(?: lowerbound| upperbound)?)?"
     r"(?: nodes \d+)?(?: nps \d+)?(?: time \d+)?(?: hashfull \d+)?(?: pv \S+(?: \S+)*?)?"
     r"(?: string .*)?"

@@ -403,7 +403,7 @@ def test_client_reads_uci_style_info_leniently() -> None:
     decoder.feed(b"info depth 9 score mate -3 multipv 1 currmove e2e4\n")
     assert drain(decoder) == [
         m.Info(depth=4, seldepth=4, score=m.Score("cp", 200), time=0, nodes=473, pv=("f1", "b1")),
-        m.Info(depth=9, score=m.Score("loss", 3)),
+        m.Info(depth=9, score=m.Score("loss", 3), multipv=1),
     ]
 
 
