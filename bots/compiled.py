@@ -21,7 +21,7 @@ from typing import Protocol, TypeAlias
 
 from bots.engine import InfoFn, Limits, SearchInfo, SearchResult, StopFn
 from bots.eval import Evaluator
-from bots.search import SearchOptions, to_score
+from bots.search import SearchOptions, root_scores, to_score
 from games import Move, State
 from games.native import native_module
 
@@ -42,7 +42,12 @@ _CORES: dict[str, str] = {
 Buffer: TypeAlias = bytearray | mmap.mmap
 """Writable memory a core keeps its table or history in."""
 
-RawResult = tuple[Move, int, int, int, int, tuple[Move, ...], int, bool, bool, float]
+RawResult = tuple[
+    Move, int, int, int, int, tuple[Move, ...], int, bool, bool, float,
+    tuple[tuple[Move, int, int, int], ...],
+]  # fmt: skip
+"""move, value, depth, seldepth, nodes, pv, hashfull, stopped, forced, seconds, and per root
+move searched (move, depth, value, bound)."""
 """What a core's ``search`` returns: move, value, depth, seldepth, nodes, pv, hashfull,
 stopped, forced (a single legal move, answered without search), seconds on the clock."""
 
@@ -220,7 +225,7 @@ def compiled_search(
     )
     if raw is None:
         return SearchResult(None, None)
-    move, value, depth, seldepth, nodes, pv, hashfull, stopped, forced, seconds = raw
+    move, value, depth, seldepth, nodes, pv, hashfull, stopped, forced, seconds, scores = raw
     token = state.move_to_str(move)
     if forced:
         return SearchResult(move, token, pv=(token,))
@@ -236,6 +241,7 @@ def compiled_search(
         pv=tokens(state, pv) or (token,),
         hashfull=hashfull,
         stopped=stopped,
+        root_scores=root_scores(state, {m: (d, v, b) for m, d, v, b in scores}),
     )
 
 

@@ -178,6 +178,18 @@ class SearchInfo:
 
 
 @dataclass(frozen=True, slots=True)
+class RootScore:
+    """What a search learnt of one first decision: its token, the score it got at ``depth``
+    (from the side to move), and ``bound`` (``"lower"``, ``"upper"``) when that score is only
+    a bound on the move's value (None: exact)."""
+
+    token: str
+    score: Score
+    depth: int
+    bound: Literal["lower", "upper"] | None = None
+
+
+@dataclass(frozen=True, slots=True)
 class SearchResult:
     """The answer of a search.
 
@@ -188,6 +200,8 @@ class SearchResult:
             iteration (time in milliseconds).
         stopped: whether the search was cut short by ``stop`` or its deadline rather than
             ending by its own limits.
+        root_scores: each first decision searched, with the score of its deepest search
+            (``RootScore``), deepest first and best first; empty for a bot that keeps none.
     """
 
     move: Move | None
@@ -200,6 +214,7 @@ class SearchResult:
     pv: tuple[str, ...] = ()
     hashfull: int = 0
     stopped: bool = False
+    root_scores: tuple[RootScore, ...] = ()
 
 
 StopFn: TypeAlias = Callable[[], bool]

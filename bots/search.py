@@ -22,9 +22,9 @@ from __future__ import annotations
 import math
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
-from typing import overload
+from typing import Literal, overload
 
-from bots.engine import InfoFn, Limits, Score, SearchInfo, SearchResult, StopFn
+from bots.engine import InfoFn, Limits, RootScore, Score, SearchInfo, SearchResult, StopFn
 from bots.eval import MAX_EVAL, Evaluator
 from games import Move, Outcome, State
 
@@ -240,6 +240,8 @@ class Searcher:
         self.pv_table: list[list[Move]] = [[] for _ in range(MAX_PLY + QUIESCENCE_PLIES + 2)]
         self.started = limits.clock()
         self.stopped = False
+        self.root_scores: dict[Move, tuple[int, int, int]] = {}
+        """Per first decision searched: the depth, value and bound of its last search."""
         # Looked at on every node, besides the periodic check: a node can be slow (an
         # evaluation that solves an endgame), and a batch of them between two periodic checks
         # would overrun the deadline by their sum. One clock read per node costs well under 1%.
@@ -375,14 +377,19 @@ class Searcher:
         for move in root_moves:
             state.push(move)
             try:
+                low, high = alpha, beta
                 if first:
                     value = self._child(me, depth - 1, alpha, beta, 1)
                 else:
+                    high = alpha + 1
                     value = self._child(me, depth - 1, alpha, alpha + 1, 1)
                     if alpha < value < beta:
+                        high = beta
                         value = self._child(me, depth - 1, alpha, beta, 1)
             finally:
                 state.pop()
+            bound = UPPER if value <= low else LOWER if value >= high else EXACT
+            self.root_scores[move] = (depth, value, bound)
             if value > best_value:
                 best_value, best_move = value, move
                 self.pv_table[0] = [move, *self.pv_table[1]]
@@ -656,7 +663,23 @@ class Searcher:
             pv=self._tokens(best.pv) or (state.move_to_str(best.move),),
             hashfull=self.table.hashfull(),
             stopped=self.stopped,
+            root_scores=root_scores(state, self.root_scores),
         )
+
+
+def root_scores(state: State, scores: dict[Move, tuple[int, int, int]]) -> tuple[RootScore, ...]:
+    """The ``RootScore`` of each move of ``scores`` (its depth, value and bound), deepest
+    first, then best first, then in the order of the moves."""
+    kinds: dict[int, Literal["lower", "upper"] | None] = {
+        EXACT: None,
+        LOWER: "lower",
+        UPPER: "upper",
+    }
+    ordered = sorted(scores.items(), key=lambda item: (-item[1][0], -item[1][1], item[0]))
+    return tuple(
+        RootScore(state.move_to_str(move), to_score(value), depth, kinds[bound])
+        for move, (depth, value, bound) in ordered
+    )
 
 
 def root_moves_of(

@@ -30,8 +30,13 @@ QUERY_WHATS: tuple[str, ...] = (
     "phase",
     "clock",
     "played",
+    "scores",
 )
 """What ``query`` may ask: the three of UGI, then the extensions for rules-free clients."""
+
+SCORE_WORDS = 5
+"""The words of one move of ``query scores``: the move, the score's kind and value, the depth,
+and ``exact``, ``lower`` or ``upper``."""
 
 GO_INT_FIELDS: tuple[str, ...] = (
     "p1time",

@@ -4,8 +4,9 @@ from __future__ import annotations
 
 import dataclasses
 from collections.abc import Mapping, Sequence
+from typing import Literal, cast
 
-from enginesrv.client.types import Clock, Framing, LegalMoves
+from enginesrv.client.types import Clock, Framing, LegalMoves, MoveScore
 from protocol import messages as m
 from protocol.text import response_mapping
 
@@ -22,7 +23,7 @@ TERM_WAIT = 1.0
 before SIGKILL."""
 
 
-QueryValue = bool | str | LegalMoves | Mapping[str, str | int] | None
+QueryValue = bool | str | LegalMoves | tuple[MoveScore, ...] | Mapping[str, str | int] | None
 
 
 INT_MAX = 2**63 - 1
@@ -115,13 +116,11 @@ def query_value(framing: Framing, what: str, value: m.ResponseValue) -> QueryVal
     """The answer to ``query WHAT`` as a Python value, the same in both framings: a bool for
     ``gameover`` and ``p1turn``, ``LegalMoves`` for ``moves`` and ``played`` (the tokens), a
     mapping for ``outcome`` and ``clock`` (None while the game goes on, or when no clock is
-    kept), else the text."""
+    kept), ``MoveScore``s for ``scores``, else the text."""
+    if what == "scores":
+        return move_scores(value)
     if framing == "msgpack":
-        if what in ("moves", "played"):
-            return legal_moves(value)
-        if what in ("outcome", "clock"):
-            return dict(value) if isinstance(value, Mapping) else None
-        return value if isinstance(value, bool | str) or value is None else str(value)
+        return _msgpack_value(what, value)
     raw = value if isinstance(value, str) else ""
     if what in ("gameover", "p1turn"):
         return raw == "true"
@@ -133,6 +132,34 @@ def query_value(framing: Framing, what: str, value: m.ResponseValue) -> QueryVal
         pairs = response_mapping(raw).items()
         return {k: n if (n := _small_int(v, signed=True)) is not None else v for k, v in pairs}
     return raw
+
+
+def _msgpack_value(what: str, value: m.ResponseValue) -> QueryValue:
+    if what in ("moves", "played"):
+        return legal_moves(value)
+    if what in ("outcome", "clock"):
+        return dict(value) if isinstance(value, Mapping) else None
+    return value if isinstance(value, bool | str) or value is None else str(value)
+
+
+def move_scores(value: m.ResponseValue) -> tuple[MoveScore, ...]:
+    """A ``query scores`` answer: ``SCORE_WORDS`` words a move (a list of them in msgpack,
+    the words of the line in text); a group that does not read is left out."""
+    words = list(value) if isinstance(value, tuple) else str(value or "").split()
+    bounds: dict[str, Literal["lower", "upper"] | None] = {
+        "exact": None, "lower": "lower", "upper": "upper"
+    }  # fmt: skip
+    out: list[MoveScore] = []
+    size = m.SCORE_WORDS
+    for i in range(0, len(words) - size + 1, size):
+        move, kind, value_text, depth_text, bound = words[i : i + size]
+        number = _small_int(value_text, signed=True)
+        depth = _small_int(depth_text)
+        known = kind in ("cp", "win", "loss") and bound in bounds
+        if known and number is not None and depth is not None:
+            score = m.Score(cast(Literal["cp", "win", "loss"], kind), number)
+            out.append(MoveScore(move, score, depth, bounds[bound]))
+    return tuple(out)
 
 
 def bots_from_lines(lines: list[m.ReplyLine]) -> tuple[m.BotInfo, ...]:

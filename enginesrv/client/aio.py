@@ -18,6 +18,7 @@ from enginesrv.client._args import (
     check_text,
     check_token,
     go_command,
+    move_scores,
     option_value,
     query_value,
     search_timeout,
@@ -32,6 +33,7 @@ from enginesrv.client.types import (
     EngineTimeoutError,
     Framing,
     LegalMoves,
+    MoveScore,
     SearchResult,
     TraceCallback,
 )
@@ -335,7 +337,8 @@ class AsyncEngine:
 
     async def query(self, what: str, timeout: float = TIMEOUT) -> QueryValue:
         """``query WHAT``, typed: a bool for ``gameover``/``p1turn``, ``LegalMoves`` for
-        ``moves``, a mapping or None for ``outcome``, else the text."""
+        ``moves``, a mapping or None for ``outcome``, ``MoveScore``s for ``scores``, else
+        the text."""
         if what not in m.QUERY_WHATS:
             raise ValueError(f"query: {what!r} is not one of {', '.join(m.QUERY_WHATS)}")
         value = await _asking.ask_value(self._conn, m.Query(what), timeout)
@@ -346,6 +349,12 @@ class AsyncEngine:
         moves = await self.query("moves", timeout)
         assert isinstance(moves, LegalMoves)
         return moves
+
+    async def scores(self, timeout: float = TIMEOUT) -> tuple[MoveScore, ...]:
+        """What the last search of this position learnt of each first decision it searched
+        (``query scores``): deepest first, then best first; empty before a search."""
+        value = await _asking.ask_value(self._conn, m.Query("scores"), timeout)
+        return move_scores(value)
 
     async def play(self, move: str, timeout: float = TIMEOUT) -> str:
         """``play MOVE`` on the session position; the new position string."""

@@ -25,6 +25,7 @@ from enginesrv.client.types import (
     EngineTerminatedError,
     Framing,
     LegalMoves,
+    MoveScore,
     SearchResult,
     TraceCallback,
 )
@@ -284,6 +285,9 @@ class Engine:
 
     def legal_moves(self, timeout: float = TIMEOUT) -> LegalMoves:
         return self._call(self._async.legal_moves, timeout)
+
+    def scores(self, timeout: float = TIMEOUT) -> tuple[MoveScore, ...]:
+        return self._call(self._async.scores, timeout)
 
     def play(self, move: str, timeout: float = TIMEOUT) -> str:
         return self._call(self._async.play, move, timeout)

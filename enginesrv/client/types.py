@@ -122,6 +122,18 @@ class SearchResult:
     exact_score: Score | None = None
 
 
+@dataclass(frozen=True, slots=True)
+class MoveScore:
+    """One first decision of ``query scores``: the ``move``, the ``score`` its deepest search
+    gave it at ``depth``, and ``bound`` (``"lower"``/``"upper"``) when that score is only a
+    bound (None: exact)."""
+
+    move: str
+    score: Score
+    depth: int
+    bound: Literal["lower", "upper"] | None = None
+
+
 class LegalMoves(tuple[str, ...]):
     """The legal moves of the side to act, sorted: a tuple of move tokens. ``total`` is their
     number, which is larger than the tuple when the list was too long for one reply or cannot

@@ -9,7 +9,7 @@ from dataclasses import dataclass
 from typing import Any
 
 import games
-from bots.engine import Limits, Score, SearchInfo, SearchResult
+from bots.engine import Limits, RootScore, Score, SearchInfo, SearchResult
 
 MIN_SEARCH = 0.002
 """Seconds a timed search gets at least, however late it starts."""
@@ -183,6 +183,9 @@ def result_to_map(result: SearchResult) -> dict[str, object]:
         "pv": list(result.pv),
         "hashfull": result.hashfull,
         "stopped": result.stopped,
+        "root_scores": [
+            [r.token, score_to_map(r.score), r.depth, r.bound] for r in result.root_scores
+        ],
     }
 
 
@@ -200,4 +203,10 @@ def result_from_map(raw: dict[str, Any]) -> SearchResult:
         pv=tuple(raw.get("pv") or ()),
         hashfull=int(raw.get("hashfull") or 0),
         stopped=bool(raw.get("stopped")),
+        root_scores=tuple(_root_score(r) for r in raw.get("root_scores") or ()),
     )
+
+
+def _root_score(raw: list[Any]) -> RootScore:
+    token, score, depth, bound = raw
+    return RootScore(str(token), score_from_map(score) or Score("cp", 0), int(depth), bound)

@@ -6,6 +6,7 @@ failed."""
 from __future__ import annotations
 
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -13,7 +14,7 @@ import structlog
 import trio
 
 import games
-from bots.engine import Score, SearchInfo, SearchResult
+from bots.engine import RootScore, Score, SearchInfo, SearchResult
 from enginesrv.search.child import SearchOutcome, SearchRunner
 from enginesrv.search.jobs import SearchJob
 from enginesrv.search.pool import stall_grace
@@ -185,6 +186,8 @@ class BotSearch:
     """Sends progress, dropped when the client does not keep up."""
     latest: float | None = None
     """``Plan.latest``: the answer leaves by then even from a worker that stalls."""
+    on_scores: Callable[[tuple[RootScore, ...]], None] | None = None
+    """Told what the search learnt of each first decision (``query scores``)."""
 
     async def __call__(self, stop: trio.Event) -> m.BestMove:
         """Search until the job's limits, ``stop`` or a failure; the ``go``'s best move."""
@@ -215,6 +218,8 @@ class BotSearch:
         if self.infinite and not stop.is_set():
             await stop.wait()  # UCI: no bestmove before stop in infinite mode
         best = best_of(outcome, self.state)
+        if self.on_scores is not None and outcome.result is not None:
+            self.on_scores(outcome.result.root_scores)
         if outcome.error is not None:
             await self.reply(m.ErrorReply(INTERNAL.code, INTERNAL.name, outcome.error), None)
         log.info(

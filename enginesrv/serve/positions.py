@@ -10,6 +10,7 @@ from collections.abc import Callable
 from typing import Final
 
 import games
+from bots.engine import RootScore
 from enginesrv.serve.offload import offload
 from enginesrv.serve.settings import (
     MOVES_LISTED,
@@ -79,12 +80,21 @@ class Board:
         self.played: list[str] = []
         """The moves played since the position was set, as the session's holder was shown
         them."""
+        self.scores: tuple[str, tuple[RootScore, ...]] = ("", ())
+        """The position string of the last search's position, and its root moves' scores
+        (``query scores``: none once the position is another)."""
+
+    def keep_scores(self, position: str, scores: tuple[RootScore, ...]) -> None:
+        """What the search of ``position`` (the board's position string) learnt of its
+        first decisions."""
+        self.scores = (position, scores)
 
     def set_game(self, game: games.Game) -> None:
         """A new game of ``game``, from its start position."""
         self.game = game
         self.state = game.new_state()
         self.played = []
+        self.scores = ("", ())  # a new game: what the searches learnt is forgotten
 
     def hold(self, game: games.Game, state: games.State, played: list[str]) -> None:
         """Hold what a referee shows the session's client: its view of the game, and the
@@ -175,6 +185,9 @@ class Board:
                 return self.fit_moves(list(self.played))
             case "clock":
                 return "none"  # a plain session keeps no clocks (a refereed game does)
+            case "scores":
+                position, scores = self.scores
+                return self.fit_scores(scores if position == state.to_string() else ())
         return STATE_ANSWERS.get(what, STATE_ANSWERS["phase"])(state)
 
     def fit_moves(self, tokens: list[str]) -> m.ResponseValue:
@@ -194,6 +207,24 @@ class Board:
             room -= cost
             kept += 1
         return " ".join([head, *tokens[:kept]])
+
+    def fit_scores(self, scores: tuple[RootScore, ...]) -> tuple[str, ...]:
+        """``query scores``: ``SCORE_WORDS`` words per move (docs/protocol.md §4.1), as many
+        moves as fit in a reply, in the order given (deepest, then best, first)."""
+        room = self.max_reply - REPLY_OVERHEAD[self.framing]
+        extra = TOKEN_OVERHEAD[self.framing]
+        words: list[str] = []
+        for each in scores:
+            entry = [
+                each.token, each.score.kind, str(each.score.value), str(each.depth),
+                each.bound or "exact",
+            ]  # fmt: skip
+            cost = sum(len(w.encode()) + extra for w in entry)
+            if cost > room:
+                break
+            room -= cost
+            words += entry
+        return tuple(words)
 
     def show(self) -> str:
         """``show``: the position drawn, with whose turn it is, its phase and its string."""

@@ -19,6 +19,7 @@ none`` (``_refused_go``). What searches is the session's own bot on a ``SearchRu
 
 from __future__ import annotations
 
+import functools
 import itertools
 
 import structlog
@@ -325,6 +326,7 @@ class Session:
             log=self.log,
             reply=self.reply,
             send_nowait=self._send_nowait,
+            on_scores=functools.partial(self.board.keep_scores, self.board.state.to_string()),
         )
 
     async def _referee_decides(self, stop: trio.Event) -> m.BestMove:

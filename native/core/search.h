@@ -183,6 +183,10 @@ typedef struct {
     int lines;
     int has_allowed, n_allowed;
     core_move allowed[CORE_MAX_MOVES];
+    /* the last search of each root move: Searcher.root_scores */
+    int n_scores;
+    core_move score_moves[CORE_MAX_MOVES];
+    int score_depth[CORE_MAX_MOVES], score_value[CORE_MAX_MOVES], score_bound[CORE_MAX_MOVES];
     /* progress */
     long long nodes, next_check;
     long long check_every;
@@ -494,6 +498,19 @@ static int negamax(Search *s, int depth, int alpha, int beta, int ply) {
     return best;
 }
 
+/* Searcher.root_scores[move] = (depth, value, bound) */
+static void note_root_score(Search *s, core_move move, int depth, int value, int bound) {
+    int i = 0;
+    while (i < s->n_scores && s->score_moves[i] != move) i++;
+    if (i == s->n_scores) {
+        if (s->n_scores == CORE_MAX_MOVES) return; /* no more root moves than that */
+        s->score_moves[s->n_scores++] = move;
+    }
+    s->score_depth[i] = depth;
+    s->score_value[i] = value;
+    s->score_bound[i] = bound;
+}
+
 /* Searcher._root: one iteration over the root moves; ``best`` takes a move proven better than
  * the previous iteration's even when the iteration is cut short. */
 static int root(Search *s, int depth, int alpha, int beta, const core_move *root_moves, int n,
@@ -506,16 +523,20 @@ static int root(Search *s, int depth, int alpha, int beta, const core_move *root
     for (int i = 0; i < n; i++) {
         core_move move = root_moves[i];
         core_push(pos, move);
-        int value;
+        int value, low = alpha, high = beta;
         if (i == 0) {
             value = child(s, me, depth - 1, alpha, beta, 1);
         } else {
+            high = alpha + 1;
             value = child(s, me, depth - 1, alpha, alpha + 1, 1);
-            if (!s->aborted && alpha < value && value < beta)
+            if (!s->aborted && alpha < value && value < beta) {
+                high = beta;
                 value = child(s, me, depth - 1, alpha, beta, 1);
+            }
         }
         core_pop(pos);
         if (s->aborted) break;
+        note_root_score(s, move, depth, value, value <= low ? UPPER : value >= high ? LOWER : EXACT);
         if (value > best_value) {
             best_value = value;
             best_move = move;
@@ -779,10 +800,25 @@ static PyObject *search_result(Search *s, const Progress *best, int forced) {
     }
     PyObject *pv = moves_tuple(best->pv, best->pv_len);
     if (!pv) return NULL;
+    PyObject *scores = PyTuple_New(s->n_scores);
+    if (!scores) {
+        Py_DECREF(pv);
+        return NULL;
+    }
+    for (int i = 0; i < s->n_scores; i++) {
+        PyObject *one = Py_BuildValue("iiii", s->score_moves[i], s->score_depth[i],
+                                      s->score_value[i], s->score_bound[i]);
+        if (!one) {
+            Py_DECREF(pv);
+            Py_DECREF(scores);
+            return NULL;
+        }
+        PyTuple_SET_ITEM(scores, i, one);
+    }
     int seldepth = s->seldepth > best->depth ? s->seldepth : best->depth;
-    return Py_BuildValue("iiiiLNiOOd", best->move, best->value, best->depth, seldepth, s->nodes,
+    return Py_BuildValue("iiiiLNiOOdN", best->move, best->value, best->depth, seldepth, s->nodes,
                          pv, forced ? 0 : tt_hashfull(&s->table), s->stopped ? Py_True : Py_False,
-                         forced ? Py_True : Py_False, elapsed);
+                         forced ? Py_True : Py_False, elapsed, scores);
 }
 
 /* Searcher._root_moves: the legal moves, or those of them allowed, in the generator's order;

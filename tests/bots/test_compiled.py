@@ -77,6 +77,7 @@ def _figures(result: SearchResult) -> tuple[object, ...]:
         result.pv,
         result.hashfull,
         result.stopped,
+        result.root_scores,
     )
 
 

@@ -217,3 +217,34 @@ def test_yin_yang_lines_and_a_restricted_root() -> None:
     alone = bot.search(view.copy(), Limits(depth=2, root_moves=allowed))
     assert alone.move == offered[-1]
     assert alone.nodes > 0
+
+
+# -- the score of every root move ----------------------------------------------------------------
+
+
+@pytest.mark.parametrize("name", GAMES)
+def test_root_scores_hold_every_move_searched(name: str) -> None:
+    """Every first decision is listed once with the depth of its last search; the best move's
+    score is the search's, exact; with a line per move every score is exact."""
+    game = games.load(name)
+    case = SEARCH_BENCH[name][0]
+    state = game.state_from_string(case.position)
+    legal = sorted(state.move_to_str(m) for m in state.legal_moves())
+    result, _ = _search(name, state, Limits(depth=case.depth))
+    scores = result.root_scores
+    assert sorted(s.token for s in scores) == legal
+    assert scores[0].depth == case.depth
+    assert scores[0].token == result.token
+    assert (scores[0].score, scores[0].bound) == (result.score, None)
+    depths = [s.depth for s in scores]
+    assert depths == sorted(depths, reverse=True)
+    every, _ = _search(name, state, Limits(depth=case.depth, lines=len(legal)))
+    assert {s.bound for s in every.root_scores} == {None}
+    assert {s.depth for s in every.root_scores} == {case.depth}
+    values = [s.score.value for s in every.root_scores]
+    assert values == sorted(values, reverse=True)
+    for each in every.root_scores[:3]:
+        alone, _ = _search(
+            name, state, Limits(depth=case.depth, root_moves=(state.parse_move(each.token),))
+        )
+        assert alone.score == each.score

@@ -11,7 +11,8 @@ from collections.abc import Iterator
 
 import pytest
 
-from enginesrv.client import Engine, EngineError
+from enginesrv.client import Engine, EngineError, MoveScore
+from enginesrv.client._args import move_scores
 from enginesrv.client.types import Framing
 from protocol import messages as m
 from protocol.errors import BAD_ARGUMENTS, ProtocolError
@@ -234,3 +235,49 @@ def test_info_multipv_reads_and_writes() -> None:
         ]
     )
     assert (info.multipv, info.depth, info.pv) == (2, 4, ("c5", "1@c6"))
+
+
+# -- query scores --------------------------------------------------------------------------------
+
+
+def test_query_scores_lists_every_first_decision_searched(engine: Engine) -> None:
+    assert engine.scores() == ()  # no search yet in this position
+    result = engine.go(depth=3)
+    scores = engine.scores()
+    assert all(isinstance(s, MoveScore) for s in scores)
+    assert engine.query("scores") == scores  # the same, asked plainly
+    assert sorted(s.move for s in scores) == sorted(START_MOVES)
+    best = scores[0]
+    assert (best.move, best.score, best.depth, best.bound) == (
+        result.move, result.score, 3, None
+    )  # fmt: skip
+    assert all(s.bound in (None, "upper", "lower") for s in scores)
+    engine.set_option("MultiPV", 8)
+    engine.go(depth=3)
+    every = engine.scores()
+    assert {(s.depth, s.bound) for s in every} == {(3, None)}  # a line a move: all exact
+    values = [s.score.value for s in every]
+    assert values == sorted(values, reverse=True)
+
+
+def test_query_scores_forgets_them_when_the_position_changes(engine: Engine) -> None:
+    engine.go(depth=2, searchmoves=["c5", "e3"])
+    scores = engine.scores()
+    assert sorted(s.move for s in scores) == ["c5", "e3"]  # only the moves searched
+    engine.play("c5")
+    assert engine.scores() == ()
+    engine.undo()
+    assert len(engine.scores()) == 2  # the same position again: the same search's
+    engine.position(None, ["c5"])
+    assert engine.scores() == ()
+
+
+def test_query_scores_words_read_back() -> None:
+    words = ("c5", "cp", "415", "3", "exact", "e3", "cp", "-20", "3", "upper", "c4", "win")
+    assert move_scores(words) == (
+        MoveScore("c5", m.Score("cp", 415), 3, None),
+        MoveScore("e3", m.Score("cp", -20), 3, "upper"),
+    )
+    assert move_scores(" ".join(words[:5])) == (MoveScore("c5", m.Score("cp", 415), 3, None),)
+    assert move_scores("c5 mate 3 2 exact") == ()
+    assert move_scores(None) == ()
