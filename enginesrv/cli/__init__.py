@@ -13,6 +13,7 @@ import sys
 from collections.abc import Callable, Sequence
 
 from enginesrv import __version__, reaper
+from enginesrv.cli.analyse import add_analyse, cmd_analyse
 from enginesrv.cli.common import EXIT_USAGE, CommandError, Handler, Parser, Subcommands
 from enginesrv.cli.events import add_event_commands
 from enginesrv.cli.export import cmd_export
@@ -72,6 +73,7 @@ def _commands() -> tuple[tuple[AddCommand, Handler], ...]:
         (add_engine, cmd_engine),
         (add_check, cmd_check),
         (add_bench, cmd_bench),
+        (add_analyse, cmd_analyse),
     )
 
 
