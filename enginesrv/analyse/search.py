@@ -103,15 +103,19 @@ async def search_positions(
     store: Path | None,
     on_found: Callable[[str, Found | None], None],
     options: tuple[tuple[str, str | None], ...] = (),
+    timing: Timing | None = None,
 ) -> dict[str, Found]:
     """Search each position of ``positions`` (each once) under ``limits`` on ``workers``
     worker processes, and return what was found by position; ``on_found`` is told each
     position as it is done (None: its search failed). Results already in ``store`` are taken
-    from it; new ones are appended to it as they come.
+    from it; new ones are appended to it as they come. ``timing`` gets the seconds the
+    workers took to be ready and those of the whole.
 
     Raises:
         OSError: the progress file cannot be read or written.
     """
+    timing = timing if timing is not None else Timing()
+    began = time.monotonic()
     known = read_store(store) if store is not None else {}
     out: dict[str, Found] = {}
     waiting: collections.deque[str] = collections.deque()
@@ -131,6 +135,7 @@ async def search_positions(
             pool = WorkerPool(nursery, max(1, min(workers, len(waiting))))
             try:
                 await pool.start()
+                timing.ready = time.monotonic() - began
                 async with trio.open_nursery() as lanes:
                     for lane in range(pool.size):
                         lanes.start_soon(_lane, pool, lane, waiting, options, sink)
@@ -139,7 +144,16 @@ async def search_positions(
     finally:
         if writer is not None:
             writer.close()
+    timing.total = time.monotonic() - began
     return out
+
+
+@dataclass
+class Timing:
+    """Seconds an analysis's searches took: until the workers were ready, and in all."""
+
+    ready: float = 0.0
+    total: float = 0.0
 
 
 @dataclass

@@ -19,7 +19,7 @@ from bots.eval import evaluator_for
 from enginesrv.analyse.judge import PlayerSummary
 from enginesrv.analyse.plies import BadRecordError, Game, plies_of
 from enginesrv.analyse.report import Judged, annotate, judge_game, score_text, summaries
-from enginesrv.analyse.search import Found, Limits, search_positions
+from enginesrv.analyse.search import Found, Limits, Timing, search_positions
 from enginesrv.cli.common import CommandError, Subcommands, positive
 from enginesrv.cli.display import duration
 from enginesrv.event.play.records import Record, RecordError, format_record
@@ -103,11 +103,12 @@ def cmd_analyse(args: argparse.Namespace, out: TextIO, err: TextIO) -> None:
     if game.hidden_information:
         options = (("SecretSeed", "1"),)  # the same samples every time: an analysis repeats
     progress = _Progress(err, len(set(positions)))
+    timing = Timing()
     try:
         found = trio.run(
             lambda: search_positions(
                 game.name, positions, limits, workers=args.workers, store=store,
-                on_found=progress.tell, options=options,
+                on_found=progress.tell, options=options, timing=timing,
             )
         )  # fmt: skip
     except OSError as exc:
@@ -118,7 +119,9 @@ def cmd_analyse(args: argparse.Namespace, out: TextIO, err: TextIO) -> None:
     players = summaries(done)
     _write_records(source, parsed, done, out if not args.json else None)
     if args.json:
-        out.write(json.dumps(_json(parsed, done, players, limits), indent=1) + "\n")
+        report = _json(parsed, done, players, limits)
+        report["seconds"] = {"workers": round(timing.ready, 3), "all": round(timing.total, 3)}
+        out.write(json.dumps(report, indent=1) + "\n")
     else:
         _write_summary(out if source.out_file or source.out_dir else err, players, progress)
     if store is not None:
