@@ -13,6 +13,7 @@ import pytest
 
 import games
 from bots.engine import SearchInfo
+from enginesrv.client._args import go_command
 from enginesrv.search.child import SearchOutcome
 from enginesrv.search.jobs import SearchJob
 from tests.enginesrv.peer import MsgpackPeer, TextPeer, running_server
@@ -122,3 +123,13 @@ def test_the_runner_here_answers_like_the_pool() -> None:
         None,
     )
     assert SearchInfo().pv == ()
+
+
+def test_the_client_sends_every_move_of_an_iterator() -> None:
+    """Its tokens were checked by reading the iterator, which then gave the ``go`` none: a
+    search of every move instead of the moves asked for."""
+    given = iter(["e3", "e4"])
+    go = go_command(2, None, None, None, False, given, (t for t in ["c5"]))  # type: ignore[arg-type]
+    assert (go.searchmoves, go.avoidmoves) == (("e3", "e4"), ("c5",))
+    with pytest.raises(ValueError, match="a word of go's own"):
+        go_command(2, None, None, None, False, iter(["e3", "depth"]), ())  # type: ignore[arg-type]
