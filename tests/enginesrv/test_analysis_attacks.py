@@ -1,8 +1,8 @@
 """``go searchmoves`` and ``go avoidmoves`` from a hostile or careless client: a frame of tens of
 thousands of tokens against a Yin Yang position of 14,589 moves, avoidmoves in the setup (405^4
-moves, never listed), and a ``go`` whose search never ran (stopped before a worker was free, a
-runner that failed): its one ``bestmove`` is still a move it allowed. Each test failed before
-its fix."""
+moves, never listed), a ``go`` whose search never ran (stopped before a worker was free, a
+runner that failed), whose one ``bestmove`` is still a move it allowed; the read-ahead's count
+of a go's moves; the client given an iterator. Each test failed before its fix."""
 
 from __future__ import annotations
 
@@ -16,6 +16,8 @@ from bots.engine import SearchInfo
 from enginesrv.client._args import go_command
 from enginesrv.search.child import SearchOutcome
 from enginesrv.search.jobs import SearchJob
+from enginesrv.serve.reader import TOKEN_COST, _cost
+from protocol import messages as m
 from tests.enginesrv.peer import MsgpackPeer, TextPeer, running_server
 from tests.enginesrv.test_server import trio_test
 
@@ -133,3 +135,14 @@ def test_the_client_sends_every_move_of_an_iterator() -> None:
     assert (go.searchmoves, go.avoidmoves) == (("e3", "e4"), ("c5",))
     with pytest.raises(ValueError, match="a word of go's own"):
         go_command(2, None, None, None, False, iter(["e3", "depth"]), ())  # type: ignore[arg-type]
+
+
+def test_the_moves_of_a_go_read_ahead_count_as_those_of_a_position() -> None:
+    """Each move waiting in the read-ahead costs what it takes decoded, in ``go`` as in
+    ``position``: 900 short moves of a go (2.7 kB on the wire, 54 kB decoded) counted as their
+    bytes let some twenty such requests wait at once."""
+    moves = ("e3",) * 900
+    go = m.Request(m.Go(searchmoves=moves[:600], avoidmoves=moves[600:]), msgid=1)
+    position = m.Request(m.Position(None, moves), msgid=2)
+    assert _cost(go, 2700) == _cost(position, 2700) == 2700 + TOKEN_COST * 900
+    assert _cost(m.Request(m.Go(depth=3), msgid=3), 12) == 12
