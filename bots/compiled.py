@@ -249,7 +249,8 @@ def _allowed(state: State, limits: Limits) -> tuple[Move, ...] | None:
     """The root moves the core may search: ``Limits.root_moves`` (or every legal move) less
     ``Limits.avoid_moves``; None: all (``bots.search.root_moves_of`` in the reference)."""
     if not limits.avoid_moves:
-        return limits.root_moves
+        # each once, as the reference takes them (the core holds at most CORE_MAX_MOVES)
+        return None if limits.root_moves is None else tuple(dict.fromkeys(limits.root_moves))
     avoided = set(limits.avoid_moves)
     allowed = limits.root_moves if limits.root_moves is not None else state.legal_moves()
     return tuple(move for move in dict.fromkeys(allowed) if move not in avoided)

@@ -140,7 +140,8 @@ def determinized_search(
     hidden, rng = sampling.hidden, sampling.rng
     allowed, avoided = limits.root_moves, limits.avoid_moves
     chosen = hidden.choose_without_search(state, rng)
-    if chosen is not None and not limits.restricted:
+    # a ply chosen without search keeps its choice unless the caller avoids it
+    if chosen is not None and allowed is None and chosen not in avoided:
         hidden.remember(state, chosen)
         token = state.move_to_str(chosen)
         return SearchResult(chosen, token, depth=0, nodes=0, pv=(token,))

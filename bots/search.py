@@ -706,14 +706,18 @@ def root_moves_of(
         seen = set(kept)
         later = [move for move in dict.fromkeys(allowed) if move not in seen]
         legal = state.legal_moves() if later else ()
+        # a look-up for each (a lazy sequence, Yin Yang's setup, answers ``in`` at once)
+        known = set(legal) if isinstance(legal, list | tuple) else legal
         for move in later:
-            if move not in legal:
+            if move not in known:
                 raise ValueError(f"root_moves: move {move} is not legal here")
         out = kept + later
     shunned = set(avoided)
     out = [move for move in out if move not in shunned]
     if not out and allowed is None:
-        out = next(([m] for m in state.legal_moves() if m not in shunned), [])
+        # by index: a lazy sequence of legal moves is never iterated whole
+        legal = state.legal_moves()
+        out = next(([legal[i]] for i in range(len(legal)) if legal[i] not in shunned), [])
     return out
 
 

@@ -69,9 +69,11 @@ def go_command(
 ) -> m.Go:
     """The ``go`` of a search with these limits, of the first decisions ``searchmoves`` only
     (none: all) less ``avoidmoves``."""
-    for name, moves in (("searchmoves", searchmoves), ("avoidmoves", avoidmoves)):
-        if isinstance(moves, str):
-            raise TypeError(f"go {name}: a sequence of move tokens, not one string {moves!r}")
+    lists: dict[str, tuple[str, ...]] = {}
+    for name, given in (("searchmoves", searchmoves), ("avoidmoves", avoidmoves)):
+        if isinstance(given, str):
+            raise TypeError(f"go {name}: a sequence of move tokens, not one string {given!r}")
+        moves = lists[name] = tuple(given)  # read once: an iterator is read only once
         for move in moves:
             check_token(f"go {name}", move)
             if move in m.GO_WORDS:
@@ -96,8 +98,8 @@ def go_command(
         depth=depth,
         nodes=nodes,
         infinite=infinite,
-        searchmoves=tuple(searchmoves),
-        avoidmoves=tuple(avoidmoves),
+        searchmoves=lists["searchmoves"],
+        avoidmoves=lists["avoidmoves"],
     )
 
 

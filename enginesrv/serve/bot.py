@@ -5,6 +5,7 @@ failed."""
 
 from __future__ import annotations
 
+import functools
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -19,9 +20,16 @@ from enginesrv.search.child import SearchOutcome, SearchRunner
 from enginesrv.search.jobs import SearchJob
 from enginesrv.search.pool import stall_grace
 from enginesrv.search.timeman import search_time
+from enginesrv.serve.offload import offload
 from enginesrv.serve.positions import Board
 from enginesrv.serve.searching import Send, SendNowait
-from enginesrv.serve.settings import NoMoveError, Options, SessionConfig, request_error
+from enginesrv.serve.settings import (
+    MOVES_ON_LOOP,
+    NoMoveError,
+    Options,
+    SessionConfig,
+    request_error,
+)
 from protocol import messages as m
 from protocol.errors import BAD_ARGUMENTS, GAME_OVER, INTERNAL, MOVES_HIDDEN
 
@@ -47,9 +55,10 @@ class Plan:
     limits the search."""
 
 
-def plan_job(go: m.Go, board: Board, options: Options, session: str) -> Plan:
+async def plan_job(go: m.Go, board: Board, options: Options, session: str) -> Plan:
     """The job of a ``go`` for the session's bot, whether its answer waits for a ``stop``, and
-    by when the mover's clock needs it (``Plan``).
+    by when the mover's clock needs it (``Plan``). Its lists of moves are read off the event
+    loop when they are long (``root_tokens``).
 
     Raises:
         RequestError: the ``go`` is over the server's limits, or no game is set.
@@ -79,6 +88,10 @@ def plan_job(go: m.Go, board: Board, options: Options, session: str) -> Plan:
     latest = None
     if clock is not None and go.movetime is None and not go.infinite:
         latest = max(0, clock - max(0, options.move_overhead)) / 1000
+    # a frame may carry tens of thousands of tokens: read off the event loop
+    roots = functools.partial(root_tokens, go, state.view(seat), options)
+    listed = len(go.searchmoves) + len(go.avoidmoves)
+    restricted = await offload(board.peer, roots) if listed > MOVES_ON_LOOP else roots()
     # The bot searches from what the side to act may know. A plain UGI manager hands both
     # sides the full move list, the other side's secret laws included; the search never sees
     # them (for a perfect-information game the view is the position itself).
@@ -96,7 +109,7 @@ def plan_job(go: m.Go, board: Board, options: Options, session: str) -> Plan:
         issued=time.monotonic(),
         from_pv=budget.from_pv,
         lines=options.multipv,
-        **root_tokens(go, state.view(seat), options),
+        **restricted,
     )
     return Plan(job, infinite, latest)
 
@@ -121,13 +134,15 @@ def root_tokens(go: m.Go, view: games.State, options: Options) -> dict[str, Any]
         )
     found: dict[str, dict[int, str]] = {"searchmoves": {}, "avoidmoves": {}}
     legal = view.legal_moves()
+    # a look-up for each (a lazy sequence, Yin Yang's setup, answers ``in`` at once)
+    known = set(legal) if isinstance(legal, list | tuple) else legal
     for key, moves in found.items():
-        for token in getattr(go, key):
+        for token in dict.fromkeys(getattr(go, key)):  # each token once, however often given
             try:
                 move = view.parse_move(token)
             except games.GameError as exc:
                 raise request_error(BAD_ARGUMENTS, f"go: {key} {exc}") from None
-            if move not in legal:
+            if move not in known:
                 raise request_error(BAD_ARGUMENTS, f"go: {key} {token}: not legal here")
             moves.setdefault(move, view.move_to_str(move))
     wanted, avoided = found["searchmoves"], found["avoidmoves"]
@@ -217,7 +232,7 @@ class BotSearch:
             outcome = SearchOutcome(None, error=f"search failed ({type(exc).__name__})")
         if self.infinite and not stop.is_set():
             await stop.wait()  # UCI: no bestmove before stop in infinite mode
-        best = best_of(outcome, self.state)
+        best = best_of(outcome, self.state, job)
         if self.on_scores is not None and outcome.result is not None:
             self.on_scores(outcome.result.root_scores)
         if outcome.error is not None:
@@ -239,9 +254,10 @@ class BotSearch:
         self.send_nowait(m.Info(string=WAITING, search=self.msgid), self.msgid)
 
 
-def best_of(outcome: SearchOutcome, state: games.State) -> m.BestMove:
+def best_of(outcome: SearchOutcome, state: games.State, job: SearchJob) -> m.BestMove:
     """The one answer to a ``go``: the search's move if it is legal, else the first move of
-    the last reported line, else any legal move (None only when there is none)."""
+    the last reported line, else any move the ``go`` allows (``job``'s ``searchmoves`` and
+    ``avoidmoves``; None only when there is none)."""
     result: SearchResult | None = outcome.result
     candidates: list[str] = []
     if result is not None and result.token is not None:
@@ -250,8 +266,7 @@ def best_of(outcome: SearchOutcome, state: games.State) -> m.BestMove:
         candidates.append(outcome.last_info.pv[0])
     token = next((t for t in candidates if _is_legal(state, t)), None)
     if token is None:
-        moves = state.legal_moves()
-        token = state.move_to_str(moves[0]) if len(moves) else None
+        token = _allowed_move(state, job)
     if result is not None and token is not None and token == result.token:
         return m.BestMove(
             token,
@@ -264,6 +279,18 @@ def best_of(outcome: SearchOutcome, state: games.State) -> m.BestMove:
             stopped=result.stopped or outcome.killed,
         )
     return m.BestMove(token, stopped=True)
+
+
+def _allowed_move(state: games.State, job: SearchJob) -> str | None:
+    """A move of ``state`` that ``job`` allows, for a search that found none: the first of its
+    ``searchmoves`` it does not avoid, or the first legal move it does not avoid (by index: a
+    lazy sequence, Yin Yang's setup, is never iterated whole)."""
+    avoided = set(job.avoidmoves)
+    if job.searchmoves is not None:
+        return next((t for t in job.searchmoves if t not in avoided), None)
+    moves = state.legal_moves()
+    tokens = (state.move_to_str(moves[i]) for i in range(len(moves)))
+    return next((t for t in tokens if t not in avoided), None)
 
 
 def _is_legal(state: games.State, token: str) -> bool:

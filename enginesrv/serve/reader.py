@@ -183,6 +183,11 @@ class RequestReader:
 
 def _cost(request: m.Request, size: int) -> int:
     """What a request read ahead costs: its bytes, and ``TOKEN_COST`` for each move of a
-    ``position`` (a short token takes 3 bytes on the wire and some 60 once decoded)."""
+    ``position`` or of a ``go``'s ``searchmoves`` and ``avoidmoves`` (a short token takes 3
+    bytes on the wire and some 60 once decoded)."""
     command = request.command
-    return size + (TOKEN_COST * len(command.moves) if isinstance(command, m.Position) else 0)
+    if isinstance(command, m.Position):
+        return size + TOKEN_COST * len(command.moves)
+    if isinstance(command, m.Go):
+        return size + TOKEN_COST * (len(command.searchmoves) + len(command.avoidmoves))
+    return size

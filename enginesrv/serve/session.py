@@ -299,19 +299,19 @@ class Session:
                 self.referee.go(notification=notification)
                 decide: Decide = self._referee_decides
             else:
-                decide = self._bot_search(go, msgid, notification=notification)
+                decide = await self._bot_search(go, msgid, notification=notification)
         except NoMoveError as exc:
             await self._no_move(exc, msgid)
             return
         self.slot.start(msgid, decide, nursery)
 
-    def _bot_search(self, go: m.Go, msgid: int | None, *, notification: bool) -> BotSearch:
+    async def _bot_search(self, go: m.Go, msgid: int | None, *, notification: bool) -> BotSearch:
         """The search of the session's bot for ``go``."""
         if notification:
             raise request_error(
                 BAD_ARGUMENTS, "go: send it as a request; its result is the best move"
             )
-        plan = plan_job(go, self.board, self.options, self.id)
+        plan = await plan_job(go, self.board, self.options, self.id)
         self.options.fresh_game = False
         assert self.board.state is not None  # a job was planned on it
         return BotSearch(
