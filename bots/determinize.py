@@ -55,7 +55,7 @@ import random
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from bots.engine import InfoFn, Limits, Score, SearchInfo, SearchResult, StopFn
+from bots.engine import InfoFn, Limits, RootScore, Score, SearchInfo, SearchResult, StopFn
 from bots.eval import MAX_EVAL, Evaluator, HiddenInformation
 from bots.search import (
     DEFAULT_OPTIONS,
@@ -185,10 +185,11 @@ def determinized_search(
     max_depth = limits.depth if limits.depth is not None else MAX_PLY
     note = f"samples {len(drawn)} ({len(worlds)} distinct)"
     lines = max(1, min(limits.lines, len(root_moves)))
+    seen: dict[Move, RootScore] = {}
     try:
         for depth in range(1, max_depth + 1):
             found, root_moves, best_values = _lines(
-                lead, root_moves, lines, depth, state, (is_hidden, scale)
+                lead, root_moves, lines, depth, state, (is_hidden, scale), seen
             )
             best_move, best_depth = root_moves[0], depth
             best_score, pv = found[0]
@@ -229,6 +230,7 @@ def determinized_search(
         pv=pv,
         hashfull=memory.table.hashfull(),
         stopped=lead.stopped,
+        root_scores=_ordered(seen),
     )
 
 
@@ -239,11 +241,14 @@ def _lines(
     depth: int,
     state: State,
     scored: tuple[bool, float],
+    seen: dict[Move, RootScore],
 ) -> tuple[list[tuple[Score, tuple[str, ...]]], list[Move], list[int]]:
     """One depth's ``lines`` best lines, each the best of the moves the lines before it did
     not take (``_best_root_move``), with its score (``_combined_score`` with ``scored``: whether
     the view hides something, and the scale) and principal variation; the root moves with the
-    lines' first, in their order, then the others best first; and the first line's values."""
+    lines' first, in their order, then the others best first; and the first line's values.
+    ``seen`` gets each move's score at this depth: a line's exact, another's an upper bound
+    (its expected score as centipawns)."""
     is_hidden, scale = scored
     found: list[tuple[Score, tuple[str, ...]]] = []
     first: list[int] = []
@@ -253,10 +258,27 @@ def _lines(
         # stable: among equal values the earlier (previously better) move stays first
         rest = sorted(rest, key=lambda m: -totals[m])
         first = first or values
-        found.append((_combined_score(values, is_hidden, scale), _line([lead], rest[0], state)))
+        score = _combined_score(values, is_hidden, scale)
+        found.append((score, _line([lead], rest[0], state)))
+        seen[rest[0]] = RootScore(state.move_to_str(rest[0]), score, depth)
+        for move in rest[1:]:
+            bound = Score("cp", _centipawns(totals[move], scale))
+            seen[move] = RootScore(state.move_to_str(move), bound, depth, "upper")
         root_moves = [*root_moves[:taken], *rest]
         rest, taken = rest[1:], taken + 1
     return found, root_moves, first
+
+
+def _ordered(seen: dict[Move, RootScore]) -> tuple[RootScore, ...]:
+    """``seen``'s scores, deepest first, then best first (a win above any evaluation, the
+    sooner the better; a loss below, the later the better)."""
+
+    def rank(each: RootScore) -> tuple[int, int]:
+        value = each.score.value
+        worth = {"win": WIN - value, "loss": value - WIN}.get(each.score.kind, value)
+        return -each.depth, -worth
+
+    return tuple(sorted(seen.values(), key=rank))
 
 
 def _distinct(drawn: list[State]) -> tuple[list[State], list[int]]:

@@ -248,3 +248,21 @@ def test_root_scores_hold_every_move_searched(name: str) -> None:
             name, state, Limits(depth=case.depth, root_moves=(state.parse_move(each.token),))
         )
         assert alone.score == each.score
+
+
+def test_yin_yang_root_scores_hold_every_move_searched() -> None:
+    game = games.load("yinyang")
+    bot = AlphaBeta()
+    bot.set_option("SecretSeed", "7")
+    bot.set_option("Samples", "1")
+    bot.new_game(game)
+    view = _yin_yang_position(game)
+    view = view.view(view.to_move())
+    offered = list(evaluator_for("yinyang").search_moves(view))
+    result = bot.search(view.copy(), Limits(depth=2))
+    scores = result.root_scores
+    assert sorted(s.token for s in scores) == sorted(view.move_to_str(m) for m in offered)
+    assert (scores[0].token, scores[0].score, scores[0].bound) == (result.token, result.score, None)
+    assert {s.bound for s in scores[1:]} <= {"upper"}
+    every = bot.search(view.copy(), Limits(depth=2, lines=len(offered)))
+    assert {s.bound for s in every.root_scores} == {None}
