@@ -266,3 +266,26 @@ def test_yin_yang_root_scores_hold_every_move_searched() -> None:
     assert {s.bound for s in scores[1:]} <= {"upper"}
     every = bot.search(view.copy(), Limits(depth=2, lines=len(offered)))
     assert {s.bound for s in every.root_scores} == {None}
+
+
+@pytest.mark.parametrize("lines", [8, 200])
+def test_many_lines_keep_the_deadline_on_the_injected_clock(core: Core, lines: int) -> None:
+    """Lines multiply the work of a depth, not the time a search may take: the deadline
+    ends it where it ends a search of one line."""
+    from tests.bots.test_compiled import FakeClock, _deep_game
+
+    clock = FakeClock(0.0005)
+    result = compiled_search(
+        core,
+        _deep_game(),
+        evaluator=HashEvaluator(),
+        memory=CompiledMemory(core, 1 << 14),
+        limits=Limits(deadline=0.25, clock=clock, lines=lines),
+        stop=never_stop,
+        on_info=lambda info: None,
+        options=SearchOptions(),
+    )
+    assert result.stopped
+    assert result.move is not None
+    elapsed = clock.now - (100.0 + 2 * clock.step)
+    assert 0.25 <= elapsed <= 0.25 + 2 * clock.step + 1e-9
