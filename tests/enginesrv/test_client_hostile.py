@@ -40,6 +40,7 @@ from enginesrv.client import (
     EngineTerminatedError,
     EngineTimeoutError,
     LegalMoves,
+    MoveScore,
     Score,
 )
 from enginesrv.client._conn import (
@@ -1512,6 +1513,7 @@ async def test_query_values_have_the_same_types_in_both_framings(framing: Framin
             gameover=True, p1turn=False, result="p2win", turn="none", moves=(),
             outcome={"winner": "p2", "reason": "totem-blocked"},
             clock={"p1": 1200, "p2": 0, "running": "none"}, played=("c3", "4@c4"),
+            scores=("c5", "cp", "415", "2", "exact", "d5", "win", "3", "2", "lower"),
         )  # fmt: skip
         await polite(peer, request)
 
@@ -1528,6 +1530,10 @@ async def test_query_values_have_the_same_types_in_both_framings(framing: Framin
         "phase": "t",
         "clock": {"p1": 1200, "p2": 0, "running": "none"},
         "played": ("c3", "4@c4"),
+        "scores": (
+            MoveScore("c5", m.Score("cp", 415), 2, None),
+            MoveScore("d5", m.Score("win", 3), 2, "lower"),
+        ),
     }
 
 
