@@ -145,7 +145,7 @@ def test_a_bots_combo_option_is_set_in_any_case_and_reported_as_its_var() -> Non
     assert isinstance(reply, m.ErrorReply)
     assert reply.code == 101
     listed = reply.message.split("(options: ", 1)[1].rstrip(")").split(", ")
-    assert listed == ["Game", "Bot", "Hash", "MoveOverhead", "Compat", "Ordering"]
+    assert listed == ["Game", "Bot", "Hash", "MoveOverhead", "MultiPV", "Compat", "Ordering"]
 
 
 # -- a refused go ends with bestmove none -------------------------------------------------------
