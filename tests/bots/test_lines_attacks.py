@@ -11,11 +11,11 @@ import pytest
 
 import games
 from bots.alphabeta import AlphaBeta
-from bots.compiled import CompiledMemory, compiled_search, core_for
-from bots.engine import Limits, never_stop
+from bots.engine import Limits
 from bots.eval import evaluator_for
-from bots.search import Searcher, SearchMemory, SearchOptions, TranspositionTable, root_moves_of
+from bots.search import root_moves_of
 from games import Move, State
+from tests.bots.test_compiled_games import _both, _core, _fresh_memory
 
 YINYANG = games.load("yinyang")
 CROWDED = "bwbw/bwbw/bwbw/bwbw b start -bwbw>*,-wbwb>*,-bbww>*,-wwbb>* ?,?,?,? 8 10 1"
@@ -102,38 +102,10 @@ def test_allowing_thousands_of_moves_checks_each_without_a_scan(
 def test_a_root_of_one_move_given_many_times_searches_as_the_reference(name: str) -> None:
     """The reference takes each move of ``root_moves`` once; the core refused more than 160
     of them however few were distinct."""
-    core = core_for(name)
-    if core is None:
-        pytest.skip(f"no compiled core of {name}")
+    core = _core(name)
     state = games.load(name).new_state()
     move = state.legal_moves()[-1]
     limits = Limits(depth=2, root_moves=(move,) * 200)
-    evaluator = evaluator_for(name)
-    options = SearchOptions(aspiration=evaluator.aspiration)
-    memory = SearchMemory(TranspositionTable(0))
-    reference = Searcher(
-        state.copy(),
-        evaluator=evaluator,
-        memory=memory,
-        limits=limits,
-        stop=never_stop,
-        on_info=lambda info: None,
-        options=options,
-    ).run()
-    compiled = compiled_search(
-        core,
-        state.copy(),
-        evaluator=evaluator_for(name),
-        memory=CompiledMemory(core, memory.table.size),
-        limits=limits,
-        stop=never_stop,
-        on_info=lambda info: None,
-        options=options,
-    )
+    # the two searches agree on every figure, info and the history (test_compiled_games)
+    reference, compiled = _both(core, name, state, limits, _fresh_memory(core))
     assert reference.move == compiled.move == move
-    assert (compiled.score, compiled.depth, compiled.nodes, compiled.pv) == (
-        reference.score,
-        reference.depth,
-        reference.nodes,
-        reference.pv,
-    )

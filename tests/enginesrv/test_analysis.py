@@ -5,10 +5,6 @@ GUI uses them; and the errors of each, as a careless or hostile client sends the
 
 from __future__ import annotations
 
-import subprocess
-import sys
-from collections.abc import Iterator
-
 import pytest
 
 from enginesrv.client import Engine, EngineError, MoveScore
@@ -17,27 +13,11 @@ from enginesrv.client.types import Framing
 from protocol import messages as m
 from protocol.errors import BAD_ARGUMENTS, ProtocolError
 from protocol.text import TextDecoder, encode_command, parse_info
-from tests.enginesrv.test_client import START_MOVES, gone
-from tests.enginesrv.test_pool import children
+from tests.enginesrv.test_client import START_MOVES, engines
+
+__all__ = ["engines"]  # the module's two engines, one per framing (test_client's fixture)
 
 FRAMINGS: tuple[Framing, ...] = ("text", "msgpack")
-
-
-@pytest.fixture(scope="module")
-def engines() -> Iterator[dict[Framing, Engine]]:
-    before = children()
-    opened: dict[Framing, Engine] = {}
-    try:
-        for framing in FRAMINGS:
-            argv = [sys.executable, "-m", "enginesrv.cli", "engine", "--game", "yoxii",
-                    "--framing", framing]  # fmt: skip
-            opened[framing] = Engine.popen(argv, framing=framing, stderr=subprocess.DEVNULL)
-        started = children() - before
-        yield opened
-    finally:
-        for engine in opened.values():
-            engine.quit()
-    assert all(gone(pid) for pid in started)
 
 
 @pytest.fixture(params=FRAMINGS)
