@@ -328,9 +328,10 @@ def test_a_game_without_an_estimate_of_its_length_gives_none(name: str) -> None:
 
 
 def test_yoxii_estimates_the_decisions_left_from_the_pieces_placed() -> None:
-    from games.yoxii import EXPECTED_TURNS
+    from games.yoxii import EXPECTED_TURNS, YoxiiState
 
     for state in random_positions(YOXII, 9, 4):
+        assert isinstance(state, YoxiiState)
         placed = sum((state.pieces_mask(player)).bit_count() for player in (games.P1, games.P2))
         assert state.decisions_left() == max(2, EXPECTED_TURNS - placed), state.to_string()
         again = YOXII.state_from_string(state.to_string())
