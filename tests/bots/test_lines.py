@@ -196,12 +196,18 @@ def _yin_yang_position(game: games.Game) -> games.State:
     raise AssertionError("no position found")
 
 
-def test_yin_yang_lines_and_a_restricted_root() -> None:
-    game = games.load("yinyang")
+def _yin_yang_bot(game: games.Game) -> AlphaBeta:
+    """alphabeta for Yin Yang with one sample, its chance seeded: the same search each run."""
     bot = AlphaBeta()
     bot.set_option("SecretSeed", "7")
     bot.set_option("Samples", "1")
     bot.new_game(game)
+    return bot
+
+
+def test_yin_yang_lines_and_a_restricted_root() -> None:
+    game = games.load("yinyang")
+    bot = _yin_yang_bot(game)
     state = _yin_yang_position(game)
     view = state.view(state.to_move())
     infos: list[SearchInfo] = []
@@ -252,10 +258,7 @@ def test_root_scores_hold_every_move_searched(name: str) -> None:
 
 def test_yin_yang_root_scores_hold_every_move_searched() -> None:
     game = games.load("yinyang")
-    bot = AlphaBeta()
-    bot.set_option("SecretSeed", "7")
-    bot.set_option("Samples", "1")
-    bot.new_game(game)
+    bot = _yin_yang_bot(game)
     view = _yin_yang_position(game)
     view = view.view(view.to_move())
     offered = list(evaluator_for("yinyang").search_moves(view))
