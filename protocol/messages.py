@@ -57,6 +57,30 @@ limit's word: no token may be one of ``GO_WORDS``)."""
 GO_WORDS: frozenset[str] = frozenset((*GO_INT_FIELDS, *GO_LIST_FIELDS, "infinite"))
 """The words of ``go``'s limits."""
 
+ANALYSE_INT_FIELDS: tuple[str, ...] = ("depth", "nodes", "movetime", "multipv")
+"""The integer limits of a position of ``analyse``, in the order they are written."""
+
+ANALYSE_WORDS: frozenset[str] = frozenset(
+    (*ANALYSE_INT_FIELDS, *GO_LIST_FIELDS, "id", "startpos", "fen", "moves", "priority")
+)
+"""The words of an ``analyse`` line (no move token nor id may be one of them)."""
+
+MAX_ID = 64
+"""The longest id of a position of ``analyse``, in characters."""
+
+
+def id_problem(value: str) -> str | None:
+    """Why ``value`` cannot be the id of a position of ``analyse`` (None: it can): an id is
+    one token of at most ``MAX_ID`` characters that is not a word of the line."""
+    if not value or len(value.split()) != 1 or value != value.strip():
+        return "an id is one token without spaces"
+    if len(value) > MAX_ID:
+        return f"an id has at most {MAX_ID} characters, not {len(value)}"
+    if value in ANALYSE_WORDS:
+        return f"{value!r} is a word of analyse, not an id"
+    return None
+
+
 OPTION_TYPES: tuple[str, ...] = ("check", "spin", "combo", "string", "button")
 
 ANALYSIS_FEATURES: tuple[str, ...] = ("multipv", "searchmoves")
@@ -142,6 +166,42 @@ class Go:
 
 
 @dataclass(frozen=True, slots=True)
+class AnalysisItem:
+    """One position of an ``analyse`` request: its id, the position (``fen`` None: the start
+    position, then ``moves``) and its limits (``multipv`` None: the session's ``MultiPV``)."""
+
+    id: str
+    fen: str | None = None
+    moves: tuple[str, ...] = ()
+    depth: int | None = None
+    nodes: int | None = None
+    movetime: int | None = None
+    multipv: int | None = None
+    searchmoves: tuple[str, ...] = ()
+    avoidmoves: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True, slots=True)
+class Analyse:
+    """``analyse [priority N] id ID ... (startpos|fen POS) [moves M ...] ...``: search many
+    positions, each answered on its own (``Analysis``) as it finishes; a higher ``priority``
+    goes first among the session's analyses."""
+
+    METHOD: ClassVar[str] = "analyse"
+    positions: tuple[AnalysisItem, ...]
+    priority: int = 0
+
+
+@dataclass(frozen=True, slots=True)
+class Cancel:
+    """``cancel [ID ...]``: end the analyses of these ids (none given: every analysis of the
+    session): one that waits is answered at once, one that runs with its best move so far."""
+
+    METHOD: ClassVar[str] = "cancel"
+    ids: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True, slots=True)
 class Stop:
     """``stop``: the running search ends with its best move. ``search`` (msgpack only) names
     the ``go`` request to cancel."""
@@ -220,6 +280,8 @@ Command: TypeAlias = (
     | Bots
     | Options
     | Show
+    | Analyse
+    | Cancel
 )
 
 COMMAND_CLASSES: tuple[type[Command], ...] = (
@@ -238,6 +300,8 @@ COMMAND_CLASSES: tuple[type[Command], ...] = (
     Bots,
     Options,
     Show,
+    Analyse,
+    Cancel,
 )
 METHODS: dict[str, type[Command]] = {cls.METHOD: cls for cls in COMMAND_CLASSES}
 
@@ -403,6 +467,53 @@ class BestMove:
     stopped: bool | None = None
 
 
+@dataclass(frozen=True, slots=True)
+class Analysis:
+    """One position of an ``analyse`` request, answered: its best move (None: none, the game
+    being over, its moves hidden, or the position cancelled before it was searched), its lines
+    (one ``Info`` per line, ``multipv`` 1 the best, each with its depth, score and variation),
+    the nodes and milliseconds searched, and why it ended early.
+
+    Text: one ``analysisinfo id ID ...`` line per line, then ``analysisok id ID bestmove
+    MOVE|none [nodes N] [time T] [stopped|cancelled] [error CODE NAME TEXT]``. msgpack: one
+    ``analysis`` notification; ``request`` is the id of the ``analyse`` request it answers
+    (not compared).
+    """
+
+    id: str
+    move: str | None
+    lines: tuple[Info, ...] = ()
+    nodes: int | None = None
+    time: int | None = None
+    stopped: bool = False
+    cancelled: bool = False
+    error: ErrorReply | None = None
+    request: int | None = field(default=None, compare=False)
+
+
+@dataclass(frozen=True, slots=True)
+class AnalysisInfo:
+    """``analysisinfo id ID ...``: one line of an answered position, as a text client reads
+    it."""
+
+    id: str
+    info: Info
+
+
+@dataclass(frozen=True, slots=True)
+class AnalysisOk:
+    """``analysisok id ID bestmove MOVE|none ...``: the end of an answered position, as a text
+    client reads it (``Analysis`` without its lines)."""
+
+    id: str
+    move: str | None
+    nodes: int | None = None
+    time: int | None = None
+    stopped: bool = False
+    cancelled: bool = False
+    error: ErrorReply | None = None
+
+
 ResponseValue: TypeAlias = bool | int | str | tuple[str, ...] | Mapping[str, str | int] | None
 
 
@@ -496,6 +607,7 @@ Reply: TypeAlias = (
     | OptionList
     | BotList
     | ShowText
+    | Analysis
     | Ack
 )
 """What a server sends (one object per answer)."""
@@ -519,6 +631,8 @@ ReplyLine: TypeAlias = (
     | BotsOk
     | ShowLine
     | ShowOk
+    | AnalysisInfo
+    | AnalysisOk
 )
 """What a client reads from the text framing, one object per line."""
 

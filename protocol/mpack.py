@@ -26,14 +26,20 @@ from protocol.errors import (
     ProtocolError,
 )
 from protocol.messages import (
+    ANALYSE_INT_FIELDS,
     GO_INT_FIELDS,
+    GO_LIST_FIELDS,
     METHODS,
     OPTION_TYPES,
     QUERY_WHATS,
     Ack,
+    Analyse,
+    Analysis,
+    AnalysisItem,
     BestMove,
     BotInfo,
     BotList,
+    Cancel,
     Command,
     ErrorReply,
     GameInfo,
@@ -64,6 +70,7 @@ from protocol.messages import (
     Stop,
     Ugi,
     Undo,
+    id_problem,
 )
 from protocol.rpc import DEFAULT_MAX_FRAME, NOTIFY, REQUEST, RESPONSE, FrameReader, pack
 
@@ -196,6 +203,57 @@ def _go(a: _Args) -> Command:
     )
 
 
+_MAX_PRIORITY: Final = 2**31 - 1
+
+
+def _analysis_id(a: _Args, value: object, where: str) -> str:
+    if not isinstance(value, str):
+        raise a.fail(f"{where}: an id must be a string, got {_show(value)}")
+    problem = id_problem(value)
+    if problem is not None:
+        raise a.fail(f"{where}: id {_show(value)}: {problem}")
+    return value
+
+
+def _analysis_item(a: _Args, raw: object, index: int) -> AnalysisItem:
+    if not isinstance(raw, dict):
+        raise a.fail(f"positions[{index}] must be a map, got {_show(raw)}")
+    ident = _analysis_id(a, raw.get("id"), f"positions[{index}]")
+    item = _Args(raw, a.msgid, f"{a.method}: id {ident}")
+    ints = {
+        key: item.integer(key, minimum=1 if key in ("depth", "multipv") else 0)
+        for key in ANALYSE_INT_FIELDS
+    }
+    lists = {key: item.tokens(key) for key in GO_LIST_FIELDS}
+    for key, moves in lists.items():
+        if key in raw and not moves:
+            raise item.fail(f"{key!r} needs at least one move")
+    return AnalysisItem(
+        ident,
+        item.text("fen"),
+        item.tokens("moves"),
+        **ints,  # type: ignore[arg-type]  # each an int or None, checked above
+        **lists,  # type: ignore[arg-type]
+    )
+
+
+def _analyse(a: _Args) -> Command:
+    raw = a.params.get("positions")
+    if not isinstance(raw, list) or not raw:
+        raise a.fail("'positions' must be a non-empty array of maps")
+    priority = a.integer("priority", minimum=-_MAX_PRIORITY) or 0
+    if priority > _MAX_PRIORITY:
+        raise a.fail(f"'priority' must be at most {_MAX_PRIORITY}, got {priority}")
+    return Analyse(tuple(_analysis_item(a, r, i) for i, r in enumerate(raw)), priority)
+
+
+def _cancel(a: _Args) -> Command:
+    raw = a.params.get("ids", [])
+    if not isinstance(raw, list):
+        raise a.fail(f"'ids' must be an array of strings, got {_show(raw)}")
+    return Cancel(tuple(dict.fromkeys(_analysis_id(a, v, "ids") for v in raw)))
+
+
 def _stop(a: _Args) -> Command:
     return Stop(a.integer("search"))
 
@@ -232,6 +290,8 @@ _COMMANDS: Final[Mapping[type[Command], Callable[[_Args], Command]]] = {
     Play: _play,
     Undo: _undo,
     Options: _options,
+    Analyse: _analyse,
+    Cancel: _cancel,
 }
 """How the command of each method with arguments is read from its params map."""
 
@@ -253,14 +313,16 @@ def command_from_params(method: str, params: Params, msgid: int | None = None) -
     return build(_Args(params, msgid, method))
 
 
-def params_of(command: Command) -> dict[str, object]:
+def params_of(command: Command | AnalysisItem) -> dict[str, object]:
     """The params map of a command: its fields in order, those at their default left out,
-    sequences as arrays."""
+    sequences as arrays (of maps, for the positions of ``analyse``)."""
     out: dict[str, object] = {}
     for each in fields(command):
         value = getattr(command, each.name)
         if each.default is MISSING or value != each.default:
-            out[each.name] = list(value) if isinstance(value, tuple) else value
+            if isinstance(value, tuple):
+                value = [params_of(v) if isinstance(v, AnalysisItem) else v for v in value]
+            out[each.name] = value
     return out
 
 
@@ -305,6 +367,27 @@ def info_map(info: Info) -> dict[str, object]:
         out["pv"] = list(info.pv)
     if info.string is not None:
         out["string"] = info.string
+    return out
+
+
+def analysis_map(reply: Analysis) -> dict[str, object]:
+    """The params map of an ``analysis`` notification."""
+    out: dict[str, object] = {}
+    if reply.request is not None:
+        out["request"] = reply.request
+    out["id"] = reply.id
+    out["move"] = reply.move
+    out["lines"] = [info_map(info) for info in reply.lines]
+    for key in ("nodes", "time"):
+        value = getattr(reply, key)
+        if value is not None:
+            out[key] = value
+    for key in ("stopped", "cancelled"):
+        if getattr(reply, key):
+            out[key] = True
+    if reply.error is not None:
+        keys = ("code", "name", "message", "data")
+        out["error"] = dict(zip(keys, error_of(reply.error), strict=True))
     return out
 
 
@@ -374,7 +457,7 @@ def result_of(reply: Reply) -> dict[str, object]:
             return {"text": text}
         case ReadyOk() | Ack():
             return {}
-        case Info() | ErrorReply() | InvalidMove():
+        case Info() | ErrorReply() | InvalidMove() | Analysis():
             raise TypeError(f"{type(reply).__name__} is not a result")
 
 
@@ -401,6 +484,8 @@ def encode_reply(msgid: int | None, reply: Reply) -> bytes:
     id) a notification."""
     if isinstance(reply, Info):
         return pack([NOTIFY, "info", [info_map(reply)]])
+    if isinstance(reply, Analysis):
+        return pack([NOTIFY, "analysis", [analysis_map(reply)]])
     if isinstance(reply, (ErrorReply, InvalidMove)):
         error = error_of(reply)
         if msgid is None:
@@ -509,6 +594,32 @@ def info_from_map(raw: Mapping[str, object]) -> Info:
     )
 
 
+def analysis_from_map(raw: Mapping[str, object]) -> Analysis:
+    """An ``analysis`` notification's params map as an ``Analysis`` (wrong-typed fields are
+    dropped).
+
+    Raises:
+        ProtocolError: fatal 103 when it has no id, or its error is malformed.
+    """
+    ident, move, lines = raw.get("id"), raw.get("move"), raw.get("lines")
+    if not isinstance(ident, str):
+        raise _frame_error(f"an analysis needs an id, got {_show(raw)}")
+    error = raw.get("error")
+    return Analysis(
+        ident,
+        move if isinstance(move, str) else None,
+        tuple(info_from_map(v) for v in lines if isinstance(v, dict))
+        if isinstance(lines, list)
+        else (),
+        _opt_int(raw, "nodes"),
+        _opt_int(raw, "time"),
+        stopped=raw.get("stopped") is True,
+        cancelled=raw.get("cancelled") is True,
+        error=None if error is None else _error_reply(error),
+        request=_opt_int(raw, "request"),
+    )
+
+
 def _error_reply(raw: object) -> ErrorReply:
     if isinstance(raw, dict):
         raw = [raw.get("code"), raw.get("name"), raw.get("message"), raw.get("data")]
@@ -524,7 +635,9 @@ def _error_reply(raw: object) -> ErrorReply:
     return ErrorReply(raw[0], raw[1], raw[2], raw[3])
 
 
-def parse_server_frame(frame: object) -> RpcResult | Info | ErrorReply | Notification:
+def parse_server_frame(
+    frame: object,
+) -> RpcResult | Info | ErrorReply | Analysis | Notification:
     """What a client receives: a response, or an ``info``/``error``/other notification.
 
     Raises:
@@ -543,6 +656,8 @@ def parse_server_frame(frame: object) -> RpcResult | Info | ErrorReply | Notific
             return info_from_map(params)
         if frame[1] == "error":
             return _error_reply(dict(params))
+        if frame[1] == "analysis":
+            return analysis_from_map(params)
         return Notification(frame[1], params)
     raise _frame_error(f"not a response or notification: {_show(frame)}")
 
@@ -676,7 +791,9 @@ class MsgpackDecoder:
         """
         self._frames.feed(data)
 
-    def next_message(self) -> Request | RpcResult | Info | ErrorReply | Notification | None:
+    def next_message(
+        self,
+    ) -> Request | RpcResult | Info | ErrorReply | Analysis | Notification | None:
         """The next message; None when more data is needed.
 
         Raises:
@@ -700,7 +817,9 @@ class MsgpackDecoder:
         """The bytes of the last message read (its frame)."""
         return self._frames.last_size
 
-    def __iter__(self) -> Iterator[Request | RpcResult | Info | ErrorReply | Notification]:
+    def __iter__(
+        self,
+    ) -> Iterator[Request | RpcResult | Info | ErrorReply | Analysis | Notification]:
         """Messages until more data is needed (see ``TextDecoder.__iter__``)."""
         while (message := self.next_message()) is not None:
             yield message

@@ -26,18 +26,26 @@ from protocol.errors import (
     ProtocolError,
 )
 from protocol.messages import (
+    ANALYSE_INT_FIELDS,
+    ANALYSE_WORDS,
     GO_INT_FIELDS,
     GO_LIST_FIELDS,
     GO_WORDS,
     OPTION_TYPES,
     QUERY_WHATS,
     Ack,
+    Analyse,
+    Analysis,
+    AnalysisInfo,
+    AnalysisItem,
     AnalysisLine,
+    AnalysisOk,
     BestMove,
     BotInfo,
     BotList,
     Bots,
     BotsOk,
+    Cancel,
     Command,
     ErrorReply,
     GameInfo,
@@ -75,6 +83,7 @@ from protocol.messages import (
     Ugi,
     UgiOk,
     Undo,
+    id_problem,
 )
 
 DEFAULT_MAX_LINE: Final = 64 * 1024
@@ -264,6 +273,113 @@ def _parse_undo(args: list[str]) -> Command:
     return Undo(_int(args[0], "count", Undo.METHOD, minimum=1) if args else 1)
 
 
+_ANALYSE_USAGE: Final = (
+    "usage: analyse [priority N] id ID [depth N] [nodes N] [movetime T] [multipv K] "
+    "[searchmoves M ...] [avoidmoves M ...] startpos|fen POSITION [moves M ...] [id ...]"
+)
+_MAX_PRIORITY: Final = 2**31 - 1
+
+
+def _analyse_fail(message: str) -> ProtocolError:
+    return _fail(BAD_ARGUMENTS, f"analyse: {message}", Analyse.METHOD)
+
+
+def _until(args: list[str], start: int, words: frozenset[str] | set[str]) -> int:
+    """The index of the first of ``words`` at or after ``start`` (the end if none)."""
+    end = start
+    while end < len(args) and args[end] not in words:
+        end += 1
+    return end
+
+
+def _analyse_limits(args: list[str], i: int, ident: str) -> tuple[dict[str, object], int]:
+    """The limits of the position ``ident``, from ``args[i]`` up to its ``startpos`` or
+    ``fen``; the index of that word."""
+    found: dict[str, object] = {}
+    while i < len(args) and args[i] not in ("startpos", "fen"):
+        key = args[i]
+        if key in found:
+            raise _analyse_fail(f"id {ident}: {key} given twice")
+        if key in GO_LIST_FIELDS:
+            end = _until(args, i + 1, ANALYSE_WORDS)
+            if end == i + 1:
+                raise _analyse_fail(f"id {ident}: {key} needs at least one move")
+            found[key] = tuple(args[i + 1 : end])
+            i = end
+            continue
+        if key not in ANALYSE_INT_FIELDS:
+            raise _analyse_fail(
+                f"id {ident}: {key!r} is not a limit (known: {' '.join(ANALYSE_INT_FIELDS)} "
+                f"{' '.join(GO_LIST_FIELDS)}), or startpos or fen is missing"
+            )
+        if i + 1 >= len(args):
+            raise _analyse_fail(f"id {ident}: {key} needs a number")
+        minimum = 1 if key in ("depth", "multipv") else 0
+        found[key] = _int(args[i + 1], f"id {ident}: {key}", Analyse.METHOD, minimum=minimum)
+        i += 2
+    if i >= len(args):
+        raise _analyse_fail(f"id {ident}: startpos or fen is missing; {_ANALYSE_USAGE}")
+    return found, i
+
+
+def _analyse_item(args: list[str], i: int) -> tuple[AnalysisItem, int]:
+    """The position whose id is ``args[i]``; the index after it."""
+    if i >= len(args):
+        raise _analyse_fail(f"id needs a value; {_ANALYSE_USAGE}")
+    ident = args[i]
+    problem = id_problem(ident)
+    if problem is not None:
+        raise _analyse_fail(f"id {ident!r}: {problem}")
+    found, i = _analyse_limits(args, i + 1, ident)
+    fen: str | None = None
+    if args[i] == "fen":
+        end = _until(args, i + 1, {"moves", "id"})
+        if end == i + 1:
+            raise _analyse_fail(f"id {ident}: the position string is missing")
+        fen = " ".join(args[i + 1 : end])
+        i = end
+    else:
+        i += 1
+    moves: tuple[str, ...] = ()
+    if i < len(args) and args[i] == "moves":
+        end = _until(args, i + 1, {"id"})
+        moves = tuple(args[i + 1 : end])
+        i = end
+    if i < len(args) and args[i] != "id":
+        raise _analyse_fail(f"id {ident}: unexpected {args[i]!r} after the position")
+    item = AnalysisItem(ident, fen, moves, **found)  # type: ignore[arg-type]  # checked above
+    return item, i
+
+
+def _parse_analyse(args: list[str]) -> Command:
+    priority = 0
+    i = 0
+    if args[:1] == ["priority"]:
+        if len(args) < 2:
+            raise _analyse_fail("priority needs a number")
+        priority = _int(args[1], "priority", Analyse.METHOD, minimum=-_MAX_PRIORITY)
+        if priority > _MAX_PRIORITY:
+            raise _analyse_fail(f"priority {priority} is over {_MAX_PRIORITY}")
+        i = 2
+    items: list[AnalysisItem] = []
+    while i < len(args):
+        if args[i] != "id":
+            raise _analyse_fail(f"expected id, got {args[i]!r}; {_ANALYSE_USAGE}")
+        item, i = _analyse_item(args, i + 1)
+        items.append(item)
+    if not items:
+        raise _analyse_fail(f"no position given; {_ANALYSE_USAGE}")
+    return Analyse(tuple(items), priority)
+
+
+def _parse_cancel(args: list[str]) -> Command:
+    for ident in args:
+        problem = id_problem(ident)
+        if problem is not None:
+            raise _fail(BAD_ARGUMENTS, f"cancel: id {ident!r}: {problem}", Cancel.METHOD)
+    return Cancel(tuple(dict.fromkeys(args)))
+
+
 _COMMAND_PARSERS: Final[dict[str, Callable[[list[str]], Command]]] = {
     "ugi": _no_args(Ugi),
     "isready": _no_args(IsReady),
@@ -280,6 +396,8 @@ _COMMAND_PARSERS: Final[dict[str, Callable[[list[str]], Command]]] = {
     "bots": _no_args(Bots),
     "options": _parse_options,
     "show": _no_args(Show),
+    "analyse": _parse_analyse,
+    "cancel": _parse_cancel,
 }
 
 
@@ -468,6 +586,59 @@ def _analysis_line(line: str, args: list[str]) -> ReplyLine | None:
     return AnalysisLine(args[0], tuple(args[1:])) if args else None
 
 
+def _analysisinfo_line(line: str, args: list[str]) -> ReplyLine | None:
+    if len(args) < 2 or args[0] != "id":
+        return None
+    return AnalysisInfo(args[1], parse_info(args[2:]))
+
+
+def _analysisok_line(line: str, args: list[str]) -> ReplyLine | None:
+    if len(args) < 4 or args[0] != "id" or args[2] != "bestmove":
+        return None
+    found: dict[str, int] = {}
+    flags = set()
+    error = None
+    i = 4
+    while i < len(args):
+        key = args[i]
+        if key in ("nodes", "time") and i + 1 < len(args):
+            found[key] = _int(args[i + 1], key, "analysisok")
+            i += 2
+        elif key in ("stopped", "cancelled"):
+            flags.add(key)
+            i += 1
+        elif key == "error" and i + 2 < len(args):
+            text = _words_after(line, i + 4)
+            error = ErrorReply(_int(args[i + 1], "code", "analysisok"), args[i + 2], text)
+            break
+        else:
+            return None
+    return AnalysisOk(
+        args[1],
+        None if args[3] == "none" else args[3],
+        found.get("nodes"),
+        found.get("time"),
+        stopped="stopped" in flags,
+        cancelled="cancelled" in flags,
+        error=error,
+    )
+
+
+def analysis_of(end: AnalysisOk, lines: Sequence[Info]) -> Analysis:
+    """The answered position of an ``analysisok`` line and the ``analysisinfo`` lines before
+    it."""
+    return Analysis(
+        end.id,
+        end.move,
+        tuple(lines),
+        end.nodes,
+        end.time,
+        stopped=end.stopped,
+        cancelled=end.cancelled,
+        error=end.error,
+    )
+
+
 def _limit_line(line: str, args: list[str]) -> ReplyLine | None:
     return LimitInfo(args[0], _int(args[1], args[0], "limit")) if len(args) == 2 else None
 
@@ -494,6 +665,8 @@ _REPLY_PARSERS: Final[Mapping[str, Callable[[str, list[str]], ReplyLine | None]]
     "game": _game_line,
     "bot": _bot_line,
     "analysis": _analysis_line,
+    "analysisinfo": _analysisinfo_line,
+    "analysisok": _analysisok_line,
     "limit": _limit_line,
 }
 """How each reply line is read from the whole line and its tokens after the first: None when
@@ -642,6 +815,26 @@ def _go_text(command: Go) -> str:
     return " ".join(parts)
 
 
+def _analyse_text(command: Analyse) -> str:
+    parts = ["analyse"]
+    if command.priority:
+        parts.append(f"priority {command.priority}")
+    for item in command.positions:
+        parts.append(f"id {item.id}")
+        for key in ANALYSE_INT_FIELDS:
+            value = getattr(item, key)
+            if value is not None:
+                parts.append(f"{key} {value}")
+        for key in GO_LIST_FIELDS:
+            moves = getattr(item, key)
+            if moves:
+                parts.append(f"{key} {' '.join(moves)}")
+        parts.append("startpos" if item.fen is None else f"fen {_clean(item.fen)}")
+        if item.moves:
+            parts.append(f"moves {' '.join(item.moves)}")
+    return " ".join(parts)
+
+
 def _command_text(command: Command) -> str:
     match command:
         case Ping(token):
@@ -666,6 +859,10 @@ def _command_text(command: Command) -> str:
             text = "undo" if n == 1 else f"undo {n}"
         case Options(every):
             text = "options all" if every else "options"
+        case Analyse():
+            text = _analyse_text(command)
+        case Cancel(ids):
+            text = " ".join(("cancel", *ids))
         case _:
             text = command.METHOD
     return text
@@ -694,6 +891,25 @@ def format_info(info: Info) -> str:
     if info.string is not None:
         parts.append("string " + _clean(info.string))
     return " ".join(parts)
+
+
+def _analysis_lines(reply: Analysis) -> list[str]:
+    """An answered position: its ``analysisinfo`` lines, then its ``analysisok``."""
+    head = f"analysisinfo id {reply.id}"
+    lines = [head + format_info(info)[len("info") :] for info in reply.lines]
+    end = [f"analysisok id {reply.id} bestmove {reply.move or 'none'}"]
+    if reply.nodes is not None:
+        end.append(f"nodes {reply.nodes}")
+    if reply.time is not None:
+        end.append(f"time {reply.time}")
+    if reply.cancelled:
+        end.append("cancelled")
+    elif reply.stopped:
+        end.append("stopped")
+    if reply.error is not None:
+        error = reply.error
+        end.append(f"error {error.code} {error.name} {_clean(error.message)}")
+    return [*lines, " ".join(end)]
 
 
 def format_option(option: OptionSpec) -> str:
@@ -772,6 +988,8 @@ def _reply_lines(reply: Reply) -> list[str]:
             lines = [*(line for b in bots for line in _bot_lines(b)), "botsok"]
         case ShowText(text):
             lines = [*(f"show {line}" for line in text.splitlines()), "showok"]
+        case Analysis():
+            lines = _analysis_lines(reply)
         case Ack():
             lines = []
         case _:
@@ -809,6 +1027,10 @@ def encode_reply_line(line: ReplyLine) -> bytes:
             text = f"show {content}"
         case ShowOk():
             text = "showok"
+        case AnalysisInfo(ident, info):
+            text = f"analysisinfo id {ident}" + format_info(info)[len("info") :]
+        case AnalysisOk():
+            text = _analysis_lines(analysis_of(line, ()))[-1]
         case _:
             return encode_reply(line)
     return (text + "\n").encode("utf-8")

@@ -18,7 +18,7 @@ from enginesrv.cli.common import (
     seconds,
     seconds_or_zero,
 )
-from enginesrv.serve.settings import MAX_CLOCK, MAX_MOVETIME, MAX_PLIES
+from enginesrv.serve.settings import MAX_ANALYSES, MAX_CLOCK, MAX_MOVETIME, MAX_PLIES
 
 
 def add_serve(sub: Subcommands) -> argparse.ArgumentParser:
@@ -228,6 +228,14 @@ def _add_search_limits(p: argparse.ArgumentParser) -> None:
         default=MAX_PLIES,
         help=f"the plies a session's game may reach ({MAX_PLIES}; 0: no limit); more are "
         "refused with error 305",
+    )
+    p.add_argument(
+        "--max-analyses",
+        metavar="N",
+        type=natural_at_most(1 << 20),
+        default=MAX_ANALYSES,
+        help=f"positions of analyse requests a session holds at once, waiting or searched "
+        f"({MAX_ANALYSES}; 0: no limit); more are refused with error 300",
     )
     p.add_argument(
         "--stop-grace",

@@ -26,7 +26,9 @@ from enginesrv.serve.connection import Limits
 from enginesrv.serve.settings import SessionConfig
 
 
-def _session_config(args: argparse.Namespace, limits: Limits) -> SessionConfig:
+def _session_config(args: argparse.Namespace, limits: Limits, at_once: int) -> SessionConfig:
+    """The sessions' configuration; ``at_once``: the positions of a session's analyses
+    searched at once."""
     if args.game is not None:
         load_game(args.game)
     try:
@@ -46,6 +48,8 @@ def _session_config(args: argparse.Namespace, limits: Limits) -> SessionConfig:
         max_movetime=limits.movetime,
         max_clock=limits.clock,
         max_plies=limits.plies,
+        max_analyses=limits.analyses,
+        analyses_at_once=at_once,
     )
 
 
@@ -66,12 +70,13 @@ def cmd_serve(args: argparse.Namespace, out: TextIO, err: TextIO) -> None:
         movetime=args.max_movetime,
         clock=args.max_clock,
         plies=args.max_plies,
+        analyses=args.max_analyses,
         output_total=args.max_output_total,
         prefix_v4=args.peer_prefix_v4,
         prefix_v6=args.peer_prefix_v6,
     )
     limits = dataclasses.replace(base, peer_searches=peer_searches(base, args.workers))
-    config = _session_config(args, limits)
+    config = _session_config(args, limits, limits.peer_searches)
     web = _web_front(args)
     configure_logging(json=args.log_json)
     where = f"{args.host}:{args.port}"
@@ -167,9 +172,11 @@ def cmd_engine(args: argparse.Namespace, out: TextIO, err: TextIO) -> None:
         movetime=args.max_movetime,
         clock=args.max_clock,
         plies=args.max_plies,
+        analyses=args.max_analyses,
         output_total=0,
     )
-    config = _session_config(args, limits)
+    # one client has the workers: its analyses search on all of them
+    config = _session_config(args, limits, args.workers)
     configure_logging(json=args.log_json)
     if args.game is None:
         err.write(NO_GAME_WARNING)

@@ -25,11 +25,14 @@ from enginesrv.client.types import (
     SearchResult,
     TraceCallback,
 )
+from protocol.messages import Analysis, AnalysisItem
 
 __all__ = [
     "SEARCH_TIMEOUT",
     "STOP_GRACE",
     "TIMEOUT",
+    "Analysis",
+    "AnalysisItem",
     "AsyncEngine",
     "BotInfo",
     "ClientError",

@@ -20,7 +20,7 @@ from collections.abc import Callable
 
 import trio
 
-from enginesrv.client.handle import Search
+from enginesrv.client.handle import AnalysisWait, Search
 from enginesrv.client.types import (
     ClientError,
     EngineError,
@@ -110,6 +110,8 @@ class Connection:
         """What ends the running exchange, as messages name it (``ugiok``, ``readyok``)."""
         self.pending: dict[int, Pending] = {}
         """The msgpack requests waiting for their responses, by id."""
+        self.analyses: dict[str, AnalysisWait] = {}
+        """The positions of ``analyse`` requests waiting for their answers, by id."""
         self._ids = itertools.count(1)
         self.tokens = itertools.count(1)
         """The tokens of the ``ping`` barriers."""
@@ -164,6 +166,8 @@ class Connection:
             self.collect.close()
         for pending in self.pending.values():
             pending.done.set()
+        for wait in self.analyses.values():
+            wait.fail(self.ended)
         if self.search is not None:
             self.search.fail(self.ended)
         self.let_go(s.CLOSE)
@@ -263,9 +267,22 @@ class Connection:
             assert not isinstance(frame, m.Request)  # a client's decoder reads replies only
             self._route_frame(frame)
 
+    def _route_analysis(self, line: m.AnalysisInfo | m.AnalysisOk) -> None:
+        """A line of an answered position: to its ``analyse``, whatever request runs."""
+        if isinstance(line, m.AnalysisInfo):
+            wait = self.analyses.get(line.id)
+            if wait is not None:
+                wait.note(line.info)
+            return
+        wait = self.analyses.pop(line.id, None)
+        if wait is not None:
+            wait.finish(text.analysis_of(line, wait.lines))
+
     def _route_line(self, line: m.ReplyLine, raw: str) -> None:
         search = self.search
-        if isinstance(line, m.Info):
+        if isinstance(line, m.AnalysisInfo | m.AnalysisOk):
+            self._route_analysis(line)
+        elif isinstance(line, m.Info):
             if search is not None:
                 search.note(line)
         elif isinstance(line, m.BestMove):
@@ -299,9 +316,15 @@ class Connection:
         elif isinstance(line, m.ErrorReply):
             self.unsolicited = line
 
-    def _route_frame(self, frame: m.RpcResult | m.Info | m.ErrorReply | m.Notification) -> None:
+    def _route_frame(
+        self, frame: m.RpcResult | m.Info | m.ErrorReply | m.Analysis | m.Notification
+    ) -> None:
         search = self.search
-        if isinstance(frame, m.RpcResult):
+        if isinstance(frame, m.Analysis):
+            wait = self.analyses.pop(frame.id, None)
+            if wait is not None:
+                wait.finish(frame)
+        elif isinstance(frame, m.RpcResult):
             if search is not None and frame.msgid == search.msgid:
                 self.let_go(s.ANSWER)
                 if frame.error is not None:

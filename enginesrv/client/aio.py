@@ -9,7 +9,7 @@ from typing import IO
 
 import trio
 
-from enginesrv.client import _asking
+from enginesrv.client import _analysing, _asking
 from enginesrv.client._args import (
     STOP_GRACE,
     TIMEOUT,
@@ -328,6 +328,29 @@ class AsyncEngine:
                 raise EngineTimeoutError(
                     f"{self.where}: no best move within {timeout:g} s, nor after stop"
                 ) from exc
+
+    async def analyse(
+        self,
+        positions: Sequence[m.AnalysisItem],
+        *,
+        priority: int = 0,
+        on_result: Callable[[m.Analysis], None] | None = None,
+        timeout: float | None = None,
+    ) -> dict[str, m.Analysis]:
+        """``analyse``: search many positions in one request, each with its own id and limits
+        (``AnalysisItem``: a depth, nodes or a movetime, and ``multipv``, ``searchmoves``,
+        ``avoidmoves``), and return each id's answer in the order given; ``on_result`` is
+        told each as it comes (in the reader task: it must not block). A higher ``priority``
+        goes first among this connection's analyses. It may run beside a ``go``. Past
+        ``timeout`` seconds (None: no bound) the positions not yet answered are cancelled and
+        answer with what they found (``stopped``) or as ``cancelled``."""
+        command = _analysing.analyse_command(positions, priority)
+        return await _analysing.analyse(self._conn, command, on_result, timeout)
+
+    async def cancel(self, ids: Sequence[str] = (), timeout: float = TIMEOUT) -> None:
+        """``cancel``: end the analyses of ``ids`` (none: every one of this connection); their
+        answers come to their ``analyse``."""
+        await _asking.ask(self._conn, _analysing.cancel_command(ids), timeout)
 
     async def stop(self) -> None:
         """Stop the running search, if any (its handle gets the best move)."""

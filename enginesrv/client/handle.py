@@ -1,5 +1,6 @@
 """A search: its state as the reader fills it in (``Search``), and the handle a caller holds
-(``SearchHandle``, from ``AsyncEngine.start_search``)."""
+(``SearchHandle``, from ``AsyncEngine.start_search``); a position of an ``analyse`` request
+until its answer (``AnalysisWait``)."""
 
 from __future__ import annotations
 
@@ -81,6 +82,43 @@ class Search:
             exact_score=exact,
         )
         self.done.set()
+
+    def fail(self, error: BaseException) -> None:
+        if not self.done.is_set():
+            self.error = error
+            self.done.set()
+
+
+MAX_ANALYSIS_LINES = 1024
+"""The most lines kept for one position (a server reports at most 256)."""
+
+
+class AnalysisWait:
+    """One position of an ``analyse`` request until its answer."""
+
+    def __init__(self, on_result: Callable[[m.Analysis], None] | None) -> None:
+        self.on_result = on_result
+        self.lines: list[m.Info] = []
+        self.result: m.Analysis | None = None
+        self.error: BaseException | None = None
+        self.done = trio.Event()
+
+    def note(self, info: m.Info) -> None:
+        """One of its lines (text framing)."""
+        if len(self.lines) < MAX_ANALYSIS_LINES:
+            self.lines.append(info)
+
+    def finish(self, result: m.Analysis) -> None:
+        """Its answer; the caller's ``on_result`` is told (in the reader task)."""
+        if self.done.is_set():
+            return
+        self.result = result
+        self.done.set()
+        if self.on_result is not None:
+            try:
+                self.on_result(result)
+            except Exception as exc:  # the caller's callback: its error is the caller's
+                self.error = exc
 
     def fail(self, error: BaseException) -> None:
         if not self.done.is_set():

@@ -277,6 +277,25 @@ class Engine:
             timeout=timeout,
         )
 
+    def analyse(
+        self,
+        positions: Sequence[m.AnalysisItem],
+        *,
+        priority: int = 0,
+        on_result: Callable[[m.Analysis], None] | None = None,
+        timeout: float | None = None,
+    ) -> dict[str, m.Analysis]:
+        return self._call(
+            self._async.analyse,
+            positions,
+            priority=priority,
+            on_result=on_result,
+            timeout=timeout,
+        )
+
+    def cancel(self, ids: Sequence[str] = (), timeout: float = TIMEOUT) -> None:
+        self._call(self._async.cancel, ids, timeout)
+
     def stop(self) -> None:
         self._call(self._async.stop)
 

@@ -35,7 +35,7 @@ from protocol.errors import BAD_ARGUMENTS, GAME_OVER, INTERNAL, MOVES_HIDDEN
 
 CLOCKS = ("p1time", "p2time", "p1inc", "p2inc")
 HIDDEN = (
-    "go: the side to act has moves that depend on information hidden in this position; send "
+    "the side to act has moves that depend on information hidden in this position; send "
     "the position of the side to act (its own view)"
 )
 WAITING = "waiting for a search worker (all are busy, or this address has its share)"
@@ -65,21 +65,47 @@ async def plan_job(go: m.Go, board: Board, options: Options, session: str) -> Pl
         NoMoveError: there is nothing to search (the game is over, or the moves of the side
             to act are hidden from the session).
     """
-    config = options.config
-    check_go_limits(go, config)
+    check_go_limits(go, options.config)
     game, state = board.require("go")
+    check_searchable(state, "go")
+    # a frame may carry tens of thousands of tokens: read off the event loop
+    roots = functools.partial(
+        root_tokens, go.searchmoves, go.avoidmoves, state.view(state.to_move()), options
+    )
+    listed = len(go.searchmoves) + len(go.avoidmoves)
+    restricted = await offload(board.peer, roots) if listed > MOVES_ON_LOOP else roots()
+    return plan_of(go, game, state, options, session, restricted)
+
+
+def check_searchable(state: games.State, verb: str) -> None:
+    """Raises NoMoveError when ``state`` has nothing to search: the game is over, or the moves
+    of the side to act are hidden from the session."""
     if state.is_terminal():
-        raise NoMoveError(GAME_OVER, "go: the game is over")
+        raise NoMoveError(GAME_OVER, f"{verb}: the game is over")
     if state.moves_hidden():
-        raise NoMoveError(MOVES_HIDDEN, HIDDEN)
+        raise NoMoveError(MOVES_HIDDEN, f"{verb}: {HIDDEN}")
+
+
+def plan_of(
+    go: m.Go,
+    game: games.Game,
+    state: games.State,
+    options: Options,
+    session: str,
+    restricted: dict[str, Any],
+    *,
+    lines: int | None = None,
+) -> Plan:
+    """The ``Plan`` of ``go`` on ``state`` (checked by the caller: searchable, within the
+    limits, its first decisions read as ``restricted`` by ``root_tokens``); ``lines``: the
+    lines to report (None: the session's ``MultiPV``)."""
     seat = state.to_move()
-    most = config.max_movetime
     budget = search_time(
         go,
         seat,
         state.turn_position(),
         options.move_overhead,
-        most_ms=most,
+        most_ms=options.config.max_movetime,
         weight=state.time_weight(),
         expected=state.decisions_left(),
     )
@@ -88,10 +114,6 @@ async def plan_job(go: m.Go, board: Board, options: Options, session: str) -> Pl
     latest = None
     if clock is not None and go.movetime is None and not go.infinite:
         latest = max(0, clock - max(0, options.move_overhead)) / 1000
-    # a frame may carry tens of thousands of tokens: read off the event loop
-    roots = functools.partial(root_tokens, go, state.view(seat), options)
-    listed = len(go.searchmoves) + len(go.avoidmoves)
-    restricted = await offload(board.peer, roots) if listed > MOVES_ON_LOOP else roots()
     # The bot searches from what the side to act may know. A plain UGI manager hands both
     # sides the full move list, the other side's secret laws included; the search never sees
     # them (for a perfect-information game the view is the position itself).
@@ -108,49 +130,58 @@ async def plan_job(go: m.Go, board: Board, options: Options, session: str) -> Pl
         new_game=options.fresh_game,
         issued=time.monotonic(),
         from_pv=budget.from_pv,
-        lines=options.multipv,
+        lines=options.multipv if lines is None else lines,
         **restricted,
     )
     return Plan(job, infinite, latest)
 
 
-def root_tokens(go: m.Go, view: games.State, options: Options) -> dict[str, Any]:
-    """The first decisions ``go`` lets the bot search, as a job's ``searchmoves`` and
-    ``avoidmoves``: each token checked legal in the position searched, ``view``, and written
-    as the game writes it.
+def root_tokens(
+    searchmoves: tuple[str, ...],
+    avoidmoves: tuple[str, ...],
+    view: games.State,
+    options: Options,
+    verb: str = "go",
+) -> dict[str, Any]:
+    """The first decisions a search may take, as a job's ``searchmoves`` and ``avoidmoves``:
+    each token checked legal in the position searched, ``view``, and written as the game
+    writes it. ``verb`` begins the errors (``go``, or ``analyse: id A``).
 
     Raises:
         RequestError: error 101 naming the first token that is unknown, malformed or not
             legal, or saying that no legal move is left; or the bot cannot restrict its
             search.
     """
-    if not go.searchmoves and not go.avoidmoves:
+    if not searchmoves and not avoidmoves:
         return {}
     if not options.bot_class().analysis:
         raise request_error(
             BAD_ARGUMENTS,
-            f"go: bot {options.bot_name!r} searches every move: searchmoves and avoidmoves "
-            "need a bot that offers them (the handshake's analysis lines)",
+            f"{verb}: bot {options.bot_name!r} searches every move: searchmoves and "
+            "avoidmoves need a bot that offers them (the handshake's analysis lines)",
         )
     found: dict[str, dict[int, str]] = {"searchmoves": {}, "avoidmoves": {}}
     legal = view.legal_moves()
     # a look-up for each (a lazy sequence, Yin Yang's setup, answers ``in`` at once)
     known = set(legal) if isinstance(legal, list | tuple) else legal
-    for key, moves in found.items():
-        for token in dict.fromkeys(getattr(go, key)):  # each token once, however often given
+    for key, given in (("searchmoves", searchmoves), ("avoidmoves", avoidmoves)):
+        moves = found[key]
+        for token in dict.fromkeys(given):  # each token once, however often given
             try:
                 move = view.parse_move(token)
             except games.GameError as exc:
-                raise request_error(BAD_ARGUMENTS, f"go: {key} {exc}") from None
+                raise request_error(BAD_ARGUMENTS, f"{verb}: {key} {exc}") from None
             if move not in known:
-                raise request_error(BAD_ARGUMENTS, f"go: {key} {token}: not legal here")
+                raise request_error(BAD_ARGUMENTS, f"{verb}: {key} {token}: not legal here")
             moves.setdefault(move, view.move_to_str(move))
     wanted, avoided = found["searchmoves"], found["avoidmoves"]
     left = len([m for m in wanted if m not in avoided]) if wanted else view.count_moves()
     if not wanted:
         left -= len(avoided)
     if left <= 0:
-        raise request_error(BAD_ARGUMENTS, "go: searchmoves and avoidmoves leave no legal move")
+        raise request_error(
+            BAD_ARGUMENTS, f"{verb}: searchmoves and avoidmoves leave no legal move"
+        )
     return {
         "searchmoves": tuple(wanted.values()) if wanted else None,
         "avoidmoves": tuple(avoided.values()),
@@ -270,7 +301,7 @@ def best_of(outcome: SearchOutcome, state: games.State, job: SearchJob) -> m.Bes
     if result is not None and token is not None and token == result.token:
         return m.BestMove(
             token,
-            score=_score(result.score),
+            score=score_reply(result.score),
             depth=result.depth,
             seldepth=result.seldepth,
             nodes=result.nodes,
@@ -301,7 +332,8 @@ def _is_legal(state: games.State, token: str) -> bool:
     return True
 
 
-def _score(score: Score | None) -> m.Score | None:
+def score_reply(score: Score | None) -> m.Score | None:
+    """A search's score as the protocol writes it."""
     return None if score is None else m.Score(score.kind, score.value)
 
 
@@ -310,7 +342,7 @@ def info_reply(info: SearchInfo, search: int | None) -> m.Info:
     return m.Info(
         depth=info.depth,
         seldepth=info.seldepth,
-        score=_score(info.score),
+        score=score_reply(info.score),
         nodes=info.nodes,
         nps=info.nps,
         time=info.time,

@@ -265,7 +265,7 @@ class Connection:
 
     def _busy(self) -> bool:
         session = self.session
-        return self.handling or (session is not None and session.busy)
+        return self.handling or (session is not None and session.working)
 
     async def _handle(
         self,

@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from enginesrv.admission import PREFIX_V4, PREFIX_V6, Admission, descriptor_budget
-from enginesrv.serve.settings import MAX_CLOCK, MAX_MOVETIME, MAX_PLIES
+from enginesrv.serve.settings import MAX_ANALYSES, MAX_CLOCK, MAX_MOVETIME, MAX_PLIES
 from protocol import messages as m
 
 
@@ -26,6 +26,7 @@ class Limits:
     movetime: int = MAX_MOVETIME
     clock: int = MAX_CLOCK
     plies: int = MAX_PLIES
+    analyses: int = MAX_ANALYSES
     output_total: int = 64 * 1024 * 1024
     prefix_v4: int = PREFIX_V4
     prefix_v6: int = PREFIX_V6
@@ -57,6 +58,7 @@ class Limits:
             m.LimitInfo("movetime", self.movetime),
             m.LimitInfo("clock", self.clock),
             m.LimitInfo("plies", self.plies),
+            m.LimitInfo("analyses", self.analyses),
             m.LimitInfo("outputtotal", self.output_total),
             m.LimitInfo("peerprefix4", self.prefix_v4),
             m.LimitInfo("peerprefix6", self.prefix_v6),

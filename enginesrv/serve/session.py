@@ -27,6 +27,7 @@ import trio
 
 import games
 from enginesrv.search.child import SearchRunner
+from enginesrv.serve.analyses import Analyses
 from enginesrv.serve.bot import BotSearch, plan_job
 from enginesrv.serve.catalog import bot_infos
 from enginesrv.serve.hooks import RefereeHooks
@@ -53,7 +54,19 @@ from protocol.errors import (
     ProtocolError,
 )
 
-READ_ONLY = (m.Ugi, m.IsReady, m.Ping, m.Stop, m.Quit, m.Query, m.Bots, m.Options, m.Show)
+READ_ONLY = (
+    m.Ugi,
+    m.IsReady,
+    m.Ping,
+    m.Stop,
+    m.Quit,
+    m.Query,
+    m.Bots,
+    m.Options,
+    m.Show,
+    m.Analyse,
+    m.Cancel,
+)
 """The commands answered even while a search runs (docs/protocol.md §3)."""
 QUESTIONS = (m.Ugi, m.IsReady, m.Ping, m.Query, m.Bots, m.Options, m.Show)
 """The commands that change nothing in the session."""
@@ -90,6 +103,15 @@ class Session:
         self.options = Options(config)
         self.board = Board(config, framing=framing, max_reply=max_reply, peer=peer)
         self.slot = SearchSlot(send, self.log)
+        self.analyses = Analyses(
+            runner,
+            send,
+            peer=peer,
+            log=self.log,
+            at_once=config.analyses_at_once,
+            most=config.max_analyses,
+            grace=config.grace,
+        )
         self.referee: RefereeHooks | None = None
         self.closing = False
         if config.default_game is not None:
@@ -104,6 +126,11 @@ class Session:
     def busy(self) -> bool:
         """Whether a search runs (its best move not yet sent)."""
         return self.slot.busy
+
+    @property
+    def working(self) -> bool:
+        """Whether a search runs or an analysis is held (an answer is still to come)."""
+        return self.slot.busy or self.analyses.held > 0
 
     # -- replies -------------------------------------------------------------------------------
 
@@ -169,6 +196,12 @@ class Session:
             reply: m.Reply | None
             if isinstance(command, QUESTIONS):
                 reply = await self._answer(command)
+            elif isinstance(command, m.Analyse):
+                await self._analyse(command, msgid, nursery)
+                reply = None
+            elif isinstance(command, m.Cancel):
+                await self.analyses.cancel(command.ids)
+                reply = m.Ack()
             else:
                 reply = await self._order(command, msgid, nursery)
         except RequestError as exc:
@@ -338,6 +371,14 @@ class Session:
             await self.reply(m.Info(string=decision.reason), None)
         return m.BestMove(decision.move)
 
+    async def _analyse(self, command: m.Analyse, msgid: int | None, nursery: trio.Nursery) -> None:
+        if self.framing == "msgpack" and msgid is None:
+            raise request_error(
+                BAD_ARGUMENTS, "analyse: send it as a request; its response ends it"
+            )
+        game, _ = self.board.require("analyse")
+        await self.analyses.request(command, game, self.options, self.id, msgid, nursery)
+
     def _stop(self, search_id: int | None, msgid: int | None) -> m.Reply | None:
         if self.slot.stop(search_id):
             return m.Ack()
@@ -352,3 +393,4 @@ class Session:
         if self.referee is not None:
             self.referee.leave()
         await self.slot.stop_and_wait()
+        await self.analyses.cancel_and_wait()

@@ -35,6 +35,9 @@ MAX_CLOCK = 86_400_000
 MAX_PLIES = 4000
 """Plies a session's game may reach (the ``plies`` limit): above the longest game an event
 plays (``--max-plies`` is at most 3000)."""
+MAX_ANALYSES = 1024
+"""Positions of ``analyse`` requests a session holds at once, waiting or searched (the
+``analyses`` limit)."""
 Framing = Literal["text", "msgpack"]
 
 
@@ -68,6 +71,11 @@ class SessionConfig:
     """The ``clock`` limit (ms; 0: none)."""
     max_plies: int = MAX_PLIES
     """The ``plies`` limit (0: none)."""
+    max_analyses: int = MAX_ANALYSES
+    """The ``analyses`` limit: positions a session holds at once."""
+    analyses_at_once: int = 1
+    """The positions of a session's analyses searched at once (its peer's share of the
+    workers, ``peersearches``)."""
 
 
 class RequestError(Exception):

@@ -22,8 +22,9 @@ from enginesrv.web.referee import Referee
 from protocol import messages as m
 from protocol.errors import BAD_ARGUMENTS, GAME_OVER
 
-REFUSED = (m.NewGame, m.Position, m.SetOption)
-"""The commands that would set another game: a refereed game is set by its address."""
+REFUSED = (m.NewGame, m.Position, m.SetOption, m.Analyse)
+"""The commands that would set another game (a refereed game is set by its address), and
+``analyse``, which searches positions of the client's choosing: a game of another socket."""
 
 OVER: Final[dict[str, Callable[[games.Outcome], m.ResponseValue]]] = {
     "gameover": lambda outcome: True,
