@@ -188,10 +188,33 @@ def progress_pattern(shown: str) -> re.Pattern[str]:
     return re.compile(" ".join(parts))
 
 
+ANALYSED_END = re.compile(r"analysisok id (?P<id>\S+) bestmove (?P<move>\S+)(?P<rest>.*)")
+"""The end of an analysed position's answer (``analysisok``)."""
+
+
+def analysed_pattern(shown: str) -> re.Pattern[str] | None:
+    """What an ``analysisinfo`` or ``analysisok`` line stands for (None: neither): a line of
+    the shape of a progress line; any move but none, any nodes and time."""
+    words = shown.split(" ")
+    if shown.startswith("analysisinfo id ") and len(words) > 3:
+        head = re.escape(" ".join(words[:3]))
+        progress = progress_pattern("info " + " ".join(words[3:])).pattern
+        return re.compile(head + progress.removeprefix("info"))
+    end = ANALYSED_END.fullmatch(shown)
+    if end is None:
+        return None
+    move = re.escape(end["move"]) if end["move"] == "none" else r"(?!none(?: |$))\S+"
+    rest = re.sub(r"(nodes|time) \d+", r"\1 \\d+", re.escape(end["rest"]).replace("\\ ", " "))
+    return re.compile(f"analysisok id {re.escape(end['id'])} bestmove {move}{rest}")
+
+
 def line_pattern(shown: str) -> re.Pattern[str]:
     """What an answer line ``shown`` in a transcript stands for."""
     if is_progress(shown):
         return progress_pattern(shown)
+    analysed = analysed_pattern(shown)
+    if analysed is not None:
+        return analysed
     if shown.startswith("bestmove ") and shown != "bestmove none":
         return re.compile(r"bestmove (?!none$)\S+")  # a search's choice
     tokens = shown.split(" ")
@@ -307,6 +330,13 @@ def _same_kind(key: str, shown: Any, actual: Any) -> bool:
         return (
             len(kinds) == 1 and kinds <= {"cp", "win", "loss"} and type(actual[min(kinds)]) is int
         )
+    if key == "lines":  # an analysed position's lines: each of the kind shown
+        return (
+            isinstance(shown, list)
+            and isinstance(actual, list)
+            and len(shown) == len(actual)
+            and all(matches(a, b, search=True) for a, b in zip(shown, actual, strict=True))
+        )
     if key in ("pv", "move"):  # the search's choice; a move of nil stays nil
         if shown is None or actual is None:
             return shown is actual
@@ -318,6 +348,10 @@ def _same_kind(key: str, shown: Any, actual: Any) -> bool:
 
 def is_info(frame: Any) -> bool:
     return isinstance(frame, list) and len(frame) == 3 and frame[:2] == [2, "info"]
+
+
+def is_analysis(frame: Any) -> bool:
+    return isinstance(frame, list) and len(frame) == 3 and frame[:2] == [2, "analysis"]
 
 
 # --- replaying -----------------------------------------------------------------------------
@@ -502,8 +536,8 @@ class MsgpackReplay:
             await self.pull(step)
 
     def _fits(self, shown: Any, frame: Any) -> bool:
-        if is_info(shown):
-            return is_info(frame) and matches(shown[2][0], frame[2][0], search=True)
+        if is_info(shown) or is_analysis(shown):
+            return frame[:2] == shown[:2] and matches(shown[2][0], frame[2][0], search=True)
         if not isinstance(frame, list) or frame[:1] != shown[:1]:
             return False
         if shown[0] == 1:  # a response: by id; a search's figures by their kinds
