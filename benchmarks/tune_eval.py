@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import signal
 import subprocess
 import sys
 from pathlib import Path
@@ -60,6 +61,29 @@ def params(game: str, names: list[str] | None, divide: int) -> list[str]:
     return out
 
 
+def run(command: list[str]) -> int:
+    """Run the tuning ``command`` to its end; its exit status. A SIGTERM to this script stops
+    the tuning the same way (it keeps the games stored, so that ``--resume`` goes on), rather
+    than leaving it running without its script."""
+    proc = subprocess.Popen(command, cwd=ROOT)
+
+    def stop(signum: int, frame: object) -> None:
+        proc.terminate()
+
+    previous = signal.signal(signal.SIGTERM, stop)
+    try:
+        return proc.wait()
+    finally:
+        signal.signal(signal.SIGTERM, previous)
+        if proc.poll() is None:  # the script itself failed: the tuning ends with it
+            proc.terminate()
+            try:
+                proc.wait(timeout=30)
+            except subprocess.TimeoutExpired:
+                proc.kill()
+                proc.wait()
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("game", help="yinsh, yinsh+blitz, yohoho or yoxii")
@@ -86,9 +110,9 @@ def main() -> None:
             str(openings(args.game)), "--openings-order", "random", "--out", str(out),
         ]  # fmt: skip
     print(" ".join(command), file=sys.stderr, flush=True)
-    done = subprocess.run(command, cwd=ROOT, check=False)
-    if done.returncode != 0:
-        sys.exit(done.returncode)
+    status = run(command)
+    if status != 0:
+        sys.exit(status)
     report = subprocess.run(
         [*tune[:-1], "tune-report", str(out), "--json"],
         cwd=ROOT,
