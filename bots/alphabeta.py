@@ -40,12 +40,14 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 from typing import ClassVar
 
-from bots.chance import SECRET_SEED_OPTION, Chance
+from bots import levels
+from bots.chance import SECRET_SEED_OPTION, SEED_OPTION, Chance
 from bots.compiled import CompiledMemory, Core, compiled_search, core_for
 from bots.determinize import Sampling, determinized_search
 from bots.engine import (
     Engine,
     InfoFn,
+    LevelInfo,
     Limits,
     Option,
     OptionError,
@@ -58,6 +60,7 @@ from bots.engine import (
 )
 from bots.eval import Evaluator, evaluated_games, evaluator_for
 from bots.eval.tuning import TUNABLES, Tunable, tunables_for
+from bots.levels import LEVELS
 from bots.search import MAX_PLY, Searcher, SearchMemory, SearchOptions, TranspositionTable
 from games import Game, GameError, Move, State
 
@@ -92,6 +95,7 @@ class AlphaBeta(Engine):
 
     name: ClassVar[str] = "alphabeta"
     analysis: ClassVar[bool] = True
+    levels: ClassVar[tuple[LevelInfo, ...]] = levels.infos()
     options: ClassVar[tuple[Option, ...]] = (
         Option("Hash", "spin", 64, 1, 4096),
         Option("Depth", "spin", 0, 0, MAX_PLY),
@@ -99,6 +103,8 @@ class AlphaBeta(Engine):
         Option("Reductions", "check", True),
         Option("Aspiration", "spin", 0, 0, 10_000),
         Option("Samples", "spin", 8, 1, 64),
+        Option("Level", "spin", len(LEVELS), 1, len(LEVELS)),
+        SEED_OPTION,
         SECRET_SEED_OPTION,
         *weight_options(),
     )
@@ -184,6 +190,40 @@ class AlphaBeta(Engine):
         stop: StopFn = never_stop,
         on_info: InfoFn = ignore_info,
     ) -> SearchResult:
+        chosen = levels.level(int(self.values["Level"] or len(LEVELS)))
+        if chosen.full:
+            return self._search(state, limits, stop, on_info)
+        analysing = limits.lines > 1 or limits.restricted
+        limits = chosen.limits(limits, state.count_moves(), analysing=analysing)
+        result = self._search(state, limits, stop, on_info)
+        if analysing:
+            return result
+        chance = Chance(state, int(self.values["Seed"] or 0), int(self.values["SecretSeed"] or 0))
+        hidden = self._evaluator(state.game).hidden_information() is not None
+        drawn = levels.draw(
+            result, chosen, state.game.name, chance.secret if hidden else chance.public
+        )
+        if drawn is None:
+            return result
+        self._plan = None  # the turn goes on from another move than the search's
+        token, entry = drawn
+        return replace(
+            result,
+            move=state.parse_move(token),
+            token=token,
+            score=entry.score,
+            depth=entry.depth,
+            pv=(token,),
+        )
+
+    def _search(
+        self,
+        state: State,
+        limits: Limits,
+        stop: StopFn,
+        on_info: InfoFn,
+    ) -> SearchResult:
+        """The search at full strength (what ``Level`` leaves of ``limits``)."""
         cap = int(self.values["Depth"] or 0)
         evaluator = self._evaluator(state.game)
         hidden = evaluator.hidden_information()

@@ -231,6 +231,17 @@ def ignore_info(info: SearchInfo) -> None:
     del info
 
 
+@dataclass(frozen=True, slots=True)
+class LevelInfo:
+    """A level of a bot's ``Level`` option: its number (1 the weakest), its name, and per game
+    the Elo measured for it and the half-width of that figure's 95% interval."""
+
+    number: int
+    name: str
+    elo: tuple[tuple[str, int, int], ...] = ()
+    """(game, Elo, half-width) for each game measured."""
+
+
 class Engine(ABC):
     """A bot. Subclasses set ``name``, ``games`` and ``options`` and implement ``search``.
 
@@ -241,12 +252,15 @@ class Engine(ABC):
         analysis: whether its searches honour ``Limits.lines`` and ``Limits.root_moves``
             (a server refuses MultiPV above 1, ``searchmoves`` and ``avoidmoves`` for a bot
             that does not).
+        levels: the levels of its ``Level`` option, weakest first (``LevelInfo``), for a bot
+            that has one; the handshake names them.
     """
 
     name: ClassVar[str]
     games: ClassVar[tuple[str, ...] | None] = None
     options: ClassVar[tuple[Option, ...]] = ()
     analysis: ClassVar[bool] = False
+    levels: ClassVar[tuple[LevelInfo, ...]] = ()
 
     def __init__(self) -> None:
         self.values: dict[str, OptionValue] = {o.name: o.default for o in self.options}

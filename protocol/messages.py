@@ -343,14 +343,29 @@ class GameInfo:
 
 
 @dataclass(frozen=True, slots=True)
+class LevelLine:
+    """``level N name NAME bot BOT [game GAME elo E interval I]``: a level of a bot's ``Level``
+    option (1 the weakest), and the Elo measured for it in a game with the half-width of that
+    figure's 95% interval; one line per game measured, or one without a game when none is."""
+
+    number: int
+    name: str
+    bot: str
+    game: str | None = None
+    elo: int | None = None
+    interval: int | None = None
+
+
+@dataclass(frozen=True, slots=True)
 class BotInfo:
-    """A bot: ``bot NAME games G ...``, and what it offers analysis (``analysis NAME F ...``:
+    """A bot: ``bot NAME games G ...``, what it offers analysis (``analysis NAME F ...``:
     ``multipv``, several lines; ``searchmoves``, a restricted root), in ``ANALYSIS_FEATURES``
-    order."""
+    order, and its levels (``level`` lines)."""
 
     name: str
     games: tuple[str, ...]
     analysis: tuple[str, ...] = ()
+    levels: tuple[LevelLine, ...] = ()
 
 
 @dataclass(frozen=True, slots=True)
@@ -617,6 +632,7 @@ ReplyLine: TypeAlias = (
     | GameInfo
     | BotInfo
     | AnalysisLine
+    | LevelLine
     | LimitInfo
     | OptionSpec
     | UgiOk

@@ -47,6 +47,7 @@ from protocol.messages import (
     Handshake,
     Info,
     InvalidMove,
+    LevelLine,
     LimitInfo,
     NewGame,
     Notification,
@@ -403,6 +404,17 @@ def _bot_map(bot: BotInfo) -> dict[str, object]:
     out: dict[str, object] = {"name": bot.name, "games": list(bot.games)}
     if bot.analysis:
         out["analysis"] = list(bot.analysis)
+    if bot.levels:
+        out["levels"] = [_level_map(level) for level in bot.levels]
+    return out
+
+
+def _level_map(level: LevelLine) -> dict[str, object]:
+    out: dict[str, object] = {"level": level.number, "name": level.name}
+    for key in ("game", "elo", "interval"):
+        value = getattr(level, key)
+        if value is not None:
+            out[key] = value
     return out
 
 
@@ -679,7 +691,23 @@ def _option(raw: object) -> OptionSpec:
 def _bot(raw: object) -> BotInfo:
     if not isinstance(raw, dict) or not isinstance(raw.get("name"), str):
         raise _bad(f"not a bot: {_show(raw)}", None, "bots")
-    return BotInfo(raw["name"], _strs(raw.get("games")), _strs(raw.get("analysis")))
+    name = raw["name"]
+    levels = tuple(_level(name, level) for level in _list(raw, "levels") if isinstance(level, dict))
+    return BotInfo(name, _strs(raw.get("games")), _strs(raw.get("analysis")), levels)
+
+
+def _level(bot: str, raw: Mapping[str, object]) -> LevelLine:
+    number, name, game = raw.get("level"), raw.get("name"), raw.get("game")
+    if not _is_int(number) or not isinstance(name, str):
+        raise _bad(f"not a level: {_show(raw)}", None, "bots")
+    return LevelLine(
+        cast(int, number),
+        name,
+        bot,
+        game if isinstance(game, str) else None,
+        _opt_int(raw, "elo"),
+        _opt_int(raw, "interval"),
+    )
 
 
 def _list(raw: Mapping[str, object], key: str) -> list[object]:

@@ -55,6 +55,7 @@ from protocol.messages import (
     Info,
     InvalidMove,
     IsReady,
+    LevelLine,
     LimitInfo,
     NewGame,
     OptionList,
@@ -639,6 +640,28 @@ def analysis_of(end: AnalysisOk, lines: Sequence[Info]) -> Analysis:
     )
 
 
+def _level_line(line: str, args: list[str]) -> ReplyLine | None:
+    if len(args) < 5 or args[1] != "name" or args[3] != "bot":
+        return None
+    fields: dict[str, str] = {}
+    rest = args[5:]
+    if len(rest) % 2:
+        return None
+    for key, value in zip(rest[::2], rest[1::2], strict=True):
+        if key not in ("game", "elo", "interval") or key in fields:
+            return None
+        fields[key] = value
+    elo, interval = fields.get("elo"), fields.get("interval")
+    return LevelLine(
+        _int(args[0], "number", "level", minimum=1),
+        args[2],
+        args[4],
+        fields.get("game"),
+        None if elo is None else _int(elo, "elo", "level", minimum=None),
+        None if interval is None else _int(interval, "interval", "level"),
+    )
+
+
 def _limit_line(line: str, args: list[str]) -> ReplyLine | None:
     return LimitInfo(args[0], _int(args[1], args[0], "limit")) if len(args) == 2 else None
 
@@ -667,6 +690,7 @@ _REPLY_PARSERS: Final[Mapping[str, Callable[[str, list[str]], ReplyLine | None]]
     "analysis": _analysis_line,
     "analysisinfo": _analysisinfo_line,
     "analysisok": _analysisok_line,
+    "level": _level_line,
     "limit": _limit_line,
 }
 """How each reply line is read from the whole line and its tokens after the first: None when
@@ -938,11 +962,25 @@ def format_value(value: ResponseValue) -> str:
     return " ".join(f"{k}={_clean(str(v))}" for k, v in value.items())
 
 
+def format_level(level: LevelLine) -> str:
+    """The ``level`` line of a level."""
+    text = f"level {level.number} name {level.name} bot {level.bot}"
+    if level.game is not None:
+        text += f" game {level.game}"
+    if level.elo is not None:
+        text += f" elo {level.elo}"
+    if level.interval is not None:
+        text += f" interval {level.interval}"
+    return text
+
+
 def _bot_lines(bot: BotInfo) -> list[str]:
-    """A bot's ``bot`` line, and its ``analysis`` line if it offers any."""
+    """A bot's ``bot`` line, its ``analysis`` line if it offers any, and its ``level``
+    lines."""
     lines = [f"bot {bot.name} games {' '.join(bot.games)}"]
     if bot.analysis:
         lines.append(f"analysis {bot.name} {' '.join(bot.analysis)}")
+    lines += [format_level(level) for level in bot.levels]
     return lines
 
 
@@ -1013,6 +1051,8 @@ def encode_reply_line(line: ReplyLine) -> bytes:
             text = "\n".join(_bot_lines(line))
         case AnalysisLine(name, features):
             text = f"analysis {name} {' '.join(features)}"
+        case LevelLine():
+            text = format_level(line)
         case LimitInfo(name, value):
             text = f"limit {name} {value}"
         case OptionSpec():

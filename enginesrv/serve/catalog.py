@@ -9,7 +9,7 @@ import functools
 
 import games
 from bots import registry
-from bots.engine import Engine
+from bots.engine import Engine, LevelInfo
 from bots.registry import BotError
 from protocol import messages as m
 
@@ -65,6 +65,20 @@ def supports(bot: str, game: str) -> bool:
     return plays is None or game in plays
 
 
+def level_lines(
+    bot: str, levels: tuple[LevelInfo, ...], plays: tuple[str, ...]
+) -> tuple[m.LevelLine, ...]:
+    """The ``level`` lines of a bot's levels: one per level and game measured, or one without
+    a game for a level measured in none of the games the bot plays."""
+    out = []
+    for level in levels:
+        measured = [(g, e, i) for g, e, i in level.elo if g in plays]
+        out += [m.LevelLine(level.number, level.name, bot, g, e, i) for g, e, i in measured]
+        if not measured:
+            out.append(m.LevelLine(level.number, level.name, bot))
+    return tuple(out)
+
+
 @functools.cache
 def bot_infos() -> tuple[m.BotInfo, ...]:
     """The bots and the games each plays (built once)."""
@@ -75,6 +89,7 @@ def bot_infos() -> tuple[m.BotInfo, ...]:
         except BotError:
             continue
         every = tuple(plays) if plays is not None else tuple(games.available())
-        offers = m.ANALYSIS_FEATURES if bot_class(name).analysis else ()
-        out.append(m.BotInfo(name, every, offers))
+        cls = bot_class(name)
+        offers = m.ANALYSIS_FEATURES if cls.analysis else ()
+        out.append(m.BotInfo(name, every, offers, level_lines(name, cls.levels, every)))
     return tuple(out)

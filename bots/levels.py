@@ -1,0 +1,142 @@
+"""Levels of play: alphabeta made weaker by a search budget and seeded noise, from a beginner
+who blunders often to full strength (the ``Level`` option).
+
+A level below the top searches at most ``depth`` plies and ``nodes`` nodes (never wall time,
+so that its strength does not depend on the machine), scores its first decisions (the best
+``lines`` of them, or all), and plays one drawn with probability proportional to
+``exp(score / temperature)``: at a temperature of 0 the best, and the higher it is the more
+often a worse move, more often a little worse than a lot. The temperature is a multiple of the
+game's ``SCALE``, the spread of the scores of a position's moves at depth 1 (their standard
+deviation, in the middle of many positions), so that one level blunders about as often in
+every game. A proven win is always taken, a proven loss avoided while there is another move.
+The draws come from the bot's chance (``bots.chance``): repeatable from the ``Seed`` option in
+a game of perfect information, secret in a game of hidden information.
+
+The top level, ``LEVELS[-1]``, is the bot itself: whatever the search is given. Each level's
+strength is measured, game by game, by ``benchmarks/levels.py`` against a fixed pool (random,
+greedy and the other levels); ``ELO`` keeps the figures it printed (the Elo and the half-width
+of its 95% interval, greedy at ``ANCHOR``), which the handshake announces.
+"""
+
+from __future__ import annotations
+
+import math
+import random
+from dataclasses import dataclass, replace
+
+from bots.engine import LevelInfo, Limits, RootScore, SearchResult
+
+ANCHOR = 1000
+"""The Elo of the greedy bot, on which the levels' figures are anchored."""
+
+
+@dataclass(frozen=True, slots=True)
+class Level:
+    """One level: its number and name, and how it plays (module docstring)."""
+
+    number: int
+    name: str
+    depth: int | None = None
+    """The deepest iteration (None: what the search is given)."""
+    nodes: int | None = None
+    """The most nodes of a decision's search (None: what the search is given)."""
+    lines: int = 0
+    """The first decisions scored exactly, among which the move is drawn (0: all)."""
+    temperature: float = 0.0
+    """The noise, in units of the game's ``SCALE`` (0: the best move)."""
+
+    @property
+    def full(self) -> bool:
+        """Whether this is the bot at full strength (nothing limited, no noise)."""
+        return self.depth is None and self.nodes is None and not self.temperature
+
+    def limits(self, limits: Limits, moves: int, *, analysing: bool) -> Limits:
+        """``limits`` within this level's budget; the lines its draw needs (``moves`` legal
+        moves in the position), unless the search is an analysis (its own lines)."""
+        depth, nodes = limits.depth, limits.nodes
+        if self.depth is not None:
+            depth = self.depth if depth is None else min(depth, self.depth)
+        if self.nodes is not None:
+            nodes = self.nodes if nodes is None else min(nodes, self.nodes)
+        lines = limits.lines
+        if self.temperature and not analysing and moves <= MOST_SCORED:
+            lines = max(lines, min(moves, self.lines or moves))
+        return replace(limits, depth=depth, nodes=nodes, lines=lines)
+
+
+LEVELS: tuple[Level, ...] = (
+    Level(1, "beginner", depth=1, nodes=5_000, temperature=2.0),
+    Level(2, "novice", depth=1, nodes=5_000, temperature=0.9),
+    Level(3, "casual", depth=2, nodes=10_000, temperature=0.45),
+    Level(4, "club", depth=3, nodes=25_000, lines=8, temperature=0.2),
+    Level(5, "strong", depth=5, nodes=80_000, lines=4, temperature=0.08),
+    Level(6, "expert", nodes=250_000, lines=3, temperature=0.03),
+    Level(7, "master", nodes=1_000_000),
+    Level(8, "full"),
+)
+"""The levels, weakest first; the last is full strength (the option's default)."""
+
+SCALE: dict[str, int] = {"yinsh": 75, "yinsh+blitz": 75, "yohoho": 25, "yoxii": 100, "yinyang": 40}
+"""Per game, the spread of the scores of a position's moves at depth 1 (module docstring)."""
+
+ELO: dict[str, dict[int, tuple[int, int]]] = {}
+"""Per game, each level's measured Elo and the half-width of its 95% interval (greedy at
+``ANCHOR``), as ``benchmarks/levels.py`` printed them; a game not measured has none."""
+
+MOST_SCORED = 256
+"""The most first decisions a draw scores; a decision of more (Yin Yang's setup) is the
+search's own."""
+
+WON = 1_000_000
+"""The value a draw gives a proven win (less its distance): above every evaluation."""
+
+
+def infos() -> tuple[LevelInfo, ...]:
+    """The levels as the handshake names them, with the Elo measured in each game."""
+    return tuple(
+        LevelInfo(
+            lvl.number,
+            lvl.name,
+            tuple(
+                (game, *figures[lvl.number])
+                for game, figures in sorted(ELO.items())
+                if lvl.number in figures
+            ),
+        )
+        for lvl in LEVELS
+    )
+
+
+def level(number: int) -> Level:
+    """The level ``number`` (1 to ``len(LEVELS)``)."""
+    return LEVELS[number - 1]
+
+
+def _value(entry: RootScore) -> int:
+    score = entry.score
+    if score.kind == "win":
+        return WON - score.value
+    if score.kind == "loss":
+        return -WON + score.value
+    return score.value
+
+
+def draw(
+    result: SearchResult, level: Level, game: str, rng: random.Random
+) -> tuple[str, RootScore] | None:
+    """The move ``level`` plays after ``result`` (its search, with the lines of ``limits``):
+    one of the exactly scored first decisions drawn by its temperature (module docstring), or
+    None to play the search's own (no noise, or fewer than two moves scored)."""
+    if not level.temperature:
+        return None
+    scored = [entry for entry in result.root_scores if entry.bound is None]
+    if len(scored) < 2:
+        return None
+    values = [_value(entry) for entry in scored]
+    best = max(values)
+    if best >= WON - 10_000:  # a proven win: taken
+        return None
+    temperature = level.temperature * SCALE.get(game, 50)
+    weights = [math.exp(max(-50.0, (v - best) / temperature)) for v in values]
+    chosen = rng.choices(range(len(scored)), weights)[0]
+    return scored[chosen].token, scored[chosen]
