@@ -4,13 +4,14 @@ Each request is checked whole when it comes (``enginesrv.serve.analysis_requests
 when it is long): every position is read, replayed and given its job, or the request is refused
 and nothing starts. Its positions then wait in the session's queue, highest priority first and
 in the order they came among equals, and are searched on the session's share of the workers
-(``at_once`` at a time; the pool's fair share decides which peer's search gets a free worker). Each is answered exactly
-once (``m.Analysis``): with its lines and best move when its search ends (reached its limit, or
-was cancelled while it ran), at once with an error when there is nothing to search (the game is
-over, the side to act's moves are hidden), or at once as cancelled when it is cancelled before
-its search. In msgpack the request's own response, ``{}``, follows its last position's answer.
-A timed position's time runs only while it holds a worker: it has no clock, and a wait for a
-worker (other peers holding theirs) or a suspension costs it none of its search.
+(``at_once`` at a time; the pool's fair share decides which peer's search gets a free worker).
+Each is answered exactly once (``m.Analysis``): with its lines and best move when its search
+ends (reached its limit, or was cancelled while it ran), at once with an error when there is
+nothing to search (the game is over, the side to act's moves are hidden), or at once as
+cancelled when it is cancelled before its search. In msgpack the request's own response,
+``{}``, follows its last position's answer. A timed position's time runs only while it holds a
+worker: it has no clock, and a wait for a worker (other peers holding theirs) or a suspension
+costs it none of its search.
 """
 
 from __future__ import annotations

@@ -20,7 +20,7 @@ from bots.engine import SearchInfo
 from enginesrv.search.child import SearchOutcome
 from enginesrv.search.jobs import SearchJob
 from enginesrv.serve import offload
-from enginesrv.serve.reader import READ_AHEAD, TOKEN_COST
+from enginesrv.serve.reader import POSITION_COST, READ_AHEAD, TOKEN_COST
 from enginesrv.serve.server import Server
 from enginesrv.serve.session import Session
 from protocol.messages import MAX_POSITIONS
@@ -184,7 +184,7 @@ async def test_the_moves_of_an_analyse_count_in_the_read_ahead() -> None:
             await peer.stream.send_all("".join(requests).encode() + b"isready\n")
             assert await peer.line() == "readyok"
             nursery.cancel_scope.cancel()
-        one = len(requests[0]) + TOKEN_COST * 60
+        one = len(requests[0]) + TOKEN_COST * 60 + POSITION_COST
         assert one < READ_AHEAD < most[0] + one
         assert most[0] <= READ_AHEAD
         assert session_of(server).analyses.held == 400
