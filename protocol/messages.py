@@ -68,6 +68,18 @@ ANALYSE_WORDS: frozenset[str] = frozenset(
 MAX_ID = 64
 """The longest id of a position of ``analyse``, in characters."""
 
+MAX_POSITIONS = 4096
+"""The most positions one ``analyse`` request may hold: a request of more is refused on its
+count, before its positions are read (reading each takes some microseconds of the event
+loop)."""
+
+
+def too_many_positions(count: int) -> str:
+    """Why an ``analyse`` of ``count`` positions, over ``MAX_POSITIONS``, is refused."""
+    return (
+        f"{count} positions are over the {MAX_POSITIONS} one request may hold; send them in several"
+    )
+
 
 def id_problem(value: str) -> str | None:
     """Why ``value`` cannot be the id of a position of ``analyse`` (None: it can): an id is

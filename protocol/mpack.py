@@ -29,6 +29,7 @@ from protocol.messages import (
     ANALYSE_INT_FIELDS,
     GO_INT_FIELDS,
     GO_LIST_FIELDS,
+    MAX_POSITIONS,
     METHODS,
     OPTION_TYPES,
     QUERY_WHATS,
@@ -72,6 +73,7 @@ from protocol.messages import (
     Ugi,
     Undo,
     id_problem,
+    too_many_positions,
 )
 from protocol.rpc import DEFAULT_MAX_FRAME, NOTIFY, REQUEST, RESPONSE, FrameReader, pack
 
@@ -242,6 +244,8 @@ def _analyse(a: _Args) -> Command:
     raw = a.params.get("positions")
     if not isinstance(raw, list) or not raw:
         raise a.fail("'positions' must be a non-empty array of maps")
+    if len(raw) > MAX_POSITIONS:  # before reading them: each takes microseconds
+        raise a.fail(too_many_positions(len(raw)))
     priority = a.integer("priority", minimum=-_MAX_PRIORITY) or 0
     if priority > _MAX_PRIORITY:
         raise a.fail(f"'priority' must be at most {_MAX_PRIORITY}, got {priority}")

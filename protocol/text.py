@@ -31,6 +31,7 @@ from protocol.messages import (
     GO_INT_FIELDS,
     GO_LIST_FIELDS,
     GO_WORDS,
+    MAX_POSITIONS,
     OPTION_TYPES,
     QUERY_WHATS,
     Ack,
@@ -85,6 +86,7 @@ from protocol.messages import (
     UgiOk,
     Undo,
     id_problem,
+    too_many_positions,
 )
 
 DEFAULT_MAX_LINE: Final = 64 * 1024
@@ -362,6 +364,8 @@ def _parse_analyse(args: list[str]) -> Command:
         if priority > _MAX_PRIORITY:
             raise _analyse_fail(f"priority {priority} is over {_MAX_PRIORITY}")
         i = 2
+    if args.count("id") > MAX_POSITIONS:  # each position begins with the word id
+        raise _analyse_fail(too_many_positions(args.count("id")))
     items: list[AnalysisItem] = []
     while i < len(args):
         if args[i] != "id":

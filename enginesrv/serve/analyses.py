@@ -1,20 +1,22 @@
 """A session's analyses: the positions of its ``analyse`` requests (docs/protocol.md §4.1).
 
-Each request is checked whole when it comes (``prepare``, on a thread when it is long): every
-position is read, replayed and given its job, or the request is refused and nothing starts. Its
-positions then wait in the session's queue, highest priority first and in the order they came
-among equals, and are searched on the session's share of the workers (``at_once`` at a time;
-the pool's fair share decides which peer's search gets a free worker). Each is answered exactly
-once (``m.Analysis``): with its lines and best move when its search ends (reached its limit, or
-was cancelled while it ran), at once with an error when there is nothing to search (the game is
-over, the side to act's moves are hidden), or at once as cancelled when it is cancelled before
-its search. In msgpack the request's own response, ``{}``, follows its last position's answer.
+Each request is checked whole when it comes (``enginesrv.serve.analysis_requests``, on a thread
+when it is long): every position is read, replayed and given its job, or the request is refused
+and nothing starts. Its positions then wait in the session's queue, highest priority first and
+in the order they came among equals, and are searched on the session's share of the workers
+(``at_once`` at a time; the pool's fair share decides which peer's search gets a free worker).
+Each is answered exactly once (``m.Analysis``): with its lines and best move when its search
+ends (reached its limit, or was cancelled while it ran), at once with an error when there is
+nothing to search (the game is over, the side to act's moves are hidden), or at once as
+cancelled when it is cancelled before its search. In msgpack the request's own response,
+``{}``, follows its last position's answer. A timed position's time runs only while it holds a
+worker: it has no clock, and a wait for a worker (other peers holding theirs) or a suspension
+costs it none of its search.
 """
 
 from __future__ import annotations
 
 import dataclasses
-import functools
 import heapq
 import itertools
 import time
@@ -28,111 +30,13 @@ import games
 from bots.engine import SearchInfo
 from enginesrv.search.child import SearchOutcome, SearchRunner
 from enginesrv.search.jobs import SearchJob
-from enginesrv.serve.bot import best_of, check_searchable, plan_of, root_tokens, score_reply
-from enginesrv.serve.offload import offload
-from enginesrv.serve.settings import (
-    MAX_ANALYSES,
-    MAX_LINES,
-    MOVES_ON_LOOP,
-    NoMoveError,
-    Options,
-    RequestError,
-    SessionConfig,
-    request_error,
-)
+from enginesrv.serve.analysis_requests import Checked, check_request
+from enginesrv.serve.bot import best_of, score_reply
+from enginesrv.serve.settings import MAX_ANALYSES, Options, request_error
 from protocol import messages as m
-from protocol.errors import BAD_ARGUMENTS, BUSY, INTERNAL, INVALID_POSITION, PLY_LIMIT
+from protocol.errors import BAD_ARGUMENTS, BUSY, INTERNAL
 
 Send = Callable[[m.Reply, int | None], Awaitable[None]]
-
-
-@dataclass(frozen=True)
-class Checked:
-    """A position of a request, checked: its job and the position it searches, or the answer
-    it gets at once (nothing to search)."""
-
-    id: str
-    job: SearchJob | None = None
-    state: games.State | None = None
-    answer: m.Analysis | None = None
-
-
-def prepare(command: m.Analyse, game: games.Game, options: Options, session: str) -> list[Checked]:
-    """Every position of ``command`` checked and turned into a job (module docstring); pure
-    computation, run on a thread when the request is long.
-
-    Raises:
-        RequestError: a position cannot be analysed as given; the error names its id.
-    """
-    return [_check(item, game, options, session) for item in command.positions]
-
-
-def _check(item: m.AnalysisItem, game: games.Game, options: Options, session: str) -> Checked:
-    verb = f"analyse: id {item.id}"
-    _check_limits(item, options, verb)
-    state = _replay(item, game, options.config, verb)
-    try:
-        check_searchable(state, verb)
-    except NoMoveError as exc:
-        error = m.ErrorReply(exc.code.code, exc.code.name, exc.message)
-        return Checked(item.id, answer=m.Analysis(item.id, None, error=error))
-    view = state.view(state.to_move())
-    restricted = root_tokens(item.searchmoves, item.avoidmoves, view, options, verb)
-    go = m.Go(movetime=item.movetime, depth=item.depth, nodes=item.nodes)
-    plan = plan_of(go, game, state, options, analysis_session(session), restricted)
-    lines = options.multipv if item.multipv is None else item.multipv
-    job = dataclasses.replace(plan.job, new_game=False, lines=lines)
-    return Checked(item.id, job=job, state=view)
-
-
-def analysis_session(session: str) -> str:
-    """The key under which a session's analyses keep their tables on the workers: their own,
-    apart from those of the session's games."""
-    return f"{session}/analyse"
-
-
-def _check_limits(item: m.AnalysisItem, options: Options, verb: str) -> None:
-    if item.depth is None and item.nodes is None and item.movetime is None:
-        raise request_error(BAD_ARGUMENTS, f"{verb}: give it a depth, nodes or a movetime")
-    most = options.config.max_movetime
-    if most and item.movetime is not None and item.movetime > most:
-        raise request_error(
-            BAD_ARGUMENTS,
-            f"{verb}: movetime {item.movetime} is over the server's limit of {most} ms "
-            "(limit movetime)",
-        )
-    if item.multipv is not None:
-        if item.multipv > MAX_LINES:
-            raise request_error(
-                BAD_ARGUMENTS, f"{verb}: multipv {item.multipv} is over {MAX_LINES}"
-            )
-        if item.multipv > 1 and not options.bot_class().analysis:
-            raise request_error(
-                BAD_ARGUMENTS,
-                f"{verb}: bot {options.bot_name!r} reports one line: multipv above 1 needs "
-                "a bot that offers it (the handshake's analysis lines)",
-            )
-
-
-def _replay(
-    item: m.AnalysisItem, game: games.Game, config: SessionConfig, verb: str
-) -> games.State:
-    most = config.max_plies
-    if most and len(item.moves) > most:
-        raise request_error(
-            PLY_LIMIT,
-            f"{verb}: {len(item.moves)} moves are over the server's limit of {most} plies "
-            "(limit plies)",
-        )
-    try:
-        state = game.state_from_string(item.fen) if item.fen is not None else game.new_state()
-    except games.InvalidPositionError as exc:
-        raise request_error(INVALID_POSITION, f"{verb}: {item.fen!r}: {exc.reason}") from None
-    try:
-        games.replay(game, state, item.moves, shown=True)
-    except games.ReplayError as exc:
-        raise RequestError(m.InvalidMove(exc.text, f"{verb}: {exc.reason}")) from None
-    return state
 
 
 class Lines:
@@ -229,6 +133,11 @@ class Analyses:
         """The positions waiting or searched."""
         return len(self._held)
 
+    @property
+    def waiting(self) -> int:
+        """The entries of the queue of positions waiting for their search."""
+        return len(self._queue)
+
     def check(self, command: m.Analyse) -> None:
         """Refuse a request whose ids are not new, or that would hold too many positions.
 
@@ -263,16 +172,14 @@ class Analyses:
         nursery: trio.Nursery,
     ) -> None:
         """Take the request ``command`` of msgid ``msgid``: check it whole (``check``, then
-        ``prepare``, on a thread when it is long), then queue it (``start``).
+        ``check_request``, a part at a time on a thread when it is long), then queue it
+        (``start``).
 
         Raises:
             RequestError: it is refused; nothing of it runs.
         """
         self.check(command)
-        work = functools.partial(prepare, command, game, options, session)
-        items = command.positions
-        size = sum(len(i.moves) + len(i.searchmoves) + len(i.avoidmoves) + 1 for i in items)
-        checked = await offload(self.peer, work) if size > MOVES_ON_LOOP else work()
+        checked = await check_request(command, game, options, session, self.peer)
         await self.start(msgid, checked, command.priority, nursery)
 
     async def start(
@@ -329,6 +236,8 @@ class Analyses:
                 hard_deadline=hard,
                 peer=self.peer,
                 grace=self.grace,
+                # a timed search's time runs only while it holds a worker (module docstring)
+                on_hold=None if job.deadline is None else _holding,
             )
         except Exception as exc:  # a fault of ours: the position still gets its answer
             self.log.exception("analysis_failed", id=held.id)
@@ -351,16 +260,24 @@ class Analyses:
     async def cancel(self, ids: tuple[str, ...]) -> None:
         """End the positions of ``ids`` (none: all): one waiting is answered as cancelled at
         once, one searched is stopped and answers with what it found. Ids not held are
-        passed over (their answer may be on its way)."""
+        passed over (their answer may be on its way). Every one is ended before the first
+        answer goes out: a search that ends meanwhile starts none of them, and none stays
+        queued."""
         chosen = (
             [self._held[i] for i in ids if i in self._held] if ids else list(self._held.values())
         )
+        waiting = []
         for held in chosen:
             if held.running:
                 held.stop.set()
                 continue
             held.cancelled = True
             del self._held[held.id]
+            waiting.append(held)
+        if waiting:
+            self._queue = [entry for entry in self._queue if not entry[2].cancelled]
+            heapq.heapify(self._queue)
+        for held in waiting:
             await self._answer(held.batch, m.Analysis(held.id, None, cancelled=True))
 
     async def cancel_and_wait(self) -> None:
@@ -372,9 +289,17 @@ class Analyses:
             await held.done.wait()
 
 
+def _holding(holds: bool) -> None:
+    """A search's time runs only while it holds a worker (``WorkerPool.search``'s
+    ``on_hold``); nothing else is told."""
+    del holds
+
+
 def _answer_of(held: _Held, outcome: SearchOutcome, lines: Lines, job: SearchJob) -> m.Analysis:
     """A searched position's answer: its best move (``best_of``), its lines, and an error
-    if the search failed."""
+    if the search failed. ``stopped`` when a ``cancel`` stopped it, or when it came back with
+    nothing (killed, or never given a worker): its move was then not searched. A search that
+    reached its ``movetime`` was not stopped."""
     best = best_of(outcome, held.state, job)
     error = None
     if outcome.error is not None:
@@ -387,6 +312,6 @@ def _answer_of(held: _Held, outcome: SearchOutcome, lines: Lines, job: SearchJob
         lines.final(),
         best.nodes,
         best.time,
-        stopped=bool(best.stopped) or held.stop.is_set(),
+        stopped=held.stop.is_set() or outcome.killed or outcome.result is None,
         error=error,
     )

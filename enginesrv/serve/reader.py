@@ -4,10 +4,10 @@ requests and handed to the connection's handler, in order, with the read-ahead b
 The reader queues at most ``inflight`` requests for the handler (the channel it is given) and
 at most ``READ_AHEAD`` of their cost; beyond either it stops reading, so a client that sends
 faster than it is answered is slowed down by TCP (backpressure) instead of being refused. A
-``position`` over the ``plies`` limit is refused as it is read, so that its moves never wait in
-memory. Reading ends at the end of input, a lost connection, a fatal decoding error, or a
-timeout (no first command in time; idle while no search runs), and the handler is told why
-(``End``).
+``position`` over the ``plies`` limit, or an ``analyse`` holding one, is refused as it is read,
+so that its moves never wait in memory. Reading ends at the end of input, a lost connection, a
+fatal decoding error, or a timeout (no first command in time; idle while no search runs), and
+the handler is told why (``End``).
 """
 
 from __future__ import annotations
@@ -20,7 +20,7 @@ from dataclasses import dataclass
 import trio
 
 from enginesrv.serve.limits import Limits
-from enginesrv.serve.settings import too_many_moves
+from enginesrv.serve.settings import too_many_analysed, too_many_moves
 from protocol import messages as m
 from protocol.errors import IDLE_TIMEOUT, PLY_LIMIT, ErrorCode, ProtocolError
 from protocol.mpack import MsgpackDecoder
@@ -31,6 +31,9 @@ READ_AHEAD = 65536
 ``inflight`` count: beyond it the connection stops reading until they are answered."""
 TOKEN_COST = 64
 """The cost of a move of a ``position`` read ahead (about its size once decoded)."""
+POSITION_COST = 192
+"""The cost of a position of an ``analyse`` read ahead, besides its moves (about its size once
+decoded)."""
 
 
 @dataclass(frozen=True)
@@ -153,18 +156,19 @@ class RequestReader:
             return data
 
     def _screen(self, request: m.Request) -> m.Request | ProtocolError:
-        """A request as it may wait in the queue: a ``position`` over the ``plies`` limit is
-        refused here, so that its moves are not kept while it waits (a frame of 65,536 short
-        moves takes some 5 MB once decoded)."""
+        """A request as it may wait in the queue: a ``position`` over the ``plies`` limit, or
+        an ``analyse`` of such a position, is refused here, so that its moves are not kept
+        while it waits (a frame of 65,536 short moves takes some 5 MB once decoded)."""
         command = request.command
         most = self.limits.plies
+        text = None
         if isinstance(command, m.Position) and most and len(command.moves) > most:
-            return ProtocolError(
-                PLY_LIMIT,
-                too_many_moves(len(command.moves), most),
-                msgid=request.msgid,
-                method=command.METHOD,
-            )
+            text = too_many_moves(len(command.moves), most)
+        if isinstance(command, m.Analyse) and most:
+            long = next((i for i in command.positions if len(i.moves) > most), None)
+            text = None if long is None else too_many_analysed(long.id, len(long.moves), most)
+        if text is not None:
+            return ProtocolError(PLY_LIMIT, text, msgid=request.msgid, method=command.METHOD)
         return request
 
     async def _make_room(self, cost: int) -> None:
@@ -183,11 +187,16 @@ class RequestReader:
 
 def _cost(request: m.Request, size: int) -> int:
     """What a request read ahead costs: its bytes, and ``TOKEN_COST`` for each move of a
-    ``position`` or of a ``go``'s ``searchmoves`` and ``avoidmoves`` (a short token takes 3
-    bytes on the wire and some 60 once decoded)."""
+    ``position``, of a ``go``'s ``searchmoves`` and ``avoidmoves``, and of each position of an
+    ``analyse`` with its lists (a short token takes 3 bytes on the wire and some 60 once
+    decoded), and ``POSITION_COST`` for each of those positions."""
     command = request.command
     if isinstance(command, m.Position):
         return size + TOKEN_COST * len(command.moves)
     if isinstance(command, m.Go):
         return size + TOKEN_COST * (len(command.searchmoves) + len(command.avoidmoves))
+    if isinstance(command, m.Analyse):
+        items = command.positions
+        tokens = sum(len(i.moves) + len(i.searchmoves) + len(i.avoidmoves) for i in items)
+        return size + TOKEN_COST * tokens + POSITION_COST * len(items)
     return size

@@ -49,6 +49,15 @@ def too_many_moves(moves: int, most: int) -> str:
     )
 
 
+def too_many_analysed(ident: str, moves: int, most: int) -> str:
+    """The text of error 305 for the position ``ident`` of an ``analyse`` of ``moves`` moves
+    over the limit ``most``."""
+    return (
+        f"analyse: id {ident}: {moves} moves are over the server's limit of {most} plies "
+        "(limit plies)"
+    )
+
+
 @dataclass(frozen=True)
 class SessionConfig:
     """What every session of a server shares."""
