@@ -46,6 +46,9 @@ class SearchJob:
     legal by the server; None: all."""
     avoidmoves: tuple[str, ...] = ()
     """The tokens of first decisions never to search (``Limits.avoid_moves``)."""
+    background: bool = False
+    """An analysis: it gives its worker up at once to a search of its own peer
+    (``FairShare.lend_to``). The pool's concern, not sent to the worker."""
 
     def limits_in(self, state: games.State, now: float) -> Limits:
         """``limits`` with the first decisions to search read in ``state``, the position

@@ -248,7 +248,7 @@ class WorkerPool:
             lost = self._no_worker()
             if lost is not None:
                 return lost
-            waiter = Waiter(peer, job.session, resuming=turn.resumed > 0)
+            waiter = Waiter(peer, job.session, resuming=turn.resumed > 0, background=job.background)
             worker = await self._share.acquire(waiter, on_wait, stop, until)
             lost = self._no_worker()
             if worker is None and lost is not None:

@@ -94,7 +94,7 @@ class Turn:
         """The next segment of the search, taking its worker now."""
         ends = math.inf if job.deadline is None else self.asked + self.extra + job.deadline
         hold = min(LONGEST_SLICE, slice_seconds * 2**self.resumed)
-        return Segment(peer, trio.current_time(), ends, hold)
+        return Segment(peer, trio.current_time(), ends, hold, background=job.background)
 
     def segment_job(self, job: SearchJob) -> SearchJob:
         """The job as the next segment runs it: issued later by the waits not counted."""

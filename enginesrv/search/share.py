@@ -48,6 +48,8 @@ class Segment:
     """What it had found when it was suspended."""
     lend_to: Waiter | None = None
     """The search its worker goes to once it is suspended."""
+    background: bool = False
+    """A search that gives its worker up to a search of its own peer (an analysis)."""
 
 
 @dataclass(eq=False)
@@ -60,6 +62,8 @@ class Waiter:
     worker: WorkerProcess | None = None
     resuming: bool = False
     """A suspended search waiting to go on (it waits out the longer holds of others)."""
+    background: bool = False
+    """A search that lets its own peer's other searches go first (an analysis)."""
 
 
 class FairShare:
@@ -110,7 +114,9 @@ class FairShare:
                 return  # everyone waiting is at its cap
             peer = eligible[0]
             queue = self.waiting[peer]
-            waiter = queue.popleft()
+            # a peer's own order: its searches before its analyses
+            waiter = next((w for w in queue if not w.background), queue[0])
+            queue.remove(waiter)
             if queue:
                 self.waiting.move_to_end(peer)  # the next worker goes to another peer
             else:
@@ -165,8 +171,10 @@ class FairShare:
         (``lend_to``)."""
         self.waiting.setdefault(waiter.peer, deque()).append(waiter)
         self.dispatch()
-        if not waiter.granted.is_set() and on_wait is not None:
-            on_wait()
+        if not waiter.granted.is_set():
+            self.lend_to(waiter)  # the peer's own analyses give way at once
+            if on_wait is not None:
+                on_wait()
         try:
             with trio.move_on_at(until):
                 while not (waiter.granted.is_set() or stop.is_set()):
@@ -189,11 +197,27 @@ class FairShare:
         left; the peer holding most first, then the search that has held its worker longest.
         A new search never waits more than a slice for a worker so, however often the search
         holding it was resumed. The arbiter's own searches (no peer) are never suspended,
-        and none for them."""
+        and none for them. Before all that, a search that is no analysis (``background``)
+        takes the worker of one of its own peer's analyses at once, the one that has held its
+        worker longest: a peer's analyses never keep its own searches waiting."""
         peer = waiter.peer
-        if peer is None or not self.may_hold(peer) or self.slice <= 0:
+        if peer is None or self.slice <= 0:
             return
         now = trio.current_time()
+        if not waiter.background:
+            own = [
+                each
+                for each in self.segments
+                if each.peer == peer
+                and each.background
+                and each.ends - now > self.slice
+                and not each.suspend.is_set()
+            ]
+            if own:
+                self._suspend(min(own, key=lambda each: each.since), waiter, now)
+                return
+        if not self.may_hold(peer):
+            return
         mine = self.holding[peer]
         candidates = [
             each
@@ -207,11 +231,15 @@ class FairShare:
         ]
         if candidates:
             victim = max(candidates, key=lambda each: (self.holding[each.peer], -each.since))
-            held = round(now - victim.since, 3)
-            log.info("search_suspended", peer=victim.peer, held=held, waiting=peer)
-            self.suspended += 1
-            victim.lend_to = waiter
-            victim.suspend.set()
+            self._suspend(victim, waiter, now)
+
+    def _suspend(self, victim: Segment, waiter: Waiter, now: float) -> None:
+        """Suspend ``victim``, its worker lent to ``waiter``."""
+        held = round(now - victim.since, 3)
+        log.info("search_suspended", peer=victim.peer, held=held, waiting=waiter.peer)
+        self.suspended += 1
+        victim.lend_to = waiter
+        victim.suspend.set()
 
     def _withdraw(self, waiter: Waiter) -> None:
         """Take a waiter out of the queue, or give back the worker it was granted."""
@@ -235,7 +263,7 @@ class FairShare:
             or waiter.granted.is_set()
             or queue is None
             or waiter not in queue
-            or not self.may_hold(waiter.peer)
+            or (waiter.peer != peer and not self.may_hold(waiter.peer))
         ):
             self.give_back(peer, worker)
             return

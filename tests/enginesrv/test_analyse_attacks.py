@@ -440,3 +440,33 @@ async def test_malformed_analyse_lines_get_one_error_naming_the_input() -> None:
         await peer.send("ping 1")
         assert await peer.line() == "pong 1"
         assert session_of(server).analyses.held == 0
+
+
+@trio_test
+async def test_a_peers_analysis_gives_its_worker_to_the_peers_own_go_at_once() -> None:
+    """A peer at its share of the workers, all held by its deep analysis, asks for a move: the
+    analysis is suspended for it at once (never a search of the peer kept waiting behind its
+    own analyses), the ``go`` is searched to its depth, and the analysis goes on after it and
+    still answers its ``cancel`` with lines."""
+    async with running_server(workers=2, per_peer=1, game="yinsh", bot="alphabeta") as (
+        server,
+        port,
+    ):
+        pool: Any = server.runner
+        peer = await TextPeer.connect(port, local="127.0.0.2")
+        await peer.send("analyse id deep depth 60 startpos moves h6 g6")
+        with trio.fail_after(10):
+            while pool.busy == 0:
+                await trio.sleep(0.001)
+        await peer.send(YINSH_10_1, "go depth 2")
+        with trio.fail_after(5):
+            answer = await peer.until("bestmove")
+        assert answer[-1] != "bestmove none"
+        assert any(line.startswith("info depth 2 ") for line in answer)
+        assert pool.suspended == 1
+        await peer.send("cancel deep")
+        with trio.fail_after(5):
+            deep = await peer.until("analysisok")
+        assert deep[-1].startswith("analysisok id deep bestmove ")
+        assert deep[-1].endswith(" stopped")
+        assert deep[0].startswith("analysisinfo id deep depth ")
