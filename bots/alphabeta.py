@@ -194,7 +194,7 @@ class AlphaBeta(Engine):
         if chosen.full:
             return self._search(state, limits, stop, on_info)
         analysing = limits.lines > 1 or limits.restricted
-        limits = chosen.limits(limits, state.count_moves(), analysing=analysing)
+        limits = chosen.limits(limits, state.game.name, state.count_moves(), analysing=analysing)
         result = self._search(state, limits, stop, on_info)
         if analysing:
             return result

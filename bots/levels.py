@@ -50,31 +50,41 @@ class Level:
         """Whether this is the bot at full strength (nothing limited, no noise)."""
         return self.depth is None and self.nodes is None and not self.temperature
 
-    def limits(self, limits: Limits, moves: int, *, analysing: bool) -> Limits:
-        """``limits`` within this level's budget; the lines its draw needs (``moves`` legal
-        moves in the position), unless the search is an analysis (its own lines)."""
+    def limits(self, limits: Limits, game: str, moves: int, *, analysing: bool) -> Limits:
+        """``limits`` within this level's budget in ``game``; the lines its draw needs
+        (``moves`` legal moves in the position), unless the search is an analysis (its own
+        lines)."""
         depth, nodes = limits.depth, limits.nodes
         if self.depth is not None:
             depth = self.depth if depth is None else min(depth, self.depth)
         if self.nodes is not None:
-            nodes = self.nodes if nodes is None else min(nodes, self.nodes)
+            budget = self.budget(game)
+            nodes = budget if nodes is None else min(nodes, budget)
         lines = limits.lines
         if self.temperature and not analysing and moves <= MOST_SCORED:
             lines = max(lines, min(moves, self.lines or moves))
         return replace(limits, depth=depth, nodes=nodes, lines=lines)
 
+    def budget(self, game: str) -> int:
+        """The most nodes of a decision's search in ``game`` (``NODES``)."""
+        assert self.nodes is not None
+        return max(1_000, round(self.nodes * NODES.get(game, 1.0)))
+
 
 LEVELS: tuple[Level, ...] = (
-    Level(1, "beginner", depth=1, nodes=5_000, temperature=2.0),
-    Level(2, "novice", depth=1, nodes=5_000, temperature=0.9),
-    Level(3, "casual", depth=2, nodes=10_000, temperature=0.45),
+    Level(1, "beginner", depth=1, nodes=5_000, temperature=3.0),
+    Level(2, "novice", depth=1, nodes=5_000, temperature=1.2),
+    Level(3, "casual", depth=2, nodes=10_000, temperature=0.5),
     Level(4, "club", depth=3, nodes=25_000, lines=8, temperature=0.2),
     Level(5, "strong", depth=5, nodes=80_000, lines=4, temperature=0.08),
     Level(6, "expert", nodes=250_000, lines=3, temperature=0.03),
-    Level(7, "master", nodes=1_000_000),
-    Level(8, "full"),
+    Level(7, "full"),
 )
 """The levels, weakest first; the last is full strength (the option's default)."""
+
+NODES: dict[str, float] = {"yinyang": 0.1}
+"""Per game, the share of a level's ``nodes`` it searches (1 when absent): Yin Yang's search,
+over the sampled worlds of a view in Python, takes some fifty times longer a node."""
 
 SCALE: dict[str, int] = {"yinsh": 75, "yinsh+blitz": 75, "yohoho": 25, "yoxii": 100, "yinyang": 40}
 """Per game, the spread of the scores of a position's moves at depth 1 (module docstring)."""

@@ -1,0 +1,165 @@
+"""alphabeta's levels (``Level``, ``bots.levels``): budgets it keeps to whatever the search is
+given, noise drawn from the bot's seeds, proven wins taken, analyses left honest, and the
+handshake's ``level`` lines in both framings."""
+
+from __future__ import annotations
+
+import random
+
+import msgpack
+import pytest
+
+import games
+from bots.alphabeta import AlphaBeta
+from bots.engine import Limits, RootScore, Score, SearchResult
+from bots.levels import LEVELS, Level, draw, infos, level
+from bots.simple import RandomBot
+from enginesrv.serve.catalog import level_lines
+from protocol import messages as m
+from protocol import mpack, text
+
+GAMES = ("yinsh", "yohoho", "yoxii", "yinyang")
+
+
+def _positions(name: str, count: int, seed: int = 7) -> list[games.State]:
+    """``count`` positions of random games of ``name``, each the side to act's view, with
+    moves to make (not Yin Yang's setup)."""
+    game = games.load(name)
+    rng = random.Random(seed)
+    out: list[games.State] = []
+    walker = RandomBot()
+    while len(out) < count:
+        state = game.new_state()
+        for _ in range(rng.randrange(6, 40)):
+            if state.is_terminal():
+                break
+            walker.values["Seed"] = rng.randrange(1 << 30)
+            state.push(walker.search(state, Limits(depth=1)).move)  # type: ignore[arg-type]
+        view = state.view(state.to_move())
+        if not state.is_terminal() and not view.moves_hidden() and view.count_moves() > 1:
+            out.append(view)
+    return out
+
+
+def _bot(number: int, seed: int = 1, secret: int = 5) -> AlphaBeta:
+    bot = AlphaBeta()
+    bot.values.update({"Level": number, "Seed": seed, "SecretSeed": secret})
+    return bot
+
+
+def test_the_levels_go_from_a_beginner_to_full_strength() -> None:
+    assert len(LEVELS) >= 6
+    assert [x.number for x in LEVELS] == list(range(1, len(LEVELS) + 1))
+    assert LEVELS[-1].full
+    assert not any(x.full for x in LEVELS[:-1])
+    budgets = [x.nodes or 10**12 for x in LEVELS]
+    assert budgets == sorted(budgets)
+    temperatures = [x.temperature for x in LEVELS]
+    assert temperatures == sorted(temperatures, reverse=True)
+    option = next(o for o in AlphaBeta.options if o.name == "Level")
+    assert (option.default, option.min, option.max) == (len(LEVELS), 1, len(LEVELS))
+    assert [x.number for x in AlphaBeta.levels] == [x.number for x in LEVELS]
+
+
+@pytest.mark.parametrize("name", GAMES)
+def test_a_level_keeps_to_its_budget_whatever_the_search_is_given(name: str) -> None:
+    chosen = level(3)
+    budget = chosen.budget(name)
+    for state in _positions(name, 2):
+        bot = _bot(3)
+        bot.new_game(state.game)
+        result = bot.search(state, Limits(depth=50, nodes=10**9))
+        assert result.depth <= (chosen.depth or 99)
+        # a search checks its node count every so often: at most one check's worth more
+        assert result.nodes <= budget + 1024, (result.nodes, budget)
+        assert result.move in state.legal_moves()
+
+
+@pytest.mark.parametrize("name", ["yinsh", "yohoho", "yoxii"])
+def test_the_noise_repeats_from_the_seed_and_differs_with_it(name: str) -> None:
+    positions = _positions(name, 8)
+
+    def moves(seed: int) -> list[str | None]:
+        out = []
+        for state in positions:
+            bot = _bot(1, seed=seed)
+            bot.new_game(state.game)
+            out.append(bot.search(state.copy(), Limits()).token)
+        return out
+
+    first = moves(11)
+    assert moves(11) == first
+    assert moves(12) != first
+    full = AlphaBeta()
+    best = []
+    for state in positions:
+        full.new_game(state.game)
+        best.append(full.search(state.copy(), Limits(depth=1)).token)
+    # a beginner blunders often: many of its moves are not the best at its own depth
+    assert sum(a != b for a, b in zip(first, best, strict=True)) >= 2
+
+
+def test_in_a_game_of_hidden_information_the_noise_is_secret() -> None:
+    """Yin Yang: the draw comes from the secret generator: the public ``Seed`` does not change
+    it, the ``SecretSeed`` does."""
+    positions = _positions("yinyang", 6, seed=3)
+
+    def moves(seed: int, secret: int) -> list[str | None]:
+        out = []
+        for state in positions:
+            bot = _bot(1, seed=seed, secret=secret)
+            bot.new_game(state.game)
+            out.append(bot.search(state.copy(), Limits()).token)
+        return out
+
+    first = moves(1, 5)
+    assert moves(2, 5) == first
+    assert any(moves(1, secret) != first for secret in (6, 7, 8))
+
+
+def test_a_proven_win_is_always_taken_and_a_loss_avoided() -> None:
+    win = RootScore("w", Score("win", 1), 2)
+    loss = RootScore("l", Score("loss", 2), 2)
+    plain = [RootScore(f"m{i}", Score("cp", -i * 50), 2) for i in range(5)]
+    beginner = Level(1, "beginner", depth=1, temperature=50.0)
+    rng = random.Random(3)
+    won = SearchResult(None, "w", root_scores=(win, *plain, loss))
+    assert all(draw(won, beginner, "yoxii", rng) is None for _ in range(50))
+    lost = SearchResult(None, "m0", root_scores=(*plain, loss))
+    picks = {draw(lost, beginner, "yoxii", rng) for _ in range(300)}
+    tokens = {p[0] for p in picks if p is not None}
+    assert "l" not in tokens
+    assert len(tokens) >= 3  # hot enough to play several of the other moves
+
+
+def test_an_analysis_at_a_level_reports_its_lines_and_plays_the_best() -> None:
+    for state in _positions("yoxii", 4):
+        bot = _bot(1)
+        bot.new_game(state.game)
+        result = bot.search(state.copy(), Limits(lines=3))
+        exact = [r for r in result.root_scores if r.bound is None]
+        assert result.token == exact[0].token
+        assert result.depth == 1  # the level's depth
+
+
+def test_the_handshake_names_each_level_in_both_framings() -> None:
+    lines = level_lines("alphabeta", infos(), ("yinsh", "yoxii"))
+    numbers = sorted({line.number for line in lines})
+    assert numbers == [x.number for x in LEVELS]
+    bot = m.BotInfo("alphabeta", ("yinsh", "yoxii"), m.ANALYSIS_FEATURES, lines)
+    written = text.encode_reply(m.BotList((bot,))).decode().splitlines()
+    levels = [text.parse_reply_line(x) for x in written if x.startswith("level ")]
+    assert tuple(levels) == lines
+    assert written[2].startswith("level 1 name beginner bot alphabeta")
+    frame = msgpack.unpackb(mpack.encode_reply(1, m.BotList((bot,))), raw=False)
+    assert mpack.parse_result("bots", frame[3]) == m.BotList((bot,))
+
+
+def test_a_level_line_carries_a_measured_game() -> None:
+    measured = m.LevelLine(2, "novice", "alphabeta", "yoxii", 812, 41)
+    line = text.encode_reply_line(measured).decode().strip()
+    assert line == "level 2 name novice bot alphabeta game yoxii elo 812 interval 41"
+    assert text.parse_reply_line(line) == measured
+    for bad in ("level x name a bot b", "level 1 name a", "level 1 name a bot b game"):
+        with pytest.raises(Exception, match="level"):
+            text.parse_reply_line(bad)
