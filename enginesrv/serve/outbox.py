@@ -22,8 +22,8 @@ def encode(framing: Framing, reply: m.Reply, msgid: int | None) -> bytes:
     """The bytes of a reply in a framing (empty when the framing says nothing)."""
     if framing == "text":
         return text.encode_reply(reply)
-    if isinstance(reply, (m.Info, m.ErrorReply, m.InvalidMove)):
-        return mpack.encode_reply(msgid, reply)
+    if isinstance(reply, (m.Info, m.Analysis, m.ErrorReply, m.InvalidMove)):
+        return mpack.encode_reply(msgid, reply)  # notifications, or an error's response
     if msgid is None:
         return b""  # a notification gets no response
     return mpack.encode_reply(msgid, reply)
