@@ -355,12 +355,17 @@ class Analyses:
         chosen = (
             [self._held[i] for i in ids if i in self._held] if ids else list(self._held.values())
         )
+        waiting = []
+        # All are ended before the first answer is sent: while it is sent, a stopped search
+        # may end and give its place to one that this cancel ends too.
         for held in chosen:
             if held.running:
                 held.stop.set()
                 continue
             held.cancelled = True
             del self._held[held.id]
+            waiting.append(held)
+        for held in waiting:
             await self._answer(held.batch, m.Analysis(held.id, None, cancelled=True))
 
     async def cancel_and_wait(self) -> None:
