@@ -67,8 +67,10 @@ class ThreadRunner:
         async with trio.open_nursery() as nursery:
 
             async def relay() -> None:
-                await stop.wait()
-                flag.set()
+                try:
+                    await stop.wait()
+                finally:  # also when the caller is cancelled (its client went away)
+                    flag.set()
 
             nursery.start_soon(relay)
             result = await trio.to_thread.run_sync(run)
