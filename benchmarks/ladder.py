@@ -167,11 +167,12 @@ def main() -> int:
     return 2
 
 
-def play(command: list[str]) -> int:
-    """Run the match ``command`` to its end; its exit status. A SIGTERM to the ladder stops
-    the match the same way (it keeps the games stored and drops those in flight, so that
-    ``--resume`` goes on), rather than leaving it running without the ladder."""
-    proc = subprocess.Popen(command)
+def play(command: list[str], cwd: Path | None = None) -> int:
+    """Run the match (or tuning) ``command`` to its end, in ``cwd``; its exit status. A
+    SIGTERM to this script stops it the same way (it keeps the games stored and drops those
+    in flight, so that ``--resume`` goes on), rather than leaving it running without the
+    script."""
+    proc = subprocess.Popen(command, cwd=cwd)
 
     def stop(signum: int, frame: object) -> None:
         proc.terminate()
@@ -181,7 +182,7 @@ def play(command: list[str]) -> int:
         return proc.wait()
     finally:
         signal.signal(signal.SIGTERM, previous)
-        if proc.poll() is None:  # the ladder itself failed: the match ends with it
+        if proc.poll() is None:  # the script itself failed: the match ends with it
             proc.terminate()
             try:
                 proc.wait(timeout=30)

@@ -21,7 +21,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import signal
 import subprocess
 import sys
 from pathlib import Path
@@ -29,7 +28,8 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from bots.eval.tuning import TUNABLES  # noqa: E402 (after the path is set)
+from benchmarks.ladder import play  # noqa: E402 (after the path is set)
+from bots.eval.tuning import TUNABLES  # noqa: E402
 
 LADDER = ROOT / ".ladder"
 
@@ -62,26 +62,9 @@ def params(game: str, names: list[str] | None, divide: int) -> list[str]:
 
 
 def run(command: list[str]) -> int:
-    """Run the tuning ``command`` to its end; its exit status. A SIGTERM to this script stops
-    the tuning the same way (it keeps the games stored, so that ``--resume`` goes on), rather
-    than leaving it running without its script."""
-    proc = subprocess.Popen(command, cwd=ROOT)
-
-    def stop(signum: int, frame: object) -> None:
-        proc.terminate()
-
-    previous = signal.signal(signal.SIGTERM, stop)
-    try:
-        return proc.wait()
-    finally:
-        signal.signal(signal.SIGTERM, previous)
-        if proc.poll() is None:  # the script itself failed: the tuning ends with it
-            proc.terminate()
-            try:
-                proc.wait(timeout=30)
-            except subprocess.TimeoutExpired:
-                proc.kill()
-                proc.wait()
+    """Run the tuning ``command`` to its end in the repository; its exit status (a SIGTERM to
+    this script stops it too, ``ladder.play``)."""
+    return play(command, ROOT)
 
 
 def main() -> None:

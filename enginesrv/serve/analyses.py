@@ -31,7 +31,7 @@ from bots.engine import SearchInfo
 from enginesrv.search.child import SearchOutcome, SearchRunner
 from enginesrv.search.jobs import SearchJob
 from enginesrv.serve.analysis_requests import Checked, check_request
-from enginesrv.serve.bot import best_of, score_reply
+from enginesrv.serve.bot import best_of, info_reply
 from enginesrv.serve.settings import MAX_ANALYSES, Options, request_error
 from protocol import messages as m
 from protocol.errors import BAD_ARGUMENTS, BUSY, INTERNAL
@@ -55,15 +55,9 @@ class Lines:
         best = self.current.get(1)
         if index == 1 and best is not None and best.depth is not None and info.depth > best.depth:
             self.previous, self.current = self.current, {}
-        self.current[index] = m.Info(
-            depth=info.depth,
-            seldepth=info.seldepth,
-            score=score_reply(info.score),
-            nodes=info.nodes,
-            time=info.time,
-            pv=info.pv,
-            multipv=index,
-        )
+        # an answer's line: the figures of the line, not those of the moment (nps, hashfull)
+        line = info_reply(info, None)
+        self.current[index] = dataclasses.replace(line, nps=None, hashfull=None, multipv=index)
 
     def final(self) -> tuple[m.Info, ...]:
         """The lines, best first, numbered from 1: the deepest iteration's, then those of the
