@@ -103,7 +103,11 @@ async def test_a_request_whose_headers_never_end_is_closed() -> None:
                     except trio.BrokenResourceError:
                         break
                     with trio.move_on_after(0.1):
-                        closed = await stream.receive_some(100) == b""
+                        try:
+                            closed = await stream.receive_some(100) == b""
+                        except trio.BrokenResourceError:
+                            # closed with our last byte unread: the kernel resets it
+                            closed = True
             assert await wait_for(lambda: web.server.admission.held == 0, 5)
 
 
