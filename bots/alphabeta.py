@@ -191,11 +191,13 @@ class AlphaBeta(Engine):
         on_info: InfoFn = ignore_info,
     ) -> SearchResult:
         chosen = levels.level(int(self.values["Level"] or len(LEVELS)))
+        quiescence = bool(self.values["Quiescence"])
         if chosen.full:
-            return self._search(state, limits, stop, on_info)
+            return self._search(state, limits, stop, on_info, quiescence=quiescence)
         analysing = limits.lines > 1 or limits.restricted
         limits = chosen.limits(limits, state.game.name, state.count_moves(), analysing=analysing)
-        result = self._search(state, limits, stop, on_info)
+        quiescence = quiescence and chosen.quiescence
+        result = self._search(state, limits, stop, on_info, quiescence=quiescence)
         if analysing:
             return result
         chance = Chance(state, int(self.values["Seed"] or 0), int(self.values["SecretSeed"] or 0))
@@ -222,8 +224,11 @@ class AlphaBeta(Engine):
         limits: Limits,
         stop: StopFn,
         on_info: InfoFn,
+        *,
+        quiescence: bool,
     ) -> SearchResult:
-        """The search at full strength (what ``Level`` leaves of ``limits``)."""
+        """The search at full strength (what ``Level`` leaves of ``limits``, with quiescence
+        or without)."""
         cap = int(self.values["Depth"] or 0)
         evaluator = self._evaluator(state.game)
         hidden = evaluator.hidden_information()
@@ -242,7 +247,7 @@ class AlphaBeta(Engine):
                 limits=_capped(limits, cap),
                 stop=stop,
                 on_info=on_info,
-                options=SearchOptions(quiescence=bool(self.values["Quiescence"])),
+                options=SearchOptions(quiescence=quiescence),
             )
         plan, self._plan = self._plan, None
         analysing = limits.lines > 1 or limits.restricted
@@ -256,7 +261,7 @@ class AlphaBeta(Engine):
                 )
                 return result
         options = SearchOptions(
-            quiescence=bool(self.values["Quiescence"]),
+            quiescence=quiescence,
             aspiration=int(self.values["Aspiration"] or evaluator.aspiration),
             # an analysis's lines are scored as each move would be searched alone: a reduction
             # depends on the history the other moves left, so none is made

@@ -44,11 +44,15 @@ class Level:
     """The first decisions scored exactly, among which the move is drawn (0: all)."""
     temperature: float = 0.0
     """The noise, in units of the game's ``SCALE`` (0: the best move)."""
+    quiescence: bool = True
+    """Whether it looks at the noisy moves beyond its depth (the bot's ``Quiescence``)."""
 
     @property
     def full(self) -> bool:
         """Whether this is the bot at full strength (nothing limited, no noise)."""
-        return self.depth is None and self.nodes is None and not self.temperature
+        return (
+            self.depth is None and self.nodes is None and not self.temperature and self.quiescence
+        )
 
     def limits(self, limits: Limits, game: str, moves: int, *, analysing: bool) -> Limits:
         """``limits`` within this level's budget in ``game``; the lines its draw needs
@@ -72,12 +76,12 @@ class Level:
 
 
 LEVELS: tuple[Level, ...] = (
-    Level(1, "beginner", depth=1, nodes=5_000, temperature=3.0),
-    Level(2, "novice", depth=1, nodes=5_000, temperature=1.2),
+    Level(1, "beginner", depth=1, nodes=5_000, temperature=6.0, quiescence=False),
+    Level(2, "novice", depth=1, nodes=5_000, temperature=0.6),
     Level(3, "casual", depth=2, nodes=10_000, temperature=0.5),
-    Level(4, "club", depth=3, nodes=25_000, lines=8, temperature=0.2),
-    Level(5, "strong", depth=5, nodes=80_000, lines=4, temperature=0.08),
-    Level(6, "expert", nodes=250_000, lines=3, temperature=0.03),
+    Level(4, "club", depth=3, nodes=25_000, lines=8, temperature=0.08),
+    Level(5, "strong", depth=6, nodes=120_000, lines=4, temperature=0.05),
+    Level(6, "expert", nodes=250_000, lines=3, temperature=0.02),
     Level(7, "full"),
 )
 """The levels, weakest first; the last is full strength (the option's default)."""

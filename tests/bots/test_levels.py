@@ -51,6 +51,7 @@ def test_the_levels_go_from_a_beginner_to_full_strength() -> None:
     assert len(LEVELS) >= 6
     assert [x.number for x in LEVELS] == list(range(1, len(LEVELS) + 1))
     assert LEVELS[-1].full
+    assert not LEVELS[0].quiescence  # a beginner does not look beyond its depth
     assert not any(x.full for x in LEVELS[:-1])
     budgets = [x.nodes or 10**12 for x in LEVELS]
     assert budgets == sorted(budgets)
