@@ -195,16 +195,20 @@ class AlphaBeta(Engine):
         if chosen.full:
             return self._search(state, limits, stop, on_info, quiescence=quiescence)
         analysing = limits.lines > 1 or limits.restricted
+        chance = Chance(state, int(self.values["Seed"] or 0), int(self.values["SecretSeed"] or 0))
+        hidden = self._evaluator(state.game).hidden_information() is not None
+        rng = chance.secret if hidden else chance.public
+        if not analysing and chosen.random_share and rng.random() < chosen.random_share:
+            self._plan = None
+            move = chance.pick(state, state.legal_moves())
+            token = state.move_to_str(move)
+            return SearchResult(move, token, pv=(token,))
         limits = chosen.limits(limits, state.game.name, state.count_moves(), analysing=analysing)
         quiescence = quiescence and chosen.quiescence
         result = self._search(state, limits, stop, on_info, quiescence=quiescence)
         if analysing:
             return result
-        chance = Chance(state, int(self.values["Seed"] or 0), int(self.values["SecretSeed"] or 0))
-        hidden = self._evaluator(state.game).hidden_information() is not None
-        drawn = levels.draw(
-            result, chosen, state.game.name, chance.secret if hidden else chance.public
-        )
+        drawn = levels.draw(result, chosen, state.game.name, rng)
         if drawn is None:
             return result
         self._plan = None  # the turn goes on from another move than the search's

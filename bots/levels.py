@@ -1,14 +1,16 @@
 """Levels of play: alphabeta made weaker by a search budget and seeded noise, from a beginner
 who blunders often to full strength (the ``Level`` option).
 
-A level below the top searches at most ``depth`` plies and ``nodes`` nodes (never wall time,
-so that its strength does not depend on the machine), scores its first decisions (the best
-``lines`` of them, or all), and plays one drawn with probability proportional to
+A level below the top makes a share of its decisions at random (``random_share``: a beginner
+blunders often), and otherwise searches at most ``depth`` plies and ``nodes`` nodes (never
+wall time, so that its strength does not depend on the machine), scores its first decisions
+(the best ``lines`` of them, or all), and plays one drawn with probability proportional to
 ``exp(score / temperature)``: at a temperature of 0 the best, and the higher it is the more
 often a worse move, more often a little worse than a lot. The temperature is a multiple of the
 game's ``SCALE``, the spread of the scores of a position's moves at depth 1 (their standard
 deviation, in the middle of many positions), so that one level blunders about as often in
-every game. A proven win is always taken, a proven loss avoided while there is another move.
+every game. Outside the random share, a proven win is always taken, a proven loss avoided
+while there is another move.
 The draws come from the bot's chance (``bots.chance``): repeatable from the ``Seed`` option in
 a game of perfect information, secret in a game of hidden information.
 
@@ -46,12 +48,18 @@ class Level:
     """The noise, in units of the game's ``SCALE`` (0: the best move)."""
     quiescence: bool = True
     """Whether it looks at the noisy moves beyond its depth (the bot's ``Quiescence``)."""
+    random_share: float = 0.0
+    """The share of its decisions it makes at random, without a search (a beginner's)."""
 
     @property
     def full(self) -> bool:
         """Whether this is the bot at full strength (nothing limited, no noise)."""
         return (
-            self.depth is None and self.nodes is None and not self.temperature and self.quiescence
+            self.depth is None
+            and self.nodes is None
+            and not self.temperature
+            and self.quiescence
+            and not self.random_share
         )
 
     def limits(self, limits: Limits, game: str, moves: int, *, analysing: bool) -> Limits:
@@ -76,10 +84,10 @@ class Level:
 
 
 LEVELS: tuple[Level, ...] = (
-    Level(1, "beginner", depth=1, nodes=5_000, temperature=6.0, quiescence=False),
+    Level(1, "beginner", depth=1, nodes=5_000, temperature=3.0, quiescence=False, random_share=0.4),
     Level(2, "novice", depth=1, nodes=5_000, temperature=0.6),
     Level(3, "casual", depth=2, nodes=10_000, temperature=0.5),
-    Level(4, "club", depth=3, nodes=25_000, lines=8, temperature=0.08),
+    Level(4, "club", depth=4, nodes=25_000, lines=8, temperature=0.08),
     Level(5, "strong", depth=6, nodes=120_000, lines=4, temperature=0.05),
     Level(6, "expert", nodes=250_000, lines=3, temperature=0.02),
     Level(7, "full"),
@@ -93,7 +101,17 @@ over the sampled worlds of a view in Python, takes some fifty times longer a nod
 SCALE: dict[str, int] = {"yinsh": 75, "yinsh+blitz": 75, "yohoho": 25, "yoxii": 100, "yinyang": 40}
 """Per game, the spread of the scores of a position's moves at depth 1 (module docstring)."""
 
-ELO: dict[str, dict[int, tuple[int, int]]] = {}
+ELO: dict[str, dict[int, tuple[int, int]]] = {
+    "yoxii": {
+        1: (877, 53),
+        2: (1016, 72),
+        3: (1147, 89),
+        4: (1284, 102),
+        5: (1431, 114),
+        6: (1750, 130),
+        7: (1877, 138),
+    },
+}
 """Per game, each level's measured Elo and the half-width of its 95% interval (greedy at
 ``ANCHOR``), as ``benchmarks/levels.py`` printed them; a game not measured has none."""
 

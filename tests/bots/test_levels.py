@@ -164,3 +164,21 @@ def test_a_level_line_carries_a_measured_game() -> None:
     for bad in ("level x name a bot b", "level 1 name a", "level 1 name a bot b game"):
         with pytest.raises(Exception, match="level"):
             text.parse_reply_line(bad)
+
+
+def test_a_beginner_makes_a_share_of_its_moves_without_a_search() -> None:
+    state = _positions("yoxii", 1)[0]
+    share = level(1).random_share
+    unsearched = 0
+    for seed in range(200):
+        bot = _bot(1, seed=seed)
+        bot.new_game(state.game)
+        result = bot.search(state.copy(), Limits())
+        assert result.move in state.legal_moves()
+        unsearched += result.nodes == 0
+    # 200 draws of a coin of ``share``: within four standard deviations of its mean
+    spread = 4 * (200 * share * (1 - share)) ** 0.5
+    assert abs(unsearched - 200 * share) <= spread, unsearched
+    novice = _bot(2)
+    novice.new_game(state.game)
+    assert novice.search(state.copy(), Limits()).nodes > 0
