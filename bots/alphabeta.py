@@ -190,7 +190,7 @@ class AlphaBeta(Engine):
         stop: StopFn = never_stop,
         on_info: InfoFn = ignore_info,
     ) -> SearchResult:
-        chosen = levels.level(int(self.values["Level"] or len(LEVELS)))
+        chosen = levels.level(int(self.values["Level"] or len(LEVELS)), state.game.name)
         quiescence = bool(self.values["Quiescence"])
         if chosen.full:
             return self._search(state, limits, stop, on_info, quiescence=quiescence)
@@ -198,12 +198,15 @@ class AlphaBeta(Engine):
         chance = Chance(state, int(self.values["Seed"] or 0), int(self.values["SecretSeed"] or 0))
         hidden = self._evaluator(state.game).hidden_information() is not None
         rng = chance.secret if hidden else chance.public
-        if not analysing and chosen.random_share and rng.random() < chosen.random_share:
+        if not analysing and (
+            (chosen.random_share and rng.random() < chosen.random_share)
+            or (chosen.random_large and state.count_moves() > levels.MOST_SCORED)
+        ):
             self._plan = None
             move = chance.pick(state, state.legal_moves())
             token = state.move_to_str(move)
             return SearchResult(move, token, pv=(token,))
-        limits = chosen.limits(limits, state.game.name, state.count_moves(), analysing=analysing)
+        limits = chosen.limits(limits, state.count_moves(), analysing=analysing)
         quiescence = quiescence and chosen.quiescence
         result = self._search(state, limits, stop, on_info, quiescence=quiescence)
         if analysing:

@@ -50,6 +50,10 @@ class Level:
     """Whether it looks at the noisy moves beyond its depth (the bot's ``Quiescence``)."""
     random_share: float = 0.0
     """The share of its decisions it makes at random, without a search (a beginner's)."""
+    random_large: bool = False
+    """Whether it makes at random every decision of more moves than a draw scores
+    (``MOST_SCORED``: Yin Yang's four laws out of 405), which the search otherwise plans: a
+    person new to the game cannot yet tell a good law from a bad one (greedy does the same)."""
 
     @property
     def full(self) -> bool:
@@ -60,31 +64,35 @@ class Level:
             and not self.temperature
             and self.quiescence
             and not self.random_share
+            and not self.random_large
         )
 
-    def limits(self, limits: Limits, game: str, moves: int, *, analysing: bool) -> Limits:
-        """``limits`` within this level's budget in ``game``; the lines its draw needs
+    def limits(self, limits: Limits, moves: int, *, analysing: bool) -> Limits:
+        """``limits`` within this level's budget; the lines its draw needs
         (``moves`` legal moves in the position), unless the search is an analysis (its own
         lines)."""
         depth, nodes = limits.depth, limits.nodes
         if self.depth is not None:
             depth = self.depth if depth is None else min(depth, self.depth)
         if self.nodes is not None:
-            budget = self.budget(game)
-            nodes = budget if nodes is None else min(nodes, budget)
+            nodes = self.nodes if nodes is None else min(nodes, self.nodes)
         lines = limits.lines
         if self.temperature and not analysing and moves <= MOST_SCORED:
             lines = max(lines, min(moves, self.lines or moves))
         return replace(limits, depth=depth, nodes=nodes, lines=lines)
 
-    def budget(self, game: str) -> int:
-        """The most nodes of a decision's search in ``game`` (``NODES``)."""
-        assert self.nodes is not None
-        return max(1_000, round(self.nodes * NODES.get(game, 1.0)))
-
 
 LEVELS: tuple[Level, ...] = (
-    Level(1, "beginner", depth=1, nodes=5_000, temperature=3.0, quiescence=False, random_share=0.4),
+    Level(
+        1,
+        "beginner",
+        depth=1,
+        nodes=5_000,
+        temperature=3.0,
+        quiescence=False,
+        random_share=0.4,
+        random_large=True,
+    ),
     Level(2, "novice", depth=1, nodes=5_000, temperature=0.6),
     Level(3, "casual", depth=2, nodes=10_000, temperature=0.5),
     Level(4, "club", depth=4, nodes=25_000, lines=8, temperature=0.08),
@@ -94,9 +102,29 @@ LEVELS: tuple[Level, ...] = (
 )
 """The levels, weakest first; the last is full strength (the option's default)."""
 
-NODES: dict[str, float] = {"yinyang": 0.1}
-"""Per game, the share of a level's ``nodes`` it searches (1 when absent): Yin Yang's search,
-over the sampled worlds of a view in Python, takes some fifty times longer a node."""
+GAME_LEVELS: dict[str, dict[int, Level]] = {
+    # A Yohoho node is cheap and its moves many: the general budgets of levels 5 and 6 both
+    # end at depth 5, a step of twice the nodes; here each step is some five times the last.
+    "yohoho": {
+        3: replace(LEVELS[2], nodes=8_000),
+        4: replace(LEVELS[3], nodes=8_000),
+        5: replace(LEVELS[4], nodes=40_000),
+        6: replace(LEVELS[5], nodes=180_000),
+    },
+    # A Yin Yang node is dear (a search over the sampled worlds of a view, in Python) and its
+    # moves few: a search of depth 6 is some 400 nodes and 0.2 s, and plies beyond the fourth
+    # gain little against hidden laws. Its levels are set by depth and noise.
+    "yinyang": {
+        2: replace(LEVELS[1], temperature=1.0),
+        3: replace(LEVELS[2], temperature=0.4),
+        4: replace(LEVELS[3], depth=3, nodes=20_000, temperature=0.15),
+        5: replace(LEVELS[4], depth=4, nodes=20_000, temperature=0.05),
+        6: replace(LEVELS[5], depth=5, nodes=20_000, temperature=0.02),
+    },
+}
+"""Per game, the levels defined otherwise than ``LEVELS`` where the general definition does
+not separate them (``level``): a game's cost of a node, its branching and what its greedy bot
+sees differ, so that one budget is a ply in one game and a fraction of one in another."""
 
 SCALE: dict[str, int] = {"yinsh": 75, "yinsh+blitz": 75, "yohoho": 25, "yoxii": 100, "yinyang": 40}
 """Per game, the spread of the scores of a position's moves at depth 1 (module docstring)."""
@@ -139,9 +167,18 @@ def infos() -> tuple[LevelInfo, ...]:
     )
 
 
-def level(number: int) -> Level:
-    """The level ``number`` (1 to ``len(LEVELS)``)."""
-    return LEVELS[number - 1]
+def level(number: int, game: str | None = None) -> Level:
+    """The level ``number`` (1 to ``len(LEVELS)``), as ``game`` defines it (``GAME_LEVELS``;
+    None: the general definition)."""
+    general = LEVELS[number - 1]
+    if game is None:
+        return general
+    return GAME_LEVELS.get(game, {}).get(number, general)
+
+
+def game_levels(game: str) -> tuple[Level, ...]:
+    """Every level as ``game`` defines it, weakest first."""
+    return tuple(level(lvl.number, game) for lvl in LEVELS)
 
 
 def _value(entry: RootScore) -> int:

@@ -12,7 +12,7 @@ import pytest
 import games
 from bots.alphabeta import AlphaBeta
 from bots.engine import Limits, RootScore, Score, SearchResult
-from bots.levels import LEVELS, Level, draw, infos, level
+from bots.levels import LEVELS, MOST_SCORED, Level, draw, game_levels, infos, level
 from bots.simple import RandomBot
 from enginesrv.serve.catalog import level_lines
 from protocol import messages as m
@@ -53,10 +53,18 @@ def test_the_levels_go_from_a_beginner_to_full_strength() -> None:
     assert LEVELS[-1].full
     assert not LEVELS[0].quiescence  # a beginner does not look beyond its depth
     assert not any(x.full for x in LEVELS[:-1])
-    budgets = [x.nodes or 10**12 for x in LEVELS]
-    assert budgets == sorted(budgets)
-    temperatures = [x.temperature for x in LEVELS]
-    assert temperatures == sorted(temperatures, reverse=True)
+    for name in (*GAMES, None):
+        chosen = game_levels(name) if name else LEVELS
+        assert [(x.number, x.name) for x in chosen] == [(x.number, x.name) for x in LEVELS]
+        assert chosen[-1].full
+        assert not any(x.full for x in chosen[:-1])
+        # each level searches at least as deep and as wide as the one below, and cooler
+        budgets = [x.nodes or 10**12 for x in chosen]
+        assert budgets == sorted(budgets), name
+        depths = [x.depth or 10**3 for x in chosen]
+        assert depths == sorted(depths), name
+        temperatures = [x.temperature for x in chosen]
+        assert temperatures == sorted(temperatures, reverse=True), name
     option = next(o for o in AlphaBeta.options if o.name == "Level")
     assert (option.default, option.min, option.max) == (len(LEVELS), 1, len(LEVELS))
     assert [x.number for x in AlphaBeta.levels] == [x.number for x in LEVELS]
@@ -64,8 +72,9 @@ def test_the_levels_go_from_a_beginner_to_full_strength() -> None:
 
 @pytest.mark.parametrize("name", GAMES)
 def test_a_level_keeps_to_its_budget_whatever_the_search_is_given(name: str) -> None:
-    chosen = level(3)
-    budget = chosen.budget(name)
+    chosen = level(3, name)
+    assert chosen.nodes is not None
+    budget = chosen.nodes
     for state in _positions(name, 2):
         bot = _bot(3)
         bot.new_game(state.game)
@@ -182,3 +191,36 @@ def test_a_beginner_makes_a_share_of_its_moves_without_a_search() -> None:
     novice = _bot(2)
     novice.new_game(state.game)
     assert novice.search(state.copy(), Limits()).nodes > 0
+
+
+def test_a_beginner_writes_its_laws_at_random_and_a_novice_plans_them(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Yin Yang's setup (four laws out of 405: too many moves to score) the beginner makes at
+    random, as greedy does, without a search; from the novice on the search plans it."""
+    game = games.load("yinyang")
+    state = game.new_state()
+    assert state.count_moves() > MOST_SCORED
+    assert level(1, "yinyang").random_large
+    assert not any(x.random_large for x in game_levels("yinyang")[1:])
+    searched: list[int] = []
+    search = AlphaBeta._search
+
+    def spy(self: AlphaBeta, *args: object, **kwargs: object) -> SearchResult:
+        searched.append(int(self.values["Level"] or 0))
+        return search(self, *args, **kwargs)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(AlphaBeta, "_search", spy)
+
+    def laws(number: int, secret: int) -> str | None:
+        bot = _bot(number, secret=secret)
+        bot.new_game(game)
+        result = bot.search(state.copy(), Limits())
+        assert result.move in state.legal_moves()
+        return result.token
+
+    beginner = [laws(1, x) for x in range(8)]
+    assert searched == []
+    assert len(set(beginner)) == len(beginner)  # the secret seed draws them
+    assert laws(2, 0) is not None
+    assert searched == [2]
