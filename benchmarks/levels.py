@@ -116,6 +116,12 @@ def main() -> int:
     return report(args.game, results)
 
 
+def _figure(value: object) -> float:
+    """An Elo figure of ``enginesrv results --json``: None when a match was all won or all
+    lost (no finite figure)."""
+    return math.inf if value is None else float(value)  # type: ignore[arg-type]
+
+
 def report(game: str, results: dict[str, dict[str, object]]) -> int:
     """Print the matches, the checks and the chain of Elo; 0 when every check passes."""
     print(f"\nlevels of alphabeta in {game}")
@@ -133,14 +139,14 @@ def report(game: str, results: dict[str, dict[str, object]]) -> int:
             check = f"{'pass' if ok else 'FAIL'} (at least {STRONGER:.0%})"
             passed &= ok
         wdl = f"{pairing['wins']}-{pairing['draws']}-{pairing['losses']}"
-        elo, ci = float(pairing["elo"]), float(pairing["elo_ci95"])  # type: ignore[arg-type]
+        elo, ci = _figure(pairing["elo"]), _figure(pairing["elo_ci95"])
         print(f"{name:<12} {wdl:>11} {score:>6.1%} {elo:>+7.0f} {ci:>7.0f}  {check}")
     chain: dict[int, tuple[int, int]] = {}
     elo, variance = float(ANCHOR), 0.0
     for number in range(1, len(LEVELS) + 1):
         name = "L1-greedy" if number == 1 else f"L{number}-L{number - 1}"
         pairing = results[name]
-        step, ci = float(pairing["elo"]), float(pairing["elo_ci95"])  # type: ignore[arg-type]
+        step, ci = _figure(pairing["elo"]), _figure(pairing["elo_ci95"])
         if not (math.isfinite(step) and math.isfinite(ci)):
             print(f"level {number}: its match has no finite Elo (all won or all lost)")
             passed = False

@@ -200,7 +200,11 @@ class AlphaBeta(Engine):
         rng = chance.secret if hidden else chance.public
         if not analysing and (
             (chosen.random_share and rng.random() < chosen.random_share)
-            or (chosen.random_large and state.count_moves() > levels.MOST_SCORED)
+            or (
+                chosen.random_large
+                and state.count_moves() > levels.MOST_SCORED
+                and rng.random() < chosen.random_large
+            )
         ):
             self._plan = None
             move = chance.pick(state, state.legal_moves())

@@ -50,10 +50,11 @@ class Level:
     """Whether it looks at the noisy moves beyond its depth (the bot's ``Quiescence``)."""
     random_share: float = 0.0
     """The share of its decisions it makes at random, without a search (a beginner's)."""
-    random_large: bool = False
-    """Whether it makes at random every decision of more moves than a draw scores
-    (``MOST_SCORED``: Yin Yang's four laws out of 405), which the search otherwise plans: a
-    person new to the game cannot yet tell a good law from a bad one (greedy does the same)."""
+    random_large: float = 0.0
+    """The share of its decisions of more moves than a draw scores (``MOST_SCORED``: Yin
+    Yang's four laws out of 405), which the search otherwise plans, that it makes at random:
+    a person new to the game cannot yet tell a good law from a bad one (greedy, which looks
+    at each move of a smaller decision only, makes them all at random)."""
 
     @property
     def full(self) -> bool:
@@ -91,7 +92,7 @@ LEVELS: tuple[Level, ...] = (
         temperature=3.0,
         quiescence=False,
         random_share=0.4,
-        random_large=True,
+        random_large=1.0,
     ),
     Level(2, "novice", depth=1, nodes=5_000, temperature=0.6),
     Level(3, "casual", depth=2, nodes=10_000, temperature=0.5),
@@ -103,6 +104,18 @@ LEVELS: tuple[Level, ...] = (
 """The levels, weakest first; the last is full strength (the option's default)."""
 
 GAME_LEVELS: dict[str, dict[int, Level]] = {
+    # Yinsh: a ply costs some three to six times the nodes of the last (depth 5 about 40,000
+    # nodes, 6 about 250,000, 7 about 600,000), so its levels are set by depth; random moves
+    # cost a Yinsh player a row at once: its beginner makes fewer of them, and cooler.
+    **{
+        variant: {
+            1: replace(LEVELS[0], random_share=0.05, temperature=1.0),
+            4: replace(LEVELS[3], depth=3),
+            5: replace(LEVELS[4], depth=4),
+            6: replace(LEVELS[5], depth=5),
+        }
+        for variant in ("yinsh", "yinsh+blitz")
+    },
     # A Yohoho node is cheap and its moves many: the general budgets of levels 5 and 6 both
     # end at depth 5, a step of twice the nodes; here each step is some five times the last.
     "yohoho": {
@@ -115,7 +128,7 @@ GAME_LEVELS: dict[str, dict[int, Level]] = {
     # moves few: a search of depth 6 is some 400 nodes and 0.2 s, and plies beyond the fourth
     # gain little against hidden laws. Its levels are set by depth and noise.
     "yinyang": {
-        2: replace(LEVELS[1], temperature=1.0),
+        2: replace(LEVELS[1], temperature=1.0, random_large=0.5),
         3: replace(LEVELS[2], temperature=0.4),
         4: replace(LEVELS[3], depth=3, nodes=20_000, temperature=0.15),
         5: replace(LEVELS[4], depth=4, nodes=20_000, temperature=0.05),
@@ -130,6 +143,33 @@ SCALE: dict[str, int] = {"yinsh": 75, "yinsh+blitz": 75, "yohoho": 25, "yoxii": 
 """Per game, the spread of the scores of a position's moves at depth 1 (module docstring)."""
 
 ELO: dict[str, dict[int, tuple[int, int]]] = {
+    "yinsh": {
+        1: (809, 51),
+        2: (1139, 97),
+        3: (1403, 117),
+        4: (1766, 139),
+        5: (1994, 152),
+        6: (2309, 167),
+        7: (2850, 218),
+    },
+    "yinsh+blitz": {
+        1: (896, 49),
+        2: (1116, 76),
+        3: (1365, 97),
+        4: (1828, 150),
+        5: (2056, 159),
+        6: (2325, 171),
+        7: (2448, 180),
+    },
+    "yohoho": {
+        1: (396, 184),
+        2: (1033, 290),
+        3: (1247, 297),
+        4: (1660, 311),
+        5: (1901, 318),
+        6: (2024, 322),
+        7: (2249, 327),
+    },
     "yoxii": {
         1: (877, 53),
         2: (1016, 72),

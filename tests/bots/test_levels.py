@@ -65,6 +65,8 @@ def test_the_levels_go_from_a_beginner_to_full_strength() -> None:
         assert depths == sorted(depths), name
         temperatures = [x.temperature for x in chosen]
         assert temperatures == sorted(temperatures, reverse=True), name
+        for shares in ([x.random_share for x in chosen], [x.random_large for x in chosen]):
+            assert shares == sorted(shares, reverse=True), name
     option = next(o for o in AlphaBeta.options if o.name == "Level")
     assert (option.default, option.min, option.max) == (len(LEVELS), 1, len(LEVELS))
     assert [x.number for x in AlphaBeta.levels] == [x.number for x in LEVELS]
@@ -193,16 +195,16 @@ def test_a_beginner_makes_a_share_of_its_moves_without_a_search() -> None:
     assert novice.search(state.copy(), Limits()).nodes > 0
 
 
-def test_a_beginner_writes_its_laws_at_random_and_a_novice_plans_them(
+def test_a_beginner_writes_its_laws_at_random_and_a_stronger_level_plans_them(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     """Yin Yang's setup (four laws out of 405: too many moves to score) the beginner makes at
-    random, as greedy does, without a search; from the novice on the search plans it."""
+    random, as greedy does, without a search; a level that makes none at random plans them."""
     game = games.load("yinyang")
     state = game.new_state()
     assert state.count_moves() > MOST_SCORED
-    assert level(1, "yinyang").random_large
-    assert not any(x.random_large for x in game_levels("yinyang")[1:])
+    assert level(1, "yinyang").random_large == 1.0
+    planner = next(x for x in game_levels("yinyang") if not x.random_large)
     searched: list[int] = []
     search = AlphaBeta._search
 
@@ -222,5 +224,5 @@ def test_a_beginner_writes_its_laws_at_random_and_a_novice_plans_them(
     beginner = [laws(1, x) for x in range(8)]
     assert searched == []
     assert len(set(beginner)) == len(beginner)  # the secret seed draws them
-    assert laws(2, 0) is not None
-    assert searched == [2]
+    assert laws(planner.number, 0) is not None
+    assert searched == [planner.number]
