@@ -124,15 +124,18 @@ GAME_LEVELS: dict[str, dict[int, Level]] = {
         5: replace(LEVELS[4], nodes=40_000),
         6: replace(LEVELS[5], nodes=180_000),
     },
-    # A Yin Yang node is dear (a search over the sampled worlds of a view, in Python) and its
-    # moves few: a search of depth 6 is some 400 nodes and 0.2 s, and plies beyond the fourth
-    # gain little against hidden laws. Its levels are set by depth and noise.
+    # Yin Yang: the four secret laws decide a game (greedy, which writes them at random, plays
+    # at random's level), and depth gains slowly (depth 4 some 75 Elo over 2, 7 some 100 over
+    # 4, 10 some 65 over 7; the top reaches depth 14 or so in 0.2 s). Its levels write a
+    # falling share of their laws at random, and search deeper without noise. The whole range
+    # from the beginner (random's level) to the top is some 700 Elo: too little for six steps
+    # of 65% each, and three of them fall short (benchmarks/README.md, "Levels").
     "yinyang": {
-        2: replace(LEVELS[1], temperature=1.0, random_large=0.5),
-        3: replace(LEVELS[2], temperature=0.4),
-        4: replace(LEVELS[3], depth=3, nodes=20_000, temperature=0.15),
-        5: replace(LEVELS[4], depth=4, nodes=20_000, temperature=0.05),
-        6: replace(LEVELS[5], depth=5, nodes=20_000, temperature=0.02),
+        2: replace(LEVELS[1], temperature=1.0, random_large=0.7),
+        3: replace(LEVELS[2], temperature=0.4, random_large=0.5),
+        4: replace(LEVELS[3], depth=4, nodes=50_000, temperature=0.0, random_large=0.3),
+        5: replace(LEVELS[4], depth=6, nodes=50_000, temperature=0.0, random_large=0.1),
+        6: replace(LEVELS[5], depth=10, nodes=50_000, temperature=0.0),
     },
 }
 """Per game, the levels defined otherwise than ``LEVELS`` where the general definition does
@@ -169,6 +172,15 @@ ELO: dict[str, dict[int, tuple[int, int]]] = {
         5: (1901, 318),
         6: (2024, 322),
         7: (2249, 327),
+    },
+    "yinyang": {
+        1: (949, 37),
+        2: (1049, 60),
+        3: (1123, 78),
+        4: (1275, 94),
+        5: (1394, 103),
+        6: (1611, 115),
+        7: (1665, 124),
     },
     "yoxii": {
         1: (877, 53),
