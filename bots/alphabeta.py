@@ -198,11 +198,12 @@ class AlphaBeta(Engine):
         chance = Chance(state, int(self.values["Seed"] or 0), int(self.values["SecretSeed"] or 0))
         hidden = self._evaluator(state.game).hidden_information() is not None
         rng = chance.secret if hidden else chance.public
+        moves = state.count_moves()
         if not analysing and (
             (chosen.random_share and rng.random() < chosen.random_share)
             or (
                 chosen.random_large
-                and state.count_moves() > levels.MOST_SCORED
+                and moves > levels.MOST_SCORED
                 and rng.random() < chosen.random_large
             )
         ):
@@ -210,7 +211,7 @@ class AlphaBeta(Engine):
             move = chance.pick(state, state.legal_moves())
             token = state.move_to_str(move)
             return SearchResult(move, token, pv=(token,))
-        limits = chosen.limits(limits, state.count_moves(), analysing=analysing)
+        limits = chosen.limits(limits, moves, analysing=analysing)
         quiescence = quiescence and chosen.quiescence
         result = self._search(state, limits, stop, on_info, quiescence=quiescence)
         if analysing:
