@@ -37,6 +37,7 @@ other position, or a fixed time, depth or node count per decision, is searched a
 
 from __future__ import annotations
 
+import random
 from dataclasses import dataclass, replace
 from typing import ClassVar
 
@@ -199,18 +200,15 @@ class AlphaBeta(Engine):
         hidden = self._evaluator(state.game).hidden_information() is not None
         rng = chance.secret if hidden else chance.public
         moves = state.count_moves()
-        if not analysing and (
-            (chosen.random_share and rng.random() < chosen.random_share)
-            or (
-                chosen.random_large
-                and moves > levels.MOST_SCORED
-                and rng.random() < chosen.random_large
-            )
-        ):
+        if not analysing and chosen.random_share and rng.random() < chosen.random_share:
             self._plan = None
             move = chance.pick(state, state.legal_moves())
             token = state.move_to_str(move)
             return SearchResult(move, token, pv=(token,))
+        if not analysing and moves > levels.MOST_SCORED and chosen.large_skill < 1.0:
+            planned = self._plan_large(state, chosen.large_skill, chance, rng)
+            if planned is not None:
+                return planned
         limits = chosen.limits(limits, moves, analysing=analysing)
         quiescence = quiescence and chosen.quiescence
         result = self._search(state, limits, stop, on_info, quiescence=quiescence)
@@ -229,6 +227,24 @@ class AlphaBeta(Engine):
             depth=entry.depth,
             pv=(token,),
         )
+
+    def _plan_large(
+        self, state: State, skill: float, chance: Chance, rng: random.Random
+    ) -> SearchResult | None:
+        """A decision too large to score made with a level's ``skill`` (``Level.large_skill``):
+        by the game's own plan if it has one (the hidden information's choice without search),
+        else at random with probability ``1 - skill``; None to search it as usual."""
+        hidden = self._evaluator(state.game).hidden_information()
+        move = None if hidden is None else hidden.choose_without_search(state, rng, skill)
+        if move is None:
+            if rng.random() < skill:
+                return None
+            move = chance.pick(state, state.legal_moves())
+        elif hidden is not None:
+            hidden.remember(state, move)
+        self._plan = None
+        token = state.move_to_str(move)
+        return SearchResult(move, token, pv=(token,))
 
     def _search(
         self,

@@ -50,11 +50,12 @@ class Level:
     """Whether it looks at the noisy moves beyond its depth (the bot's ``Quiescence``)."""
     random_share: float = 0.0
     """The share of its decisions it makes at random, without a search (a beginner's)."""
-    random_large: float = 0.0
-    """The share of its decisions of more moves than a draw scores (``MOST_SCORED``: Yin
-    Yang's four laws out of 405), which the search otherwise plans, that it makes at random:
-    a person new to the game cannot yet tell a good law from a bad one (greedy, which looks
-    at each move of a smaller decision only, makes them all at random)."""
+    large_skill: float = 1.0
+    """How much of a decision of more moves than a draw scores (``MOST_SCORED``: Yin Yang's
+    four laws out of 405), which the bot plans without a search, it makes as the bot does, the
+    rest at random: 0 all at random, as greedy makes it (a person new to the game cannot yet
+    tell a good law from a bad one), 1 all planned. The game says what a part is and which
+    parts count most (Yin Yang: each law; the one that fits the start board first)."""
 
     @property
     def full(self) -> bool:
@@ -65,7 +66,7 @@ class Level:
             and not self.temperature
             and self.quiescence
             and not self.random_share
-            and not self.random_large
+            and self.large_skill >= 1.0
         )
 
     def limits(self, limits: Limits, moves: int, *, analysing: bool) -> Limits:
@@ -92,7 +93,7 @@ LEVELS: tuple[Level, ...] = (
         temperature=3.0,
         quiescence=False,
         random_share=0.4,
-        random_large=1.0,
+        large_skill=0.0,
     ),
     Level(2, "novice", depth=1, nodes=5_000, temperature=0.6),
     Level(3, "casual", depth=2, nodes=10_000, temperature=0.5),
@@ -124,18 +125,18 @@ GAME_LEVELS: dict[str, dict[int, Level]] = {
         5: replace(LEVELS[4], nodes=40_000),
         6: replace(LEVELS[5], nodes=180_000),
     },
-    # Yin Yang: the four secret laws decide a game (greedy, which writes them at random, plays
-    # at random's level), and depth gains slowly (depth 4 some 75 Elo over 2, 7 some 100 over
-    # 4, 10 some 65 over 7; the top reaches depth 14 or so in 0.2 s). Its levels write a
-    # falling share of their laws at random, and search deeper without noise. The whole range
-    # from the beginner (random's level) to the top is some 700 Elo: too little for six steps
-    # of 65% each, and three of them fall short (benchmarks/README.md, "Levels").
+    # Yin Yang: the four secret laws weigh most, and a Black set without a law for the full
+    # start board loses at once (73.5% of random sets: greedy's, which plays at random's level
+    # there). Its levels keep a growing share of the laws the bot plans (``large_skill``: the
+    # first quarter is the law for the start board) and search deeper without noise, since
+    # depth gains slowly (depth 4 some 75 Elo over 2, 7 some 100 over 4; the top reaches
+    # depth 14 or so in 0.2 s).
     "yinyang": {
-        2: replace(LEVELS[1], temperature=1.0, random_large=0.7),
-        3: replace(LEVELS[2], temperature=0.4, random_large=0.5),
-        4: replace(LEVELS[3], depth=4, nodes=50_000, temperature=0.0, random_large=0.3),
-        5: replace(LEVELS[4], depth=6, nodes=50_000, temperature=0.0, random_large=0.1),
-        6: replace(LEVELS[5], depth=10, nodes=50_000, temperature=0.0),
+        2: replace(LEVELS[1], temperature=1.0, large_skill=0.25),
+        3: replace(LEVELS[2], temperature=0.4, large_skill=0.45),
+        4: replace(LEVELS[3], depth=3, nodes=50_000, temperature=0.0, large_skill=0.65),
+        5: replace(LEVELS[4], depth=4, nodes=50_000, temperature=0.0, large_skill=0.85),
+        6: replace(LEVELS[5], depth=6, nodes=50_000, temperature=0.0),
     },
 }
 """Per game, the levels defined otherwise than ``LEVELS`` where the general definition does
@@ -174,13 +175,13 @@ ELO: dict[str, dict[int, tuple[int, int]]] = {
         7: (2249, 327),
     },
     "yinyang": {
-        1: (949, 37),
-        2: (1049, 60),
-        3: (1123, 78),
-        4: (1275, 94),
-        5: (1394, 103),
-        6: (1611, 115),
-        7: (1665, 124),
+        1: (958, 31),
+        2: (1194, 66),
+        3: (1448, 91),
+        4: (1630, 106),
+        5: (1763, 113),
+        6: (1921, 122),
+        7: (2105, 133),
     },
     "yoxii": {
         1: (877, 53),

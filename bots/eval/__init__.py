@@ -109,10 +109,13 @@ class HiddenInformation:
         """Whether ``state`` hides something from its holder (else it is searched as it is)."""
         raise NotImplementedError
 
-    def choose_without_search(self, state: State, rng: random.Random) -> Move | None:
+    def choose_without_search(
+        self, state: State, rng: random.Random, skill: float = 1.0
+    ) -> Move | None:
         """A move for a ply the search cannot enumerate (Yin Yang's setup, 405^4 choices), or
-        None to search as usual."""
-        del state, rng
+        None to search as usual. ``skill`` (0 to 1) is the share of the choice made as the bot
+        makes it, the rest at random (a level's, ``bots.levels.Level.large_skill``)."""
+        del state, rng, skill
         return None
 
     def samples(self, state: State, rng: random.Random, count: int) -> list[State]:

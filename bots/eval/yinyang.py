@@ -539,11 +539,25 @@ OPENER_TRIES: Final = 3
 written all the same."""
 
 
-def write_laws(owner: int, rng: random.Random) -> Laws:
+def write_laws(owner: int, rng: random.Random, skill: float = 1.0) -> Laws:
     """Four laws for ``owner`` to write at setup: the best few of ``SETUP_DRAWS`` random draws
     by ``law_set_value`` that survive every first turn of the opponent, one of them at random,
     in a random slot order. When no draw with its opener survives them all, another opener is
-    drawn (up to ``OPENER_TRIES``)."""
+    drawn (up to ``OPENER_TRIES``).
+
+    A ``skill`` below 1 (a level's) keeps ``4 * skill`` of those laws on average (rounded up
+    or down at random), the most useful first: the opener, then the adaptation, then the
+    strong laws; the others are drawn uniformly from the 405, as a player who writes at random
+    (greedy) writes them all. So a little skill is a law that fits the start board and more is
+    more of a plan."""
+    kept = 4 if skill >= 1.0 else min(4, int(4 * max(0.0, skill) + rng.random()))
+    if not kept:
+        return (
+            rng.randrange(N_LAWS),
+            rng.randrange(N_LAWS),
+            rng.randrange(N_LAWS),
+            rng.randrange(N_LAWS),
+        )
     pool: list[list[int]] = []
     for _ in range(OPENER_TRIES):
         opener, avoid = choose_opener(owner, rng)
@@ -555,7 +569,8 @@ def write_laws(owner: int, rng: random.Random) -> Laws:
         pool = robust[:4] or pool or [laws for _, laws in judged[:4]]
         if robust:
             break
-    chosen = list(rng.choice(pool))
+    chosen = list(rng.choice(pool))  # opener, adaptation, strong, strong
+    chosen[kept:] = [rng.randrange(N_LAWS) for _ in range(4 - kept)]
     rng.shuffle(chosen)
     return chosen[0], chosen[1], chosen[2], chosen[3]
 
@@ -999,11 +1014,13 @@ class YinYangHidden(HiddenInformation):
         assert isinstance(state, YinYangState)
         return state.is_view()
 
-    def choose_without_search(self, state: State, rng: random.Random) -> Move | None:
+    def choose_without_search(
+        self, state: State, rng: random.Random, skill: float = 1.0
+    ) -> Move | None:
         assert isinstance(state, YinYangState)
         if state.phase() != "setup" or state.is_terminal():
             return None
-        return setup_move(write_laws(state.side(), rng))
+        return setup_move(write_laws(state.side(), rng, skill))
 
     def remember(self, state: State, move: Move) -> None:
         assert isinstance(state, YinYangState)

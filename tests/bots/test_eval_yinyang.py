@@ -195,6 +195,35 @@ def test_no_law_is_in_most_of_a_sides_sets(owner: int) -> None:
     assert seen <= 0.5 * sets, (LAW_TEXTS[law], seen)
 
 
+def test_a_levels_skill_keeps_the_most_useful_laws_and_writes_the_rest_at_random() -> None:
+    """``write_laws(owner, rng, skill)`` (a level's ``large_skill``): a quarter of the skill is
+    the opener, so Black never lacks a law for the full start board; none at all writes each
+    law uniformly from the 405, so Black's set fails the start board exactly as often as a
+    random set does; and each step of skill writes better sets."""
+    start = state_of(GAME.start_position)
+    codes = set(window_codes(*start.board_masks()))
+
+    def fits(laws: tuple[int, ...]) -> bool:
+        # the start board is full: a law whose cause is one of its windows can be applied
+        return any(ABS_CAUSE[0][law] in codes for law in laws)
+
+    rng = random.Random(11)
+    assert all(fits(write_laws(0, rng, 0.25)) for _ in range(100))
+    # a uniform law fits with probability ``p``; four of them all fail with (1 - p)^4
+    p = sum(ABS_CAUSE[0][law] in codes for law in range(len(LAW_TEXTS))) / len(LAW_TEXTS)
+    draws = 600
+    failing = sum(not fits(write_laws(0, rng, 0.0)) for _ in range(draws))
+    expected = draws * (1 - p) ** 4
+    spread = 4 * (expected * (1 - (1 - p) ** 4)) ** 0.5
+    assert abs(failing - expected) <= spread, (failing, expected)
+    means = [
+        sum(law_set_value(0, write_laws(0, rng, skill)) for _ in range(60)) / 60
+        for skill in (0.0, 0.25, 0.5)
+    ]
+    assert means == sorted(means), means
+    assert len(set(means)) == 3, means
+
+
 def test_law_set_value_prefers_a_set_that_can_act_on_the_first_turn() -> None:
     fits = [LAW_OF_TEXT[t] for t in ("wwww>w.ww", "bbbb>*", "w..w>wbbw", "..ww>bbww")]
     stuck = [LAW_OF_TEXT[t] for t in ("....>bb..", ".b..>....", "w..w>wbbw", "..ww>bbww")]

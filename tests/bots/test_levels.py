@@ -5,11 +5,13 @@ handshake's ``level`` lines in both framings."""
 from __future__ import annotations
 
 import random
+from dataclasses import replace
 
 import msgpack
 import pytest
 
 import games
+from bots import levels as levels_module
 from bots.alphabeta import AlphaBeta
 from bots.engine import Limits, RootScore, Score, SearchResult
 from bots.levels import LEVELS, MOST_SCORED, Level, draw, game_levels, infos, level
@@ -65,8 +67,10 @@ def test_the_levels_go_from_a_beginner_to_full_strength() -> None:
         assert depths == sorted(depths), name
         temperatures = [x.temperature for x in chosen]
         assert temperatures == sorted(temperatures, reverse=True), name
-        for shares in ([x.random_share for x in chosen], [x.random_large for x in chosen]):
-            assert shares == sorted(shares, reverse=True), name
+        shares = [x.random_share for x in chosen]
+        assert shares == sorted(shares, reverse=True), name
+        skills = [x.large_skill for x in chosen]
+        assert skills == sorted(skills), name
     option = next(o for o in AlphaBeta.options if o.name == "Level")
     assert (option.default, option.min, option.max) == (len(LEVELS), 1, len(LEVELS))
     assert [x.number for x in AlphaBeta.levels] == [x.number for x in LEVELS]
@@ -203,8 +207,8 @@ def test_a_beginner_writes_its_laws_at_random_and_a_stronger_level_plans_them(
     game = games.load("yinyang")
     state = game.new_state()
     assert state.count_moves() > MOST_SCORED
-    assert level(1, "yinyang").random_large == 1.0
-    planner = next(x for x in game_levels("yinyang") if not x.random_large)
+    assert level(1, "yinyang").large_skill == 0.0
+    planner = next(x for x in game_levels("yinyang") if x.large_skill == 1.0)
     searched: list[int] = []
     search = AlphaBeta._search
 
@@ -226,3 +230,52 @@ def test_a_beginner_writes_its_laws_at_random_and_a_stronger_level_plans_them(
     assert len(set(beginner)) == len(beginner)  # the secret seed draws them
     assert laws(planner.number, 0) is not None
     assert searched == [planner.number]
+
+
+def test_a_level_of_some_skill_writes_laws_that_fit_the_start_board_without_a_search(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Yin Yang's novice knows the setup's one must: a law for the full start board (Black
+    without one loses at once, as some 72% of random sets do); it writes them without a
+    search, differently each game."""
+    game = games.load("yinyang")
+    novice = level(2, "yinyang")
+    assert 0.0 < novice.large_skill < 1.0
+    monkeypatch.setattr(AlphaBeta, "_search", None)  # a search would fail
+    tokens = set()
+    for secret in range(20):
+        bot = _bot(2, secret=secret)
+        bot.new_game(game)
+        state = game.new_state()
+        result = bot.search(state.copy(), Limits())
+        assert result.move is not None
+        assert result.move in state.legal_moves()
+        tokens.add(result.token)
+        state.push(result.move)
+        state.push(state.legal_moves()[0])  # any White set
+        assert not state.is_terminal(), result.token
+    assert len(tokens) == 20
+
+
+def test_a_large_decision_without_a_plan_is_made_at_random_by_the_share_a_level_lacks(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """In a game whose evaluation has no plan for a decision too large to score (here every
+    Yoxii decision, with the limit lowered), a level of skill ``s`` searches it with
+    probability ``s`` and otherwise plays a random move."""
+    monkeypatch.setattr(levels_module, "MOST_SCORED", 1)
+    state = _positions("yoxii", 1)[0]
+    for skill, searched in ((0.0, 0), (0.5, None), (1.0, 40)):
+        chosen = replace(level(2, "yoxii"), large_skill=skill)
+        monkeypatch.setattr(levels_module, "level", lambda number, game, c=chosen: c)
+        count = 0
+        for secret in range(40):
+            bot = _bot(2, seed=secret)
+            bot.new_game(state.game)
+            result = bot.search(state.copy(), Limits())
+            assert result.move in state.legal_moves()
+            count += result.nodes > 0
+        if searched is None:
+            assert 4 <= count <= 36, count  # 40 draws of a fair coin, within 5 deviations
+        else:
+            assert count == searched
