@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import random
 import re
+import subprocess
+import sys
 from collections.abc import Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -296,3 +298,151 @@ def test_no_frame_to_the_page_holds_the_bots_unrevealed_laws(
     ]
     for law in hidden:
         assert not [line for line in elsewhere if law in line], law
+
+
+# -- records, stale state, bad links ----------------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def exported(tmp_path_factory: pytest.TempPathFactory) -> str:
+    """Two finished Yoxii games of a match, as `enginesrv export` writes them (each record
+    `# Start: startpos`, its moves with comments)."""
+    where = tmp_path_factory.mktemp("event")
+    tool = [sys.executable, "-m", "enginesrv.cli"]
+    match = ["match", "yoxii", "name=a:bot:random", "name=b:bot:random", "--games", "2"]
+    subprocess.run(
+        [*tool, *match, "--st", "0.5", "--out", str(where / "e")],
+        check=True, capture_output=True, timeout=120,
+    )  # fmt: skip
+    subprocess.run(
+        [*tool, "export", str(where / "e"), "-o", str(where / "all.txt")],
+        check=True, capture_output=True, timeout=60,
+    )  # fmt: skip
+    return (where / "all.txt").read_text()
+
+
+def record_moves(text: str) -> list[list[str]]:
+    """The moves of each record of ``text``, without their comments."""
+    out: list[list[str]] = []
+    for line in text.splitlines():
+        if line.startswith("# Game:"):
+            out.append([])
+        elif line.strip() and not line.startswith("#"):
+            out[-1].append(line.split("  ;")[0].strip())
+    return out
+
+
+def test_an_exported_event_replays_record_by_record_with_its_game(
+    server: ServerThread, page: Page, exported: str
+) -> None:
+    games = record_moves(exported)
+    assert len(games) == 2
+    assert "# Start: startpos" in exported
+    page.goto(base(server))
+    page.wait_for_selector("[data-testid=game-select] option", state="attached")
+    # before any game: nothing to undo, flip or analyse
+    for button in ("undo", "flip", "analyse"):
+        assert page.locator(f"[data-testid={button}]").is_disabled(), button
+    page.locator("[data-testid=game-select]").select_option("yinsh")
+    page.locator("details#files summary").click()
+    page.locator("[data-testid=load-text]").fill(exported)
+    page.locator("[data-testid=load-record]").click()
+    status = page.locator("[data-testid=file-status]")
+    status.filter(has_text=f"Replaying {len(games[0])} moves.").wait_for(timeout=MOVE_TIMEOUT)
+    assert page.locator("[data-testid=game-select]").input_value() == "yoxii"
+    assert page.locator("[data-testid=moves] > *").all_text_contents() == games[0]
+    assert page.evaluate("document.body.dataset.state") == "replay"
+    assert page.locator("[data-testid=result]").text_content()  # the game ended on the board
+    assert page.locator("[data-testid=flip]").is_enabled()
+    # the final position is over: the analysis says so instead of a search of nothing
+    page.locator("[data-testid=analyse]").click()
+    analysis = page.locator("[data-testid=analysis]")
+    analysis.filter(has_text="over").wait_for(timeout=MOVE_TIMEOUT)
+    assert "depth" not in str(analysis.text_content())
+    # the other record of the file, chosen from the list; the old analysis goes
+    choice = page.locator("[data-testid=record-choice]")
+    assert choice.is_visible()
+    assert choice.locator("option").count() == 2
+    choice.select_option("1")
+    status.filter(has_text=f"Replaying {len(games[1])} moves.").wait_for(timeout=MOVE_TIMEOUT)
+    assert page.locator("[data-testid=moves] > *").all_text_contents() == games[1]
+    assert analysis.text_content() == ""
+
+
+def test_a_bad_record_leaves_the_game_in_play_as_it_was(server: ServerThread, page: Page) -> None:
+    page.goto(f"{base(server)}?game=yoxii&opponent=human")
+    page.wait_for_selector("[data-legal=true]", timeout=MOVE_TIMEOUT)
+    click_a_decision(page, random.Random(3))
+    page.locator("details#files summary").click()
+    page.locator("[data-testid=load-text]").fill("# Game: yoxii\n# Start: startpos\nz9\n")
+    page.locator("[data-testid=load-record]").click()
+    status = page.locator("[data-testid=file-status]")
+    status.filter(has_text="Cannot replay the record").wait_for(timeout=MOVE_TIMEOUT)
+    assert "z9" in str(status.text_content())
+    assert page.evaluate("document.body.dataset.state") == "person"
+    assert moves_count(page) == 1
+    click_a_decision(page, random.Random(4))  # the game goes on
+    assert moves_count(page) == 2
+
+
+def test_no_stale_export_note_position_text_or_game_selector(
+    server: ServerThread, page: Page
+) -> None:
+    page.goto(f"{base(server)}?game=yoxii&opponent=human")
+    page.wait_for_selector("[data-legal=true]", timeout=MOVE_TIMEOUT)
+    click_a_decision(page, random.Random(5))
+    page.locator("details#files summary").click()
+    with page.expect_download():
+        page.locator("[data-testid=export-record]").click()
+    status = page.locator("[data-testid=file-status]")
+    assert status.text_content() == "Exported 1 moves."
+    page.locator("[data-testid=undo]").click()
+    page.wait_for_function(
+        "() => document.querySelectorAll('[data-testid=moves] > *').length === 0"
+    )
+    page.wait_for_function("() => document.body.dataset.state === 'person'")
+    assert status.text_content() == ""
+    # a new game: the box no longer holds the last game's record
+    assert page.locator("[data-testid=load-text]").input_value().startswith("# Game: yoxii")
+    page.locator("[data-testid=game-select]").select_option("yinsh")
+    page.locator("[data-testid=opponent-select]").select_option("human")
+    page.locator("[data-testid=new-game]").click()
+    page.wait_for_function(
+        "() => document.querySelector('[data-testid=load-text]').value === ''",
+        timeout=MOVE_TIMEOUT,
+    )
+
+
+def test_a_bad_deep_link_is_answered_with_a_message(server: ServerThread, page: Page) -> None:
+    asked: list[str] = []
+    page.on("request", lambda request: asked.append(request.url))
+    page.goto(f"{base(server)}?game=nosuch")
+    status = page.locator("[data-testid=status]")
+    status.filter(has_text="nosuch").wait_for(timeout=MOVE_TIMEOUT)
+    assert "does not play" in str(status.text_content())
+    assert "error" in str(status.get_attribute("class"))
+    assert not [url for url in asked if url.endswith("/.js")], asked
+    assert page.locator("[data-testid=analyse]").is_disabled()
+
+
+def test_the_analysis_keeps_the_engines_notes_off_the_line(
+    server: ServerThread, page: Page
+) -> None:
+    """A Yin Yang search notes its samples (`info ... pv ... string samples 8 ...`): the pv
+    shown ends where the note begins. (Against alphabeta, whose laws always fit the start
+    board: a random Black would lose at once in most games.)"""
+    page.goto(f"{base(server)}?game=yinyang&opponent=bot:alphabeta:Depth=2&side=p2")
+    page.wait_for_selector("[data-testid=compose] [data-choice=random]", timeout=MOVE_TIMEOUT)
+    page.locator("[data-testid=compose] [data-choice=random]").click()
+    page.locator("[data-testid=compose] [data-choice=submit]").click()
+    if not wait_for_turn(page):
+        pytest.skip("White's random laws left it no move")
+    page.locator("[data-testid=analyse]").click()
+    analysis = page.locator("[data-testid=analysis]")
+    analysis.filter(has_text="samples").wait_for(timeout=MOVE_TIMEOUT)
+    page.locator("[data-testid=stop]").click()
+    lines = str(analysis.text_content()).split("\n")
+    pv = next(line for line in lines if line.startswith("pv "))
+    assert "string" not in pv
+    assert "samples" not in pv
+    assert any(line.startswith("(samples") for line in lines), lines

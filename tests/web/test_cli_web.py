@@ -66,7 +66,13 @@ def test_serve_web_prints_its_address_and_serves_the_page() -> None:
         with urllib.request.urlopen(url, timeout=10) as answer:
             page = answer.read().decode()
         assert '<script type="module" src="/static/app.js">' in page
-        for path in ("static/app.js", "static/proto.js", "static/games/yinyang.js", "config.json"):
+        for path in (
+            "static/app.js",
+            "static/app/play.js",
+            "static/proto.js",
+            "static/games/yinyang.js",
+            "config.json",
+        ):
             with urllib.request.urlopen(url + path, timeout=10) as answer:
                 assert answer.status == 200
                 assert answer.read()

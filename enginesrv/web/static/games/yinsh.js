@@ -139,7 +139,7 @@ function steps(token, model) {
 }
 
 /** The squares a token touched, to mark the last move. */
-function squares(token, model) {
+function squares(token, _model) {
   let m;
   if ((m = /^x:([a-k]\d+)-([a-k]\d+)$/.exec(token))) return rowPoints(m[1], m[2]);
   if ((m = /^r:([a-k]\d+)$/.exec(token))) return [m[1]];

@@ -11,7 +11,6 @@
 import { el, clear, label } from "./board.js";
 
 const LETTERS = "abcdefghijklmnopq";
-const NAMES = { A: "Admiral", G: "Galleon", C: "Chebec", R: "Rock" };
 const STRENGTH = { A: 5, G: 3, C: 2, R: 0 };
 const FLEET = "AGGCCCCR"; // one side's pieces at the start
 const DIRS = { E: [2, 0], NE: [1, 1], NW: [-1, 1], W: [-2, 0], SW: [-1, -1], SE: [1, -1] };
@@ -23,7 +22,6 @@ const nameOf = (x, y) => LETTERS[x] + y;
 const CELLS = [];
 for (let y = 1; y <= 9; y++) for (let x = 0; x <= 16; x++) if (isCell(x, y)) CELLS.push([x, y, nameOf(x, y)]);
 const COORD = new Map(CELLS.map(([x, y, n]) => [n, [x, y]]));
-const CELL_RE = /^([a-q])([1-9])$/;
 
 /** Owner ("w"/"b") and kind ("A", "G", "C", "R") of a piece letter. */
 const owner = (p) => (p === p.toUpperCase() ? "w" : "b");

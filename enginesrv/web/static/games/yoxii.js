@@ -61,8 +61,8 @@ function parse(position) {
           totem = sq;
           cells[sq] = "T";
         } else {
-          const i = PIECE_LETTERS.indexOf(ch);
-          cells[sq] = { player: i < 4 ? 0 : 1, value: (i % 4) + 1 };
+          const at = PIECE_LETTERS.indexOf(ch);
+          cells[sq] = { player: at < 4 ? 0 : 1, value: (at % 4) + 1 };
         }
       } else {
         throw new Error(`bad character ${JSON.stringify(ch)} in rank ${r + 1}`);

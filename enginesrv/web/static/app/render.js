@@ -1,0 +1,224 @@
+// Drawing the game shown: the board and its marks, the choices of the next step, the moves,
+// the status line, the result and the clocks. Drawing changes nothing in the state.
+
+import { app, ui, $, colour, personSeat, botToAct, personToAct, setFlag, setStatus } from "./state.js";
+import { pick, play } from "./play.js";
+import { watch } from "./watch.js";
+
+/** The model of the position shown: the current one, or the ply looked at. */
+export function shownModel() {
+  if (app.view === null) return app.model;
+  try {
+    return app.board.parse(app.positions[app.view]);
+  } catch {
+    return app.model;
+  }
+}
+
+export function render(updateStatus = true) {
+  if (!app.board || !app.model) return;
+  const model = shownModel();
+  app.board.draw(ui.board, model, { flipped: app.flipped, colours: app.game.colours });
+  markSquares();
+  renderChoices();
+  renderMoves();
+  renderClocks();
+  if (updateStatus) renderStatus();
+}
+
+/** The legal moves that begin with the steps picked so far, each with its steps. */
+export function candidates() {
+  if (!personToAct() || app.view !== null) return [];
+  const out = [];
+  for (const token of app.legal) {
+    const steps = app.board.steps(token, app.model);
+    if (app.picked.every((step, i) => sameStep(step, steps[i]))) out.push({ token, steps });
+  }
+  return out;
+}
+
+export function sameStep(a, b) {
+  if (!a || !b) return false;
+  return a.square !== undefined ? a.square === b.square : a.choice === b.choice;
+}
+
+function nextSteps() {
+  const squares = new Set();
+  const choices = new Map();
+  for (const { steps } of candidates()) {
+    const step = steps[app.picked.length];
+    if (!step) continue;
+    if (step.square !== undefined) squares.add(step.square);
+    else if (!choices.has(step.choice)) choices.set(step.choice, step.label || step.choice);
+  }
+  return { squares, choices };
+}
+
+export function markSquares() {
+  const { squares } = nextSteps();
+  const picked = new Set(app.picked.filter((s) => s.square !== undefined).map((s) => s.square));
+  const lastPly = app.view === null ? app.played.length : app.view;
+  const lastToken = lastPly > 0 ? app.played[lastPly - 1] : null;
+  let last = new Set();
+  if (lastToken) {
+    try {
+      last = new Set(app.board.squares(lastToken, shownModel()));
+    } catch {
+      last = new Set();
+    }
+  }
+  const best = new Set(app.view === null ? app.best : []);
+  for (const node of ui.board.querySelectorAll("[data-square]")) {
+    const name = node.getAttribute("data-square");
+    const legal = squares.has(name);
+    setFlag(node, "data-legal", legal);
+    setFlag(node, "data-picked", picked.has(name));
+    setFlag(node, "data-last", last.has(name));
+    setFlag(node, "data-best", best.has(name));
+    if (legal || picked.has(name)) {
+      node.setAttribute("tabindex", "0");
+      node.setAttribute("role", "button");
+      node.setAttribute("aria-label", name);
+    } else {
+      node.removeAttribute("tabindex");
+      node.removeAttribute("role");
+    }
+  }
+}
+
+function renderChoices() {
+  ui.choices.replaceChildren();
+  ui.compose.replaceChildren();
+  if (app.view !== null || !personToAct()) return;
+  if (app.describe && app.board.compose) {
+    app.board.compose(app.model, ui.compose, app.describe, (token) => play(token));
+    return;
+  }
+  const { choices } = nextSteps();
+  for (const [choice, label] of choices) {
+    const button = document.createElement("button");
+    button.type = "button";
+    button.dataset.choice = choice;
+    button.textContent = label;
+    button.addEventListener("click", () => pick({ choice, label }));
+    ui.choices.append(button);
+  }
+  if (app.picked.length) {
+    const cancel = document.createElement("button");
+    cancel.type = "button";
+    cancel.dataset.testid = "cancel-pick";
+    cancel.textContent = "Cancel";
+    cancel.addEventListener("click", () => {
+      app.picked = [];
+      render();
+    });
+    ui.choices.append(cancel);
+  }
+}
+
+function renderMoves() {
+  const items = app.played.map((token, i) => {
+    const item = document.createElement("li");
+    item.textContent = token;
+    item.dataset.ply = String(i + 1);
+    item.tabIndex = 0;
+    if (app.view === i + 1) item.setAttribute("aria-current", "true");
+    return item;
+  });
+  ui.moves.replaceChildren(...items);
+  if (app.view === null && items.length) items[items.length - 1].scrollIntoView({ block: "nearest" });
+  ui.viewing.hidden = app.view === null;
+  if (app.view !== null) {
+    ui.viewing.textContent = `Showing the position after move ${app.view}; press Escape or click the last move to come back.`;
+  }
+}
+
+/** The page's state for automated tests and other tools (docs/web.md): body[data-state]. */
+function pageState() {
+  if (app.mode === "watch") return "watching";
+  if (app.mode === "replay") return "replay";
+  if (app.mode !== "play") return "idle";
+  if (app.outcome) return "over";
+  if (app.busy) return "busy";
+  if (app.thinking || botToAct()) return "bot";
+  if (app.handoverFor) return "handover";
+  return "person";
+}
+
+export function renderStatus() {
+  document.body.dataset.state = pageState();
+  if (app.mode === "watch") {
+    const game = watch.games.get(watch.following);
+    if (game) {
+      const ply = app.view === null ? game.moves.length : app.view;
+      const live = game.result ? "replay" : "live";
+      setStatus(`Game ${game.id} (${live}): ${game.p1} vs ${game.p2}, move ${ply} of ${game.moves.length}`);
+    }
+    ui.result.textContent = app.outcome ? resultText(app.outcome) : "";
+    return;
+  }
+  if (app.mode === "replay") {
+    const ply = app.view === null ? app.played.length : app.view;
+    setStatus(`Replay: move ${ply} of ${app.played.length} (← and → step through)`);
+  } else if (app.outcome) {
+    setStatus("Game over");
+  } else if (app.busy) {
+    // the line stays as it was until the answer
+  } else if (app.thinking || botToAct()) {
+    setStatus(`The bot (${colour(app.turn === "p1" ? 0 : 1)}) is thinking…`);
+  } else if (app.turn !== "none" && app.board) {
+    const who = app.spec.opponent === "human" ? colour(personSeat()) : `You (${colour(personSeat())})`;
+    setStatus(`${who}: ${app.board.hint(app.model)}`);
+  }
+  ui.result.textContent = app.outcome ? resultText(app.outcome) : "";
+  $("#undo").disabled = app.mode !== "play" || app.thinking || app.played.length === 0;
+  $("#flip").disabled = !app.model;
+  if (!app.analysing) $("#analyse").disabled = !app.model;
+}
+
+export function resultText(outcome) {
+  const scores = Object.entries(outcome)
+    .filter(([key]) => key !== "winner" && key !== "reason")
+    .map(([key, value]) => `${key}=${value}`)
+    .join(" ");
+  const head = outcome.winner === "draw" ? "Draw" : `${colour(outcome.winner === "p1" ? 0 : 1)} wins`;
+  return `${head} (${outcome.reason})${scores ? ` ${scores}` : ""}`;
+}
+
+function clockText(ms) {
+  const total = Math.max(0, Math.ceil(ms / 1000));
+  const minutes = Math.floor(total / 60);
+  return `${minutes}:${String(total % 60).padStart(2, "0")}`;
+}
+
+export function renderClocks() {
+  const bottomSeat = app.flipped ? 1 : 0;
+  for (const [node, seat] of [[ui.clockBottom, bottomSeat], [ui.clockTop, 1 - bottomSeat]]) {
+    node.replaceChildren();
+    node.dataset.testid = `clock-p${seat + 1}`;
+    if (!app.game) continue;
+    const who = document.createElement("span");
+    who.className = "who";
+    who.textContent = playerName(seat);
+    const time = document.createElement("span");
+    node.append(who, time);
+    const clock = app.clock;
+    node.classList.toggle("running", Boolean(clock && clock.running === `p${seat + 1}`));
+    if (clock) {
+      let ms = Number(clock[`p${seat + 1}`]);
+      if (clock.running === `p${seat + 1}`) ms -= performance.now() - clock.at;
+      time.textContent = clockText(ms);
+    }
+  }
+}
+
+export function playerName(seat) {
+  const side = `p${seat + 1}`;
+  if (app.mode === "watch") {
+    const game = watch.games.get(watch.following);
+    return game ? `${colour(seat)}: ${seat === 0 ? game.p1 : game.p2}` : colour(seat);
+  }
+  if (!app.spec || app.mode === "replay") return colour(seat);
+  if (app.spec.opponent === "human") return colour(seat);
+  return side === app.spec.side ? `${colour(seat)}: you` : `${colour(seat)}: ${app.spec.opponent}`;
+}

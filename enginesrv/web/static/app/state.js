@@ -1,0 +1,129 @@
+// What the page knows: the elements it draws into and the state of the game shown, shared by
+// the modules of the page (play, render, analysis, replay, watch), and the small questions
+// every one of them asks of it.
+
+export const $ = (selector) => document.querySelector(selector);
+
+export const ui = {
+  game: $("#game"),
+  opponent: $("#opponent"),
+  botOptions: $("#bot-options"),
+  side: $("#side"),
+  tc: $("#tc"),
+  setup: $("#setup"),
+  board: $("#board"),
+  choices: $("#choices"),
+  compose: $("#compose"),
+  moveForm: $("#move-form"),
+  moveInput: $("#move-input"),
+  status: $("#status"),
+  result: $("#result"),
+  moves: $("#moves"),
+  viewing: $("#viewing"),
+  analysis: $("#analysis"),
+  clockTop: $("#clock-top"),
+  clockBottom: $("#clock-bottom"),
+  handover: $("#handover"),
+  handoverText: $("#handover-text"),
+  loadText: $("#load-text"),
+  fileStatus: $("#file-status"),
+};
+
+export const app = {
+  info: null, // the handshake: games, bots
+  game: null, // {name, colours, start}
+  board: null,
+  session: null, // the game's socket
+  mode: "idle", // "play" | "replay" | "watch" | "idle"
+  spec: null, // {game, opponent, side, tc, position}
+  generation: 0,
+  position: "",
+  model: null,
+  legal: [],
+  describe: "", // `count N <description>` when the moves are not listed
+  turn: "none",
+  outcome: null,
+  played: [],
+  positions: [], // positions[ply]: the position after `ply` decisions, as shown
+  picked: [],
+  view: null, // the ply shown instead of the current position, or null
+  flipped: false,
+  thinking: false,
+  busy: 0, // requests of the person's own in flight (a move, an undo, a refresh)
+  botFailed: false, // the bot's last go failed: it is not asked again by itself
+  clock: null,
+  analysisSession: null,
+  analysing: false,
+  best: [],
+  handoverFor: null,
+};
+
+const boards = new Map(); // module file -> board module
+
+export function wsUrl(path) {
+  const scheme = location.protocol === "https:" ? "wss:" : "ws:";
+  return `${scheme}//${location.host}${path}`;
+}
+
+export function setStatus(text, error = false) {
+  ui.status.textContent = text;
+  ui.status.classList.toggle("error", error);
+}
+
+export function colour(seat) {
+  const name = app.game ? app.game.colours[seat] : `p${seat + 1}`;
+  return name.charAt(0).toUpperCase() + name.slice(1);
+}
+
+export function prettyGame(name) {
+  const names = { yinsh: "Yinsh", "yinsh+blitz": "Yinsh blitz", yohoho: "Yohoho", yoxii: "Yoxii", yinyang: "Yin Yang" };
+  return names[name] || name;
+}
+
+export async function boardFor(name) {
+  const file = name.split("+")[0];
+  if (!boards.has(file)) {
+    const module = await import(`../games/${file}.js`);
+    boards.set(file, module.default);
+  }
+  return boards.get(file);
+}
+
+/** Whether the game shown hides something (Yin Yang's laws). */
+export function hidden() {
+  return Boolean(app.board && app.board.hidden);
+}
+
+/** The seat of the person who acts at this screen now. */
+export function personSeat() {
+  if (app.spec.opponent === "human") return app.turn === "p2" ? 1 : 0;
+  return app.spec.side === "p2" ? 1 : 0;
+}
+
+export function botToAct() {
+  return app.spec.opponent !== "human" && app.turn !== "none" && app.turn !== app.spec.side;
+}
+
+export function personToAct() {
+  return (
+    app.mode === "play" && !app.outcome && app.turn !== "none" && !botToAct() && !app.thinking &&
+    !app.busy && !app.handoverFor
+  );
+}
+
+/** Sets or removes a `true` attribute. */
+export function setFlag(node, name, on) {
+  if (on) node.setAttribute(name, "true");
+  else node.removeAttribute(name);
+}
+
+/** A new element: `el("td", {className: "x"}, "text", child)`; text is text, never markup. */
+export function el(tag, properties = {}, ...children) {
+  const node = document.createElement(tag);
+  for (const [key, value] of Object.entries(properties)) {
+    if (key === "dataset") Object.assign(node.dataset, value);
+    else node[key] = value;
+  }
+  node.append(...children);
+  return node;
+}

@@ -1,0 +1,200 @@
+// Watching an event (`enginesrv match|tournament --web`): the games as they are played, the
+// standings, and one game followed on the board.
+//
+// A message only updates what the page knows; the page is drawn at most once every
+// WATCH_DRAW_MS, and then only what changed (the line of each game that moved, the board of
+// the game followed). The browser usually shares its machine with the match it watches, so
+// its CPU is the engines' time: one full redraw per message cost 12 to 26 ms of the page's
+// main thread each (more with more games listed), bursts of messages (a bot that answers at
+// once, a reconnection's snapshot of a hundred games) were one redraw each, and a snapshot
+// of 100 finished games took some 50 s of CPU to catch up with.
+
+import { app, $, boardFor, el, prettyGame, setStatus, wsUrl } from "./state.js";
+import { render } from "./render.js";
+
+const WATCH_DRAW_MS = 100;
+
+export const watch = {
+  event: null,
+  games: new Map(),
+  following: null,
+  standings: null,
+  ended: false,
+  items: new Map(), // game id -> its line in the games list
+  marked: null, // the game whose line is marked as followed
+  changed: new Set(), // games whose line is to be drawn again
+  head: false, // the title, progress and standings are to be drawn again
+  board: false, // the followed game's board is to be drawn again
+  timer: null,
+  drawn: -Infinity, // performance.now() of the last drawing
+};
+
+export function startWatching() {
+  app.mode = "watch";
+  setStatus("Connecting to the event…");
+  const socket = new WebSocket(wsUrl("/events"));
+  socket.onmessage = (message) => watched(JSON.parse(message.data));
+  socket.onclose = (event) => {
+    if (watch.ended) {
+      setStatus("The event has ended.");
+    } else if (event.code === 1013) {
+      setTimeout(startWatching, 1000); // fell behind: start again from a snapshot
+    } else {
+      setStatus(`The event's feed closed: ${event.reason || `code ${event.code}`}`, true);
+    }
+  };
+}
+
+$("#watch").addEventListener("click", (event) => {
+  const button = event.target instanceof Element ? event.target.closest("button[data-game]") : null;
+  if (button) follow(Number(button.dataset.game));
+});
+
+async function watched(message) {
+  switch (message.type) {
+    case "event":
+      watch.event = message;
+      watch.games.clear();
+      watch.items.clear();
+      watch.marked = null;
+      watch.changed.clear();
+      $("#watch").replaceChildren();
+      app.game = { name: message.game, colours: message.colours, start: "" };
+      app.board = await boardFor(message.game);
+      watch.head = watch.board = true;
+      break;
+    case "standings":
+      watch.standings = message;
+      watch.head = true;
+      break;
+    case "game":
+      watch.games.set(message.id, { ...message, moves: [], positions: [message.position], result: null, turn: "p1", clock: message.clock });
+      if (watch.following === null || isOver(watch.following)) watch.following = message.id;
+      watch.changed.add(message.id);
+      watch.board ||= watch.following === message.id;
+      break;
+    case "move": {
+      const game = watch.games.get(message.id);
+      if (!game) break;
+      game.moves.push(message.move);
+      game.positions.push(message.position);
+      game.turn = message.turn;
+      game.clock = message.clock;
+      watch.changed.add(message.id);
+      watch.board ||= watch.following === message.id;
+      break;
+    }
+    case "result": {
+      const game = watch.games.get(message.id);
+      if (!game) break;
+      game.result = message;
+      watch.changed.add(message.id);
+      watch.board ||= watch.following === message.id;
+      break;
+    }
+    case "end":
+      watch.ended = true;
+      watch.head = true;
+      break;
+    default:
+      return; // a message of a newer server: ignored
+  }
+  if (watch.timer === null) {
+    const wait = Math.max(0, watch.drawn + WATCH_DRAW_MS - performance.now());
+    watch.timer = setTimeout(drawWatch, wait);
+  }
+}
+
+function isOver(id) {
+  const game = watch.games.get(id);
+  return !game || game.result !== null;
+}
+
+function follow(id) {
+  watch.following = id;
+  app.view = null;
+  watch.board = true;
+  drawWatch(); // a click is answered at once
+}
+
+function drawWatch() {
+  clearTimeout(watch.timer);
+  watch.timer = null;
+  watch.drawn = performance.now();
+  const section = $("#watch");
+  const event = watch.event;
+  if (!event) return;
+  if (!section.firstChild) {
+    const head = el("tr", {}, ...["pairing", "W", "D", "L", "score", "Elo", "LLR"].map((h) => el("th", {}, h)));
+    section.append(
+      el("h2"),
+      el("p", { dataset: { testid: "event-progress" } }),
+      el("table", { dataset: { testid: "standings" } }, el("thead", {}, head), el("tbody")),
+      el("ul", { className: "games", dataset: { testid: "games" } }),
+    );
+    watch.head = true;
+  }
+  if (watch.head) drawWatchHead(section, event);
+  drawWatchGames(section.querySelector("ul.games"));
+  if (watch.board) drawWatchBoard(event);
+}
+
+function drawWatchHead(section, event) {
+  watch.head = false;
+  const standings = watch.standings;
+  section.querySelector("h2").textContent = `${event.name}: ${prettyGame(event.game)}, ${event.control}`;
+  section.querySelector("[data-testid=event-progress]").textContent =
+    `${standings ? standings.done : 0} of ${event.total} games played${watch.ended ? "; the event has ended" : ""}`;
+  const rows = (standings ? standings.pairings : []).map((p) => {
+    const elo = p.elo === null ? "–" : `${p.elo.toFixed(1)} ± ${p.elo_ci95 === null ? "∞" : p.elo_ci95.toFixed(1)}`;
+    const cells = [
+      `${p.p1} vs ${p.p2}`, p.wins, p.draws, p.losses, `${(100 * p.score).toFixed(1)}%`, elo,
+      p.llr === null ? "" : p.llr.toFixed(2),
+    ];
+    return el("tr", {}, ...cells.map((cell) => el("td", {}, String(cell))));
+  });
+  section.querySelector("tbody").replaceChildren(...rows);
+}
+
+function drawWatchGames(list) {
+  if (watch.marked !== watch.following) {
+    for (const id of [watch.marked, watch.following]) if (id !== null) watch.changed.add(id);
+    watch.marked = watch.following;
+  }
+  for (const id of watch.changed) {
+    const g = watch.games.get(id);
+    if (!g) continue;
+    let button = watch.items.get(id);
+    if (!button) {
+      button = el("button", { type: "button", dataset: { testid: `watch-game-${g.id}`, game: String(g.id) } });
+      list.prepend(el("li", {}, button)); // the newest game first
+      watch.items.set(id, button);
+    }
+    const state = g.result ? g.result.text || `${g.result.winner} (${g.result.reason})` : `playing, move ${g.moves.length}`;
+    button.textContent = `game ${g.id}: ${g.p1} vs ${g.p2}: ${state}`;
+    if (id === watch.following) button.setAttribute("aria-current", "true");
+    else button.removeAttribute("aria-current");
+  }
+  watch.changed.clear();
+}
+
+function drawWatchBoard(event) {
+  watch.board = false;
+  const game = watch.games.get(watch.following);
+  if (!game || !app.board) return;
+  app.spec = { game: event.game, opponent: "human", side: "p1", tc: "none" };
+  app.played = game.moves;
+  app.positions = game.positions;
+  app.position = game.positions[game.positions.length - 1];
+  app.turn = game.result ? "none" : game.turn;
+  app.outcome = game.result ? { winner: game.result.winner, reason: game.result.reason } : null;
+  app.clock = game.clock && !game.result ? { ...game.clock, running: "none", at: performance.now() } : null;
+  app.legal = [];
+  try {
+    app.model = app.board.parse(app.position);
+  } catch (error) {
+    setStatus(`Cannot draw the position: ${error.message}`, true);
+    return;
+  }
+  render();
+}
