@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING
 
 import pytest
 
+import games
 from tests.web.browser import CHROMIUM, CHROMIUM_ARGS, ServerThread, need_chromium, server_thread
 
 if TYPE_CHECKING:
@@ -127,7 +128,7 @@ def test_a_whole_game_against_a_bot_by_clicks(
     page.wait_for_selector("[data-testid=board] [data-square]")
     page.screenshot(path=str(tmp_path / f"{game}-start.png"))
     result = play_a_whole_game(page, rng)
-    assert " wins (" in result or result.startswith("Draw (")
+    assert_in_words(result)
     page.screenshot(path=str(tmp_path / f"{game}-end.png"))
     assert (tmp_path / f"{game}-end.png").stat().st_size > 5000
     # the moves list is the server's: one entry per decision (a Yin Yang game may end right
@@ -446,3 +447,72 @@ def test_the_analysis_keeps_the_engines_notes_off_the_line(
     assert "string" not in pv
     assert "samples" not in pv
     assert any(line.startswith("(samples") for line in lines), lines
+
+
+# -- results in words ---------------------------------------------------------------------------
+
+
+def assert_in_words(result: str) -> None:
+    """A result is a sentence, not the protocol's pairs (`score_p1=3`) or reason codes."""
+    assert re.fullmatch(r"(White|Black) wins\b.*\.|Draw\b.*\.", result), result
+    assert not re.search(r"[a-z]+-[a-z]+|_|=|\(\w+\)$", result), result
+
+
+def a_finished_game(name: str, seed: int) -> tuple[list[str], games.Outcome]:
+    """The moves and outcome of a game of random moves (the rules' own ending)."""
+    game = games.load(name)
+    rng = random.Random(seed)
+    state = game.new_state()
+    tokens: list[str] = []
+    while not state.is_terminal():
+        moves = state.legal_moves()
+        move = moves[rng.randrange(len(moves))]
+        tokens.append(state.move_to_str(move))
+        state.push(move)
+    outcome = state.outcome()
+    assert outcome is not None
+    return tokens, outcome
+
+
+WORDS = {
+    "goal-row": "Admiral reached row",
+    "admiral-trapped": "Admiral is trapped",
+    "no-legal-action": "has no legal move",
+    "target-reached": "removed the rings needed to win",
+    "pool-empty": "the markers ran out",
+    "two-passes": "neither side could move",
+    "totem-blocked": "the Totem is blocked",
+    "goal": "piece stands on",
+    "both-goals": "both goals were filled",
+    "no-legal-token": "has no legal move",
+}
+"""What each of the rules' endings says, whoever won."""
+
+
+@pytest.mark.parametrize("name", ["yinsh", "yohoho", "yoxii", "yinyang"])
+def test_the_rules_endings_are_said_in_words(server: ServerThread, page: Page, name: str) -> None:
+    colours = games.load(name).colours
+    seen = set()
+    for seed in range(40):
+        tokens, outcome = a_finished_game(name, seed)
+        if outcome.reason in seen or len(tokens) > 400:
+            continue
+        seen.add(outcome.reason)
+        page.goto(base(server))
+        page.wait_for_selector("[data-testid=game-select] option", state="attached")
+        page.locator("details#files summary").click()
+        page.locator("[data-testid=load-text]").fill("\n".join([f"# Game: {name}", *tokens]))
+        page.locator("[data-testid=load-record]").click()
+        shown = page.locator("[data-testid=result]")
+        shown.filter(has_text=".").wait_for(timeout=MOVE_TIMEOUT)
+        text = str(shown.text_content())
+        assert_in_words(text)
+        assert WORDS[outcome.reason] in text, (outcome, text)
+        if outcome.winner == "draw":
+            assert text.startswith("Draw"), text
+        else:
+            assert text.startswith(f"{colours[0 if outcome.winner == 'p1' else 1]} wins"), text
+        for key, value in outcome.scores:  # the score where the game has one
+            if key.startswith("score"):
+                assert str(value) in text, (key, value, text)
+    assert seen

@@ -176,13 +176,32 @@ export function renderStatus() {
   if (!app.analysing) $("#analyse").disabled = !app.model;
 }
 
+/** Endings that are not the rules' (the arbiter's and the server's, docs/tournaments.md):
+ * each from the winner's and the loser's names. */
+const ENDINGS = {
+  "time-forfeit": (w) => `${w} wins on time`,
+  time: (w) => `${w} wins on time`,
+  "illegal-move": (w, l) => `${w} wins: ${l} played an illegal move`,
+  crash: (w, l) => `${w} wins: ${l}'s engine stopped`,
+  disconnect: (w, l) => `${w} wins: ${l} disconnected`,
+  stall: (w, l) => `${w} wins: ${l} stopped answering`,
+  resign: (w, l) => `${w} wins: ${l} resigned`,
+};
+const DRAWS = {
+  "max-plies": "Draw: the move limit was reached",
+  repetition: "Draw by repetition",
+  "score-adjudication": "Draw by adjudication: both sides saw an even game",
+};
+
+/** The result in words ("Black wins: the Admiral reached row 1 (1 point)"). */
 export function resultText(outcome) {
-  const scores = Object.entries(outcome)
-    .filter(([key]) => key !== "winner" && key !== "reason")
-    .map(([key, value]) => `${key}=${value}`)
-    .join(" ");
-  const head = outcome.winner === "draw" ? "Draw" : `${colour(outcome.winner === "p1" ? 0 : 1)} wins`;
-  return `${head} (${outcome.reason})${scores ? ` ${scores}` : ""}`;
+  const names = [colour(0), colour(1)];
+  const words = app.board && app.board.ending ? app.board.ending(outcome, names) : null;
+  if (words) return `${words}.`;
+  if (outcome.winner === "draw") return `${DRAWS[outcome.reason] || `Draw (${outcome.reason})`}.`;
+  const seat = outcome.winner === "p1" ? 0 : 1;
+  const said = ENDINGS[outcome.reason];
+  return `${said ? said(names[seat], names[1 - seat]) : `${names[seat]} wins (${outcome.reason})`}.`;
 }
 
 function clockText(ms) {

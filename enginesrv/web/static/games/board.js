@@ -24,6 +24,10 @@
 //       row", "place a piece: pick its value").
 //   squares(token: string, model: Model): string[]
 //       the squares a played token touched, to mark the last move (may be []).
+//   ending?(outcome: {winner, reason, ...scores}, names: [string, string]): string | null
+//       the end of a game by the rules in words ("White wins: White's Admiral reached row 9
+//       (1 point)"), or null for an ending it does not know (the page then says it).
+//       outcome is `query outcome`'s pairs, as strings; names are the seats' colours.
 //   hidden?: boolean
 //       true for a game of hidden information: two people at one screen get a hand-over
 //       screen between their turns.

@@ -302,4 +302,16 @@ function drawPanel(root, model, colours, names, flipped) {
 }
 
 // "yinsh+blitz" is the registry name; "yinsh-blitz" is accepted too, for a page that spells it so.
-export default { names: ["yinsh", "yinsh+blitz", "yinsh-blitz"], parse, draw, steps, hint, squares };
+/** The end of a game in words (the contract's `ending`). */
+function ending(outcome, names) {
+  const rings = [Number(outcome.score_p1), Number(outcome.score_p2)];
+  const why = { "target-reached": "", "pool-empty": "the markers ran out", "two-passes": "neither side could move" }[outcome.reason];
+  if (why === undefined || rings.some(Number.isNaN)) return null;
+  const score = `${rings[0]}–${rings[1]}`;
+  if (outcome.winner === "draw") return `Draw ${score}: ${why}, with as many rings removed each`;
+  const winner = names[outcome.winner === "p1" ? 0 : 1];
+  if (!why) return `${winner} wins ${score}: ${winner} removed the rings needed to win`;
+  return `${winner} wins ${score}: ${why}, and ${winner} removed more rings`;
+}
+
+export default { names: ["yinsh", "yinsh+blitz", "yinsh-blitz"], parse, draw, steps, hint, squares, ending };

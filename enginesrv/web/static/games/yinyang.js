@@ -633,5 +633,18 @@ function compose(model, container, description, play) {
   start.forEach((text, k) => slots[k].set(text));
 }
 
-export default { names: ["yinyang"], hidden: true, parse, draw, steps, hint, squares, compose };
+/** The end of a game in words (the contract's `ending`). */
+function ending(outcome, names) {
+  if (outcome.winner !== "p1" && outcome.winner !== "p2") return null;
+  const seat = outcome.winner === "p1" ? 0 : 1;
+  const [winner, loser] = [names[seat], names[1 - seat]];
+  const why = {
+    goal: `a ${winner.toLowerCase()} piece stands on ${seat === 0 ? "d4" : "a1"}`,
+    "both-goals": `both goals were filled on ${winner}'s turn`,
+    "no-legal-token": `${loser} has no legal move`,
+  }[outcome.reason];
+  return why ? `${winner} wins: ${why}` : null;
+}
+
+export default { names: ["yinyang"], hidden: true, parse, draw, steps, hint, squares, compose, ending };
 export { SQUARES, ANCHORS, applications, lawKind, whyInvalid, allLaws, windowSquares, windowTarget };

@@ -319,4 +319,18 @@ function drawPanel(root, model, colours, names, flipped, x0) {
   label(g, x0 + 12, -R + height / 2 + 8, turn, { "text-anchor": "start", "font-size": 12, "font-weight": "bold" });
 }
 
-export default { names: ["yohoho"], parse, draw, steps, hint, squares };
+/** The end of a game in words (the contract's `ending`). */
+function ending(outcome, names) {
+  if (outcome.winner !== "p1" && outcome.winner !== "p2") return null;
+  const seat = outcome.winner === "p1" ? 0 : 1;
+  const [winner, loser] = [names[seat], names[1 - seat]];
+  const points = outcome.score === "1" ? "1 point" : `${outcome.score} points`;
+  const why = {
+    "goal-row": `${winner}'s Admiral reached row ${seat === 0 ? 9 : 1}`,
+    "admiral-trapped": `${loser}'s Admiral is trapped`,
+    "no-legal-action": `${loser} has no legal move`,
+  }[outcome.reason];
+  return why ? `${winner} wins: ${why} (${points})` : null;
+}
+
+export default { names: ["yohoho"], parse, draw, steps, hint, squares, ending };

@@ -276,5 +276,17 @@ function draw(svg, model, { flipped = false, colours = ["White", "Black"] } = {}
   }
 }
 
-export default { names: ["yoxii"], parse, draw, steps, hint, squares };
+/** The end of a game in words (the contract's `ending`): the pieces around the blocked
+ * Totem score their values, then their number. */
+function ending(outcome, names) {
+  if (outcome.reason !== "totem-blocked") return null;
+  const points = `${outcome.score_p1}–${outcome.score_p2}`;
+  const pieces = `${outcome.count_p1}–${outcome.count_p2}`;
+  if (outcome.winner === "draw") return `Draw: the Totem is blocked; ${points} in points and ${pieces} in pieces around it`;
+  const winner = names[outcome.winner === "p1" ? 0 : 1];
+  if (outcome.score_p1 !== outcome.score_p2) return `${winner} wins ${points}: the Totem is blocked, and ${winner}'s pieces around it are worth more`;
+  return `${winner} wins on pieces: the Totem is blocked, ${points} in points and ${pieces} in pieces around it`;
+}
+
+export default { names: ["yoxii"], parse, draw, steps, hint, squares, ending };
 export { SQUARES, SQUARE_SET, totemMoves };
