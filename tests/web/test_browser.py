@@ -516,3 +516,96 @@ def test_the_rules_endings_are_said_in_words(server: ServerThread, page: Page, n
             if key.startswith("score"):
                 assert str(value) in text, (key, value, text)
     assert seen
+
+
+# -- the last turn, every decision of it --------------------------------------------------------
+
+
+def a_game_to_a_turns_end(name: str, seed: int, plies: int) -> tuple[list[games.State], list[str]]:
+    """The states and move tokens of a game of random moves from the start, cut at the end of
+    a turn (the seat to act changes) after at least ``plies`` plies, or at its end."""
+    game = games.load(name)
+    rng = random.Random(seed)
+    states = [game.new_state()]
+    tokens: list[str] = []
+    while not states[-1].is_terminal():
+        state = states[-1].copy()
+        moves = state.legal_moves()
+        move = moves[rng.randrange(len(moves))]
+        tokens.append(state.move_to_str(move))
+        state.push(move)
+        states.append(state)
+        if len(tokens) >= plies and state.to_move() != states[-2].to_move():
+            break
+    return states, tokens
+
+
+def last_turn(states: list[games.State]) -> int:
+    """The first ply (1-based) of the last turn: the plies the last ply's mover made in a row."""
+    first = len(states) - 1
+    while first > 1 and states[first - 2].to_move() == states[-2].to_move():
+        first -= 1
+    return first
+
+
+def yinsh_cells(state: games.State) -> dict[str, str]:
+    """What stands on each occupied point of a Yinsh board: rings W B, markers w b."""
+    from games.yinsh import POINT_NAMES, YinshState
+
+    assert isinstance(state, YinshState)
+    out: dict[str, str] = {}
+    for seat, (ring, marker) in enumerate((("W", "w"), ("B", "b"))):
+        for mask, letter in ((state.rings_mask(seat), ring), (state.markers_mask(seat), marker)):
+            out.update({point: letter for i, point in enumerate(POINT_NAMES) if mask >> i & 1})
+    return out
+
+
+@pytest.mark.parametrize(
+    ("name", "plies"), [("yinsh", 24), ("yohoho", 9), ("yoxii", 9), ("yinyang", 5)]
+)
+def test_every_decision_of_the_last_turn_is_marked(
+    server: ServerThread, page: Page, name: str, plies: int
+) -> None:
+    """After a turn of several decisions (Yohoho's two sub-moves, Yoxii's Totem move and
+    placement, Yin Yang's piece move and law, a Yinsh ring move and the markers it flipped),
+    every place any of them touched is marked, ringed so that a piece keeps its colour."""
+    least = 1 if name == "yinsh" else 2
+    for seed in range(40):
+        states, tokens = a_game_to_a_turns_end(name, seed, plies)
+        first = last_turn(states)
+        if not states[-1].is_terminal() and len(tokens) - first + 1 >= least:
+            break
+    else:
+        raise AssertionError("no game of 40 ended a turn of several decisions")
+    turn = tokens[first - 1 :]
+    page.goto(base(server))
+    page.wait_for_selector("[data-testid=game-select] option", state="attached")
+    page.locator("details#files summary").click()
+    page.locator("[data-testid=load-text]").fill("\n".join([f"# Game: {name}", *tokens]))
+    page.locator("[data-testid=load-record]").click()
+    page.locator("[data-testid=file-status]").filter(has_text="Replaying").wait_for()
+    page.wait_for_function(
+        f"() => document.querySelectorAll('[data-testid=moves] > *').length === {len(tokens)}",
+        timeout=MOVE_TIMEOUT,
+    )
+    marked = set(
+        page.eval_on_selector_all("[data-last=true]", "nodes => nodes.map(n => n.dataset.square)")
+    )
+    named = {square for token in turn for square in re.findall(r"[a-q](?:1[01]|[1-9])", token)}
+    assert named <= marked, (turn, named - marked)
+    if name == "yinsh":
+        was, now = yinsh_cells(states[first - 1]), yinsh_cells(states[-1])
+        changed = {p for p in was.keys() | now.keys() if was.get(p) != now.get(p)}
+        assert marked == named | changed, (turn, marked ^ (named | changed))
+    if name == "yoxii":
+        from games.yoxii import SQUARE_NAMES, YoxiiState
+
+        before = states[first - 1]
+        assert isinstance(before, YoxiiState)
+        assert SQUARE_NAMES[before.totem()] in marked  # where the Totem left
+    # a ring, not a fill: the piece under the mark keeps its colour
+    style = page.eval_on_selector(
+        "[data-last=true]", "n => [getComputedStyle(n).fill, getComputedStyle(n).strokeDasharray]"
+    )
+    assert style[0] in ("none", "transparent", "rgba(0, 0, 0, 0)"), style
+    assert style[1] not in ("none", ""), style

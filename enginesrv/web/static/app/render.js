@@ -57,16 +57,7 @@ function nextSteps() {
 export function markSquares() {
   const { squares } = nextSteps();
   const picked = new Set(app.picked.filter((s) => s.square !== undefined).map((s) => s.square));
-  const lastPly = app.view === null ? app.played.length : app.view;
-  const lastToken = lastPly > 0 ? app.played[lastPly - 1] : null;
-  let last = new Set();
-  if (lastToken) {
-    try {
-      last = new Set(app.board.squares(lastToken, shownModel()));
-    } catch {
-      last = new Set();
-    }
-  }
+  const last = lastTurnSquares(app.view === null ? app.played.length : app.view);
   const best = new Set(app.view === null ? app.best : []);
   for (const node of ui.board.querySelectorAll("[data-square]")) {
     const name = node.getAttribute("data-square");
@@ -84,6 +75,63 @@ export function markSquares() {
       node.removeAttribute("role");
     }
   }
+}
+
+// -- turns: the decisions one seat made in a row -----------------------------------------------
+
+const parsed = new Map(); // position string -> model, for the positions of the game shown
+
+function modelOf(ply) {
+  const position = app.positions[ply];
+  if (!position) return null;
+  if (!parsed.has(position)) {
+    if (parsed.size > 4096) parsed.clear();
+    try {
+      parsed.set(position, app.board.parse(position));
+    } catch {
+      parsed.set(position, null);
+    }
+  }
+  return parsed.get(position);
+}
+
+/** The seat that made ply ``ply`` (1-based): the one to act in the position before it. */
+function moverOf(ply) {
+  const before = modelOf(ply - 1);
+  return before && app.board.toAct ? app.board.toAct(before) : null;
+}
+
+/** The first ply of the turn that ply ``ply`` belongs to. */
+function turnStart(ply) {
+  const seat = moverOf(ply);
+  let first = ply;
+  while (seat !== null && first > 1 && moverOf(first - 1) === seat) first -= 1;
+  return first;
+}
+
+/** Every place a decision of the turn ending at ply ``ply`` touched: the places each of its
+ * tokens names, and every place whose contents differ between the positions before and
+ * after the turn (pieces moved, placed, flipped or removed). */
+function lastTurnSquares(ply) {
+  const out = new Set();
+  if (ply < 1) return out;
+  const first = turnStart(ply);
+  for (let i = first; i <= ply; i += 1) {
+    try {
+      for (const square of app.board.squares(app.played[i - 1], modelOf(i) || shownModel())) out.add(square);
+    } catch {
+      // a token the module cannot read marks nothing
+    }
+  }
+  const before = modelOf(first - 1);
+  const after = modelOf(ply);
+  if (before && after && app.board.cells) {
+    const [was, now] = [app.board.cells(before), app.board.cells(after)];
+    for (const square of new Set([...Object.keys(was), ...Object.keys(now)])) {
+      if (was[square] !== now[square]) out.add(square);
+    }
+  }
+  return out;
 }
 
 function renderChoices() {
@@ -117,11 +165,22 @@ function renderChoices() {
 }
 
 function renderMoves() {
+  // one item a decision; the first of each turn starts a group with the turn's number
+  let turn = 0;
+  let previous = null;
   const items = app.played.map((token, i) => {
     const item = document.createElement("li");
     item.textContent = token;
     item.dataset.ply = String(i + 1);
     item.tabIndex = 0;
+    const seat = moverOf(i + 1);
+    if (i === 0 || seat === null || seat !== previous) {
+      turn += 1;
+      item.dataset.turn = String(turn);
+      item.classList.add("turn-start");
+    }
+    previous = seat;
+    if (seat !== null) item.title = `${colour(seat)}, turn ${turn}`;
     if (app.view === i + 1) item.setAttribute("aria-current", "true");
     return item;
   });

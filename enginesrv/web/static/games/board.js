@@ -11,8 +11,9 @@
 //       empties the svg and draws the board as the game looks. Every place a piece can stand
 //       gets exactly one element with data-square="<its name in the game's notation>" and the
 //       class "sq", drawn last (on top), filled transparent, so that it is the click target
-//       and the page can colour it through CSS: [data-legal="true"], [data-picked="true"] and
-//       [data-last="true"] are set by the page after draw.
+//       and the page can mark it through CSS: [data-legal="true"], [data-picked="true"],
+//       [data-last="true"] (touched by a decision of the last turn) and [data-best="true"]
+//       are set by the page after draw.
 //   steps(token: string, model: Model): Step[]
 //       the clicks that make a legal move token, in order. A Step is {square: "e5"} (a click
 //       on that data-square) or {choice: "<token or part>", label: "<button text>"} (a button
@@ -24,6 +25,13 @@
 //       row", "place a piece: pick its value").
 //   squares(token: string, model: Model): string[]
 //       the squares a played token touched, to mark the last move (may be []).
+//   toAct(model: Model): 0 | 1 | null
+//       the seat to act in the position (null: no one). The page groups the decisions of a
+//       turn by it: a ply is made by the seat to act in the position before it.
+//   cells(model: Model): {[square: string]: string}
+//       what stands on each occupied place, as any string (equal strings: the same thing).
+//       The page marks every place whose contents a turn changed, by comparing the positions
+//       before and after it: pieces moved, placed, flipped or removed.
 //   ending?(outcome: {winner, reason, ...scores}, names: [string, string]): string | null
 //       the end of a game by the rules in words ("White wins: White's Admiral reached row 9
 //       (1 point)"), or null for an ending it does not know (the page then says it).

@@ -314,4 +314,10 @@ function ending(outcome, names) {
   return `${winner} wins ${score}: ${why}, and ${winner} removed more rings`;
 }
 
-export default { names: ["yinsh", "yinsh+blitz", "yinsh-blitz"], parse, draw, steps, hint, squares, ending };
+/** The seat to act (the contract's `toAct`): null when no one is. */
+const toAct = (model) => ({ w: 0, b: 1 })[model.side] ?? null;
+
+/** What stands on each occupied place (the contract's `cells`): rings W B, markers w b. */
+const cells = (model) => ({ ...model.cells });
+
+export default { names: ["yinsh", "yinsh+blitz", "yinsh-blitz"], parse, draw, steps, hint, squares, ending, toAct, cells };

@@ -646,5 +646,13 @@ function ending(outcome, names) {
   return why ? `${winner} wins: ${why}` : null;
 }
 
-export default { names: ["yinyang"], hidden: true, parse, draw, steps, hint, squares, compose, ending };
+/** The seat to act (the contract's `toAct`). */
+const toAct = (model) => model.side;
+
+/** What stands on each occupied square (the contract's `cells`): b or w. */
+function occupied(model) {
+  return Object.fromEntries(Object.entries(model.board).filter(([, cell]) => cell !== "."));
+}
+
+export default { names: ["yinyang"], hidden: true, parse, draw, steps, hint, squares, compose, ending, toAct, cells: occupied };
 export { SQUARES, ANCHORS, applications, lawKind, whyInvalid, allLaws, windowSquares, windowTarget };

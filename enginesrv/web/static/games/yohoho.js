@@ -333,4 +333,10 @@ function ending(outcome, names) {
   return why ? `${winner} wins: ${why} (${points})` : null;
 }
 
-export default { names: ["yohoho"], parse, draw, steps, hint, squares, ending };
+/** The seat to act (the contract's `toAct`). */
+const toAct = (model) => (model.side === "w" ? 0 : 1);
+
+/** What stands on each occupied cell (the contract's `cells`): a ship or a rock's letter. */
+const cells = (model) => ({ ...model.cells });
+
+export default { names: ["yohoho"], parse, draw, steps, hint, squares, ending, toAct, cells };

@@ -288,5 +288,18 @@ function ending(outcome, names) {
   return `${winner} wins on pieces: the Totem is blocked, ${points} in points and ${pieces} in pieces around it`;
 }
 
-export default { names: ["yoxii"], parse, draw, steps, hint, squares, ending };
+/** The seat to act (the contract's `toAct`). */
+const toAct = (model) => model.side;
+
+/** What stands on each square (the contract's `cells`): the Totem, or a piece's seat and
+ * value. */
+function occupied(model) {
+  const out = {};
+  for (const [square, cell] of Object.entries(model.cells)) {
+    if (cell !== null) out[square] = cell === "T" ? "T" : `${cell.player}:${cell.value}`;
+  }
+  return out;
+}
+
+export default { names: ["yoxii"], parse, draw, steps, hint, squares, ending, toAct, cells: occupied };
 export { SQUARES, SQUARE_SET, totemMoves };
