@@ -16,6 +16,7 @@ import { newGame } from "./app/play.js";
 import { startWatching } from "./app/watch.js";
 import "./app/analysis.js";
 import "./app/replay.js";
+import "./app/rules.js";
 
 async function main() {
   const params = new URLSearchParams(location.search);

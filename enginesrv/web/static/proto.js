@@ -199,6 +199,21 @@ export async function handshake(session) {
       });
     } else if (words[0] === "bot") {
       bots.push({ name: words[1], games: words.slice(3) });
+    } else if (words[0] === "level") {
+      // level <n> name <name> bot <bot> [game <game> elo <elo> interval <i>]
+      const field = (key) => (words.indexOf(key) > 0 ? words[words.indexOf(key) + 1] : null);
+      const bot = bots.find((b) => b.name === field("bot"));
+      if (bot) {
+        bot.levels ||= [];
+        const elo = field("elo");
+        bot.levels.push({
+          level: Number(words[1]),
+          name: field("name"),
+          game: field("game"),
+          elo: elo === null ? null : Number(elo),
+          interval: elo === null ? null : Number(field("interval")),
+        });
+      }
     } else if (words[0] === "option") {
       options.push(line);
     }

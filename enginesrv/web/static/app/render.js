@@ -134,6 +134,18 @@ function lastTurnSquares(ply) {
   return out;
 }
 
+/** The status line's account of the steps picked so far and of the next one ("" before any). */
+function stepText() {
+  if (!app.picked.length || app.view !== null) return "";
+  const own = app.board.stepHint ? app.board.stepHint(app.model, app.picked) : null;
+  if (own) return `${own} (Escape cancels)`;
+  const done = app.picked.map((step) => step.square ?? step.label ?? step.choice).join(", ");
+  const { squares, choices } = nextSteps();
+  const next = squares.size && choices.size ? "click a marked place or choose below the board"
+    : squares.size ? "click a marked place" : "choose below the board";
+  return `${done} picked: ${next} (Escape cancels)`;
+}
+
 function renderChoices() {
   ui.choices.replaceChildren();
   ui.compose.replaceChildren();
@@ -227,7 +239,7 @@ export function renderStatus() {
     setStatus(`The bot (${colour(app.turn === "p1" ? 0 : 1)}) is thinking…`);
   } else if (app.turn !== "none" && app.board) {
     const who = app.spec.opponent === "human" ? colour(personSeat()) : `You (${colour(personSeat())})`;
-    setStatus(`${who}: ${app.board.hint(app.model)}`);
+    setStatus(`${who}: ${stepText() || app.board.hint(app.model)}`);
   }
   ui.result.textContent = app.outcome ? resultText(app.outcome) : "";
   $("#undo").disabled = app.mode !== "play" || app.thinking || app.played.length === 0;

@@ -16,10 +16,43 @@ export function fillSetup(params) {
     if (![...ui.tc.options].some((o) => o.value === tc)) ui.tc.append(new Option(tc, tc));
     ui.tc.value = tc;
   }
+  // a link's Level=N goes to the level list; the other options stay in the box
+  const linked = levelOf(ui.botOptions.value);
+  ui.botOptions.value = ui.botOptions.value.replace(/(^|[,:])Level=\d+(?=$|[,:])/, "").replace(/^[,:]|[,:]$/g, "");
+  fillLevels(linked);
   ui.game.addEventListener("change", () => {
     fillOpponents(ui.opponent.value);
     fillSides(ui.side.value);
+    fillLevels(ui.level.value);
   });
+  ui.opponent.addEventListener("change", () => fillLevels(ui.level.value));
+}
+
+/** The `Level=N` among bot options typed as `Name=value,...` (or joined by `:`), or null. */
+function levelOf(options) {
+  const match = /(?:^|[,:])Level=(\d+)(?=$|[,:])/.exec(options);
+  return match ? match[1] : null;
+}
+
+/** The levels of the bot chosen, by name and Elo in the game chosen (the handshake's `level`
+ * lines); hidden for an opponent without levels. The last level, full strength, first. */
+function fillLevels(wanted) {
+  const [kind, name] = ui.opponent.value.split(":");
+  const bot = kind === "bot" ? app.info.bots.find((b) => b.name === name) : null;
+  const levels = new Map();
+  for (const entry of (bot && bot.levels) || []) {
+    if (!levels.has(entry.level) || entry.game === ui.game.value) levels.set(entry.level, entry);
+  }
+  const options = [...levels.values()]
+    .sort((a, b) => b.level - a.level)
+    .map((entry) => {
+      const known = entry.game === ui.game.value && entry.elo !== null;
+      const elo = known ? `, Elo ${entry.elo} ± ${entry.interval}` : "";
+      return new Option(`${entry.level} ${entry.name}${elo}`, String(entry.level));
+    });
+  ui.level.replaceChildren(...options);
+  ui.levelLabel.hidden = !options.length;
+  if (wanted && options.some((o) => o.value === String(wanted))) ui.level.value = String(wanted);
 }
 
 function fillOpponents(wanted) {
@@ -63,7 +96,12 @@ export function showGame(name) {
 /** The game the form asks for, from `position` if given. */
 export function specFromForm(position = null) {
   let opponent = ui.opponent.value;
-  const options = ui.botOptions.value.trim();
+  let options = ui.botOptions.value.trim();
+  if (!ui.levelLabel.hidden && ui.level.value && levelOf(options) === null) {
+    // the level picked, unless the options typed name one
+    const level = Number(ui.level.value) === ui.level.options.length ? "" : `Level=${ui.level.value}`;
+    options = [options, level].filter(Boolean).join(",");
+  }
   if (opponent !== "human" && options) opponent += `:${options}`;
   return { game: ui.game.value, opponent, side: ui.side.value, tc: ui.tc.value, position };
 }

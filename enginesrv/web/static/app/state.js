@@ -7,6 +7,8 @@ export const $ = (selector) => document.querySelector(selector);
 export const ui = {
   game: $("#game"),
   opponent: $("#opponent"),
+  level: $("#level"),
+  levelLabel: $("#level-label"),
   botOptions: $("#bot-options"),
   side: $("#side"),
   tc: $("#tc"),

@@ -25,6 +25,9 @@
 //       row", "place a piece: pick its value").
 //   squares(token: string, model: Model): string[]
 //       the squares a played token touched, to mark the last move (may be []).
+//   stepHint?(model: Model, picked: Step[]): string | null
+//       the status line once some steps of a move are picked ("move the ring on e5: click
+//       where it goes"), or null for the page's own ("e5 picked: click a marked place").
 //   toAct(model: Model): 0 | 1 | null
 //       the seat to act in the position (null: no one). The page groups the decisions of a
 //       turn by it: a ply is made by the seat to act in the position before it.

@@ -320,4 +320,12 @@ const toAct = (model) => ({ w: 0, b: 1 })[model.side] ?? null;
 /** What stands on each occupied place (the contract's `cells`): rings W B, markers w b. */
 const cells = (model) => ({ ...model.cells });
 
-export default { names: ["yinsh", "yinsh+blitz", "yinsh-blitz"], parse, draw, steps, hint, squares, ending, toAct, cells };
+/** The status line after some steps of a move (the contract's `stepHint`). */
+function stepHint(model, picked) {
+  if (picked.length === 1 && picked[0].square && (model.phase === "m" || model.phase === "n")) {
+    return `move the ring on ${picked[0].square}: click where it goes`;
+  }
+  return null;
+}
+
+export default { names: ["yinsh", "yinsh+blitz", "yinsh-blitz"], parse, draw, steps, hint, squares, ending, toAct, cells, stepHint };

@@ -654,5 +654,22 @@ function occupied(model) {
   return Object.fromEntries(Object.entries(model.board).filter(([, cell]) => cell !== "."));
 }
 
-export default { names: ["yinyang"], hidden: true, parse, draw, steps, hint, squares, compose, ending, toAct, cells: occupied };
+/** The status line after some steps of a move (the contract's `stepHint`). */
+function stepHint(model, picked) {
+  const [first, second] = picked;
+  const legend = `(${GLYPH.b} black, ${GLYPH.w} white, ${GLYPH["."]} empty; rows as the board is drawn)`;
+  if (first.square && picked.length === 1) return `move the piece on ${first.square}: click where it goes`;
+  if (!first.choice || !/^L[1-4]$/.test(first.choice)) return null;
+  const law = `law ${first.choice.slice(1)}`;
+  if (picked.length === 1) return `${law}: click the bottom-left square of the window it applies to`;
+  const where = `${law} at ${second.square}`;
+  const last = picked[picked.length - 1].choice || "";
+  if (picked.length === 2) return `${where}: keep all laws, or rewrite one (the adaptation's choice)`;
+  if (/^L[1-4]=$/.test(last)) return `${where}, rewriting law ${last[1]}: pick the top row of its cause ${legend}`;
+  if (last.startsWith("top:")) return `${where}: pick the bottom row of the new law's cause ${legend}`;
+  if (last.startsWith("bottom:")) return `${where}: pick the new law's effect ${legend}`;
+  return null;
+}
+
+export default { names: ["yinyang"], hidden: true, parse, draw, steps, hint, squares, compose, ending, toAct, cells: occupied, stepHint };
 export { SQUARES, ANCHORS, applications, lawKind, whyInvalid, allLaws, windowSquares, windowTarget };

@@ -301,5 +301,13 @@ function occupied(model) {
   return out;
 }
 
-export default { names: ["yoxii"], parse, draw, steps, hint, squares, ending, toAct, cells: occupied };
+/** The status line after some steps of a move (the contract's `stepHint`). */
+function stepHint(model, picked) {
+  if (picked.length === 1 && picked[0].square && model.phase !== "t") {
+    return `a piece on ${picked[0].square}: pick its value below the board`;
+  }
+  return null;
+}
+
+export default { names: ["yoxii"], parse, draw, steps, hint, squares, ending, toAct, cells: occupied, stepHint };
 export { SQUARES, SQUARE_SET, totemMoves };
