@@ -7,6 +7,7 @@ import random
 import re
 import subprocess
 import sys
+import urllib.parse
 from collections.abc import Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -609,3 +610,89 @@ def test_every_decision_of_the_last_turn_is_marked(
     )
     assert style[0] in ("none", "transparent", "rgba(0, 0, 0, 0)"), style
     assert style[1] not in ("none", ""), style
+
+
+# -- levels and how to play ---------------------------------------------------------------------
+
+
+def test_the_level_picker_offers_the_bots_levels_by_name_and_elo(
+    server: ServerThread, page: Page
+) -> None:
+    from bots.levels import ELO, LEVELS
+
+    page.goto(base(server))
+    page.wait_for_selector("[data-testid=game-select] option", state="attached")
+    page.locator("[data-testid=game-select]").select_option("yoxii")
+    page.locator("[data-testid=opponent-select]").select_option("bot:alphabeta")
+    offered = page.locator("[data-testid=level-select] option").all_text_contents()
+    figures = ELO["yoxii"]
+    assert offered == [
+        f"{x.number} {x.name}, Elo {figures[x.number][0]} ± {figures[x.number][1]}"
+        for x in reversed(LEVELS)
+    ]
+    page.locator("[data-testid=level-select]").select_option("1")
+    page.locator("[data-testid=new-game]").click()
+    page.wait_for_function("() => location.search.includes('Level')", timeout=MOVE_TIMEOUT)
+    assert "opponent=bot%3Aalphabeta%3ALevel%3D1" in page.url
+    # a bot without levels: no list
+    page.locator("[data-testid=opponent-select]").select_option("bot:random")
+    assert page.locator("[data-testid=level-select]").is_hidden()
+    # a link's level is the list's
+    page.goto(f"{base(server)}?game=yoxii&opponent=bot:alphabeta:Depth=3,Level=2&side=p1")
+    page.wait_for_selector("[data-testid=board] [data-square]")
+    assert page.locator("[data-testid=level-select]").input_value() == "2"
+    assert page.locator("[data-testid=bot-options]").input_value() == "Depth=3"
+
+
+@pytest.mark.parametrize("name", ["yinsh", "yohoho", "yoxii", "yinyang"])
+def test_how_to_play_is_one_click_from_the_game(
+    server: ServerThread, page: Page, name: str
+) -> None:
+    page.goto(f"{base(server)}?game={name}&opponent=human")
+    page.wait_for_selector("[data-testid=board] [data-square]")
+    page.locator("[data-testid=how-to-play]").click()
+    rules = page.locator("[data-testid=rules]")
+    rules.locator("h2").wait_for()
+    assert rules.is_visible()
+    assert rules.get_attribute("data-game") == name
+    text = str(rules.text_content())
+    assert "Common mistakes" in text
+    assert "cannot be drawn" not in text
+    # its diagrams are drawn by the game's own board: places to click, none of them legal
+    figures = rules.locator("figure svg")
+    assert figures.count() >= 2
+    for i in range(figures.count()):
+        assert figures.nth(i).locator("[data-square]").count() > 0
+    page.keyboard.press("Escape")
+    rules.wait_for(state="hidden")
+
+
+def test_the_status_line_follows_the_steps_of_a_move(server: ServerThread, page: Page) -> None:
+    """After a ring is picked the line says where it goes, not "move a ring" still; a Yoxii
+    square picked asks for the value."""
+    state = games.load("yinsh").new_state()
+    rng = random.Random(2)
+    while not re.fullmatch(r"[a-k]\d+-[a-k]\d+", state.move_to_str(state.legal_moves()[0])):
+        moves = state.legal_moves()
+        state.push(moves[rng.randrange(len(moves))])
+    query = urllib.parse.urlencode({"game": "yinsh", "opponent": "human", "position": str(state)})
+    page.goto(f"{base(server)}?{query}")
+    status = page.locator("[data-testid=status]")
+    status.filter(has_text="move a ring").wait_for(timeout=MOVE_TIMEOUT)
+    ring = page.locator("[data-legal=true]").first
+    square = ring.get_attribute("data-square")
+    ring.click()
+    assert (
+        status.text_content()
+        == f"White: move the ring on {square}: click where it goes (Escape cancels)"
+    )
+    page.keyboard.press("Escape")
+    assert status.text_content() == "White: move a ring"
+    # Yoxii: the Totem moved, a square picked: its value next
+    page.goto(f"{base(server)}?game=yoxii&opponent=human")
+    page.locator("[data-legal=true]").first.click()
+    status.filter(has_text="place a piece").wait_for(timeout=MOVE_TIMEOUT)
+    target = page.locator("[data-legal=true]").first
+    square = target.get_attribute("data-square")
+    target.click()
+    assert f"a piece on {square}: pick its value" in str(status.text_content())
