@@ -696,3 +696,109 @@ def test_the_status_line_follows_the_steps_of_a_move(server: ServerThread, page:
     square = target.get_attribute("data-square")
     target.click()
     assert f"a piece on {square}: pick its value" in str(status.text_content())
+
+
+@pytest.mark.parametrize("name", ["yinsh", "yohoho", "yoxii", "yinyang"])
+def test_a_phone_holds_the_board_and_controls_and_taps_play(
+    server: ServerThread, browser: Browser, name: str
+) -> None:
+    """On a 390x844 phone screen (Chromium's mobile emulation, touch) nothing scrolls
+    sideways, the board fits the width, and taps play moves."""
+    context = browser.new_context(
+        viewport={"width": 390, "height": 844},
+        is_mobile=True,
+        has_touch=True,
+        device_scale_factor=2,
+    )
+    try:
+        phone = context.new_page()
+        phone.goto(f"{base(server)}?game={name}&opponent=human")
+        phone.wait_for_selector("[data-testid=board] [data-square]")
+        wide = phone.evaluate(
+            "() => [...document.querySelectorAll('body *')].filter(e => e.checkVisibility() &&"
+            " e.getBoundingClientRect().right > document.documentElement.clientWidth + 0.5)"
+            ".map(e => e.tagName + '#' + e.id)"
+        )
+        assert wide == []
+        assert phone.evaluate("document.documentElement.scrollWidth") <= 390
+        board = phone.locator("[data-testid=board]").bounding_box()
+        assert board is not None
+        assert board["x"] >= 0
+        assert board["x"] + board["width"] <= 390
+        phone.locator("[data-testid=how-to-play]").tap()
+        rules = phone.locator("#rules-dialog")
+        rules.wait_for()
+        box = rules.bounding_box()
+        assert box is not None
+        assert box["x"] + box["width"] <= 390
+        phone.keyboard.press("Escape")
+        # a decision by taps (the compose form of Yin Yang's setup by its buttons)
+        if name == "yinyang":
+            phone.locator("[data-testid=compose] [data-choice=random]").tap()
+            phone.locator("[data-testid=compose] [data-choice=submit]").tap()
+        else:
+            for _ in range(4):
+                if phone.locator("[data-testid=moves] > *").count():
+                    break
+                targets = phone.locator("[data-legal=true], [data-testid=choices] [data-choice]")
+                targets.first.tap()
+                phone.wait_for_function("() => document.body.dataset.state !== 'busy'")
+        phone.wait_for_function(
+            "() => document.querySelectorAll('[data-testid=moves] > *').length >= 1",
+            timeout=MOVE_TIMEOUT,
+        )
+    finally:
+        context.close()
+
+
+def tab_to(page: Page, selector: str, presses: int = 80) -> None:
+    """Press Tab until the focus is on an element matching ``selector``."""
+    for _ in range(presses):
+        page.keyboard.press("Tab")
+        if page.evaluate(f"document.activeElement.matches({selector!r})"):
+            return
+    raise AssertionError(f"Tab never reached {selector}")
+
+
+def test_yin_yang_by_the_keyboard_only(server: ServerThread, page: Page) -> None:
+    """The law editor, How to play and the board, each reached with Tab and used with Enter."""
+    page.goto(f"{base(server)}?game=yinyang&opponent=bot:alphabeta:Depth=2&side=p2")
+    page.wait_for_selector("[data-testid=compose] [data-choice=random]", timeout=MOVE_TIMEOUT)
+    tab_to(page, "[data-testid=how-to-play]")
+    page.keyboard.press("Enter")
+    page.locator("[data-testid=rules] h2").wait_for()
+    page.keyboard.press("Escape")
+    page.locator("[data-testid=rules]").wait_for(state="hidden")
+    tab_to(page, "[data-testid=compose] [data-choice=random]")
+    page.keyboard.press("Enter")
+    tab_to(page, "[data-testid=compose] [data-choice=submit]")
+    page.keyboard.press("Enter")
+    page.wait_for_function(
+        "() => document.querySelectorAll('[data-testid=moves] > *').length >= 2",
+        timeout=MOVE_TIMEOUT,
+    )
+    if not wait_for_turn(page):
+        pytest.skip("White's random laws left it no move")
+    before = moves_count(page)
+    for _ in range(4):  # a piece move (two squares) or a law (a button, then a square)
+        tab_to(page, "[data-legal=true], [data-testid=choices] [data-choice]")
+        page.keyboard.press("Enter")
+        page.wait_for_function("() => document.body.dataset.state !== 'busy'")
+        if moves_count(page) > before:
+            break
+    assert moves_count(page) > before
+
+
+def test_the_marks_differ_in_shape_not_only_in_colour(server: ServerThread, page: Page) -> None:
+    page.goto(f"{base(server)}?game=yoxii&opponent=human")
+    page.locator("[data-legal=true]").first.click()  # the Totem moves: the last turn marked
+    page.wait_for_function("() => document.body.dataset.state === 'person'")
+    shape = (
+        "s => { const c = getComputedStyle(document.querySelector(s));"
+        " return [c.strokeWidth, c.strokeDasharray]; }"
+    )
+    shapes = {"legal": tuple(page.evaluate(shape, "[data-legal=true]"))}
+    page.locator("[data-legal=true]").first.click()  # a square picked: its value next
+    for mark in ("picked", "last"):
+        shapes[mark] = tuple(page.evaluate(shape, f"[data-{mark}=true]"))
+    assert len(set(shapes.values())) == 3, shapes
