@@ -802,3 +802,27 @@ def test_the_marks_differ_in_shape_not_only_in_colour(server: ServerThread, page
     for mark in ("picked", "last"):
         shapes[mark] = tuple(page.evaluate(shape, f"[data-{mark}=true]"))
     assert len(set(shapes.values())) == 3, shapes
+
+
+def test_the_analysis_shows_several_lines_numbered_on_the_board_and_every_root_move(
+    server: ServerThread, page: Page
+) -> None:
+    page.goto(f"{base(server)}?game=yoxii&opponent=human")
+    page.wait_for_selector("[data-testid=board] [data-square]")
+    page.locator("[data-testid=analysis-lines]").select_option("3")
+    page.locator("[data-testid=analyse]").click()
+    analysis = page.locator("[data-testid=analysis]")
+    analysis.filter(has_text="line 3: score").wait_for(timeout=MOVE_TIMEOUT)
+    # each line's first move is numbered on its places
+    page.wait_for_function(
+        "() => ['2', '3'].every(n => [...document.querySelectorAll('.line-label')]"
+        ".some(l => l.textContent === n))",
+        timeout=MOVE_TIMEOUT,
+    )
+    page.locator("[data-testid=stop]").click()
+    analysis.filter(has_text="root moves:").wait_for(timeout=MOVE_TIMEOUT)
+    text = str(analysis.text_content())
+    roots = text.split("root moves: ")[1].split(", ")
+    # Yoxii's first decision: the Totem's eight steps from d4
+    assert len(roots) == 8, roots
+    assert len({root.split(" ")[0] for root in roots}) == 8

@@ -14,7 +14,7 @@ import { app, ui, $, setStatus, wsUrl } from "./app/state.js";
 import { fillSetup, specFromForm } from "./app/setup.js";
 import { newGame } from "./app/play.js";
 import { startWatching } from "./app/watch.js";
-import "./app/analysis.js";
+import { multipvOffered } from "./app/analysis.js";
 import "./app/replay.js";
 import "./app/rules.js";
 
@@ -43,6 +43,7 @@ async function main() {
     return;
   }
   app.analysisSession = lobby;
+  $("#lines-label").hidden = !multipvOffered();
   fillSetup(params);
   const wanted = params.get("game");
   if (wanted && !app.info.games.some((g) => g.name === wanted)) {

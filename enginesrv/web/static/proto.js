@@ -199,6 +199,10 @@ export async function handshake(session) {
       });
     } else if (words[0] === "bot") {
       bots.push({ name: words[1], games: words.slice(3) });
+    } else if (words[0] === "analysis") {
+      // analysis <bot> <feature> ...: what the bot's searches offer beyond one line
+      const bot = bots.find((b) => b.name === words[1]);
+      if (bot) bot.analysis = words.slice(2);
     } else if (words[0] === "level") {
       // level <n> name <name> bot <bot> [game <game> elo <elo> interval <i>]
       const field = (key) => (words.indexOf(key) > 0 ? words[words.indexOf(key) + 1] : null);

@@ -37,11 +37,15 @@ async function startAnalysis() {
   $("#analyse").disabled = true;
   $("#stop").disabled = false;
   const model = app.board.parse(position);
-  const search = session.go("infinite", (line) => showInfo(line, model));
+  shown.clear();
   try {
-    const best = await search;
+    // several lines where the bot offers them (its handshake's `analysis ... multipv`)
+    const count = multipvOffered() ? Number(ui.lines.value) : 1;
+    await session.command(`setoption name MultiPV value ${count}`);
+    const best = await session.go("infinite", (line) => showInfo(line, model));
     const move = best.split(" ")[1];
-    ui.analysis.textContent += `\nbest move ${move}`;
+    const scores = await session.response("query scores");
+    ui.analysis.textContent += `\nbest move ${move}\n${scoresText(scores)}`;
   } catch (error) {
     ui.analysis.textContent = `Cannot analyse: ${error.message}`;
   } finally {
@@ -50,6 +54,28 @@ async function startAnalysis() {
     $("#stop").disabled = true;
   }
 }
+
+/** Whether the analysis' bot offers several lines. */
+export function multipvOffered() {
+  const bot = app.info && app.info.bots.find((b) => b.name === "alphabeta");
+  return Boolean(bot && bot.analysis && bot.analysis.includes("multipv"));
+}
+
+/** `query scores`' answer (`MOVE cp|win|loss N DEPTH exact|lower|upper ...`), best first. */
+function scoresText(answer) {
+  const words = answer.split(" ").filter(Boolean);
+  const rows = [];
+  for (let i = 0; i + 4 < words.length + 1; i += 5) {
+    const [move, kind, value, depth, bound] = words.slice(i, i + 5);
+    const score = kind === "cp" ? Number(value) : kind === "win" ? 1e9 - Number(value) : -1e9 + Number(value);
+    rows.push({ move, text: `${move} ${kind} ${value}${bound === "exact" ? "" : ` (${bound})`} d${depth}`, score });
+  }
+  rows.sort((a, b) => b.score - a.score);
+  const listed = rows.slice(0, 12).map((row) => row.text);
+  return rows.length ? `root moves: ${listed.join(", ")}${rows.length > 12 ? `, … ${rows.length - 12} more` : ""}` : "";
+}
+
+const shown = new Map(); // the line index -> its text, the deepest seen
 
 function showInfo(line, model) {
   const words = line.split(" ");
@@ -64,14 +90,25 @@ function showInfo(line, model) {
   const pv = at >= 0 ? words.slice(at + 1, note > at ? note : words.length) : [];
   const score = field("score");
   const value = score ? `${field("score")} ${words[words.indexOf("score") + 2]}` : "?";
-  ui.analysis.textContent =
-    `depth ${field("depth") ?? "?"}  score ${value}  nodes ${field("nodes") ?? "?"}  nps ${field("nps") ?? "?"}\n` +
-    `pv ${pv.join(" ")}` + (note >= 0 ? `\n(${words.slice(note + 1).join(" ")})` : "");
+  const index = Number(field("multipv") || 1);
+  if (index === 1) {
+    // a new iteration's best line: the others of the last one go
+    shown.clear();
+    app.lines = [];
+  }
+  const head = index === 1
+    ? `depth ${field("depth") ?? "?"}  score ${value}  nodes ${field("nodes") ?? "?"}  nps ${field("nps") ?? "?"}\n`
+    : "";
+  shown.set(index, `${head}${index > 1 ? `line ${index}: score ${value} ` : ""}pv ${pv.join(" ")}`);
+  const remark = note >= 0 ? `\n(${words.slice(note + 1).join(" ")})` : "";
+  ui.analysis.textContent = [...shown.keys()].sort((a, b) => a - b).map((i) => shown.get(i)).join("\n") + remark;
   if (pv.length) {
     try {
-      app.best = app.board.squares(pv[0], model);
+      const squares = app.board.squares(pv[0], model);
+      if (index === 1) app.best = squares;
+      app.lines[index - 1] = squares;
     } catch {
-      app.best = [];
+      if (index === 1) app.best = [];
     }
     markSquares();
   }
@@ -81,6 +118,7 @@ function showInfo(line, model) {
 export async function stopAnalysis() {
   if (app.analysisSession && app.analysing) app.analysisSession.stop();
   app.best = [];
+  app.lines = [];
 }
 
 $("#analyse").addEventListener("click", () => startAnalysis());

@@ -3,6 +3,7 @@
 
 import { app, ui, $, colour, personSeat, botToAct, personToAct, setFlag, setStatus } from "./state.js";
 import { pick, play } from "./play.js";
+import { SVG_NS } from "../games/board.js";
 import { watch } from "./watch.js";
 
 /** The model of the position shown: the current one, or the ply looked at. */
@@ -59,6 +60,13 @@ export function markSquares() {
   const picked = new Set(app.picked.filter((s) => s.square !== undefined).map((s) => s.square));
   const last = lastTurnSquares(app.view === null ? app.played.length : app.view);
   const best = new Set(app.view === null ? app.best : []);
+  const lines = new Map(); // place -> the number of the first analysis line whose move touches it
+  if (app.view === null && app.lines.length > 1) {
+    app.lines.forEach((places, i) => {
+      for (const place of places || []) if (!lines.has(place)) lines.set(place, i + 1);
+    });
+  }
+  for (const label of ui.board.querySelectorAll(".line-label")) label.remove();
   for (const node of ui.board.querySelectorAll("[data-square]")) {
     const name = node.getAttribute("data-square");
     const legal = squares.has(name);
@@ -66,6 +74,20 @@ export function markSquares() {
     setFlag(node, "data-picked", picked.has(name));
     setFlag(node, "data-last", last.has(name));
     setFlag(node, "data-best", best.has(name));
+    if (lines.has(name)) {
+      // the line's number on the place, so that a line is told by more than its colour
+      node.setAttribute("data-line", String(lines.get(name)));
+      const box = node.getBBox();
+      const label = document.createElementNS(SVG_NS, "text");
+      label.setAttribute("class", "line-label");
+      label.setAttribute("x", String(box.x + box.width - 4));
+      label.setAttribute("y", String(box.y + 12));
+      label.setAttribute("text-anchor", "end");
+      label.textContent = String(lines.get(name));
+      node.after(label);
+    } else {
+      node.removeAttribute("data-line");
+    }
     if (legal || picked.has(name)) {
       node.setAttribute("tabindex", "0");
       node.setAttribute("role", "button");

@@ -23,6 +23,7 @@ export const ui = {
   moves: $("#moves"),
   viewing: $("#viewing"),
   analysis: $("#analysis"),
+  lines: $("#lines"),
   clockTop: $("#clock-top"),
   clockBottom: $("#clock-bottom"),
   handover: $("#handover"),
@@ -57,6 +58,7 @@ export const app = {
   analysisSession: null,
   analysing: false,
   best: [],
+  lines: [], // lines[i]: the places of the first move of the analysis' line i + 1
   handoverFor: null,
 };
 
