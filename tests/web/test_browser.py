@@ -80,28 +80,32 @@ def moves_count(page: Page) -> int:
 def click_a_decision(page: Page, rng: random.Random) -> None:
     """Click legal squares and choices until the page has played one decision."""
     before = moves_count(page)
+    clicked: list[str] = []  # what each click hit, and the status line after it
     for _ in range(12):
         compose = page.locator("[data-testid=compose] [data-choice=random]")
         if compose.count():
             compose.click()
             page.locator("[data-testid=compose] [data-choice=submit]").click()
+            clicked.append("compose")
         else:
             legal = page.locator("[data-legal=true]")
             choices = page.locator("[data-testid=choices] [data-choice]")
             targets = legal.count() + choices.count()
             assert targets, "the person is to act but nothing can be clicked"
             pick = rng.randrange(targets)
-            if pick < legal.count():
-                legal.nth(pick).click()
-            else:
-                choices.nth(pick - legal.count()).click()
+            target = legal.nth(pick) if pick < legal.count() else choices.nth(pick - legal.count())
+            clicked.append(
+                str(target.get_attribute("data-square") or target.get_attribute("data-choice"))
+            )
+            target.click()
         # either the move went out (the list grows) or the next step of it is offered
         # the page answers a click at once: a decision completed goes out (busy until the
         # server has answered), a step of one shows the next steps
         page.wait_for_function("() => document.body.dataset.state !== 'busy'", timeout=MOVE_TIMEOUT)
         if moves_count(page) > before:
             return
-    raise AssertionError("twelve clicks did not make a move")
+        clicked[-1] += f" -> {page.locator('[data-testid=status]').text_content()}"
+    raise AssertionError(f"twelve clicks did not make a move: {clicked}")
 
 
 def play_a_whole_game(page: Page, rng: random.Random, limit: int = 600) -> str:
@@ -780,12 +784,15 @@ def test_yin_yang_by_the_keyboard_only(server: ServerThread, page: Page) -> None
     if not wait_for_turn(page):
         pytest.skip("White's random laws left it no move")
     before = moves_count(page)
-    for _ in range(4):  # a piece move (two squares) or a law (a button, then a square)
+    # a piece move (two places) or a law (a button, then a place, maybe more): each Enter
+    # keeps the focus where it was, and Tab goes on from there
+    for _ in range(8):
         tab_to(page, "[data-legal=true], [data-testid=choices] [data-choice]")
         page.keyboard.press("Enter")
         page.wait_for_function("() => document.body.dataset.state !== 'busy'")
         if moves_count(page) > before:
             break
+        assert page.evaluate("document.activeElement !== document.body"), "the focus was lost"
     assert moves_count(page) > before
 
 
@@ -826,3 +833,25 @@ def test_the_analysis_shows_several_lines_numbered_on_the_board_and_every_root_m
     # Yoxii's first decision: the Totem's eight steps from d4
     assert len(roots) == 8, roots
     assert len({root.split(" ")[0] for root in roots}) == 8
+
+
+def test_a_yoxii_value_is_picked_from_the_stock_beside_the_board(
+    server: ServerThread, page: Page
+) -> None:
+    """The stock pieces are the value's buttons too, where the eye already is; before a square
+    is picked they are not offered."""
+    page.goto(f"{base(server)}?game=yoxii&opponent=human")
+    page.locator("[data-legal=true]").first.click()  # the Totem
+    page.wait_for_function("() => document.body.dataset.state === 'person'")
+    stock = page.locator("[data-testid=board] g[data-choice='2']")
+    assert stock.get_attribute("data-legal") is None
+    square = page.locator("[data-legal=true][data-square]").first
+    name = square.get_attribute("data-square")
+    square.click()
+    assert stock.get_attribute("data-legal") == "true"
+    stock.click()
+    page.wait_for_function(
+        "() => document.querySelectorAll('[data-testid=moves] > *').length === 2",
+        timeout=MOVE_TIMEOUT,
+    )
+    assert page.locator("[data-testid=moves] > *").nth(1).text_content() == f"2@{name}"

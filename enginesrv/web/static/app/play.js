@@ -240,17 +240,23 @@ export function showPly(ply) {
   render();
 }
 
-ui.board.addEventListener("click", (event) => {
-  const target = event.target.closest("[data-square]");
-  if (target) squareClicked(target.getAttribute("data-square"));
-});
+/** A click (or Enter) on the board: a place, or a piece drawn as a choice. */
+function boardTarget(target) {
+  const choice = target.closest ? target.closest("[data-choice][data-legal=true]") : null;
+  if (choice) {
+    const name = choice.getAttribute("data-choice");
+    pick({ choice: name, label: name });
+    return true;
+  }
+  const square = target.closest ? target.closest("[data-square]") : null;
+  if (square) squareClicked(square.getAttribute("data-square"));
+  return Boolean(square);
+}
+
+ui.board.addEventListener("click", (event) => boardTarget(event.target));
 
 ui.board.addEventListener("keydown", (event) => {
-  const target = event.target.closest ? event.target.closest("[data-square]") : null;
-  if (target && (event.key === "Enter" || event.key === " ")) {
-    event.preventDefault();
-    squareClicked(target.getAttribute("data-square"));
-  }
+  if ((event.key === "Enter" || event.key === " ") && boardTarget(event.target)) event.preventDefault();
 });
 
 ui.moveForm.addEventListener("submit", (event) => {

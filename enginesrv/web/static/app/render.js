@@ -19,12 +19,34 @@ export function shownModel() {
 export function render(updateStatus = true) {
   if (!app.board || !app.model) return;
   const model = shownModel();
+  const focused = focusKey();
   app.board.draw(ui.board, model, { flipped: app.flipped, colours: app.game.colours });
   markSquares();
   renderChoices();
   renderMoves();
   renderClocks();
   if (updateStatus) renderStatus();
+  if (focused) restoreFocus(focused);
+}
+
+/** What has the keyboard's focus on the board or among the choices, to find it again once
+ * they are drawn anew (a redraw replaces their elements): a place or a choice, or null. */
+function focusKey() {
+  const active = document.activeElement;
+  if (!active || !(ui.board.contains(active) || ui.choices.contains(active))) return null;
+  const square = active.getAttribute("data-square");
+  if (square) return `[data-square="${CSS.escape(square)}"]`;
+  const choice = active.getAttribute("data-choice");
+  return choice ? `[data-choice="${CSS.escape(choice)}"]` : null;
+}
+
+/** Gives the focus back to the element ``selector`` names if it can take it, else to the
+ * first thing to click next, so that a keyboard player goes on from where they were. */
+function restoreFocus(selector) {
+  const again = ui.board.querySelector(selector) || ui.choices.querySelector(selector);
+  const target = again && again.tabIndex >= 0 ? again
+    : ui.board.querySelector("[data-legal=true]") || ui.choices.querySelector("button");
+  if (target) target.focus({ preventScroll: true });
 }
 
 /** The legal moves that begin with the steps picked so far, each with its steps. */
@@ -67,6 +89,19 @@ export function markSquares() {
     });
   }
   for (const label of ui.board.querySelectorAll(".line-label")) label.remove();
+  // pieces the board draws as choices (a value in stock): legal when that choice is next
+  const { choices } = nextSteps();
+  for (const node of ui.board.querySelectorAll("[data-choice]")) {
+    const offered = choices.has(node.getAttribute("data-choice"));
+    setFlag(node, "data-legal", offered);
+    if (offered) {
+      node.setAttribute("tabindex", "0");
+      node.setAttribute("role", "button");
+    } else {
+      node.removeAttribute("tabindex");
+      node.removeAttribute("role");
+    }
+  }
   for (const node of ui.board.querySelectorAll("[data-square]")) {
     const name = node.getAttribute("data-square");
     const legal = squares.has(name);

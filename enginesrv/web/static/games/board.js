@@ -11,7 +11,9 @@
 //       empties the svg and draws the board as the game looks. Every place a piece can stand
 //       gets exactly one element with data-square="<its name in the game's notation>" and the
 //       class "sq", drawn last (on top), filled transparent, so that it is the click target
-//       and the page can mark it through CSS: [data-legal="true"], [data-picked="true"],
+//       and the page can mark it through CSS. An element with data-choice="<choice>" (a piece
+//       in stock that is also a value to pick) acts as that choice's button when the choice is
+//       a next step; the page marks it data-legal then: [data-legal="true"], [data-picked="true"],
 //       [data-last="true"] (touched by a decision of the last turn) and [data-best="true"]
 //       are set by the page after draw.
 //   steps(token: string, model: Model): Step[]

@@ -249,7 +249,10 @@ function draw(svg, model, { flipped = false, colours = ["White", "Black"] } = {}
     VALUES.forEach((v, k) => {
       const y = y0 + 48 + k * 29;
       const n = model.stock[p][v - 1];
-      const piece = el("g", n ? {} : { opacity: 0.3 }, panel);
+      // the side to act's pieces in stock are its value choices too (the page marks them
+      // data-legal when a value is to be picked)
+      const attrs = n ? (model.side === p && !over ? { "data-choice": String(v), "aria-label": `value ${v}` } : {}) : { opacity: 0.3 };
+      const piece = el("g", attrs, panel);
       drawPiece(piece, PANEL_X + 34, y, 12, p, v, pal);
       label(panel, PANEL_X + 74, y, `× ${n}`, { "font-size": 14, fill: n ? "#333" : "#aaa" });
     });
@@ -304,7 +307,7 @@ function occupied(model) {
 /** The status line after some steps of a move (the contract's `stepHint`). */
 function stepHint(model, picked) {
   if (picked.length === 1 && picked[0].square && model.phase !== "t") {
-    return `a piece on ${picked[0].square}: pick its value below the board`;
+    return `a piece on ${picked[0].square}: pick its value (in your stock or below the board)`;
   }
   return null;
 }
