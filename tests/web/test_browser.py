@@ -833,6 +833,17 @@ def test_the_analysis_shows_several_lines_numbered_on_the_board_and_every_root_m
     # Yoxii's first decision: the Totem's eight steps from d4
     assert len(roots) == 8, roots
     assert len({root.split(" ")[0] for root in roots}) == 8
+    # each coloured on its place by its rank: one best, the rest in thirds
+    bands = page.eval_on_selector_all(
+        "[data-score]", "nodes => nodes.map(n => [n.dataset.square, n.dataset.score])"
+    )
+    assert sorted(square for square, _ in bands) == sorted(r.split(" ")[0] for r in roots)
+    assert [band for square, band in bands if square == roots[0].split(" ")[0]] == ["best"]
+    assert sum(band == "best" for _, band in bands) == 1
+    assert {band for _, band in bands} <= {"best", "good", "fair", "poor"}
+    # a move played: the marks of the old position go
+    page.locator("[data-legal=true]").first.click()
+    page.wait_for_function("() => !document.querySelector('[data-score]')")
 
 
 def test_a_yoxii_value_is_picked_from_the_stock_beside_the_board(

@@ -38,6 +38,7 @@ async function startAnalysis() {
   $("#stop").disabled = false;
   const model = app.board.parse(position);
   shown.clear();
+  app.roots = null;
   try {
     // several lines where the bot offers them (its handshake's `analysis ... multipv`)
     const count = multipvOffered() ? Number(ui.lines.value) : 1;
@@ -45,7 +46,10 @@ async function startAnalysis() {
     const best = await session.go("infinite", (line) => showInfo(line, model));
     const move = best.split(" ")[1];
     const scores = await session.response("query scores");
-    ui.analysis.textContent += `\nbest move ${move}\n${scoresText(scores)}`;
+    const rows = scoreRows(scores);
+    ui.analysis.textContent += `\nbest move ${move}\n${scoresText(rows)}`;
+    app.roots = { position, bands: bands(rows, model) };
+    markSquares();
   } catch (error) {
     ui.analysis.textContent = `Cannot analyse: ${error.message}`;
   } finally {
@@ -62,17 +66,40 @@ export function multipvOffered() {
 }
 
 /** `query scores`' answer (`MOVE cp|win|loss N DEPTH exact|lower|upper ...`), best first. */
-function scoresText(answer) {
+function scoreRows(answer) {
   const words = answer.split(" ").filter(Boolean);
   const rows = [];
-  for (let i = 0; i + 4 < words.length + 1; i += 5) {
+  for (let i = 0; i + 5 <= words.length; i += 5) {
     const [move, kind, value, depth, bound] = words.slice(i, i + 5);
     const score = kind === "cp" ? Number(value) : kind === "win" ? 1e9 - Number(value) : -1e9 + Number(value);
     rows.push({ move, text: `${move} ${kind} ${value}${bound === "exact" ? "" : ` (${bound})`} d${depth}`, score });
   }
-  rows.sort((a, b) => b.score - a.score);
+  return rows.sort((a, b) => b.score - a.score);
+}
+
+function scoresText(rows) {
   const listed = rows.slice(0, 12).map((row) => row.text);
   return rows.length ? `root moves: ${listed.join(", ")}${rows.length > 12 ? `, … ${rows.length - 12} more` : ""}` : "";
+}
+
+/** Each root move's place (the last its token names: where it goes) by its rank among the
+ * moves searched: the best, then the upper, middle and lower thirds of the rest. A place two
+ * moves end on takes the better. */
+function bands(rows, model) {
+  const out = new Map();
+  rows.forEach((row, i) => {
+    let places;
+    try {
+      places = app.board.squares(row.move, model);
+    } catch {
+      places = [];
+    }
+    const place = places[places.length - 1];
+    if (!place || out.has(place)) return;
+    const rest = (i - 1) / Math.max(1, rows.length - 1);
+    out.set(place, { band: i === 0 ? "best" : rest < 1 / 3 ? "good" : rest < 2 / 3 ? "fair" : "poor", text: row.text });
+  });
+  return out;
 }
 
 const shown = new Map(); // the line index -> its text, the deepest seen
@@ -119,6 +146,7 @@ export async function stopAnalysis() {
   if (app.analysisSession && app.analysing) app.analysisSession.stop();
   app.best = [];
   app.lines = [];
+  app.roots = null;
 }
 
 $("#analyse").addEventListener("click", () => startAnalysis());

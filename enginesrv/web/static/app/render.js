@@ -82,6 +82,8 @@ export function markSquares() {
   const picked = new Set(app.picked.filter((s) => s.square !== undefined).map((s) => s.square));
   const last = lastTurnSquares(app.view === null ? app.played.length : app.view);
   const best = new Set(app.view === null ? app.best : []);
+  const shownPosition = app.view === null ? app.position : app.positions[app.view];
+  const roots = app.roots && app.roots.position === shownPosition ? app.roots.bands : null;
   const lines = new Map(); // place -> the number of the first analysis line whose move touches it
   if (app.view === null && app.lines.length > 1) {
     app.lines.forEach((places, i) => {
@@ -109,6 +111,9 @@ export function markSquares() {
     setFlag(node, "data-picked", picked.has(name));
     setFlag(node, "data-last", last.has(name));
     setFlag(node, "data-best", best.has(name));
+    const root = roots && roots.get(name);
+    if (root) node.setAttribute("data-score", root.band);
+    else node.removeAttribute("data-score");
     if (lines.has(name)) {
       // the line's number on the place, so that a line is told by more than its colour
       node.setAttribute("data-line", String(lines.get(name)));
