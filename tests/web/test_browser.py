@@ -866,3 +866,114 @@ def test_a_yoxii_value_is_picked_from_the_stock_beside_the_board(
         timeout=MOVE_TIMEOUT,
     )
     assert page.locator("[data-testid=moves] > *").nth(1).text_content() == f"2@{name}"
+
+
+# -- what an attacker of the page tried -----------------------------------------------------
+
+
+def replay_text(page: Page, text: str) -> None:
+    page.locator("details#files").evaluate("details => { details.open = true; }")
+    page.locator("[data-testid=load-text]").fill(text)
+    page.locator("[data-testid=load-record]").click()
+
+
+def test_a_bad_record_while_the_bot_thinks_costs_the_game_nothing(
+    server: ServerThread, page: Page
+) -> None:
+    page.goto(f"{base(server)}?game=yoxii&opponent=bot:alphabeta:Depth=7&side=p2&tc=60+1")
+    page.wait_for_function("() => document.body.dataset.state === 'bot'", timeout=MOVE_TIMEOUT)
+    replay_text(page, "# Game: yoxii\nz9\n")
+    page.locator("[data-testid=file-status]").filter(has_text="Cannot replay").wait_for()
+    # the bot's move on its way is taken, and the person is to act
+    page.wait_for_function("() => document.body.dataset.state === 'person'", timeout=MOVE_TIMEOUT)
+    assert moves_count(page) == 2
+
+
+def test_records_too_long_or_with_two_moves_a_line_are_refused_and_long_ones_replay(
+    server: ServerThread, page: Page
+) -> None:
+    page.goto(base(server))
+    page.wait_for_selector("[data-testid=game-select] option", state="attached")
+    status = page.locator("[data-testid=file-status]")
+    replay_text(page, "# Game: yoxii\n" + "c5\n" * 4001)
+    status.filter(has_text="4001 moves, more than the 4000").wait_for()
+    replay_text(page, "# Game: yoxii\nc5\nd4 4@d3\n")
+    status.filter(has_text="line 3: one move a line").wait_for()
+    # a long real game replays whole (its requests stay small)
+    for seed in range(50):
+        tokens, _ = a_finished_game("yohoho", seed)
+        if len(tokens) > 1200:
+            break
+    else:
+        pytest.skip("no Yohoho game of random moves went past 1200 plies")
+    replay_text(page, "\n".join(["# Game: yohoho", *tokens]))
+    status.filter(has_text=f"Replaying {len(tokens)} moves.").wait_for(timeout=60_000)
+    assert moves_count(page) == len(tokens)
+
+
+def test_record_headers_named_like_object_properties_are_plain_text(
+    server: ServerThread, page: Page
+) -> None:
+    """A stated result whose reason is `__proto__`, `constructor` or `toString` is shown as
+    it is; the page fixture fails the test on any page error."""
+    for reason in ("__proto__", "constructor", "toString", "hasOwnProperty"):
+        page.goto(base(server))
+        page.wait_for_selector("[data-testid=game-select] option", state="attached")
+        replay_text(page, f"# Game: yoxii\n# __proto__: x\n# Result: p1\n# Reason: {reason}\nc5\n")
+        page.locator("[data-testid=file-status]").filter(has_text="Replaying 1 moves.").wait_for()
+        assert page.locator("[data-testid=result]").text_content() == f"White wins ({reason})."
+
+
+def test_replays_and_an_analysis_in_quick_succession_end_right(
+    server: ServerThread, page: Page
+) -> None:
+    yoxii = ["# Game: yoxii", *a_finished_game("yoxii", 1)[0]]
+    yohoho_moves = a_finished_game("yohoho", 2)[0][:40]
+    page.goto(base(server))
+    page.wait_for_selector("[data-testid=game-select] option", state="attached")
+    replay_text(page, "\n".join(yoxii))
+    page.locator("[data-testid=file-status]").filter(has_text="Replaying").wait_for()
+    # another game's record, and an analysis asked for while it replays
+    page.locator("[data-testid=load-text]").fill("\n".join(["# Game: yohoho", *yohoho_moves]))
+    page.locator("[data-testid=load-record]").click()
+    page.locator("[data-testid=analyse]").click()
+    page.locator("[data-testid=file-status]").filter(
+        has_text=f"Replaying {len(yohoho_moves)} moves."
+    ).wait_for(timeout=MOVE_TIMEOUT)
+    assert page.locator("[data-testid=moves] > *").all_text_contents() == yohoho_moves
+    # the analysis asked for ran on whichever position was shown then, or found it over
+    page.wait_for_function(
+        "() => !document.querySelector('[data-testid=stop]').disabled"
+        " || !document.querySelector('[data-testid=analyse]').disabled",
+        timeout=MOVE_TIMEOUT,
+    )
+    if page.locator("[data-testid=stop]").is_enabled():
+        page.locator("[data-testid=stop]").click()
+    page.wait_for_function(
+        "() => !document.querySelector('[data-testid=analyse]').disabled", timeout=MOVE_TIMEOUT
+    )
+    # two replays at once: the last one asked for is shown
+    page.locator("[data-testid=load-text]").fill("\n".join(yoxii))
+    page.locator("[data-testid=load-record]").click()
+    page.locator("[data-testid=load-text]").fill("\n".join(["# Game: yohoho", *yohoho_moves]))
+    page.locator("[data-testid=load-record]").click()
+    page.locator("[data-testid=file-status]").filter(
+        has_text=f"Replaying {len(yohoho_moves)} moves."
+    ).wait_for(timeout=MOVE_TIMEOUT)
+    page.wait_for_timeout(500)  # the first replay, had it not been dropped, would land now
+    assert page.locator("[data-testid=game-select]").input_value() == "yohoho"
+    assert page.locator("[data-testid=moves] > *").all_text_contents() == yohoho_moves
+
+
+def test_a_refused_game_leaves_nothing_to_click(server: ServerThread, page: Page) -> None:
+    assert page.goto(base(server)) is not None
+    assert page.evaluate("document.body.dataset.state") == "idle"
+    page.goto(f"{base(server)}?game=yoxii&opponent=human")
+    page.wait_for_selector("[data-legal=true]")
+    page.locator("[data-testid=opponent-select]").select_option("bot:alphabeta")
+    page.locator("[data-testid=bot-options]").fill("Seed=1")
+    page.locator("[data-testid=new-game]").click()
+    status = page.locator("[data-testid=status]")
+    status.filter(has_text="'Seed' is the server's to set").wait_for(timeout=MOVE_TIMEOUT)
+    page.wait_for_function("() => document.body.dataset.state === 'idle'")
+    assert page.locator("[data-legal=true]").count() == 0

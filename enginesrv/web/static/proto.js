@@ -188,6 +188,7 @@ export async function handshake(session) {
   const games = [];
   const bots = [];
   const options = [];
+  const limits = {};
   for (const line of lines) {
     const words = line.split(" ");
     if (words[0] === "game") {
@@ -220,7 +221,9 @@ export async function handshake(session) {
       }
     } else if (words[0] === "option") {
       options.push(line);
+    } else if (words[0] === "limit" && words.length === 3) {
+      limits[words[1]] = Number(words[2]);
     }
   }
-  return { games, bots, options };
+  return { games, bots, options, limits };
 }

@@ -6,7 +6,7 @@ import { app, ui, $, wsUrl } from "./state.js";
 import { markSquares } from "./render.js";
 
 /** The page's own protocol session (not a game's): analysis and replays. */
-export async function analysisSession() {
+async function analysisSession() {
   if (!app.analysisSession || app.analysisSession.closed) {
     const session = new Session(wsUrl("/ws"));
     await session.open();
@@ -15,47 +15,63 @@ export async function analysisSession() {
   return app.analysisSession;
 }
 
+let turn = Promise.resolve(); // the last user of the session, which the next one waits for
+
+/** Runs ``work(session)`` on the page's own session once every earlier user is done with
+ * it: an analysis and a replay each set the session's game and position, so they take turns
+ * (an analysis holds it until it is stopped; a replay stops it first). */
+export function withSession(work) {
+  const mine = turn.then(async () => work(await analysisSession()));
+  turn = mine.catch(() => {});
+  return mine;
+}
+
 async function startAnalysis() {
   if (app.analysing || !app.game) return;
-  const position = app.view === null ? app.position : app.positions[app.view];
-  ui.analysis.textContent = "starting…";
-  let session;
-  try {
-    session = await analysisSession();
-    await session.command(`uginewgame ${app.game.name}`);
-    await session.command(`position fen ${position}`);
-    const outcome = await session.response("query outcome");
-    if (outcome !== "none") {
-      ui.analysis.textContent = "The game is over in this position: there is nothing to analyse.";
-      return;
-    }
-  } catch (error) {
-    ui.analysis.textContent = `Cannot analyse: ${error.message}`;
-    return;
-  }
+  // one snapshot of what is shown: the board may change while the session is busy
+  const [position, board, name] = [app.view === null ? app.position : app.positions[app.view], app.board, app.game.name];
   app.analysing = true;
   $("#analyse").disabled = true;
-  $("#stop").disabled = false;
-  const model = app.board.parse(position);
-  shown.clear();
-  app.roots = null;
+  ui.analysis.textContent = "starting…";
+  const run = ++runs;
   try {
-    // several lines where the bot offers them (its handshake's `analysis ... multipv`)
-    const count = multipvOffered() ? Number(ui.lines.value) : 1;
-    await session.command(`setoption name MultiPV value ${count}`);
-    const best = await session.go("infinite", (line) => showInfo(line, model));
-    const move = best.split(" ")[1];
-    const scores = await session.response("query scores");
-    const rows = scoreRows(scores);
-    ui.analysis.textContent += `\nbest move ${move}\n${scoresText(rows)}`;
-    app.roots = { position, bands: bands(rows, model) };
-    markSquares();
+    await withSession((session) => analyse(session, position, board, name, run));
   } catch (error) {
     ui.analysis.textContent = `Cannot analyse: ${error.message}`;
   } finally {
     app.analysing = false;
-    $("#analyse").disabled = false;
+    $("#analyse").disabled = !app.model;
     $("#stop").disabled = true;
+  }
+}
+
+let runs = 0; // analyses started; a stop counts one more, so that a waiting one never starts
+
+async function analyse(session, position, board, name, run) {
+  if (run !== runs) return; // stopped while it waited for the session
+  await session.command(`uginewgame ${name}`);
+  await session.command(`position fen ${position}`);
+  const outcome = await session.response("query outcome");
+  if (outcome !== "none") {
+    ui.analysis.textContent = "The game is over in this position: there is nothing to analyse.";
+    return;
+  }
+  $("#stop").disabled = false;
+  const model = board.parse(position);
+  shown.clear();
+  app.roots = null;
+  // several lines where the bot offers them (its handshake's `analysis ... multipv`)
+  const count = multipvOffered() ? Number(ui.lines.value) : 1;
+  await session.command(`setoption name MultiPV value ${count}`);
+  if (run !== runs) return; // stopped meanwhile: no search to start (nothing awaits below)
+  const best = await session.go("infinite", (line) => showInfo(line, model, board));
+  const move = best.split(" ")[1];
+  const scores = await session.response("query scores");
+  const rows = scoreRows(scores);
+  ui.analysis.textContent += `\nbest move ${move}\n${scoresText(rows)}`;
+  if (app.board === board) {
+    app.roots = { position, bands: bands(rows, model, board) };
+    markSquares();
   }
 }
 
@@ -85,12 +101,12 @@ function scoresText(rows) {
 /** Each root move's place (the last its token names: where it goes) by its rank among the
  * moves searched: the best, then the upper, middle and lower thirds of the rest. A place two
  * moves end on takes the better. */
-function bands(rows, model) {
+function bands(rows, model, board) {
   const out = new Map();
   rows.forEach((row, i) => {
     let places;
     try {
-      places = app.board.squares(row.move, model);
+      places = board.squares(row.move, model);
     } catch {
       places = [];
     }
@@ -104,7 +120,7 @@ function bands(rows, model) {
 
 const shown = new Map(); // the line index -> its text, the deepest seen
 
-function showInfo(line, model) {
+function showInfo(line, model, board) {
   const words = line.split(" ");
   const field = (name) => {
     const at = words.indexOf(name);
@@ -129,9 +145,9 @@ function showInfo(line, model) {
   shown.set(index, `${head}${index > 1 ? `line ${index}: score ${value} ` : ""}pv ${pv.join(" ")}`);
   const remark = note >= 0 ? `\n(${words.slice(note + 1).join(" ")})` : "";
   ui.analysis.textContent = [...shown.keys()].sort((a, b) => a - b).map((i) => shown.get(i)).join("\n") + remark;
-  if (pv.length) {
+  if (pv.length && app.board === board) {
     try {
-      const squares = app.board.squares(pv[0], model);
+      const squares = board.squares(pv[0], model);
       if (index === 1) app.best = squares;
       app.lines[index - 1] = squares;
     } catch {
@@ -143,7 +159,8 @@ function showInfo(line, model) {
 
 /** Stops the analysis running, if any, and forgets its best move. */
 export async function stopAnalysis() {
-  if (app.analysisSession && app.analysing) app.analysisSession.stop();
+  runs += 1;
+  if (app.analysisSession && app.analysisSession.search) app.analysisSession.stop();
   app.best = [];
   app.lines = [];
   app.roots = null;

@@ -39,7 +39,7 @@ export async function newGame(spec) {
   try {
     await session.open();
   } catch (error) {
-    if (generation === app.generation) setStatus(`Cannot start: ${error.message}`, true);
+    if (generation === app.generation) gameLost(`Cannot start: ${error.message}`);
     return;
   }
   if (generation !== app.generation) {
@@ -47,13 +47,27 @@ export async function newGame(spec) {
     return;
   }
   session.onclose = (reason) => {
-    if (app.session === session) setStatus(`The connection closed: ${reason}`, true);
+    if (app.session === session) gameLost(`The connection closed: ${reason}`);
   };
   app.session = session;
   const params = new URLSearchParams({ game: spec.game, opponent: spec.opponent, side: spec.side });
   if (spec.tc !== "none") params.set("tc", spec.tc);
   history.replaceState(null, "", `/?${params}`);
   await refresh(generation);
+}
+
+/** The game's socket is gone (refused, or closed): nothing is in play, the last board stays
+ * in view with nothing to click, and the status line says why. */
+function gameLost(message) {
+  if (app.mode === "play") app.mode = "idle";
+  app.session = null;
+  app.legal = [];
+  app.describe = "";
+  app.picked = [];
+  app.turn = "none";
+  app.clock = null;
+  render();
+  setStatus(message, true);
 }
 
 const QUERIES = ["position", "turn", "moves", "outcome", "clock", "played"];
@@ -67,7 +81,9 @@ export async function refresh(generation = app.generation) {
   try {
     lines = await session.request(QUERIES.map((q) => `query ${q}`));
   } catch (error) {
-    if (generation === app.generation) setStatus(error.message, true);
+    if (generation !== app.generation) return;
+    if (session.closed) gameLost(error.message);
+    else setStatus(error.message, true);
     return;
   } finally {
     app.busy -= 1;
@@ -94,7 +110,9 @@ export async function refresh(generation = app.generation) {
   app.clock = clock === "none" ? null : { ...pairs(clock), at: performance.now() };
   app.picked = [];
   app.view = null;
-  if (app.played.length !== previousPlies) ui.fileStatus.textContent = ""; // "Exported 12 moves."
+  if (app.played.length !== previousPlies && ui.fileStatus.dataset.kind === "export") {
+    ui.fileStatus.textContent = ""; // "Exported 12 moves." is of the game before this move
+  }
   try {
     app.model = app.board.parse(position);
   } catch (error) {

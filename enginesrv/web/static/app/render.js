@@ -331,9 +331,10 @@ export function resultText(outcome) {
   const names = [colour(0), colour(1)];
   const words = app.board && app.board.ending ? app.board.ending(outcome, names) : null;
   if (words) return `${words}.`;
-  if (outcome.winner === "draw") return `${DRAWS[outcome.reason] || `Draw (${outcome.reason})`}.`;
+  const own = (table) => (Object.hasOwn(table, outcome.reason) ? table[outcome.reason] : null);
+  if (outcome.winner === "draw") return `${own(DRAWS) || `Draw (${outcome.reason})`}.`;
   const seat = outcome.winner === "p1" ? 0 : 1;
-  const said = ENDINGS[outcome.reason];
+  const said = own(ENDINGS);
   return `${said ? said(names[seat], names[1 - seat]) : `${names[seat]} wins (${outcome.reason})`}.`;
 }
 

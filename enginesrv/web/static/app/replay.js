@@ -7,15 +7,21 @@ import { app, ui, $, boardFor } from "./state.js";
 import { playerName, render } from "./render.js";
 import { newGame } from "./play.js";
 import { showGame, specFromForm } from "./setup.js";
-import { analysisSession, stopAnalysis } from "./analysis.js";
+import { stopAnalysis, withSession } from "./analysis.js";
+
+/** Says ``text`` on the file status line (not an export note, which a move makes stale). */
+function say(text) {
+  ui.fileStatus.textContent = text;
+  ui.fileStatus.dataset.kind = "";
+}
 
 $("#load-position").addEventListener("click", () => {
   const text = ui.loadText.value.trim();
   if (!text) {
-    ui.fileStatus.textContent = "Paste a position string first.";
+    say("Paste a position string first.");
     return;
   }
-  ui.fileStatus.textContent = "";
+  say("");
   newGame(specFromForm(text));
 });
 
@@ -41,6 +47,7 @@ $("#export-record").addEventListener("click", () => {
   link.click();
   URL.revokeObjectURL(link.href);
   ui.fileStatus.textContent = `Exported ${app.played.length} moves.`;
+  ui.fileStatus.dataset.kind = "export";
 });
 
 $("#load-record").addEventListener("click", () => loadRecords(ui.loadText.value));
@@ -56,18 +63,23 @@ recordChoice.addEventListener("change", () => replay(records[Number(recordChoice
 export function parseRecords(text) {
   const out = [];
   let current = null;
-  for (const raw of text.split("\n")) {
+  text.split("\n").forEach((raw, at) => {
     const line = raw.trim();
-    if (!line) continue;
+    if (!line) return;
     const match = line.startsWith("#") ? /^#\s*([^:]*?)\s*:(.*)$/.exec(line) : null;
-    const next = match && match[1] === "Game" && current && (current.moves.length || "Game" in current.header);
+    const next = match && match[1] === "Game" && current && (current.moves.length || current.header.Game !== undefined);
     if (!current || next) {
-      current = { header: {}, moves: [] };
+      current = { header: Object.create(null), moves: [], bad: null };
       out.push(current);
     }
-    if (match) current.header[match[1]] = match[2].trim();
-    else if (!line.startsWith("#")) current.moves.push(line.split(/\s;/)[0].trim());
-  }
+    if (match) {
+      current.header[match[1]] = match[2].trim();
+    } else if (!line.startsWith("#")) {
+      const move = line.split(/\s;/)[0].trim();
+      if (/\s/.test(move) && !current.bad) current.bad = `line ${at + 1}: one move a line, not ${JSON.stringify(move.slice(0, 40))}`;
+      current.moves.push(move);
+    }
+  });
   return out;
 }
 
@@ -82,7 +94,7 @@ export async function loadRecords(text) {
   );
   $("#record-choice-label").hidden = records.length < 2;
   if (!records.length) {
-    ui.fileStatus.textContent = "Paste a record first: a `# Game:` header and a move a line.";
+    say("Paste a record first: a `# Game:` header and a move a line.");
     return;
   }
   await replay(records[0]);
@@ -95,43 +107,39 @@ function statedOutcome(header) {
   return { winner: match[1], reason: header.Reason || "unknown" };
 }
 
+const CHUNK = 64; // plies a request replays, each from the position the last one reached
+let replays = 0; // replays asked for: only the last one asked shows its record
+
 async function replay(record) {
-  const { header, moves } = record;
+  const { header, moves, bad } = record;
   const name = header.Game || ui.game.value;
   const game = app.info.games.find((g) => g.name === name);
-  if (!game) {
-    ui.fileStatus.textContent = `Unknown game ${JSON.stringify(name)} in the record's # Game: header.`;
+  const most = Number((app.info.limits || {}).plies) || 4000;
+  const problem = !game ? `Unknown game ${JSON.stringify(name)} in the record's # Game: header.`
+    : bad ? `The record cannot be read: ${bad}.`
+    : moves.length > most ? `The record has ${moves.length} moves, more than the ${most} a game may have here.`
+    : null;
+  if (problem) {
+    say(problem);
     return;
   }
-  // the game shown stays until the record is known good: a bad record loses nothing
-  const generation = ++app.generation;
+  // the game shown stays as it was until the record is known good: a bad record loses
+  // nothing, and a bot's move on its way is still taken
+  const ticket = ++replays;
   await stopAnalysis();
-  ui.fileStatus.textContent = "Replaying…";
-  const board = await boardFor(name);
-  // `startpos` (every record of a match that did not start from a position) or none: the
-  // game's start; anything else is a position string
-  const start = !header.Start || header.Start === "startpos" ? "startpos" : `fen ${header.Start}`;
+  say("Replaying…");
+  let board;
   let positions;
   let outcome;
   try {
-    const session = await analysisSession();
-    await session.command(`uginewgame ${name}`);
-    // each prefix of the record, replayed by the server: one position per move
-    const commands = [];
-    for (let ply = 0; ply <= moves.length; ply += 1) {
-      const tail = ply ? ` moves ${moves.slice(0, ply).join(" ")}` : "";
-      commands.push(`position ${start}${tail}`, "query position");
-    }
-    const lines = await session.request(commands);
-    const problem = lines.find((l) => l.startsWith("error ") || l.startsWith("invalidmove "));
-    if (problem) throw new ProtocolError(problem.replace(/^error \d+ \S+ /, ""));
-    positions = lines.filter((l) => l.startsWith("response ")).map((l) => l.slice(9));
-    outcome = await session.response("query outcome");
+    board = await boardFor(name);
+    [positions, outcome] = await withSession((session) => positionsOf(session, name, header.Start, moves, ticket));
   } catch (error) {
-    if (generation === app.generation) ui.fileStatus.textContent = `Cannot replay the record: ${error.message}`;
+    if (ticket === replays) say(`Cannot replay the record: ${error.message}`);
     return;
   }
-  if (generation !== app.generation) return;
+  if (ticket !== replays || !positions) return; // another replay was asked for meanwhile
+  app.generation += 1; // from here on the game shown is the record: answers for the old one go
   if (app.session) app.session.close();
   app.session = null;
   ui.analysis.textContent = "";
@@ -143,6 +151,7 @@ async function replay(record) {
   app.clock = null;
   app.view = null;
   app.picked = [];
+  app.thinking = false;
   app.played = moves;
   app.positions = positions;
   app.position = positions[positions.length - 1];
@@ -151,6 +160,32 @@ async function replay(record) {
   app.turn = "none";
   app.legal = [];
   app.describe = "";
-  ui.fileStatus.textContent = `Replaying ${moves.length} moves.`;
+  say(`Replaying ${moves.length} moves.`);
   render();
+}
+
+/** The position after each prefix of ``moves`` from ``start`` (`startpos` or none: the game's
+ * start), as the server plays them, and the outcome at the end; null when another replay was
+ * asked for meanwhile. Each request replays CHUNK plies from the last position reached, so
+ * that the requests stay small however long the record. */
+async function positionsOf(session, name, start, moves, ticket) {
+  await session.command(`uginewgame ${name}`);
+  let base = !start || start === "startpos" ? "startpos" : `fen ${start}`;
+  const [first] = await session.request([`position ${base}`, "query position"]).then(positionsIn);
+  const positions = [first];
+  for (let done = 0; done < moves.length; done += CHUNK) {
+    if (ticket !== replays) return [null, null];
+    base = `fen ${positions[positions.length - 1]}`;
+    const chunk = moves.slice(done, done + CHUNK);
+    const commands = chunk.flatMap((_, i) => [`position ${base} moves ${chunk.slice(0, i + 1).join(" ")}`, "query position"]);
+    positions.push(...positionsIn(await session.request(commands)));
+  }
+  return [positions, await session.response("query outcome")];
+}
+
+/** The positions a request's `query position` lines answered; throws on its first error. */
+function positionsIn(lines) {
+  const problem = lines.find((l) => l.startsWith("error ") || l.startsWith("invalidmove "));
+  if (problem) throw new ProtocolError(problem.replace(/^error \d+ \S+ /, ""));
+  return lines.filter((l) => l.startsWith("response ")).map((l) => l.slice(9));
 }

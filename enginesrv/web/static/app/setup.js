@@ -16,10 +16,13 @@ export function fillSetup(params) {
     if (![...ui.tc.options].some((o) => o.value === tc)) ui.tc.append(new Option(tc, tc));
     ui.tc.value = tc;
   }
-  // a link's Level=N goes to the level list; the other options stay in the box
+  // a link's one Level=N the list offers goes to the list; anything else stays in the box,
+  // for the server to take or refuse with its reason
   const linked = levelOf(ui.botOptions.value);
-  ui.botOptions.value = ui.botOptions.value.replace(/(^|[,:])Level=\d+(?=$|[,:])/, "").replace(/^[,:]|[,:]$/g, "");
   fillLevels(linked);
+  if (linked !== null && ui.level.value === linked) {
+    ui.botOptions.value = ui.botOptions.value.split(",").filter((o) => o !== `Level=${linked}`).join(",");
+  }
   ui.game.addEventListener("change", () => {
     fillOpponents(ui.opponent.value);
     fillSides(ui.side.value);
@@ -28,10 +31,12 @@ export function fillSetup(params) {
   ui.opponent.addEventListener("change", () => fillLevels(ui.level.value));
 }
 
-/** The `Level=N` among bot options typed as `Name=value,...` (or joined by `:`), or null. */
+/** The one `Level=N` among bot options typed as `Name=value,...`; null when there is none,
+ * "" when there are several (they are left for the server to judge). */
 function levelOf(options) {
-  const match = /(?:^|[,:])Level=(\d+)(?=$|[,:])/.exec(options);
-  return match ? match[1] : null;
+  const found = options.split(",").filter((o) => /^Level=/i.test(o.trim()));
+  if (found.length !== 1) return found.length ? "" : null;
+  return found[0].trim().slice("Level=".length);
 }
 
 /** The levels of the bot chosen, by name and Elo in the game chosen (the handshake's `level`
@@ -98,8 +103,9 @@ export function specFromForm(position = null) {
   let opponent = ui.opponent.value;
   let options = ui.botOptions.value.trim();
   if (!ui.levelLabel.hidden && ui.level.value && levelOf(options) === null) {
-    // the level picked, unless the options typed name one
-    const level = Number(ui.level.value) === ui.level.options.length ? "" : `Level=${ui.level.value}`;
+    // the level picked, unless the options typed name one; the strongest offered (the
+    // list's first: full strength, the bot's own default) needs none
+    const level = ui.level.value === ui.level.options[0].value ? "" : `Level=${ui.level.value}`;
     options = [options, level].filter(Boolean).join(",");
   }
   if (opponent !== "human" && options) opponent += `:${options}`;

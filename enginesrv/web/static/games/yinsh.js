@@ -302,16 +302,18 @@ function drawPanel(root, model, colours, names, flipped) {
 }
 
 // "yinsh+blitz" is the registry name; "yinsh-blitz" is accepted too, for a page that spells it so.
-/** The end of a game in words (the contract's `ending`). */
+/** The end of a game in words (the contract's `ending`); the score where the outcome gives
+ * it (a watched event's results do not). */
 function ending(outcome, names) {
+  const endings = { "target-reached": "", "pool-empty": "the markers ran out", "two-passes": "neither side could move" };
+  if (!Object.hasOwn(endings, outcome.reason)) return null;
+  const why = endings[outcome.reason];
   const rings = [Number(outcome.score_p1), Number(outcome.score_p2)];
-  const why = { "target-reached": "", "pool-empty": "the markers ran out", "two-passes": "neither side could move" }[outcome.reason];
-  if (why === undefined || rings.some(Number.isNaN)) return null;
-  const score = `${rings[0]}–${rings[1]}`;
-  if (outcome.winner === "draw") return `Draw ${score}: ${why}, with as many rings removed each`;
+  const score = rings.some(Number.isNaN) ? "" : ` ${rings[0]}–${rings[1]}`;
+  if (outcome.winner === "draw") return `Draw${score}: ${why || "the rings needed were removed"}, with as many rings removed each`;
   const winner = names[outcome.winner === "p1" ? 0 : 1];
-  if (!why) return `${winner} wins ${score}: ${winner} removed the rings needed to win`;
-  return `${winner} wins ${score}: ${why}, and ${winner} removed more rings`;
+  if (!why) return `${winner} wins${score}: ${winner} removed the rings needed to win`;
+  return `${winner} wins${score}: ${why}, and ${winner} removed more rings`;
 }
 
 /** The seat to act (the contract's `toAct`): null when no one is. */

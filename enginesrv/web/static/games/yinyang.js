@@ -638,12 +638,12 @@ function ending(outcome, names) {
   if (outcome.winner !== "p1" && outcome.winner !== "p2") return null;
   const seat = outcome.winner === "p1" ? 0 : 1;
   const [winner, loser] = [names[seat], names[1 - seat]];
-  const why = {
+  const endings = {
     goal: `a ${winner.toLowerCase()} piece stands on ${seat === 0 ? "d4" : "a1"}`,
     "both-goals": `both goals were filled on ${winner}'s turn`,
     "no-legal-token": `${loser} has no legal move`,
-  }[outcome.reason];
-  return why ? `${winner} wins: ${why}` : null;
+  };
+  return Object.hasOwn(endings, outcome.reason) ? `${winner} wins: ${endings[outcome.reason]}` : null;
 }
 
 /** The seat to act (the contract's `toAct`). */

@@ -324,13 +324,13 @@ function ending(outcome, names) {
   if (outcome.winner !== "p1" && outcome.winner !== "p2") return null;
   const seat = outcome.winner === "p1" ? 0 : 1;
   const [winner, loser] = [names[seat], names[1 - seat]];
-  const points = outcome.score === "1" ? "1 point" : `${outcome.score} points`;
-  const why = {
+  const points = outcome.score === undefined ? "" : outcome.score === "1" ? " (1 point)" : ` (${outcome.score} points)`;
+  const endings = {
     "goal-row": `${winner}'s Admiral reached row ${seat === 0 ? 9 : 1}`,
     "admiral-trapped": `${loser}'s Admiral is trapped`,
     "no-legal-action": `${loser} has no legal move`,
-  }[outcome.reason];
-  return why ? `${winner} wins: ${why} (${points})` : null;
+  };
+  return Object.hasOwn(endings, outcome.reason) ? `${winner} wins: ${endings[outcome.reason]}${points}` : null;
 }
 
 /** The seat to act (the contract's `toAct`). */

@@ -283,6 +283,11 @@ function draw(svg, model, { flipped = false, colours = ["White", "Black"] } = {}
  * Totem score their values, then their number. */
 function ending(outcome, names) {
   if (outcome.reason !== "totem-blocked") return null;
+  if (outcome.score_p1 === undefined) {
+    // a watched event's result gives no scores
+    return outcome.winner === "draw" ? "Draw: the Totem is blocked"
+      : `${names[outcome.winner === "p1" ? 0 : 1]} wins: the Totem is blocked`;
+  }
   const points = `${outcome.score_p1}–${outcome.score_p2}`;
   const pieces = `${outcome.count_p1}–${outcome.count_p2}`;
   if (outcome.winner === "draw") return `Draw: the Totem is blocked; ${points} in points and ${pieces} in pieces around it`;
