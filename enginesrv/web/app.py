@@ -35,7 +35,13 @@ from enginesrv.search.child import SearchRunner
 from enginesrv.serve.connection import peer_host
 from enginesrv.serve.server import Server
 from enginesrv.web.gamespec import GameSpecError, parse_game_spec
-from enginesrv.web.http import end_websocket, keep_transport, mark_websocket, transport_of
+from enginesrv.web.http import (
+    end_websocket,
+    foreign_origin,
+    keep_transport,
+    mark_websocket,
+    transport_of,
+)
 from enginesrv.web.referee import Referee
 from enginesrv.web.refereed import RefereedGame
 from enginesrv.web.transport import (
@@ -50,6 +56,8 @@ from protocol.errors import BAD_FRAME
 WS_PEER_CONNECTIONS = WEBSOCKETS_PER_PEER
 """WebSockets one peer may hold at once by default."""
 CLOSE_CAP = 1013
+CLOSE_POLICY = 1008
+"""A WebSocket another site's page opened (refused before it is accepted: HTTP 403)."""
 CLOSE_BAD_GAME = 4400
 CLOSE_REASON_BYTES = 123
 """The most bytes a close frame's reason may hold (RFC 6455 §5.5: 125 with the code)."""
@@ -258,6 +266,14 @@ class WebApp:
         client = websocket.client
         host = client.host if client is not None else "?"
         peer = f"{host}:{client.port if client is not None else 0}"
+        origin = foreign_origin(websocket.scope)
+        if origin is not None:
+            # another site's page: refused before it is a WebSocket (HTTP 403), so that it
+            # holds nothing of the peer's share
+            self.refused += 1
+            log.info("websocket_refused", peer=peer, reason=f"origin {origin!r}")
+            await websocket.close(CLOSE_POLICY)
+            return
         mark_websocket(websocket.scope)
         await websocket.accept()
         socket = StarletteSocket(websocket)

@@ -23,6 +23,7 @@ import functools
 import math
 import re
 import socket
+import urllib.parse
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, cast
@@ -187,6 +188,28 @@ async def end_websocket(scope: Scope) -> None:
     stream = transport_of(scope)
     if isinstance(stream, GuardedStream):
         await trio.aclose_forcefully(stream)
+
+
+def foreign_origin(scope: Scope) -> str | None:
+    """The ``Origin`` of a WebSocket handshake that comes from another site's page, or None.
+
+    A browser names the page that opens a WebSocket in ``Origin`` and lets any site open one
+    to any address, this server's on loopback or the LAN included; only the server can tell
+    its own page from another site's, by comparing that origin's host and port with the
+    ``Host`` the browser sent. Programs that are no browser send no ``Origin`` and are not
+    concerned: the page is the only client a site could borrow."""
+    headers: dict[bytes, bytes] = {
+        bytes(key).lower(): bytes(value) for key, value in scope.get("headers", [])
+    }
+    origin = headers.get(b"origin")
+    if origin is None:
+        return None
+    text = origin.decode("latin-1")
+    host = headers.get(b"host", b"").decode("latin-1").lower()
+    parsed = urllib.parse.urlsplit(text)
+    if parsed.scheme in ("http", "https") and parsed.netloc.lower() == host and host:
+        return None
+    return text
 
 
 def mark_websocket(scope: Scope) -> None:

@@ -32,8 +32,21 @@ from starlette.websockets import WebSocket
 
 from enginesrv.admission import Admission
 from enginesrv.event.feed import Feed, Message
-from enginesrv.web.app import CLOSE_CAP, StarletteSocket, StuckGuard, page_app, page_routes
-from enginesrv.web.http import end_websocket, keep_transport, mark_websocket, serve_http
+from enginesrv.web.app import (
+    CLOSE_CAP,
+    CLOSE_POLICY,
+    StarletteSocket,
+    StuckGuard,
+    page_app,
+    page_routes,
+)
+from enginesrv.web.http import (
+    end_websocket,
+    foreign_origin,
+    keep_transport,
+    mark_websocket,
+    serve_http,
+)
 from enginesrv.web.run import open_web, web_config
 
 MAX_WATCHERS = 256
@@ -72,6 +85,9 @@ class WatchApp:
         return keep_transport(page_app(routes))
 
     async def events(self, websocket: WebSocket) -> None:
+        if foreign_origin(websocket.scope) is not None:
+            await websocket.close(CLOSE_POLICY)  # another site's page: HTTP 403
+            return
         mark_websocket(websocket.scope)
         await websocket.accept()
         socket = StarletteSocket(websocket)

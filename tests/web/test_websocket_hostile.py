@@ -35,7 +35,7 @@ from trio_websocket import (
     open_websocket_url,
 )
 from wsproto import ConnectionType, WSConnection
-from wsproto.events import AcceptConnection, TextMessage
+from wsproto.events import AcceptConnection, RejectConnection, TextMessage
 from wsproto.events import Request as WsRequest
 
 import games
@@ -1227,3 +1227,58 @@ def test_helpers_find_a_leak() -> None:
         "wbwb>*",
         ".bb.>wbbw",
     ]
+
+
+async def handshake_status(web: Web, origin: bytes) -> int:
+    """The HTTP status the server answers a WebSocket handshake that names ``origin``: 101
+    when it accepts it."""
+    url = urlsplit(web.ws())
+    assert url.hostname is not None
+    assert url.port is not None
+    stream = await trio.open_tcp_stream(url.hostname, url.port)
+    try:
+        ws = WSConnection(ConnectionType.CLIENT)
+        request = WsRequest(
+            host=f"{url.hostname}:{url.port}", target="/ws", extra_headers=[(b"origin", origin)]
+        )
+        await stream.send_all(ws.send(request))
+        with trio.fail_after(5):
+            while True:
+                ws.receive_data(await stream.receive_some(65536))
+                for event in ws.events():
+                    if isinstance(event, AcceptConnection):
+                        return 101
+                    if isinstance(event, RejectConnection):
+                        return event.status_code
+    finally:
+        await trio.aclose_forcefully(stream)
+
+
+@trio_test
+async def test_another_sites_page_cannot_open_a_websocket_nor_take_the_peers_share() -> None:
+    """A page of another site, which the browser lets open a WebSocket to any address and
+    names in ``Origin``, is refused before it holds a socket (HTTP 403), however many times it
+    tries; the server's own page (``Origin`` its own host) and programs (no ``Origin``) are
+    served. Cross-site WebSocket hijacking, as the attacker's page would try it."""
+    peer_cap = 4
+    async with running_web(peer_cap=peer_cap) as web:
+        own = f"http://127.0.0.1:{web.web_port}".encode()
+        for origin in (
+            b"http://evil.example",
+            b"http://127.0.0.2:" + str(web.web_port).encode(),
+            b"http://127.0.0.1:1",
+            b"null",
+            own.replace(b"http://", b"ftp://"),
+        ):
+            for _ in range(peer_cap + 2):
+                assert await handshake_status(web, origin) == 403, origin
+        assert web.app.per_host == {}
+        # the server's own page, and a program, are served: the attempts took no share
+        async with AsyncExitStack() as stack:
+            for i in range(peer_cap):
+                headers = [(b"Origin", own)] if i % 2 else []
+                ws = await stack.enter_async_context(
+                    open_websocket_url(web.ws(), extra_headers=headers, connect_timeout=5)
+                )
+                await ws.send_message("ping 1")
+                assert await ws.get_message() == "pong 1\n"
