@@ -181,16 +181,23 @@ def test_a_level_line_carries_a_measured_game() -> None:
             text.parse_reply_line(bad)
 
 
-def test_a_beginner_makes_a_share_of_its_moves_without_a_search() -> None:
-    state = _positions("yoxii", 1)[0]
-    share = level(1).random_share
-    unsearched = 0
-    for seed in range(200):
-        bot = _bot(1, seed=seed)
+def _searched(number: int, state: games.State, seeds: int) -> int:
+    """Of the moves level ``number`` plays in ``state`` under seeds 0 to ``seeds - 1``, how many
+    it searched (each a legal move)."""
+    count = 0
+    for seed in range(seeds):
+        bot = _bot(number, seed=seed)
         bot.new_game(state.game)
         result = bot.search(state.copy(), Limits())
         assert result.move in state.legal_moves()
-        unsearched += result.nodes == 0
+        count += result.nodes > 0
+    return count
+
+
+def test_a_beginner_makes_a_share_of_its_moves_without_a_search() -> None:
+    state = _positions("yoxii", 1)[0]
+    share = level(1).random_share
+    unsearched = 200 - _searched(1, state, 200)
     # 200 draws of a coin of ``share``: within four standard deviations of its mean
     spread = 4 * (200 * share * (1 - share)) ** 0.5
     assert abs(unsearched - 200 * share) <= spread, unsearched
@@ -268,13 +275,7 @@ def test_a_large_decision_without_a_plan_is_made_at_random_by_the_share_a_level_
     for skill, searched in ((0.0, 0), (0.5, None), (1.0, 40)):
         chosen = replace(level(2, "yoxii"), large_skill=skill)
         monkeypatch.setattr(levels_module, "level", lambda number, game, c=chosen: c)
-        count = 0
-        for secret in range(40):
-            bot = _bot(2, seed=secret)
-            bot.new_game(state.game)
-            result = bot.search(state.copy(), Limits())
-            assert result.move in state.legal_moves()
-            count += result.nodes > 0
+        count = _searched(2, state, 40)
         if searched is None:
             assert 4 <= count <= 36, count  # 40 draws of a fair coin, within 5 deviations
         else:

@@ -977,3 +977,39 @@ def test_a_refused_game_leaves_nothing_to_click(server: ServerThread, page: Page
     status.filter(has_text="'Seed' is the server's to set").wait_for(timeout=MOVE_TIMEOUT)
     page.wait_for_function("() => document.body.dataset.state === 'idle'")
     assert page.locator("[data-legal=true]").count() == 0
+
+
+def test_the_watch_page_of_a_match_draws_its_standings_games_and_board(
+    page: Page, tmp_path: Path
+) -> None:
+    """`enginesrv match ... --web 0`: the page lists the games as they are played, the
+    standings, and draws the game followed; a click on a game follows it."""
+    need_chromium()
+    command = [
+        sys.executable, "-m", "enginesrv.cli", "match", "yoxii", "name=a:bot:random",
+        "name=b:bot:random", "--games", "4", "--st", "0.3", "--concurrency", "2", "--web", "0",
+        "--out", str(tmp_path / "event"),
+    ]  # fmt: skip
+    with subprocess.Popen(command, stdout=subprocess.PIPE, text=True) as match:
+        try:
+            assert match.stdout is not None
+            first = match.stdout.readline()
+            assert first.startswith("web http://"), first
+            page.goto(first.split(" ", 1)[1].strip())
+            page.locator("[data-testid=standings]").wait_for(timeout=MOVE_TIMEOUT)
+            page.locator("[data-testid=board] [data-square]").first.wait_for(timeout=MOVE_TIMEOUT)
+            page.wait_for_function(
+                "() => document.querySelectorAll('[data-testid=games] button').length >= 2",
+                timeout=MOVE_TIMEOUT,
+            )
+            assert page.evaluate("document.body.dataset.state") == "watching"
+            heading = str(page.locator("#watch h2").text_content())
+            assert "Yoxii" in heading
+            games_listed = page.locator("[data-testid=games] button")
+            other = games_listed.nth(1)
+            other.click()
+            assert other.get_attribute("aria-current") == "true"
+            assert "vs" in str(other.text_content())
+        finally:
+            match.terminate()
+            match.wait(timeout=30)

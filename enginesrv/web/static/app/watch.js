@@ -70,8 +70,7 @@ async function watched(message) {
     case "game":
       watch.games.set(message.id, { ...message, moves: [], positions: [message.position], result: null, turn: "p1", clock: message.clock });
       if (watch.following === null || isOver(watch.following)) watch.following = message.id;
-      watch.changed.add(message.id);
-      watch.board ||= watch.following === message.id;
+      gameChanged(message.id);
       break;
     case "move": {
       const game = watch.games.get(message.id);
@@ -80,16 +79,14 @@ async function watched(message) {
       game.positions.push(message.position);
       game.turn = message.turn;
       game.clock = message.clock;
-      watch.changed.add(message.id);
-      watch.board ||= watch.following === message.id;
+      gameChanged(message.id);
       break;
     }
     case "result": {
       const game = watch.games.get(message.id);
       if (!game) break;
       game.result = message;
-      watch.changed.add(message.id);
-      watch.board ||= watch.following === message.id;
+      gameChanged(message.id);
       break;
     }
     case "end":
@@ -103,6 +100,12 @@ async function watched(message) {
     const wait = Math.max(0, watch.drawn + WATCH_DRAW_MS - performance.now());
     watch.timer = setTimeout(drawWatch, wait);
   }
+}
+
+/** Game ``id``'s line is to be drawn again, and the board if it is the game followed. */
+function gameChanged(id) {
+  watch.changed.add(id);
+  watch.board ||= watch.following === id;
 }
 
 function isOver(id) {
