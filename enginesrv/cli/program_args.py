@@ -145,6 +145,15 @@ def _add_web_args(p: argparse.ArgumentParser) -> None:
         "requests, or before its first request is whole (30)",
     )
     p.add_argument(
+        "--web-name",
+        metavar="NAME",
+        action="append",
+        default=[],
+        help="a host name the browser app is loaded from (repeatable; behind a reverse proxy, "
+        "its public name): WebSockets are taken from pages of an address, localhost or these "
+        "names only, so that another site cannot borrow the server by a name of its own",
+    )
+    p.add_argument(
         "--max-websockets-per-peer",
         metavar="N",
         type=natural,

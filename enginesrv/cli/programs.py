@@ -109,7 +109,7 @@ def _web_front(args: argparse.Namespace) -> WebStarter | None:
         return None
     try:
         from enginesrv.web.http import HttpTimeouts  # noqa: PLC0415 (the web extra may be missing)
-        from enginesrv.web.run import serve_web  # noqa: PLC0415
+        from enginesrv.web.run import SocketPolicy, serve_web  # noqa: PLC0415
     except ImportError as exc:
         raise CommandError(
             f"--web needs the web extra ({exc.name} is missing): pip install 'enginesrv[web]'"
@@ -118,7 +118,10 @@ def _web_front(args: argparse.Namespace) -> WebStarter | None:
         serve_web,
         host=args.host,
         port=args.web,
-        peer_cap=args.max_websockets_per_peer,
+        sockets=SocketPolicy(
+            args.max_websockets_per_peer,
+            frozenset(name.lower().rstrip(".") for name in args.web_name),
+        ),
         timeouts=HttpTimeouts(keep_alive=args.http_idle_timeout),
     )
 

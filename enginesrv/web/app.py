@@ -242,9 +242,12 @@ class WebApp:
         *,
         peer_cap: int,
         seeds: random.Random | None = None,
+        names: frozenset[str] = frozenset(),
     ) -> None:
         """``seeds``: where refereed bots' seeds come from (None: the operating system's
-        randomness; a seeded generator replays games, for tests)."""
+        randomness; a seeded generator replays games, for tests); ``names``: the host names
+        the page may be loaded from besides addresses and ``localhost`` (``foreign_origin``)."""
+        self.names = names
         self.server = server
         self.runner = runner
         self.peer_cap = peer_cap
@@ -266,12 +269,12 @@ class WebApp:
         client = websocket.client
         host = client.host if client is not None else "?"
         peer = f"{host}:{client.port if client is not None else 0}"
-        origin = foreign_origin(websocket.scope)
-        if origin is not None:
+        foreign = foreign_origin(websocket.scope, self.names)
+        if foreign is not None:
             # another site's page: refused before it is a WebSocket (HTTP 403), so that it
             # holds nothing of the peer's share
             self.refused += 1
-            log.info("websocket_refused", peer=peer, reason=f"origin {origin!r}")
+            log.info("websocket_refused", peer=peer, reason=foreign)
             await websocket.close(CLOSE_POLICY)
             return
         mark_websocket(websocket.scope)

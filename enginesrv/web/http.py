@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import contextlib
 import functools
+import ipaddress
 import math
 import re
 import socket
@@ -190,26 +191,43 @@ async def end_websocket(scope: Scope) -> None:
         await trio.aclose_forcefully(stream)
 
 
-def foreign_origin(scope: Scope) -> str | None:
-    """The ``Origin`` of a WebSocket handshake that comes from another site's page, or None.
+def foreign_origin(scope: Scope, names: frozenset[str] = frozenset()) -> str | None:
+    """Why a WebSocket handshake comes from another site's page, or None when it does not.
 
     A browser names the page that opens a WebSocket in ``Origin`` and lets any site open one
-    to any address, this server's on loopback or the LAN included; only the server can tell
-    its own page from another site's, by comparing that origin's host and port with the
-    ``Host`` the browser sent. Programs that are no browser send no ``Origin`` and are not
-    concerned: the page is the only client a site could borrow."""
-    headers: dict[bytes, bytes] = {
-        bytes(key).lower(): bytes(value) for key, value in scope.get("headers", [])
-    }
-    origin = headers.get(b"origin")
-    if origin is None:
+    to any address, this server's on loopback or the LAN included. The server's own page has
+    the origin of the ``Host`` it was loaded from; and so that another site cannot become
+    "the server's own" by pointing a name of its own at the server's address (DNS
+    rebinding), that host must be an address, ``localhost``, or one of ``names`` (the
+    server's own names, ``--web-name``). Programs that are no browser send no ``Origin`` and
+    are not concerned: the page is the only client a site could borrow."""
+    raw = [
+        bytes(value) for key, value in scope.get("headers", []) if bytes(key).lower() == b"origin"
+    ]
+    if not raw:
         return None
-    text = origin.decode("latin-1")
-    host = headers.get(b"host", b"").decode("latin-1").lower()
-    parsed = urllib.parse.urlsplit(text)
-    if parsed.scheme in ("http", "https") and parsed.netloc.lower() == host and host:
-        return None
-    return text
+    if len(raw) > 1:
+        return "several Origin headers"
+    origin = raw[0].decode("latin-1")
+    hosts = [bytes(v) for k, v in scope.get("headers", []) if bytes(k).lower() == b"host"]
+    host = hosts[0].decode("latin-1").lower() if len(hosts) == 1 else ""
+    parsed = urllib.parse.urlsplit(origin)
+    if parsed.scheme not in ("http", "https") or not host or parsed.netloc.lower() != host:
+        return f"origin {origin!r} is not the page of host {host!r}"
+    name = (urllib.parse.urlsplit(f"//{host}").hostname or "").rstrip(".")
+    if not (
+        _is_address(name) or name == "localhost" or name.endswith(".localhost") or name in names
+    ):
+        return f"host {name!r} is no address of the server nor one of its names (--web-name)"
+    return None
+
+
+def _is_address(name: str) -> bool:
+    try:
+        ipaddress.ip_address(name)
+    except ValueError:
+        return False
+    return True
 
 
 def mark_websocket(scope: Scope) -> None:

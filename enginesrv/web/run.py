@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import functools
 import logging
+from dataclasses import dataclass
 
 import trio
 from hypercorn.config import Config
@@ -51,27 +52,38 @@ async def open_web(host: str, port: int) -> tuple[list[trio.SocketListener], str
     return listeners, f"http://{bind_text(str(bound[0]), int(bound[1]))}/"
 
 
+@dataclass(frozen=True, slots=True)
+class SocketPolicy:
+    """Whose WebSockets a web front takes: at most ``peer_cap`` a peer (0: no cap), from
+    pages loaded from an address, ``localhost`` or one of ``names`` (``foreign_origin``)."""
+
+    peer_cap: int = WS_PEER_CONNECTIONS
+    names: frozenset[str] = frozenset()
+
+
 async def serve_web(
     server: Server,
     runner: SearchRunner,
     *,
     host: str,
     port: int,
-    peer_cap: int = WS_PEER_CONNECTIONS,
+    sockets: SocketPolicy | None = None,
     app: WebApp | None = None,
     timeouts: HttpTimeouts | None = None,
     task_status: trio.TaskStatus[str] = trio.TASK_STATUS_IGNORED,
 ) -> None:
     """Serve the page and ``/ws`` on ``host:port`` until ``server.stop``; reports the page's
     address (``http://HOST:PORT/``, the port bound when ``port`` is 0) once it is served.
-    ``app`` is the application to serve (by default a new one for ``server``). Its
+    ``app`` is the application to serve (by default a new one for ``server``, whose
+    WebSockets follow ``sockets``). Its
     connections are admitted by the server's ``Admission``, with the TCP port's, and have
     the ``timeouts`` of ``HttpTimeouts`` (the defaults: 30 s each).
 
     Raises:
         OSError: the address cannot be listened on.
     """
-    app = app or WebApp(server, runner, peer_cap=peer_cap)
+    sockets = sockets or SocketPolicy()
+    app = app or WebApp(server, runner, peer_cap=sockets.peer_cap, names=sockets.names)
     limits = server.limits
     # a message holds whole lines or frames: one of the largest, with room for a few more
     largest = max(limits.line or 65536, limits.frame or 1 << 20)

@@ -86,7 +86,8 @@ class WatchApp:
 
     async def events(self, websocket: WebSocket) -> None:
         if foreign_origin(websocket.scope) is not None:
-            await websocket.close(CLOSE_POLICY)  # another site's page: HTTP 403
+            # another site's page (a watch page is loaded from an address or localhost)
+            await websocket.close(CLOSE_POLICY)  # HTTP 403
             return
         mark_websocket(websocket.scope)
         await websocket.accept()

@@ -1229,9 +1229,12 @@ def test_helpers_find_a_leak() -> None:
     ]
 
 
-async def handshake_status(web: Web, origin: bytes) -> int:
-    """The HTTP status the server answers a WebSocket handshake that names ``origin``: 101
-    when it accepts it."""
+async def handshake_status(
+    web: Web, *origins: bytes, host: str | None = None, path: str = "/ws"
+) -> int:
+    """The HTTP status the server answers a WebSocket handshake to ``path`` that names
+    ``origins`` (each an ``Origin`` header) and ``host`` (default: the server's address as
+    the test reaches it): 101 when it accepts it."""
     url = urlsplit(web.ws())
     assert url.hostname is not None
     assert url.port is not None
@@ -1239,7 +1242,9 @@ async def handshake_status(web: Web, origin: bytes) -> int:
     try:
         ws = WSConnection(ConnectionType.CLIENT)
         request = WsRequest(
-            host=f"{url.hostname}:{url.port}", target="/ws", extra_headers=[(b"origin", origin)]
+            host=host or f"{url.hostname}:{url.port}",
+            target=path,
+            extra_headers=[(b"origin", origin) for origin in origins],
         )
         await stream.send_all(ws.send(request))
         with trio.fail_after(5):
@@ -1272,7 +1277,19 @@ async def test_another_sites_page_cannot_open_a_websocket_nor_take_the_peers_sha
         ):
             for _ in range(peer_cap + 2):
                 assert await handshake_status(web, origin) == 403, origin
+        # DNS rebinding: the attacker's own name pointed at the server's address, so that
+        # its page's Origin and Host agree
+        rebound = f"rebind.evil.example:{web.web_port}"
+        assert await handshake_status(web, f"http://{rebound}".encode(), host=rebound) == 403
+        # two Origins, the server's own last
+        assert await handshake_status(web, b"http://evil.example", own) == 403
         assert web.app.per_host == {}
+        # a name the server is told is its own (--web-name), and localhost, are taken
+        web.app.names = frozenset({"games.example.org"})
+        named = f"games.example.org:{web.web_port}"
+        assert await handshake_status(web, f"https://{named}".encode(), host=named) == 101
+        local = f"localhost:{web.web_port}"
+        assert await handshake_status(web, f"http://{local}".encode(), host=local) == 101
         # the server's own page, and a program, are served: the attempts took no share
         async with AsyncExitStack() as stack:
             for i in range(peer_cap):
