@@ -17,6 +17,7 @@ grace (``short_grace``), but for the test of the shutdown itself.
 from __future__ import annotations
 
 import contextlib
+import functools
 import random
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterable, MutableMapping
 from contextlib import AsyncExitStack, asynccontextmanager
@@ -39,12 +40,15 @@ from wsproto.events import AcceptConnection, RejectConnection, TextMessage
 from wsproto.events import Request as WsRequest
 
 import games
+from enginesrv.admission import event_admission
+from enginesrv.event.feed import Feed
 from enginesrv.serve import connection as connection_module
 from enginesrv.serve.connection import Connection, Limits
 from enginesrv.serve.session import Session
 from enginesrv.web import run as web_run
 from enginesrv.web.app import WS_PEER_CONNECTIONS
 from enginesrv.web.referee import Referee
+from enginesrv.web.watch import serve_watch
 from protocol.text import TextDecoder
 from tests.enginesrv.peer import ThreadRunner
 from tests.web.webpeer import Web, binary_socket, drop, http_get, running_web, text_socket
@@ -1230,12 +1234,12 @@ def test_helpers_find_a_leak() -> None:
 
 
 async def handshake_status(
-    web: Web, *origins: bytes, host: str | None = None, path: str = "/ws"
+    base: str, *origins: bytes, host: str | None = None, path: str = "/ws"
 ) -> int:
-    """The HTTP status the server answers a WebSocket handshake to ``path`` that names
-    ``origins`` (each an ``Origin`` header) and ``host`` (default: the server's address as
-    the test reaches it): 101 when it accepts it."""
-    url = urlsplit(web.ws())
+    """The HTTP status the web front at ``base`` (``http://HOST:PORT/``) answers a WebSocket
+    handshake to ``path`` that names ``origins`` (each an ``Origin`` header) and ``host``
+    (default: the address the test reaches it at): 101 when it accepts it."""
+    url = urlsplit(base)
     assert url.hostname is not None
     assert url.port is not None
     stream = await trio.open_tcp_stream(url.hostname, url.port)
@@ -1276,20 +1280,20 @@ async def test_another_sites_page_cannot_open_a_websocket_nor_take_the_peers_sha
             own.replace(b"http://", b"ftp://"),
         ):
             for _ in range(peer_cap + 2):
-                assert await handshake_status(web, origin) == 403, origin
+                assert await handshake_status(web.url, origin) == 403, origin
         # DNS rebinding: the attacker's own name pointed at the server's address, so that
         # its page's Origin and Host agree
         rebound = f"rebind.evil.example:{web.web_port}"
-        assert await handshake_status(web, f"http://{rebound}".encode(), host=rebound) == 403
+        assert await handshake_status(web.url, f"http://{rebound}".encode(), host=rebound) == 403
         # two Origins, the server's own last
-        assert await handshake_status(web, b"http://evil.example", own) == 403
+        assert await handshake_status(web.url, b"http://evil.example", own) == 403
         assert web.app.per_host == {}
         # a name the server is told is its own (--web-name), and localhost, are taken
         web.app.names = frozenset({"games.example.org"})
         named = f"games.example.org:{web.web_port}"
-        assert await handshake_status(web, f"https://{named}".encode(), host=named) == 101
+        assert await handshake_status(web.url, f"https://{named}".encode(), host=named) == 101
         local = f"localhost:{web.web_port}"
-        assert await handshake_status(web, f"http://{local}".encode(), host=local) == 101
+        assert await handshake_status(web.url, f"http://{local}".encode(), host=local) == 101
         # the server's own page, and a program, are served: the attempts took no share
         async with AsyncExitStack() as stack:
             for i in range(peer_cap):
@@ -1299,3 +1303,27 @@ async def test_another_sites_page_cannot_open_a_websocket_nor_take_the_peers_sha
                 )
                 await ws.send_message("ping 1")
                 assert await ws.get_message() == "pong 1\n"
+
+
+@trio_test
+async def test_another_sites_page_cannot_watch_an_event_either() -> None:
+    """A watch page's ``/events`` takes the same rule: another site's page is refused before
+    it is a WebSocket, the event's own page is served."""
+    stop = trio.Event()
+    async with trio.open_nursery() as nursery:
+        page = await nursery.start(
+            functools.partial(
+                serve_watch, Feed(), stop, host="127.0.0.1", port=0,
+                admission=event_admission(2),
+            )
+        )  # fmt: skip
+        url = urlsplit(page)
+        own = f"http://{url.netloc}".encode()
+        assert await handshake_status(page, b"http://evil.example", path="/events") == 403
+        rebound = f"rebind.evil.example:{url.port}"
+        assert (
+            await handshake_status(page, f"http://{rebound}".encode(), host=rebound, path="/events")
+            == 403
+        )
+        assert await handshake_status(page, own, path="/events") == 101
+        stop.set()

@@ -48,7 +48,10 @@ async function startAnalysis() {
 let runs = 0; // analyses started; a stop counts one more, so that a waiting one never starts
 
 async function analyse(session, position, board, name, run) {
-  if (run !== runs) return; // stopped while it waited for the session
+  if (run !== runs) {
+    ui.analysis.textContent = ""; // stopped while it waited for the session
+    return;
+  }
   await session.command(`uginewgame ${name}`);
   await session.command(`position fen ${position}`);
   const outcome = await session.response("query outcome");
