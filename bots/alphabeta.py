@@ -121,6 +121,11 @@ class AlphaBeta(Engine):
         """Per game, the weights of its options and the evaluator made with them."""
         self._plan: _TurnPlan | None = None
 
+    @classmethod
+    def expectation_scale(cls, game: str) -> float | None:
+        """The scale of the game's evaluation (``Evaluator.expectation_scale``)."""
+        return evaluator_for(game).expectation_scale if game in evaluated_games() else None
+
     def game_names(self) -> tuple[str, ...]:
         """The games that have an evaluation."""
         return evaluated_games()

@@ -269,6 +269,14 @@ class Engine(ABC):
         """The games this bot plays, None for every game."""
         return self.games
 
+    @classmethod
+    def expectation_scale(cls, game: str) -> float | None:
+        """What this bot's scores mean in ``game``: ``cp v`` is an expected score of
+        ``1 / (1 + exp(-v / scale))`` for the side it is from (a proven win 1, a loss 0), as
+        ``enginesrv analyse`` reads them; None when its scores have no such reading."""
+        del game
+        return None
+
     def supports(self, game: str) -> bool:
         """Whether this bot plays ``game``."""
         names = self.game_names()

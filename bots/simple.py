@@ -78,6 +78,11 @@ class GreedyBot(_Seeded):
         super().__init__()
         self._evaluators: dict[str, Evaluator] = {}
 
+    @classmethod
+    def expectation_scale(cls, game: str) -> float | None:
+        """The scale of the game's evaluation (``Evaluator.expectation_scale``)."""
+        return evaluator_for(game).expectation_scale if game in evaluated_games() else None
+
     def game_names(self) -> tuple[str, ...]:
         """The games that have an evaluation."""
         return evaluated_games()

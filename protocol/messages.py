@@ -369,15 +369,28 @@ class LevelLine:
 
 
 @dataclass(frozen=True, slots=True)
+class ExpectationLine:
+    """``expectation BOT game GAME scale N``: what the bot's scores mean in a game: ``cp v`` is
+    an expected score of ``1 / (1 + exp(-v / N))`` for the side the score is from (a proven win
+    1, a loss 0), so that a GUI can turn scores into winning chances and weigh a move's loss as
+    ``enginesrv analyse`` does."""
+
+    bot: str
+    game: str
+    scale: int
+
+
+@dataclass(frozen=True, slots=True)
 class BotInfo:
     """A bot: ``bot NAME games G ...``, what it offers analysis (``analysis NAME F ...``:
     ``multipv``, several lines; ``searchmoves``, a restricted root), in ``ANALYSIS_FEATURES``
-    order, and its levels (``level`` lines)."""
+    order, its levels (``level`` lines) and what its scores mean (``expectation`` lines)."""
 
     name: str
     games: tuple[str, ...]
     analysis: tuple[str, ...] = ()
     levels: tuple[LevelLine, ...] = ()
+    expectations: tuple[ExpectationLine, ...] = ()
 
 
 @dataclass(frozen=True, slots=True)
@@ -645,6 +658,7 @@ ReplyLine: TypeAlias = (
     | BotInfo
     | AnalysisLine
     | LevelLine
+    | ExpectationLine
     | LimitInfo
     | OptionSpec
     | UgiOk

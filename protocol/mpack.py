@@ -43,6 +43,7 @@ from protocol.messages import (
     Cancel,
     Command,
     ErrorReply,
+    ExpectationLine,
     GameInfo,
     Go,
     Handshake,
@@ -410,6 +411,8 @@ def _bot_map(bot: BotInfo) -> dict[str, object]:
         out["analysis"] = list(bot.analysis)
     if bot.levels:
         out["levels"] = [_level_map(level) for level in bot.levels]
+    if bot.expectations:
+        out["expectations"] = {line.game: line.scale for line in bot.expectations}
     return out
 
 
@@ -697,7 +700,13 @@ def _bot(raw: object) -> BotInfo:
         raise _bad(f"not a bot: {_show(raw)}", None, "bots")
     name = raw["name"]
     levels = tuple(_level(name, level) for level in _list(raw, "levels") if isinstance(level, dict))
-    return BotInfo(name, _strs(raw.get("games")), _strs(raw.get("analysis")), levels)
+    scales = raw.get("expectations", {})
+    expectations = tuple(
+        ExpectationLine(name, game, cast(int, scale))
+        for game, scale in (scales.items() if isinstance(scales, dict) else ())
+        if isinstance(game, str) and _is_int(scale)
+    )
+    return BotInfo(name, _strs(raw.get("games")), _strs(raw.get("analysis")), levels, expectations)
 
 
 def _level(bot: str, raw: Mapping[str, object]) -> LevelLine:

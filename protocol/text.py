@@ -49,6 +49,7 @@ from protocol.messages import (
     Cancel,
     Command,
     ErrorReply,
+    ExpectationLine,
     GameInfo,
     Go,
     Handshake,
@@ -666,6 +667,12 @@ def _level_line(line: str, args: list[str]) -> ReplyLine | None:
     )
 
 
+def _expectation_line(line: str, args: list[str]) -> ReplyLine | None:
+    if len(args) != 5 or args[1] != "game" or args[3] != "scale":
+        return None
+    return ExpectationLine(args[0], args[2], _int(args[4], "scale", "expectation"))
+
+
 def _limit_line(line: str, args: list[str]) -> ReplyLine | None:
     return LimitInfo(args[0], _int(args[1], args[0], "limit")) if len(args) == 2 else None
 
@@ -695,6 +702,7 @@ _REPLY_PARSERS: Final[Mapping[str, Callable[[str, list[str]], ReplyLine | None]]
     "analysisinfo": _analysisinfo_line,
     "analysisok": _analysisok_line,
     "level": _level_line,
+    "expectation": _expectation_line,
     "limit": _limit_line,
 }
 """How each reply line is read from the whole line and its tokens after the first: None when
@@ -978,13 +986,19 @@ def format_level(level: LevelLine) -> str:
     return text
 
 
+def format_expectation(line: ExpectationLine) -> str:
+    """The ``expectation`` line of a bot's scale in a game."""
+    return f"expectation {line.bot} game {line.game} scale {line.scale}"
+
+
 def _bot_lines(bot: BotInfo) -> list[str]:
-    """A bot's ``bot`` line, its ``analysis`` line if it offers any, and its ``level``
-    lines."""
+    """A bot's ``bot`` line, its ``analysis`` line if it offers any, its ``level`` lines and
+    its ``expectation`` lines."""
     lines = [f"bot {bot.name} games {' '.join(bot.games)}"]
     if bot.analysis:
         lines.append(f"analysis {bot.name} {' '.join(bot.analysis)}")
     lines += [format_level(level) for level in bot.levels]
+    lines += [format_expectation(line) for line in bot.expectations]
     return lines
 
 
@@ -1044,6 +1058,15 @@ def encode_reply(reply: Reply) -> bytes:
     return "".join(line + "\n" for line in _reply_lines(reply)).encode("utf-8")
 
 
+_BARE_WORDS: Final[Mapping[type, str]] = {
+    UgiOk: "ugiok",
+    OptionsOk: "optionsok",
+    BotsOk: "botsok",
+    ShowOk: "showok",
+}
+"""The reply lines of one word a client reads as lines (``readyok`` is a reply of its own)."""
+
+
 def encode_reply_line(line: ReplyLine) -> bytes:
     """The text of one reply line as a client reads it (for tests and proxies)."""
     match line:
@@ -1057,20 +1080,16 @@ def encode_reply_line(line: ReplyLine) -> bytes:
             text = f"analysis {name} {' '.join(features)}"
         case LevelLine():
             text = format_level(line)
+        case ExpectationLine():
+            text = format_expectation(line)
         case LimitInfo(name, value):
             text = f"limit {name} {value}"
         case OptionSpec():
             text = format_option(line)
-        case UgiOk():
-            text = "ugiok"
-        case OptionsOk():
-            text = "optionsok"
-        case BotsOk():
-            text = "botsok"
+        case UgiOk() | OptionsOk() | BotsOk() | ShowOk():
+            text = _BARE_WORDS[type(line)]
         case ShowLine(content):
             text = f"show {content}"
-        case ShowOk():
-            text = "showok"
         case AnalysisInfo(ident, info):
             text = f"analysisinfo id {ident}" + format_info(info)[len("info") :]
         case AnalysisOk():

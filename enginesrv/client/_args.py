@@ -165,18 +165,22 @@ def move_scores(value: m.ResponseValue) -> tuple[MoveScore, ...]:
 
 
 def bots_from_lines(lines: list[m.ReplyLine]) -> tuple[m.BotInfo, ...]:
-    """The bots the ``bot`` lines name, each with what its ``analysis`` line says it offers
-    and the levels its ``level`` lines name."""
+    """The bots the ``bot`` lines name, each with what its ``analysis`` line says it offers,
+    the levels its ``level`` lines name and its ``expectation`` lines."""
     offers = {x.name: x.features for x in lines if isinstance(x, m.AnalysisLine)}
     levels: dict[str, list[m.LevelLine]] = {}
+    scales: dict[str, list[m.ExpectationLine]] = {}
     for x in lines:
         if isinstance(x, m.LevelLine):
             levels.setdefault(x.bot, []).append(x)
+        elif isinstance(x, m.ExpectationLine):
+            scales.setdefault(x.bot, []).append(x)
     return tuple(
         dataclasses.replace(
             x,
             analysis=offers.get(x.name, x.analysis),
             levels=tuple(levels.get(x.name, x.levels)),
+            expectations=tuple(scales.get(x.name, x.expectations)),
         )
         for x in lines
         if isinstance(x, m.BotInfo)

@@ -91,5 +91,10 @@ def bot_infos() -> tuple[m.BotInfo, ...]:
         every = tuple(plays) if plays is not None else tuple(games.available())
         cls = bot_class(name)
         offers = m.ANALYSIS_FEATURES if cls.analysis else ()
-        out.append(m.BotInfo(name, every, offers, level_lines(name, cls.levels, every)))
+        scales = ((game, cls.expectation_scale(game)) for game in every)
+        expectations = tuple(
+            m.ExpectationLine(name, game, round(scale)) for game, scale in scales if scale
+        )
+        levels = level_lines(name, cls.levels, every)
+        out.append(m.BotInfo(name, every, offers, levels, expectations))
     return tuple(out)

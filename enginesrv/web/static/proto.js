@@ -219,6 +219,10 @@ export async function handshake(session) {
           interval: elo === null ? null : Number(field("interval")),
         });
       }
+    } else if (words[0] === "expectation" && words.length === 6) {
+      // expectation <bot> game <game> scale <n>: the bot's `cp v` is 1 / (1 + exp(-v / n))
+      const bot = bots.find((b) => b.name === words[1]);
+      if (bot) (bot.expectations ||= {})[words[3]] = Number(words[5]);
     } else if (words[0] === "option") {
       options.push(line);
     } else if (words[0] === "limit" && words.length === 3) {
