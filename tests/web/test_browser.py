@@ -1013,3 +1013,40 @@ def test_the_watch_page_of_a_match_draws_its_standings_games_and_board(
         finally:
             match.terminate()
             match.wait(timeout=30)
+
+
+def test_a_replayed_game_analysed_whole_has_a_graph_and_its_mistakes_marked(
+    server: ServerThread, page: Page
+) -> None:
+    """ "Analyse this game" on a replayed record: one point a ply on the graph, each move
+    marked as `enginesrv analyse` would by the drop of the mover's winning chance; a click on
+    a point shows that ply; a new replay takes the graph away."""
+    tokens, _ = a_finished_game("yoxii", 3)
+    page.goto(base(server))
+    page.wait_for_selector("[data-testid=game-select] option", state="attached")
+    assert page.locator("[data-testid=review]").is_disabled()
+    replay_text(page, "\n".join(["# Game: yoxii", *tokens]))
+    page.locator("[data-testid=file-status]").filter(has_text="Replaying").wait_for()
+    page.locator("[data-testid=review]").click()
+    status = page.locator("[data-testid=review-status]")
+    status.filter(has_text="Analysed").wait_for(timeout=60_000)
+    graph = page.locator("[data-testid=eval-graph]")
+    assert graph.locator("> *").count() == len(tokens)
+    marked = graph.locator("[data-mark]").evaluate_all(
+        "dots => dots.map(d => [Number(d.dataset.ply), d.dataset.mark])"
+    )
+    assert marked, "a game of random moves has no mistake"
+    assert all(mark in ("?!", "?", "??") for _, mark in marked)
+    listed = page.locator("[data-testid=moves] > [data-mark]").evaluate_all(
+        "items => items.map(i => [Number(i.dataset.ply), i.dataset.mark])"
+    )
+    assert listed == marked
+    counts = str(status.text_content())
+    assert f"{sum(m == '??' for _, m in marked)} ??" in counts
+    graph.locator("[data-ply='3']").click()
+    assert (
+        page.locator("[data-testid=moves] > [aria-current=true]").get_attribute("data-ply") == "3"
+    )
+    replay_text(page, "\n".join(["# Game: yoxii", *tokens[:6]]))
+    page.locator("[data-testid=file-status]").filter(has_text="Replaying 6 moves.").wait_for()
+    assert graph.count() == 0

@@ -17,6 +17,7 @@ import { startWatching } from "./app/watch.js";
 import { multipvOffered } from "./app/analysis.js";
 import "./app/replay.js";
 import "./app/rules.js";
+import "./app/review.js";
 
 async function main() {
   const params = new URLSearchParams(location.search);

@@ -16,6 +16,7 @@ export class Session {
     this.nextToken = 1;
     this.waiting = []; // [{token, lines, resolve}] in the order sent
     this.search = null; // {onInfo, resolve} of the running search
+    this.analyses = new Map(); // id -> the answer of an analysed position still to come
     this.closed = false;
     this.closeReason = "";
     this.onclose = null;
@@ -43,6 +44,8 @@ export class Session {
         this.waiting = [];
         if (this.search) this.search.reject(error);
         this.search = null;
+        for (const answer of this.analyses.values()) answer.reject(error);
+        this.analyses.clear();
         if (!opened) reject(error);
         else if (this.onclose) this.onclose(this.closeReason);
       };
@@ -68,6 +71,17 @@ export class Session {
         wait.resolve(wait.lines);
         return;
       }
+    }
+    const analysed = /^analysis(info|ok) id (\S+)/.exec(line);
+    if (analysed && this.analyses.has(analysed[2])) {
+      const answer = this.analyses.get(analysed[2]);
+      if (analysed[1] === "info") {
+        answer.info.push(line);
+      } else {
+        this.analyses.delete(analysed[2]);
+        answer.resolve({ info: answer.info, ok: line });
+      }
+      return;
     }
     if (this.search && (line.startsWith("info ") || line.startsWith("bestmove"))) {
       if (line.startsWith("bestmove")) {
@@ -153,6 +167,26 @@ export class Session {
         settle();
       }, reject);
     });
+  }
+
+  /**
+   * Analyses positions in one `analyse` request (each `{id, position}`, with `limits` such as
+   * `movetime 100`): resolves with a Map of each id to `{info: [analysisinfo lines], ok}` once
+   * every position is answered; rejects with the request's error, refused whole.
+   */
+  async analyse(positions, limits) {
+    const answers = positions.map(({ id }) => new Promise((resolve, reject) => {
+      this.analyses.set(id, { info: [], resolve, reject });
+    }));
+    for (const answer of answers) answer.catch(() => {}); // awaited below, unless refused
+    const request = `analyse ${positions.map(({ id, position }) => `id ${id} ${limits} fen ${position}`).join(" ")}`;
+    const problem = errorText(await this.request(request));
+    if (problem) {
+      for (const { id } of positions) this.analyses.delete(id);
+      throw new ProtocolError(problem);
+    }
+    const done = await Promise.all(answers);
+    return new Map(positions.map(({ id }, i) => [id, done[i]]));
   }
 
   stop() {

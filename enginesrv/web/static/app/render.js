@@ -4,6 +4,7 @@
 import { app, ui, $, colour, personSeat, botToAct, personToAct, setFlag, setStatus } from "./state.js";
 import { pick, play } from "./play.js";
 import { SVG_NS } from "../games/board.js";
+import { drawGraph } from "./review.js";
 import { watch } from "./watch.js";
 
 /** The model of the position shown: the current one, or the ply looked at. */
@@ -27,6 +28,10 @@ export function render(updateStatus = true) {
   renderClocks();
   if (updateStatus) renderStatus();
   if (focused) restoreFocus(focused);
+  if (app.review && app.review.played !== app.played) {
+    app.review = null; // another game, or another move: its graph goes
+    drawGraph();
+  }
 }
 
 /** What has the keyboard's focus on the board or among the choices, to find it again once
@@ -256,6 +261,8 @@ function renderMoves() {
     previous = seat;
     if (seat !== null) item.title = `${colour(seat)}, turn ${turn}`;
     if (app.view === i + 1) item.setAttribute("aria-current", "true");
+    const mark = app.review && app.review.played === app.played ? app.review.marks[i] : "";
+    if (mark) item.dataset.mark = mark;
     return item;
   });
   ui.moves.replaceChildren(...items);
@@ -306,6 +313,7 @@ export function renderStatus() {
   ui.result.textContent = app.outcome ? resultText(app.outcome) : "";
   $("#undo").disabled = app.mode !== "play" || app.thinking || app.played.length === 0;
   $("#flip").disabled = !app.model;
+  $("#review").disabled = !app.played.length || !(app.mode === "replay" || app.outcome);
   if (!app.analysing) $("#analyse").disabled = !app.model;
 }
 

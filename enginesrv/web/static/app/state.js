@@ -59,6 +59,7 @@ export const app = {
   analysing: false,
   best: [],
   lines: [], // lines[i]: the places of the first move of the analysis' line i + 1
+  review: null, // {played, marks, curve}: the last game analysed whole (review.js)
   roots: null, // {position, bands: place -> {band, text}}: the root moves' scores, once stopped
   handoverFor: null,
 };

@@ -1,0 +1,136 @@
+// Analysing a whole game ("Analyse this game"): every position of it searched (one `analyse`
+// request a hundred positions), each move judged as `enginesrv analyse` judges it
+// (docs/tournaments.md: the drop of the mover's winning chance, read from the bot's scores by
+// its handshake's `expectation` scale; ?! from 10 points, ? from 20, ?? from 30), and a graph
+// of the first player's winning chance over the plies, each point going to its ply.
+
+import { app, $, el } from "./state.js";
+import { SVG_NS } from "../games/board.js";
+import { stopAnalysis, withSession } from "./analysis.js";
+import { render } from "./render.js";
+import { showPly } from "./play.js";
+
+const MARKS = [[30, "??"], [20, "?"], [10, "?!"]];
+const CHUNK = 100; // positions a request
+const MOVETIME = 100; // milliseconds a position
+
+/** The winning chance (0 to 1) an `analysisinfo` line's score gives the side to act. */
+function chance(line, scale) {
+  const match = / score (cp|win|loss) (-?\d+)/.exec(line);
+  if (!match) return null;
+  if (match[1] === "win") return 1;
+  if (match[1] === "loss") return 0;
+  return 1 / (1 + Math.exp(-Number(match[2]) / scale));
+}
+
+async function reviewGame() {
+  const shown = $("#review-status");
+  if (!app.game || !app.board || !app.played.length) return;
+  if (app.board.hidden) {
+    shown.textContent = "A game of hidden laws is analysed on each side's own view (enginesrv analyse); the page holds only yours.";
+    return;
+  }
+  const bot = app.info.bots.find((b) => b.name === "alphabeta");
+  const scale = bot && bot.expectations ? bot.expectations[app.game.name] : undefined;
+  const positions = app.positions.slice(0, app.played.length + 1);
+  if (!scale || positions.length !== app.played.length + 1 || positions.some((p) => !p)) {
+    shown.textContent = "This game cannot be analysed here (its positions or the bot's scale are not known).";
+    return;
+  }
+  await stopAnalysis();
+  const [board, played, outcome] = [app.board, app.played, app.outcome];
+  shown.textContent = `Analysing ${positions.length} positions…`;
+  let answers;
+  try {
+    answers = await withSession(async (session) => {
+      await session.command(`uginewgame ${app.game.name}`);
+      await session.command("setoption name MultiPV value 1");
+      const out = new Map();
+      for (let at = 0; at < positions.length; at += CHUNK) {
+        const items = positions.slice(at, at + CHUNK).map((position, i) => ({ id: `ply${at + i}`, position }));
+        for (const [id, answer] of await session.analyse(items, `movetime ${MOVETIME}`)) out.set(id, answer);
+        shown.textContent = `Analysing: ${Math.min(at + CHUNK, positions.length)} of ${positions.length} positions`;
+      }
+      return out;
+    });
+  } catch (error) {
+    shown.textContent = `Cannot analyse the game: ${error.message}`;
+    return;
+  }
+  if (app.board !== board || app.played !== played) return; // another game since
+  const models = positions.map((position) => board.parse(position));
+  const toAct = models.map((model) => board.toAct(model));
+  // the side to act's chance in each position; a finished one by its outcome
+  const chances = positions.map((_, i) => {
+    const answer = answers.get(`ply${i}`);
+    const line = answer.info.find((l) => / multipv 1 /.test(l)) || answer.info[0];
+    return line ? chance(line, scale) : null;
+  });
+  const final = (seat) => (!outcome ? null : outcome.winner === "draw" ? 0.5 : outcome.winner === `p${seat + 1}` ? 1 : 0);
+  const forSeat = (i, seat) => {
+    if (chances[i] === null) return i === positions.length - 1 ? final(seat) : null;
+    return toAct[i] === seat ? chances[i] : 1 - chances[i];
+  };
+  const marks = played.map((_, k) => {
+    const mover = toAct[k];
+    const [before, after] = [forSeat(k, mover), forSeat(k + 1, mover)];
+    if (before === null || after === null || mover === null) return "";
+    const loss = Math.max(0, (before - after) * 100);
+    return (MARKS.find(([threshold]) => loss >= threshold) || [0, ""])[1];
+  });
+  app.review = { played, marks, curve: positions.map((_, i) => forSeat(i, 0)) };
+  const counts = ["??", "?", "?!"].map((mark) => `${marks.filter((m) => m === mark).length} ${mark}`);
+  shown.textContent = `Analysed at ${MOVETIME} ms a position: ${counts.join(", ")}. The graph is ${app.game.colours[0]}'s winning chance; a point shows its move.`;
+  drawGraph();
+  render();
+}
+
+/** The graph of ``app.review``: the first player's chance after each ply, one point a ply. */
+export function drawGraph() {
+  const holder = $("#eval-graph");
+  const review = app.review;
+  if (!review || review.played !== app.played) {
+    holder.replaceChildren();
+    return;
+  }
+  const [width, height] = [Math.max(200, 4 * review.curve.length), 100];
+  const x = (i) => (i * width) / Math.max(1, review.curve.length - 1);
+  const y = (p) => (1 - p) * height;
+  const svg = document.createElementNS(SVG_NS, "svg");
+  svg.setAttribute("viewBox", `-4 -4 ${width + 8} ${height + 8}`);
+  svg.setAttribute("role", "img");
+  svg.setAttribute("aria-label", `${app.game.colours[0]}'s winning chance over the game`);
+  const line = document.createElementNS(SVG_NS, "polyline");
+  line.setAttribute("points", review.curve.map((p, i) => (p === null ? "" : `${x(i)},${y(p)}`)).filter(Boolean).join(" "));
+  line.setAttribute("class", "eval-line");
+  const middle = document.createElementNS(SVG_NS, "line");
+  Object.entries({ x1: 0, x2: width, y1: height / 2, y2: height / 2, class: "eval-middle" }).forEach(([k, v]) => middle.setAttribute(k, String(v)));
+  const points = document.createElementNS(SVG_NS, "g");
+  points.dataset.testid = "eval-graph";
+  review.marks.forEach((mark, k) => {
+    const p = review.curve[k + 1];
+    const dot = document.createElementNS(SVG_NS, "circle");
+    dot.setAttribute("cx", String(x(k + 1)));
+    dot.setAttribute("cy", String(y(p === null ? 0.5 : p)));
+    dot.setAttribute("r", mark ? "3.5" : "2");
+    dot.setAttribute("tabindex", "0");
+    dot.dataset.ply = String(k + 1);
+    if (mark) dot.dataset.mark = mark;
+    const title = document.createElementNS(SVG_NS, "title");
+    title.textContent = `move ${k + 1}: ${review.played[k]}${mark ? ` ${mark}` : ""}`;
+    dot.append(title);
+    points.append(dot);
+  });
+  svg.append(middle, line, points);
+  holder.replaceChildren(svg, el("p", { className: "eval-legend" }, "Click a point to see the position after that move."));
+}
+
+$("#review").addEventListener("click", () => reviewGame());
+$("#eval-graph").addEventListener("click", (event) => {
+  const dot = event.target instanceof Element ? event.target.closest("[data-ply]") : null;
+  if (dot) showPly(Number(dot.dataset.ply));
+});
+$("#eval-graph").addEventListener("keydown", (event) => {
+  const dot = event.target instanceof Element ? event.target.closest("[data-ply]") : null;
+  if (dot && (event.key === "Enter" || event.key === " ")) showPly(Number(dot.dataset.ply));
+});
