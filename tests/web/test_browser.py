@@ -1050,3 +1050,17 @@ def test_a_replayed_game_analysed_whole_has_a_graph_and_its_mistakes_marked(
     replay_text(page, "\n".join(["# Game: yoxii", *tokens[:6]]))
     page.locator("[data-testid=file-status]").filter(has_text="Replaying 6 moves.").wait_for()
     assert graph.count() == 0
+    # a long game's analysis is stopped by Stop, and the page goes on
+    long_tokens, _ = a_finished_game("yohoho", 1)
+    replay_text(page, "\n".join(["# Game: yohoho", *long_tokens]))
+    page.locator("[data-testid=file-status]").filter(
+        has_text=f"Replaying {len(long_tokens)} moves."
+    ).wait_for(timeout=60_000)
+    page.locator("[data-testid=review]").click()
+    status.filter(has_text="Analysing").wait_for()
+    page.locator("[data-testid=stop]").click()
+    status.filter(has_text="stopped").wait_for(timeout=MOVE_TIMEOUT)
+    replay_text(page, "\n".join(["# Game: yoxii", *tokens]))
+    page.locator("[data-testid=file-status]").filter(
+        has_text=f"Replaying {len(tokens)} moves."
+    ).wait_for(timeout=MOVE_TIMEOUT)

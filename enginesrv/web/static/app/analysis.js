@@ -164,6 +164,10 @@ function showInfo(line, model, board) {
 export async function stopAnalysis() {
   runs += 1;
   if (app.analysisSession && app.analysisSession.search) app.analysisSession.stop();
+  if (app.analysisSession && app.reviewing && !app.analysisSession.closed) {
+    app.reviewing = false; // a game's analysis (review.js): its positions are cancelled
+    app.analysisSession.send("cancel");
+  }
   app.best = [];
   app.lines = [];
   app.roots = null;

@@ -313,7 +313,7 @@ export function renderStatus() {
   ui.result.textContent = app.outcome ? resultText(app.outcome) : "";
   $("#undo").disabled = app.mode !== "play" || app.thinking || app.played.length === 0;
   $("#flip").disabled = !app.model;
-  $("#review").disabled = !app.played.length || !(app.mode === "replay" || app.outcome);
+  $("#review").disabled = app.reviewing || !app.played.length || !(app.mode === "replay" || app.outcome);
   if (!app.analysing) $("#analyse").disabled = !app.model;
 }
 

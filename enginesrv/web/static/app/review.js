@@ -23,6 +23,8 @@ function chance(line, scale) {
   return 1 / (1 + Math.exp(-Number(match[2]) / scale));
 }
 
+let cancelled = false;
+
 async function reviewGame() {
   const shown = $("#review-status");
   if (!app.game || !app.board || !app.played.length) return;
@@ -39,6 +41,9 @@ async function reviewGame() {
   }
   await stopAnalysis();
   const [board, played, outcome] = [app.board, app.played, app.outcome];
+  app.reviewing = true;
+  $("#review").disabled = true;
+  $("#stop").disabled = false; // Stop ends it
   shown.textContent = `Analysing ${positions.length} positions…`;
   let answers;
   try {
@@ -46,7 +51,7 @@ async function reviewGame() {
       await session.command(`uginewgame ${app.game.name}`);
       await session.command("setoption name MultiPV value 1");
       const out = new Map();
-      for (let at = 0; at < positions.length; at += CHUNK) {
+      for (let at = 0; at < positions.length && app.reviewing; at += CHUNK) {
         const items = positions.slice(at, at + CHUNK).map((position, i) => ({ id: `ply${at + i}`, position }));
         for (const [id, answer] of await session.analyse(items, `movetime ${MOVETIME}`)) out.set(id, answer);
         shown.textContent = `Analysing: ${Math.min(at + CHUNK, positions.length)} of ${positions.length} positions`;
@@ -56,8 +61,16 @@ async function reviewGame() {
   } catch (error) {
     shown.textContent = `Cannot analyse the game: ${error.message}`;
     return;
+  } finally {
+    cancelled = !app.reviewing;
+    app.reviewing = false;
+    $("#stop").disabled = !app.analysing;
+    $("#review").disabled = false;
   }
-  if (app.board !== board || app.played !== played) return; // another game since
+  if (cancelled || app.board !== board || app.played !== played) {
+    shown.textContent = "The game's analysis was stopped.";
+    return;
+  }
   const models = positions.map((position) => board.parse(position));
   const toAct = models.map((model) => board.toAct(model));
   // the side to act's chance in each position; a finished one by its outcome

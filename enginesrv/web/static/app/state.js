@@ -60,6 +60,7 @@ export const app = {
   best: [],
   lines: [], // lines[i]: the places of the first move of the analysis' line i + 1
   review: null, // {played, marks, curve}: the last game analysed whole (review.js)
+  reviewing: false, // a game's analysis runs (Stop, a replay or a new game cancels it)
   roots: null, // {position, bands: place -> {band, text}}: the root moves' scores, once stopped
   handoverFor: null,
 };
