@@ -160,7 +160,8 @@ def test_stdio_engine_speaks_only_protocol_on_stdout() -> None:
     assert "readyok" in lines
     assert "response p2" in lines
     assert lines[-1].startswith("bestmove ")
-    keywords = {"id", "game", "bot", "analysis", "level", "limit", "option", "ugiok", "readyok"}
+    keywords = {"id", "game", "bot", "analysis", "level", "expectation", "limit", "option"}
+    keywords |= {"ugiok", "readyok"}
     keywords.add("response")
     keywords.add("bestmove")
     assert {line.split()[0] for line in lines} <= keywords | {"info"}
