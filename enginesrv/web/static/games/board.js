@@ -78,3 +78,13 @@ export function label(parent, x, y, text, attrs = {}) {
   node.textContent = text;
   return node;
 }
+
+/** A new HTML element with its attributes (as strings) and children (text stays text). */
+export function html(tag, attrs = {}, ...children) {
+  const node = document.createElement(tag);
+  for (const [key, value] of Object.entries(attrs)) {
+    if (value !== undefined && value !== null) node.setAttribute(key, String(value));
+  }
+  node.append(...children);
+  return node;
+}
