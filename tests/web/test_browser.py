@@ -1064,3 +1064,85 @@ def test_a_replayed_game_analysed_whole_has_a_graph_and_its_mistakes_marked(
     page.locator("[data-testid=file-status]").filter(
         has_text=f"Replaying {len(tokens)} moves."
     ).wait_for(timeout=MOVE_TIMEOUT)
+
+
+def test_a_game_analysed_in_the_page_is_judged_as_enginesrv_analyse_judges_it(
+    server: ServerThread, page: Page
+) -> None:
+    """The page's losses, marks and accuracy table are those `enginesrv analyse`'s own judge
+    (enginesrv.analyse.report) gives from the very scores the page received; the last move of
+    a record that stops before the end is not judged, as there."""
+    from bots.engine import Score
+    from bots.eval import evaluator_for
+    from enginesrv.analyse.judge import summarise
+    from enginesrv.analyse.plies import plies_of
+    from enginesrv.analyse.report import judge_game
+    from enginesrv.analyse.search import Found
+    from enginesrv.event.play.records import parse_record
+
+    lines: list[str] = []
+
+    def listen(socket: object) -> None:
+        def take(payload: str | bytes) -> None:
+            if isinstance(payload, str):
+                lines.extend(payload.splitlines())
+
+        socket.on("framereceived", take)  # type: ignore[attr-defined]
+
+    page.on("websocket", listen)
+    page.goto(base(server))
+    page.wait_for_selector("[data-testid=game-select] option", state="attached")
+    tokens, _ = a_finished_game("yoxii", 5)
+    game = games.load("yoxii")
+    scale = evaluator_for("yoxii").expectation_scale
+    status = page.locator("[data-testid=review-status]")
+    for shown in (tokens, tokens[:-3]):
+        lines.clear()
+        text = "\n".join(["# Game: yoxii", *shown])
+        replay_text(page, text)
+        page.locator("[data-testid=file-status]").filter(
+            has_text=f"Replaying {len(shown)} moves."
+        ).wait_for(timeout=MOVE_TIMEOUT)
+        page.locator("[data-testid=review-limit]").select_option("depth 3")
+        page.locator("[data-testid=review]").click()
+        status.filter(has_text="Analysed at depth 3").wait_for(timeout=60_000)
+        record = plies_of(game, parse_record(text + "\n"), "test")
+        found: dict[str, Found] = {}
+        for line in lines:
+            hit = re.match(r"analysisinfo id ply(\d+) .*? multipv 1 score (cp|win|loss) (-?\d+)", line)
+            if hit and int(hit[1]) < len(record.plies):
+                score = Score(hit[2], int(hit[3]))  # type: ignore[arg-type]
+                found[record.plies[int(hit[1])].position] = Found(score, "", (), 3)
+        answered = {int(n) for n in re.findall(r"^analysisok id ply(\d+) ", "\n".join(lines), re.M)}
+        assert answered == set(range(len(shown) + 1))
+        for ply in record.plies:  # a position without a score is one of a forced move
+            if ply.position not in found:
+                assert len(game.state_from_string(ply.position).legal_moves()) == 1
+        judged = judge_game(record, found, scale)
+        dots = page.locator("[data-testid=eval-graph] > *").evaluate_all(
+            "dots => dots.map(d => [d.dataset.mark || null, d.dataset.loss ?? null])"
+        )
+        assert len(dots) == len(shown)
+        for ply, ((mark, loss), want) in enumerate(zip(dots, judged, strict=True), 1):
+            if want.verdict is None:
+                assert loss is None, f"ply {ply} judged, and enginesrv analyse does not"
+                continue
+            assert loss is not None, f"ply {ply} not judged"
+            assert float(loss) == pytest.approx(want.verdict.loss, abs=1e-9), ply
+            assert mark == want.verdict.mark, ply
+        if len(shown) < len(tokens):
+            assert dots[-1][1] is None
+        for seat in (0, 1):
+            mine = [
+                j.verdict
+                for ply, j in zip(record.plies, judged, strict=True)
+                if ply.mover == seat and j.verdict is not None
+            ]
+            want_sum = summarise(str(seat), mine)
+            row = page.locator(f"[data-testid=review-summary] [data-seat='{seat}']")
+            field = lambda name: row.locator(f"[data-field='{name}']").text_content()  # noqa: E731
+            assert field("moves") == str(want_sum.moves)
+            assert field("accuracy") == f"{want_sum.accuracy:.1f}"
+            assert field("loss") == f"{want_sum.mean_loss:.1f}"
+            for sign, count in want_sum.marks.items():
+                assert field(sign) == str(count), sign

@@ -1,8 +1,9 @@
 // Analysing a whole game ("Analyse this game"): every position of it searched (one `analyse`
 // request a hundred positions), each move judged as `enginesrv analyse` judges it
 // (docs/tournaments.md: the drop of the mover's winning chance, read from the bot's scores by
-// its handshake's `expectation` scale; ?! from 10 points, ? from 20, ?? from 30), and a graph
-// of the first player's winning chance over the plies, each point going to its ply.
+// its handshake's `expectation` scale; ?! from 10 points, ? from 20, ?? from 30), a graph of
+// the first player's winning chance over the plies, each point going to its ply, and each
+// player's accuracy (lichess's, as `enginesrv analyse` sums it up).
 
 import { app, $, el } from "./state.js";
 import { SVG_NS } from "../games/board.js";
@@ -12,7 +13,9 @@ import { showPly } from "./play.js";
 
 const MARKS = [[30, "??"], [20, "?"], [10, "?!"]];
 const CHUNK = 100; // positions a request
-const MOVETIME = 100; // milliseconds a position
+
+/** A move's accuracy (0 to 100) from its loss in points (lichess's curve; judge.py). */
+const accuracy = (loss) => Math.max(0, Math.min(100, 103.1668 * Math.exp(-0.04354 * loss) - 3.1669));
 
 /** The winning chance (0 to 1) an `analysisinfo` line's score gives the side to act. */
 function chance(line, scale) {
@@ -41,6 +44,9 @@ async function reviewGame() {
   }
   await stopAnalysis();
   const [board, played, outcome] = [app.board, app.played, app.outcome];
+  const limit = $("#review-limit");
+  const limits = limit.value;
+  const limitText = limit.selectedOptions[0].textContent;
   app.reviewing = true;
   $("#review").disabled = true;
   $("#stop").disabled = false; // Stop ends it
@@ -53,7 +59,7 @@ async function reviewGame() {
       const out = new Map();
       for (let at = 0; at < positions.length && app.reviewing; at += CHUNK) {
         const items = positions.slice(at, at + CHUNK).map((position, i) => ({ id: `ply${at + i}`, position }));
-        for (const [id, answer] of await session.analyse(items, `movetime ${MOVETIME}`)) out.set(id, answer);
+        for (const [id, answer] of await session.analyse(items, limits)) out.set(id, answer);
         shown.textContent = `Analysing: ${Math.min(at + CHUNK, positions.length)} of ${positions.length} positions`;
       }
       return out;
@@ -84,16 +90,24 @@ async function reviewGame() {
     if (chances[i] === null) return i === positions.length - 1 ? final(seat) : null;
     return toAct[i] === seat ? chances[i] : 1 - chances[i];
   };
-  const marks = played.map((_, k) => {
+  // each move's loss (null: not judged, as enginesrv analyse leaves the last move of a game
+  // that did not end by the rules, or a move whose search failed)
+  const losses = played.map((_, k) => {
     const mover = toAct[k];
+    if (mover === null || (k === played.length - 1 && !outcome)) return null;
     const [before, after] = [forSeat(k, mover), forSeat(k + 1, mover)];
-    if (before === null || after === null || mover === null) return "";
-    const loss = Math.max(0, (before - after) * 100);
-    return (MARKS.find(([threshold]) => loss >= threshold) || [0, ""])[1];
+    return before === null || after === null ? null : Math.max(0, (before - after) * 100);
   });
-  app.review = { played, marks, curve: positions.map((_, i) => forSeat(i, 0)) };
+  const marks = losses.map((loss) => (loss === null ? "" : (MARKS.find(([threshold]) => loss >= threshold) || [0, ""])[1]));
+  const seats = [0, 1].map((seat) => {
+    const mine = losses.filter((loss, k) => loss !== null && toAct[k] === seat);
+    const count = (mark) => marks.filter((m, k) => m === mark && toAct[k] === seat).length;
+    const mean = (values) => (values.length ? values.reduce((a, b) => a + b, 0) / values.length : null);
+    return { moves: mine.length, loss: mean(mine), accuracy: mean(mine.map(accuracy)), marks: MARKS.map(([, m]) => count(m)) };
+  });
+  app.review = { played, marks, losses, seats, curve: positions.map((_, i) => forSeat(i, 0)) };
   const counts = ["??", "?", "?!"].map((mark) => `${marks.filter((m) => m === mark).length} ${mark}`);
-  shown.textContent = `Analysed at ${MOVETIME} ms a position: ${counts.join(", ")}. The graph is ${app.game.colours[0]}'s winning chance; a point shows its move.`;
+  shown.textContent = `Analysed at ${limitText}: ${counts.join(", ")}. The graph is ${app.game.colours[0]}'s winning chance; a point shows its move.`;
   drawGraph();
   render();
 }
@@ -129,13 +143,32 @@ export function drawGraph() {
     dot.setAttribute("tabindex", "0");
     dot.dataset.ply = String(k + 1);
     if (mark) dot.dataset.mark = mark;
+    const loss = review.losses[k];
+    if (loss !== null) dot.dataset.loss = String(loss);
     const title = document.createElementNS(SVG_NS, "title");
-    title.textContent = `move ${k + 1}: ${review.played[k]}${mark ? ` ${mark}` : ""}`;
+    const lost = loss === null ? "" : `, lost ${loss.toFixed(1)} points`;
+    title.textContent = `move ${k + 1}: ${review.played[k]}${mark ? ` ${mark}` : ""}${lost}`;
     dot.append(title);
     points.append(dot);
   });
   svg.append(middle, line, points);
-  holder.replaceChildren(svg, el("p", { className: "eval-legend" }, "Click a point to see the position after that move."));
+  holder.replaceChildren(
+    svg, el("p", { className: "eval-legend" }, "Click a point to see the position after that move."), summary(review),
+  );
+}
+
+/** Each player's moves judged: how many, the accuracy, the mean loss and the marks. */
+function summary(review) {
+  const cell = (field, text) => el("td", { dataset: { field } }, text);
+  const fixed = (value) => (value === null ? "–" : value.toFixed(1));
+  const head = el("tr", {}, ...["", "moves", "accuracy", "mean loss", ...MARKS.map(([, m]) => m)].map((t) => el("th", { scope: "col" }, t)));
+  const rows = review.seats.map((seat, i) => el("tr", { dataset: { seat: String(i) } },
+    el("th", { scope: "row" }, app.game.colours[i]),
+    cell("moves", String(seat.moves)), cell("accuracy", fixed(seat.accuracy)), cell("loss", fixed(seat.loss)),
+    ...MARKS.map(([, m], j) => cell(m, String(seat.marks[j])))));
+  return el("table", { className: "eval-summary", dataset: { testid: "review-summary" } },
+    el("caption", {}, "Accuracy: 100 when no move lost winning chance; mean loss in points of it"),
+    el("thead", {}, head), el("tbody", {}, ...rows));
 }
 
 $("#review").addEventListener("click", () => reviewGame());
