@@ -148,7 +148,7 @@ def determinized_search(
     root_moves = root_moves_of(state, evaluator, allowed, avoided)
     if not root_moves:
         return SearchResult(None, None)
-    if len(root_moves) == 1 and not limits.restricted and not limits.is_infinite:
+    if len(root_moves) == 1 and not limits.searches_forced:
         move = root_moves[0]
         hidden.remember(state, move)
         token = state.move_to_str(move)

@@ -127,6 +127,8 @@ class Limits:
         root_moves: the only first decisions to search (legal moves of the position, its
             ``searchmoves``); None: all of them.
         avoid_moves: first decisions never to search (its ``avoidmoves``).
+        score_forced: search a single legal move too, for its score (an analysis); otherwise
+            a forced move is answered at once, without a score.
     """
 
     depth: int | None = None
@@ -138,11 +140,19 @@ class Limits:
     lines: int = 1
     root_moves: tuple[Move, ...] | None = None
     avoid_moves: tuple[Move, ...] = ()
+    score_forced: bool = False
 
     @property
     def restricted(self) -> bool:
         """Whether some first decisions are left out (``root_moves``, ``avoid_moves``)."""
         return self.root_moves is not None or bool(self.avoid_moves)
+
+    @property
+    def searches_forced(self) -> bool:
+        """Whether a position with a single legal first decision is searched all the same:
+        for its score, when the search is restricted (the one move searched may not be the
+        only legal one), or only ``stop`` ends it."""
+        return self.score_forced or self.restricted or self.is_infinite
 
     @property
     def is_infinite(self) -> bool:

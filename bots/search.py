@@ -287,7 +287,7 @@ class Searcher:
         root_moves = self._root_moves()
         if not root_moves:
             return SearchResult(None, None)
-        if len(root_moves) == 1 and not self.limits.restricted and not self.limits.is_infinite:
+        if len(root_moves) == 1 and not self.limits.searches_forced:
             # A forced move needs no search: do not spend the clock on it.
             move = root_moves[0]
             return SearchResult(move, state.move_to_str(move), pv=(state.move_to_str(move),))

@@ -198,6 +198,7 @@ async def _lane(
             target=seconds,
             deadline=seconds,
             new_game=True,  # each position on a fresh table: a depth's result is the same
+            score_forced=True,  # a forced move's position has a score too
             issued=time.monotonic(),
         )
         hard = None if seconds is None else trio.current_time() + seconds + 5 * GRACE

@@ -46,6 +46,8 @@ class SearchJob:
     legal by the server; None: all."""
     avoidmoves: tuple[str, ...] = ()
     """The tokens of first decisions never to search (``Limits.avoid_moves``)."""
+    score_forced: bool = False
+    """A single legal move is searched too, for its score (``Limits.score_forced``)."""
     background: bool = False
     """An analysis: it gives its worker up at once to a search of its own peer
     (``FairShare.lend_to``). The pool's concern, not sent to the worker."""
@@ -78,6 +80,7 @@ class SearchJob:
             time.monotonic,
             from_pv=self.from_pv,
             lines=self.lines,
+            score_forced=self.score_forced,
         )
 
     def to_map(self) -> dict[str, object]:
@@ -100,6 +103,7 @@ class SearchJob:
             "lines": self.lines,
             "searchmoves": None if self.searchmoves is None else list(self.searchmoves),
             "avoidmoves": list(self.avoidmoves),
+            "score_forced": self.score_forced,
         }
 
     @classmethod
@@ -123,6 +127,7 @@ class SearchJob:
             lines=int(raw.get("lines") or 1),
             searchmoves=None if raw.get("searchmoves") is None else tuple(raw["searchmoves"]),
             avoidmoves=tuple(raw.get("avoidmoves") or ()),
+            score_forced=bool(raw.get("score_forced")),
         )
 
 

@@ -109,7 +109,9 @@ def _check(item: m.AnalysisItem, game: games.Game, options: Options, session: st
     go = m.Go(movetime=item.movetime, depth=item.depth, nodes=item.nodes)
     plan = plan_of(go, game, state, options, analysis_session(session), restricted)
     lines = options.multipv if item.multipv is None else item.multipv
-    job = dataclasses.replace(plan.job, new_game=False, lines=lines, background=True)
+    job = dataclasses.replace(
+        plan.job, new_game=False, lines=lines, background=True, score_forced=True
+    )
     # the position as the worker reads it, without the replay's undo records
     return Checked(item.id, job=job, state=game.state_from_string(job.position))
 

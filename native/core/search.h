@@ -172,7 +172,7 @@ typedef struct {
     Table table;
     History history;
     /* limits */
-    int has_depth, has_nodes, has_deadline, has_target, infinite;
+    int has_depth, has_nodes, has_deadline, has_target, search_forced;
     long max_depth;
     long long max_nodes;
     double deadline, target;
@@ -852,7 +852,7 @@ static PyObject *run_search(Search *s, PyObject *report) {
     best->pv[0] = root_moves[0];
     best->pv_len = 1;
     PyObject *result = NULL;
-    if (n == 1 && !s->has_allowed && !s->infinite) {
+    if (n == 1 && !s->has_allowed && !s->search_forced) {
         result = search_result(s, best, 1);
     } else {
         /* the reference reads its clock twice at the start: last look, then the start */
@@ -898,14 +898,14 @@ static int read_allowed(Search *s, PyObject *obj) {
 static PyObject *py_search(PyObject *self, PyObject *args, PyObject *kwargs) {
     static char *names[] = {"state",    "evaluator",  "table",      "history", "age",
                             "generation", "depth",    "nodes",      "deadline",   "target",
-                            "infinite", "clock",    "stop",       "report",     "quiescence",
+                            "search_forced", "clock",    "stop",       "report",     "quiescence",
                             "aspiration", "reductions", "lines",  "root_moves", NULL};
     PyObject *state, *evaluator, *table_obj, *history_obj, *depth, *nodes, *deadline, *target;
     PyObject *clock, *stop, *report, *generation, *allowed = Py_None;
-    int age, infinite, quiescence, aspiration_width, reductions = 0, lines = 1;
+    int age, search_forced, quiescence, aspiration_width, reductions = 0, lines = 1;
     if (!PyArg_ParseTupleAndKeywords(args, kwargs, "OOOOiOOOOOpOOOpi|piO:search", names, &state,
                                      &evaluator, &table_obj, &history_obj, &age, &generation,
-                                     &depth, &nodes, &deadline, &target, &infinite, &clock, &stop,
+                                     &depth, &nodes, &deadline, &target, &search_forced, &clock, &stop,
                                      &report, &quiescence, &aspiration_width, &reductions, &lines,
                                      &allowed))
         return NULL;
@@ -945,7 +945,7 @@ static PyObject *py_search(PyObject *self, PyObject *args, PyObject *kwargs) {
     if (optional_count(nodes, "nodes", LLONG_MAX, &s->has_nodes, &s->max_nodes) < 0) goto done;
     if (optional_double(deadline, "deadline", &s->has_deadline, &s->deadline) < 0) goto done;
     if (optional_double(target, "target", &s->has_target, &s->target) < 0) goto done;
-    s->infinite = infinite;
+    s->search_forced = search_forced;
     s->clock = clock;
     s->stop = stop;
     s->quiescence = quiescence;
@@ -1147,7 +1147,7 @@ static PyObject *py_playouts(PyObject *self, PyObject *args) {
 static PyMethodDef core_methods[] = {
     {"search", (PyCFunction)(void (*)(void))py_search, METH_VARARGS | METH_KEYWORDS,
      "search(state, evaluator, table, history, age, generation, depth, nodes, deadline, target, "
-     "infinite, "
+     "search_forced, "
      "clock, stop, report, quiescence, aspiration) -> (move, value, depth, seldepth, nodes, pv, "
      "hashfull, stopped, forced, elapsed) or None: one search of bots.search.Searcher.run "
      "(bots.compiled wraps it)."},

@@ -205,6 +205,11 @@ def test_forced_and_finished_positions(core: Core) -> None:
     assert not compiled_infos
     # an infinite search of a forced move still searches (to the end of this short game)
     assert pair.assert_equal(state, Limits()).nodes > 0
+    # and so does an analysis's, for the score of the position
+    scored = pair.assert_equal(state, Limits(depth=3, score_forced=True))
+    assert scored.nodes > 0
+    assert scored.score is not None
+    assert scored.depth == 3
     while not state.is_terminal():
         state.push(state.legal_moves()[0])
     reference, _, compiled, _ = pair.both(state, Limits(depth=3))
@@ -348,7 +353,7 @@ def test_bad_arguments_are_refused_with_their_names(core: Core) -> None:
             "nodes": None,
             "deadline": None,
             "target": None,
-            "infinite": False,
+            "search_forced": False,
             "clock": FakeClock(0.0),
             "stop": never_stop,
             "report": lambda *figures: None,

@@ -179,6 +179,40 @@ def test_analyse_an_event_directory(tmp_path: Path, capsys: pytest.CaptureFixtur
     assert written == ["game-00001.txt", "game-00002.txt"]
 
 
+def test_a_finished_game_with_forced_moves_is_judged_whole(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A position with a single legal move is searched for its score all the same: every move
+    of a finished game is judged, those into and out of a forced move too."""
+    record = next(
+        r
+        for seed in range(100)
+        if (r := _record(YOXII, seed, 400, P1="a", P2="b")) and _ends(r) and _forced_plies(r)
+    )
+    source = tmp_path / "game.txt"
+    source.write_text(format_record(record))
+    code, text, err = run_main(capsys, "analyse", "yoxii", str(source), "--depth", "1", "--json")
+    assert (code, err) == (0, "")
+    [played] = json.loads(text)["games"]
+    assert len(played["plies"]) == len(record.moves)
+    assert all(ply.get("loss") is not None and ply.get("score") for ply in played["plies"])
+
+
+def _ends(record: Record) -> bool:
+    state = games.replay(YOXII, None, record.tokens())
+    return state.is_terminal()
+
+
+def _forced_plies(record: Record) -> list[int]:
+    state = YOXII.new_state()
+    forced = []
+    for number, token in enumerate(record.tokens(), 1):
+        if len(state.legal_moves()) == 1:
+            forced.append(number)
+        state.push(state.parse_move(token))
+    return forced
+
+
 @pytest.mark.parametrize(
     ("text", "message"),
     [

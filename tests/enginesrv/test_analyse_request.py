@@ -9,6 +9,7 @@ game; and the client library's ``analyse`` and ``cancel``."""
 from __future__ import annotations
 
 import functools
+import random
 import socket
 import struct
 from collections.abc import Awaitable, Callable, Collection
@@ -1070,3 +1071,34 @@ async def test_async_engine_cancel_and_analyse_beside_a_search(framing: Framing)
         await engine.stop()
         result = await search.result()
         assert is_legal(position_of("yoxii", None, ["c5"]), result.move)
+
+
+def a_forced_position(game: games.Game) -> str:
+    """A position of ``game`` (not finished) with a single legal move, from seeded random games."""
+    rng = random.Random(7)
+    for _ in range(200):
+        state = game.new_state()
+        while not state.is_terminal():
+            moves = state.legal_moves()
+            if len(moves) == 1:
+                return state.to_string()
+            state.push(moves[rng.randrange(len(moves))])
+    raise AssertionError("no forced position found")
+
+
+@pytest.mark.parametrize("game", ["yoxii", "yohoho"])
+@trio_test
+async def test_a_forced_position_is_searched_for_its_score(game: str) -> None:
+    """``go`` plays a single legal move at once, without a score; an analysis wants the score
+    of the position, so it searches it to the depth asked."""
+    fen = a_forced_position(games.load(game))
+    async with running_server(workers=1, config=config()) as (_, port):
+        peer = await TextPeer.connect(port)
+        await peer.send(f"uginewgame {game}", f"analyse id f depth 2 fen {fen}")
+        found = read_analysis((await answers(peer, ["f"]))[1], "f")
+    [only] = games.load(game).state_from_string(fen).legal_moves()
+    assert found.move == games.load(game).state_from_string(fen).move_to_str(only)
+    [line] = found.lines
+    assert line.depth == 2
+    assert line.score is not None
+    assert line.pv[0] == found.move

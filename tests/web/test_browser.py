@@ -18,7 +18,11 @@ import games
 from tests.web.browser import CHROMIUM, CHROMIUM_ARGS, ServerThread, need_chromium, server_thread
 
 if TYPE_CHECKING:
-    from playwright.sync_api import Browser, Page
+    from playwright.sync_api import Browser, Page, WebSocket
+
+    from enginesrv.analyse.plies import Game as AnalysedGame
+    from enginesrv.analyse.report import Judged
+    from enginesrv.analyse.search import Found
 
 playwright_api = pytest.importorskip("playwright.sync_api")
 
@@ -1071,30 +1075,27 @@ def test_a_game_analysed_in_the_page_is_judged_as_enginesrv_analyse_judges_it(
 ) -> None:
     """The page's losses, marks and accuracy table are those `enginesrv analyse`'s own judge
     (enginesrv.analyse.report) gives from the very scores the page received; the last move of
-    a record that stops before the end is not judged, as there."""
-    from bots.engine import Score
+    a record that stops before the end is not judged, as there; a forced move's position is
+    scored too."""
     from bots.eval import evaluator_for
-    from enginesrv.analyse.judge import summarise
     from enginesrv.analyse.plies import plies_of
     from enginesrv.analyse.report import judge_game
-    from enginesrv.analyse.search import Found
     from enginesrv.event.play.records import parse_record
 
     lines: list[str] = []
 
-    def listen(socket: object) -> None:
+    def listen(socket: WebSocket) -> None:
         def take(payload: str | bytes) -> None:
             if isinstance(payload, str):
                 lines.extend(payload.splitlines())
 
-        socket.on("framereceived", take)  # type: ignore[attr-defined]
+        socket.on("framereceived", take)
 
     page.on("websocket", listen)
     page.goto(base(server))
     page.wait_for_selector("[data-testid=game-select] option", state="attached")
     tokens, _ = a_finished_game("yoxii", 5)
     game = games.load("yoxii")
-    scale = evaluator_for("yoxii").expectation_scale
     status = page.locator("[data-testid=review-status]")
     for shown in (tokens, tokens[:-3]):
         lines.clear()
@@ -1107,18 +1108,15 @@ def test_a_game_analysed_in_the_page_is_judged_as_enginesrv_analyse_judges_it(
         page.locator("[data-testid=review]").click()
         status.filter(has_text="Analysed at depth 3").wait_for(timeout=60_000)
         record = plies_of(game, parse_record(text + "\n"), "test")
-        found: dict[str, Found] = {}
-        for line in lines:
-            hit = re.match(r"analysisinfo id ply(\d+) .*? multipv 1 score (cp|win|loss) (-?\d+)", line)
-            if hit and int(hit[1]) < len(record.plies):
-                score = Score(hit[2], int(hit[3]))  # type: ignore[arg-type]
-                found[record.plies[int(hit[1])].position] = Found(score, "", (), 3)
-        answered = {int(n) for n in re.findall(r"^analysisok id ply(\d+) ", "\n".join(lines), re.M)}
-        assert answered == set(range(len(shown) + 1))
-        for ply in record.plies:  # a position without a score is one of a forced move
-            if ply.position not in found:
-                assert len(game.state_from_string(ply.position).legal_moves()) == 1
-        judged = judge_game(record, found, scale)
+        answered = re.findall(r"^analysisok id ply(\d+) ", "\n".join(lines), re.M)
+        assert sorted(map(int, answered)) == list(range(len(shown) + 1))
+        found = _scores_received(lines, record)
+        forced = [
+            p for p in record.plies if len(game.state_from_string(p.position).legal_moves()) < 2
+        ]
+        assert forced, "this game has a forced move: its position is scored too"
+        assert all(ply.position in found for ply in record.plies)
+        judged = judge_game(record, found, evaluator_for("yoxii").expectation_scale)
         dots = page.locator("[data-testid=eval-graph] > *").evaluate_all(
             "dots => dots.map(d => [d.dataset.mark || null, d.dataset.loss ?? null])"
         )
@@ -1132,17 +1130,43 @@ def test_a_game_analysed_in_the_page_is_judged_as_enginesrv_analyse_judges_it(
             assert mark == want.verdict.mark, ply
         if len(shown) < len(tokens):
             assert dots[-1][1] is None
-        for seat in (0, 1):
-            mine = [
-                j.verdict
-                for ply, j in zip(record.plies, judged, strict=True)
-                if ply.mover == seat and j.verdict is not None
-            ]
-            want_sum = summarise(str(seat), mine)
-            row = page.locator(f"[data-testid=review-summary] [data-seat='{seat}']")
-            field = lambda name: row.locator(f"[data-field='{name}']").text_content()  # noqa: E731
-            assert field("moves") == str(want_sum.moves)
-            assert field("accuracy") == f"{want_sum.accuracy:.1f}"
-            assert field("loss") == f"{want_sum.mean_loss:.1f}"
-            for sign, count in want_sum.marks.items():
-                assert field(sign) == str(count), sign
+        _check_summary(page, record, judged)
+
+
+def _scores_received(lines: list[str], record: AnalysedGame) -> dict[str, Found]:
+    """The best line's score of each ply's position, from the `analysisinfo` lines the page
+    received (by their ids ``plyN``), as `enginesrv analyse`'s search would have found it."""
+    from bots.engine import Score
+    from enginesrv.analyse.search import Found
+
+    found: dict[str, Found] = {}
+    for line in lines:
+        hit = re.match(r"analysisinfo id ply(\d+) .*? multipv 1 score (cp|win|loss) (-?\d+)", line)
+        if hit and int(hit[1]) < len(record.plies):
+            score = Score(hit[2], int(hit[3]))  # type: ignore[arg-type]
+            found[record.plies[int(hit[1])].position] = Found(score, "", (), 3)
+    return found
+
+
+def _check_summary(page: Page, record: AnalysedGame, judged: list[Judged]) -> None:
+    """The page's accuracy table says what `enginesrv analyse`'s summary of each seat does."""
+    from enginesrv.analyse.judge import summarise
+
+    for seat in (0, 1):
+        mine = [
+            j.verdict
+            for ply, j in zip(record.plies, judged, strict=True)
+            if ply.mover == seat and j.verdict is not None
+        ]
+        want = summarise(str(seat), mine)
+        row = page.locator(f"[data-testid=review-summary] [data-seat='{seat}']")
+        shown = {
+            name: row.locator(f"[data-field='{name}']").text_content()
+            for name in ("moves", "accuracy", "loss", *want.marks)
+        }
+        assert shown == {
+            "moves": str(want.moves),
+            "accuracy": f"{want.accuracy:.1f}",
+            "loss": f"{want.mean_loss:.1f}",
+            **{sign: str(count) for sign, count in want.marks.items()},
+        }, seat
