@@ -59,7 +59,7 @@ from bots.engine import (
     ignore_info,
     never_stop,
 )
-from bots.eval import Evaluator, evaluated_games, evaluator_for
+from bots.eval import Evaluated, Evaluator, evaluator_for
 from bots.eval.tuning import TUNABLES, Tunable, tunables_for
 from bots.levels import LEVELS
 from bots.search import MAX_PLY, Searcher, SearchMemory, SearchOptions, TranspositionTable
@@ -91,7 +91,7 @@ def weight_options() -> tuple[Option, ...]:
     )
 
 
-class AlphaBeta(Engine):
+class AlphaBeta(Evaluated, Engine):
     """Iterative deepening alpha-beta with a transposition table (see ``bots.search``)."""
 
     name: ClassVar[str] = "alphabeta"
@@ -120,15 +120,6 @@ class AlphaBeta(Engine):
         self._evaluators: dict[str, tuple[tuple[int, ...], Evaluator]] = {}
         """Per game, the weights of its options and the evaluator made with them."""
         self._plan: _TurnPlan | None = None
-
-    @classmethod
-    def expectation_scale(cls, game: str) -> float | None:
-        """The scale of the game's evaluation (``Evaluator.expectation_scale``)."""
-        return evaluator_for(game).expectation_scale if game in evaluated_games() else None
-
-    def game_names(self) -> tuple[str, ...]:
-        """The games that have an evaluation."""
-        return evaluated_games()
 
     def _evaluator(self, game: Game) -> Evaluator:
         """The evaluator of ``game`` under the weights the options hold now: the one made

@@ -31,7 +31,7 @@ from bots.engine import (
     ignore_info,
     never_stop,
 )
-from bots.eval import Evaluator, evaluated_games, evaluator_for
+from bots.eval import Evaluated, Evaluator, evaluator_for
 from bots.search import WIN, terminal_score, to_score
 from games import State
 
@@ -69,7 +69,7 @@ class RandomBot(_Seeded):
         return SearchResult(move, token, depth=0, nodes=1, pv=(token,))
 
 
-class GreedyBot(_Seeded):
+class GreedyBot(Evaluated, _Seeded):
     """The legal move with the best evaluation one ply ahead."""
 
     name: ClassVar[str] = "greedy"
@@ -77,15 +77,6 @@ class GreedyBot(_Seeded):
     def __init__(self) -> None:
         super().__init__()
         self._evaluators: dict[str, Evaluator] = {}
-
-    @classmethod
-    def expectation_scale(cls, game: str) -> float | None:
-        """The scale of the game's evaluation (``Evaluator.expectation_scale``)."""
-        return evaluator_for(game).expectation_scale if game in evaluated_games() else None
-
-    def game_names(self) -> tuple[str, ...]:
-        """The games that have an evaluation."""
-        return evaluated_games()
 
     def search(
         self,

@@ -160,6 +160,20 @@ def evaluator_for(game: str, values: Mapping[str, int] | None = None) -> Evaluat
     return factory() if values is None else factory.tuned(game, values)
 
 
+class Evaluated:
+    """The games a bot that plays by these evaluations plays, and what its scores mean: a
+    mixin before ``bots.engine.Engine`` in a bot's bases."""
+
+    @classmethod
+    def expectation_scale(cls, game: str) -> float | None:
+        """The scale of the game's evaluation (``Evaluator.expectation_scale``)."""
+        return evaluator_for(game).expectation_scale if game in evaluated_games() else None
+
+    def game_names(self) -> tuple[str, ...]:
+        """The games that have an evaluation."""
+        return evaluated_games()
+
+
 register(("yinsh", "yinsh+blitz"), "bots.eval.yinsh", "YinshEvaluator")
 register(("yohoho",), "bots.eval.yohoho", "YohohoEvaluator")
 register(("yoxii",), "bots.eval.yoxii", "YoxiiEvaluator")

@@ -469,16 +469,8 @@ def assert_in_words(result: str) -> None:
 
 def a_finished_game(name: str, seed: int) -> tuple[list[str], games.Outcome]:
     """The moves and outcome of a game of random moves (the rules' own ending)."""
-    game = games.load(name)
-    rng = random.Random(seed)
-    state = game.new_state()
-    tokens: list[str] = []
-    while not state.is_terminal():
-        moves = state.legal_moves()
-        move = moves[rng.randrange(len(moves))]
-        tokens.append(state.move_to_str(move))
-        state.push(move)
-    outcome = state.outcome()
+    states, tokens = a_game_to_a_turns_end(name, seed, plies=sys.maxsize)
+    outcome = states[-1].outcome()
     assert outcome is not None
     return tokens, outcome
 
