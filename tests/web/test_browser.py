@@ -885,6 +885,34 @@ def test_a_bad_record_while_the_bot_thinks_costs_the_game_nothing(
     assert moves_count(page) == 2
 
 
+def test_a_move_longer_than_the_server_line_limit_is_refused_and_the_page_goes_on(
+    server: ServerThread, page: Page
+) -> None:
+    """A record or position whose request would be over the server's line limit (which would
+    end the connection, error 102) is not sent: the page says why, and its game and its own
+    session go on."""
+    page.goto(f"{base(server)}?game=yoxii&opponent=bot:random&side=p1")
+    page.wait_for_function("() => document.body.dataset.state === 'person'", timeout=MOVE_TIMEOUT)
+    status = page.locator("[data-testid=file-status]")
+    replay_text(page, "# Game: yoxii\n" + "x" * 70_000 + "\n")
+    status.filter(has_text="over the server's limit of 65,536 bytes a line").wait_for()
+    # a bad position (too long to send, or refused by the server) costs the game in play nothing
+    page.locator("[data-testid=load-text]").fill("3/5/7/" + "7" * 70_000 + " w t w:5553 b:5553")
+    page.locator("[data-testid=load-position]").click()
+    status.filter(has_text="over the server's limit of 65,536 bytes a line").wait_for()
+    page.locator("[data-testid=load-text]").fill("3/5/7/" + "7" * 30_000 + " w t w:5553 b:5553")
+    page.locator("[data-testid=load-position]").click()
+    status.filter(has_text="Cannot play from this position: position").wait_for()
+    page.locator("[data-testid=load-text]").fill("3/5/7/3T3/7/5/3 w t w:5553 b:5553\nquit")
+    page.locator("[data-testid=load-position]").click()
+    status.filter(has_text="A position string is one line").wait_for()
+    assert page.evaluate("document.body.dataset.state") == "person"
+    page.locator("[data-testid=board] [data-legal=true]").first.click()
+    tokens, _ = a_finished_game("yoxii", 2)
+    replay_text(page, "\n".join(["# Game: yoxii", *tokens]))
+    status.filter(has_text=f"Replaying {len(tokens)} moves.").wait_for(timeout=MOVE_TIMEOUT)
+
+
 def test_records_too_long_or_with_two_moves_a_line_are_refused_and_long_ones_replay(
     server: ServerThread, page: Page
 ) -> None:

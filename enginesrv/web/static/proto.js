@@ -8,6 +8,8 @@ const KEEPALIVE_MS = 30000;
 
 export class ProtocolError extends Error {}
 
+const encoder = new TextEncoder();
+
 /** One protocol session on a WebSocket. */
 export class Session {
   constructor(url) {
@@ -22,6 +24,10 @@ export class Session {
     this.onclose = null;
     this.keepalive = null;
   }
+
+  /** The server's `line` limit in bytes (its handshake's `limit line`), for every session of
+   * the page; null until a handshake has told it. */
+  static lineLimit = null;
 
   /** Opens the socket; resolves once it is open, rejects with the server's reason. */
   open() {
@@ -98,6 +104,14 @@ export class Session {
 
   send(text) {
     if (this.closed) throw new ProtocolError(this.closeReason || "the connection is closed");
+    // a line over the server's limit would end the connection (error 102): it is not sent
+    const limit = Session.lineLimit;
+    for (const line of limit ? text.split("\n") : []) {
+      const size = line.length > limit / 3 ? encoder.encode(line).length : 0;
+      if (size > limit) {
+        throw new ProtocolError(`a request of ${size.toLocaleString("en")} bytes is over the server's limit of ${limit.toLocaleString("en")} bytes a line, and was not sent`);
+      }
+    }
     this.socket.send(text);
   }
 
@@ -263,5 +277,6 @@ export async function handshake(session) {
       limits[words[1]] = Number(words[2]);
     }
   }
+  if (limits.line > 0) Session.lineLimit = limits.line;
   return { games, bots, options, limits };
 }

@@ -15,14 +15,33 @@ function say(text) {
   ui.fileStatus.dataset.kind = "";
 }
 
-$("#load-position").addEventListener("click", () => {
+$("#load-position").addEventListener("click", async () => {
   const text = ui.loadText.value.trim();
   if (!text) {
     say("Paste a position string first.");
     return;
   }
+  if (/[\r\n]/.test(text)) {
+    say("A position string is one line (for a record, use Replay record).");
+    return;
+  }
+  // checked on the page's own session first: a position the server refuses leaves the game
+  // in play as it is
+  const spec = specFromForm(text);
+  say("Checking the position…");
+  try {
+    await stopAnalysis();
+    await withSession(async (session) => {
+      await session.command(`uginewgame ${spec.game}`);
+      await session.command(`position fen ${text}`);
+    });
+  } catch (error) {
+    if (!(error instanceof ProtocolError)) throw error;
+    say(`Cannot play from this position: ${error.message}`);
+    return;
+  }
   say("");
-  newGame(specFromForm(text));
+  newGame(spec);
 });
 
 $("#export-record").addEventListener("click", () => {
