@@ -211,16 +211,33 @@ def test_the_page_with_the_keyboard_only(server: ServerThread, page: Page) -> No
         "() => document.querySelectorAll('[data-testid=moves] > *').length === 1",
         timeout=MOVE_TIMEOUT,
     )
+    # the focus stays where the next decision is, through the bot's turn: Enter alone plays on
+    on_a_step = (
+        "() => document.activeElement.getAttribute('data-legal') === 'true'"
+        " || document.activeElement.closest('#choices') !== null"
+    )
+    while moves_count(page) < 5:
+        page.wait_for_function(on_a_step, timeout=MOVE_TIMEOUT)
+        before = moves_count(page), page.evaluate("document.activeElement.outerHTML")
+        page.keyboard.press("Enter")
+        page.wait_for_function(
+            "([n, html]) => document.querySelectorAll('[data-testid=moves] > *').length > n"
+            " || document.activeElement.outerHTML !== html",
+            arg=list(before),
+            timeout=MOVE_TIMEOUT,
+        )
     # a move typed into the move box
-    target = page.locator("[data-legal=true]").first.get_attribute("data-square")
+    target = page.locator("[data-square][data-legal=true]").first.get_attribute("data-square")
     page.locator("[data-testid=move-input]").focus()
     page.keyboard.type(f"1@{target}")
+    played = moves_count(page)
     page.keyboard.press("Enter")
     page.wait_for_function(
-        "() => document.querySelectorAll('[data-testid=moves] > *').length >= 2",
+        "n => document.querySelectorAll('[data-testid=moves] > *').length > n",
+        arg=played,
         timeout=MOVE_TIMEOUT,
     )
-    assert page.locator("[data-testid=moves] > *").nth(1).text_content() == f"1@{target}"
+    assert page.locator("[data-testid=moves] > *").nth(played).text_content() == f"1@{target}"
 
 
 def test_two_people_at_one_screen_get_a_hand_over_screen_in_yin_yang(
@@ -433,6 +450,21 @@ def test_a_bad_deep_link_is_answered_with_a_message(server: ServerThread, page: 
     assert "error" in str(status.get_attribute("class"))
     assert not [url for url in asked if url.endswith("/.js")], asked
     assert page.locator("[data-testid=analyse]").is_disabled()
+    # an opponent, side or clock the server does not offer is named, and no game starts
+    for query, said in [
+        ("game=yoxii&opponent=bot:nosuch", 'the opponent "bot:nosuch"'),
+        ("game=yoxii&opponent=nobody&side=p2", 'the opponent "nobody"'),
+        ("game=yoxii&side=p3", 'the side "p3" (p1 or p2)'),
+        ("game=yoxii&tc=" + "9" * 5000, "which is not a time control"),
+    ]:
+        page.goto(f"{base(server)}?{query}")
+        status.filter(has_text=said).wait_for(timeout=MOVE_TIMEOUT)
+        assert page.evaluate("document.body.dataset.state") == "idle"
+        assert page.evaluate("document.documentElement.scrollWidth") <= 1200
+    # a link that left yinsh+blitz's "+" unescaped still names it
+    page.goto(f"{base(server)}?game=yinsh+blitz&opponent=human")
+    page.wait_for_function("() => document.body.dataset.state === 'person'", timeout=MOVE_TIMEOUT)
+    assert page.locator("[data-testid=game-select]").input_value() == "yinsh+blitz"
 
 
 def test_the_analysis_keeps_the_engines_notes_off_the_line(

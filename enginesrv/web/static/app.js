@@ -45,11 +45,10 @@ async function main() {
   }
   app.analysisSession = lobby;
   $("#lines-label").hidden = !multipvOffered();
-  fillSetup(params);
+  const problems = fillSetup(params); // it also reads the game name a link left unescaped
   const wanted = params.get("game");
-  if (wanted && !app.info.games.some((g) => g.name === wanted)) {
-    const names = app.info.games.map((g) => g.name).join(", ");
-    setStatus(`The link asks for the game ${JSON.stringify(wanted)}, which this server does not play (it plays ${names}): choose a game and press New game.`, true);
+  if (problems.length) {
+    setStatus(`The link asks for ${problems.join("; and ")}: choose in the form and press New game.`, true);
   } else if (wanted) {
     await newGame(specFromForm(params.get("position")));
   } else {

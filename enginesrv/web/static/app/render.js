@@ -39,19 +39,22 @@ export function render(updateStatus = true) {
 function focusKey() {
   const active = document.activeElement;
   if (!active || !(ui.board.contains(active) || ui.choices.contains(active))) return null;
+  if (active === ui.board) return "[data-legal=true]"; // kept there while nothing was to click
   const square = active.getAttribute("data-square");
   if (square) return `[data-square="${CSS.escape(square)}"]`;
   const choice = active.getAttribute("data-choice");
   return choice ? `[data-choice="${CSS.escape(choice)}"]` : null;
 }
 
-/** Gives the focus back to the element ``selector`` names if it can take it, else to the
- * first thing to click next, so that a keyboard player goes on from where they were. */
+/** Gives the focus back to the element ``selector`` names if it is still a thing to click,
+ * else to the first thing to click next (a place just picked hands it on), else (the opponent's turn) to the board itself, so that a
+ * keyboard player goes on from where they were once it is their turn again. */
 function restoreFocus(selector) {
   const again = ui.board.querySelector(selector) || ui.choices.querySelector(selector);
-  const target = again && again.tabIndex >= 0 ? again
-    : ui.board.querySelector("[data-legal=true]") || ui.choices.querySelector("button");
-  if (target) target.focus({ preventScroll: true });
+  const still = again && again.tabIndex >= 0 && (again.getAttribute("data-legal") === "true" || ui.choices.contains(again));
+  const target = still ? again
+    : ui.board.querySelector("[data-legal=true]") || ui.choices.querySelector("button") || ui.board;
+  target.focus({ preventScroll: true });
 }
 
 /** The legal moves that begin with the steps picked so far, each with its steps. */

@@ -3,18 +3,43 @@
 
 import { app, ui, prettyGame, wsUrl } from "./state.js";
 
+/** A value of a link, quoted and cut short for a message. */
+const quoted = (text) => JSON.stringify(text.length > 40 ? `${text.slice(0, 40)}…` : text);
+
+/** A time control as a link may carry one (`300+3`, `40/600`, `none`): the server judges it. */
+const TC_RE = /^(?:none|[0-9]{1,6}\/)?[0-9:.]{0,12}(?:\+[0-9.]{1,8})?$/;
+
+/**
+ * Fills the form from the handshake and a deep link's query; returns what the link asks for
+ * that this server does not offer, in words (empty: the link's game may start).
+ */
 export function fillSetup(params) {
   for (const game of app.info.games) {
     ui.game.append(new Option(prettyGame(game.name), game.name));
   }
-  const wanted = params.get("game");
+  const problems = [];
+  let wanted = params.get("game");
+  if (wanted && wanted.includes(" ")) wanted = wanted.replaceAll(" ", "+"); // yinsh+blitz unescaped
+  params.set("game", wanted || "");
   if (wanted && app.info.games.some((g) => g.name === wanted)) ui.game.value = wanted;
-  fillOpponents(params.get("opponent"));
-  fillSides(params.get("side"));
-  if (params.get("tc")) {
-    const tc = params.get("tc");
+  else if (wanted) {
+    const names = app.info.games.map((g) => g.name).join(", ");
+    problems.push(`the game ${quoted(wanted)}, which this server does not play (it plays ${names})`);
+  }
+  const opponent = params.get("opponent");
+  if (!fillOpponents(opponent) && !problems.length) {
+    const offered = [...ui.opponent.options].map((o) => o.value).join(", ");
+    problems.push(`the opponent ${quoted(opponent)}, which this server does not offer in this game (it offers ${offered})`);
+  }
+  const side = params.get("side");
+  fillSides(side);
+  if (side !== null && side !== "p1" && side !== "p2") problems.push(`the side ${quoted(side)} (p1 or p2)`);
+  const tc = params.get("tc");
+  if (tc && TC_RE.test(tc)) {
     if (![...ui.tc.options].some((o) => o.value === tc)) ui.tc.append(new Option(tc, tc));
     ui.tc.value = tc;
+  } else if (tc) {
+    problems.push(`the clock ${quoted(tc)}, which is not a time control (such as 300+3)`);
   }
   // a link's one Level=N the list offers goes to the list; anything else stays in the box,
   // for the server to take or refuse with its reason
@@ -29,6 +54,7 @@ export function fillSetup(params) {
     fillLevels(ui.level.value);
   });
   ui.opponent.addEventListener("change", () => fillLevels(ui.level.value));
+  return problems;
 }
 
 /** The one `Level=N` among bot options typed as `Name=value,...`; null when there is none,
@@ -60,6 +86,7 @@ function fillLevels(wanted) {
   if (wanted && options.some((o) => o.value === String(wanted))) ui.level.value = String(wanted);
 }
 
+/** The opponents of the game chosen, ``wanted`` selected; false when it is not one of them. */
 function fillOpponents(wanted) {
   const game = ui.game.value;
   ui.opponent.replaceChildren(new Option("a person at this screen", "human"));
@@ -73,11 +100,12 @@ function fillOpponents(wanted) {
     if ([...ui.opponent.options].some((o) => o.value === base)) {
       ui.opponent.value = base;
       if (rest.length) ui.botOptions.value = rest.join(":");
+      return true;
     }
-  } else {
-    const preferred = [...ui.opponent.options].find((o) => o.value === "bot:alphabeta");
-    if (preferred) ui.opponent.value = preferred.value;
   }
+  const preferred = [...ui.opponent.options].find((o) => o.value === "bot:alphabeta");
+  if (preferred) ui.opponent.value = preferred.value;
+  return !wanted;
 }
 
 function fillSides(wanted) {
@@ -96,6 +124,7 @@ export function showGame(name) {
   ui.game.value = name;
   fillOpponents(ui.opponent.value);
   fillSides(ui.side.value);
+  fillLevels(ui.level.value);
 }
 
 /** The game the form asks for, from `position` if given. */
