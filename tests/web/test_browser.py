@@ -179,6 +179,62 @@ def test_analysis_starts_and_stops_with_live_lines(server: ServerThread, page: P
     assert page.locator("[data-testid=analyse]").is_enabled()
 
 
+def test_an_analysis_belongs_to_its_position(server: ServerThread, page: Page) -> None:
+    """A move, a step through a replay or another game ends the analysis shown: its search
+    stops and its lines and marks go. A ply looked at in a replay is analysed on the board;
+    a decision too large to list says it shows no lines."""
+    analysis = page.locator("[data-testid=analysis]")
+    best_lines = (
+        "() => /pv \\S+/.test(document.querySelector('[data-testid=analysis]').textContent)"
+    )
+    page.goto(f"{base(server)}?game=yoxii&opponent=human")
+    page.wait_for_selector("[data-testid=board] [data-legal=true]")
+    for stop_first in (False, True):
+        page.locator("[data-testid=analyse]").click()
+        page.wait_for_function(best_lines, timeout=MOVE_TIMEOUT)
+        page.wait_for_selector("[data-best=true]", timeout=MOVE_TIMEOUT)
+        if stop_first:
+            page.locator("[data-testid=stop]").click()
+            analysis.filter(has_text="best move").wait_for(timeout=MOVE_TIMEOUT)
+        click_a_decision(page, random.Random(1))
+        page.wait_for_function(
+            "() => !document.querySelector('[data-testid=analyse]').disabled"
+            " && document.querySelector('[data-testid=stop]').disabled",
+            timeout=MOVE_TIMEOUT,
+        )
+        page.wait_for_timeout(300)  # a line of the old search, had it not been dropped
+        assert analysis.text_content() == ""
+        assert page.locator("[data-best], [data-score], [data-line]").count() == 0
+    # an earlier ply of a replay, analysed on the board; a step away ends it
+    tokens, _ = a_finished_game("yoxii", 4)
+    replay_text(page, "\n".join(["# Game: yoxii", *tokens]))
+    page.locator("[data-testid=file-status]").filter(has_text="Replaying").wait_for()
+    page.locator("[data-testid=moves] > *").nth(5).click()
+    page.locator("[data-testid=analyse]").click()
+    page.wait_for_selector("[data-best=true]", timeout=MOVE_TIMEOUT)
+    page.locator("[data-testid=moves] > *").nth(3).click()
+    page.wait_for_function(
+        "() => !document.querySelector('[data-testid=analyse]').disabled", timeout=MOVE_TIMEOUT
+    )
+    page.wait_for_timeout(300)
+    assert analysis.text_content() == ""
+    assert page.locator("[data-best=true]").count() == 0
+    # a game's analysis: its summary goes with the game
+    page.locator("[data-testid=review]").click()
+    review = page.locator("[data-testid=review-status]")
+    review.filter(has_text="Analysed").wait_for(timeout=60_000)
+    replay_text(page, "\n".join(["# Game: yoxii", *tokens[:10]]))
+    page.locator("[data-testid=file-status]").filter(has_text="Replaying 10 moves.").wait_for()
+    assert review.text_content() == ""
+    # Yin Yang's laws: a decision too large to list
+    page.goto(f"{base(server)}?game=yinyang&opponent=human")
+    page.wait_for_selector("[data-testid=compose] [data-choice=random]")
+    page.locator("[data-testid=analyse]").click()
+    analysis.filter(has_text="too large to list").wait_for(timeout=MOVE_TIMEOUT)
+    page.locator("[data-testid=stop]").click()
+    analysis.filter(has_text="best move laws:").wait_for(timeout=MOVE_TIMEOUT)
+
+
 def test_the_page_with_the_keyboard_only(server: ServerThread, page: Page) -> None:
     page.goto(base(server))
     page.wait_for_selector("[data-testid=game-select] option", state="attached")

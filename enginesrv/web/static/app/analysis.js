@@ -31,6 +31,7 @@ async function startAnalysis() {
   // one snapshot of what is shown: the board may change while the session is busy
   const [position, board, name] = [app.view === null ? app.position : app.positions[app.view], app.board, app.game.name];
   app.analysing = true;
+  app.analysed = position;
   $("#analyse").disabled = true;
   ui.analysis.textContent = "starting…";
   const run = ++runs;
@@ -66,16 +67,19 @@ async function analyse(session, position, board, name, run) {
   // several lines where the bot offers them (its handshake's `analysis ... multipv`)
   const count = multipvOffered() ? Number(ui.lines.value) : 1;
   await session.command(`setoption name MultiPV value ${count}`);
+  if ((await session.response("query moves")).startsWith("count ")) {
+    ui.analysis.textContent = "The bot is choosing: a decision too large to list (such as writing laws) shows no lines. Stop gives its choice.";
+  }
   if (run !== runs) return; // stopped meanwhile: no search to start (nothing awaits below)
-  const best = await session.go("infinite", (line) => showInfo(line, model, board));
+  const current = () => app.analysed === position && app.board === board; // still shown
+  const best = await session.go("infinite", (line) => current() && showInfo(line, model, board));
   const move = best.split(" ")[1];
   const scores = await session.response("query scores");
+  if (!current()) return;
   const rows = scoreRows(scores);
   ui.analysis.textContent += `\nbest move ${move}\n${scoresText(rows)}`;
-  if (app.board === board) {
-    app.roots = { position, bands: bands(rows, model, board) };
-    markSquares();
-  }
+  app.roots = { position, bands: bands(rows, model, board) };
+  markSquares();
 }
 
 /** Whether the analysis' bot offers several lines. */
@@ -148,7 +152,7 @@ function showInfo(line, model, board) {
   shown.set(index, `${head}${index > 1 ? `line ${index}: score ${value} ` : ""}pv ${pv.join(" ")}`);
   const remark = note >= 0 ? `\n(${words.slice(note + 1).join(" ")})` : "";
   ui.analysis.textContent = [...shown.keys()].sort((a, b) => a - b).map((i) => shown.get(i)).join("\n") + remark;
-  if (pv.length && app.board === board) {
+  if (pv.length) {
     try {
       const squares = board.squares(pv[0], model);
       if (index === 1) app.best = squares;
@@ -158,6 +162,18 @@ function showInfo(line, model, board) {
     }
     markSquares();
   }
+}
+
+/** Ends the analysis shown once the position shown is another: its search stops, its lines
+ * and marks go. */
+export function forgetAnalysisOf(shownPosition) {
+  if (app.analysed === null || app.analysed === shownPosition) return;
+  app.analysed = null;
+  ui.analysis.textContent = "";
+  if (app.analysing) stopAnalysis();
+  app.best = [];
+  app.lines = [];
+  app.roots = null;
 }
 
 /** Stops the analysis running, if any, and forgets its best move. */

@@ -5,6 +5,7 @@ import { app, ui, $, colour, personSeat, botToAct, personToAct, setFlag, setStat
 import { pick, play } from "./play.js";
 import { SVG_NS } from "../games/board.js";
 import { drawGraph } from "./review.js";
+import { forgetAnalysisOf } from "./analysis.js";
 import { watch } from "./watch.js";
 
 /** The model of the position shown: the current one, or the ply looked at. */
@@ -19,6 +20,7 @@ export function shownModel() {
 
 export function render(updateStatus = true) {
   if (!app.board || !app.model) return;
+  forgetAnalysisOf(app.view === null ? app.position : app.positions[app.view]);
   const model = shownModel();
   const focused = focusKey();
   app.board.draw(ui.board, model, { flipped: app.flipped, colours: app.game.colours });
@@ -29,7 +31,8 @@ export function render(updateStatus = true) {
   if (updateStatus) renderStatus();
   if (focused) restoreFocus(focused);
   if (app.review && app.review.played !== app.played) {
-    app.review = null; // another game, or another move: its graph goes
+    app.review = null; // another game, or another move: its graph and summary go
+    $("#review-status").textContent = "";
     drawGraph();
   }
 }
@@ -89,11 +92,12 @@ export function markSquares() {
   const { squares } = nextSteps();
   const picked = new Set(app.picked.filter((s) => s.square !== undefined).map((s) => s.square));
   const last = lastTurnSquares(app.view === null ? app.played.length : app.view);
-  const best = new Set(app.view === null ? app.best : []);
   const shownPosition = app.view === null ? app.position : app.positions[app.view];
+  const analysedHere = app.analysed !== null && app.analysed === shownPosition;
+  const best = new Set(analysedHere ? app.best : []);
   const roots = app.roots && app.roots.position === shownPosition ? app.roots.bands : null;
   const lines = new Map(); // place -> the number of the first analysis line whose move touches it
-  if (app.view === null && app.lines.length > 1) {
+  if (analysedHere && app.lines.length > 1) {
     app.lines.forEach((places, i) => {
       for (const place of places || []) if (!lines.has(place)) lines.set(place, i + 1);
     });

@@ -74,7 +74,7 @@ async function reviewGame() {
     $("#review").disabled = false;
   }
   if (cancelled || app.board !== board || app.played !== played) {
-    shown.textContent = "The game's analysis was stopped.";
+    shown.textContent = app.played === played ? "The game's analysis was stopped." : "";
     return;
   }
   const models = positions.map((position) => board.parse(position));

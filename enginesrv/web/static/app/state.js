@@ -57,6 +57,7 @@ export const app = {
   clock: null,
   analysisSession: null,
   analysing: false,
+  analysed: null, // the position the analysis shown is of (a change of position ends it)
   best: [],
   lines: [], // lines[i]: the places of the first move of the analysis' line i + 1
   review: null, // {played, marks, curve}: the last game analysed whole (review.js)
