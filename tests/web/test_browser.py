@@ -746,11 +746,16 @@ def test_how_to_play_is_one_click_from_the_game(
     text = str(rules.text_content())
     assert "Common mistakes" in text
     assert "cannot be drawn" not in text
-    # its diagrams are drawn by the game's own board: places to click, none of them legal
+    # opened at its title, not scrolled to its end
+    assert page.evaluate("document.querySelector('#rules-dialog').scrollTop") == 0
+    assert page.evaluate("document.activeElement.id") == "rules-title"
+    # its diagrams are drawn by the game's own board, as pictures: the board's hooks stay the
+    # board's alone
     figures = rules.locator("figure svg")
     assert figures.count() >= 2
     for i in range(figures.count()):
-        assert figures.nth(i).locator("[data-square]").count() > 0
+        assert figures.nth(i).locator(".sq").count() > 0
+    assert rules.locator("[data-square], [data-choice]").count() == 0
     page.keyboard.press("Escape")
     rules.wait_for(state="hidden")
 
@@ -913,7 +918,11 @@ def test_the_analysis_shows_several_lines_numbered_on_the_board_and_every_root_m
     page.locator("[data-testid=stop]").click()
     analysis.filter(has_text="root moves:").wait_for(timeout=MOVE_TIMEOUT)
     text = str(analysis.text_content())
-    roots = text.split("root moves: ")[1].split(", ")
+    roots = text.split("root moves: ")[1].split("\n", maxsplit=1)[0].split(", ")
+    assert (
+        "(on the board: ★ the best, + the upper third of the rest, = the middle, \u2212 the lower)"
+        in text
+    )
     # Yoxii's first decision: the Totem's eight steps from d4
     assert len(roots) == 8, roots
     assert len({root.split(" ")[0] for root in roots}) == 8
@@ -925,6 +934,13 @@ def test_the_analysis_shows_several_lines_numbered_on_the_board_and_every_root_m
     assert [band for square, band in bands if square == roots[0].split(" ")[0]] == ["best"]
     assert sum(band == "best" for _, band in bands) == 1
     assert {band for _, band in bands} <= {"best", "good", "fair", "poor"}
+    # and by a sign on it, not by its colour alone
+    signs = page.eval_on_selector_all(
+        "[data-score]",
+        "nodes => nodes.map(n => [n.dataset.score, n.nextElementSibling.textContent])",
+    )
+    sign_of = {"best": "★", "good": "+", "fair": "=", "poor": "\u2212"}
+    assert all(sign == sign_of[band] for band, sign in signs), signs
     # a move played: the marks of the old position go
     page.locator("[data-legal=true]").first.click()
     page.wait_for_function("() => !document.querySelector('[data-score]')")

@@ -3,7 +3,7 @@
 
 import { Session } from "../proto.js";
 import { app, ui, $, wsUrl } from "./state.js";
-import { markSquares } from "./render.js";
+import { BAND_SIGNS, markSquares } from "./render.js";
 
 /** The page's own protocol session (not a game's): analysis and replays. */
 async function analysisSession() {
@@ -102,7 +102,9 @@ function scoreRows(answer) {
 
 function scoresText(rows) {
   const listed = rows.slice(0, 12).map((row) => row.text);
-  return rows.length ? `root moves: ${listed.join(", ")}${rows.length > 12 ? `, … ${rows.length - 12} more` : ""}` : "";
+  if (!rows.length) return "";
+  const signs = `${BAND_SIGNS.best} the best, ${BAND_SIGNS.good} the upper third of the rest, ${BAND_SIGNS.fair} the middle, ${BAND_SIGNS.poor} the lower`;
+  return `root moves: ${listed.join(", ")}${rows.length > 12 ? `, … ${rows.length - 12} more` : ""}\n(on the board: ${signs})`;
 }
 
 /** Each root move's place (the last its token names: where it goes) by its rank among the

@@ -88,6 +88,21 @@ function nextSteps() {
   return { squares, choices };
 }
 
+/** The sign of each band of root moves on its place (analysis.js `bands`). */
+export const BAND_SIGNS = { best: "★", good: "+", fair: "=", poor: "−" };
+
+/** A small label on a place's top corner (``end``: the right one), removed at the next marking. */
+function placeLabel(node, text, anchor) {
+  const box = node.getBBox();
+  const label = document.createElementNS(SVG_NS, "text");
+  label.setAttribute("class", "line-label");
+  label.setAttribute("x", String(anchor === "end" ? box.x + box.width - 4 : box.x + 4));
+  label.setAttribute("y", String(box.y + 12));
+  label.setAttribute("text-anchor", anchor);
+  label.textContent = text;
+  node.after(label);
+}
+
 export function markSquares() {
   const { squares } = nextSteps();
   const picked = new Set(app.picked.filter((s) => s.square !== undefined).map((s) => s.square));
@@ -124,19 +139,17 @@ export function markSquares() {
     setFlag(node, "data-last", last.has(name));
     setFlag(node, "data-best", best.has(name));
     const root = roots && roots.get(name);
-    if (root) node.setAttribute("data-score", root.band);
-    else node.removeAttribute("data-score");
+    if (root) {
+      // the band's sign on the place too, so that a score is told by more than its colour
+      node.setAttribute("data-score", root.band);
+      placeLabel(node, BAND_SIGNS[root.band], "start");
+    } else {
+      node.removeAttribute("data-score");
+    }
     if (lines.has(name)) {
       // the line's number on the place, so that a line is told by more than its colour
       node.setAttribute("data-line", String(lines.get(name)));
-      const box = node.getBBox();
-      const label = document.createElementNS(SVG_NS, "text");
-      label.setAttribute("class", "line-label");
-      label.setAttribute("x", String(box.x + box.width - 4));
-      label.setAttribute("y", String(box.y + 12));
-      label.setAttribute("text-anchor", "end");
-      label.textContent = String(lines.get(name));
-      node.after(label);
+      placeLabel(node, String(lines.get(name)), "end");
     } else {
       node.removeAttribute("data-line");
     }

@@ -28,7 +28,8 @@ async function showRules() {
   }
   const info = app.info ? app.info.games.find((g) => g.name === name) : null;
   const colours = info ? info.colours : ["p1", "p2"];
-  const parts = [el("h2", { id: "rules-title" }, rules.title), el("p", {}, rules.summary)];
+  const title = el("h2", { id: "rules-title", tabIndex: -1 }, rules.title);
+  const parts = [title, el("p", {}, rules.summary)];
   for (const section of rules.sections) {
     parts.push(el("h3", {}, section.heading), ...section.paragraphs.map((text) => el("p", {}, text)));
     if (section.diagram) parts.push(diagram(board, section.diagram, colours));
@@ -37,7 +38,9 @@ async function showRules() {
   body.replaceChildren(...parts);
   body.dataset.game = name;
   dialog.showModal();
-  body.scrollTop = 0;
+  // opened at the title (the dialog would scroll to its first button, Close, at the bottom)
+  title.focus({ preventScroll: true });
+  dialog.scrollTop = 0;
 }
 
 /** A figure of ``spec.position`` drawn by ``board``, its ``marks`` ringed. */
@@ -51,6 +54,11 @@ function diagram(board, spec, colours) {
     for (const mark of spec.marks || []) {
       const node = svg.querySelector(`[data-square="${CSS.escape(mark)}"]`);
       if (node) node.setAttribute("data-mark", "true");
+    }
+    // a picture, not a board: the page's hooks ([data-square], [data-choice]) stay the board's
+    for (const node of svg.querySelectorAll("[data-square], [data-choice]")) {
+      node.removeAttribute("data-square");
+      node.removeAttribute("data-choice");
     }
   } catch (error) {
     figure.replaceChildren(el("p", {}, `(the diagram cannot be drawn: ${error.message})`));
