@@ -143,6 +143,12 @@ def test_a_whole_game_against_a_bot_by_clicks(
     # the moves list is the server's: one entry per decision (a Yin Yang game may end right
     # after both setups, when the laws leave the first player no move)
     assert moves_count(page) >= 2
+    # ← steps back through the finished game, as a click on the list does; Escape comes back
+    page.locator("body").press("ArrowLeft")
+    shown = page.locator("[data-testid=moves] > [aria-current=true]")
+    assert shown.get_attribute("data-ply") == str(moves_count(page) - 1)
+    page.locator("body").press("Escape")
+    assert shown.count() == 0
 
 
 def test_the_deep_link_starts_that_game_and_flip_turns_the_board(
@@ -1160,6 +1166,7 @@ def test_a_replayed_game_analysed_whole_has_a_graph_and_its_mistakes_marked(
     status.filter(has_text="Analysed").wait_for(timeout=60_000)
     graph = page.locator("[data-testid=eval-graph]")
     assert graph.locator("> *").count() == len(tokens)
+    assert graph.locator("[tabindex]").count() == 0  # ← and → step through, not a tab stop a ply
     marked = graph.locator("[data-mark]").evaluate_all(
         "dots => dots.map(d => [Number(d.dataset.ply), d.dataset.mark])"
     )

@@ -309,7 +309,8 @@ document.addEventListener("keydown", (event) => {
     app.picked = [];
     app.view = null;
     render();
-  } else if ((app.mode === "replay" || app.mode === "watch") && (event.key === "ArrowLeft" || event.key === "ArrowRight")) {
+  } else if (app.played.length && (event.key === "ArrowLeft" || event.key === "ArrowRight")) {
+    // as a click on the moves list: any game's earlier plies, looked at (Escape: back)
     const current = app.view === null ? app.played.length : app.view;
     showPly(Math.max(0, Math.min(app.played.length, current + (event.key === "ArrowLeft" ? -1 : 1))));
   }

@@ -120,13 +120,14 @@ export function drawGraph() {
     holder.replaceChildren();
     return;
   }
-  const [width, height] = [Math.max(200, 4 * review.curve.length), 100];
+  // 3 units a ply (at least 300): a long game's graph scrolls sideways in its box
+  const [width, height] = [Math.max(300, 3 * review.curve.length), 100];
   const x = (i) => (i * width) / Math.max(1, review.curve.length - 1);
   const y = (p) => (1 - p) * height;
   const svg = document.createElementNS(SVG_NS, "svg");
   svg.setAttribute("viewBox", `-4 -4 ${width + 8} ${height + 8}`);
   svg.setAttribute("role", "img");
-  svg.setAttribute("aria-label", `${app.game.colours[0]}'s winning chance over the game`);
+  svg.setAttribute("aria-label", `${app.game.colours[0]}'s winning chance over the game (← and → step through the moves)`);
   const line = document.createElementNS(SVG_NS, "polyline");
   line.setAttribute("points", review.curve.map((p, i) => (p === null ? "" : `${x(i)},${y(p)}`)).filter(Boolean).join(" "));
   line.setAttribute("class", "eval-line");
@@ -140,7 +141,7 @@ export function drawGraph() {
     dot.setAttribute("cx", String(x(k + 1)));
     dot.setAttribute("cy", String(y(p === null ? 0.5 : p)));
     dot.setAttribute("r", mark ? "3.5" : "2");
-    dot.setAttribute("tabindex", "0");
+    if (p === null) dot.setAttribute("class", "eval-unknown"); // no score: hollow, not even
     dot.dataset.ply = String(k + 1);
     if (mark) dot.dataset.mark = mark;
     const loss = review.losses[k];
@@ -153,7 +154,9 @@ export function drawGraph() {
   });
   svg.append(middle, line, points);
   holder.replaceChildren(
-    svg, el("p", { className: "eval-legend" }, "Click a point to see the position after that move."), summary(review),
+    el("div", { className: "eval-scroll" }, svg),
+    el("p", { className: "eval-legend" }, "Click a point (or press ← →) to see the position after that move."),
+    summary(review),
   );
 }
 
@@ -175,8 +178,4 @@ $("#review").addEventListener("click", () => reviewGame());
 $("#eval-graph").addEventListener("click", (event) => {
   const dot = event.target instanceof Element ? event.target.closest("[data-ply]") : null;
   if (dot) showPly(Number(dot.dataset.ply));
-});
-$("#eval-graph").addEventListener("keydown", (event) => {
-  const dot = event.target instanceof Element ? event.target.closest("[data-ply]") : null;
-  if (dot && (event.key === "Enter" || event.key === " ")) showPly(Number(dot.dataset.ply));
 });
