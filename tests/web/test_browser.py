@@ -590,9 +590,9 @@ def test_the_rules_endings_are_said_in_words(server: ServerThread, page: Page, n
     seen = set()
     for seed in range(40):
         tokens, outcome = a_finished_game(name, seed)
-        if outcome.reason in seen or len(tokens) > 400:
+        if (outcome.reason, outcome.winner) in seen or len(tokens) > 400:
             continue
-        seen.add(outcome.reason)
+        seen.add((outcome.reason, outcome.winner))  # each ending, won by either side
         page.goto(base(server))
         page.wait_for_selector("[data-testid=game-select] option", state="attached")
         page.locator("details#files summary").click()
@@ -610,6 +610,12 @@ def test_the_rules_endings_are_said_in_words(server: ServerThread, page: Page, n
         for key, value in outcome.scores:  # the score where the game has one
             if key.startswith("score"):
                 assert str(value) in text, (key, value, text)
+        scores = dict(outcome.scores)
+        if "score_p2" in scores and outcome.winner != "draw":  # the winner's first
+            mine, theirs = scores["score_p1"], scores["score_p2"]
+            if outcome.winner == "p2":
+                mine, theirs = theirs, mine
+            assert f"{mine}\u2013{theirs}" in text, text
     assert seen
 
 

@@ -309,6 +309,7 @@ function ending(outcome, names) {
   if (!Object.hasOwn(endings, outcome.reason)) return null;
   const why = endings[outcome.reason];
   const rings = [Number(outcome.score_p1), Number(outcome.score_p2)];
+  if (outcome.winner === "p2") rings.reverse(); // the winner's score first
   const score = rings.some(Number.isNaN) ? "" : ` ${rings[0]}–${rings[1]}`;
   if (outcome.winner === "draw") return `Draw${score}: ${why || "the rings needed were removed"}, with as many rings removed each`;
   const winner = names[outcome.winner === "p1" ? 0 : 1];

@@ -288,8 +288,10 @@ function ending(outcome, names) {
     return outcome.winner === "draw" ? "Draw: the Totem is blocked"
       : `${names[outcome.winner === "p1" ? 0 : 1]} wins: the Totem is blocked`;
   }
-  const points = `${outcome.score_p1}–${outcome.score_p2}`;
-  const pieces = `${outcome.count_p1}–${outcome.count_p2}`;
+  // the winner's figures first (a draw's in the seats' order)
+  const [first, second] = outcome.winner === "p2" ? ["p2", "p1"] : ["p1", "p2"];
+  const points = `${outcome[`score_${first}`]}–${outcome[`score_${second}`]}`;
+  const pieces = `${outcome[`count_${first}`]}–${outcome[`count_${second}`]}`;
   if (outcome.winner === "draw") return `Draw: the Totem is blocked; ${points} in points and ${pieces} in pieces around it`;
   const winner = names[outcome.winner === "p1" ? 0 : 1];
   if (outcome.score_p1 !== outcome.score_p2) return `${winner} wins ${points}: the Totem is blocked, and ${winner}'s pieces around it are worth more`;
