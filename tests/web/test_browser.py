@@ -978,6 +978,28 @@ def test_a_yoxii_value_is_picked_from_the_stock_beside_the_board(
         timeout=MOVE_TIMEOUT,
     )
     assert page.locator("[data-testid=moves] > *").nth(1).text_content() == f"2@{name}"
+    # the values are offered beside the square picked too, and the keyboard goes to them
+    page.locator("[data-legal=true][data-square]").first.click()  # the other side's Totem
+    page.wait_for_function("() => document.body.dataset.state === 'person'")
+    name = str(page.locator("[data-legal=true][data-square]").first.get_attribute("data-square"))
+    square = page.locator(f"[data-testid=board] [data-square='{name}']")
+    assert page.locator("[data-chip]").count() == 0
+    square.focus()
+    page.keyboard.press("Enter")
+    chips = page.locator("[data-testid=board] [data-chip]")
+    assert sorted(chips.evaluate_all("cs => cs.map(c => c.dataset.chip)")) == ["1", "2", "3", "4"]
+    assert page.evaluate("document.activeElement.dataset.chip") == "1"
+    placed, chip = square.bounding_box(), chips.nth(2).bounding_box()
+    assert placed is not None and chip is not None
+    near = abs(chip["y"] - placed["y"]) + abs(chip["x"] - placed["x"])
+    assert near < 3 * placed["height"], (placed, chip)
+    chips.nth(2).click()
+    page.wait_for_function(
+        "() => document.querySelectorAll('[data-testid=moves] > *').length === 4",
+        timeout=MOVE_TIMEOUT,
+    )
+    assert page.locator("[data-testid=moves] > *").nth(3).text_content() == f"3@{name}"
+    assert page.locator("[data-chip]").count() == 0
 
 
 # -- what an attacker of the page tried -----------------------------------------------------

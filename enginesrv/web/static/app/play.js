@@ -260,9 +260,9 @@ export function showPly(ply) {
 
 /** A click (or Enter) on the board: a place, or a piece drawn as a choice. */
 function boardTarget(target) {
-  const choice = target.closest ? target.closest("[data-choice][data-legal=true]") : null;
+  const choice = target.closest ? target.closest("[data-choice][data-legal=true], [data-chip]") : null;
   if (choice) {
-    const name = choice.getAttribute("data-choice");
+    const name = choice.getAttribute("data-choice") ?? choice.getAttribute("data-chip");
     pick({ choice: name, label: name });
     return true;
   }

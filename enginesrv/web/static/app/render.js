@@ -46,7 +46,9 @@ function focusKey() {
   const square = active.getAttribute("data-square");
   if (square) return `[data-square="${CSS.escape(square)}"]`;
   const choice = active.getAttribute("data-choice");
-  return choice ? `[data-choice="${CSS.escape(choice)}"]` : null;
+  if (choice) return `[data-choice="${CSS.escape(choice)}"]`;
+  const chip = active.getAttribute("data-chip");
+  return chip ? `[data-chip="${CSS.escape(chip)}"]` : null;
 }
 
 /** Gives the focus back to the element ``selector`` names if it is still a thing to click,
@@ -54,9 +56,11 @@ function focusKey() {
  * keyboard player goes on from where they were once it is their turn again. */
 function restoreFocus(selector) {
   const again = ui.board.querySelector(selector) || ui.choices.querySelector(selector);
-  const still = again && again.tabIndex >= 0 && (again.getAttribute("data-legal") === "true" || ui.choices.contains(again));
+  const still = again && again.tabIndex >= 0 && (again.getAttribute("data-legal") === "true" || ui.choices.contains(again))
+    && !(again.hasAttribute("data-square") && ui.board.querySelector("[data-chip]")); // on to the values
   const target = still ? again
-    : ui.board.querySelector("[data-legal=true]") || ui.choices.querySelector("button") || ui.board;
+    : ui.board.querySelector("[data-chip]") || ui.board.querySelector("[data-legal=true]")
+      || ui.choices.querySelector("button") || ui.board;
   target.focus({ preventScroll: true });
 }
 
@@ -88,6 +92,45 @@ function nextSteps() {
   return { squares, choices };
 }
 
+/** The choices of the next step as small buttons beside the place just picked (a Yoxii
+ * piece's value next to its square), when they are few and short; the buttons under the board
+ * and the pieces drawn as choices stay. Each is a `[data-chip]` button of its choice. */
+function drawChips(choices) {
+  const last = app.picked[app.picked.length - 1];
+  if (!last || last.square === undefined || !choices.size || choices.size > 6) return;
+  if ([...choices.values()].some((label) => String(label).length > 3)) return;
+  const place = ui.board.querySelector(`[data-square="${CSS.escape(last.square)}"]`);
+  if (!place) return;
+  const box = place.getBBox();
+  const view = ui.board.viewBox.baseVal;
+  const size = Math.max(22, Math.min(34, box.height * 0.6));
+  const width = choices.size * (size + 4) - 4;
+  const x0 = Math.max(view.x, Math.min(view.x + view.width - width, box.x + box.width / 2 - width / 2));
+  const above = box.y - size - 4;
+  const y0 = above >= view.y ? above : box.y + box.height + 4; // below a place at the top
+  const group = document.createElementNS(SVG_NS, "g");
+  group.setAttribute("class", "chips");
+  [...choices.entries()].forEach(([choice, label], k) => {
+    const chip = document.createElementNS(SVG_NS, "g");
+    chip.setAttribute("class", "chip");
+    chip.setAttribute("data-chip", choice);
+    chip.setAttribute("data-legal", "true");
+    chip.setAttribute("tabindex", "0");
+    chip.setAttribute("role", "button");
+    chip.setAttribute("aria-label", `${last.square}: ${label}`);
+    const x = x0 + k * (size + 4);
+    const rect = document.createElementNS(SVG_NS, "rect");
+    Object.entries({ x, y: y0, width: size, height: size, rx: 5 }).forEach(([key, v]) => rect.setAttribute(key, String(v)));
+    const text = document.createElementNS(SVG_NS, "text");
+    Object.entries({ x: x + size / 2, y: y0 + size / 2, "text-anchor": "middle", "dominant-baseline": "central" })
+      .forEach(([key, v]) => text.setAttribute(key, String(v)));
+    text.textContent = String(label);
+    chip.append(rect, text);
+    group.append(chip);
+  });
+  ui.board.append(group);
+}
+
 /** The sign of each band of root moves on its place (analysis.js `bands`). */
 export const BAND_SIGNS = { best: "★", good: "+", fair: "=", poor: "−" };
 
@@ -117,7 +160,7 @@ export function markSquares() {
       for (const place of places || []) if (!lines.has(place)) lines.set(place, i + 1);
     });
   }
-  for (const label of ui.board.querySelectorAll(".line-label")) label.remove();
+  for (const label of ui.board.querySelectorAll(".line-label, .chips")) label.remove();
   // pieces the board draws as choices (a value in stock): legal when that choice is next
   const { choices } = nextSteps();
   for (const node of ui.board.querySelectorAll("[data-choice]")) {
@@ -162,6 +205,7 @@ export function markSquares() {
       node.removeAttribute("role");
     }
   }
+  drawChips(choices);
 }
 
 // -- turns: the decisions one seat made in a row -----------------------------------------------
