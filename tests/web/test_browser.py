@@ -661,8 +661,19 @@ def yinsh_cells(state: games.State) -> dict[str, str]:
     return out
 
 
+def law_cards(state: games.State) -> dict[str, str]:
+    """Each Yin Yang law card (law-b1 ... law-w4) as the position string has it: its state and
+    text (rules/yinyang.md §8)."""
+    fields = state.to_string().split(" ")
+    return {
+        f"law-{colour}{k}": entry
+        for colour, laws in (("b", fields[3]), ("w", fields[4]))
+        for k, entry in enumerate(laws.split(","), 1)
+    }
+
+
 @pytest.mark.parametrize(
-    ("name", "plies"), [("yinsh", 24), ("yohoho", 9), ("yoxii", 9), ("yinyang", 5)]
+    ("name", "plies"), [("yinsh", 24), ("yohoho", 9), ("yoxii", 9), ("yinyang", 8)]
 )
 def test_every_decision_of_the_last_turn_is_marked(
     server: ServerThread, page: Page, name: str, plies: int
@@ -674,7 +685,8 @@ def test_every_decision_of_the_last_turn_is_marked(
     for seed in range(40):
         states, tokens = a_game_to_a_turns_end(name, seed, plies)
         first = last_turn(states)
-        if not states[-1].is_terminal() and len(tokens) - first + 1 >= least:
+        with_law = name != "yinyang" or any(t.startswith("L") for t in tokens[first - 1 :])
+        if not states[-1].is_terminal() and len(tokens) - first + 1 >= least and with_law:
             break
     else:
         raise AssertionError("no game of 40 ended a turn of several decisions")
@@ -690,10 +702,25 @@ def test_every_decision_of_the_last_turn_is_marked(
         timeout=MOVE_TIMEOUT,
     )
     marked = set(
-        page.eval_on_selector_all("[data-last=true]", "nodes => nodes.map(n => n.dataset.square)")
+        page.eval_on_selector_all(
+            "[data-square][data-last=true]", "nodes => nodes.map(n => n.dataset.square)"
+        )
     )
     named = {square for token in turn for square in re.findall(r"[a-q](?:1[01]|[1-9])", token)}
     assert named <= marked, (turn, named - marked)
+    if name == "yinyang":  # a law applied or rewritten (or revealed): its card is marked
+        cards = page.eval_on_selector_all(
+            "[data-place][data-last=true]", "nodes => nodes.map(n => n.dataset.place)"
+        )
+        was, now = law_cards(states[first - 1]), law_cards(states[-1])
+        colour = "bw"[states[first - 1].to_move()]
+        used = {
+            f"law-{colour}{number}"
+            for token in turn
+            for number in re.findall(r"(?:^|:)L(\d)[@=]", token)
+        }
+        assert used, turn  # this turn applied a law
+        assert set(cards) == used | {c for c in was if was[c] != now[c]}, (turn, cards)
     if name == "yinsh":
         was, now = yinsh_cells(states[first - 1]), yinsh_cells(states[-1])
         changed = {p for p in was.keys() | now.keys() if was.get(p) != now.get(p)}
@@ -706,7 +733,8 @@ def test_every_decision_of_the_last_turn_is_marked(
         assert SQUARE_NAMES[before.totem()] in marked  # where the Totem left
     # a ring, not a fill: the piece under the mark keeps its colour
     style = page.eval_on_selector(
-        "[data-last=true]", "n => [getComputedStyle(n).fill, getComputedStyle(n).strokeDasharray]"
+        "[data-square][data-last=true]",
+        "n => [getComputedStyle(n).fill, getComputedStyle(n).strokeDasharray]",
     )
     assert style[0] in ("none", "transparent", "rgba(0, 0, 0, 0)"), style
     assert style[1] not in ("none", ""), style
@@ -990,7 +1018,8 @@ def test_a_yoxii_value_is_picked_from_the_stock_beside_the_board(
     assert sorted(chips.evaluate_all("cs => cs.map(c => c.dataset.chip)")) == ["1", "2", "3", "4"]
     assert page.evaluate("document.activeElement.dataset.chip") == "1"
     placed, chip = square.bounding_box(), chips.nth(2).bounding_box()
-    assert placed is not None and chip is not None
+    assert placed is not None
+    assert chip is not None
     near = abs(chip["y"] - placed["y"]) + abs(chip["x"] - placed["x"])
     assert near < 3 * placed["height"], (placed, chip)
     chips.nth(2).click()

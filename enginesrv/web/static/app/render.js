@@ -174,6 +174,7 @@ export function markSquares() {
       node.removeAttribute("role");
     }
   }
+  for (const node of ui.board.querySelectorAll("[data-place]")) setFlag(node, "data-last", last.has(node.getAttribute("data-place")));
   for (const node of ui.board.querySelectorAll("[data-square]")) {
     const name = node.getAttribute("data-square");
     const legal = squares.has(name);
@@ -249,7 +250,7 @@ function lastTurnSquares(ply) {
   const first = turnStart(ply);
   for (let i = first; i <= ply; i += 1) {
     try {
-      for (const square of app.board.squares(app.played[i - 1], modelOf(i) || shownModel())) out.add(square);
+      for (const square of app.board.squares(app.played[i - 1], modelOf(i - 1) || shownModel())) out.add(square);
     } catch {
       // a token the module cannot read marks nothing
     }

@@ -56,9 +56,8 @@ function diagram(board, spec, colours) {
       if (node) node.setAttribute("data-mark", "true");
     }
     // a picture, not a board: the page's hooks ([data-square], [data-choice]) stay the board's
-    for (const node of svg.querySelectorAll("[data-square], [data-choice]")) {
-      node.removeAttribute("data-square");
-      node.removeAttribute("data-choice");
+    for (const node of svg.querySelectorAll("[data-square], [data-choice], [data-place]")) {
+      for (const hook of ["data-square", "data-choice", "data-place"]) node.removeAttribute(hook);
     }
   } catch (error) {
     figure.replaceChildren(el("p", {}, `(the diagram cannot be drawn: ${error.message})`));

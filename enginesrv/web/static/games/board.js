@@ -16,6 +16,9 @@
 //       a next step; the page marks it data-legal then: [data-legal="true"], [data-picked="true"],
 //       [data-last="true"] (touched by a decision of the last turn) and [data-best="true"]
 //       are set by the page after draw.
+//       An element with data-place="<name>" is a place that is not a click target (a Yin Yang
+//       law card): the page marks it [data-last="true"] as it marks squares, when `cells` or
+//       `squares` name it.
 //   steps(token: string, model: Model): Step[]
 //       the clicks that make a legal move token, in order. A Step is {square: "e5"} (a click
 //       on that data-square) or {choice: "<token or part>", label: "<button text>"} (a button
@@ -26,7 +29,8 @@
 //       what the side to act has to do now, for the status line ("move a ring", "remove a
 //       row", "place a piece: pick its value").
 //   squares(token: string, model: Model): string[]
-//       the squares a played token touched, to mark the last move (may be []).
+//       the places a token played in model's position touched, to mark the last move and an
+//       analysis' moves (may be []); the last one is where the move goes.
 //   stepHint?(model: Model, picked: Step[]): string | null
 //       the status line once some steps of a move are picked ("move the ring on e5: click
 //       where it goes"), or null for the page's own ("e5 picked: click a marked place").

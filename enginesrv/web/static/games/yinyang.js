@@ -16,7 +16,7 @@
 // The model, the drawing and the law editor are yinyang_model.js, yinyang_draw.js and
 // yinyang_editor.js.
 
-import { GLYPH, LAW_RE, goalTaken, lawKind, parse, rev, windowSquares, windowTarget } from "./yinyang_model.js";
+import { GLYPH, LAW_RE, goalTaken, lawKind, lawPlace, parse, rev, windowSquares, windowTarget } from "./yinyang_model.js";
 import { draw } from "./yinyang_draw.js";
 import { compose } from "./yinyang_editor.js";
 
@@ -75,11 +75,16 @@ function hint(model) {
   return `move a piece or apply a law ${WINDOW_HINT}`;
 }
 
-function squares(token) {
+/** The places a token touched, played in ``model``'s position: a piece's two squares; a law's
+ * card (and the card it rewrites), then its window's squares. */
+function squares(token, model) {
   let m = /^([a-d][1-4])-([a-d][1-4])$/.exec(token);
   if (m) return [m[1], m[2]];
-  m = /^L[1-4]@([a-c][1-3])/.exec(token);
-  return m ? windowSquares(m[1]) : [];
+  m = APPLY_RE.exec(token);
+  if (!m) return [];
+  const cards = !model ? [] : [lawPlace(model.side, Number(m[1]) - 1)];
+  if (model && m[4]) cards.push(lawPlace(model.side, Number(m[4]) - 1));
+  return [...cards, ...windowSquares(m[2])];
 }
 
 /** The end of a game in words (the contract's `ending`). */
@@ -98,9 +103,15 @@ function ending(outcome, names) {
 /** The seat to act (the contract's `toAct`). */
 const toAct = (model) => model.side;
 
-/** What stands on each occupied square (the contract's `cells`): b or w. */
+/** What stands on each occupied square (the contract's `cells`): b or w; and each law card as
+ * the model knows it (hidden or revealed, and its text), so that a law applied, revealed,
+ * written or rewritten marks its card. */
 function occupied(model) {
-  return Object.fromEntries(Object.entries(model.board).filter(([, cell]) => cell !== "."));
+  const out = Object.fromEntries(Object.entries(model.board).filter(([, cell]) => cell !== "."));
+  model.laws.forEach((laws, p) => (laws || []).forEach((entry, k) => {
+    out[lawPlace(p, k)] = `${entry.state}${entry.text ?? ""}`;
+  }));
+  return out;
 }
 
 /** The status line after some steps of a move (the contract's `stepHint`). */

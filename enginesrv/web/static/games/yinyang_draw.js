@@ -2,7 +2,7 @@
 // laws as dominoes (cause 2x2 -> effect 2x2, or * for an adaptation) on their side of the board.
 
 import { el, clear, label } from "./board.js";
-import { FILES, SQUARES, applications, goalTaken, lawKind, rev, windowSquares } from "./yinyang_model.js";
+import { FILES, SQUARES, applications, goalTaken, lawKind, lawPlace, rev, windowSquares } from "./yinyang_model.js";
 
 const S = 64; // board square
 const BX = 46;
@@ -53,12 +53,12 @@ function drawPattern(g, x, y, four, pal, marks = []) {
  * One law as a domino at (x, y). `entry` is {state, text} or null (not written yet); `turned`
  * draws the law rotated 180 degrees (how it lies on the board as drawn).
  */
-function drawDomino(g, x, y, slot, entry, turned, pal) {
+function drawDomino(g, x, y, slot, entry, turned, pal, place = null) {
   const known = entry && entry.text;
   const revealed = entry && entry.state === "+";
   el("rect", { x, y, width: DOM_W, height: DOM_H, rx: 6, fill: !entry ? "none" : known ? "#f3ecdc" : "#ded6c6",
     stroke: revealed ? "#8a5a14" : "#9b927f", "stroke-width": revealed ? 2 : 1.2,
-    "stroke-dasharray": revealed ? null : "4 3" }, g);
+    "stroke-dasharray": revealed ? null : "4 3", "data-place": place }, g);
   let caption = `law ${slot}`;
   const status = !entry ? "not written" : entry.state === "+" ? "revealed" : "hidden";
   if (!entry) {
@@ -113,7 +113,7 @@ function draw(svg, model, { flipped = false, colours = ["Black", "White"] } = {}
     if (acting) el("circle", { cx: 13, cy: y0 + 8, r: 5, fill: p ? pal.w.fill : pal.b.fill, stroke: "#1f6f3a", "stroke-width": 2 }, g);
     const laws = model.laws[p];
     for (let k = 0; k < 4; k++) {
-      drawDomino(g, 16 + k * 113, y0 + 20, k + 1, laws ? laws[k] : null, (p === 1) !== flipped, pal);
+      drawDomino(g, 16 + k * 113, y0 + 20, k + 1, laws ? laws[k] : null, (p === 1) !== flipped, pal, lawPlace(p, k));
     }
   }
 

@@ -148,6 +148,9 @@ function applications(model) {
 /** Whether a goal decides the game now (rules §6, checks 1-3). */
 const goalTaken = (m) => m.phase === "start" && m.turn >= 1 && (m.board.d4 === "b" || m.board.a1 === "w");
 
+/** The place name of a player's law card (``p`` 0 Black, ``k`` from 0): law-b1 ... law-w4. */
+const lawPlace = (p, k) => `law-${"bw"[p]}${k + 1}`;
+
 export {
-  FILES, SQUARES, ANCHORS, CELL_NAMES, CELL_WORDS, GLYPH, COLOUR_WORD, rev, windowSquares, windowTarget, LAW_RE, lawKind, whyInvalid, allLaws, parse, windowPatterns, absCause, applications, goalTaken,
+  lawPlace, FILES, SQUARES, ANCHORS, CELL_NAMES, CELL_WORDS, GLYPH, COLOUR_WORD, rev, windowSquares, windowTarget, LAW_RE, lawKind, whyInvalid, allLaws, parse, windowPatterns, absCause, applications, goalTaken,
 };
