@@ -231,10 +231,13 @@ class Quit:
 
 @dataclass(frozen=True, slots=True)
 class Query:
-    """``query WHAT`` with WHAT one of ``QUERY_WHATS``; answered by ``response``."""
+    """``query WHAT`` with WHAT one of ``QUERY_WHATS``; answered by ``response``.
+    ``query moves start N``: the legal moves from the ``N``-th (0-based) of their sorted list
+    on, for a list too long for one reply."""
 
     METHOD: ClassVar[str] = "query"
     what: str
+    start: int = 0
 
 
 @dataclass(frozen=True, slots=True)

@@ -268,7 +268,12 @@ def _query(a: _Args) -> Command:
     what = cast(str, a.text("what", required=True))
     if what not in QUERY_WHATS:
         raise a.fail(f"'what' must be one of {' '.join(QUERY_WHATS)}, got {_show(what)}")
-    return Query(what)
+    start = a.integer("start") or 0
+    if start and what != "moves":
+        raise a.fail(f"'start' goes with 'what' moves only, not {_show(what)}")
+    if start > 999_999_999:
+        raise a.fail(f"'start' must be at most 999999999, got {start}")
+    return Query(what, start)
 
 
 def _play(a: _Args) -> Command:

@@ -247,11 +247,19 @@ def _parse_go(args: list[str]) -> Command:
 
 
 def _parse_query(args: list[str]) -> Command:
+    if len(args) == 3 and args[:2] == ["moves", "start"]:
+        if not re.fullmatch(r"0|[1-9][0-9]{0,8}", args[2]):
+            raise _fail(
+                BAD_ARGUMENTS,
+                f"query moves start: {args[2]!r} is not a whole number from 0 to 999999999",
+                Query.METHOD,
+            )
+        return Query("moves", int(args[2]))
     if len(args) != 1 or args[0] not in QUERY_WHATS:
         got = " ".join(args) or "nothing"
         raise _fail(
             BAD_ARGUMENTS,
-            f"query: {got!r} is not one of {' '.join(QUERY_WHATS)}",
+            f"query: {got!r} is not one of {' '.join(QUERY_WHATS)} (or moves start N)",
             Query.METHOD,
         )
     return Query(args[0])
@@ -887,8 +895,8 @@ def _command_text(command: Command) -> str:
                 text += f" moves {' '.join(moves)}"
         case Go():
             text = _go_text(command)
-        case Query(what):
-            text = f"query {what}"
+        case Query(what, start):
+            text = f"query {what}" if not start else f"query {what} start {start}"
         case Play(move):
             text = f"play {move}"
         case Undo(n):

@@ -172,15 +172,17 @@ class Board:
             self.played.pop()
         return state.to_string()
 
-    def query(self, what: str) -> m.ResponseValue:
-        """The answer to ``query what`` (docs/protocol.md §4.1)."""
+    def query(self, what: str, start: int = 0) -> m.ResponseValue:
+        """The answer to ``query what`` (docs/protocol.md §4.1); for ``moves``, the sorted
+        list from its ``start``-th move on."""
         _, state = self.require("query")
         match what:
             case "moves":
                 count = state.count_moves()
                 if count > MOVES_LISTED:
                     return f"count {count} {state.describe_moves()}".rstrip()
-                return self.fit_moves(sorted(state.move_to_str(mv) for mv in state.legal_moves()))
+                tokens = sorted(state.move_to_str(mv) for mv in state.legal_moves())
+                return self.fit_moves(tokens, start)
             case "played":
                 return self.fit_moves(list(self.played))
             case "clock":
@@ -190,13 +192,14 @@ class Board:
                 return self.fit_scores(scores if position == state.to_string() else ())
         return STATE_ANSWERS.get(what, STATE_ANSWERS["phase"])(state)
 
-    def fit_moves(self, tokens: list[str]) -> m.ResponseValue:
-        """The move list, or, when it would make a reply longer than the line or frame limit,
-        ``count N moves`` and the first moves that fit (docs/protocol.md §4.1)."""
+    def fit_moves(self, tokens: list[str], start: int = 0) -> m.ResponseValue:
+        """The move list, or, when it would make a reply longer than the line or frame limit
+        or a ``start`` is given, ``count N moves`` and the moves from the ``start``-th on that
+        fit (docs/protocol.md §4.1)."""
         room = self.max_reply - REPLY_OVERHEAD[self.framing]
         extra = TOKEN_OVERHEAD[self.framing]
-        costs = [len(t.encode()) + extra for t in tokens]
-        if sum(costs) <= room:
+        costs = [len(t.encode()) + extra for t in tokens[start:]]
+        if not start and sum(costs) <= room:
             return tuple(tokens)
         head = f"count {len(tokens)} moves"
         room -= len(head)
@@ -206,7 +209,7 @@ class Board:
                 break
             room -= cost
             kept += 1
-        return " ".join([head, *tokens[:kept]])
+        return " ".join([head, *tokens[start : start + kept]])
 
     def fit_scores(self, scores: tuple[RootScore, ...]) -> tuple[str, ...]:
         """``query scores``: ``SCORE_WORDS`` words per move (docs/protocol.md §4.1), as many

@@ -234,8 +234,8 @@ class Session:
                 return m.ReadyOk()
             case m.Ping(token):
                 return m.Pong(token)
-            case m.Query(what):
-                return m.Response(await self._ask(what))
+            case m.Query(what, start):
+                return m.Response(await self._ask(what, start))
             case m.Bots():
                 return m.BotList(bot_infos())
             case m.Options(every):
@@ -304,17 +304,17 @@ class Session:
         self.referee.undo(n)
         return self._take_view()
 
-    async def _ask(self, what: str) -> m.ResponseValue:
+    async def _ask(self, what: str, start: int = 0) -> m.ResponseValue:
         if what == "moves":  # a list of up to a hundred thousand moves
-            return await offload(self.peer, lambda: self._query(what))
+            return await offload(self.peer, lambda: self._query(what, start))
         return self._query(what)
 
-    def _query(self, what: str) -> m.ResponseValue:
+    def _query(self, what: str, start: int = 0) -> m.ResponseValue:
         if self.referee is not None:
             value = self.referee.query(what)
             if value is not None:
                 return value
-        return self.board.query(what)
+        return self.board.query(what, start)
 
     def _take_view(self) -> str:
         """Hold the referee's view again; its position string."""

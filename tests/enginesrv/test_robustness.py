@@ -607,6 +607,52 @@ async def test_no_reply_is_longer_than_the_line_or_frame_limit() -> None:
         assert tokens == everything[: len(tokens)]
 
 
+@trio_test
+async def test_a_long_move_list_is_gathered_page_by_page() -> None:
+    """``query moves start K`` gives the sorted list from its K-th move on, as much as fits a
+    reply: a client asking from what it has gathers the whole list, in both framings."""
+    everything = sorted_moves("yinyang", VIEW)
+    async with running_server(game="yinyang", limits=Limits(line=2000, frame=2000)) as (_, port):
+        peer = await TextPeer.connect(port)
+        await peer.send(f"position fen {VIEW}")
+        gathered: list[str] = []
+        pages = 0
+        while len(gathered) < len(everything):
+            await peer.send(f"query moves start {len(gathered)}")
+            line = await peer.expect("response count 3244 moves")
+            assert len(line.encode()) <= 2000
+            page = line.split()[4:]
+            assert page, f"no progress at {len(gathered)}"
+            gathered += page
+            pages += 1
+        assert gathered == everything
+        assert pages >= sum(len(t) + 1 for t in everything) // 2000  # each cut to the line
+        await peer.send("query moves start 3244")  # past the end: an empty page
+        assert await peer.expect("response ") == "response count 3244 moves"
+        await peer.send("query position start 1", "query moves start -1")
+        assert (await peer.expect("error ")).startswith("error 101 bad-arguments query:")
+        assert (await peer.expect("error ")).startswith("error 101 bad-arguments query moves")
+        stream = await open_stream(port)
+        unpacker = msgpack.Unpacker(raw=False)
+        frames: list[Any] = []
+        requests = [
+            [0, 1, "position", [{"fen": VIEW}]],
+            [0, 2, "query", [{"what": "moves", "start": 3000}]],
+            [0, 3, "query", [{"what": "phase", "start": 3}]],
+        ]
+        await stream.send_all(b"".join(pack(r) for r in requests))
+        with trio.fail_after(10):
+            while len(frames) < 3:
+                data = await stream.receive_some(65536)
+                assert data, "closed"
+                unpacker.feed(data)
+                frames.extend(unpacker)
+        value = frames[1][3]["value"]
+        assert value.startswith("count 3244 moves ")
+        assert value.split()[3:] == everything[3000 : 3000 + len(value.split()) - 3]
+        assert frames[2][2] is not None  # an error: start goes with moves only
+
+
 # -- 4. admission ----------------------------------------------------------------------------
 
 

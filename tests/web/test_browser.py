@@ -177,6 +177,9 @@ def test_analysis_starts_and_stops_with_live_lines(server: ServerThread, page: P
         timeout=MOVE_TIMEOUT,
     )
     page.wait_for_selector("[data-best=true]", timeout=MOVE_TIMEOUT)
+    # a score in words a person reads: the chance to win beside the evaluation
+    text = str(page.locator("[data-testid=analysis]").text_content())
+    assert re.search(r"score (cp -?\d+ \(\d+% to win\)|(win|loss) in \d+ pl)", text), text
     page.locator("[data-testid=stop]").click()
     page.wait_for_function(
         "() => document.querySelector('[data-testid=analysis]').textContent.includes('best move')",
@@ -278,8 +281,10 @@ def test_the_page_with_the_keyboard_only(server: ServerThread, page: Page) -> No
         "() => document.activeElement.getAttribute('data-legal') === 'true'"
         " || document.activeElement.closest('#choices') !== null"
     )
-    while moves_count(page) < 5:
+    while True:
         page.wait_for_function(on_a_step, timeout=MOVE_TIMEOUT)
+        if moves_count(page) >= 5:  # the person's second turn has begun
+            break
         before = moves_count(page), page.evaluate("document.activeElement.outerHTML")
         page.keyboard.press("Enter")
         page.wait_for_function(
@@ -314,6 +319,7 @@ def test_two_people_at_one_screen_get_a_hand_over_screen_in_yin_yang(
     page.wait_for_selector("[data-testid=handover]", state="visible", timeout=MOVE_TIMEOUT)
     assert page.evaluate("document.body.dataset.state") == "handover"
     assert "White" in str(page.locator("[data-testid=handover]").text_content())
+    assert str(page.locator("[data-testid=status]").text_content()).startswith("White to play")
     assert page.locator("#play").evaluate("node => getComputedStyle(node).visibility") == "hidden"
     page.locator("[data-testid=handover-ready]").click()
     assert page.evaluate("document.body.dataset.state") == "person"
@@ -1078,6 +1084,34 @@ def test_a_move_longer_than_the_server_line_limit_is_refused_and_the_page_goes_o
     tokens, _ = a_finished_game("yoxii", 2)
     replay_text(page, "\n".join(["# Game: yoxii", *tokens]))
     status.filter(has_text=f"Replaying {len(tokens)} moves.").wait_for(timeout=MOVE_TIMEOUT)
+
+
+LONG_LIST = (
+    "b.ww/bwww/bwbw/bbbw b start +b.bw>*,-bwbw>*,+bwbb>bwb.,-.bw.>bbwb"
+    " -b..w>...w,-.bbw>.b.w,-..b.>.wbw,-.b..>wb.w 8 10 5"
+)
+"""A Yin Yang position whose 4,865 moves (two adaptations, each rewriting any law) are longer
+than a reply: its one piece move, a4-b4, sorts last."""
+
+
+def test_a_move_list_longer_than_a_reply_is_gathered_and_played(
+    server: ServerThread, page: Page
+) -> None:
+    """The page gathers a list the server cuts (`query moves start K`), so that the moves at
+    its end can be played, and it never takes such a list for the law editor's setup."""
+    query = urllib.parse.urlencode({"game": "yinyang", "opponent": "human", "position": LONG_LIST})
+    page.goto(f"{base(server)}?{query}")
+    ready = page.locator("[data-testid=handover-ready]")
+    page.wait_for_function(
+        "() => ['person', 'handover'].includes(document.body.dataset.state)", timeout=MOVE_TIMEOUT
+    )
+    if ready.is_visible():
+        ready.click()
+    page.locator("[data-testid=board] [data-square=a4][data-legal=true]").click()
+    page.locator("[data-testid=board] [data-square=b4][data-legal=true]").click()
+    page.locator("[data-testid=moves] > *").first.wait_for(timeout=MOVE_TIMEOUT)
+    assert page.locator("[data-testid=moves] > *").all_text_contents() == ["a4-b4"]
+    assert page.locator("[data-testid=compose] *").count() == 0
 
 
 def test_records_too_long_or_with_two_moves_a_line_are_refused_and_long_ones_replay(

@@ -67,7 +67,8 @@ async function analyse(session, position, board, name, run) {
   // several lines where the bot offers them (its handshake's `analysis ... multipv`)
   const count = multipvOffered() ? Number(ui.lines.value) : 1;
   await session.command(`setoption name MultiPV value ${count}`);
-  if ((await session.response("query moves")).startsWith("count ")) {
+  const moves = await session.response("query moves");
+  if (moves.startsWith("count ") && !/^count \d+ moves( |$)/.test(moves)) {
     ui.analysis.textContent = "The bot is choosing: a decision too large to list (such as writing laws) shows no lines. Stop gives its choice.";
   }
   if (run !== runs) return; // stopped meanwhile: no search to start (nothing awaits below)
@@ -80,6 +81,17 @@ async function analyse(session, position, board, name, run) {
   ui.analysis.textContent += `\nbest move ${move}\n${scoresText(rows)}`;
   app.roots = { position, bands: bands(rows, model, board) };
   markSquares();
+}
+
+/** A score as the protocol gives it, with the side to act's winning chance beside an
+ * evaluation (read through the bot's `expectation` scale, as Analyse this game reads it). */
+function scoreText(kind, value) {
+  const bot = app.info && app.info.bots.find((b) => b.name === "alphabeta");
+  const scale = bot && bot.expectations && app.game ? bot.expectations[app.game.name] : undefined;
+  if (kind === "win" || kind === "loss") return `${kind} in ${value} ${value === 1 ? "ply" : "plies"} (proven)`;
+  if (kind !== "cp" || !scale) return `${kind} ${value}`;
+  const chance = Math.round(100 / (1 + Math.exp(-value / scale)));
+  return `cp ${value} (${chance}% to win)`;
 }
 
 /** Whether the analysis' bot offers several lines. */
@@ -141,7 +153,7 @@ function showInfo(line, model, board) {
   const at = words.indexOf("pv");
   const pv = at >= 0 ? words.slice(at + 1, note > at ? note : words.length) : [];
   const score = field("score");
-  const value = score ? `${field("score")} ${words[words.indexOf("score") + 2]}` : "?";
+  const value = score ? scoreText(score, Number(words[words.indexOf("score") + 2])) : "?";
   const index = Number(field("multipv") || 1);
   if (index === 1) {
     // a new iteration's best line: the others of the last one go

@@ -6,7 +6,7 @@ import { Session, pairs } from "../proto.js";
 import {
   app, ui, $, boardFor, botToAct, colour, hidden, personToAct, setStatus,
 } from "./state.js";
-import { candidates, render, renderClocks, sameStep } from "./render.js";
+import { candidates, render, renderClocks, rove, sameStep } from "./render.js";
 import { gameUrl, specFromForm } from "./setup.js";
 import { stopAnalysis } from "./analysis.js";
 
@@ -72,6 +72,27 @@ function gameLost(message) {
 
 const QUERIES = ["position", "turn", "moves", "outcome", "clock", "played"];
 
+/** The legal moves of `query moves`' answer: its list, or, for a list too long for one reply
+ * (`count N moves <the first ones>`), the whole list gathered page by page (`query moves
+ * start K`); none for a decision described rather than listed (`count N <description>`). */
+async function movesListed(session, answer) {
+  const cut = /^count (\d+) moves(?: (.*))?$/.exec(answer);
+  if (!cut) return answer && !answer.startsWith("count ") ? answer.split(" ") : [];
+  const total = Number(cut[1]);
+  const out = cut[2] ? cut[2].split(" ") : [];
+  app.busy += 1;
+  try {
+    while (out.length < total) {
+      const page = /^count \d+ moves(?: (.*))?$/.exec(await session.response(`query moves start ${out.length}`));
+      if (!page || !page[1]) throw new Error(`the server's list of ${total} moves stopped at ${out.length}`);
+      out.push(...page[1].split(" "));
+    }
+  } finally {
+    app.busy -= 1;
+  }
+  return out;
+}
+
 /** Asks the server for the game as it is now and draws it; asks the bot to move on its turn. */
 export async function refresh(generation = app.generation) {
   const session = app.session;
@@ -95,6 +116,14 @@ export async function refresh(generation = app.generation) {
     return;
   }
   const [position, turn, moves, outcome, clock, played] = values;
+  let legal;
+  try {
+    legal = await movesListed(session, moves);
+  } catch (error) {
+    if (generation === app.generation) setStatus(error.message, true);
+    return;
+  }
+  if (generation !== app.generation) return;
   const previousTurn = app.turn;
   const previousPlies = app.played.length;
   app.position = position;
@@ -103,10 +132,8 @@ export async function refresh(generation = app.generation) {
   app.played = played ? played.split(" ") : [];
   app.positions[app.played.length] = position;
   app.positions.length = app.played.length + 1;
-  app.legal = [];
-  app.describe = "";
-  if (moves.startsWith("count ")) app.describe = moves;
-  else if (moves) app.legal = moves.split(" ");
+  app.legal = legal;
+  app.describe = legal.length || !moves.startsWith("count ") ? "" : moves;
   app.clock = clock === "none" ? null : { ...pairs(clock), at: performance.now() };
   app.picked = [];
   app.view = null;
@@ -273,8 +300,24 @@ function boardTarget(target) {
 
 ui.board.addEventListener("click", (event) => boardTarget(event.target));
 
+const STEP_KEYS = { ArrowRight: 1, ArrowDown: 1, ArrowLeft: -1, ArrowUp: -1 };
+
 ui.board.addEventListener("keydown", (event) => {
   if ((event.key === "Enter" || event.key === " ") && boardTarget(event.target)) event.preventDefault();
+  const step = STEP_KEYS[event.key];
+  if (step && event.target !== ui.board && event.target.hasAttribute("tabindex")) {
+    // the arrows go from one thing to click to the next (not through the plies, here)
+    const stops = [...ui.board.querySelectorAll("[tabindex]")].filter((node) => node !== ui.board);
+    const next = stops[(stops.indexOf(event.target) + step + stops.length) % stops.length];
+    event.preventDefault();
+    event.stopPropagation();
+    rove(next);
+    next.focus();
+  }
+});
+
+ui.board.addEventListener("focusin", (event) => {
+  if (event.target !== ui.board) rove(event.target);
 });
 
 ui.moveForm.addEventListener("submit", (event) => {

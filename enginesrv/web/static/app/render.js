@@ -56,12 +56,13 @@ function focusKey() {
  * keyboard player goes on from where they were once it is their turn again. */
 function restoreFocus(selector) {
   const again = ui.board.querySelector(selector) || ui.choices.querySelector(selector);
-  const still = again && again.tabIndex >= 0 && (again.getAttribute("data-legal") === "true" || ui.choices.contains(again))
+  const still = again && again.hasAttribute("tabindex") && (again.getAttribute("data-legal") === "true" || ui.choices.contains(again))
     && !(again.hasAttribute("data-square") && ui.board.querySelector("[data-chip]")); // on to the values
   const target = still ? again
     : ui.board.querySelector("[data-chip]") || ui.board.querySelector("[data-legal=true]")
       || ui.choices.querySelector("button") || ui.board;
   target.focus({ preventScroll: true });
+  rove(target);
 }
 
 /** The legal moves that begin with the steps picked so far, each with its steps. */
@@ -207,6 +208,18 @@ export function markSquares() {
     }
   }
   drawChips(choices);
+  rove();
+}
+
+/** The board's things to click are one tab stop: the one with the focus, else the first (a
+ * value beside the place picked, else a legal place); the arrow keys go through the rest. */
+export function rove(current = null) {
+  const stops = [...ui.board.querySelectorAll("[tabindex]")].filter((node) => node !== ui.board);
+  if (!stops.length) return;
+  const chosen = (current && stops.includes(current) && current)
+    || stops.find((node) => node === document.activeElement)
+    || ui.board.querySelector("[data-chip]") || ui.board.querySelector("[data-legal=true]") || stops[0];
+  for (const node of stops) node.setAttribute("tabindex", node === chosen ? "0" : "-1");
 }
 
 // -- turns: the decisions one seat made in a row -----------------------------------------------
@@ -316,7 +329,8 @@ function renderMoves() {
     const item = document.createElement("li");
     item.textContent = token;
     item.dataset.ply = String(i + 1);
-    item.tabIndex = 0;
+    // one tab stop, the ply shown (the last when none is); ← and → step through the rest
+    item.tabIndex = (app.view === null ? app.played.length : app.view) === i + 1 ? 0 : -1;
     const seat = moverOf(i + 1);
     if (i === 0 || seat === null || seat !== previous) {
       turn += 1;
@@ -330,7 +344,10 @@ function renderMoves() {
     if (mark) item.dataset.mark = mark;
     return item;
   });
+  const focused = ui.moves.contains(document.activeElement);
   ui.moves.replaceChildren(...items);
+  const current = items.find((item) => item.tabIndex === 0);
+  if (focused && current) current.focus({ preventScroll: true });
   if (app.view === null && items.length) items[items.length - 1].scrollIntoView({ block: "nearest" });
   ui.viewing.hidden = app.view === null;
   if (app.view !== null) {
@@ -367,6 +384,8 @@ export function renderStatus() {
     setStatus(`Replay: move ${ply} of ${app.played.length} (← and → step through)`);
   } else if (app.outcome) {
     setStatus("Game over");
+  } else if (app.handoverFor) {
+    setStatus(`${colour(app.handoverFor === "p1" ? 0 : 1)} to play: pass the screen, and press the button when it is there`);
   } else if (app.busy) {
     // the line stays as it was until the answer
   } else if (app.thinking || botToAct()) {
