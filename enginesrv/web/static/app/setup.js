@@ -34,7 +34,7 @@ export function fillSetup(params) {
   const side = params.get("side");
   fillSides(side);
   if (side !== null && side !== "p1" && side !== "p2") problems.push(`the side ${quoted(side)} (p1 or p2)`);
-  const tc = params.get("tc");
+  const tc = (params.get("tc") || "").replaceAll(" ", "+"); // 300+3 with its "+" unescaped
   if (tc && TC_RE.test(tc)) {
     if (![...ui.tc.options].some((o) => o.value === tc)) ui.tc.append(new Option(tc, tc));
     ui.tc.value = tc;
