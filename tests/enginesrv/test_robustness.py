@@ -568,6 +568,18 @@ async def test_a_client_that_never_reads_is_disconnected_at_the_output_cap() -> 
         assert len((await other.expect("response ")).split()) == 1 + 3244
 
 
+async def read_frames(
+    stream: trio.SocketStream, unpacker: msgpack.Unpacker, frames: list[Any], count: int
+) -> None:
+    """Read msgpack frames from ``stream`` into ``frames`` until it holds ``count``."""
+    with trio.fail_after(10):
+        while len(frames) < count:
+            data = await stream.receive_some(65536)
+            assert data, "closed"
+            unpacker.feed(data)
+            frames.extend(unpacker)
+
+
 @trio_test
 async def test_no_reply_is_longer_than_the_line_or_frame_limit() -> None:
     everything = sorted_moves("yinyang", VIEW)
@@ -592,12 +604,7 @@ async def test_no_reply_is_longer_than_the_line_or_frame_limit() -> None:
         assert got == [[1, 1, None, {}]]
         start = unpacker.tell()
         await stream.send_all(pack([0, 2, "query", [{"what": "moves"}]]))
-        with trio.fail_after(10):
-            while len(got) < 2:
-                data = await stream.receive_some(65536)
-                assert data, "closed"
-                unpacker.feed(data)
-                got.extend(unpacker)
+        await read_frames(stream, unpacker, got, 2)
         assert unpacker.tell() - start <= 2000
         value = got[1][3]["value"]
         assert isinstance(value, str), got[1]
@@ -641,12 +648,7 @@ async def test_a_long_move_list_is_gathered_page_by_page() -> None:
             [0, 3, "query", [{"what": "phase", "start": 3}]],
         ]
         await stream.send_all(b"".join(pack(r) for r in requests))
-        with trio.fail_after(10):
-            while len(frames) < 3:
-                data = await stream.receive_some(65536)
-                assert data, "closed"
-                unpacker.feed(data)
-                frames.extend(unpacker)
+        await read_frames(stream, unpacker, frames, 3)
         value = frames[1][3]["value"]
         assert value.startswith("count 3244 moves ")
         assert value.split()[3:] == everything[3000 : 3000 + len(value.split()) - 3]
