@@ -48,12 +48,16 @@ class Lines:
         self.previous: dict[int, m.Info] = {}
 
     def add(self, info: SearchInfo) -> None:
-        """A progress report of the search (a line of an iteration, or text)."""
-        if info.string is not None or not info.pv or info.depth is None:
+        """A progress report of the search (a line of an iteration, or text). A line's own
+        note (Yin Yang's samples) is not part of an answer's line: the line is kept without it."""
+        depth = info.depth
+        if not info.pv or depth is None:
             return
+        if info.string is not None:
+            info = dataclasses.replace(info, string=None)
         index = info.line or 1
         best = self.current.get(1)
-        if index == 1 and best is not None and best.depth is not None and info.depth > best.depth:
+        if index == 1 and best is not None and best.depth is not None and depth > best.depth:
             self.previous, self.current = self.current, {}
         # an answer's line: the figures of the line, not those of the moment (nps, hashfull)
         line = info_reply(info, None)

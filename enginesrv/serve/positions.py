@@ -6,7 +6,9 @@ referees, the board holds the view of the session's client, which the referee ha
 
 from __future__ import annotations
 
-from collections.abc import Callable
+import threading
+from collections import OrderedDict
+from collections.abc import Callable, Sequence
 from typing import Final
 
 import games
@@ -62,6 +64,43 @@ STATE_ANSWERS: Final[dict[str, Callable[[games.State], m.ResponseValue]]] = {
 }
 """The ``query`` subjects answered from the position alone (docs/protocol.md §4.1)."""
 
+
+
+class SortedMoves:
+    """The sorted move lists of the positions listed last, shared by every session (paging
+    through a long list, ``query moves start K``, then sorts it once), at most ``capacity``
+    moves in all, the least recently used first to go. Lists are computed on the offload
+    thread; a lock keeps the table whole."""
+
+    def __init__(self, capacity: int) -> None:
+        self.capacity = capacity
+        self._lists: OrderedDict[tuple[str, str], tuple[str, ...]] = OrderedDict()
+        self._held = 0
+        self._lock = threading.Lock()
+
+    def of(self, state: games.State) -> tuple[str, ...]:
+        """The sorted move tokens of ``state``."""
+        key = (state.game.name, state.to_string())
+        with self._lock:
+            found = self._lists.get(key)
+            if found is not None:
+                self._lists.move_to_end(key)
+                return found
+        tokens = tuple(sorted(state.move_to_str(mv) for mv in state.legal_moves()))
+        if len(tokens) > self.capacity:
+            return tokens
+        with self._lock:
+            if key not in self._lists:
+                self._lists[key] = tokens
+                self._held += len(tokens)
+            while self._held > self.capacity:
+                _, dropped = self._lists.popitem(last=False)
+                self._held -= len(dropped)
+        return tokens
+
+
+SORTED_MOVES = SortedMoves(200_000)
+"""The lists of the process (about 15 MB at most)."""
 
 class Board:
     """A session's game and position (module docstring)."""
@@ -181,8 +220,9 @@ class Board:
                 count = state.count_moves()
                 if count > MOVES_LISTED:
                     return f"count {count} {state.describe_moves()}".rstrip()
-                tokens = sorted(state.move_to_str(mv) for mv in state.legal_moves())
-                return self.fit_moves(tokens, start)
+                if start >= count:  # past the end: an empty page, without listing anything
+                    return f"count {count} moves"
+                return self.fit_moves(SORTED_MOVES.of(state), start)
             case "played":
                 return self.fit_moves(list(self.played))
             case "clock":
@@ -192,7 +232,7 @@ class Board:
                 return self.fit_scores(scores if position == state.to_string() else ())
         return STATE_ANSWERS.get(what, STATE_ANSWERS["phase"])(state)
 
-    def fit_moves(self, tokens: list[str], start: int = 0) -> m.ResponseValue:
+    def fit_moves(self, tokens: Sequence[str], start: int = 0) -> m.ResponseValue:
         """The move list, or, when it would make a reply longer than the line or frame limit
         or a ``start`` is given, ``count N moves`` and the moves from the ``start``-th on that
         fit (docs/protocol.md §4.1)."""

@@ -1102,3 +1102,24 @@ async def test_a_forced_position_is_searched_for_its_score(game: str) -> None:
     assert line.depth == 2
     assert line.score is not None
     assert line.pv[0] == found.move
+
+
+@trio_test
+async def test_a_yin_yang_analysis_answers_its_lines_without_their_notes() -> None:
+    """Yin Yang's search notes its samples on each line (`string samples ...`); an analysis'
+    answer keeps the line (its depth, score and variation), not the note."""
+    fen = (
+        "bww./bwww/bbbw/b.bb b start -.ww.>bwwb,+wwbw>wwb.,-ww.w>*,-b..b>*"
+        " -bwbb>.wbb,-.b..>wbw.,-...b>....,-.w.b>wwwb 8 10 7"
+    )
+    async with running_server(workers=1, config=config()) as (_, port):
+        peer = await TextPeer.connect(port)
+        await peer.send("uginewgame yinyang", f"analyse id y depth 2 fen {fen}")
+        ends, lines = await answers(peer, ["y"])
+    found = read_analysis(lines, "y")
+    assert found.error is None, ends
+    [line] = found.lines
+    assert line.depth == 2
+    assert line.score is not None
+    assert line.pv[0] == found.move
+    assert not any("string" in text for text in lines)

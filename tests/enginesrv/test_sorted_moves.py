@@ -1,0 +1,53 @@
+"""The process's table of sorted move lists (``enginesrv.serve.positions.SortedMoves``): a
+list is sorted once while it is held, the table holds at most its capacity of moves, the least
+recently used list going first, and a page past the end of a list lists nothing."""
+
+from __future__ import annotations
+
+import pytest
+
+import games
+from enginesrv.serve import positions
+from enginesrv.serve.positions import SortedMoves
+from enginesrv.serve.settings import SessionConfig
+from tests.enginesrv.test_robustness import VIEW, YOXII, sorted_moves
+
+
+def test_a_list_is_sorted_once_and_the_least_recently_used_goes_first() -> None:
+    yoxii = YOXII.new_state()
+    yinyang = games.load("yinyang").state_from_string(VIEW)
+    after = yoxii.copy()
+    after.push(after.legal_moves()[0])
+    # room for all three lists but one move
+    sizes = [len(s.legal_moves()) for s in (yinyang, yoxii, after)]
+    table = SortedMoves(capacity=sum(sizes) - 1)
+    first = table.of(yinyang)
+    assert list(first) == sorted_moves("yinyang", VIEW)
+    assert table.of(yinyang) is first  # held: not listed again
+    start = table.of(yoxii)
+    assert table.of(yinyang) is first  # both fit
+    table.of(after)  # over the capacity: the least recently used (Yoxii's start) goes
+    assert table.of(yinyang) is first
+    assert table.of(yoxii) is not start
+    assert table.of(yoxii) == start
+
+
+def test_a_list_longer_than_the_table_is_not_held() -> None:
+    yinyang = games.load("yinyang").state_from_string(VIEW)
+    table = SortedMoves(capacity=100)
+    assert table.of(yinyang) is not table.of(yinyang)
+
+
+def test_a_page_past_the_end_lists_nothing(monkeypatch: pytest.MonkeyPatch) -> None:
+    listed: list[str] = []
+
+    def listing(state: games.State) -> tuple[str, ...]:
+        listed.append(state.to_string())
+        return ()
+
+    monkeypatch.setattr(positions.SORTED_MOVES, "of", listing)
+    board = positions.Board(SessionConfig(), framing="text", max_reply=65536, peer=None)
+    board.hold(games.load("yinyang"), games.load("yinyang").state_from_string(VIEW), [])
+    assert board.query("moves", 3244) == "count 3244 moves"
+    assert board.query("moves", 10**9) == "count 3244 moves"
+    assert listed == []
