@@ -529,6 +529,12 @@ def test_a_bad_deep_link_is_answered_with_a_message(server: ServerThread, page: 
         status.filter(has_text=said).wait_for(timeout=MOVE_TIMEOUT)
         assert page.evaluate("document.body.dataset.state") == "idle"
         assert page.evaluate("document.documentElement.scrollWidth") <= 1200
+    # a direction control in a link's value cannot turn the message around
+    page.goto(f"{base(server)}?game=%E2%80%AEsuchno")
+    status.filter(has_text="suchno").wait_for(timeout=MOVE_TIMEOUT)
+    said = str(status.text_content())
+    assert "\u202e" not in said
+    assert "\ufffdsuchno" in said
     # a link that left yinsh+blitz's "+" unescaped still names it
     page.goto(f"{base(server)}?game=yinsh+blitz&opponent=human")
     page.wait_for_function("() => document.body.dataset.state === 'person'", timeout=MOVE_TIMEOUT)
@@ -1080,8 +1086,21 @@ def test_a_move_longer_than_the_server_line_limit_is_refused_and_the_page_goes_o
     page.locator("[data-testid=load-position]").click()
     status.filter(has_text="A position string is one line").wait_for()
     assert page.evaluate("document.body.dataset.state") == "person"
-    page.locator("[data-testid=board] [data-legal=true]").first.click()
+    # positions a plain session takes but a game's address does not (a finished one, one with
+    # moves after it): the server refuses the new game, and the game in play goes on
     tokens, _ = a_finished_game("yoxii", 2)
+    finished = games.replay(games.load("yoxii"), None, tokens).to_string()
+    start = games.load("yoxii").new_state().to_string()
+    played = moves_count(page)
+    for position in (finished, f"{start} moves d5"):
+        page.locator("[data-testid=load-text]").fill(position)
+        page.locator("[data-testid=load-position]").click()
+        page.locator("[data-testid=status]").filter(has_text="The game in play goes on").wait_for(
+            timeout=MOVE_TIMEOUT
+        )
+        assert page.evaluate("document.body.dataset.state") == "person"
+        assert moves_count(page) == played
+    page.locator("[data-testid=board] [data-legal=true]").first.click()
     replay_text(page, "\n".join(["# Game: yoxii", *tokens]))
     status.filter(has_text=f"Replaying {len(tokens)} moves.").wait_for(timeout=MOVE_TIMEOUT)
 

@@ -10,7 +10,29 @@ import { candidates, render, renderClocks, rove, sameStep } from "./render.js";
 import { gameUrl, specFromForm } from "./setup.js";
 import { stopAnalysis } from "./analysis.js";
 
+let openings = 0; // games asked for: only the last one asked for starts
+
+/** Starts the game ``spec`` once the server has opened it: a game it refuses (a position it
+ * does not take, a full server) leaves the game in play as it was, and says why. */
 export async function newGame(spec) {
+  const attempt = ++openings;
+  setStatus("Starting the game…");
+  const session = new Session(gameUrl(spec));
+  try {
+    await session.open();
+    // a game address the server refuses is accepted, then closed with its reason at once:
+    // a first answer tells that the game is on
+    await session.request("isready");
+  } catch (error) {
+    if (attempt !== openings) return;
+    if (app.session && !app.session.closed) setStatus(`Cannot start the new game: ${error.message}. The game in play goes on.`, true);
+    else gameLost(`Cannot start: ${error.message}`);
+    return;
+  }
+  if (attempt !== openings) {
+    session.close();
+    return;
+  }
   const generation = ++app.generation;
   await stopAnalysis();
   if (app.session) app.session.close();
@@ -34,14 +56,6 @@ export async function newGame(spec) {
   ui.fileStatus.textContent = "";
   $("#record-choice-label").hidden = true;
   if (!spec.position) ui.loadText.value = ""; // the box holds this game's start, or nothing
-  setStatus("Starting the game…");
-  const session = new Session(gameUrl(spec));
-  try {
-    await session.open();
-  } catch (error) {
-    if (generation === app.generation) gameLost(`Cannot start: ${error.message}`);
-    return;
-  }
   if (generation !== app.generation) {
     session.close();
     return;

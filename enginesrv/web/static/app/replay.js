@@ -3,7 +3,7 @@
 // by the server.
 
 import { ProtocolError, pairs } from "../proto.js";
-import { app, ui, $, boardFor } from "./state.js";
+import { app, ui, $, boardFor, plain } from "./state.js";
 import { playerName, render } from "./render.js";
 import { newGame } from "./play.js";
 import { showGame, specFromForm } from "./setup.js";
@@ -11,7 +11,7 @@ import { stopAnalysis, withSession } from "./analysis.js";
 
 /** Says ``text`` on the file status line (not an export note, which a move makes stale). */
 function say(text) {
-  ui.fileStatus.textContent = text;
+  ui.fileStatus.textContent = plain(text);
   ui.fileStatus.dataset.kind = "";
 }
 

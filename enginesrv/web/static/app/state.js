@@ -73,8 +73,12 @@ export function wsUrl(path) {
   return `${scheme}//${location.host}${path}`;
 }
 
+/** ``text`` with its direction controls (U+202A-E, U+2066-9, U+200E-F, U+061C) shown as
+ * U+FFFD: a value quoted from a link or a record cannot turn the rest of a message around. */
+export const plain = (text) => String(text).replace(/[\u202a-\u202e\u2066-\u2069\u200e\u200f\u061c]/g, "\ufffd");
+
 export function setStatus(text, error = false) {
-  ui.status.textContent = text;
+  ui.status.textContent = plain(text);
   ui.status.classList.toggle("error", error);
 }
 
