@@ -65,7 +65,6 @@ STATE_ANSWERS: Final[dict[str, Callable[[games.State], m.ResponseValue]]] = {
 """The ``query`` subjects answered from the position alone (docs/protocol.md §4.1)."""
 
 
-
 class SortedMoves:
     """The sorted move lists of the positions listed last, shared by every session (paging
     through a long list, ``query moves start K``, then sorts it once), at most ``capacity``
@@ -101,6 +100,7 @@ class SortedMoves:
 
 SORTED_MOVES = SortedMoves(200_000)
 """The lists of the process (about 15 MB at most)."""
+
 
 class Board:
     """A session's game and position (module docstring)."""
