@@ -220,7 +220,7 @@ class Board:
                 count = state.count_moves()
                 if count > MOVES_LISTED:
                     return f"count {count} {state.describe_moves()}".rstrip()
-                if start >= count:  # past the end: an empty page, without listing anything
+                if start and start >= count:  # past the end: an empty page, listing nothing
                     return f"count {count} moves"
                 return self.fit_moves(SORTED_MOVES.of(state), start)
             case "played":

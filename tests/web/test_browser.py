@@ -989,7 +989,8 @@ def test_the_analysis_shows_several_lines_numbered_on_the_board_and_every_root_m
     # and by a sign on it, not by its colour alone
     signs = page.eval_on_selector_all(
         "[data-score]",
-        "nodes => nodes.map(n => [n.dataset.score, n.nextElementSibling.textContent])",
+        "nodes => nodes.map(n => [n.dataset.score,"
+        " document.querySelector(`[data-sign='${n.dataset.square}']`).textContent])",
     )
     sign_of = {"best": "★", "good": "+", "fair": "=", "poor": "\u2212"}
     assert all(sign == sign_of[band] for band, sign in signs), signs
@@ -1210,17 +1211,32 @@ def test_replays_and_an_analysis_in_quick_succession_end_right(
 
 
 def test_a_refused_game_leaves_nothing_to_click(server: ServerThread, page: Page) -> None:
+    """A game the server refuses is not started: with none in play there is nothing to
+    click; with one in play, that game goes on as it was."""
     assert page.goto(base(server)) is not None
+    page.wait_for_selector("[data-testid=game-select] option", state="attached")
     assert page.evaluate("document.body.dataset.state") == "idle"
-    page.goto(f"{base(server)}?game=yoxii&opponent=human")
-    page.wait_for_selector("[data-legal=true]")
-    page.locator("[data-testid=opponent-select]").select_option("bot:alphabeta")
-    page.locator("[data-testid=bot-options]").fill("Seed=1")
-    page.locator("[data-testid=new-game]").click()
     status = page.locator("[data-testid=status]")
-    status.filter(has_text="'Seed' is the server's to set").wait_for(timeout=MOVE_TIMEOUT)
+
+    def ask_for_a_refused_game() -> None:
+        page.locator("[data-testid=game-select]").select_option("yoxii")
+        page.locator("[data-testid=opponent-select]").select_option("bot:alphabeta")
+        page.locator("[data-testid=bot-options]").fill("Seed=1")
+        page.locator("[data-testid=new-game]").click()
+        status.filter(has_text="'Seed' is the server's to set").wait_for(timeout=MOVE_TIMEOUT)
+
+    ask_for_a_refused_game()
     page.wait_for_function("() => document.body.dataset.state === 'idle'")
     assert page.locator("[data-legal=true]").count() == 0
+    page.goto(f"{base(server)}?game=yoxii&opponent=human")
+    page.wait_for_selector("[data-legal=true]")
+    page.locator("[data-testid=board] [data-legal=true]").first.click()
+    page.locator("[data-testid=moves] > *").first.wait_for(timeout=MOVE_TIMEOUT)
+    ask_for_a_refused_game()
+    assert "The game in play goes on" in str(status.text_content())
+    assert page.evaluate("document.body.dataset.state") == "person"
+    assert moves_count(page) == 1
+    assert page.locator("[data-legal=true]").count() > 0
 
 
 def test_the_watch_page_of_a_match_draws_its_standings_games_and_board(

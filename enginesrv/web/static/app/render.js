@@ -145,6 +145,7 @@ function placeLabel(node, text, anchor) {
   label.setAttribute("text-anchor", anchor);
   label.textContent = text;
   node.after(label);
+  return label;
 }
 
 export function markSquares() {
@@ -187,7 +188,7 @@ export function markSquares() {
     if (root) {
       // the band's sign on the place too, so that a score is told by more than its colour
       node.setAttribute("data-score", root.band);
-      placeLabel(node, BAND_SIGNS[root.band], "start");
+      placeLabel(node, BAND_SIGNS[root.band], "start").dataset.sign = name;
     } else {
       node.removeAttribute("data-score");
     }
