@@ -6,8 +6,10 @@
 // and turns clicks into one of them with the board module's steps (games/board.js).
 //
 // The modules under app/ each do one job: state.js (what the page knows), setup.js (the new
-// game form), play.js (a game and the person's input), render.js (drawing), analysis.js,
-// replay.js (positions and records) and watch.js (an event). This one starts the page.
+// game form), play.js (a game), input.js (the person's clicks and keys), render.js (drawing),
+// marks.js (the board's marks), analysis.js, review.js (a game analysed whole), replay.js
+// (positions and records), rules.js (How to play) and watch.js (an event). This one starts the
+// page.
 
 import { handshake, Session } from "./proto.js";
 import { app, ui, $, setStatus, wsUrl } from "./app/state.js";
@@ -15,6 +17,7 @@ import { fillSetup, specFromForm } from "./app/setup.js";
 import { newGame } from "./app/play.js";
 import { startWatching } from "./app/watch.js";
 import { multipvOffered } from "./app/analysis.js";
+import "./app/input.js";
 import "./app/replay.js";
 import "./app/rules.js";
 import "./app/review.js";

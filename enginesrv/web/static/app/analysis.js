@@ -3,7 +3,7 @@
 
 import { Session } from "../proto.js";
 import { app, ui, $, wsUrl } from "./state.js";
-import { BAND_SIGNS, markSquares } from "./render.js";
+import { BAND_SIGNS, markSquares } from "./marks.js";
 
 /** The page's own protocol session (not a game's): analysis and replays. */
 async function analysisSession() {

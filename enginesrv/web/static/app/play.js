@@ -1,12 +1,12 @@
-// Playing a game: one WebSocket the server referees per game, the person's clicks turned into
-// legal moves step by step, the bot asked to move when it is its turn, undo, the hand-over
-// screen between two people at one screen, and the clocks' ticking.
+// Playing a game: one WebSocket the server referees per game, the game as the server has it,
+// the bot asked to move when it is its turn, undo, the hand-over screen between two people at
+// one screen, and the clocks' ticking. The person's input is input.js.
 
 import { Session, pairs } from "../proto.js";
 import {
   app, ui, $, boardFor, botToAct, colour, hidden, personToAct, setStatus,
 } from "./state.js";
-import { candidates, render, renderClocks, rove, sameStep } from "./render.js";
+import { render, renderClocks } from "./render.js";
 import { gameUrl, specFromForm } from "./setup.js";
 import { stopAnalysis } from "./analysis.js";
 
@@ -245,133 +245,6 @@ async function undo() {
   }
   if (generation === app.generation) await refresh(generation);
 }
-
-// -- the person's input: steps of a move, typed moves, the moves list -----------------------
-
-/** Adds ``step`` (a square or a choice) to the steps picked; plays the move they complete. */
-export function pick(step) {
-  if (!personToAct()) return;
-  let next = [...app.picked, step];
-  let matching = candidates().filter(({ steps }) => sameStep(step, steps[app.picked.length]));
-  if (!matching.length && step.square !== undefined && app.picked.length) {
-    // a square that starts another move: begin again from it
-    app.picked = [];
-    next = [step];
-    matching = candidates().filter(({ steps }) => sameStep(step, steps[0]));
-  }
-  if (!matching.length) {
-    app.picked = [];
-    render();
-    return;
-  }
-  app.picked = next;
-  const done = matching.find(({ steps }) => steps.length === next.length);
-  if (done) {
-    play(done.token);
-    return;
-  }
-  render();
-}
-
-function squareClicked(name) {
-  if (app.view !== null) return;
-  const already = app.picked.length && app.picked[app.picked.length - 1].square === name;
-  if (already) {
-    app.picked = [];
-    render();
-    return;
-  }
-  pick({ square: name });
-}
-
-/** Shows the position after ``ply`` decisions (the current one: back to play). */
-export function showPly(ply) {
-  if (app.mode === "play" && app.spec.opponent === "human" && hidden()) {
-    setStatus("Earlier positions are not shown in a game of hidden laws between two people.", true);
-    return;
-  }
-  if (!app.positions[ply]) {
-    setStatus(`The position after move ${ply} is not known here.`, true);
-    return;
-  }
-  app.view = ply === app.played.length ? null : ply;
-  app.picked = [];
-  render();
-}
-
-/** A click (or Enter) on the board: a place, or a piece drawn as a choice. */
-function boardTarget(target) {
-  const choice = target.closest ? target.closest("[data-choice][data-legal=true], [data-chip]") : null;
-  if (choice) {
-    const name = choice.getAttribute("data-choice") ?? choice.getAttribute("data-chip");
-    pick({ choice: name, label: name });
-    return true;
-  }
-  const square = target.closest ? target.closest("[data-square]") : null;
-  if (square) squareClicked(square.getAttribute("data-square"));
-  return Boolean(square);
-}
-
-ui.board.addEventListener("click", (event) => boardTarget(event.target));
-
-const STEP_KEYS = { ArrowRight: 1, ArrowDown: 1, ArrowLeft: -1, ArrowUp: -1 };
-
-ui.board.addEventListener("keydown", (event) => {
-  if ((event.key === "Enter" || event.key === " ") && boardTarget(event.target)) event.preventDefault();
-  const step = STEP_KEYS[event.key];
-  if (step && event.target !== ui.board && event.target.hasAttribute("tabindex")) {
-    // the arrows go from one thing to click to the next (not through the plies, here)
-    const stops = [...ui.board.querySelectorAll("[tabindex]")].filter((node) => node !== ui.board);
-    const next = stops[(stops.indexOf(event.target) + step + stops.length) % stops.length];
-    event.preventDefault();
-    event.stopPropagation();
-    rove(next);
-    next.focus();
-  }
-});
-
-ui.board.addEventListener("focusin", (event) => {
-  if (event.target !== ui.board) rove(event.target);
-});
-
-ui.moveForm.addEventListener("submit", (event) => {
-  event.preventDefault();
-  const token = ui.moveInput.value.trim();
-  if (!token) return;
-  if (!personToAct()) {
-    setStatus(app.mode === "play" ? "It is not your move." : "Start a game first.", true);
-    return;
-  }
-  ui.moveInput.value = "";
-  play(token);
-});
-
-ui.moves.addEventListener("click", (event) => {
-  const item = event.target.closest("li[data-ply]");
-  if (item) showPly(Number(item.dataset.ply));
-});
-
-ui.moves.addEventListener("keydown", (event) => {
-  const item = event.target.closest("li[data-ply]");
-  if (item && (event.key === "Enter" || event.key === " ")) {
-    event.preventDefault();
-    showPly(Number(item.dataset.ply));
-  }
-});
-
-document.addEventListener("keydown", (event) => {
-  if (event.target instanceof HTMLInputElement || event.target instanceof HTMLTextAreaElement) return;
-  if (event.target instanceof HTMLSelectElement) return;
-  if (event.key === "Escape") {
-    app.picked = [];
-    app.view = null;
-    render();
-  } else if (app.played.length && (event.key === "ArrowLeft" || event.key === "ArrowRight")) {
-    // as a click on the moves list: any game's earlier plies, looked at (Escape: back)
-    const current = app.view === null ? app.played.length : app.view;
-    showPly(Math.max(0, Math.min(app.played.length, current + (event.key === "ArrowLeft" ? -1 : 1))));
-  }
-});
 
 $("#handover-ready").addEventListener("click", async () => {
   ui.handover.hidden = true;

@@ -9,7 +9,7 @@ import { app, $, el } from "./state.js";
 import { SVG_NS } from "../games/board.js";
 import { stopAnalysis, withSession } from "./analysis.js";
 import { render } from "./render.js";
-import { showPly } from "./play.js";
+import { showPly } from "./input.js";
 
 const MARKS = [[30, "??"], [20, "?"], [10, "?!"]];
 const CHUNK = 100; // positions a request
