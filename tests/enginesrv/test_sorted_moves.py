@@ -1,16 +1,22 @@
 """The process's table of sorted move lists (``enginesrv.serve.positions.SortedMoves``): a
 list is sorted once while it is held, the table holds at most its capacity of moves, the least
-recently used list going first, and a page past the end of a list lists nothing."""
+recently used list going first, and a page past the end of a list lists nothing; the client
+library gathers a long list page by page."""
 
 from __future__ import annotations
 
 import pytest
 
 import games
+from enginesrv.client import AsyncEngine
+from enginesrv.client.types import Framing
 from enginesrv.serve import positions
+from enginesrv.serve.connection import Limits
 from enginesrv.serve.positions import SortedMoves
 from enginesrv.serve.settings import SessionConfig
+from tests.enginesrv.peer import running_server
 from tests.enginesrv.test_robustness import VIEW, YOXII, sorted_moves
+from tests.enginesrv.test_server import trio_test
 
 
 def test_a_list_is_sorted_once_and_the_least_recently_used_goes_first() -> None:
@@ -51,3 +57,18 @@ def test_a_page_past_the_end_lists_nothing(monkeypatch: pytest.MonkeyPatch) -> N
     assert board.query("moves", 3244) == "count 3244 moves"
     assert board.query("moves", 10**9) == "count 3244 moves"
     assert listed == []
+
+
+@pytest.mark.parametrize("framing", ["text", "msgpack"])
+@trio_test
+async def test_the_client_gathers_a_long_list_whole(framing: Framing) -> None:
+    """``legal_moves`` of the client library asks for the pages of a list cut to the reply's
+    limit, and gives the whole of it."""
+    async with (
+        running_server(game="yinyang", limits=Limits(line=2000, frame=2000)) as (_, port),
+        AsyncEngine.connect("127.0.0.1", port, framing=framing) as engine,
+    ):
+        await engine.position(VIEW, [])
+        moves = await engine.legal_moves()
+    assert moves.complete
+    assert list(moves) == sorted_moves("yinyang", VIEW)
