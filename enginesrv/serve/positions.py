@@ -66,16 +66,28 @@ STATE_ANSWERS: Final[dict[str, Callable[[games.State], m.ResponseValue]]] = {
 
 
 class SortedMoves:
-    """The sorted move lists of the positions listed last, shared by every session (paging
-    through a long list, ``query moves start K``, then sorts it once), at most ``capacity``
-    moves in all, the least recently used first to go. Lists are computed on the offload
-    thread; a lock keeps the table whole."""
+    """The sorted move lists of the long lists listed last, shared by every session (paging
+    through a long list, ``query moves start K``, then sorts it once): lists of at least
+    ``shortest`` moves (a shorter one fits a reply, and costs little to list again), at most
+    ``most_lists`` of them and ``capacity`` moves in all, the least recently used first to
+    go. Lists are computed on the offload thread; a lock keeps the table whole."""
 
-    def __init__(self, capacity: int) -> None:
+    def __init__(self, capacity: int, *, shortest: int = 1000, most_lists: int = 16) -> None:
         self.capacity = capacity
+        self.shortest = shortest
+        self.most_lists = most_lists
         self._lists: OrderedDict[tuple[str, str], tuple[str, ...]] = OrderedDict()
         self._held = 0
         self._lock = threading.Lock()
+
+    def __len__(self) -> int:
+        """The lists held."""
+        return len(self._lists)
+
+    @property
+    def held(self) -> int:
+        """The moves held, over all the lists."""
+        return self._held
 
     def of(self, state: games.State) -> tuple[str, ...]:
         """The sorted move tokens of ``state``."""
@@ -86,20 +98,20 @@ class SortedMoves:
                 self._lists.move_to_end(key)
                 return found
         tokens = tuple(sorted(state.move_to_str(mv) for mv in state.legal_moves()))
-        if len(tokens) > self.capacity:
+        if not self.shortest <= len(tokens) <= self.capacity:
             return tokens
         with self._lock:
             if key not in self._lists:
                 self._lists[key] = tokens
                 self._held += len(tokens)
-            while self._held > self.capacity:
+            while self._held > self.capacity or len(self._lists) > self.most_lists:
                 _, dropped = self._lists.popitem(last=False)
                 self._held -= len(dropped)
         return tokens
 
 
 SORTED_MOVES = SortedMoves(200_000)
-"""The lists of the process (about 15 MB at most)."""
+"""The lists of the process: about 15 MB at most, and 16 keys of at most a line each."""
 
 
 class Board:

@@ -26,7 +26,7 @@ def test_a_list_is_sorted_once_and_the_least_recently_used_goes_first() -> None:
     after.push(after.legal_moves()[0])
     # room for all three lists but one move
     sizes = [len(s.legal_moves()) for s in (yinyang, yoxii, after)]
-    table = SortedMoves(capacity=sum(sizes) - 1)
+    table = SortedMoves(capacity=sum(sizes) - 1, shortest=1)
     first = table.of(yinyang)
     assert list(first) == sorted_moves("yinyang", VIEW)
     assert table.of(yinyang) is first  # held: not listed again
@@ -38,10 +38,25 @@ def test_a_list_is_sorted_once_and_the_least_recently_used_goes_first() -> None:
     assert table.of(yoxii) == start
 
 
-def test_a_list_longer_than_the_table_is_not_held() -> None:
+def test_a_list_longer_than_the_table_or_short_is_not_held() -> None:
     yinyang = games.load("yinyang").state_from_string(VIEW)
-    table = SortedMoves(capacity=100)
+    table = SortedMoves(capacity=100, shortest=1)
     assert table.of(yinyang) is not table.of(yinyang)
+    yoxii = YOXII.new_state()  # 8 moves: listed again each time, never held
+    table = SortedMoves(capacity=10**6)
+    assert table.of(yoxii) is not table.of(yoxii)
+
+
+def test_the_table_holds_at_most_its_number_of_lists() -> None:
+    """Lists of many positions (a Yin Yang position with another turn number each) take one
+    place each: the table keeps its number of lists and its moves bounded whatever comes."""
+    table = SortedMoves(capacity=10**6, shortest=1, most_lists=4)
+    base = VIEW.rsplit(" ", 1)[0]
+    yinyang = games.load("yinyang")
+    for turn in range(1, 41, 2):
+        table.of(yinyang.state_from_string(f"{base} {turn}"))
+    assert len(table) == 4
+    assert table.held == 4 * 3244
 
 
 def test_a_page_past_the_end_lists_nothing(monkeypatch: pytest.MonkeyPatch) -> None:

@@ -1167,6 +1167,17 @@ def test_record_headers_named_like_object_properties_are_plain_text(
         replay_text(page, f"# Game: yoxii\n# __proto__: x\n# Result: p1\n# Reason: {reason}\nc5\n")
         page.locator("[data-testid=file-status]").filter(has_text="Replaying 1 moves.").wait_for()
         assert page.locator("[data-testid=result]").text_content() == f"White wins ({reason})."
+    # a direction control in a record's names or reason cannot turn the page's text around
+    record = "# Game: yoxii\n# P1: \u202eevil\n# P2: bob\n# Result: draw\n# Reason: \u202ex\nc5\n"
+    replay_text(page, record + record)
+    page.locator("[data-testid=file-status]").filter(has_text="Replaying 1 moves.").wait_for()
+    shown = [
+        str(page.locator("[data-testid=result]").text_content()),
+        *page.locator("#record-choice option").all_text_contents(),
+    ]
+    assert all("\u202e" not in text for text in shown), shown
+    assert "\ufffdx" in shown[0], shown
+    assert "\ufffdevil" in shown[1], shown
 
 
 def test_replays_and_an_analysis_in_quick_succession_end_right(
@@ -1228,15 +1239,20 @@ def test_a_refused_game_leaves_nothing_to_click(server: ServerThread, page: Page
     ask_for_a_refused_game()
     page.wait_for_function("() => document.body.dataset.state === 'idle'")
     assert page.locator("[data-legal=true]").count() == 0
-    page.goto(f"{base(server)}?game=yoxii&opponent=human")
-    page.wait_for_selector("[data-legal=true]")
-    page.locator("[data-testid=board] [data-legal=true]").first.click()
-    page.locator("[data-testid=moves] > *").first.wait_for(timeout=MOVE_TIMEOUT)
+    # the bot thinks on its turn (a Yoxii turn: two decisions) while the refused game is asked for
+    page.goto(f"{base(server)}?game=yoxii&opponent=bot:alphabeta:Depth=6&side=p2")
+    page.wait_for_function("() => document.body.dataset.state === 'bot'", timeout=MOVE_TIMEOUT)
     ask_for_a_refused_game()
+    page.wait_for_function("() => document.body.dataset.state === 'person'", timeout=MOVE_TIMEOUT)
+    # the bot's move is drawn, and the reason stays on the line a while over the game's hint
     assert "The game in play goes on" in str(status.text_content())
-    assert page.evaluate("document.body.dataset.state") == "person"
-    assert moves_count(page) == 1
+    assert moves_count(page) == 2
     assert page.locator("[data-legal=true]").count() > 0
+    page.locator("[data-testid=board] [data-legal=true]").first.click()  # the person goes on
+    page.wait_for_function(
+        "() => !document.querySelector('[data-testid=status]').textContent.includes('goes on')",
+        timeout=MOVE_TIMEOUT,
+    )
 
 
 def test_the_watch_page_of_a_match_draws_its_standings_games_and_board(

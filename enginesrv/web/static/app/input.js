@@ -9,6 +9,7 @@ import { candidates, rove, sameStep } from "./marks.js";
 /** Adds ``step`` (a square or a choice) to the steps picked; plays the move they complete. */
 export function pick(step) {
   if (!personToAct()) return;
+  app.notice = null; // the person goes on: the line follows their steps again
   let next = [...app.picked, step];
   let matching = candidates().filter(({ steps }) => sameStep(step, steps[app.picked.length]));
   if (!matching.length && step.square !== undefined && app.picked.length) {

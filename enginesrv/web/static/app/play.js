@@ -4,7 +4,7 @@
 
 import { Session, pairs } from "../proto.js";
 import {
-  app, ui, $, boardFor, botToAct, colour, hidden, personToAct, setStatus,
+  app, ui, $, boardFor, botToAct, colour, hidden, notice, personToAct, setStatus,
 } from "./state.js";
 import { render, renderClocks } from "./render.js";
 import { gameUrl, specFromForm } from "./setup.js";
@@ -25,7 +25,7 @@ export async function newGame(spec) {
     await session.request("isready");
   } catch (error) {
     if (attempt !== openings) return;
-    if (app.session && !app.session.closed) setStatus(`Cannot start the new game: ${error.message}. The game in play goes on.`, true);
+    if (app.session && !app.session.closed) notice(`Cannot start the new game: ${error.message}. The game in play goes on.`);
     else gameLost(`Cannot start: ${error.message}`);
     return;
   }

@@ -1,7 +1,7 @@
 // Drawing the game shown: the board and its marks, the choices of the next step, the moves,
 // the status line, the result and the clocks. Drawing changes nothing in the state.
 
-import { app, ui, $, colour, personSeat, botToAct, personToAct, setStatus } from "./state.js";
+import { app, ui, $, colour, personSeat, botToAct, personToAct, plain, setStatus } from "./state.js";
 import { play } from "./play.js";
 import { pick } from "./input.js";
 import { markSquares, moverOf, nextSteps, rove } from "./marks.js";
@@ -156,6 +156,7 @@ function pageState() {
 
 export function renderStatus() {
   document.body.dataset.state = pageState();
+  if (app.notice && performance.now() >= app.notice.until) app.notice = null;
   if (app.mode === "watch") {
     const game = watch.games.get(watch.following);
     if (game) {
@@ -163,10 +164,12 @@ export function renderStatus() {
       const live = game.result ? "replay" : "live";
       setStatus(`Game ${game.id} (${live}): ${game.p1} vs ${game.p2}, move ${ply} of ${game.moves.length}`);
     }
-    ui.result.textContent = app.outcome ? resultText(app.outcome) : "";
+    ui.result.textContent = app.outcome ? plain(resultText(app.outcome)) : "";
     return;
   }
-  if (app.mode === "replay") {
+  if (app.notice) {
+    setStatus(app.notice.text, true); // kept a while over what the game would say
+  } else if (app.mode === "replay") {
     const ply = app.view === null ? app.played.length : app.view;
     setStatus(`Replay: move ${ply} of ${app.played.length} (← and → step through)`);
   } else if (app.outcome) {
@@ -181,7 +184,7 @@ export function renderStatus() {
     const who = app.spec.opponent === "human" ? colour(personSeat()) : `You (${colour(personSeat())})`;
     setStatus(`${who}: ${stepText() || app.board.hint(app.model)}`);
   }
-  ui.result.textContent = app.outcome ? resultText(app.outcome) : "";
+  ui.result.textContent = app.outcome ? plain(resultText(app.outcome)) : "";
   $("#undo").disabled = app.mode !== "play" || app.thinking || app.played.length === 0;
   $("#flip").disabled = !app.model;
   $("#review").disabled = app.reviewing || !app.played.length || !(app.mode === "replay" || app.outcome);

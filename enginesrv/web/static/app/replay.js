@@ -108,7 +108,7 @@ export async function loadRecords(text) {
   recordChoice.replaceChildren(
     ...records.map((record, i) => {
       const players = record.header.P1 && record.header.P2 ? `: ${record.header.P1} vs ${record.header.P2}` : "";
-      return new Option(`game ${i + 1} of ${records.length}${players}`, String(i));
+      return new Option(plain(`game ${i + 1} of ${records.length}${players}`), String(i));
     }),
   );
   $("#record-choice-label").hidden = records.length < 2;

@@ -64,6 +64,7 @@ export const app = {
   reviewing: false, // a game's analysis runs (Stop, a replay or a new game cancels it)
   roots: null, // {position, bands: place -> {band, text}}: the root moves' scores, once stopped
   handoverFor: null,
+  notice: null, // {text, until}: an error the status line keeps a while (state.js notice)
 };
 
 const boards = new Map(); // module file -> board module
@@ -76,6 +77,13 @@ export function wsUrl(path) {
 /** ``text`` with its direction controls (U+202A-E, U+2066-9, U+200E-F, U+061C) shown as
  * U+FFFD: a value quoted from a link or a record cannot turn the rest of a message around. */
 export const plain = (text) => String(text).replace(/[\u202a-\u202e\u2066-\u2069\u200e\u200f\u061c]/g, "\ufffd");
+
+/** Says ``text`` on the status line as an error, kept there for ``seconds`` over what the
+ * game shown would say (a refused new game's reason, while the game in play goes on). */
+export function notice(text, seconds = 8) {
+  app.notice = { text, until: performance.now() + seconds * 1000 };
+  setStatus(text, true);
+}
 
 export function setStatus(text, error = false) {
   ui.status.textContent = plain(text);
