@@ -258,9 +258,9 @@ async def test_a_long_request_takes_the_replay_thread_a_turn_at_a_time() -> None
         order: list[str] = []
         await hog.request(1, "analyse", {"positions": positions})
         await hog.request(2, "isready")
-        limiter = offload.current().limiter
+        offloader = offload.current()
         with trio.fail_after(10):
-            while limiter.borrowed_tokens == 0:  # the hog's request is being replayed
+            while offloader.busy == 0:  # the hog's request is being replayed
                 await trio.sleep(0.001)
         await other.send(f"position startpos moves {' '.join(moves[:100])}", "isready")
 

@@ -6,6 +6,7 @@ from __future__ import annotations
 import functools
 import math
 import threading
+import time
 from collections.abc import Callable
 
 import pytest
@@ -508,6 +509,71 @@ async def test_costly_replies_run_on_one_thread_and_one_at_a_time_per_peer() -> 
     assert sorted(results) == ["a", "a", "a", "b", "b"]
     assert most["all"] == 1
     assert threading.get_ident() not in threads
+
+
+async def _until(condition: Callable[[], bool]) -> None:
+    with trio.fail_after(10):
+        while not condition():
+            await trio.sleep(0.001)
+
+
+@trio_test
+async def test_a_freed_thread_goes_to_the_peer_that_used_the_threads_least() -> None:
+    """A peer that has just used the thread for a while waits behind one that has not, though
+    it asked first: many costly replies of some peers do not keep another's one waiting."""
+    offloader = Offloader(threads=1)
+    blocker = threading.Event()
+    order: list[str] = []
+
+    def busy_for(seconds: float, name: str) -> Callable[[], None]:
+        def compute() -> None:
+            time.sleep(seconds)
+            order.append(name)
+
+        return compute
+
+    await offloader.run("hog", busy_for(0.05, "hog's first"))
+    assert offloader.used("hog") > 0.02
+    async with trio.open_nursery() as nursery:
+        nursery.start_soon(offloader.run, "holder", blocker.wait)
+        await _until(lambda: offloader.busy == 1)
+        nursery.start_soon(offloader.run, "hog", busy_for(0, "hog's second"))
+        await _until(lambda: offloader.waiting == 1)
+        nursery.start_soon(offloader.run, "light", busy_for(0, "light"))
+        await _until(lambda: offloader.waiting == 2)
+        blocker.set()
+    assert order == ["hog's first", "light", "hog's second"]
+    assert (offloader.busy, offloader.waiting) == (0, 0)
+
+
+@trio_test
+async def test_a_waiter_cancelled_gives_its_place_on_and_no_thread_is_lost() -> None:
+    """A waiter cancelled before its turn (its client gone) is skipped, even though it came
+    first by the peers' use; the thread goes to the next, and comes back to the pool."""
+    offloader = Offloader(threads=1)
+    blocker = threading.Event()
+    done: list[str] = []
+    await offloader.run("next", lambda: time.sleep(0.02))  # "next" has used the thread
+    leaver = trio.CancelScope()
+
+    async def gives_up() -> None:
+        with leaver:
+            await offloader.run("leaver", lambda: done.append("leaver"))
+
+    async with trio.open_nursery() as nursery:
+        nursery.start_soon(offloader.run, "holder", blocker.wait)
+        await _until(lambda: offloader.busy == 1)
+        nursery.start_soon(offloader.run, "next", lambda: done.append("next"))
+        await _until(lambda: offloader.waiting == 1)
+        nursery.start_soon(gives_up)  # would go before "next", which has used the thread
+        await _until(lambda: offloader.waiting == 2)
+        leaver.cancel()
+        await _until(lambda: offloader.waiting == 1)
+        blocker.set()
+    assert done == ["next"]
+    assert (offloader.busy, offloader.waiting) == (0, 0)
+    await offloader.run("after", lambda: done.append("after"))  # the thread is there still
+    assert done == ["next", "after"]
 
 
 @trio_test
