@@ -11,14 +11,18 @@ from collections.abc import Callable, Sequence
 
 import trio
 
-from enginesrv.client._args import STOP_GRACE, handshake_from_lines
+from enginesrv.client._args import STOP_GRACE, handshake_from_lines, query_value
 from enginesrv.client._conn import MAX_LINES, Connection, Pending, engine_error
 from enginesrv.client.handle import Search
-from enginesrv.client.types import ClientError, EngineError, EngineTimeoutError
+from enginesrv.client.types import ClientError, EngineError, EngineTimeoutError, LegalMoves
 from protocol import messages as m
 from protocol import mpack
 from protocol import state as s
 from protocol.errors import ProtocolError
+
+MOST_GATHERED = 100_000
+"""The most moves ``gather_moves`` gathers (a server lists no more: it describes a larger
+decision instead, docs/protocol.md §4.1)."""
 
 
 async def exchange(
@@ -280,3 +284,25 @@ def answers(command: m.IsReady | m.Ping) -> Callable[[m.ReplyLine], bool]:
         token = command.token
         return lambda x: isinstance(x, m.ErrorReply) or (isinstance(x, m.Pong) and x.token == token)
     return lambda x: isinstance(x, m.ReadyOk | m.ErrorReply)
+
+
+async def gather_moves(conn: Connection, first: LegalMoves, timeout: float) -> LegalMoves:
+    """The whole of a move list the server cut to fit a reply (``first``: ``query moves``'s
+    answer), asked for page by page (``query moves start K``, each within ``timeout``), up
+    to ``MOST_GATHERED`` moves; it stops at a page that does not go on from where the list
+    stood (its total changed, empty, or not after the last move gathered)."""
+    gathered = list(first)
+    while not first.note and len(gathered) < min(first.total, MOST_GATHERED):
+        value = await ask_value(conn, m.Query("moves", len(gathered)), timeout)
+        page = query_value(conn.framing, "moves", value)
+        going_on = (
+            isinstance(page, LegalMoves)
+            and len(page) > 0
+            and page.total == first.total
+            and (not gathered or page[0] > gathered[-1])
+        )
+        if not going_on:
+            break
+        assert isinstance(page, LegalMoves)
+        gathered += page
+    return LegalMoves(tuple(gathered), first.total, first.note)

@@ -39,10 +39,6 @@ from enginesrv.client.types import (
 )
 from protocol import messages as m
 
-MOST_GATHERED = 100_000
-"""The most moves ``legal_moves`` gathers (a server lists no more: it describes a larger
-decision instead, docs/protocol.md §4.1)."""
-
 InfoCallback = Callable[[m.Info], None]
 
 
@@ -374,25 +370,11 @@ class AsyncEngine:
     async def legal_moves(self, timeout: float = TIMEOUT) -> LegalMoves:
         """The legal moves of the side to act (``query moves``): a list too long for one reply
         gathered page by page (``query moves start K``, each page within ``timeout``), up to
-        the ``MOST_GATHERED`` moves; ``complete`` is false when a decision is described rather
+        ``_asking.MOST_GATHERED`` moves; ``complete`` is false when a decision is described rather
         than listed, or when the server's pages stop going on from where the list stood."""
         moves = await self.query("moves", timeout)
         assert isinstance(moves, LegalMoves)
-        gathered = list(moves)
-        while not moves.note and len(gathered) < min(moves.total, MOST_GATHERED):
-            value = await _asking.ask_value(self._conn, m.Query("moves", len(gathered)), timeout)
-            page = query_value(self._conn.framing, "moves", value)
-            going_on = (
-                isinstance(page, LegalMoves)
-                and len(page) > 0
-                and page.total == moves.total
-                and (not gathered or page[0] > gathered[-1])
-            )
-            if not going_on:
-                break
-            assert isinstance(page, LegalMoves)
-            gathered += page
-        return LegalMoves(tuple(gathered), moves.total, moves.note)
+        return await _asking.gather_moves(self._conn, moves, timeout)
 
     async def scores(self, timeout: float = TIMEOUT) -> tuple[MoveScore, ...]:
         """What the last search of this position learnt of each first decision it searched
