@@ -752,6 +752,39 @@ def test_every_decision_of_the_last_turn_is_marked(
     assert style[1] not in ("none", ""), style
 
 
+def test_the_opponents_last_turn_stays_marked_while_a_turn_goes_on(
+    server: ServerThread, page: Page
+) -> None:
+    """Yohoho: after the first sub-move of a turn, the places of the opponent's whole last
+    turn are still marked, beside those of the sub-move."""
+    for seed in range(40):
+        states, tokens = a_game_to_a_turns_end("yohoho", seed, 9)
+        going_on = states[-1].copy()
+        if going_on.is_terminal():
+            continue
+        move = going_on.legal_moves()[0]
+        first_step = going_on.move_to_str(move)
+        going_on.push(move)
+        if not going_on.is_terminal() and going_on.to_move() == states[-1].to_move():
+            break
+    else:
+        raise AssertionError("no game of 40 had a turn of two decisions to begin")
+    previous = tokens[last_turn(states) - 1 :]
+    page.goto(base(server))
+    page.wait_for_selector("[data-testid=game-select] option", state="attached")
+    replay_text(page, "\n".join(["# Game: yohoho", *tokens, first_step]))
+    page.locator("[data-testid=file-status]").filter(
+        has_text=f"Replaying {len(tokens) + 1} moves."
+    ).wait_for(timeout=MOVE_TIMEOUT)
+    marked = set(
+        page.eval_on_selector_all(
+            "[data-square][data-last=true]", "nodes => nodes.map(n => n.dataset.square)"
+        )
+    )
+    named = {sq for token in [*previous, first_step] for sq in re.findall(r"[a-q][1-9]", token)}
+    assert named <= marked, (previous, first_step, named - marked)
+
+
 # -- levels and how to play ---------------------------------------------------------------------
 
 

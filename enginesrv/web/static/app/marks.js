@@ -199,11 +199,15 @@ function turnStart(ply) {
 
 /** Every place a decision of the turn ending at ply ``ply`` touched: the places each of its
  * tokens names, and every place whose contents differ between the positions before and
- * after the turn (pieces moved, placed, flipped or removed). */
+ * after the turn (pieces moved, placed, flipped or removed). A turn still going on (its
+ * player is to act again) keeps the turn before it marked too: the opponent's last turn stays
+ * in view until the player's own is over. */
 function lastTurnSquares(ply) {
   const out = new Set();
   if (ply < 1) return out;
-  const first = turnStart(ply);
+  let first = turnStart(ply);
+  const reached = modelOf(ply);
+  if (first > 1 && reached && app.board.toAct(reached) === moverOf(ply)) first = turnStart(first - 1);
   for (let i = first; i <= ply; i += 1) {
     try {
       for (const square of app.board.squares(app.played[i - 1], modelOf(i - 1) || shownModel())) out.add(square);
