@@ -110,31 +110,31 @@ YINSH_PLACEMENT: Final = (
 """Yinsh's placement weights (``bots.eval.yinsh.PLACEMENT_WEIGHTS``)."""
 
 YOHOHO: Final = (
-    _weight("EvalYohohoChebec", "chebec", 70, "a Chebec"),
-    _weight("EvalYohohoGalleon", "galleon", 200, "a Galleon"),
-    _weight("EvalYohohoRowStep", "row_step", 50, "a row an Admiral sailed"),
+    _weight("EvalYohohoChebec", "chebec", 72, "a Chebec"),
+    _weight("EvalYohohoGalleon", "galleon", 133, "a Galleon"),
+    _weight("EvalYohohoRowStep", "row_step", 52, "a row an Admiral sailed"),
     _scale("EvalYohohoProg", "prog", "the route to the goal row, a table in percent"),
     _scale("EvalYohohoRace", "race", "the lead in the race, a table in percent"),
     _scale("EvalYohohoStepSafe", "step_safe", "an Admiral's safe steps, a table in percent"),
     _scale("EvalYohohoRobust", "robust", "an Admiral's robust steps, a table in percent"),
-    _weight("EvalYohohoRockCone", "rock_cone", 30, "the own Rock in the enemy Admiral's way"),
-    _weight("EvalYohohoPressure", "pressure", 6, "ship strength near the enemy Admiral"),
+    _weight("EvalYohohoRockCone", "rock_cone", 12, "the own Rock in the enemy Admiral's way"),
+    _weight("EvalYohohoPressure", "pressure", 8, "ship strength near the enemy Admiral"),
     _scale("EvalYohohoAttacked", "attacked", "a capturable Admiral, a table in percent"),
-    _weight("EvalYohohoTrapSoon", "trap_soon", 3000, "an Admiral trapped next turn"),
-    _weight("EvalYohohoHangOwn1", "own_hang_p1", 30, "phase 1: first own hanging ship, %", index=0),
+    _weight("EvalYohohoTrapSoon", "trap_soon", 3242, "an Admiral trapped next turn"),
+    _weight("EvalYohohoHangOwn1", "own_hang_p1", 22, "phase 1: first own hanging ship, %", index=0),
     _weight(
-        "EvalYohohoHangOwnMore1", "own_hang_p1", 80, "phase 1: second own hanging ship, %", index=1
+        "EvalYohohoHangOwnMore1", "own_hang_p1", 65, "phase 1: second own hanging ship, %", index=1
     ),
-    _weight("EvalYohohoHangEnemy1", "enemy_hang_p1", 50, "phase 1: best enemy hanging ship, %"),
-    _weight("EvalYohohoHangOwn2", "own_hang_p2", 25, "phase 2: first own hanging ship, %", index=0),
+    _weight("EvalYohohoHangEnemy1", "enemy_hang_p1", 54, "phase 1: best enemy hanging ship, %"),
+    _weight("EvalYohohoHangOwn2", "own_hang_p2", 27, "phase 2: first own hanging ship, %", index=0),
     _weight(
-        "EvalYohohoHangOwnMore2", "own_hang_p2", 90, "phase 2: second own hanging ship, %", index=1
+        "EvalYohohoHangOwnMore2", "own_hang_p2", 83, "phase 2: second own hanging ship, %", index=1
     ),
-    _weight("EvalYohohoHangEnemy2", "enemy_hang_p2", 15, "phase 2: best enemy hanging ship, %"),
-    _weight("EvalYohohoTempo1", "tempo_p1", 10, "the side to act, phase 1", signed=True),
-    _weight("EvalYohohoTempo2", "tempo_p2", -20, "the side to act, phase 2", signed=True),
-    _weight("EvalYohohoRaceWon", "race_won", 3000, "a race no defender can stop"),
-    _weight("EvalYohohoRaceTurn", "race_turn", 150, "less, per turn such a race still takes"),
+    _weight("EvalYohohoHangEnemy2", "enemy_hang_p2", 14, "phase 2: best enemy hanging ship, %"),
+    _weight("EvalYohohoTempo1", "tempo_p1", 12, "the side to act, phase 1", signed=True),
+    _weight("EvalYohohoTempo2", "tempo_p2", -23, "the side to act, phase 2", signed=True),
+    _weight("EvalYohohoRaceWon", "race_won", 3154, "a race no defender can stop"),
+    _weight("EvalYohohoRaceTurn", "race_turn", 154, "less, per turn such a race still takes"),
 )
 """Yohoho's weights (``bots.eval.yohoho.Weights``)."""
 

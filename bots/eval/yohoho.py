@@ -3,7 +3,7 @@
 A side wins by sailing its Admiral to the far row or by trapping the enemy Admiral (rules §6),
 so most of the evaluation is about the two Admirals: how far each still has to sail past the
 pieces in its way, whether it can be stopped or trapped, and who wins the race. Material comes
-next, then threats. Scale: hundredths of a point, with a Chebec worth ``chebec`` = 70; the
+next, then threats. Scale: hundredths of a point, with a Chebec worth ``chebec`` = 72; the
 positional terms stay within a few thousand, far inside ``MAX_EVAL``.
 
 Features, weights (White's minus Black's unless said otherwise) and why:
@@ -11,59 +11,59 @@ Features, weights (White's minus Black's unless said otherwise) and why:
 =====================  ==================  ===================================================
 feature                weight              why
 =====================  ==================  ===================================================
-material               Chebec 70,          a Galleon (strength 3) makes, with another
-                       Galleon 200         Galleon, a wall of 6 that stops an Admiral and
+material               Chebec 72,          a Galleon (strength 3) makes, with another
+                       Galleon 133         Galleon, a wall of 6 that stops an Admiral and
                                            beats a Chebec alone; Chebecs (2) need three for
-                                           that. Fitted on self-play games: a Galleon is
-                                           worth about three Chebecs.
-rows sailed            50 per row          plain progress of each Admiral towards its goal
+                                           that. Tuned (SPSA, 4,000 games at 5+0.05): a
+                                           Galleon is worth about two Chebecs.
+rows sailed            52 per row          plain progress of each Admiral towards its goal
                                            row; it rewards every step, so the bot never
                                            shuffles, even when the way is still blocked.
-distance to the goal   prog[d]: 300 (1),   d = the fewest turns the Admiral needs to reach
-row past the pieces    200, 110, 60, 30,   its goal row with steps NE/NW/W for White, SE/SW/W
-(BFS)                  15, 5, 0            for Black (never east, into the wind), over cells
+distance to the goal   prog[d]: 321 (1),   d = the fewest turns the Admiral needs to reach
+row past the pieces    214, 118, 64, 32,   its goal row with steps NE/NW/W for White, SE/SW/W
+(BFS)                  16, 5, 0            for Black (never east, into the wind), over cells
                                            that are not unsafe (enemy strength > 5, rule 7)
                                            and hold no enemy Rock; a cell of an enemy ship
                                            costs two turns, as the Admiral captures it first
                                            (any ship next to it is capturable): a blocker
                                            slows an Admiral, it does not stop it. Convex,
                                            because the last steps decide the game.
-the race (side to      race[d]: 120 (2),   whoever reaches the goal row first wins: the side
-act)                   80, 45, 25, 10      to act is ahead when its distance is not longer
+the race (side to      race[d]: 155 (2),   whoever reaches the goal row first wins: the side
+act)                   103, 58, 32, 13     to act is ahead when its distance is not longer
                                            (it moves first); an Admiral that already made
                                            this turn's first sub-move needs one more turn.
-a race decided         race_won 3000 less  an Admiral within race_horizon (4) turns whose
-(side to act)          race_turn 150 per   route no defender can reach in time (``_race``:
+a race decided         race_won 3154 less  an Admiral within race_horizon (4) turns whose
+(side to act)          race_turn 154 per   route no defender can reach in time (``_race``:
                        turn to sail; it    occupy a cell of it, or bring strength above 5
                        replaces the race   next to one, moving at its speed and against the
                        term                wind), arriving before the other Admiral can:
                                            the game is won, whatever the material says.
-Admiral's safe steps   -120 (none), -45    an Admiral with no safe step is one enemy ship
+Admiral's safe steps   -119 (none), -45    an Admiral with no safe step is one enemy ship
                        (one), -10 (two)    away from a trap; the wind takes the east step
                                            away, so only five cells count.
-Admiral's robust       -60 (none),         the same with cells the enemy already touches
-steps                  -20 (one)           with strength 4 or more (one more ship makes them
+Admiral's robust       -49 (none),         the same with cells the enemy already touches
+steps                  -16 (one)           with strength 4 or more (one more ship makes them
                                            unsafe): traps are prepared a turn ahead.
-Rock in the way        30                  the own Rock in the enemy Admiral's forward cone
+Rock in the way        12                  the own Rock in the enemy Admiral's forward cone
                                            (three rows): Rocks are never captured, so it is
                                            the blocker that lasts.
-pressure               6 per strength      own ship strength within two cells of the enemy
+pressure               8 per strength      own ship strength within two cells of the enemy
                                            Admiral: the material for a trap (and a threat
                                            the enemy must answer with its turn).
 capturable Admiral     attacked[escapes]:  phase 1 (own Admiral under Arno's rule): the side
-(side to act)          300 ... 60, halved  to act must spend its turn escaping; phase 2
+(side to act)          333 ... 67, halved  to act must spend its turn escaping; phase 2
                        with a freeing      (enemy Admiral capturable after our first sub-
-                       capture; 3000 when  move): it will have to. No escape and no freeing
+                       capture; 3242 when  move): it will have to. No escape and no freeing
                        trapped             capture is a trap next turn.
-hanging ships (side    phase 1: own 30%/   capturable ships (adjacent enemy strength above
-to act)                80% of the first/   their own, rules 5-6). The side to act can save
-                       second, enemy 50%;  one (or take one in phase 1: quiescence searches
-                       phase 2: own 25%/   the captures); a second one is usually lost.
-                       90%, enemy 15%
+hanging ships (side    phase 1: own 22%/   capturable ships (adjacent enemy strength above
+to act)                65% of the first/   their own, rules 5-6). The side to act can save
+                       second, enemy 54%;  one (or take one in phase 1: quiescence searches
+                       phase 2: own 27%/   the captures); a second one is usually lost.
+                       83%, enemy 14%
 goal step now          5000                the Admiral can step onto its goal row this very
 (side to act)                              sub-move: the game is won.
-tempo (side to act)    +10 in phase 1,     a whole turn ahead, or half a turn; fitted on
-                       -20 in phase 2      self-play positions.
+tempo (side to act)    +12 in phase 1,     a whole turn ahead, or half a turn; fitted on
+                       -23 in phase 2      self-play positions, then tuned.
 =====================  ==================  ===================================================
 
 The weights are the fields of ``Weights`` (the table's names in lower case), one set per
@@ -114,35 +114,35 @@ class Weights(NamedTuple):
     """The weights of the features (see the module docstring); tuning code passes other ones
     (``bots.eval.tuning`` makes them from a bot's options)."""
 
-    chebec: int = 70
-    galleon: int = 200
-    row_step: int = 50
-    prog: tuple[int, ...] = (0, 300, 200, 110, 60, 30, 15, 5, 0, 0, 0, 0, 0)
+    chebec: int = 72
+    galleon: int = 133
+    row_step: int = 52
+    prog: tuple[int, ...] = (0, 321, 214, 118, 64, 32, 16, 5, 0, 0, 0, 0, 0)
     """By BFS distance 0..12 (at least ``_FAR`` + 1 entries)."""
-    race: tuple[int, ...] = (0, 0, 120, 80, 45, 25, 10, 0, 0, 0, 0, 0, 0, 0)
+    race: tuple[int, ...] = (0, 0, 155, 103, 58, 32, 13, 0, 0, 0, 0, 0, 0, 0)
     """By the leader's distance 0..13 (at least ``_FAR`` + 2 entries)."""
-    step_safe: tuple[int, ...] = (-120, -45, -10, 0, 5, 8)
+    step_safe: tuple[int, ...] = (-119, -45, -10, 0, 5, 8)
     """By the number of safe empty steps 0..5."""
-    robust: tuple[int, ...] = (-60, -20, 0, 0, 0, 0)
+    robust: tuple[int, ...] = (-49, -16, 0, 0, 0, 0)
     """By the number of empty steps with enemy strength <= 3."""
-    rock_cone: int = 30
-    pressure: int = 6
-    attacked: tuple[int, ...] = (300, 250, 140, 90, 70, 60)
+    rock_cone: int = 12
+    pressure: int = 8
+    attacked: tuple[int, ...] = (333, 278, 155, 100, 78, 67)
     """By the capturable Admiral's escapes 0..5."""
-    trap_soon: int = 3000
+    trap_soon: int = 3242
     win_now: int = 5000
-    own_hang_p1: tuple[int, ...] = (30, 80)
+    own_hang_p1: tuple[int, ...] = (22, 65)
     """Percent of the first and second own capturable ship, phase 1."""
-    enemy_hang_p1: int = 50
+    enemy_hang_p1: int = 54
     """Percent of the best capturable enemy ship, phase 1."""
-    own_hang_p2: tuple[int, ...] = (25, 90)
-    enemy_hang_p2: int = 15
-    tempo_p1: int = 10
-    tempo_p2: int = -20
+    own_hang_p2: tuple[int, ...] = (27, 83)
+    enemy_hang_p2: int = 14
+    tempo_p1: int = 12
+    tempo_p2: int = -23
     race_horizon: int = 4
     """Races are judged when an Admiral is at most this many turns from its goal row."""
-    race_won: int = 3000
-    race_turn: int = 150
+    race_won: int = 3154
+    race_turn: int = 154
     """A race decided: ``race_won`` less ``race_turn`` per turn the winner still has to sail."""
 
 

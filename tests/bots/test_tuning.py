@@ -160,7 +160,7 @@ def test_alphabeta_makes_an_evaluator_again_only_when_the_weights_change() -> No
     assert isinstance(second, yohoho_eval.YohohoEvaluator)
     assert second.weights.galleon == 260
     assert bot._evaluator(yohoho) is second
-    bot.set_option("evalyohohogalleon", "200")
+    bot.set_option("evalyohohogalleon", str(yohoho_eval.DEFAULT_WEIGHTS.galleon))  # its default
     third = bot._evaluator(yohoho)
     assert third is not second
     assert isinstance(third, yohoho_eval.YohohoEvaluator)
