@@ -14,6 +14,7 @@ import pytest
 import games
 from bots.alphabeta import AlphaBeta
 from bots.engine import Limits
+from bots.eval.tuning import TUNABLES
 from enginesrv.search.jobs import result_to_map
 from enginesrv.search.worker import _Worker
 from enginesrv.serve.settings import Options, RequestError, SessionConfig
@@ -22,7 +23,8 @@ from tests.enginesrv.peer import MsgpackPeer, TextPeer, running_server
 from tests.enginesrv.test_pool import job
 from tests.enginesrv.test_server import trio_test
 
-GALLEON = "option name EvalYohohoGalleon type spin default {} min 0 max 800"
+GALLEON_WEIGHT = next(t for t in TUNABLES["yohoho"] if t.name == "EvalYohohoGalleon")
+GALLEON = f"option name EvalYohohoGalleon type spin default {{}} min 0 max {GALLEON_WEIGHT.high}"
 YOHOHO_ARNO = "3g1gc2/8/5r3/A4c2/4c4/3G4/3a1R3/1C1G4/2C4C1 b 1 0"
 
 
@@ -42,7 +44,7 @@ async def test_the_weights_are_listed_only_when_all_are_asked_for() -> None:
         await peer.send("options all")
         every = await peer.until("optionsok")
         assert set(plain) <= set(every)
-        assert GALLEON.format(200) in every
+        assert GALLEON.format(GALLEON_WEIGHT.default) in every
         assert "option name EvalYohohoProg type spin default 100 min 0 max 400" in every
         assert all(line.startswith("option name EvalYohoho") for line in evals(every))
         assert len(evals(every)) == 21
@@ -55,14 +57,14 @@ async def test_setoption_takes_any_weight_and_options_all_shows_the_games_own() 
         await peer.send(
             "setoption name EvalYohohoGalleon value 300",
             "setoption name evalyinshmarker value 80",  # another game's: kept, not shown
-            "setoption name EvalYohohoGalleon value 801",
+            f"setoption name EvalYohohoGalleon value {GALLEON_WEIGHT.high + 1}",
             "setoption name EvalYohohoGalleon value many",
             "options all",
         )
         refused = await peer.line()
         assert refused.startswith("error 101 bad-arguments setoption: "), refused
         assert "EvalYohohoGalleon" in refused
-        assert "0..800" in refused
+        assert f"0..{GALLEON_WEIGHT.high}" in refused
         assert "not a whole number" in await peer.line()
         every = await peer.until("optionsok")
         assert GALLEON.format(300) in every
