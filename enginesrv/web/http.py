@@ -201,15 +201,13 @@ def foreign_origin(scope: Scope, names: frozenset[str] = frozenset()) -> str | N
     rebinding), that host must be an address, ``localhost``, or one of ``names`` (the
     server's own names, ``--web-name``). Programs that are no browser send no ``Origin`` and
     are not concerned: the page is the only client a site could borrow."""
-    raw = [
-        bytes(value) for key, value in scope.get("headers", []) if bytes(key).lower() == b"origin"
-    ]
+    raw = _header(scope, b"origin")
     if not raw:
         return None
     if len(raw) > 1:
         return "several Origin headers"
     origin = raw[0].decode("latin-1")
-    hosts = [bytes(v) for k, v in scope.get("headers", []) if bytes(k).lower() == b"host"]
+    hosts = _header(scope, b"host")
     host = hosts[0].decode("latin-1").lower() if len(hosts) == 1 else ""
     parsed = urllib.parse.urlsplit(origin)
     if parsed.scheme not in ("http", "https") or not host or parsed.netloc.lower() != host:
@@ -220,6 +218,11 @@ def foreign_origin(scope: Scope, names: frozenset[str] = frozenset()) -> str | N
     ):
         return f"host {name!r} is no address of the server nor one of its names (--web-name)"
     return None
+
+
+def _header(scope: Scope, name: bytes) -> list[bytes]:
+    """The values of the request's header ``name`` (lower case), in order."""
+    return [bytes(value) for key, value in scope.get("headers", []) if bytes(key).lower() == name]
 
 
 def _is_address(name: str) -> bool:

@@ -83,15 +83,28 @@ async function analyse(session, position, board, name, run) {
   markSquares();
 }
 
-/** A score as the protocol gives it, with the side to act's winning chance beside an
- * evaluation (read through the bot's `expectation` scale, as Analyse this game reads it). */
-function scoreText(kind, value) {
+/** The analysis bot's scale in the game shown (its handshake's `expectation` line), or
+ * undefined when it gives none. */
+export function expectationScale() {
   const bot = app.info && app.info.bots.find((b) => b.name === "alphabeta");
-  const scale = bot && bot.expectations && app.game ? bot.expectations[app.game.name] : undefined;
+  return bot && bot.expectations && app.game ? bot.expectations[app.game.name] : undefined;
+}
+
+/** The winning chance (0 to 1) a score (`cp`, `win` or `loss` and its value) gives the side
+ * it is from: 1 / (1 + exp(-v / scale)) for an evaluation, as `enginesrv analyse` reads it. */
+export function winChance(kind, value, scale) {
+  if (kind === "win") return 1;
+  if (kind === "loss") return 0;
+  return 1 / (1 + Math.exp(-value / scale));
+}
+
+/** A score as the protocol gives it, with the side to act's winning chance beside an
+ * evaluation. */
+function scoreText(kind, value) {
+  const scale = expectationScale();
   if (kind === "win" || kind === "loss") return `${kind} in ${value} ${value === 1 ? "ply" : "plies"} (proven)`;
   if (kind !== "cp" || !scale) return `${kind} ${value}`;
-  const chance = Math.round(100 / (1 + Math.exp(-value / scale)));
-  return `cp ${value} (${chance}% to win)`;
+  return `cp ${value} (${Math.round(100 * winChance(kind, value, scale))}% to win)`;
 }
 
 /** Whether the analysis' bot offers several lines. */

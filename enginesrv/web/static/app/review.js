@@ -7,7 +7,7 @@
 
 import { app, $, el } from "./state.js";
 import { SVG_NS } from "../games/board.js";
-import { stopAnalysis, withSession } from "./analysis.js";
+import { expectationScale, stopAnalysis, winChance, withSession } from "./analysis.js";
 import { render } from "./render.js";
 import { showPly } from "./input.js";
 
@@ -20,10 +20,7 @@ const accuracy = (loss) => Math.max(0, Math.min(100, 103.1668 * Math.exp(-0.0435
 /** The winning chance (0 to 1) an `analysisinfo` line's score gives the side to act. */
 function chance(line, scale) {
   const match = / score (cp|win|loss) (-?\d+)/.exec(line);
-  if (!match) return null;
-  if (match[1] === "win") return 1;
-  if (match[1] === "loss") return 0;
-  return 1 / (1 + Math.exp(-Number(match[2]) / scale));
+  return match ? winChance(match[1], Number(match[2]), scale) : null;
 }
 
 let cancelled = false;
@@ -35,8 +32,7 @@ async function reviewGame() {
     shown.textContent = "A game of hidden laws is analysed on each side's own view (enginesrv analyse); the page holds only yours.";
     return;
   }
-  const bot = app.info.bots.find((b) => b.name === "alphabeta");
-  const scale = bot && bot.expectations ? bot.expectations[app.game.name] : undefined;
+  const scale = expectationScale();
   const positions = app.positions.slice(0, app.played.length + 1);
   if (!scale || positions.length !== app.played.length + 1 || positions.some((p) => !p)) {
     shown.textContent = "This game cannot be analysed here (its positions or the bot's scale are not known).";
