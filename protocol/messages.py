@@ -31,8 +31,12 @@ QUERY_WHATS: tuple[str, ...] = (
     "clock",
     "played",
     "scores",
+    "table",
 )
 """What ``query`` may ask: the three of UGI, then the extensions for rules-free clients."""
+
+OFFER_KINDS: tuple[str, ...] = ("draw", "takeback", "rematch")
+"""What a player of a game between two clients may offer the other (``offer``, ``decline``)."""
 
 SCORE_WORDS = 5
 """The words of one move of ``query scores``: the move, the score's kind and value, the depth,
@@ -257,6 +261,31 @@ class Undo:
 
 
 @dataclass(frozen=True, slots=True)
+class Resign:
+    """``resign``: the client's player gives up the game the server referees."""
+
+    METHOD: ClassVar[str] = "resign"
+
+
+@dataclass(frozen=True, slots=True)
+class Offer:
+    """``offer KIND`` (one of ``OFFER_KINDS``), in a game between two clients the server
+    referees: the offer made to the other player, or, when the other made the same offer,
+    its acceptance. Answered by ``response`` with what came of it."""
+
+    METHOD: ClassVar[str] = "offer"
+    kind: str
+
+
+@dataclass(frozen=True, slots=True)
+class Decline:
+    """``decline KIND``: refuse the other player's offer of ``KIND``, or withdraw one's own."""
+
+    METHOD: ClassVar[str] = "decline"
+    kind: str
+
+
+@dataclass(frozen=True, slots=True)
 class Bots:
     """``bots``: list the bots and the games each plays."""
 
@@ -292,6 +321,9 @@ Command: TypeAlias = (
     | Query
     | Play
     | Undo
+    | Resign
+    | Offer
+    | Decline
     | Bots
     | Options
     | Show
@@ -312,6 +344,9 @@ COMMAND_CLASSES: tuple[type[Command], ...] = (
     Query,
     Play,
     Undo,
+    Resign,
+    Offer,
+    Decline,
     Bots,
     Options,
     Show,
@@ -634,6 +669,15 @@ class ShowOk:
 
 
 @dataclass(frozen=True, slots=True)
+class TableNote:
+    """``table KEY=VALUE ...``: a notification to a player of a game between two clients that
+    the game's table changed (a decision, an offer, a player gone or back, the end, a
+    rematch); its values are those of ``query table``."""
+
+    values: Mapping[str, str | int]
+
+
+@dataclass(frozen=True, slots=True)
 class Ack:
     """A success with nothing to say: no text at all, ``{}`` as a msgpack result."""
 
@@ -651,6 +695,7 @@ Reply: TypeAlias = (
     | BotList
     | ShowText
     | Analysis
+    | TableNote
     | Ack
 )
 """What a server sends (one object per answer)."""
@@ -678,6 +723,7 @@ ReplyLine: TypeAlias = (
     | ShowOk
     | AnalysisInfo
     | AnalysisOk
+    | TableNote
 )
 """What a client reads from the text framing, one object per line."""
 

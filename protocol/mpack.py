@@ -31,6 +31,7 @@ from protocol.messages import (
     GO_LIST_FIELDS,
     MAX_POSITIONS,
     METHODS,
+    OFFER_KINDS,
     OPTION_TYPES,
     QUERY_WHATS,
     Ack,
@@ -42,6 +43,7 @@ from protocol.messages import (
     BotList,
     Cancel,
     Command,
+    Decline,
     ErrorReply,
     ExpectationLine,
     GameInfo,
@@ -53,6 +55,7 @@ from protocol.messages import (
     LimitInfo,
     NewGame,
     Notification,
+    Offer,
     OptionList,
     Options,
     OptionSpec,
@@ -71,6 +74,7 @@ from protocol.messages import (
     SetOption,
     ShowText,
     Stop,
+    TableNote,
     Ugi,
     Undo,
     id_problem,
@@ -285,6 +289,21 @@ def _undo(a: _Args) -> Command:
     return Undo(1 if n is None else n)
 
 
+def _offer_kind(a: _Args) -> str:
+    kind = cast(str, a.text("kind", required=True))
+    if kind not in OFFER_KINDS:
+        raise a.fail(f"'kind' must be one of {' '.join(OFFER_KINDS)}, got {_show(kind)}")
+    return kind
+
+
+def _offer(a: _Args) -> Command:
+    return Offer(_offer_kind(a))
+
+
+def _decline(a: _Args) -> Command:
+    return Decline(_offer_kind(a))
+
+
 def _options(a: _Args) -> Command:
     return Options(all=a.flag("all"))
 
@@ -300,6 +319,8 @@ _COMMANDS: Final[Mapping[type[Command], Callable[[_Args], Command]]] = {
     Query: _query,
     Play: _play,
     Undo: _undo,
+    Offer: _offer,
+    Decline: _decline,
     Options: _options,
     Analyse: _analyse,
     Cancel: _cancel,
@@ -481,7 +502,7 @@ def result_of(reply: Reply) -> dict[str, object]:
             return {"text": text}
         case ReadyOk() | Ack():
             return {}
-        case Info() | ErrorReply() | InvalidMove() | Analysis():
+        case Info() | ErrorReply() | InvalidMove() | Analysis() | TableNote():
             raise TypeError(f"{type(reply).__name__} is not a result")
 
 
@@ -510,6 +531,8 @@ def encode_reply(msgid: int | None, reply: Reply) -> bytes:
         return pack([NOTIFY, "info", [info_map(reply)]])
     if isinstance(reply, Analysis):
         return pack([NOTIFY, "analysis", [analysis_map(reply)]])
+    if isinstance(reply, TableNote):
+        return pack([NOTIFY, "table", [dict(reply.values)]])
     if isinstance(reply, (ErrorReply, InvalidMove)):
         error = error_of(reply)
         if msgid is None:

@@ -32,6 +32,7 @@ from protocol.messages import (
     GO_LIST_FIELDS,
     GO_WORDS,
     MAX_POSITIONS,
+    OFFER_KINDS,
     OPTION_TYPES,
     QUERY_WHATS,
     Ack,
@@ -48,6 +49,7 @@ from protocol.messages import (
     BotsOk,
     Cancel,
     Command,
+    Decline,
     ErrorReply,
     ExpectationLine,
     GameInfo,
@@ -60,6 +62,7 @@ from protocol.messages import (
     LevelLine,
     LimitInfo,
     NewGame,
+    Offer,
     OptionList,
     Options,
     OptionsOk,
@@ -74,6 +77,7 @@ from protocol.messages import (
     Reply,
     ReplyLine,
     Request,
+    Resign,
     Response,
     ResponseValue,
     Score,
@@ -83,6 +87,7 @@ from protocol.messages import (
     ShowOk,
     ShowText,
     Stop,
+    TableNote,
     Ugi,
     UgiOk,
     Undo,
@@ -285,6 +290,18 @@ def _parse_undo(args: list[str]) -> Command:
     return Undo(_int(args[0], "count", Undo.METHOD, minimum=1) if args else 1)
 
 
+def _offer_kind(verb: str) -> Callable[[list[str]], Command]:
+    """The parser of ``offer KIND`` or ``decline KIND``."""
+    build = Offer if verb == Offer.METHOD else Decline
+
+    def parse(args: list[str]) -> Command:
+        if len(args) != 1 or args[0] not in OFFER_KINDS:
+            raise _fail(BAD_ARGUMENTS, f"usage: {verb} {'|'.join(OFFER_KINDS)}", verb)
+        return build(args[0])
+
+    return parse
+
+
 _ANALYSE_USAGE: Final = (
     "usage: analyse [priority N] id ID [depth N] [nodes N] [movetime T] [multipv K] "
     "[searchmoves M ...] [avoidmoves M ...] startpos|fen POSITION [moves M ...] [id ...]"
@@ -407,6 +424,9 @@ _COMMAND_PARSERS: Final[dict[str, Callable[[list[str]], Command]]] = {
     "query": _parse_query,
     "play": _parse_play,
     "undo": _parse_undo,
+    "resign": _no_args(Resign),
+    "offer": _offer_kind(Offer.METHOD),
+    "decline": _offer_kind(Decline.METHOD),
     "bots": _no_args(Bots),
     "options": _parse_options,
     "show": _no_args(Show),
@@ -712,6 +732,7 @@ _REPLY_PARSERS: Final[Mapping[str, Callable[[str, list[str]], ReplyLine | None]]
     "level": _level_line,
     "expectation": _expectation_line,
     "limit": _limit_line,
+    "table": lambda line, args: TableNote(response_mapping(_words_after(line, 1))),
 }
 """How each reply line is read from the whole line and its tokens after the first: None when
 it is malformed."""
@@ -901,6 +922,8 @@ def _command_text(command: Command) -> str:
             text = f"play {move}"
         case Undo(n):
             text = "undo" if n == 1 else f"undo {n}"
+        case Offer(kind) | Decline(kind):
+            text = f"{command.METHOD} {kind}"
         case Options(every):
             text = "options all" if every else "options"
         case Analyse():
@@ -1054,6 +1077,8 @@ def _reply_lines(reply: Reply) -> list[str]:
             lines = [*(f"show {line}" for line in text.splitlines()), "showok"]
         case Analysis():
             lines = _analysis_lines(reply)
+        case TableNote(values):
+            lines = [f"table {format_value(values)}"]
         case Ack():
             lines = []
         case _:

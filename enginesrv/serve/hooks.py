@@ -17,7 +17,10 @@ from typing import Protocol
 import trio
 
 import games
+from enginesrv.serve.positions import Board
+from enginesrv.serve.settings import request_error
 from protocol import messages as m
+from protocol.errors import BAD_ARGUMENTS
 
 
 @dataclass(frozen=True)
@@ -62,3 +65,57 @@ class RefereeHooks(Protocol):
     def leave(self) -> None:
         """The client goes (``quit``, or its connection ends): a decision being made is for
         no one, and need not wait for a worker."""
+
+    def changes(self) -> int:
+        """A count of the game's changes: when it differs from the last one the session saw,
+        the session takes its view again (in a game between two clients the other one's
+        decisions change it)."""
+
+    def act(self, command: m.Resign | m.Offer | m.Decline) -> m.ResponseValue:
+        """The client's player resigns, offers or declines (``response``'s value: what came
+        of it)."""
+
+
+class Refereed:
+    """A session's refereed game: its ``RefereeHooks`` and the session's board, which holds
+    the view the referee gives the client, taken again after each change."""
+
+    def __init__(self, hooks: RefereeHooks, board: Board) -> None:
+        self.hooks = hooks
+        self.board = board
+        self.seen = 0
+        """The referee's count of changes when the view was last taken."""
+        self.take_view()
+
+    def take_view(self) -> str:
+        """Hold the referee's view again; its position string."""
+        self.seen = self.hooks.changes()
+        game, state, played = self.hooks.view()
+        self.board.hold(game, state, played)
+        return state.to_string()
+
+    def admit(self, command: m.Command, *, searching: bool) -> None:
+        """``RefereeHooks.admit``; the view taken again if the game changed meanwhile (not
+        while a search runs, whose answers come from the position it started from)."""
+        self.hooks.admit(command)
+        if self.hooks.changes() != self.seen and not searching:
+            self.take_view()
+
+    def play(self, token: str) -> str:
+        self.hooks.play(token)
+        return self.take_view()
+
+    def undo(self, n: int) -> str:
+        self.hooks.undo(n)
+        return self.take_view()
+
+    def act(self, command: m.Resign | m.Offer | m.Decline) -> m.ResponseValue:
+        value = self.hooks.act(command)
+        self.take_view()
+        return value
+
+    def query(self, what: str) -> m.ResponseValue | None:
+        value = self.hooks.query(what)
+        if value is None and what == "table":
+            raise request_error(BAD_ARGUMENTS, "query table: only a game between two pages has one")
+        return value

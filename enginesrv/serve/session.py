@@ -30,7 +30,7 @@ from enginesrv.search.child import SearchRunner
 from enginesrv.serve.analyses import Analyses
 from enginesrv.serve.bot import BotSearch, plan_job
 from enginesrv.serve.catalog import bot_infos
-from enginesrv.serve.hooks import RefereeHooks
+from enginesrv.serve.hooks import Refereed, RefereeHooks
 from enginesrv.serve.offload import offload
 from enginesrv.serve.positions import Board
 from enginesrv.serve.searching import Decide, SearchSlot, Send, SendNowait
@@ -112,15 +112,14 @@ class Session:
             most=config.max_analyses,
             grace=config.grace,
         )
-        self.referee: RefereeHooks | None = None
+        self.refereed: Refereed | None = None
         self.closing = False
         if config.default_game is not None:
             self._set_game(games.load(config.default_game))
 
     def attach(self, referee: RefereeHooks) -> None:
         """Play the game ``referee`` keeps from now on (module docstring)."""
-        self.referee = referee
-        self._take_view()
+        self.refereed = Refereed(referee, self.board)
 
     @property
     def busy(self) -> bool:
@@ -191,8 +190,8 @@ class Session:
                 # After a stop, commands wait for that search's best move, then run. The wait
                 # is bounded: the pool kills a worker that does not answer within its grace.
                 await self.slot.answered()
-            if self.referee is not None:
-                self.referee.admit(command)
+            if self.refereed is not None:
+                self.refereed.admit(command, searching=self.slot.busy)
             reply: m.Reply | None
             if isinstance(command, QUESTIONS):
                 reply = await self._answer(command)
@@ -267,10 +266,8 @@ class Session:
                 self.closing = True
                 await self.stop_search()
                 return m.Ack()
-            case m.Play(token):
-                return m.Response(self._play(token))
-            case m.Undo(n):
-                return m.Response(self._undo(n))
+            case m.Play() | m.Undo() | m.Resign() | m.Offer() | m.Decline():
+                return m.Response(self._change_game(command))
         raise TypeError(f"{command.METHOD} is not an order")
 
     # -- the game ------------------------------------------------------------------------------
@@ -292,17 +289,21 @@ class Session:
         game, _ = self.board.require("uginewgame")
         self._set_game(game)
 
-    def _play(self, token: str) -> str:
-        if self.referee is None:
-            return self.board.play(token)
-        self.referee.play(token)
-        return self._take_view()
-
-    def _undo(self, n: int) -> str:
-        if self.referee is None:
-            return self.board.undo(n)
-        self.referee.undo(n)
-        return self._take_view()
+    def _change_game(
+        self, command: m.Play | m.Undo | m.Resign | m.Offer | m.Decline
+    ) -> m.ResponseValue:
+        """A decision, one taken back, a resignation or an offer; ``response``'s value."""
+        refereed = self.refereed
+        match command:
+            case m.Play(token):
+                return self.board.play(token) if refereed is None else refereed.play(token)
+            case m.Undo(n):
+                return self.board.undo(n) if refereed is None else refereed.undo(n)
+        if refereed is None:
+            raise request_error(
+                BAD_ARGUMENTS, f"{command.METHOD}: only in a game the server referees"
+            )
+        return refereed.act(command)
 
     async def _ask(self, what: str, start: int = 0) -> m.ResponseValue:
         if what == "moves":  # a list of up to a hundred thousand moves
@@ -310,26 +311,21 @@ class Session:
         return self._query(what)
 
     def _query(self, what: str, start: int = 0) -> m.ResponseValue:
-        if self.referee is not None:
-            value = self.referee.query(what)
+        if self.refereed is not None:
+            value = self.refereed.query(what)
             if value is not None:
                 return value
+        if what == "table":
+            raise request_error(BAD_ARGUMENTS, "query table: only a game between two pages has one")
         return self.board.query(what, start)
-
-    def _take_view(self) -> str:
-        """Hold the referee's view again; its position string."""
-        assert self.referee is not None
-        game, state, played = self.referee.view()
-        self.board.hold(game, state, played)
-        return state.to_string()
 
     # -- searching -----------------------------------------------------------------------------
 
     async def _go(self, go: m.Go, msgid: int | None, nursery: trio.Nursery) -> None:
         notification = self.framing == "msgpack" and msgid is None
         try:
-            if self.referee is not None:
-                self.referee.go(notification=notification)
+            if self.refereed is not None:
+                self.refereed.hooks.go(notification=notification)
                 decide: Decide = self._referee_decides
             else:
                 decide = await self._bot_search(go, msgid, notification=notification)
@@ -364,9 +360,9 @@ class Session:
 
     async def _referee_decides(self, stop: trio.Event) -> m.BestMove:
         """The other side's decision in a refereed game, as the client is shown it."""
-        assert self.referee is not None
-        decision = await self.referee.decide(stop)
-        self._take_view()
+        assert self.refereed is not None
+        decision = await self.refereed.hooks.decide(stop)
+        self.refereed.take_view()
         if decision.move is None:
             await self.reply(m.Info(string=decision.reason), None)
         return m.BestMove(decision.move)
@@ -390,7 +386,7 @@ class Session:
     async def stop_search(self) -> None:
         """Stop the running search, if any, and wait until its best move has been sent. The
         client goes (``quit``, or the connection ends): a referee is told so first."""
-        if self.referee is not None:
-            self.referee.leave()
+        if self.refereed is not None:
+            self.refereed.hooks.leave()
         await self.slot.stop_and_wait()
         await self.analyses.cancel_and_wait()

@@ -15,9 +15,10 @@ import hashlib
 import random
 import weakref
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from importlib import resources
 from pathlib import Path
+from urllib.parse import parse_qsl
 
 import structlog
 import trio
@@ -28,22 +29,32 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, PlainTextResponse, Response
 from starlette.routing import BaseRoute, Route, WebSocketRoute
 from starlette.types import ASGIApp
-from starlette.websockets import WebSocket, WebSocketDisconnect, WebSocketState
+from starlette.websockets import WebSocket
 
 from enginesrv.admission import WEBSOCKETS_PER_PEER
 from enginesrv.search.child import SearchRunner
 from enginesrv.serve.connection import peer_host
+from enginesrv.serve.hooks import RefereeHooks
 from enginesrv.serve.server import Server
-from enginesrv.web.gamespec import GameSpecError, parse_game_spec
+from enginesrv.web.gamespec import INVITE, GameSpecError, parse_game_spec
 from enginesrv.web.http import (
     end_websocket,
     foreign_origin,
     keep_transport,
     mark_websocket,
-    transport_of,
 )
 from enginesrv.web.referee import Referee
 from enginesrv.web.refereed import RefereedGame
+from enginesrv.web.sockets import (
+    CLOSE_BAD_GAME,
+    CLOSE_CAP,
+    CLOSE_NO_COMMAND,
+    CLOSE_POLICY,
+    StarletteSocket,
+    StuckGuard,
+)
+from enginesrv.web.table import GRACE, TableError
+from enginesrv.web.tables import SeatGame, Tables, tell_table, watch_table
 from enginesrv.web.transport import (
     Message,
     MessageReceiveStream,
@@ -55,13 +66,6 @@ from protocol.errors import BAD_FRAME
 
 WS_PEER_CONNECTIONS = WEBSOCKETS_PER_PEER
 """WebSockets one peer may hold at once by default."""
-CLOSE_CAP = 1013
-CLOSE_POLICY = 1008
-"""A WebSocket another site's page opened (refused before it is accepted: HTTP 403)."""
-CLOSE_BAD_GAME = 4400
-CLOSE_REASON_BYTES = 123
-"""The most bytes a close frame's reason may hold (RFC 6455 §5.5: 125 with the code)."""
-CLOSE_NO_COMMAND = 4408
 
 log = structlog.get_logger("enginesrv.web")
 
@@ -131,109 +135,8 @@ def page_app(routes: Sequence[BaseRoute]) -> Starlette:
     return Starlette(routes=routes, middleware=[Middleware(GZipMiddleware, minimum_size=1024)])
 
 
-ABORT_AFTER = 1.0
-"""Seconds a connection that is ending may still be writing before its TCP stream is closed
-under it (longer than the connection's own flush, ``FLUSH_TIMEOUT``)."""
-
-
-class StuckGuard:
-    """Closes a socket's TCP stream under it when its connection is stuck in a write: once one
-    of the events it watches is set, after ``ABORT_AFTER`` seconds, or at once if the handler
-    is torn down (hypercorn's shutdown deadline) before the guard is let go (``release``)."""
-
-    def __init__(self, socket: StarletteSocket) -> None:
-        self.socket = socket
-        self.released = False
-
-    def release(self) -> None:
-        """The socket ended cleanly: nothing to close under it."""
-        self.released = True
-
-    async def watch(self, event: trio.Event) -> None:
-        try:
-            await event.wait()
-            await trio.sleep(ABORT_AFTER)
-        except trio.Cancelled:
-            if not self.released:
-                await self._abort("the handler was stopped while a write could be stuck")
-            raise
-        await self._abort("a write did not end")
-
-    async def _abort(self, reason: str) -> None:
-        log.info("websocket_aborted", reason=reason)
-        with trio.CancelScope(shield=True):
-            await self.socket.abort()
-
-
-class StarletteSocket:
-    """An accepted starlette WebSocket as a ``MessageSocket``."""
-
-    def __init__(self, websocket: WebSocket) -> None:
-        self.websocket = websocket
-        self.closed = False
-
-    async def receive(self) -> Message | None:
-        if self.closed:
-            return None
-        try:
-            message = await self.websocket.receive()
-        except (WebSocketDisconnect, RuntimeError):
-            message = {"type": "websocket.disconnect"}
-        if message["type"] == "websocket.disconnect":
-            self.closed = True
-            return None
-        text = message.get("text")
-        if text is not None:
-            return str(text)
-        data = message.get("bytes")
-        return bytes(data) if data is not None else ""
-
-    async def send(self, message: Message) -> None:
-        if self.closed:
-            raise trio.BrokenResourceError("the WebSocket is closed")
-        try:
-            if isinstance(message, str):
-                await self.websocket.send_text(message)
-            else:
-                await self.websocket.send_bytes(message)
-        except Exception as exc:  # the ASGI server's own error for a socket that went
-            self.closed = True
-            raise trio.BrokenResourceError("the WebSocket is closed") from exc
-
-    async def abort(self) -> None:
-        """Close the TCP connection under the socket at once. hypercorn shields its writes
-        from cancellation, so a write to a peer that does not read would otherwise block for
-        good, and with it the connection's end and the server's shutdown; closing the stream
-        makes that write fail."""
-        self.closed = True
-        stream = transport_of(self.websocket.scope)
-        if stream is None:
-            log.warning("websocket_abort_unavailable")
-            return
-        with trio.CancelScope(shield=True):
-            await stream.aclose()
-
-    async def close(self, code: int = 1000, reason: str = "") -> None:
-        if self.closed or self.websocket.application_state == WebSocketState.DISCONNECTED:
-            self.closed = True
-            return
-        self.closed = True
-        try:
-            await self.websocket.close(code, close_reason(reason))
-        except Exception:  # already gone: nothing to close
-            log.debug("close_failed")
-
-
-def close_reason(text: str) -> str:
-    """``text`` cut to what a close frame may carry: 123 bytes of UTF-8, whole characters."""
-    data = text.encode("utf-8")
-    if len(data) <= CLOSE_REASON_BYTES:
-        return text
-    return data[: CLOSE_REASON_BYTES - 3].decode("utf-8", "ignore") + "..."
-
-
 class WebApp:
-    """The page and ``/ws`` of one server (module docstring)."""
+    """The page, ``/ws`` and the spectators' ``/events`` of one server (module docstring)."""
 
     def __init__(
         self,
@@ -243,10 +146,12 @@ class WebApp:
         peer_cap: int,
         seeds: random.Random | None = None,
         names: frozenset[str] = frozenset(),
+        grace: float = GRACE,
     ) -> None:
         """``seeds``: where refereed bots' seeds come from (None: the operating system's
         randomness; a seeded generator replays games, for tests); ``names``: the host names
-        the page may be loaded from besides addresses and ``localhost`` (``foreign_origin``)."""
+        the page may be loaded from besides addresses and ``localhost`` (``foreign_origin``);
+        ``grace``: the seconds a player of a game between two pages may be away."""
         self.names = names
         self.server = server
         self.runner = runner
@@ -256,16 +161,29 @@ class WebApp:
         self.refused = 0
         self.referees: weakref.WeakSet[Referee] = weakref.WeakSet()
         """The refereed games being played (for the tests and for watching)."""
+        self.tables = Tables(runner, max_plies=server.config.max_plies, grace=grace)
 
     def routes(self, extra: Sequence[BaseRoute] = ()) -> list[BaseRoute]:
-        return page_routes(
-            {"play": True, "watch": False}, [WebSocketRoute("/ws", self.protocol_socket), *extra]
-        )
+        sockets = [
+            WebSocketRoute("/ws", self.protocol_socket),
+            WebSocketRoute("/events", self.spectate),
+            *extra,
+        ]
+        return page_routes({"play": True, "watch": False, "invite": True}, sockets)
 
     def asgi(self, extra: Sequence[BaseRoute] = ()) -> ASGIApp:
         return keep_transport(page_app(self.routes(extra)))
 
     async def protocol_socket(self, websocket: WebSocket) -> None:
+        await self._admitted(websocket, self._serve)
+
+    async def spectate(self, websocket: WebSocket) -> None:
+        await self._admitted(websocket, self._watch)
+
+    async def _admitted(
+        self, websocket: WebSocket, serve: Callable[[StarletteSocket, str], Awaitable[None]]
+    ) -> None:
+        """Accept a WebSocket of the server's own page within its peer's cap, and ``serve`` it."""
         client = websocket.client
         host = client.host if client is not None else "?"
         peer = f"{host}:{client.port if client is not None else 0}"
@@ -295,7 +213,7 @@ class WebApp:
             return
         self.per_host[key] += 1  # counted from now on, no wait before
         try:
-            await self._serve(socket, peer)
+            await serve(socket, peer)
         finally:
             self.per_host[key] -= 1
             if self.per_host[key] <= 0:
@@ -304,32 +222,58 @@ class WebApp:
                 await socket.close()
                 await end_websocket(websocket.scope)
 
+    def _game_of(self, query: str, peer: str) -> RefereeHooks | None:
+        """The game a ``/ws`` address asks for: a bot's or one screen's, a new table, or a
+        player's seat at one (``GameSpecError`` or ``TableError`` when it cannot be had)."""
+        fields = dict(parse_qsl(query, keep_blank_values=True))
+        if "table" in fields:
+            if len(fields) > 1:
+                raise GameSpecError("table: a player's link has no other field")
+            found = self.tables.player(fields["table"])
+            if found is None:
+                raise GameSpecError("table: no game has this link (it may have ended long ago)")
+            return SeatGame(*found)
+        config = self.server.config
+        spec = parse_game_spec(query, max_movetime=config.max_movetime, max_clock=config.max_clock)
+        owner = self.server.admission.peer(peer_host(peer))
+        if spec is None:
+            return None
+        if spec.opponent == INVITE:
+            return SeatGame(self.tables.create(spec, owner), 0)
+        referee = Referee(
+            spec,
+            self.runner,
+            peer=owner,
+            seeds=self.seeds,
+            max_plies=config.max_plies,
+            max_movetime=config.max_movetime,
+        )
+        self.referees.add(referee)
+        return RefereedGame(referee)
+
     async def _serve(self, socket: StarletteSocket, peer: str) -> None:
         """One admitted socket: its game, its first message, then its connection."""
         try:
-            config = self.server.config
-            spec = parse_game_spec(
-                socket.websocket.url.query,
-                max_movetime=config.max_movetime,
-                max_clock=config.max_clock,
-            )
-        except GameSpecError as exc:
+            game = self._game_of(socket.websocket.url.query, peer)
+            if isinstance(game, SeatGame):
+                game.table.join(game.player)
+        except (GameSpecError, TableError) as exc:
             log.info("websocket_refused", peer=peer, reason=str(exc))
-            await socket.close(CLOSE_BAD_GAME, str(exc))
+            code = CLOSE_BAD_GAME if isinstance(exc, GameSpecError) else CLOSE_CAP
+            await socket.close(code, str(exc))
             return
-        game: RefereedGame | None = None
-        if spec is not None:
-            referee = Referee(
-                spec,
-                self.runner,
-                peer=self.server.admission.peer(peer_host(peer)),
-                seeds=self.seeds,
-                max_plies=config.max_plies,
-                max_movetime=config.max_movetime,
-            )
-            await referee.start()
-            self.referees.add(referee)
-            game = RefereedGame(referee)
+        try:
+            if isinstance(game, RefereedGame):
+                await game.referee.start()
+            await self._converse(socket, peer, game)
+        finally:
+            if isinstance(game, SeatGame):
+                game.table.leave(game.player)
+
+    async def _converse(
+        self, socket: StarletteSocket, peer: str, game: RefereeHooks | None
+    ) -> None:
+        """The socket's first message, then its protocol connection."""
         first = await self._first_message(socket)
         if first is None:
             await socket.close(CLOSE_NO_COMMAND, "no message in time, or the server stops")
@@ -356,11 +300,36 @@ class WebApp:
             # it, ABORT_AFTER seconds after the connection began to end
             guarding.start_soon(guard.watch, connection.ending)
             guarding.start_soon(guard.watch, ended)
+            if isinstance(game, SeatGame):
+                guarding.start_soon(tell_table, game, connection)
             await self.server.run_connection(connection)
             ended.set()
             await socket.close()
             guard.release()
             guarding.cancel_scope.cancel()
+
+    async def _watch(self, socket: StarletteSocket, peer: str) -> None:
+        """A spectator of a table: its feed, until either side goes."""
+        fields = dict(parse_qsl(socket.websocket.url.query, keep_blank_values=True))
+        table = self.tables.watched(fields.get("watch", ""))
+        refusal = (
+            "watch: no game has this link (it may have ended long ago)"
+            if table is None
+            else self.tables.spectator_refusal(table, self.server.admission)
+        )
+        if table is None or refusal is not None:
+            log.info("websocket_refused", peer=peer, reason=refusal)
+            await socket.close(CLOSE_BAD_GAME if table is None else CLOSE_CAP, refusal or "")
+            return
+        table.watchers += 1
+        self.tables.watchers += 1
+        try:
+            await watch_table(socket, table, self.server.stop)
+        finally:
+            table.watchers -= 1
+            self.tables.watchers -= 1
+            if not table.connected():
+                table.idle_since = trio.current_time()
 
     async def _first_message(self, socket: StarletteSocket) -> Message | None:
         """The socket's first message (its kind is the socket's framing); None when none comes

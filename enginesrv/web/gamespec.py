@@ -13,6 +13,8 @@ from enginesrv.event.play.players import PlayerSpecError, parse_player
 from enginesrv.serve.settings import MAX_CLOCK, MAX_MOVETIME
 
 HUMAN = "human"
+INVITE = "invite"
+"""The opponent of a game between two pages: a person who opens the invite's link."""
 DEFAULT_MOVETIME = 1000
 """Milliseconds a bot is given per decision in a game without a clock."""
 MIN_CLOCK_MS = 1000
@@ -36,9 +38,10 @@ class GameSpec:
 
     game: str
     opponent: str = HUMAN
-    """``human`` (two people at one screen) or a ``bot:NAME[:OPTION=VALUE,...]`` player."""
+    """``human`` (two people at one screen), ``invite`` (two people at two pages) or a
+    ``bot:NAME[:OPTION=VALUE,...]`` player."""
     side: int = games.P1
-    """The person's seat against a bot (0 = p1)."""
+    """The person's seat against a bot, or the inviter's in the first game (0 = p1)."""
     control: TimeControl | None = None
     movetime: int = DEFAULT_MOVETIME
     start: str | None = None
@@ -46,7 +49,7 @@ class GameSpec:
 
     @property
     def against_bot(self) -> bool:
-        return self.opponent != HUMAN
+        return self.opponent not in (HUMAN, INVITE)
 
 
 def parse_game_spec(
@@ -71,7 +74,7 @@ def parse_game_spec(
     except games.GameError as exc:
         raise GameSpecError(f"game {name!r}: {exc}") from None
     opponent = fields.get("opponent", HUMAN) or HUMAN
-    if opponent != HUMAN:
+    if opponent not in (HUMAN, INVITE):
         _check_opponent(opponent, game)
     side_text = fields.get("side", "p1")
     if side_text not in ("p1", "p2"):
@@ -91,7 +94,7 @@ def _check_opponent(opponent: str, game: games.Game) -> None:
     except PlayerSpecError as exc:
         raise GameSpecError(str(exc)) from None
     if spec.kind != "bot":
-        raise GameSpecError(f"opponent {opponent!r}: write human or bot:NAME[:OPTIONS]")
+        raise GameSpecError(f"opponent {opponent!r}: write human, invite or bot:NAME[:OPTIONS]")
     if spec.tc is not None:
         raise GameSpecError(f"opponent {opponent!r}: the tc field sets the clock, not tc=")
     _check_page_options(spec.options)

@@ -1,10 +1,12 @@
-"""A game the server referees for a page: a person against a bot, or two people at one screen.
+"""A game the server referees for a page: a person against a bot, two people at one screen, or
+two people at two pages (a table, ``enginesrv.web.table``).
 
 The referee holds the full position. The page's session holds only a view (docs/protocol.md
-§8): the person's own, or in a game of two people the view of the side to act, so that
-``query``, ``show`` and every reply on the page's socket answer from what that player may
-know. The bot is a ``BotPlayer`` with a session of its own in the worker pool, given its own
-view before every decision, as the arbiter gives engines theirs; its searches report nothing
+§8): the person's own, or in a game of two people at one screen the view of the side to act,
+so that ``query``, ``show`` and every reply on the page's socket answer from what that player
+may know; each decision is kept as each player and a spectator were shown it (``Shown``).
+The bot is a ``BotPlayer`` with a session of its own in the worker pool, given its own view
+before every decision, as the arbiter gives engines theirs; its searches report nothing
 to the page but the move, shown as the person may see it. The page's session asks the referee
 through ``RefereedGame`` (``enginesrv.web.refereed``); the game's address is read by
 ``enginesrv.web.gamespec``.
@@ -30,6 +32,7 @@ import functools
 import random
 import secrets
 from collections.abc import Callable
+from dataclasses import dataclass
 
 import structlog
 import trio
@@ -46,6 +49,16 @@ from protocol import messages as m
 from protocol.errors import BAD_ARGUMENTS, GAME_OVER
 
 log = structlog.get_logger("enginesrv.web.referee")
+
+
+@dataclass(frozen=True, slots=True)
+class Shown:
+    """One decision as each seat (``to``: p1's, p2's) and a spectator (``public``) were shown
+    it, and whose it was."""
+
+    mover: int
+    to: tuple[str, str]
+    public: str
 
 
 class Referee:
@@ -76,8 +89,10 @@ class Referee:
             if spec.start is not None
             else self.game.new_state()
         )
-        self.shown: list[str] = []
-        """Every decision as the person (the page) was shown it."""
+        self.record: list[Shown] = []
+        """Every decision, as each player and a spectator were shown it."""
+        self.version = 0
+        """Counts the changes of the game (a decision, one taken back, its end)."""
         self.first = self.state.ply()
         self.floor = self.first
         """The ply ``undo`` may not go below: the last decision that revealed hidden
@@ -102,6 +117,20 @@ class Referee:
             )
 
     # -- who may know what ---------------------------------------------------------------------
+
+    @property
+    def shown(self) -> list[str]:
+        """Every decision as the page was shown it: the person's own view against a bot; at
+        one screen each as the other player (the next to look) saw it."""
+        if self.spec.against_bot:
+            return self.shown_to(self.spec.side)
+        return [each.to[1 - each.mover] for each in self.record]
+
+    def shown_to(self, seat: int | None) -> list[str]:
+        """Every decision as ``seat`` (None: a spectator) was shown it."""
+        if seat is None:
+            return [each.public for each in self.record]
+        return [each.to[seat] for each in self.record]
 
     def viewer(self) -> int | None:
         """Whose view the page holds: the person's, or (two people) the side to act's; at the
@@ -130,6 +159,10 @@ class Referee:
         seat = self.state.to_move()
         return seat >= 0 and (not self.spec.against_bot or seat == self.spec.side)
 
+    def plies(self) -> int:
+        """The decisions played since the game's start."""
+        return len(self.record)
+
     # -- clocks --------------------------------------------------------------------------------
 
     def tick(self) -> None:
@@ -146,10 +179,24 @@ class Referee:
 
     def _lose(self, seat: int, reason: Termination, detail: str) -> None:
         """``seat`` loses by forfeit (``reason``, as the arbiter names it); the clocks stop."""
+        self.end(Outcome.loss(seat, reason), detail)
+
+    def end(self, outcome: Outcome, detail: str) -> None:
+        """The game ends other than by its rules (a forfeit, a resignation, a draw agreed);
+        the clocks stop."""
+        self.forfeit = outcome
         self.forfeit_detail = detail
+        self.version += 1
         if self.clocks is not None:
             self.clocks.run(None, trio.current_time())
-        self.forfeit = Outcome.loss(seat, reason)
+
+    def flag_at(self) -> float | None:
+        """When the clock that runs now runs out (trio's time; None: none runs)."""
+        clocks = self.clocks
+        if clocks is None or clocks.running is None or self.over():
+            return None
+        now = trio.current_time()
+        return now + max(0.0, clocks.left(clocks.running, now)) / 1000
 
     def _run_due(self, now: float) -> None:
         """Run the clock of the side to act if it is a person's (the bot's runs on ``go``)."""
@@ -170,16 +217,20 @@ class Referee:
 
     # -- decisions -----------------------------------------------------------------------------
 
-    def play(self, token: str) -> None:
-        """The person's decision (raises ``RequestError`` with the reason)."""
+    def play(self, token: str, seat: int | None = None) -> None:
+        """The person's decision, or at a table ``seat``'s (raises ``RequestError`` with the
+        reason)."""
         if self.over():
             raise request_error(GAME_OVER, f"play: the game is over ({self.outcome()})")
+        if seat is not None and seat != self.state.to_move():
+            raise request_error(BAD_ARGUMENTS, "play: it is the other player's decision")
         if not self.person_to_act():
             raise request_error(BAD_ARGUMENTS, "play: it is the bot's decision: send go")
         try:
             # checked on what the person may know first: their decision is theirs in full
             # (their own laws), never a shown form
-            self.view().parse_move(token)
+            mine = self.view() if seat is None else self.state.view(seat)
+            mine.parse_move(token)
             move = self.state.parse_move(token)
         except games.GameError as exc:
             raise RequestError(m.InvalidMove(token, exc.reason)) from None
@@ -187,21 +238,20 @@ class Referee:
 
     def _push(self, move: games.Move) -> None:
         seat = self.state.to_move()
-        viewer = self.spec.side if self.spec.against_bot else 1 - seat
-        self.shown.append(self.state.public_move_str(move, viewer))
+        shown = (self.state.public_move_str(move, 0), self.state.public_move_str(move, 1))
+        self.record.append(Shown(seat, shown, self.state.public_move_str(move, None)))
         reveals = self.state.reveals(move)
         self.state.push(move)
+        self.version += 1
         if reveals:
             self.floor = self.state.ply()
         if self.clocks is not None:
             self.clocks.run(None, trio.current_time())
             self.clocks.decided(seat)
-        if self.max_plies and len(self.shown) >= self.max_plies and not self.state.is_terminal():
+        if self.max_plies and len(self.record) >= self.max_plies and not self.state.is_terminal():
             # the server's ply limit: adjudicated as the arbiter adjudicates its --max-plies
-            self.forfeit = Outcome.draw(Termination.MAX_PLIES)
-            self.forfeit_detail = f"the game reached the server's limit of {self.max_plies} plies"
-            if self.clocks is not None:
-                self.clocks.run(None, trio.current_time())
+            limit = f"the game reached the server's limit of {self.max_plies} plies"
+            self.end(Outcome.draw(Termination.MAX_PLIES), limit)
             return
         self._run_due(trio.current_time())
 
@@ -253,7 +303,7 @@ class Referee:
             self._lose(seat, Termination.TIME_FORFEIT, "its clock ran out before it moved")
             return None
         self._push(move)
-        return self.shown[-1]
+        return self.record[-1].to[self.spec.side]
 
     @staticmethod
     def _no_clock(holding: bool) -> None:
@@ -273,12 +323,30 @@ class Referee:
             return "the bot's move or failure is not shown: it may tell what is hidden"
         return detail
 
-    def undo(self, n: int) -> None:
+    def resign(self, seat: int) -> None:
+        """``seat`` gives up the game."""
+        if self.over():
+            raise request_error(GAME_OVER, f"resign: the game is over ({self.outcome()})")
+        self._lose(seat, Termination.RESIGN, f"{self.game.colours[seat]} resigned")
+
+    def last_of(self, seat: int) -> int:
+        """How many decisions taking back ``seat``'s last one takes back (it and every one
+        after it); raises ``RequestError`` when it has none that may be taken back."""
+        for back, each in enumerate(reversed(self.record), start=1):
+            if each.mover == seat:
+                self.check_undo(back, "takeback")
+                return back
+        raise request_error(
+            BAD_ARGUMENTS, f"takeback: {self.game.colours[seat]} has no decision to take back"
+        )
+
+    def check_undo(self, n: int, verb: str) -> None:
+        """Refuse to take back ``n`` decisions when they may not be (``RequestError``)."""
         if self.forfeit is not None:
             raise request_error(
-                GAME_OVER, f"undo: the game ended by {self.forfeit.reason}, which is final"
+                GAME_OVER, f"{verb}: the game ended by {self.forfeit.reason}, which is final"
             )
-        available = min(len(self.shown), self.state.ply() - self.floor)
+        available = min(len(self.record), self.state.ply() - self.floor)
         if n > available:
             why = (
                 f"decision {self.floor - self.first} revealed what was hidden, which stays shown"
@@ -287,9 +355,14 @@ class Referee:
             )
             raise request_error(
                 BAD_ARGUMENTS,
-                f"undo: only {available} decision(s) can be taken back, not {n} ({why})",
+                f"{verb}: only {available} decision(s) can be taken back, not {n} ({why})",
             )
+
+    def undo(self, n: int, verb: str = "undo") -> None:
+        """Take back ``n`` decisions (``verb``: the command that asks, for its errors)."""
+        self.check_undo(n, verb)
         for _ in range(n):
             self.state.pop()
-            self.shown.pop()
+            self.record.pop()
+        self.version += 1
         self._run_due(trio.current_time())

@@ -87,6 +87,23 @@ class RefereedGame:
             return Decision(None, f"{referee.outcome()}: {referee.forfeit_detail}")
         return Decision(shown)
 
+    def changes(self) -> int:
+        return self.referee.version
+
+    def act(self, command: m.Resign | m.Offer | m.Decline) -> m.ResponseValue:
+        referee = self.referee
+        if not isinstance(command, m.Resign):
+            raise request_error(
+                BAD_ARGUMENTS,
+                f"{command.METHOD}: offers are made in a game between two pages (an invite)",
+            )
+        referee.tick()
+        seat = referee.spec.side if referee.spec.against_bot else referee.state.to_move()
+        if seat < 0:  # between two people at one screen, when no one is to act
+            raise request_error(GAME_OVER, f"resign: the game is over ({referee.outcome()})")
+        referee.resign(seat)
+        return "resigned"
+
     def leave(self) -> None:
         # a bot that has not searched yet does not wait for a worker to search for no one
         # (``BotPlayer.retry_stopped``): its place in the queue is freed at once

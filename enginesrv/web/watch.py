@@ -21,7 +21,6 @@ opens the page, in the middle of a move.
 from __future__ import annotations
 
 import functools
-import json
 
 import structlog
 import trio
@@ -31,15 +30,8 @@ from starlette.types import Message as AsgiMessage
 from starlette.websockets import WebSocket
 
 from enginesrv.admission import Admission
-from enginesrv.event.feed import Feed, Message
-from enginesrv.web.app import (
-    CLOSE_CAP,
-    CLOSE_POLICY,
-    StarletteSocket,
-    StuckGuard,
-    page_app,
-    page_routes,
-)
+from enginesrv.event.feed import Feed
+from enginesrv.web.app import page_app, page_routes
 from enginesrv.web.http import (
     end_websocket,
     foreign_origin,
@@ -48,6 +40,7 @@ from enginesrv.web.http import (
     serve_http,
 )
 from enginesrv.web.run import open_web, web_config
+from enginesrv.web.sockets import CLOSE_CAP, CLOSE_POLICY, StarletteSocket, serve_feed
 
 MAX_WATCHERS = 256
 """Watchers served at once."""
@@ -96,33 +89,8 @@ class WatchApp:
             await socket.close(CLOSE_CAP, f"the event has its {self.max_watchers} watchers")
             return
         self.watchers += 1
-        guard = StuckGuard(socket)
         try:
-            async with trio.open_nursery() as nursery:
-
-                async def until_gone() -> None:
-                    # a watcher sends nothing that matters; its close ends the feed to it
-                    while await socket.receive() is not None:
-                        pass
-                    guard.release()
-                    nursery.cancel_scope.cancel()
-
-                nursery.start_soon(until_gone)
-                with self.feed.subscribe() as subscription:
-                    # a watcher that does not read blocks a write for good once the feed
-                    # drops it: its TCP stream is then closed under it
-                    nursery.start_soon(guard.watch, subscription.dropped)
-                    nursery.start_soon(guard.watch, self.stop)
-                    async for message in subscription.messages:
-                        await trio.sleep(self.send_delay)
-                        for each in [message, *_queued(subscription.messages)]:
-                            await socket.send(json.dumps(each, separators=(",", ":")))
-                # the feed dropped this watcher: it fell a whole queue behind
-                await socket.close(CLOSE_CAP, "this watcher fell behind: reconnect")
-                guard.release()
-                nursery.cancel_scope.cancel()
-        except trio.BrokenResourceError:
-            guard.release()  # the watcher went away
+            await serve_feed(socket, self.feed, self.stop, self.send_delay)
         finally:
             self.watchers -= 1
             with trio.CancelScope(shield=True), trio.move_on_after(1):
@@ -165,16 +133,6 @@ async def _warm_up(app: ASGIApp, path: str) -> None:
 
     with trio.move_on_after(WARM_UP_TIMEOUT):
         await app(scope, receive, send)
-
-
-def _queued(messages: trio.MemoryReceiveChannel[Message]) -> list[Message]:
-    """The messages waiting in ``messages`` now (none once it has ended)."""
-    out: list[Message] = []
-    while True:
-        try:
-            out.append(messages.receive_nowait())
-        except (trio.WouldBlock, trio.EndOfChannel):
-            return out
 
 
 async def serve_watch(

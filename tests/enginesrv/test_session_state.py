@@ -123,6 +123,8 @@ class FakeReferee:
         self.admitted: list[str] = []
         self.forfeit = forfeit
         self.left = False
+        self.changed = 0
+        self.acts: list[str] = []
 
     def admit(self, command: m.Command) -> None:
         self.admitted.append(command.METHOD)
@@ -161,6 +163,13 @@ class FakeReferee:
     def leave(self) -> None:
         self.left = True
 
+    def changes(self) -> int:
+        return self.changed
+
+    def act(self, command: m.Resign | m.Offer | m.Decline) -> m.ResponseValue:
+        self.acts.append(command.METHOD)
+        return "resigned" if isinstance(command, m.Resign) else "offered"
+
 
 @trio_test
 async def test_a_refereed_game_plugs_into_a_session_through_its_hooks() -> None:
@@ -187,6 +196,44 @@ async def test_a_refereed_game_plugs_into_a_session_through_its_hooks() -> None:
     assert referee.admitted == ["play", "query", "query", "position", "go"]
     await session.stop_search()
     assert referee.left
+
+
+@trio_test
+async def test_a_session_takes_its_view_again_when_the_other_side_changed_the_game() -> None:
+    sent: list[m.Reply] = []
+    session = session_of(GateRunner(), sent)
+    referee = FakeReferee()
+    session.attach(referee)
+    async with trio.open_nursery() as nursery:
+        referee.play("c5")  # the other page's decision: the session is not told directly
+        await session.handle(m.Request(m.Query("played")), nursery)
+        assert last(sent) == m.Response(())  # the referee says nothing changed: the old view
+        referee.changed += 1
+        await session.handle(m.Request(m.Query("played")), nursery)
+        assert last(sent) == m.Response(("c5",))
+        await session.handle(m.Request(m.Query("position")), nursery)
+        assert last(sent) == m.Response(referee.state.to_string())
+        await session.handle(m.Request(m.Offer("draw")), nursery)
+        assert last(sent) == m.Response("offered")
+        await session.handle(m.Request(m.Resign()), nursery)
+        assert last(sent) == m.Response("resigned")
+    assert referee.acts == ["offer", "resign"]
+
+
+@trio_test
+async def test_resign_and_offers_are_refused_outside_a_refereed_game() -> None:
+    sent: list[m.Reply] = []
+    session = session_of(GateRunner(), sent)
+    async with trio.open_nursery() as nursery:
+        expected = {
+            m.Resign(): "resign: only in a game the server referees",
+            m.Offer("draw"): "offer: only in a game the server referees",
+            m.Decline("takeback"): "decline: only in a game the server referees",
+            m.Query("table"): "query table: only a game between two pages has one",
+        }
+        for command, message in expected.items():
+            await session.handle(m.Request(command), nursery)
+            assert last(sent) == m.ErrorReply(BAD_ARGUMENTS.code, BAD_ARGUMENTS.name, message)
 
 
 @trio_test

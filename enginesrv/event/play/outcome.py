@@ -33,6 +33,8 @@ class Termination(enum.StrEnum):
     REPETITION = "repetition"
     RESIGN = "resign"
     SCORE_ADJUDICATION = "score-adjudication"
+    AGREEMENT = "agreement"
+    """A draw both players agreed to (a game between two people)."""
 
     @property
     def is_forfeit(self) -> bool:

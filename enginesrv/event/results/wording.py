@@ -40,6 +40,7 @@ _DRAWS = {
     "max-plies": "the ply limit was reached",
     "repetition": "a position repeated",
     "score-adjudication": "adjudicated on level scores",
+    "agreement": "both players agreed to a draw",
     "pool-empty": "the markers ran out with as many rings removed on each side",
     "two-passes": "neither side could move, with as many rings removed on each side",
     "totem-blocked": "totem blocked with the scores level",

@@ -206,6 +206,7 @@ const DRAWS = {
   "max-plies": "Draw: the move limit was reached",
   repetition: "Draw by repetition",
   "score-adjudication": "Draw by adjudication: both sides saw an even game",
+  agreement: "Draw by agreement",
 };
 
 /** The result in words ("Black wins: the Admiral reached row 1 (1 point)"). */

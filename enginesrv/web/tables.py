@@ -1,0 +1,214 @@
+"""The tables of a web server (``enginesrv.web.table``): made by invites, found by their
+tokens, dropped once no one holds them; the hooks a player's socket plays through
+(``SeatGame``).
+
+What a table costs is bounded: at most ``MAX_TABLES`` exist at once and one peer (an address
+prefix, as the server's admission counts them) may have made at most ``TABLES_PER_PEER`` of
+those; a table no page and no spectator holds is dropped ``KEEP`` seconds after the last one
+went (an invite its guest never opened included), and each player may hold
+``table.SOCKETS_PER_PLAYER`` pages at it. Spectators are counted per table
+(``WATCHERS_PER_TABLE``) and in all (``MAX_WATCHERS``), and are refused once the server is
+within its reserve of connections, where players are still admitted
+(``Tables.spectator_refusal``).
+"""
+
+from __future__ import annotations
+
+import trio
+
+import games
+from enginesrv.admission import RESERVE_SHARE, Admission
+from enginesrv.search.child import SearchRunner
+from enginesrv.serve.connection import Connection
+from enginesrv.serve.hooks import Decision
+from enginesrv.serve.settings import request_error
+from enginesrv.web.gamespec import GameSpec
+from enginesrv.web.refereed import OVER, REFUSED
+from enginesrv.web.sockets import StarletteSocket, serve_feed
+from enginesrv.web.table import GRACE, Table, TableError
+from protocol import messages as m
+from protocol.errors import BAD_ARGUMENTS
+
+MAX_TABLES = 256
+"""Tables at once, in all."""
+TABLES_PER_PEER = 8
+"""Tables one peer may have made that still exist."""
+KEEP = 600.0
+"""Seconds a table no page holds is kept (for a reload, a rematch, a late guest)."""
+WATCHERS_PER_TABLE = 32
+"""Spectators of one table at once."""
+MAX_WATCHERS = 256
+"""Spectators of every table together."""
+
+
+class Tables:
+    """Every table of the server, by token (module docstring)."""
+
+    def __init__(
+        self,
+        runner: SearchRunner,
+        *,
+        max_plies: int,
+        grace: float = GRACE,
+        keep: float = KEEP,
+        most: int = MAX_TABLES,
+        per_peer: int = TABLES_PER_PEER,
+    ) -> None:
+        self.runner = runner
+        self.max_plies = max_plies
+        self.grace = grace
+        self.keep = keep
+        self.most = most
+        self.per_peer = per_peer
+        self.tables: dict[Table, str] = {}
+        """Each table and the peer that made it."""
+        self._players: dict[str, tuple[Table, int]] = {}
+        self._watched: dict[str, Table] = {}
+        self.watchers = 0
+
+    def create(self, spec: GameSpec, peer: str) -> Table:
+        """A new table of ``spec`` made by ``peer`` (``TableError`` when a cap is reached)."""
+        self.sweep()
+        if len(self.tables) >= self.most:
+            raise TableError(f"the server holds its {self.most} games between two pages")
+        if sum(1 for owner in self.tables.values() if owner == peer) >= self.per_peer:
+            raise TableError(f"{peer} has made {self.per_peer} games between two pages still open")
+        table = Table(spec, self.runner, max_plies=self.max_plies, grace=self.grace)
+        self.tables[table] = peer
+        for player, holder in enumerate(table.players):
+            self._players[holder.token] = (table, player)
+        self._watched[table.watch_token] = table
+        return table
+
+    def player(self, token: str) -> tuple[Table, int] | None:
+        """The table and the player (0: the inviter) of a player's token."""
+        self.sweep()
+        return self._players.get(token)
+
+    def watched(self, token: str) -> Table | None:
+        """The table of a spectators' token."""
+        self.sweep()
+        return self._watched.get(token)
+
+    def sweep(self) -> None:
+        """Drop the tables no one has held for ``keep`` seconds."""
+        now = trio.current_time()
+        for table in [
+            t for t in self.tables if not t.connected() and t.idle_since + self.keep <= now
+        ]:
+            del self.tables[table]
+            for holder in table.players:
+                self._players.pop(holder.token, None)
+            self._watched.pop(table.watch_token, None)
+
+    def spectator_refusal(self, table: Table, admission: Admission) -> str | None:
+        """Why a spectator may not watch ``table`` now (None: it may): spectators give way to
+        players when the server is within its reserve of connections."""
+        cap = admission.cap()
+        if cap and admission.held > cap - cap // RESERVE_SHARE:
+            return "the server is nearly full: its last connections are kept for players"
+        if table.watchers >= WATCHERS_PER_TABLE:
+            return f"this game has its {WATCHERS_PER_TABLE} spectators"
+        if self.watchers >= MAX_WATCHERS:
+            return f"the server has its {MAX_WATCHERS} spectators"
+        return None
+
+
+class SeatGame:
+    """The ``RefereeHooks`` of a player's socket at a table: the player's own view, their
+    decisions, resignation and offers; the other player's decisions come as notifications,
+    so ``go`` is refused."""
+
+    def __init__(self, table: Table, player: int) -> None:
+        self.table = table
+        self.player = player
+
+    def admit(self, command: m.Command) -> None:
+        self.table.tick()
+        if isinstance(command, REFUSED):
+            raise request_error(
+                BAD_ARGUMENTS,
+                f"{command.METHOD}: this socket is a game between two pages; open a new socket "
+                "for another game",
+            )
+
+    def view(self) -> tuple[games.Game, games.State, list[str]]:
+        referee = self.table.referee
+        seat = self.table.seat_of(self.player)
+        return referee.game, referee.state.view(seat).copy(), referee.shown_to(seat)
+
+    def play(self, token: str) -> None:
+        self.table.play(self.player, token)
+
+    def undo(self, n: int) -> None:
+        del n
+        raise request_error(BAD_ARGUMENTS, "undo: the other player must agree: send offer takeback")
+
+    def query(self, what: str) -> m.ResponseValue | None:
+        referee = self.table.referee
+        if what == "clock":
+            return referee.clock_value()
+        if what == "table":
+            return self.table.values(self.player)
+        outcome = referee.outcome()
+        answer = None if outcome is None else OVER.get(what)
+        return None if outcome is None or answer is None else answer(outcome)
+
+    def go(self, *, notification: bool) -> None:
+        del notification
+        raise request_error(
+            BAD_ARGUMENTS,
+            "go: the other player decides here; a table notification tells when they have",
+        )
+
+    async def decide(self, stop: trio.Event) -> Decision:
+        del stop  # never asked: go is refused
+        await trio.lowlevel.checkpoint()
+        return Decision(None, "the other player decides")
+
+    def leave(self) -> None:
+        """Nothing to stop: the socket's end is told to the table by the web side."""
+
+    def changes(self) -> int:
+        return self.table.changes
+
+    def act(self, command: m.Resign | m.Offer | m.Decline) -> m.ResponseValue:
+        table = self.table
+        if isinstance(command, m.Resign):
+            return table.resign(self.player)
+        if isinstance(command, m.Offer):
+            return table.offer(self.player, command.kind)
+        return table.decline(self.player, command.kind)
+
+
+NOTE_GAP = 0.05
+"""Seconds at least between two notifications to one page: a burst of changes (an opponent
+who offers and withdraws as fast as it can) is told as one, where it ended."""
+SEND_DELAY = 0.1
+"""Seconds a spectator's messages wait to be sent in one burst (``enginesrv.web.watch``)."""
+
+
+async def tell_table(seat: SeatGame, connection: Connection) -> None:
+    """Tell a player's page each change of its table (``table`` notifications), until the
+    connection ends; the table is woken meanwhile when a clock or a grace runs out."""
+    table = seat.table
+    seen = table.changes
+    while True:
+        seen = await table.watch(seen)
+        await connection.send(m.TableNote(table.values(seat.player)), None)
+        await trio.sleep(NOTE_GAP)
+
+
+async def watch_table(socket: StarletteSocket, table: Table, stop: trio.Event) -> None:
+    """A spectator's feed of ``table``; the table is woken meanwhile when a clock or a grace
+    runs out, so that its end is told when no player is there to see it."""
+
+    async def keep_time() -> None:
+        seen = table.changes
+        while True:
+            seen = await table.watch(seen)
+
+    await serve_feed(socket, table.feed, stop, SEND_DELAY, keep_time)
+
+
+__all__ = ["SeatGame", "TableError", "Tables", "tell_table", "watch_table"]
