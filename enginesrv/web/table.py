@@ -43,6 +43,7 @@ from enginesrv.event.feed import (
 from enginesrv.event.play.outcome import Outcome, Termination, seat_name
 from enginesrv.event.results.wording import result_words
 from enginesrv.search.child import SearchRunner
+from enginesrv.serve.positions import result_text
 from enginesrv.serve.settings import request_error
 from enginesrv.web.gamespec import GameSpec
 from enginesrv.web.referee import Referee
@@ -279,13 +280,17 @@ class Table:
         """``query table``'s answer and a ``table`` notification's values for ``player``."""
         now = trio.current_time()
         me, other = self.players[player], self.players[1 - player]
+        control = self.spec.control
         out: dict[str, str | int] = {
+            "name": self.referee.game.name,
+            "tc": "none" if control is None else str(control),
             "game": self.number,
             "seat": seat_name(self.seat_of(player)),
             "token": me.token,
             "invite": other.token if player == 0 else "none",
             "watch": self.watch_token,
             "plies": self.referee.plies(),
+            "result": result_text(self.referee.outcome()),
         }
         for seat in (0, 1):
             holder = self.players[self.player_at(seat)]

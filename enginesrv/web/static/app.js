@@ -1,5 +1,5 @@
-// The page: play a bot or a second person at this screen, analyse, replay records, watch an
-// event.
+// The page: play a bot, a second person at this screen or a person at another page (an
+// invite), analyse, replay records, watch an event or a game between two pages.
 //
 // It knows no rules. Each game is a WebSocket the server referees (/ws?game=...): the page
 // draws the position the server gives it (the player's own view), asks it for the legal moves,
@@ -8,14 +8,15 @@
 // The modules under app/ each do one job: state.js (what the page knows), setup.js (the new
 // game form), play.js (a game), input.js (the person's clicks and keys), render.js (drawing),
 // marks.js (the board's marks), analysis.js, review.js (a game analysed whole), replay.js
-// (positions and records), rules.js (How to play) and watch.js (an event). This one starts the
-// page.
+// (positions and records), rules.js (How to play), table.js (a game between two pages) and
+// watch.js (an event). This one starts the page.
 
 import { handshake, Session } from "./proto.js";
 import { app, ui, $, setStatus, wsUrl } from "./app/state.js";
 import { fillSetup, specFromForm } from "./app/setup.js";
 import { newGame } from "./app/play.js";
 import { startWatching } from "./app/watch.js";
+import { joinTable, watchPath } from "./app/table.js";
 import { multipvOffered } from "./app/analysis.js";
 import "./app/input.js";
 import "./app/replay.js";
@@ -31,11 +32,12 @@ async function main() {
   } catch {
     // an older server: the play page only
   }
-  if (features.watch && !features.play) {
+  const spectating = features.invite && params.get("watch");
+  if ((features.watch && !features.play) || spectating) {
     ui.setup.hidden = true;
     for (const id of ["#undo", "#analyse", "#stop", "#move-form", "#load-position"]) $(id).hidden = true;
     $("#watch").hidden = false;
-    startWatching();
+    startWatching(spectating ? watchPath(spectating) : "/events");
     return;
   }
   const lobby = new Session(wsUrl("/ws"));
@@ -48,9 +50,13 @@ async function main() {
   }
   app.analysisSession = lobby;
   $("#lines-label").hidden = !multipvOffered();
+  const table = params.get("table");
+  if (table) params.delete("game"); // a player's link names no other game
   const problems = fillSetup(params); // it also reads the game name a link left unescaped
   const wanted = params.get("game");
-  if (problems.length) {
+  if (table) {
+    await joinTable(table);
+  } else if (problems.length) {
     setStatus(`The link asks for ${problems.join("; and ")}: choose in the form and press New game.`, true);
   } else if (wanted) {
     await newGame(specFromForm(params.get("position")));

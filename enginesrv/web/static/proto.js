@@ -22,6 +22,7 @@ export class Session {
     this.closed = false;
     this.closeReason = "";
     this.onclose = null;
+    this.ontable = null; // called with the values of each `table` notification (a game between two pages)
     this.keepalive = null;
   }
 
@@ -69,6 +70,10 @@ export class Session {
   }
 
   line(line) {
+    if (line.startsWith("table ")) {
+      if (this.ontable) this.ontable(line.slice(6));
+      return;
+    }
     if (line.startsWith("pong ")) {
       const token = Number(line.slice(5));
       const index = this.waiting.findIndex((wait) => wait.token === token);

@@ -2,7 +2,7 @@
 // as it deepens and its best move marked on the board, until Stop.
 
 import { Session } from "../proto.js";
-import { app, ui, $, wsUrl } from "./state.js";
+import { app, ui, $, atTable, wsUrl } from "./state.js";
 import { BAND_SIGNS, markSquares } from "./marks.js";
 
 /** The page's own protocol session (not a game's): analysis and replays. */
@@ -27,7 +27,7 @@ export function withSession(work) {
 }
 
 async function startAnalysis() {
-  if (app.analysing || !app.game) return;
+  if (app.analysing || !app.game || atTable()) return;
   // one snapshot of what is shown: the board may change while the session is busy
   const [position, board, name] = [app.view === null ? app.position : app.positions[app.view], app.board, app.game.name];
   app.analysing = true;

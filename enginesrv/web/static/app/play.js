@@ -12,10 +12,16 @@ import { stopAnalysis } from "./analysis.js";
 
 let openings = 0; // games asked for: only the last one asked for starts
 
+/** A new attempt to open a game: a function that tells whether it is still the last one. */
+export function opening() {
+  const attempt = ++openings;
+  return () => attempt === openings;
+}
+
 /** Starts the game ``spec`` once the server has opened it: a game it refuses (a position it
  * does not take, a full server) leaves the game in play as it was, and says why. */
 export async function newGame(spec) {
-  const attempt = ++openings;
+  const current = opening();
   setStatus("Starting the game…");
   const session = new Session(gameUrl(spec));
   try {
@@ -24,15 +30,23 @@ export async function newGame(spec) {
     // a first answer tells that the game is on
     await session.request("isready");
   } catch (error) {
-    if (attempt !== openings) return;
+    if (!current()) return;
     if (app.session && !app.session.closed) notice(`Cannot start the new game: ${error.message}. The game in play goes on.`);
     else gameLost(`Cannot start: ${error.message}`);
     return;
   }
-  if (attempt !== openings) {
+  if (!current()) {
     session.close();
     return;
   }
+  const params = new URLSearchParams({ game: spec.game, opponent: spec.opponent, side: spec.side });
+  if (spec.tc !== "none") params.set("tc", spec.tc);
+  await startGame(session, spec, { link: `/?${params}`, lost: gameLost });
+}
+
+/** Plays the game of ``session``, open, as ``spec`` says: the page's address becomes
+ * ``link`` (a reload comes back to it), and ``lost`` is told when the socket closes. */
+export async function startGame(session, spec, { link, lost }) {
   const generation = ++app.generation;
   await stopAnalysis();
   if (app.session) app.session.close();
@@ -61,18 +75,16 @@ export async function newGame(spec) {
     return;
   }
   session.onclose = (reason) => {
-    if (app.session === session) gameLost(`The connection closed: ${reason}`);
+    if (app.session === session) lost(`The connection closed: ${reason}`);
   };
   app.session = session;
-  const params = new URLSearchParams({ game: spec.game, opponent: spec.opponent, side: spec.side });
-  if (spec.tc !== "none") params.set("tc", spec.tc);
-  history.replaceState(null, "", `/?${params}`);
+  history.replaceState(null, "", link);
   await refresh(generation);
 }
 
 /** The game's socket is gone (refused, or closed): nothing is in play, the last board stays
  * in view with nothing to click, and the status line says why. */
-function gameLost(message) {
+export function gameLost(message) {
   if (app.mode === "play") app.mode = "idle";
   app.session = null;
   app.legal = [];

@@ -1,7 +1,9 @@
 // Drawing the game shown: the board and its marks, the choices of the next step, the moves,
 // the status line, the result and the clocks. Drawing changes nothing in the state.
 
-import { app, ui, $, colour, personSeat, botToAct, personToAct, plain, setStatus } from "./state.js";
+import {
+  app, ui, $, atTable, colour, personSeat, botToAct, friendToAct, panels, personToAct, plain, setStatus,
+} from "./state.js";
 import { play } from "./play.js";
 import { pick } from "./input.js";
 import { markSquares, moverOf, nextSteps, rove } from "./marks.js";
@@ -149,6 +151,7 @@ function pageState() {
   if (app.mode !== "play") return "idle";
   if (app.outcome) return "over";
   if (app.busy) return "busy";
+  if (friendToAct()) return "waiting";
   if (app.thinking || botToAct()) return "bot";
   if (app.handoverFor) return "handover";
   return "person";
@@ -178,6 +181,8 @@ export function renderStatus() {
     setStatus(`${colour(app.handoverFor === "p1" ? 0 : 1)} to play: pass the screen, and press the button when it is there`);
   } else if (app.busy) {
     // the line stays as it was until the answer
+  } else if (friendToAct()) {
+    setStatus(`${colour(app.turn === "p1" ? 0 : 1)} (the other player) is to play…`);
   } else if (app.thinking || botToAct()) {
     setStatus(`The bot (${colour(app.turn === "p1" ? 0 : 1)}) is thinking…`);
   } else if (app.turn !== "none" && app.board) {
@@ -188,7 +193,8 @@ export function renderStatus() {
   $("#undo").disabled = app.mode !== "play" || app.thinking || app.played.length === 0;
   $("#flip").disabled = !app.model;
   $("#review").disabled = app.reviewing || !app.played.length || !(app.mode === "replay" || app.outcome);
-  if (!app.analysing) $("#analyse").disabled = !app.model;
+  if (!app.analysing) $("#analyse").disabled = !app.model || atTable(); // no engine helps a player
+  for (const draw of panels) draw();
 }
 
 /** Endings that are not the rules' (the arbiter's and the server's, docs/tournaments.md):
@@ -256,5 +262,6 @@ export function playerName(seat) {
   }
   if (!app.spec || app.mode === "replay") return colour(seat);
   if (app.spec.opponent === "human") return colour(seat);
-  return side === app.spec.side ? `${colour(seat)}: you` : `${colour(seat)}: ${app.spec.opponent}`;
+  const other = app.spec.opponent === "invite" ? "the other player" : app.spec.opponent;
+  return side === app.spec.side ? `${colour(seat)}: you` : `${colour(seat)}: ${other}`;
 }

@@ -38,7 +38,7 @@ export const app = {
   board: null,
   session: null, // the game's socket
   mode: "idle", // "play" | "replay" | "watch" | "idle"
-  spec: null, // {game, opponent, side, tc, position}
+  spec: null, // {game, opponent, side, tc, position, table}: opponent "invite" is a person at another page
   generation: 0,
   position: "",
   model: null,
@@ -64,8 +64,12 @@ export const app = {
   reviewing: false, // a game's analysis runs (Stop, a replay or a new game cancels it)
   roots: null, // {position, bands: place -> {band, text}}: the root moves' scores, once stopped
   handoverFor: null,
+  table: null, // a game between two pages: the values of its last `table` notification
   notice: null, // {text, until}: an error the status line keeps a while (state.js notice)
 };
+
+/** What draws a panel of the page's own after each status update (the table's, table.js). */
+export const panels = [];
 
 const boards = new Map(); // module file -> board module
 
@@ -120,13 +124,28 @@ export function personSeat() {
   return app.spec.side === "p2" ? 1 : 0;
 }
 
-export function botToAct() {
+/** Whether the other side to act is a bot (against a bot) or a person at another page. */
+function otherToAct() {
   return app.spec.opponent !== "human" && app.turn !== "none" && app.turn !== app.spec.side;
+}
+
+export function botToAct() {
+  return app.spec.opponent !== "invite" && otherToAct();
+}
+
+/** Whether the person at the other page of a game between two pages is to act. */
+export function friendToAct() {
+  return app.spec.opponent === "invite" && otherToAct();
+}
+
+/** Whether a game with a person at another page goes on (no engine helps either player). */
+export function atTable() {
+  return app.mode === "play" && app.spec.opponent === "invite" && !app.outcome;
 }
 
 export function personToAct() {
   return (
-    app.mode === "play" && !app.outcome && app.turn !== "none" && !botToAct() && !app.thinking &&
+    app.mode === "play" && !app.outcome && app.turn !== "none" && !otherToAct() && !app.thinking &&
     !app.busy && !app.handoverFor
   );
 }

@@ -29,16 +29,17 @@ export const watch = {
   drawn: -Infinity, // performance.now() of the last drawing
 };
 
-export function startWatching() {
+/** Watches the feed at ``path``: an event's (`/events`), or a game between two pages'. */
+export function startWatching(path = "/events") {
   app.mode = "watch";
   setStatus("Connecting to the event…");
-  const socket = new WebSocket(wsUrl("/events"));
+  const socket = new WebSocket(wsUrl(path));
   socket.onmessage = (message) => watched(JSON.parse(message.data));
   socket.onclose = (event) => {
     if (watch.ended) {
       setStatus("The event has ended.");
     } else if (event.code === 1013) {
-      setTimeout(startWatching, 1000); // fell behind: start again from a snapshot
+      setTimeout(() => startWatching(path), 1000); // fell behind: start again from a snapshot
     } else {
       setStatus(`The event's feed closed: ${event.reason || `code ${event.code}`}`, true);
     }
@@ -146,8 +147,10 @@ function drawWatchHead(section, event) {
   watch.head = false;
   const standings = watch.standings;
   section.querySelector("h2").textContent = `${event.name}: ${prettyGame(event.game)}, ${event.control}`;
+  // a game between two pages has no number of games: its games follow each other (rematches)
+  const progress = event.total ? `${standings ? standings.done : 0} of ${event.total} games played` : "";
   section.querySelector("[data-testid=event-progress]").textContent =
-    `${standings ? standings.done : 0} of ${event.total} games played${watch.ended ? "; the event has ended" : ""}`;
+    `${progress}${watch.ended ? "; the event has ended" : ""}`;
   const rows = (standings ? standings.pairings : []).map((p) => {
     const elo = p.elo === null ? "–" : `${p.elo.toFixed(1)} ± ${p.elo_ci95 === null ? "∞" : p.elo_ci95.toFixed(1)}`;
     const cells = [
@@ -157,6 +160,7 @@ function drawWatchHead(section, event) {
     return el("tr", {}, ...cells.map((cell) => el("td", {}, String(cell))));
   });
   section.querySelector("tbody").replaceChildren(...rows);
+  section.querySelector("table").hidden = !standings; // a game between two pages has none
 }
 
 function drawWatchGames(list) {
