@@ -37,6 +37,23 @@ OVER: Final[dict[str, Callable[[games.Outcome], m.ResponseValue]]] = {
 """The ``query`` answers of a game the referee knows is over, whatever the view shows."""
 
 
+def refuse_another_game(command: m.Command, socket: str) -> None:
+    """Refuse on a refereed game's socket (``socket``: what it is, in words) a command that
+    would set another game, or search positions of the client's choosing (``REFUSED``)."""
+    if isinstance(command, REFUSED):
+        raise request_error(
+            BAD_ARGUMENTS,
+            f"{command.METHOD}: this socket is {socket}; open a new socket for another game",
+        )
+
+
+def over_answer(outcome: games.Outcome | None, what: str) -> m.ResponseValue | None:
+    """The answer to ``query what`` the referee gives once the game is over (``OVER``), or
+    None for the session's own."""
+    answer = None if outcome is None else OVER.get(what)
+    return None if outcome is None or answer is None else answer(outcome)
+
+
 class RefereedGame:
     """The ``RefereeHooks`` of a page's session: its ``Referee`` (module docstring)."""
 
@@ -45,12 +62,7 @@ class RefereedGame:
 
     def admit(self, command: m.Command) -> None:
         self.referee.tick()
-        if isinstance(command, REFUSED):
-            raise request_error(
-                BAD_ARGUMENTS,
-                f"{command.METHOD}: this socket is a game the server referees; open a new "
-                "socket for another game",
-            )
+        refuse_another_game(command, "a game the server referees")
 
     def view(self) -> tuple[games.Game, games.State, list[str]]:
         referee = self.referee
@@ -65,9 +77,7 @@ class RefereedGame:
     def query(self, what: str) -> m.ResponseValue | None:
         if what == "clock":
             return self.referee.clock_value()
-        outcome = self.referee.outcome()
-        answer = None if outcome is None else OVER.get(what)
-        return None if outcome is None or answer is None else answer(outcome)
+        return over_answer(self.referee.outcome(), what)
 
     def go(self, *, notification: bool) -> None:
         referee = self.referee

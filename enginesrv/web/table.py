@@ -147,6 +147,9 @@ class Table:
         if not self.started and all(p.joined for p in self.players):
             self.started = True
             self.referee.tick()  # the clocks start
+            for each in self.players:
+                if not each.sockets:  # the inviter's page went while it waited
+                    each.away_since = trio.current_time()
         self._notify()
 
     def leave(self, player: int) -> None:
@@ -176,7 +179,8 @@ class Table:
                 self.referee.end(Outcome.loss(seat, Termination.DISCONNECT), detail)
                 break
         self.referee.tick()
-        self._after_change()
+        if self.referee.over():  # it ended now: on time, or a player away too long
+            self._after_change()
 
     def _grace_end(self, player: int) -> float:
         away = self.players[player].away_since

@@ -23,7 +23,7 @@ from enginesrv.serve.connection import Connection
 from enginesrv.serve.hooks import Decision
 from enginesrv.serve.settings import request_error
 from enginesrv.web.gamespec import GameSpec
-from enginesrv.web.refereed import OVER, REFUSED
+from enginesrv.web.refereed import over_answer, refuse_another_game
 from enginesrv.web.sockets import StarletteSocket, serve_feed
 from enginesrv.web.table import GRACE, Table, TableError
 from protocol import messages as m
@@ -125,12 +125,7 @@ class SeatGame:
 
     def admit(self, command: m.Command) -> None:
         self.table.tick()
-        if isinstance(command, REFUSED):
-            raise request_error(
-                BAD_ARGUMENTS,
-                f"{command.METHOD}: this socket is a game between two pages; open a new socket "
-                "for another game",
-            )
+        refuse_another_game(command, "a game between two pages")
 
     def view(self) -> tuple[games.Game, games.State, list[str]]:
         referee = self.table.referee
@@ -150,9 +145,7 @@ class SeatGame:
             return referee.clock_value()
         if what == "table":
             return self.table.values(self.player)
-        outcome = referee.outcome()
-        answer = None if outcome is None else OVER.get(what)
-        return None if outcome is None or answer is None else answer(outcome)
+        return over_answer(referee.outcome(), what)
 
     def go(self, *, notification: bool) -> None:
         del notification
