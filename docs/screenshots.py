@@ -1,6 +1,7 @@
-"""Make the screenshots of docs/web.md: ``python docs/screenshots.py`` (needs the web extra,
-Playwright and Debian's chromium). Each board after some random moves against bot:random, the
-Yin Yang law editor, and the page watching a match."""
+"""Make the screenshots of docs/web.md: ``python docs/screenshots.py [--only NAME ...]`` (needs
+the web extra, Playwright and Debian's chromium). Each board after some random moves against
+bot:random, the Yin Yang law editor, a game with a person at another page, and the page
+watching a match."""
 
 from __future__ import annotations
 
@@ -72,6 +73,36 @@ def shoot_games(browser: Any, url: str, out: Path) -> None:
     page.close()
 
 
+def shoot_invite(browser: Any, url: str, out: Path) -> None:
+    """The inviter's page of a Yoxii game with a person at another page, who offers a draw."""
+    rng = random.Random("invite")
+    host = browser.new_page(viewport={"width": 1100, "height": 820})
+    host.goto(url)
+    host.select_option("[data-testid=game-select]", "yoxii")
+    host.select_option("[data-testid=tc-select]", "300+3")
+    host.click("[data-testid=invite]")
+    host.wait_for_selector("[data-testid=invite-link]:not([hidden])")
+    guest = browser.new_context().new_page()
+    guest.goto(url.rstrip("/") + host.locator("[data-testid=invite-link]").get_attribute("href"))
+    pages = [host, guest]
+    waiting = "() => ['person', 'waiting'].includes(document.body.dataset.state)"
+    for plies in range(1, 11):
+        for page in pages:
+            page.wait_for_function(waiting)
+        mover = next(p for p in pages if p.evaluate("document.body.dataset.state") == "person")
+        decide(mover, rng)
+        for page in pages:
+            page.wait_for_function(
+                f"() => document.querySelectorAll('[data-testid=moves] > *').length >= {plies}"
+            )
+    guest.click("[data-testid=offer-draw]")
+    host.wait_for_selector("[data-testid=accept-offer]:not([hidden])")
+    host.screenshot(path=str(out / "web-invite.png"))
+    print("web-invite.png")
+    guest.context.close()
+    host.close()
+
+
 def shoot_watch(browser: Any, out: Path) -> None:
     process, url = start([
         sys.executable, "-m", "enginesrv.cli", "match", "yoxii", "bot:alphabeta", "bot:greedy",
@@ -97,7 +128,11 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--out", type=Path, default=HERE, help="where to write (docs/)")
     parser.add_argument("--chromium", default="/usr/bin/chromium", help="the browser")
+    parser.add_argument(
+        "--only", nargs="+", choices=["games", "invite", "watch"], help="make only these"
+    )
     args = parser.parse_args()
+    only = set(args.only or ["games", "invite", "watch"])
     server, url = start([
         sys.executable, "-m", "enginesrv.cli", "serve", "--port", "0", "--web", "0",
         "--workers", "2",
@@ -105,8 +140,12 @@ def main() -> None:
     try:
         with sync_playwright() as pw:
             browser = pw.chromium.launch(executable_path=args.chromium, args=ARGS)
-            shoot_games(browser, url, args.out)
-            shoot_watch(browser, args.out)
+            if "games" in only:
+                shoot_games(browser, url, args.out)
+            if "invite" in only:
+                shoot_invite(browser, url, args.out)
+            if "watch" in only:
+                shoot_watch(browser, args.out)
             browser.close()
     finally:
         server.terminate()
