@@ -22,7 +22,7 @@ def encode(framing: Framing, reply: m.Reply, msgid: int | None) -> bytes:
     """The bytes of a reply in a framing (empty when the framing says nothing)."""
     if framing == "text":
         return text.encode_reply(reply)
-    if isinstance(reply, (m.Info, m.ErrorReply, m.InvalidMove, m.Analysis)):
+    if isinstance(reply, (m.Info, m.ErrorReply, m.InvalidMove, m.Analysis, m.TableNote)):
         return mpack.encode_reply(msgid, reply)
     if msgid is None:
         return b""  # a notification gets no response

@@ -218,9 +218,13 @@ class Table:
     def play(self, player: int, token: str) -> None:
         seat = self._player_seat(player, "play")
         self.referee.play(token, seat)
+        self._clear_offers()
+        self._after_change()
+
+    def _clear_offers(self) -> None:
+        """A decision, an agreement or the end of the game: no offer stands any more."""
         for each in self.players:
             each.offer = each.declined = None
-        self._after_change()
 
     def resign(self, player: int) -> str:
         self.referee.resign(self._player_seat(player, "resign"))
@@ -244,7 +248,7 @@ class Table:
             me.offer, me.declined = kind, None
             self._notify()
             return "offered"
-        me.offer = other.offer = None
+        self._clear_offers()
         if kind == "draw":
             self.referee.end(Outcome.draw(Termination.AGREEMENT), "both players agreed")
         elif kind == "takeback":
@@ -276,7 +280,11 @@ class Table:
         self._moves = []
         self._ended = False
         self._publish_game()
-        self.referee.tick()  # both are here: the clocks start
+        self.referee.tick()  # the clocks start
+        now = trio.current_time()
+        for each in self.players:
+            if not each.sockets:  # its page went after it offered the rematch
+                each.away_since = now
 
     # -- what the pages and the spectators are told --------------------------------------------
 
@@ -330,6 +338,7 @@ class Table:
             self.feed.publish(message)
         if referee.over() and not self._ended:
             self._ended = True
+            self._clear_offers()  # a draw or a takeback offered cannot be taken up any more
             self.feed.publish(
                 result_message(self.number, self._outcome(), len(record), self.result())
             )

@@ -1,0 +1,858 @@
+"""Games between two pages (tables) end to end: two real WebSockets of players, spectators'
+feeds, over hypercorn in the test's trio run.
+
+A player's socket gets unsolicited ``table key=value ...`` lines between its replies:
+``Page`` keeps them apart (``Page.notes``) so that a test waits for the reply to its command
+and still asserts on every notification."""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import AsyncIterator, Awaitable, Callable
+from contextlib import AsyncExitStack, asynccontextmanager
+from functools import wraps
+from typing import Any
+
+import pytest
+import trio
+from trio_websocket import ConnectionClosed, WebSocketConnection, open_websocket_url
+
+import games
+from enginesrv.web.table import SOCKETS_PER_PLAYER
+from enginesrv.web.tables import TABLES_PER_PEER
+from tests.web.webpeer import (
+    BinarySocket,
+    TextSocket,
+    Web,
+    binary_socket,
+    drop,
+    running_web,
+    text_socket,
+)
+
+WAIT = 2.0
+"""Seconds any line, frame or feed message awaited may take (they come in milliseconds)."""
+YOXII_START = "3/5/7/3T3/7/5/3 w t w:5553 b:5553"
+NO_LINK = "table: no game has this link (it may have ended long ago)"
+NO_WATCH = "watch: no game has this link (it may have ended long ago)"
+OTHERS_DECISION = "error 101 bad-arguments play: it is the other player's decision"
+
+
+def trio_test(fn: Callable[..., Awaitable[None]]) -> Callable[..., None]:
+    @wraps(fn)
+    def run(*args: Any, **kwargs: Any) -> None:
+        trio.run(lambda: fn(*args, **kwargs))
+
+    return run
+
+
+def pairs(text: str) -> dict[str, str]:
+    """The ``key=value`` words of a line's value."""
+    return dict(word.split("=", 1) for word in text.split())
+
+
+def other(seat: str) -> str:
+    return "p2" if seat == "p1" else "p1"
+
+
+class Page:
+    """A player's text socket: the reply to each command, the ``table`` notifications kept."""
+
+    def __init__(self, socket: TextSocket) -> None:
+        self.socket = socket
+        self.notes: list[dict[str, str]] = []
+        """Every ``table`` notification received, in order."""
+        self.seen = 0
+        """How many of ``notes`` ``note`` has looked at."""
+
+    async def _line(self, timeout: float = WAIT) -> str | None:
+        """The next line, or None for a notification (kept)."""
+        line = await self.socket.line(timeout)
+        if line.startswith("table "):
+            self.notes.append(pairs(line[6:]))
+            return None
+        return line
+
+    async def reply(self, command: str) -> str:
+        """The first line after ``command`` that is not a notification."""
+        await self.socket.send(command)
+        return await self.following()
+
+    async def following(self) -> str:
+        """The next line that is not a notification."""
+        while True:
+            line = await self._line()
+            if line is not None:
+                return line
+
+    async def ask(self, command: str) -> str:
+        """The value of the ``response`` to ``command``."""
+        line = await self.reply(command)
+        assert line == "response" or line.startswith("response "), f"{command}: {line}"
+        return line[9:]
+
+    async def refused(self, command: str, code: int = 101) -> str:
+        """The error line that refuses ``command``."""
+        line = await self.reply(command)
+        assert line.startswith(f"error {code} "), f"{command}: {line}"
+        return line
+
+    async def note(self, timeout: float = WAIT, **want: str | int) -> dict[str, str]:
+        """The next notification (after those already looked at) whose values include
+        ``want``; any other line meanwhile fails the test."""
+        expected = {key: str(value) for key, value in want.items()}
+        while True:
+            while self.seen < len(self.notes):
+                values = self.notes[self.seen]
+                self.seen += 1
+                if all(values.get(key) == value for key, value in expected.items()):
+                    return values
+            line = await self._line(timeout)
+            assert line is None, f"a line while waiting for a table notification: {line}"
+
+    def texts(self) -> list[str]:
+        """Every text message this page received."""
+        return [m for m in self.socket.messages if isinstance(m, str)]
+
+
+@asynccontextmanager
+async def table(web: Web, query: str) -> AsyncIterator[tuple[Page, Page, dict[str, str]]]:
+    """An inviter's page (``query``), its guest's page joined, and the inviter's ``query
+    table`` before the guest came. Each page has sent its first message (the socket's
+    framing: only then is it told of the table's changes)."""
+    async with text_socket(web.ws(query)) as inviter:
+        host = Page(inviter)
+        links = pairs(await host.ask("query table"))
+        async with text_socket(web.ws(f"table={links['invite']}")) as invited:
+            guest = Page(invited)
+            assert pairs(await guest.ask("query table"))["seat"] == other(links["seat"])
+            if links["seat"] == "p1":
+                await host.note(p2="here")
+            else:
+                await host.note(p1="here")
+            yield host, guest, links
+
+
+def events_url(web: Web, token: str) -> str:
+    return web.url.replace("http://", "ws://") + f"events?watch={token}"
+
+
+class Spectator:
+    """A spectator's feed: every JSON message, and its text as it came."""
+
+    def __init__(self, ws: WebSocketConnection) -> None:
+        self.ws = ws
+        self.messages: list[dict[str, Any]] = []
+        self.texts: list[str] = []
+
+    async def next(self, timeout: float = WAIT) -> dict[str, Any]:
+        with trio.fail_after(timeout):
+            text = await self.ws.get_message()
+        assert isinstance(text, str), f"a binary message on the feed: {text!r}"
+        self.texts.append(text)
+        message: dict[str, Any] = json.loads(text)
+        self.messages.append(message)
+        return message
+
+    async def until(self, kind: str, **want: Any) -> dict[str, Any]:
+        """The next message of type ``kind`` whose keys include ``want``."""
+        while True:
+            message = await self.next()
+            if message["type"] == kind and all(message.get(k) == v for k, v in want.items()):
+                return message
+
+
+@asynccontextmanager
+async def spectator(web: Web, token: str) -> AsyncIterator[Spectator]:
+    async with open_websocket_url(events_url(web, token)) as ws:
+        yield Spectator(ws)
+
+
+async def closed_with(url: str) -> tuple[int, str]:
+    """The close code and reason of a socket the server closes at once."""
+    async with open_websocket_url(url) as ws:
+        try:
+            with trio.fail_after(WAIT):
+                await ws.get_message()
+        except ConnectionClosed as exc:
+            await drop(ws)
+            assert exc.reason is not None
+            return exc.reason.code, exc.reason.reason or ""
+    raise AssertionError(f"{url} was not closed")
+
+
+async def play_first(mover: Page, waiting: Page) -> str:
+    """``mover`` plays its first legal move; ``waiting`` is refused the same move first and
+    told of it after (its notification's plies grown by one). The move played."""
+    plies = int(pairs(await mover.ask("query table"))["plies"])
+    move = (await mover.ask("query moves")).split()[0]
+    assert await waiting.reply(f"play {move}") == OTHERS_DECISION
+    position = await mover.ask(f"play {move}")
+    assert position == await mover.ask("query position")
+    told = await waiting.note(plies=plies + 1)
+    assert told["offer"] == told["offered"] == "none"
+    return move
+
+
+# -- 1. invite and join ------------------------------------------------------------------------
+
+
+@trio_test
+async def test_an_invite_and_its_guest_each_get_their_own_seat_and_token() -> None:
+    async with running_web() as web:
+        async with text_socket(web.ws("game=yoxii&opponent=invite&side=p1&tc=60+1")) as a:
+            host = Page(a)
+            alone = pairs(await host.ask("query table"))
+            assert (alone["p1"], alone["p2"]) == ("here", "waiting")
+            assert (alone["name"], alone["tc"], alone["result"]) == ("yoxii", "60+1", "none")
+            assert (alone["game"], alone["seat"], alone["plies"]) == ("1", "p1", "0")
+            await host.refused("offer draw")  # no one to offer it to yet
+            async with text_socket(web.ws(f"table={alone['invite']}")) as b:
+                guest = Page(b)
+                came = await host.note(p2="here")
+                mine = pairs(await host.ask("query table"))
+                theirs = pairs(await guest.ask("query table"))
+                assert came == mine
+        assert mine["seat"] == "p1"
+        assert theirs["seat"] == "p2"
+        assert mine["invite"] == theirs["token"] == alone["invite"]
+        assert theirs["invite"] == "none"
+        assert mine["token"] == alone["token"]
+        assert mine["watch"] == theirs["watch"]
+        tokens = {mine["token"], theirs["token"], mine["watch"]}
+        assert len(tokens) == 3
+        assert all(len(token) >= 20 for token in tokens)
+        assert all(re.fullmatch(r"[A-Za-z0-9_-]+", token) for token in tokens)
+        for values in (mine, theirs):
+            assert (values["p1"], values["p2"]) == ("here", "here")
+            assert values["p1grace"] == values["p2grace"] == "0"
+            assert values["offer"] == values["offered"] == values["declined"] == "none"
+        code, reason = await closed_with(web.ws("table=" + "x" * 22))
+        assert (code, reason) == (4400, NO_LINK)
+        code, reason = await closed_with(web.ws(f"table={mine['invite']}&game=yoxii"))
+        assert (code, reason) == (4400, "table: a player's link has no other field")
+        code, reason = await closed_with(web.ws(f"table={mine['watch']}"))
+        assert (code, reason) == (4400, NO_LINK)
+
+
+# -- 2. a whole game -------------------------------------------------------------------------
+
+
+async def both_clocks(pages: dict[str, Page], turn: str) -> None:
+    """Both pages tell the clocks alike: the one of ``turn`` runs, the other's stands."""
+    first = pairs(await pages["p1"].ask("query clock"))
+    second = pairs(await pages["p2"].ask("query clock"))
+    assert first["running"] == second["running"] == turn
+    if turn == "none":
+        assert first == second
+    else:
+        standing = other(turn)
+        assert first[standing] == second[standing]
+        assert 0 < int(second[turn]) <= int(first[turn]) <= 60_000 + 64 * 1000
+
+
+@trio_test
+async def test_a_whole_game_played_move_by_move_between_two_pages() -> None:
+    query = "game=yoxii&opponent=invite&side=p2&tc=60+1"
+    async with running_web() as web, table(web, query) as (host, guest, links):
+        assert links["seat"] == "p2"
+        pages = {"p1": guest, "p2": host}
+        go = await guest.reply("go")
+        assert go.startswith("error 101 bad-arguments go: the other player decides here")
+        assert await guest.following() == "bestmove none"
+        assert await guest.ask("query turn") == "p1"
+        played: list[str] = []
+        for ply in range(400):
+            turn = await host.ask("query turn")
+            assert await guest.ask("query turn") == turn
+            if ply % 16 == 0 or turn == "none":
+                await both_clocks(pages, turn)
+            if turn == "none":
+                break
+            played.append(await play_first(pages[turn], pages[other(turn)]))
+        assert len(played) > 20  # a whole game, not a short cut
+        for page in (host, guest):
+            assert await page.ask("query gameover") == "true"
+            assert await page.ask("query played") == " ".join(played)
+            assert all(int(n["plies"]) <= len(played) for n in page.notes)
+        outcome = await host.ask("query outcome")
+        assert await guest.ask("query outcome") == outcome
+        result = await host.ask("query result")
+        assert outcome.split()[0] == "winner=" + result.removesuffix("win")
+        for page in (host, guest):  # each page was told the end
+            if not any(n["result"] == result for n in page.notes):
+                await page.note(result=result)
+        for page in (host, guest):
+            assert (await page.reply("play c5")).startswith("error 203 game-over play: ")
+
+
+# -- 3. hidden information ---------------------------------------------------------------------
+
+BLACK_LAWS = ("wwbb>ww.b", "b..w>bwww", "wbwb>*", "bbbb>bb.b")
+WHITE_LAWS = ("bwwb>.wwb", "w..b>wbbb", "ww.b>*", "w.w.>wbwb")
+
+
+def secrets_of(position: str) -> tuple[set[str], set[str]]:
+    """Black's and White's hidden laws in a full Yin Yang position; White's also as their
+    absolute patterns (a White law's cells read backwards)."""
+    fields = position.split()
+    out: tuple[set[str], set[str]] = (set(), set())
+    for seat, laws in enumerate(fields[3:5]):
+        for entry in laws.split(","):
+            if entry.startswith("-"):
+                out[seat].add(entry[1:])
+                if seat == 1:
+                    cause, effect = entry[1:].split(">")
+                    out[seat].add(f"{cause[::-1]}>{effect[::-1]}")
+    return out
+
+
+def leaks(texts: list[str], secret: set[str]) -> list[tuple[str, str]]:
+    return [(law, text) for text in texts for law in secret if law in text]
+
+
+def yinyang_choice(moves: list[str]) -> str:
+    """A piece move if there is one, else ``end``, else a law applied that rewrites none."""
+    pieces = [move for move in moves if "-" in move]
+    if pieces:
+        return pieces[0]
+    if "end" in moves:
+        return "end"
+    return next(move for move in moves if "=" not in move)
+
+
+async def write_laws(page: Page, waiting: Page, laws: tuple[str, ...], plies: int) -> None:
+    """``page`` writes its laws (checked first on its view by the game's rules)."""
+    assert (await page.ask("query moves")).startswith("count ")
+    view = games.load("yinyang").state_from_string(await page.ask("query position"))
+    token = "laws:" + ",".join(laws)
+    assert view.move_to_str(view.parse_move(token)) == token
+    await page.ask(f"play {token}")
+    await waiting.note(plies=plies)
+    mine = (await page.ask("query position")).split()[3 + plies - 1].split(",")
+    assert mine == [f"-{law}" for law in laws]
+
+
+@trio_test
+async def test_no_page_and_no_spectator_is_ever_told_the_other_sides_secret_laws() -> None:
+    query = "game=yinyang&opponent=invite&side=p1"
+    async with running_web() as web, table(web, query) as (host, guest, links):
+        ((state_of, _),) = web.app.tables.tables.items()
+        async with spectator(web, links["watch"]) as watcher:
+            assert (await watcher.next())["type"] == "event"
+            assert await host.ask("query clock") == "none"
+            await write_laws(host, guest, BLACK_LAWS, 1)
+            await write_laws(guest, host, WHITE_LAWS, 2)
+            wrote = ("laws:" + ",".join(BLACK_LAWS), "laws:" + ",".join(WHITE_LAWS))
+            assert (await guest.ask("query played")) == f"laws:?,?,?,? {wrote[1]}"
+            assert (await host.ask("query played")) == f"{wrote[0]} laws:?,?,?,?"
+            pages = {"p1": host, "p2": guest}
+            plies = 2
+            hidden = {plies: set().union(*secrets_of(state_of.referee.state.to_string()))}
+            for _ in range(200):
+                turn = await host.ask("query turn")
+                if turn == "none":
+                    break
+                move = yinyang_choice((await pages[turn].ask("query moves")).split())
+                await pages[turn].ask(f"play {move}")
+                plies += 1
+                await pages[other(turn)].note(plies=plies)
+                black, white = secrets_of(state_of.referee.state.to_string())
+                hidden[plies] = black | white
+                assert black
+                assert white
+                assert leaks(guest.texts(), black) == []
+                assert leaks(host.texts(), white) == []
+            assert plies > 10
+            result = await watcher.until("result")
+            assert result["plies"] == plies
+            black, white = secrets_of(state_of.referee.state.to_string())
+            assert leaks(guest.texts(), black) == []
+            assert leaks(host.texts(), white) == []
+            # each of the spectator's messages hides what was hidden when it was sent
+            assert leaks(watcher.texts, black | white) == []
+            for text, message in zip(watcher.texts, watcher.messages, strict=True):
+                if message["type"] == "move" and message["ply"] >= 2:
+                    assert leaks([text], hidden[message["ply"]]) == []
+            moves = [m for m in watcher.messages if m["type"] == "move"]
+            assert [m["ply"] for m in moves] == list(range(1, plies + 1))
+            assert moves[0]["move"] == moves[1]["move"] == "laws:?,?,?,?"
+            assert moves[1]["position"].split()[3:5] == ["?,?,?,?", "?,?,?,?"]
+
+
+# -- 4. resign ---------------------------------------------------------------------------------
+
+
+@trio_test
+async def test_a_resignation_ends_the_game_for_both_pages_and_the_spectators() -> None:
+    query = "game=yoxii&opponent=invite&side=p1&tc=60+1"
+    async with (
+        running_web() as web,
+        table(web, query) as (host, guest, links),
+        spectator(web, links["watch"]) as watcher,
+    ):
+        await play_first(host, guest)
+        assert await guest.ask("resign") == "resigned"
+        told = await host.note(result="p1win")
+        assert told["plies"] == "1"
+        assert (await guest.note(result="p1win"))["p1grace"] == "0"
+        for page in (host, guest):
+            assert await page.ask("query outcome") == "winner=p1 reason=resign"
+            assert await page.ask("query gameover") == "true"
+            assert await page.ask("query turn") == "none"
+        assert pairs(await host.ask("query clock"))["running"] == "none"
+        await host.refused("resign", 203)
+        await guest.refused("offer draw", 203)
+        result = await watcher.until("result")
+        assert result == {
+            "type": "result",
+            "id": 1,
+            "winner": "p1",
+            "reason": "resign",
+            "plies": 1,
+            "text": "Host wins: Guest resigned",
+        }
+        assert [m["type"] for m in watcher.messages] == ["event", "game", "move", "result"]
+
+
+# -- 5. a draw offered, declined, offered again and agreed -------------------------------------
+
+
+@trio_test
+async def test_a_draw_declined_then_offered_again_and_agreed() -> None:
+    query = "game=yoxii&opponent=invite&side=p1&tc=60+1"
+    async with running_web() as web, table(web, query) as (host, guest, _):
+        await host.refused("decline draw")  # nothing offered
+        await play_first(host, guest)  # White's Totem; its placement is still due
+        assert await guest.ask("offer draw") == "offered"
+        assert (await host.note(offer="draw"))["offered"] == "none"
+        await play_first(host, guest)  # a decision clears every offer
+        assert guest.notes[-1]["offered"] == "none"
+        assert pairs(await host.ask("query table"))["offer"] == "none"
+        assert await host.ask("offer draw") == "offered"
+        assert await host.ask("decline draw") == "withdrawn"
+        assert (await guest.note(offer="none"))["declined"] == "none"
+        assert await host.ask("offer draw") == "offered"
+        assert (await guest.note(offer="draw"))["declined"] == "none"
+        assert await guest.ask("decline draw") == "declined"
+        told = await host.note(declined="draw")
+        assert (told["offered"], told["offer"]) == ("none", "none")
+        assert (await guest.note(offer="none"))["offered"] == "none"
+        assert await guest.ask("query gameover") == "false"
+        assert await host.ask("offer draw") == "offered"
+        assert (await host.note(offered="draw"))["declined"] == "none"
+        await guest.note(offer="draw")
+        assert await guest.ask("offer draw") == "agreed"
+        told = await host.note(result="draw")
+        assert told["offer"] == told["offered"] == "none"
+        told = await guest.note(result="draw")
+        assert told["offer"] == told["offered"] == "none"
+        for page in (host, guest):
+            assert await page.ask("query outcome") == "winner=draw reason=agreement"
+        await host.refused("offer draw", 203)
+
+
+# -- 6. takeback -------------------------------------------------------------------------------
+
+
+@trio_test
+async def test_a_takeback_offered_and_accepted_and_one_with_nothing_to_take_back() -> None:
+    query = "game=yoxii&opponent=invite&side=p1&tc=60+1"
+    async with (
+        running_web() as web,
+        table(web, query) as (host, guest, links),
+        spectator(web, links["watch"]) as watcher,
+    ):
+        assert "no decision to take back" in await host.refused("offer takeback")
+        await guest.refused("offer takeback")
+        await play_first(host, guest)
+        assert "no decision to take back" in await guest.refused("offer takeback")
+        await host.refused("undo")
+        assert await host.ask("offer takeback") == "offered"
+        await guest.note(offer="takeback")
+        assert await guest.ask("offer takeback") == "agreed"
+        for page in (host, guest):
+            told = await page.note(plies=0)
+            assert told["offer"] == told["offered"] == "none"
+            assert await page.ask("query played") == ""
+            assert await page.ask("query position") == YOXII_START
+            assert await page.ask("query turn") == "p1"
+        # the spectators are sent the game again from its start
+        assert (await watcher.until("game"))["position"] == YOXII_START
+        assert (await watcher.until("game"))["position"] == YOXII_START
+        assert [m["type"] for m in watcher.messages] == ["event", "game", "move", "game"]
+        again = await play_first(host, guest)  # the game goes on
+        live = await watcher.next()
+        assert (live["type"], live["ply"], live["move"]) == ("move", 1, again)
+
+
+# -- 7. rematch --------------------------------------------------------------------------------
+
+
+@trio_test
+async def test_a_rematch_after_the_end_swaps_the_colours() -> None:
+    query = "game=yoxii&opponent=invite&side=p1&tc=60+1"
+    async with (
+        running_web() as web,
+        table(web, query) as (host, guest, links),
+        spectator(web, links["watch"]) as watcher,
+    ):
+        await play_first(host, guest)
+        assert "once the game is over" in await host.refused("offer rematch")
+        assert await host.ask("resign") == "resigned"
+        await guest.note(result="p2win")
+        assert await host.ask("offer rematch") == "offered"
+        await guest.note(offer="rematch")
+        assert await guest.ask("offer rematch") == "agreed"
+        mine, theirs = await host.note(game=2), await guest.note(game=2)
+        assert (mine["seat"], theirs["seat"]) == ("p2", "p1")
+        assert mine["plies"] == theirs["plies"] == "0"
+        assert mine["result"] == theirs["result"] == "none"
+        assert (mine["invite"], theirs["invite"]) == (theirs["token"], "none")
+        assert mine["offer"] == mine["offered"] == theirs["offer"] == theirs["offered"] == "none"
+        for page in (host, guest):
+            assert await page.ask("query gameover") == "false"
+            assert await page.ask("query played") == ""
+            assert await page.ask("query turn") == "p1"
+        await play_first(guest, host)  # the guest now plays first
+        assert pairs(await host.ask("query clock"))["running"] == "p1"
+        game = await watcher.until("game", id=2)
+        assert (game["p1"], game["p2"]) == ("Guest", "Host")
+        assert (await watcher.until("move", id=2))["ply"] == 1
+
+
+# -- 8. a player who goes and comes back, or does not --------------------------------------------
+
+
+@trio_test
+async def test_a_guest_who_reconnects_within_the_grace_plays_on() -> None:
+    query = "game=yoxii&opponent=invite&side=p1&tc=60+1"
+    async with running_web() as web, text_socket(web.ws(query)) as inviter:
+        host = Page(inviter)
+        links = pairs(await host.ask("query table"))
+        async with text_socket(web.ws(f"table={links['invite']}")) as first:
+            guest = Page(first)
+            await host.note(p2="here")
+            await play_first(host, guest)
+            await play_first(host, guest)
+            await play_first(guest, host)
+            before = await guest.ask("query played")
+            position = await guest.ask("query position")
+        away = await host.note(p2="away")
+        assert 0 < int(away["p2grace"]) <= 30_000
+        assert (away["p1"], away["p1grace"]) == ("here", "0")
+        async with text_socket(web.ws(f"table={links['invite']}")) as second:
+            back = Page(second)
+            start = trio.current_time()
+            assert await back.ask("query position") == position
+            assert trio.current_time() - start < 0.5
+            again = await host.note(p2="here")
+            assert again["p2grace"] == "0"
+            assert await back.ask("query played") == before
+            assert await back.ask("query turn") == "p2"
+            await play_first(back, host)
+            assert await host.ask("query played") == await back.ask("query played")
+            assert await host.ask("query gameover") == "false"
+
+
+@trio_test
+async def test_a_guest_who_stays_away_loses_after_the_grace() -> None:
+    query = "game=yoxii&opponent=invite&side=p1&tc=60+1"
+    async with running_web() as web:
+        web.app.tables.grace = 1.0
+        async with text_socket(web.ws(query)) as inviter:
+            host = Page(inviter)
+            links = pairs(await host.ask("query table"))
+            async with spectator(web, links["watch"]) as watcher:
+                async with text_socket(web.ws(f"table={links['invite']}")) as invited:
+                    guest = Page(invited)
+                    await host.note(p2="here")
+                    await play_first(host, guest)
+                away = await host.note(p2="away")
+                told = trio.current_time()
+                left = int(away["p2grace"]) / 1000
+                assert 0.8 < left <= 1.0
+                # nothing is sent: the server ends the game by itself
+                end = await host.note(timeout=left + 0.5)
+                assert trio.current_time() - told == pytest.approx(left, abs=0.25)
+                assert (end["p2"], end["p2grace"], end["result"]) == ("away", "0", "p1win")
+                assert await host.ask("query outcome") == "winner=p1 reason=disconnect"
+                assert await host.ask("query gameover") == "true"
+                result = await watcher.until("result")
+                assert (result["winner"], result["reason"]) == ("p1", "disconnect")
+                assert [m["type"] for m in watcher.messages] == ["event", "game", "move", "result"]
+
+
+# -- 9. spectators -----------------------------------------------------------------------------
+
+
+@trio_test
+async def test_a_spectator_joining_mid_game_gets_a_snapshot_then_each_move() -> None:
+    query = "game=yoxii&opponent=invite&side=p1&tc=60+1"
+    async with running_web() as web, table(web, query) as (host, guest, links):
+        played = [await play_first(host, guest), await play_first(host, guest)]
+        played.append(await play_first(guest, host))
+        async with spectator(web, links["watch"]) as watcher:
+            snapshot = [await watcher.next() for _ in range(5)]
+            assert [m["type"] for m in snapshot] == ["event", "game", "move", "move", "move"]
+            event, game, *moves = snapshot
+            assert event["game"] == "yoxii"
+            assert event["players"] == ["Host", "Guest"]
+            assert (game["id"], game["p1"], game["p2"]) == (1, "Host", "Guest")
+            assert game["position"] == YOXII_START
+            assert game["clock"] == {"p1": 60_000, "p2": 60_000}
+            assert [m["move"] for m in moves] == played
+            assert [m["ply"] for m in moves] == [1, 2, 3]
+            assert moves[-1]["position"] == await host.ask("query position")
+            played.append(await play_first(guest, host))
+            live = await watcher.next()
+            assert (live["type"], live["id"], live["ply"]) == ("move", 1, 4)
+            assert live["move"] == played[-1]
+            assert live["position"] == await guest.ask("query position")
+            assert live["turn"] == await host.ask("query turn")
+        for token in (links["token"], links["invite"], "x" * 22, ""):
+            code, reason = await closed_with(events_url(web, token))
+            assert (code, reason) == (4400, NO_WATCH)
+
+
+# -- 10. msgpack -------------------------------------------------------------------------------
+
+
+class BinaryPage:
+    """A player's msgpack socket: the result of each request, the notifications kept."""
+
+    def __init__(self, socket: BinarySocket) -> None:
+        self.socket = socket
+        self.notes: list[Any] = []
+        self.msgid = 0
+
+    async def call(self, method: str, params: dict[str, Any] | None = None) -> Any:
+        """The response frame of one request."""
+        self.msgid += 1
+        await self.socket.request(self.msgid, method, params)
+        while True:
+            frame = await self.socket.frame(WAIT)
+            if frame[0] == 2:
+                self.notes.append(frame)
+                continue
+            assert frame[:2] == [1, self.msgid], frame
+            return frame
+
+    async def value(self, method: str, params: dict[str, Any] | None = None) -> Any:
+        frame = await self.call(method, params)
+        assert frame[2] is None, frame
+        return frame[3]["value"]
+
+    async def note(self, **want: Any) -> dict[str, Any]:
+        """The next ``table`` notification whose map includes ``want``."""
+        while True:
+            while self.notes:
+                frame = self.notes.pop(0)
+                assert len(frame) == 3, frame
+                assert frame[:2] == [2, "table"], frame
+                assert isinstance(frame[2], list), frame
+                assert len(frame[2]) == 1, frame
+                values: dict[str, Any] = frame[2][0]
+                if all(values.get(k) == v for k, v in want.items()):
+                    return values
+            self.notes.append(await self.socket.frame(WAIT))
+
+
+@trio_test
+async def test_the_table_commands_over_msgpack() -> None:
+    async with (
+        running_web() as web,
+        binary_socket(web.ws("game=yoxii&opponent=invite&side=p1&tc=60+1")) as inviter,
+    ):
+        host = BinaryPage(inviter)
+        links = await host.value("query", {"what": "table"})
+        assert isinstance(links, dict)
+        assert (links["game"], links["seat"], links["plies"]) == (1, "p1", 0)
+        assert (links["p1"], links["p2"], links["p1grace"]) == ("here", "waiting", 0)
+        async with text_socket(web.ws(f"table={links['invite']}")) as invited:
+            guest = Page(invited)
+            assert pairs(await guest.ask("query table"))["token"] == links["invite"]
+            now = await host.value("query", {"what": "table"})
+            assert (now["p2"], now["token"], now["invite"]) == (
+                "here",
+                links["token"],
+                links["invite"],
+            )
+            assert await host.value("play", {"move": "c5"}) == "3/5/2T4/7/7/5/3 w p w:5553 b:5553"
+            await guest.note(plies=1)
+            assert await host.value("offer", {"kind": "draw"}) == "offered"
+            await guest.note(offer="draw")
+            assert (await host.value("query", {"what": "table"}))["offered"] == "draw"
+            assert await guest.ask("decline draw") == "declined"
+            now = await host.value("query", {"what": "table"})
+            assert (now["declined"], now["offered"], now["plies"]) == ("draw", "none", 1)
+            refused = await host.call("undo", {})
+            assert refused[2][0] == 101
+            refused = await host.call("offer", {"kind": "rematch"})
+            assert refused[2][0] == 101
+            assert await host.value("offer", {"kind": "takeback"}) == "offered"
+            await guest.note(offer="takeback")
+            assert await host.value("decline", {"kind": "takeback"}) == "withdrawn"
+            await guest.note(offer="none")
+            assert await host.value("resign") == "resigned"
+            await guest.note(result="p2win")
+            assert await guest.ask("query outcome") == "winner=p2 reason=resign"
+            outcome = await host.value("query", {"what": "outcome"})
+            assert outcome == {"winner": "p2", "reason": "resign"}
+
+
+@trio_test
+async def test_the_table_notification_over_msgpack() -> None:
+    async with (
+        running_web() as web,
+        binary_socket(web.ws("game=yoxii&opponent=invite&side=p1&tc=60+1")) as inviter,
+    ):
+        host = BinaryPage(inviter)
+        links = await host.value("query", {"what": "table"})
+        async with text_socket(web.ws(f"table={links['invite']}")) as invited:
+            guest = Page(invited)
+            await guest.ask("query table")
+            came = await host.note(p2="here")
+            assert came == await host.value("query", {"what": "table"})
+            assert await guest.ask("offer draw") == "offered"
+            assert (await host.note(offer="draw"))["plies"] == 0
+
+
+# -- 11. caps ----------------------------------------------------------------------------------
+
+
+@trio_test
+async def test_one_peer_may_make_only_so_many_open_tables() -> None:
+    async with running_web() as web:
+        query = "game=yoxii&opponent=invite"
+        invites = []
+        for _ in range(TABLES_PER_PEER):
+            async with text_socket(web.ws(query)) as inviter:
+                invites.append(pairs(await Page(inviter).ask("query table"))["invite"])
+        code, reason = await closed_with(web.ws(query))
+        peer = web.server.admission.peer("127.0.0.1")
+        assert (code, reason) == (
+            1013,
+            f"{peer} has made {TABLES_PER_PEER} games between two pages still open",
+        )
+        assert len(web.app.tables.tables) == TABLES_PER_PEER
+        # the tables made are still there for their guests
+        async with text_socket(web.ws(f"table={invites[0]}")) as invited:
+            assert pairs(await Page(invited).ask("query table"))["seat"] == "p2"
+
+
+@trio_test
+async def test_one_player_may_hold_only_so_many_pages_at_a_table() -> None:
+    query = "game=yoxii&opponent=invite&side=p1"
+    async with running_web() as web, table(web, query) as (host, guest, links):
+        link = web.ws(f"table={links['invite']}")
+        async with AsyncExitStack() as stack:
+            for _ in range(SOCKETS_PER_PLAYER - 1):
+                more = Page(await stack.enter_async_context(text_socket(link)))
+                assert pairs(await more.ask("query table"))["seat"] == "p2"
+            code, reason = await closed_with(link)
+            assert (code, reason) == (
+                1013,
+                f"this player has {SOCKETS_PER_PLAYER} pages open at this game",
+            )
+        # the guest's first page is still open: never away
+        assert pairs(await host.ask("query table"))["p2"] == "here"
+        assert all(n["p2"] == "here" for n in host.notes)
+        await play_first(host, guest)
+
+
+# -- the inviter gone before the guest came; a takeback of what was revealed ------------------
+
+
+@trio_test
+async def test_an_inviter_gone_before_the_guest_came_is_away_from_the_start() -> None:
+    async with running_web() as web:
+        web.app.tables.grace = 1.0
+        async with text_socket(web.ws("game=yoxii&opponent=invite&side=p1")) as inviter:
+            links = pairs(await Page(inviter).ask("query table"))
+        async with text_socket(web.ws(f"table={links['invite']}")) as invited:
+            guest = Page(invited)
+            start = trio.current_time()
+            values = pairs(await guest.ask("query table"))
+            assert (values["p1"], values["p2"]) == ("away", "here")
+            left = int(values["p1grace"]) / 1000
+            assert 0.8 < left <= 1.0
+            end = await guest.note(timeout=left + 0.5, result="p2win")
+            assert trio.current_time() - start == pytest.approx(left, abs=0.25)
+            assert (end["p1"], end["p1grace"]) == ("away", "0")
+            assert await guest.ask("query outcome") == "winner=p2 reason=disconnect"
+
+
+@trio_test
+async def test_a_takeback_never_hides_again_a_law_that_was_revealed() -> None:
+    query = "game=yinyang&opponent=invite&side=p1"
+    async with running_web() as web, table(web, query) as (host, guest, _):
+        await write_laws(host, guest, BLACK_LAWS, 1)
+        await write_laws(guest, host, WHITE_LAWS, 2)
+        move = yinyang_choice((await host.ask("query moves")).split())
+        assert move.startswith("L")  # a full board: a law is applied, and revealed
+        await host.ask(f"play {move}")
+        await guest.note(plies=3)
+        assert f"+{BLACK_LAWS[int(move[1]) - 1]}" in await guest.ask("query position")
+        assert "revealed what was hidden" in await host.refused("offer takeback")
+        # White's last decision (its laws) came before Black's law: taking it back takes both
+        assert "revealed what was hidden" in await guest.refused("offer takeback")
+        assert pairs(await host.ask("query table"))["offered"] == "none"
+
+
+# -- server bugs -----------------------------------------------------------------------------
+
+
+@trio_test
+async def test_a_player_gone_when_a_rematch_starts_loses_after_the_grace() -> None:
+    async with running_web() as web:
+        web.app.tables.grace = 1.0
+        async with text_socket(web.ws("game=yoxii&opponent=invite&side=p1")) as inviter:
+            host = Page(inviter)
+            links = pairs(await host.ask("query table"))
+            async with text_socket(web.ws(f"table={links['invite']}")) as invited:
+                guest = Page(invited)
+                await guest.ask("query table")
+                await host.note(p2="here")
+                assert await guest.ask("resign") == "resigned"
+                assert await guest.ask("offer rematch") == "offered"
+            await host.note(p2="away", offer="rematch")
+            assert await host.ask("offer rematch") == "agreed"
+            start = trio.current_time()
+            values = await host.note(game=2)
+            assert (values["seat"], values["p1"]) == ("p2", "away")  # the guest is p1 now
+            left = int(values["p1grace"]) / 1000
+            assert 0.8 < left <= 1.0
+            await host.note(timeout=left + 0.5, result="p2win")
+            assert trio.current_time() - start == pytest.approx(left, abs=0.25)
+            assert await host.ask("query outcome") == "winner=p2 reason=disconnect"
+
+
+@trio_test
+async def test_a_declined_offer_is_forgotten_in_the_next_game() -> None:
+    query = "game=yoxii&opponent=invite&side=p1"
+    async with running_web() as web, table(web, query) as (host, guest, _):
+        await play_first(host, guest)
+        assert await host.ask("offer draw") == "offered"
+        assert await guest.ask("decline draw") == "declined"
+        await host.note(declined="draw")
+        assert await guest.ask("resign") == "resigned"
+        assert await guest.ask("offer rematch") == "offered"
+        assert await host.ask("offer rematch") == "agreed"
+        mine = await host.note(game=2)
+        assert (mine["seat"], mine["plies"], mine["offer"]) == ("p2", "0", "none")
+        assert mine["declined"] == "none"
+
+
+@trio_test
+async def test_an_open_offer_ends_with_the_game() -> None:
+    query = "game=yoxii&opponent=invite&side=p1"
+    async with running_web() as web, table(web, query) as (host, guest, _):
+        await play_first(host, guest)
+        assert await host.ask("offer draw") == "offered"
+        await guest.note(offer="draw")
+        assert await guest.ask("resign") == "resigned"
+        await guest.refused("offer draw", 203)  # the offer cannot be accepted any more
+        mine, theirs = await host.note(result="p1win"), await guest.note(result="p1win")
+        assert (mine["offered"], theirs["offer"]) == ("none", "none")
