@@ -256,7 +256,7 @@ class WebApp:
         try:
             game = self._game_of(socket.websocket.url.query, peer)
             if isinstance(game, SeatGame):
-                game.table.join(game.player)
+                self.tables.join(game.table, game.player)
         except (GameSpecError, TableError) as exc:
             log.info("websocket_refused", peer=peer, reason=str(exc))
             code = CLOSE_BAD_GAME if isinstance(exc, GameSpecError) else CLOSE_CAP
@@ -328,8 +328,6 @@ class WebApp:
         finally:
             table.watchers -= 1
             self.tables.watchers -= 1
-            if not table.connected():
-                table.idle_since = trio.current_time()
 
     async def _first_message(self, socket: StarletteSocket) -> Message | None:
         """The socket's first message (its kind is the socket's framing); None when none comes

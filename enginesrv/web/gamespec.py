@@ -83,7 +83,7 @@ def parse_game_spec(
     movetime = _movetime(fields.get("movetime", str(DEFAULT_MOVETIME)), max_movetime)
     start = fields.get("position") or None
     if start is not None:
-        _check_start(start, game)
+        _check_start(start, game, between_people=opponent == INVITE)
     return GameSpec(game.name, opponent, 0 if side_text == "p1" else 1, control, movetime, start)
 
 
@@ -151,8 +151,9 @@ def _movetime(text: str, max_movetime: int) -> int:
     return int(text)
 
 
-def _check_start(start: str, game: games.Game) -> None:
-    """Refuse a start position that is not a full position of a game going on."""
+def _check_start(start: str, game: games.Game, *, between_people: bool) -> None:
+    """Refuse a start position that is not a full position of a game going on, or, for a game
+    between two pages, one that holds a secret (the inviter would know the other's)."""
     try:
         state = game.state_from_string(start)
     except games.InvalidPositionError as exc:
@@ -163,4 +164,10 @@ def _check_start(start: str, game: games.Game) -> None:
         raise GameSpecError(
             f"position {start!r}: a view (it leaves something unknown); a refereed game "
             "starts from a full position"
+        )
+    whole = state.to_string()
+    if between_people and any(state.view(seat).to_string() != whole for seat in (0, 1)):
+        raise GameSpecError(
+            f"position {start!r}: it holds what a player keeps secret (laws written); a game "
+            "between two pages starts before, so that each player writes their own"
         )

@@ -191,12 +191,12 @@ class Referee:
             self.clocks.run(None, trio.current_time())
 
     def flag_at(self) -> float | None:
-        """When the clock that runs now runs out (trio's time; None: none runs)."""
+        """When the clock that runs now runs out, or ran out (trio's time; None: none runs)."""
         clocks = self.clocks
         if clocks is None or clocks.running is None or self.over():
             return None
         now = trio.current_time()
-        return now + max(0.0, clocks.left(clocks.running, now)) / 1000
+        return now + clocks.left(clocks.running, now) / 1000
 
     def _run_due(self, now: float) -> None:
         """Run the clock of the side to act if it is a person's (the bot's runs on ``go``)."""

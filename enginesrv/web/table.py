@@ -106,7 +106,7 @@ class Table:
         self.feed = Feed(queue=FEED_QUEUE, keep_finished=2)
         self.watchers = 0
         self.idle_since = trio.current_time()
-        """When the last page or spectator left (or the table was made)."""
+        """When the last player's page left (or the table was made)."""
         self._moves: list[Message] = []
         """The feed's messages of the game's decisions so far."""
         self._ended = False
@@ -129,9 +129,14 @@ class Table:
     def player_at(self, seat: int) -> int:
         return 0 if self.seat_of(0) == seat else 1
 
-    def connected(self) -> int:
-        """Pages and spectators holding the table now."""
-        return sum(p.sockets for p in self.players) + self.watchers
+    def players_here(self) -> int:
+        """The players' pages open at the table now."""
+        return sum(p.sockets for p in self.players)
+
+    def done_with(self) -> bool:
+        """Whether nothing is left to play for: no player's page is here, and the game is
+        over or never began (what is left is a rematch, or the other player's first visit)."""
+        return not self.players_here() and (self.referee.over() or not self.started)
 
     # -- pages coming and going ----------------------------------------------------------------
 
@@ -158,7 +163,8 @@ class Table:
         holder = self.players[player]
         holder.sockets -= 1
         if holder.sockets == 0:
-            self.idle_since = trio.current_time()
+            if not self.players_here():
+                self.idle_since = trio.current_time()
             if self.started and not self.referee.over():
                 holder.away_since = trio.current_time()
         self._notify()
@@ -299,7 +305,7 @@ class Table:
             "game": self.number,
             "seat": seat_name(self.seat_of(player)),
             "token": me.token,
-            "invite": other.token if player == 0 else "none",
+            "invite": other.token if player == 0 and not other.joined else "none",
             "watch": self.watch_token,
             "plies": self.referee.plies(),
             "result": result_text(self.referee.outcome()),

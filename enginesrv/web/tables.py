@@ -4,15 +4,19 @@ tokens, dropped once no one holds them; the hooks a player's socket plays throug
 
 What a table costs is bounded: at most ``MAX_TABLES`` exist at once and one peer (an address
 prefix, as the server's admission counts them) may have made at most ``TABLES_PER_PEER`` of
-those; a table no page and no spectator holds is dropped ``KEEP`` seconds after the last one
-went (an invite its guest never opened included), and each player may hold
-``table.SOCKETS_PER_PLAYER`` pages at it. Spectators are counted per table
-(``WATCHERS_PER_TABLE``) and in all (``MAX_WATCHERS``), and are refused once the server is
-within its reserve of connections, where players are still admitted
-(``Tables.spectator_refusal``).
+those. A table with nothing left to play (``Table.done_with``: no player's page is there, and
+its game is over or never began) is dropped ``KEEP`` seconds after the last player's page
+went, spectators or not, and at once when its place is wanted for a new table (its maker's,
+or anyone's when the server holds all it may); a game going on with no one there ends by its
+clock or its players' grace first. Each player may hold ``table.SOCKETS_PER_PLAYER`` pages at
+it. Spectators are counted per table (``WATCHERS_PER_TABLE``) and in all (``MAX_WATCHERS``),
+and are refused once the server is within its reserve of connections, where players are still
+admitted (``Tables.spectator_refusal``).
 """
 
 from __future__ import annotations
+
+import secrets
 
 import trio
 
@@ -34,7 +38,8 @@ MAX_TABLES = 256
 TABLES_PER_PEER = 8
 """Tables one peer may have made that still exist."""
 KEEP = 600.0
-"""Seconds a table no page holds is kept (for a reload, a rematch, a late guest)."""
+"""Seconds a table with nothing left to play is kept once no player's page holds it (for a
+reload, a rematch, a late guest), unless its place is wanted for a new one."""
 WATCHERS_PER_TABLE = 32
 """Spectators of one table at once."""
 MAX_WATCHERS = 256
@@ -67,18 +72,32 @@ class Tables:
         self.watchers = 0
 
     def create(self, spec: GameSpec, peer: str) -> Table:
-        """A new table of ``spec`` made by ``peer`` (``TableError`` when a cap is reached)."""
+        """A new table of ``spec`` made by ``peer`` (``TableError`` when a cap is reached: a
+        table no one plays at any more gives its place first)."""
         self.sweep()
-        if len(self.tables) >= self.most:
-            raise TableError(f"the server holds its {self.most} games between two pages")
-        if sum(1 for owner in self.tables.values() if owner == peer) >= self.per_peer:
+        mine = [t for t, owner in self.tables.items() if owner == peer]
+        if len(mine) >= self.per_peer and not self._drop_one(mine):
             raise TableError(f"{peer} has made {self.per_peer} games between two pages still open")
+        if len(self.tables) >= self.most and not self._drop_one(list(self.tables)):
+            raise TableError(f"the server holds its {self.most} games between two pages")
         table = Table(spec, self.runner, max_plies=self.max_plies, grace=self.grace)
         self.tables[table] = peer
         for player, holder in enumerate(table.players):
             self._players[holder.token] = (table, player)
         self._watched[table.watch_token] = table
         return table
+
+    def join(self, table: Table, player: int) -> None:
+        """A page of ``player`` opens ``table`` (``TableError`` when they hold too many). The
+        other player's first visit spends the invite: its token is replaced by one only they
+        hold, so that the inviter, who knew the invite, cannot take their seat."""
+        holder = table.players[player]
+        first = player == 1 and not holder.joined
+        table.join(player)
+        if first:
+            self._players.pop(holder.token, None)
+            holder.token = secrets.token_urlsafe(16)
+            self._players[holder.token] = (table, player)
 
     def player(self, token: str) -> tuple[Table, int] | None:
         """The table and the player (0: the inviter) of a player's token."""
@@ -91,15 +110,28 @@ class Tables:
         return self._watched.get(token)
 
     def sweep(self) -> None:
-        """Drop the tables no one has held for ``keep`` seconds."""
+        """Drop the tables there is nothing left to play at (``Table.done_with``) once no
+        player's page has held them for ``keep`` seconds; a spectator keeps none."""
         now = trio.current_time()
-        for table in [
-            t for t in self.tables if not t.connected() and t.idle_since + self.keep <= now
-        ]:
-            del self.tables[table]
-            for holder in table.players:
-                self._players.pop(holder.token, None)
-            self._watched.pop(table.watch_token, None)
+        for table in list(self.tables):
+            table.tick()  # a game no one watches ends by its clock or a grace all the same
+            if table.done_with() and table.idle_since + self.keep <= now:
+                self._drop(table)
+
+    def _drop_one(self, among: list[Table]) -> bool:
+        """Drop the table of ``among`` left alone the longest that there is nothing left to
+        play at, if there is one."""
+        done = [t for t in among if t.done_with()]
+        if not done:
+            return False
+        self._drop(min(done, key=lambda t: t.idle_since))
+        return True
+
+    def _drop(self, table: Table) -> None:
+        del self.tables[table]
+        for holder in table.players:
+            self._players.pop(holder.token, None)
+        self._watched.pop(table.watch_token, None)
 
     def spectator_refusal(self, table: Table, admission: Admission) -> str | None:
         """Why a spectator may not watch ``table`` now (None: it may): spectators give way to
