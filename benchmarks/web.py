@@ -1,16 +1,19 @@
 """The web front's targets, measured against a real ``enginesrv serve --web`` process on loopback.
 
 Usage: python benchmarks/web.py [--only PART] [--loads 5] [--replies 60] [--games 50]
-           [--seed 1] [--json]
+           [--invites 50] [--reconnects 20] [--seed 1] [--json]
 
 The benchmark starts its own server, ``python -m enginesrv.cli serve --port 0 --web 0 --workers
-2``, in a process group of its own. The ``listening`` and ``web`` lines on the server's stdout
-give its addresses, and its log (stderr) goes to a temporary file whose tail is printed when
-something fails. At the end the server gets SIGTERM and its group is killed; if anything breaks,
-the group is killed at once. Parts 1 to 3 drive Debian's chromium (/usr/bin/chromium, headless)
-with Playwright, and part 4 talks to ``/ws`` with trio-websocket. Each part prints its figures
-with their targets and PASS or FAIL, and a summary comes at the end. The exit status is 1 when a
-target is missed or a part breaks (a part that breaks is a FAIL; the other parts still run).
+2 --max-websockets-per-peer 64 --max-connections-per-peer 80 --max-plies 4000`` (the server's
+defaults are 24 WebSockets and 32 connections per address, too few for part 4; 4000 plies is its
+default), in a process group of its own. The ``listening`` and ``web`` lines on the server's
+stdout give its addresses, and its log (stderr) goes to a temporary file whose tail is printed
+when something fails. At the end the server gets SIGTERM and its group is killed; if anything
+breaks, the group is killed at once. Parts 1 to 3 drive Debian's chromium (/usr/bin/chromium,
+headless) with Playwright, and parts 4 to 6 talk to ``/ws`` with trio-websocket. Each part
+prints its figures with their targets and PASS or FAIL, and a summary comes at the end. The exit
+status is 1 when a target is missed or a part breaks (a part that breaks is a FAIL; the other
+parts still run).
 
 1. transfer: the page's weight. One fresh browser context loads ``/``, then a game of each game
    by its deep link (``/?game=yinsh&opponent=bot:random&side=p1``, then yohoho, yoxii,
@@ -44,14 +47,56 @@ target is missed or a part breaks (a part that breaks is a FAIL; the other parts
    checking that ``query played`` holds every decision. An error is any ``error`` or
    ``invalidmove`` line, a ``bestmove none``, a line the decoder refuses, a dropped socket, or no
    answer within 30 s (the part's deadline is 120 s). Target: 0 errors, every game finished.
-   The server's per-address WebSocket cap is 64, so at most 64 games can come from 127.0.0.1.
+   The server is given a per-address WebSocket cap of 64, so at most 64 games can come from
+   127.0.0.1.
+5. invites: ``--invites`` games between two pages at once (docs/web.md, "Playing a person at
+   another page"), two sockets each, across the four games in turn (the inviter is p1 in the
+   first four, p2 in the next four, and so on). Each inviter opens
+   ``/ws?game=GAME&opponent=invite&side=SIDE&tc=300+5`` and reads ``query table``; its guest
+   then opens ``/ws?table=INVITE`` (the ``invite`` token) and checks with ``query table`` that
+   both players are ``here``. No game starts before every socket is open. Then both players play
+   random legal decisions to the end: ``query table``, ``query turn`` and ``query moves`` in one
+   message, then ``play MOVE`` on the player's turn, else a wait for a ``table`` notification
+   that tells of more plies than that ``query table`` (or of the end). The notes are kept aside
+   wherever they come among the answers; the plies are asked first because the other player may
+   decide between two answers of one message. The clock (300 s, 5 s more a decision) never runs
+   out at random play's pace; a game that reaches the server's ply limit (4000) ends as a draw.
+   A game is finished when both players' ``query result``, ``query outcome``, ``query played``
+   and ``query table``'s plies agree with each other and with the decisions made (a Yin Yang law
+   one player may not see is shown to it as ``?``, which matches the law). An error is any
+   ``error`` or ``invalidmove`` line, a line the decoder refuses, a dropped socket, no answer
+   (or awaited note) within 30 s, a disagreement, or a game not over at the part's deadline of
+   600 s: a random Yohoho game runs to some 2,000 plies (two decisions a turn), and each change
+   of turn waits for a note, which the server sends a page at most every 50 ms, so that such a
+   game takes some 100 s (260 s among 96 games on 2 loaded cores). Target: 0 errors, every game
+   finished with both sides agreeing; the mean wait for the other's decision is printed. An
+   address may have made at most 8 tables that still exist
+   (``enginesrv.web.tables.TABLES_PER_PEER``; a table lives on 10 minutes after its game), so
+   the inviters of games 8k to 8k+7 come from 127.0.1.(k+1) and their guests from 127.0.2.(k+1)
+   (on Linux all of 127.0.0.0/8 is loopback, and each address is a peer of its own): the
+   benchmark opens each TCP connection from its address and wraps it with trio-websocket. Each
+   address then holds 8 sockets, well within the caps; ``--invites`` is at most 96 because past
+   192 connections the server keeps its last quarter for addresses holding fewer than 2.
+6. reconnect: ``--reconnects`` times, one after the other, a fresh table of Yinsh, Yohoho or
+   Yoxii in turn (random Yin Yang laws mostly end the game at its first decisions), its
+   inviter from 127.0.3.x and its guest from 127.0.4.x, plays 4 to 12 random decisions (by
+   whichever player is to act). Then one player (the inviter and the guest in turn) reads its
+   ``query played``, closes its socket (the close handshake done) and opens a new one from the
+   same address by its own token, ``/ws?table=TOKEN``, sending ``query played`` and ``query
+   table`` in one message. Measured: from the start of the new connection (before its TCP
+   connect) to those answers, which must tell the same decisions as before and show the
+   player ``here`` with its token. Then 4 decisions more are played, the new socket's
+   included. Errors as in part 5 (the part's deadline is 120 s). Target: the max under 1 s,
+   0 errors; the median and the p90 are printed too.
 
 The pages of parts 1 to 3 are watched for page errors and console errors: a part whose page
-logged one fails. The whole run takes about a minute on 2 cores.
+logged one fails. The whole run took 5 minutes on 2 cores that other work kept busy, most of it
+parts 4 and 5.
 
-How it talks: the commands of part 4 are written by ``protocol.text.encode_command``, and the
-replies are read by the protocol's client-side ``TextDecoder``, never by hand. A Yin Yang setup
-decision (``query moves`` answers a count) is four random laws of ``games.yinyang.LAW_TEXTS``.
+How it talks: the commands of parts 4 to 6 are written by ``protocol.text.encode_command``, and
+the replies (``table`` notifications included) are read by the protocol's client-side
+``TextDecoder``, never by hand. A Yin Yang setup decision (``query moves`` answers a count) is
+four random laws of ``games.yinyang.LAW_TEXTS``.
 """
 
 from __future__ import annotations
@@ -62,6 +107,7 @@ import json
 import math
 import os
 import random
+import re
 import select
 import signal
 import statistics
@@ -92,8 +138,10 @@ from trio_websocket import (
     HandshakeError,
     WebSocketConnection,
     open_websocket_url,
+    wrap_client_stream,
 )
 
+from enginesrv.web.tables import TABLES_PER_PEER
 from games.yinyang import LAW_TEXTS
 from protocol import messages as m
 from protocol.errors import ProtocolError
@@ -112,13 +160,20 @@ CHROMIUM_ARGS = [
 ]
 VIEWPORT: ViewportSize = {"width": 1200, "height": 900}
 GAMES = ("yinsh", "yohoho", "yoxii", "yinyang")
-PARTS = ("transfer", "firstboard", "reply", "concurrent")
+PARTS = ("transfer", "firstboard", "reply", "concurrent", "invites", "reconnect")
 BROWSER_PARTS = ("transfer", "firstboard", "reply")
 WORKERS = 2
 REPLY_GAME = "yoxii"
 REPLY_BOT = "bot:alphabeta:Depth=1"
 WS_PEER_CAP = 64
-"""WebSockets one address may hold on the server (``--max-websockets-per-peer``)."""
+"""WebSockets one address may hold on the server (``--max-websockets-per-peer``; the server's
+default, 24, would refuse part 4's sockets from the 25th on)."""
+CONN_PEER_CAP = 80
+"""Connections one address may hold on the server (``--max-connections-per-peer``): more than
+its WebSockets, so that the browser parts' page loads are never refused beside them."""
+MAX_PLIES = 4000
+"""The server's ply limit (``--max-plies``, its default): a refereed game or a game between
+two pages that reaches it ends as a draw (``max-plies``)."""
 
 KB = 1000
 TARGET_TRANSFER = 300 * KB
@@ -274,7 +329,8 @@ def start_server(log: IO[bytes]) -> ServerProcess:
     """
     process = subprocess.Popen(
         [sys.executable, "-m", "enginesrv.cli", "serve", "--port", "0", "--web", "0",
-         "--workers", str(WORKERS)],
+         "--workers", str(WORKERS), "--max-websockets-per-peer", str(WS_PEER_CAP),
+         "--max-connections-per-peer", str(CONN_PEER_CAP), "--max-plies", str(MAX_PLIES)],
         cwd=REPO, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=log,
         start_new_session=True,
     )  # fmt: skip
@@ -715,6 +771,40 @@ class GameSocket:
         return [str(getattr(line, "value", "")) for line in await self.ask(*commands)]
 
 
+SOCKET_ERRORS = (
+    RefusedError,
+    ConnectionClosed,
+    HandshakeError,
+    DisconnectionTimeout,
+    trio.TooSlowError,
+    trio.BrokenResourceError,
+    OSError,
+)
+"""What a socket's work may end with that counts as an error (``failure`` words it)."""
+
+
+def failure(exc: BaseException) -> str:
+    """One of SOCKET_ERRORS in words."""
+    if isinstance(exc, ConnectionClosed):
+        why = "" if exc.reason is None else f"{exc.reason.code} {exc.reason.reason or ''}"
+        return f"the socket dropped: {why}".rstrip(" :")
+    if isinstance(exc, HandshakeError):
+        return f"the socket did not open: {exc!r}"
+    if isinstance(exc, DisconnectionTimeout):
+        return "the socket did not close in time"
+    if isinstance(exc, trio.TooSlowError):
+        return f"no answer within {REPLY_TIMEOUT:.0f} s"
+    if isinstance(exc, OSError | trio.BrokenResourceError):
+        return f"the socket broke: {exc!r}"
+    return str(exc)
+
+
+def decisions_held(played: str) -> int:
+    """The decisions ``query played``'s answer holds (a long list is cut: ``count N moves``)."""
+    words = played.split()
+    return int(words[1]) if words[:1] == ["count"] else len(words)
+
+
 def random_move(moves: str, rng: random.Random) -> str:
     """A random legal move from ``query moves``'s answer."""
     words = moves.split()
@@ -752,10 +842,17 @@ class Gate:
     peak: int = 0
     all_in: trio.Event = field(default_factory=trio.Event)
 
-    def arrive(self) -> None:
-        self.arrived += 1
+    def arrive(self, sockets: int = 1) -> None:
+        self.arrived += sockets
         if self.arrived >= self.count:
             self.all_in.set()
+
+    def opened(self) -> None:
+        self.open_now += 1
+        self.peak = max(self.peak, self.open_now)
+
+    def closed(self, sockets: int = 1) -> None:
+        self.open_now -= sockets
 
 
 async def play_out(peer: GameSocket, run: GameRun, rng: random.Random) -> None:
@@ -774,8 +871,7 @@ async def play_out(peer: GameSocket, run: GameRun, rng: random.Random) -> None:
     else:
         raise RefusedError(f"no end after {MAX_DECISIONS} decisions")
     run.outcome, played = await peer.value(m.Query("outcome"), m.Query("played"))
-    words = played.split()
-    held = int(words[1]) if words[:1] == ["count"] else len(words)
+    held = decisions_held(played)
     if held != run.person + run.bot:
         raise RefusedError(f"query played holds {held} decisions, {run.person + run.bot} were made")
     run.finished = True
@@ -789,8 +885,7 @@ async def one_game(server: ServerProcess, run: GameRun, gate: Gate, rng: random.
         async with open_websocket_url(
             url, connect_timeout=CONNECT_TIMEOUT, disconnect_timeout=CONNECT_TIMEOUT
         ) as ws:
-            gate.open_now += 1
-            gate.peak = max(gate.peak, gate.open_now)
+            gate.opened()
             try:
                 peer = GameSocket(ws)
                 (pong,) = await peer.ask(m.Ping(run.index))
@@ -801,20 +896,9 @@ async def one_game(server: ServerProcess, run: GameRun, gate: Gate, rng: random.
                 await gate.all_in.wait()
                 await play_out(peer, run, rng)
             finally:
-                gate.open_now -= 1
-    except RefusedError as exc:
-        run.error = str(exc)
-    except ConnectionClosed as exc:
-        why = "" if exc.reason is None else f"{exc.reason.code} {exc.reason.reason or ''}"
-        run.error = f"the socket dropped: {why}".rstrip(" :")
-    except HandshakeError as exc:
-        run.error = f"the socket did not open: {exc!r}"
-    except DisconnectionTimeout:
-        run.error = "the socket did not close in time"
-    except trio.TooSlowError:
-        run.error = f"no answer within {REPLY_TIMEOUT:.0f} s"
-    except OSError as exc:
-        run.error = f"the socket broke: {exc}"
+                gate.closed()
+    except SOCKET_ERRORS as exc:
+        run.error = failure(exc)
     finally:
         if not arrived:
             gate.arrive()
@@ -846,6 +930,15 @@ async def concurrent_games(
     return runs, gate, opened, trio.current_time() - started
 
 
+def endings(outcomes: list[str]) -> str:
+    """How the finished games ended (the reasons of their ``query outcome``), counted."""
+    reasons = Counter(
+        next((w[7:] for w in outcome.split() if w.startswith("reason=")), "?")
+        for outcome in outcomes
+    )
+    return ", ".join(f"{r} {k}" for r, k in sorted(reasons.items())) or "none"
+
+
 def measure_concurrent(server: ServerProcess, report: Report, count: int, seed: int) -> None:
     report.say(f"concurrent: {count} refereed games at once over /ws against bot:random")
     runs, gate, opened, wall = trio.run(concurrent_games, server, count, seed)
@@ -857,15 +950,10 @@ def measure_concurrent(server: ServerProcess, report: Report, count: int, seed: 
         if not mine:
             continue
         made = [run.person + run.bot for run in mine]
-        reasons = Counter(
-            next((w[7:] for w in run.outcome.split() if w.startswith("reason=")), "?")
-            for run in mine
-            if run.finished
-        )
-        shown = ", ".join(f"{r} {k}" for r, k in sorted(reasons.items()))
+        ended = endings([run.outcome for run in mine if run.finished])
         report.say(
             f"  {game:8} {sum(r.finished for r in mine)}/{len(mine)} finished, decisions "
-            f"{sum(made):,} (longest {max(made):,}); endings: {shown or 'none'}"
+            f"{sum(made):,} (longest {max(made):,}); endings: {ended}"
         )
     for run in errors[:8]:
         report.say(f"  error, game {run.index} ({run.game} {run.side}): {run.error}")
@@ -891,6 +979,506 @@ def measure_concurrent(server: ServerProcess, report: Report, count: int, seed: 
         f"{len(errors)} errors, {finished}/{count} finished, {decisions:,} decisions, {wall:.1f} s",
         "0 errors, all finished",
         not errors and finished == count,
+    )
+
+
+# -- games between two pages (tables) ------------------------------------------------------
+
+TABLE_TC = "300+5"
+"""The clock of the games between two pages: random players never run it out (each decision
+adds 5 s), so that each game ends by its rules or at the server's ply limit."""
+INVITES_DEADLINE = 600.0
+"""Seconds the invites part may take: a random Yohoho game runs to some 2,000 plies (a turn is
+two decisions), and each change of turn waits for the other page's ``table`` notification,
+which comes at most every 50 ms (on 2 loaded cores, 50 games took 100 to 135 s, 96 took 260 s)."""
+REJOIN_GAMES = ("yinsh", "yohoho", "yoxii")
+"""The games of the reconnect part: random Yin Yang laws mostly end the game at its first
+decisions, so it has no middle to come back to."""
+REJOIN_AFTER = (4, 12)
+"""The decisions (at random in this range) played before a player's socket is closed."""
+REJOIN_ON = 4
+"""Decisions played after the player came back, the new socket taking part."""
+REJOIN_DEADLINE = 120.0
+TARGET_REJOIN_MS = 1000.0
+MAX_INVITES = 96
+"""Games of the invites part at most: the server holds 256 connections, the last quarter of
+which it keeps for addresses holding fewer than 2 (``enginesrv.admission``), and each address
+of the part holds 8 sockets."""
+INVITER, GUEST = 0, 1
+ROLE = ("inviter", "guest")
+INVITES_BLOCKS = (1, 2)
+"""The loopback blocks of the invites part's inviters and guests (``loopback``)."""
+REJOIN_BLOCKS = (3, 4)
+"""The reconnect part's: tables live on for 10 minutes after their game, and count against
+the address that made them all that time."""
+
+
+def loopback(block: int, game: int) -> str:
+    """The address that the inviter (or the guest) of the ``game``-th table of a part comes
+    from: ``127.0.BLOCK.(game // 8 + 1)``. On Linux all of 127.0.0.0/8 is loopback, and each
+    address is a peer of its own to the server, which lets a peer have made at most
+    ``TABLES_PER_PEER`` (8) tables that still exist."""
+    return f"127.0.{block}.{game // TABLES_PER_PEER + 1}"
+
+
+async def dial(
+    nursery: trio.Nursery, server: ServerProcess, local: str, query: str
+) -> WebSocketConnection:
+    """A WebSocket on ``/ws?QUERY`` from the loopback address ``local`` (the TCP connection is
+    opened here, bound to it, and wrapped by trio-websocket, whose reader runs in ``nursery``).
+
+    Raises:
+        RefusedError: not open within CONNECT_TIMEOUT.
+        HandshakeError, OSError: it could not open.
+    """
+    where = urlsplit(server.url)
+    assert where.hostname is not None
+    assert where.port is not None
+    with trio.move_on_after(CONNECT_TIMEOUT):
+        stream = await trio.open_tcp_stream(where.hostname, where.port, local_address=local)
+        try:
+            return await wrap_client_stream(nursery, stream, where.netloc, f"/ws?{query}")
+        except BaseException:
+            await trio.aclose_forcefully(stream)
+            raise
+    raise RefusedError(f"the socket did not open within {CONNECT_TIMEOUT:.0f} s")
+
+
+async def hang_up(sockets: list[WebSocketConnection]) -> bool:
+    """Close the sockets (a close frame, then the server's); whether they all closed within
+    CONNECT_TIMEOUT."""
+    with trio.move_on_after(CONNECT_TIMEOUT) as scope:
+        for ws in sockets:
+            await ws.aclose()
+    return not scope.cancelled_caught
+
+
+def first_error(group: BaseExceptionGroup[Exception]) -> Exception:
+    """The first error of a group of a task and its socket readers (``except*``)."""
+    error: Exception | BaseExceptionGroup[Exception] = group
+    while isinstance(error, BaseExceptionGroup):
+        error = error.exceptions[0]
+    return error
+
+
+def table_values(value: str) -> dict[str, str]:
+    """``query table``'s answer, ``key=value ...``, as a dictionary."""
+    return dict(word.split("=", 1) for word in value.split() if "=" in word)
+
+
+def hides(masked: str, full: str) -> bool:
+    """Whether ``masked`` is ``full`` as the other player is shown it: its hidden parts
+    (Yin Yang's laws, between ``:`` and ``,``) written ``?``."""
+    if "?" not in masked:
+        return False
+    pattern = "[^,:]+".join(re.escape(part) for part in masked.split("?"))
+    return re.fullmatch(pattern, full) is not None
+
+
+def same_decisions(mine: str, theirs: str) -> bool:
+    """Whether two players' ``query played`` answers tell the same decisions: the same tokens,
+    but where one was shown the other's hidden part as ``?``."""
+    a, b = mine.split(), theirs.split()
+    return len(a) == len(b) and all(
+        x == y or hides(x, y) or hides(y, x) for x, y in zip(a, b, strict=True)
+    )
+
+
+class SeatSocket(GameSocket):
+    """A player's socket at a table: the ``table`` notifications are kept aside wherever they
+    come among the answers (the latest in ``note``), and ``moved`` waits for one."""
+
+    def __init__(self, ws: WebSocketConnection) -> None:
+        super().__init__(ws)
+        self.note: dict[str, str] = {}
+        self.notes = 0
+
+    def _keep(self, note: m.TableNote) -> None:
+        self.note = {key: str(value) for key, value in note.values.items()}
+        self.notes += 1
+
+    async def _line(self) -> m.ReplyLine:
+        line = await super()._line()
+        while isinstance(line, m.TableNote):
+            self._keep(line)
+            line = await super()._line()
+        return line
+
+    async def table(self) -> dict[str, str]:
+        (value,) = await self.value(m.Query("table"))
+        return table_values(value)
+
+    async def moved(self, plies: int) -> None:
+        """Wait for a note that tells of more than ``plies`` decisions, or of the game's end
+        (the latest note may have told it already). Anything else meanwhile is an error: no
+        command waits for its answer."""
+        while int(self.note.get("plies", -1)) <= plies and self.note.get("result") in (
+            None,
+            "none",
+        ):
+            line = await GameSocket._line(self)
+            if not isinstance(line, m.TableNote):
+                shown = encode_reply_line(line).decode().rstrip("\n")
+                raise RefusedError(f"{shown!r}, which no command asked for")
+            self._keep(line)
+
+
+@dataclass
+class SeatEnd:
+    """What one player's socket says of the game once it is over."""
+
+    played: str
+    result: str
+    outcome: str
+    plies: int
+
+
+@dataclass
+class TableRun:
+    """One game between two pages of the invites part."""
+
+    index: int
+    game: str
+    side: str
+    """The inviter's seat."""
+    decisions: list[int] = field(default_factory=lambda: [0, 0])
+    """The inviter's and the guest's."""
+    waits: list[int] = field(default_factory=lambda: [0, 0])
+    """The notifications each waited for (the other player's turns)."""
+    waited: float = 0.0
+    """Seconds both spent waiting for them, together."""
+    notes: list[int] = field(default_factory=lambda: [0, 0])
+    plies: int = 0
+    outcome: str = ""
+    finished: bool = False
+    error: str = ""
+    seconds: float = 0.0
+
+    def fail(self, error: str) -> None:
+        if not self.error:  # the first error: what followed came of it
+            self.error = error
+
+
+async def play_seat(
+    peer: SeatSocket, seat: str, run: TableRun, player: int, rng: random.Random
+) -> SeatEnd:
+    """One player's random legal decisions to the end of the game (``query table``, ``query
+    turn`` and ``query moves`` in one message, then ``play MOVE`` on its turn, else a wait for
+    the note of the other's decision); what its socket then says of the game.
+
+    The answers of one message are no snapshot: the other player may decide between two of
+    them. The plies come first, so that a turn of the other's is theirs after those plies, and
+    a note of more plies tells of a decision made since."""
+    for _ in range(2 * MAX_PLIES + 2):
+        table, turn, moves = await peer.value(m.Query("table"), m.Query("turn"), m.Query("moves"))
+        plies = int(table_values(table)["plies"])
+        if plies > MAX_PLIES:
+            raise RefusedError(f"the game went on past the server's {MAX_PLIES} plies")
+        if turn == "none":
+            break
+        if turn == seat:
+            await peer.ask(m.Play(random_move(moves, rng)))
+            run.decisions[player] += 1
+        else:
+            run.waits[player] += 1
+            since = trio.current_time()
+            await peer.moved(plies)
+            run.waited += trio.current_time() - since
+    else:
+        raise RefusedError(f"no end after {2 * MAX_PLIES + 2} turns")
+    played, result, outcome, table = await peer.value(
+        m.Query("played"), m.Query("result"), m.Query("outcome"), m.Query("table")
+    )
+    run.notes[player] = peer.notes
+    return SeatEnd(played, result, outcome, int(table_values(table)["plies"]))
+
+
+def settle(run: TableRun, ends: list[SeatEnd]) -> None:
+    """The game is finished when both players' sockets tell the same end: the result, the
+    outcome, the plies (every decision made) and the decisions played."""
+    host, guest = ends
+    made = sum(run.decisions)
+    if host.result != guest.result or host.result == "none":
+        run.fail(f"query result: the inviter's {host.result}, the guest's {guest.result}")
+    elif host.outcome != guest.outcome:
+        run.fail(f"query outcome: the inviter's {host.outcome!r}, the guest's {guest.outcome!r}")
+    elif not host.plies == guest.plies == made:
+        run.fail(f"plies: {host.plies} and {guest.plies} told, {made} decisions made")
+    elif not decisions_held(host.played) == decisions_held(guest.played) == made:
+        run.fail(f"query played holds {decisions_held(host.played)} and "
+                 f"{decisions_held(guest.played)} decisions, {made} were made")  # fmt: skip
+    elif not same_decisions(host.played, guest.played):
+        run.fail("query played: the two players were told different decisions")
+    else:
+        run.plies, run.outcome, run.finished = made, host.outcome, True
+
+
+async def one_table(
+    server: ServerProcess, run: TableRun, gate: Gate, rngs: tuple[random.Random, random.Random]
+) -> None:
+    """The inviter's socket, its ``query table``, the guest's socket by the invite's token;
+    once every socket of the part is open, both players to the end of the game."""
+    started = trio.current_time()
+    arrived = 0
+    places = [loopback(block, run.index) for block in INVITES_BLOCKS]
+    try:
+        async with trio.open_nursery() as readers:
+            sockets: list[WebSocketConnection] = []
+            try:
+                spec = f"game={run.game}&opponent=invite&side={run.side}&tc={TABLE_TC}"
+                sockets.append(await dial(readers, server, places[INVITER], spec))
+                gate.opened()
+                host = SeatSocket(sockets[-1])
+                mine = await host.table()
+                if mine.get("seat") != run.side or "invite" not in mine:
+                    raise RefusedError(f"the inviter's query table: {mine}")
+                sockets.append(
+                    await dial(readers, server, places[GUEST], f"table={mine['invite']}")
+                )
+                gate.opened()
+                guest = SeatSocket(sockets[-1])
+                theirs = await guest.table()
+                seats = (mine["seat"], theirs.get("seat", "?"))
+                if set(seats) != {"p1", "p2"} or theirs.get("p1") != "here" != theirs.get("p2"):
+                    raise RefusedError(f"the guest's query table: {theirs}")
+                arrived = 2
+                gate.arrive(2)
+                await gate.all_in.wait()
+                ends: list[SeatEnd | None] = [None, None]
+                async with trio.open_nursery() as players:
+
+                    async def seat_play(player: int, peer: SeatSocket) -> None:
+                        try:
+                            ends[player] = await play_seat(
+                                peer, seats[player], run, player, rngs[player]
+                            )
+                        except SOCKET_ERRORS as exc:
+                            run.fail(f"{ROLE[player]}: {failure(exc)}")
+                            players.cancel_scope.cancel()  # the other would wait for nothing
+
+                    players.start_soon(seat_play, INVITER, host)
+                    players.start_soon(seat_play, GUEST, guest)
+                if ends[0] is not None and ends[1] is not None:
+                    settle(run, [ends[0], ends[1]])
+            finally:
+                if not await hang_up(sockets):
+                    run.fail("a socket did not close in time")
+                gate.closed(len(sockets))
+                readers.cancel_scope.cancel()
+    except* SOCKET_ERRORS as group:
+        run.fail(failure(first_error(group)))
+    finally:
+        if arrived < 2:
+            gate.arrive(2 - arrived)
+        run.seconds = trio.current_time() - started
+
+
+async def invite_games(
+    server: ServerProcess, count: int, seed: int
+) -> tuple[list[TableRun], Gate, float, float]:
+    """The runs, the gate, the seconds to open every socket and the wall time."""
+    runs = [
+        TableRun(i, GAMES[i % len(GAMES)], "p1" if (i // len(GAMES)) % 2 == 0 else "p2")
+        for i in range(count)
+    ]
+    gate = Gate(2 * count)
+    started = trio.current_time()
+    opened = 0.0
+    with trio.move_on_after(INVITES_DEADLINE):
+        async with trio.open_nursery() as nursery:
+            for run in runs:
+                rngs = (
+                    random.Random(f"{seed}-{run.index}-0"),
+                    random.Random(f"{seed}-{run.index}-1"),
+                )
+                nursery.start_soon(one_table, server, run, gate, rngs)
+            await gate.all_in.wait()
+            opened = trio.current_time() - started
+    for run in runs:
+        if not run.finished and not run.error:
+            run.error = f"not over at the part's deadline ({INVITES_DEADLINE:.0f} s)"
+    return runs, gate, opened, trio.current_time() - started
+
+
+def measure_invites(server: ServerProcess, report: Report, count: int, seed: int) -> None:
+    report.say(
+        f"invites: {count} games between two pages at once over /ws ({2 * count} sockets), "
+        f"tc={TABLE_TC}"
+    )
+    runs, gate, opened, wall = trio.run(invite_games, server, count, seed)
+    finished = sum(run.finished for run in runs)
+    errors = [run for run in runs if run.error]
+    decisions = sum(sum(run.decisions) for run in runs)
+    for game in GAMES:
+        mine = [run for run in runs if run.game == game]
+        if not mine:
+            continue
+        made = [sum(run.decisions) for run in mine]
+        ended = endings([run.outcome for run in mine if run.finished])
+        report.say(
+            f"  {game:8} {sum(r.finished for r in mine)}/{len(mine)} finished, decisions "
+            f"{sum(made):,} (longest {max(made):,}, {max(r.seconds for r in mine):.1f} s); "
+            f"endings: {ended}"
+        )
+    for run in errors[:8]:
+        report.say(f"  error, game {run.index} ({run.game}, inviter {run.side}): {run.error}")
+    waits = sum(sum(run.waits) for run in runs)
+    waited_ms = 1000 * sum(run.waited for run in runs) / waits if waits else 0.0
+    report.say(
+        f"  all {2 * count} sockets open after {opened:.2f} s (at most {gate.peak} open at "
+        f"once); {decisions:,} decisions in {wall:.1f} s; {waits:,} waits for the other's "
+        f"decision (its note), {waited_ms:.0f} ms on average"
+    )
+    report.figures["invites"] = {
+        "games": count,
+        "finished": finished,
+        "errors": len(errors),
+        "decisions": decisions,
+        "waits": waits,
+        "mean_wait_ms": waited_ms,
+        "wall_s": wall,
+        "open_s": opened,
+        "peak_open": gate.peak,
+        "runs": [asdict(run) for run in runs],
+    }
+    report.check(
+        f"{count} games between two pages",
+        f"{len(errors)} errors, {finished}/{count} finished, {decisions:,} decisions, {wall:.1f} s",
+        "0 errors, all finished, both sides agreeing",
+        not errors and finished == count,
+    )
+
+
+@dataclass
+class Rejoin:
+    """One reconnection of the reconnect part."""
+
+    index: int
+    game: str
+    who: str
+    """The player who leaves and comes back (``inviter`` or ``guest``)."""
+    after: int
+    """The decisions played when the socket is closed."""
+    ms: float | None = None
+    """From the new connection's start to its ``query played`` answered (None: not measured)."""
+    error: str = ""
+
+
+async def play_to(
+    players: list[SeatSocket], seats: tuple[str, str], plies: int, rng: random.Random
+) -> int:
+    """Random legal decisions by whichever player is to act, until the game holds ``plies``
+    decisions or is over; the plies then. The other player's notes are read as they come."""
+    while True:
+        table, turn = await players[0].value(m.Query("table"), m.Query("turn"))
+        held = int(table_values(table)["plies"])
+        if turn == "none" or held >= plies:
+            return held
+        mover = players[seats.index(turn)]
+        (moves,) = await mover.value(m.Query("moves"))
+        await mover.ask(m.Play(random_move(moves, rng)))
+
+
+async def rejoin_once(server: ServerProcess, sample: Rejoin, rng: random.Random) -> None:
+    """A table, ``sample.after`` decisions, one player's socket closed and a new one opened by
+    its token (timed), then REJOIN_ON decisions more with the new socket."""
+    leaver = ROLE.index(sample.who)
+    side = "p1" if sample.index % 4 < 2 else "p2"
+    places = [loopback(block, sample.index) for block in REJOIN_BLOCKS]
+    try:
+        async with trio.open_nursery() as readers:
+            sockets: list[WebSocketConnection] = []
+            try:
+                spec = f"game={sample.game}&opponent=invite&side={side}&tc={TABLE_TC}"
+                sockets.append(await dial(readers, server, places[INVITER], spec))
+                host = SeatSocket(sockets[-1])
+                mine = await host.table()
+                invite = f"table={mine['invite']}"
+                sockets.append(await dial(readers, server, places[GUEST], invite))
+                guest = SeatSocket(sockets[-1])
+                theirs = await guest.table()
+                players = [host, guest]
+                seats = (mine["seat"], theirs["seat"])
+                tokens = (mine["token"], theirs["token"])
+                if await play_to(players, seats, sample.after, rng) < sample.after:
+                    raise RefusedError(f"the game ended before {sample.after} decisions")
+                (before,) = await players[leaver].value(m.Query("played"))
+                if not await hang_up([players[leaver].ws]):
+                    raise DisconnectionTimeout
+                started = trio.current_time()
+                own = f"table={tokens[leaver]}"
+                sockets.append(await dial(readers, server, places[leaver], own))
+                back = SeatSocket(sockets[-1])
+                played, table = await back.value(m.Query("played"), m.Query("table"))
+                elapsed = trio.current_time() - started
+                values = table_values(table)
+                if played != before:
+                    raise RefusedError(
+                        f"query played: {played!r} after the return, {before!r} before"
+                    )
+                if values.get(seats[leaver]) != "here" or values.get("token") != tokens[leaver]:
+                    raise RefusedError(f"query table after the return: {table}")
+                sample.ms = elapsed * 1000
+                players[leaver] = back
+                await play_to(players, seats, sample.after + REJOIN_ON, rng)
+            finally:
+                if not await hang_up(sockets) and not sample.error:
+                    sample.error = "a socket did not close in time"
+                readers.cancel_scope.cancel()
+    except* SOCKET_ERRORS as group:
+        sample.error = failure(first_error(group))
+
+
+async def rejoins(server: ServerProcess, count: int, seed: int) -> list[Rejoin]:
+    """The reconnections, one after the other (the server does nothing else meanwhile)."""
+    rng = random.Random(f"{seed}-rejoin")
+    samples = [
+        Rejoin(i, REJOIN_GAMES[i % len(REJOIN_GAMES)], ROLE[i % 2], rng.randint(*REJOIN_AFTER))
+        for i in range(count)
+    ]
+    with trio.move_on_after(REJOIN_DEADLINE):
+        for sample in samples:
+            await rejoin_once(server, sample, rng)
+    for sample in samples:
+        if sample.ms is None and not sample.error:
+            sample.error = f"not done at the part's deadline ({REJOIN_DEADLINE:.0f} s)"
+    return samples
+
+
+def measure_reconnect(server: ServerProcess, report: Report, count: int, seed: int) -> None:
+    report.say(
+        f"reconnect: {count} times, a player's socket closed mid-game and a new one opened "
+        "by its token"
+    )
+    samples = trio.run(rejoins, server, count, seed)
+    errors = [s for s in samples if s.error]
+    times = [s.ms for s in samples if s.ms is not None]
+    for sample in errors[:8]:
+        report.say(f"  error, reconnection {sample.index} ({sample.game}, the {sample.who}): "
+                   f"{sample.error}")  # fmt: skip
+    report.figures["reconnect"] = {
+        "reconnections": count,
+        "measured": len(times),
+        "errors": len(errors),
+        "samples": [asdict(s) for s in samples],
+    }
+    if not times:
+        report.check("reconnection", f"none measured, {len(errors)} errors",
+                     f"max < {TARGET_REJOIN_MS:.0f} ms", False)  # fmt: skip
+        return
+    median, p90, worst = median_p90_max(times)
+    report.figures["reconnect"].update({"median_ms": median, "p90_ms": p90, "max_ms": worst})
+    report.say(
+        f"  {len(times)} measured after {min(s.after for s in samples)} to "
+        f"{max(s.after for s in samples)} decisions: "
+        + ", ".join(f"{t:.0f}" for t in times)
+        + " ms"
+    )
+    report.check(
+        "reconnection to query played",
+        f"median {median:.0f} ms, p90 {p90:.0f} ms, max {worst:.0f} ms; {len(errors)} errors",
+        f"max < {TARGET_REJOIN_MS:.0f} ms, 0 errors",
+        worst < TARGET_REJOIN_MS and not errors and len(times) == count,
     )
 
 
@@ -935,6 +1523,16 @@ def run_parts(report: Report, server: ServerProcess, parts: list[str], args: Any
             report, server, "concurrent",
             lambda: measure_concurrent(server, report, args.games, args.seed),
         )  # fmt: skip
+    if "invites" in parts:
+        run_part(
+            report, server, "invites",
+            lambda: measure_invites(server, report, args.invites, args.seed),
+        )  # fmt: skip
+    if "reconnect" in parts:
+        run_part(
+            report, server, "reconnect",
+            lambda: measure_reconnect(server, report, args.reconnects, args.seed),
+        )  # fmt: skip
 
 
 def parse_args() -> argparse.Namespace:
@@ -945,7 +1543,7 @@ def parse_args() -> argparse.Namespace:
     )
     parser.add_argument(
         "--only", choices=PARTS, action="append", metavar="PART",
-        help=f"run this part only (repeatable): {', '.join(PARTS)}; default: all four",
+        help=f"run this part only (repeatable): {', '.join(PARTS)}; default: all six",
     )  # fmt: skip
     parser.add_argument(
         "--loads",
@@ -964,6 +1562,15 @@ def parse_args() -> argparse.Namespace:
         "WebSocket cap per address)",
     )  # fmt: skip
     parser.add_argument(
+        "--invites", type=int, default=50, metavar="N",
+        help=f"invites: games between two pages at once, two sockets each (50; at most "
+        f"{MAX_INVITES})",
+    )  # fmt: skip
+    parser.add_argument(
+        "--reconnects", type=int, default=20, metavar="N",
+        help="reconnect: players' sockets closed mid-game and opened again by the token (20)",
+    )  # fmt: skip
+    parser.add_argument(
         "--seed", type=int, default=1, metavar="N", help="seed of the random moves (1)"
     )
     parser.add_argument(
@@ -973,8 +1580,10 @@ def parse_args() -> argparse.Namespace:
     args = parser.parse_args()
     if not 1 <= args.games <= WS_PEER_CAP:
         parser.error(f"--games {args.games}: 1 to {WS_PEER_CAP}")
-    if args.loads < 1 or args.replies < 1:
-        parser.error("--loads and --replies: at least 1")
+    if not 1 <= args.invites <= MAX_INVITES:
+        parser.error(f"--invites {args.invites}: 1 to {MAX_INVITES}")
+    if args.loads < 1 or args.replies < 1 or args.reconnects < 1:
+        parser.error("--loads, --replies and --reconnects: at least 1")
     return args
 
 

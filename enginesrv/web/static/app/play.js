@@ -123,24 +123,30 @@ async function movesListed(session, answer) {
 export async function refresh(generation = app.generation) {
   const session = app.session;
   if (!session) return;
+  // with a person at another page the game may change between two answers: the answers are
+  // put between two of the table's, and dropped when it changed (its notification follows,
+  // and the refresh it brings draws the game)
+  const bracket = app.spec.opponent === "invite" ? ["table"] : [];
+  const asked = [...bracket, ...QUERIES, ...bracket];
   let lines;
   app.busy += 1;
   try {
-    lines = await session.request(QUERIES.map((q) => `query ${q}`));
+    lines = await session.request(asked.map((q) => `query ${q}`));
   } catch (error) {
     if (generation !== app.generation) return;
-    if (session.closed) gameLost(error.message);
-    else setStatus(error.message, true);
+    if (session.closed && !bracket.length) gameLost(error.message); // a table's socket comes back by itself
+    else if (!session.closed) setStatus(error.message, true);
     return;
   } finally {
     app.busy -= 1;
   }
   if (generation !== app.generation) return;
   const values = lines.filter((l) => l === "response" || l.startsWith("response ")).map((l) => l.slice(9));
-  if (values.length !== QUERIES.length) {
+  if (values.length !== asked.length) {
     setStatus(`Unexpected answer from the server: ${lines.join(" | ")}`, true);
     return;
   }
+  if (bracket.length && !sameGame(pairs(values.shift()), pairs(values.pop()))) return;
   const [position, turn, moves, outcome, clock, played] = values;
   let legal;
   try {
@@ -182,6 +188,11 @@ export async function refresh(generation = app.generation) {
   }
   render();
   if (!app.outcome && botToAct() && !app.botFailed) await botMove(generation);
+}
+
+/** Whether two of the table's answers tell of the same game at the same decision. */
+export function sameGame(before, after) {
+  return ["game", "plies", "result"].every((key) => before[key] === after[key]);
 }
 
 function needsHandover(previousTurn) {

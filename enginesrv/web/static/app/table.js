@@ -6,7 +6,7 @@
 import { Session, pairs } from "../proto.js";
 import { app, ui, $, colour, notice, panels, setStatus, wsUrl } from "./state.js";
 import { render } from "./render.js";
-import { gameLost, opening, refresh, startGame } from "./play.js";
+import { gameLost, opening, refresh, sameGame, startGame } from "./play.js";
 import { specFromForm } from "./setup.js";
 
 const RECONNECT_MS = 1000;
@@ -90,7 +90,7 @@ function noted(session, values) {
     app.spec = { ...app.spec, side: values.seat };
     app.flipped = values.seat === "p2";
   }
-  const changed = !before || ["game", "plies", "result"].some((key) => before[key] !== values[key]);
+  const changed = !before || !sameGame(before, values);
   if (changed) refresh();
   else render();
 }
