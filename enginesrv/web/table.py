@@ -4,8 +4,9 @@ seats, its offers, and its spectators' feed.
 The inviter's page opens ``/ws?game=...&opponent=invite`` and gets the table's links
 (``query table``); the other player opens ``/ws?table=TOKEN``. Each player holds a token of
 their own (``secrets.token_urlsafe``: 128 bits, never a number that can be guessed), which is
-all a page needs to come back after a reload or a lost network; the spectators' token only
-watches. The referee (``enginesrv.web.referee``) keeps the full position; each player's page
+all a page needs to come back after a reload or a lost network; the invite is spent by the
+other player's first visit, which gives them a new token that the inviter never saw
+(``Tables.join``); the spectators' token only watches. The referee (``enginesrv.web.referee``) keeps the full position; each player's page
 is given its own view and the decisions as its player was shown them, and spectators the
 public view, through the table's feed (``enginesrv.event.feed``, the watch page's messages).
 
