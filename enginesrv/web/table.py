@@ -6,9 +6,10 @@ The inviter's page opens ``/ws?game=...&opponent=invite`` and gets the table's l
 their own (``secrets.token_urlsafe``: 128 bits, never a number that can be guessed), which is
 all a page needs to come back after a reload or a lost network; the invite is spent by the
 other player's first visit, which gives them a new token that the inviter never saw
-(``Tables.join``); the spectators' token only watches. The referee (``enginesrv.web.referee``) keeps the full position; each player's page
-is given its own view and the decisions as its player was shown them, and spectators the
-public view, through the table's feed (``enginesrv.event.feed``, the watch page's messages).
+(``Tables.join``); the spectators' token only watches. The referee
+(``enginesrv.web.referee``) keeps the full position; each player's page is given its own view
+and the decisions as its player was shown them, and spectators the public view, through the
+table's feed (``enginesrv.event.feed``, the watch page's messages).
 
 What people expect of a game between two:
 
@@ -45,7 +46,7 @@ from enginesrv.event.play.outcome import Outcome, Termination, seat_name
 from enginesrv.event.results.wording import result_words
 from enginesrv.search.child import SearchRunner
 from enginesrv.serve.positions import result_text
-from enginesrv.serve.settings import request_error
+from enginesrv.serve.settings import RequestError, request_error
 from enginesrv.web.gamespec import GameSpec
 from enginesrv.web.referee import Referee
 from protocol.errors import BAD_ARGUMENTS, GAME_OVER
@@ -310,6 +311,7 @@ class Table:
             "watch": self.watch_token,
             "plies": self.referee.plies(),
             "result": result_text(self.referee.outcome()),
+            "takeback": self._takeback_size(self.seat_of(player)),
         }
         for seat in (0, 1):
             holder = self.players[self.player_at(seat)]
@@ -327,6 +329,13 @@ class Table:
         out["offered"] = me.offer or "none"
         out["declined"] = me.declined or "none"
         return out
+
+    def _takeback_size(self, seat: int) -> int:
+        """The decisions a takeback ``seat`` asked for would take back (0: it may ask none)."""
+        try:
+            return self.referee.last_of(seat)
+        except RequestError:
+            return 0
 
     def _after_change(self) -> None:
         """Tell the feed what is new of the game, and the pages that something changed."""

@@ -142,7 +142,7 @@ function renderTable() {
   const started = table.p1 !== "waiting" && table.p2 !== "waiting";
   panel.resign.disabled = over || !started;
   panel.draw.disabled = over || !started || table.offered === "draw";
-  panel.takeback.disabled = over || !started || table.offered === "takeback" || !app.played.length;
+  panel.takeback.disabled = over || !started || table.offered === "takeback" || !Number(table.takeback);
   panel.rematch.hidden = !over;
   panel.rematch.disabled = table.offered === "rematch";
   const offered = table.offer !== "none";
