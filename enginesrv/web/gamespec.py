@@ -154,20 +154,22 @@ def _movetime(text: str, max_movetime: int) -> int:
 def _check_start(start: str, game: games.Game, *, between_people: bool) -> None:
     """Refuse a start position that is not a full position of a game going on, or, for a game
     between two pages, one that holds a secret (the inviter would know the other's)."""
+    # quoted short: a page is told the reason in a close frame, which holds 123 bytes
+    shown = repr(start if len(start) <= 40 else start[:40] + "...")
     try:
         state = game.state_from_string(start)
     except games.InvalidPositionError as exc:
-        raise GameSpecError(f"position {start!r}: {exc.reason}") from None
+        raise GameSpecError(f"position {shown}: {exc.reason}") from None
     if state.is_terminal():
-        raise GameSpecError(f"position {start!r}: the game is over there")
+        raise GameSpecError(f"position {shown}: the game is over there")
     if state.is_view():
         raise GameSpecError(
-            f"position {start!r}: a view (it leaves something unknown); a refereed game "
-            "starts from a full position"
+            f"position {shown}: a view (it leaves something unknown); a refereed game starts "
+            "from a full position"
         )
     whole = state.to_string()
     if between_people and any(state.view(seat).to_string() != whole for seat in (0, 1)):
         raise GameSpecError(
-            f"position {start!r}: it holds what a player keeps secret (laws written); a game "
+            f"position {shown}: it holds what a player keeps secret (laws written); a game "
             "between two pages starts before, so that each player writes their own"
         )

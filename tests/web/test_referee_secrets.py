@@ -72,12 +72,17 @@ async def test_a_refused_option_closes_the_socket_with_4400_naming_it() -> None:
         assert "'SecretSeed'" in reason
         assert not web.app.referees  # no game was made
         # a reason past the 123 bytes a close frame holds is cut on a whole character
+        query = address(game="yinyang", opponent=f"bot:alphabeta:{'é' * 200}=1")
+        code, reason = await closed_with(web, query)
+        assert code == 4400
+        assert reason.startswith("opponent: option 'éé")
+        assert reason.endswith("é...")
+        assert len(reason.encode()) <= 123
+        # a long start position is quoted short, after the reason, so that the reason fits
         query = address(game="yinyang", position="é" * 200)
         code, reason = await closed_with(web, query)
         assert code == 4400
-        assert reason.startswith("position 'éé")
-        assert reason.endswith("é...")
-        assert len(reason.encode()) <= 123
+        assert reason.startswith(f"position {'é' * 40 + '...'!r}: ")
 
 
 def test_a_view_is_no_start_position() -> None:

@@ -19,7 +19,7 @@ import trio
 from trio_websocket import ConnectionClosed, WebSocketConnection, open_websocket_url
 
 import games
-from enginesrv.web.table import SOCKETS_PER_PLAYER
+from enginesrv.web.table import SOCKETS_PER_PLAYER, Table
 from enginesrv.web.tables import TABLES_PER_PEER
 from tests.web.webpeer import (
     BinarySocket,
@@ -126,12 +126,19 @@ async def table(web: Web, query: str) -> AsyncIterator[tuple[Page, Page, dict[st
         links = pairs(await host.ask("query table"))
         async with text_socket(web.ws(f"table={links['invite']}")) as invited:
             guest = Page(invited)
-            assert pairs(await guest.ask("query table"))["seat"] == other(links["seat"])
+            theirs = pairs(await guest.ask("query table"))
+            assert theirs["seat"] == other(links["seat"])
+            assert theirs["token"] != links["invite"]  # the invite is spent: a token of its own
             if links["seat"] == "p1":
                 await host.note(p2="here")
             else:
                 await host.note(p1="here")
             yield host, guest, links
+
+
+async def own_token(page: Page) -> str:
+    """The token of ``page``'s player (``query table``): a guest's is not the invite."""
+    return pairs(await page.ask("query table"))["token"]
 
 
 def events_url(web: Web, token: str) -> str:
@@ -167,6 +174,22 @@ class Spectator:
 async def spectator(web: Web, token: str) -> AsyncIterator[Spectator]:
     async with open_websocket_url(events_url(web, token)) as ws:
         yield Spectator(ws)
+
+
+YOXII_CLOCKED = "game=yoxii&opponent=invite&side=p1&tc=60+1"
+"""Yoxii with a clock, the inviter p1."""
+
+
+@asynccontextmanager
+async def watched_table() -> AsyncIterator[tuple[Page, Page, dict[str, str], Spectator]]:
+    """A new server's table of ``YOXII_CLOCKED`` (``table``) and a spectator of it from the
+    start."""
+    async with (
+        running_web() as web,
+        table(web, YOXII_CLOCKED) as (host, guest, links),
+        spectator(web, links["watch"]) as watcher,
+    ):
+        yield host, guest, links, watcher
 
 
 async def closed_with(url: str) -> tuple[int, str]:
@@ -214,14 +237,21 @@ async def test_an_invite_and_its_guest_each_get_their_own_seat_and_token() -> No
                 mine = pairs(await host.ask("query table"))
                 theirs = pairs(await guest.ask("query table"))
                 assert came == mine
+                # the invite works once: spent by the guest's first page, it opens no seat
+                code, reason = await closed_with(web.ws(f"table={alone['invite']}"))
+                assert (code, reason) == (4400, NO_LINK)
+                # the guest's own token does (a second page of the guest's)
+                async with text_socket(web.ws(f"table={theirs['token']}")) as c:
+                    again = pairs(await Page(c).ask("query table"))
+                    assert (again["seat"], again["token"]) == ("p2", theirs["token"])
         assert mine["seat"] == "p1"
         assert theirs["seat"] == "p2"
-        assert mine["invite"] == theirs["token"] == alone["invite"]
-        assert theirs["invite"] == "none"
+        assert mine["invite"] == theirs["invite"] == "none"
+        assert theirs["token"] != alone["invite"]
         assert mine["token"] == alone["token"]
-        assert mine["watch"] == theirs["watch"]
-        tokens = {mine["token"], theirs["token"], mine["watch"]}
-        assert len(tokens) == 3
+        assert mine["watch"] == theirs["watch"] == alone["watch"]
+        tokens = {mine["token"], theirs["token"], mine["watch"], alone["invite"]}
+        assert len(tokens) == 4
         assert all(len(token) >= 20 for token in tokens)
         assert all(re.fullmatch(r"[A-Za-z0-9_-]+", token) for token in tokens)
         for values in (mine, theirs):
@@ -230,9 +260,11 @@ async def test_an_invite_and_its_guest_each_get_their_own_seat_and_token() -> No
             assert values["offer"] == values["offered"] == values["declined"] == "none"
         code, reason = await closed_with(web.ws("table=" + "x" * 22))
         assert (code, reason) == (4400, NO_LINK)
-        code, reason = await closed_with(web.ws(f"table={mine['invite']}&game=yoxii"))
+        code, reason = await closed_with(web.ws(f"table={theirs['token']}&game=yoxii"))
         assert (code, reason) == (4400, "table: a player's link has no other field")
         code, reason = await closed_with(web.ws(f"table={mine['watch']}"))
+        assert (code, reason) == (4400, NO_LINK)
+        code, reason = await closed_with(web.ws(f"table={alone['invite']}"))
         assert (code, reason) == (4400, NO_LINK)
 
 
@@ -386,12 +418,7 @@ async def test_no_page_and_no_spectator_is_ever_told_the_other_sides_secret_laws
 
 @trio_test
 async def test_a_resignation_ends_the_game_for_both_pages_and_the_spectators() -> None:
-    query = "game=yoxii&opponent=invite&side=p1&tc=60+1"
-    async with (
-        running_web() as web,
-        table(web, query) as (host, guest, links),
-        spectator(web, links["watch"]) as watcher,
-    ):
+    async with watched_table() as (host, guest, _, watcher):
         await play_first(host, guest)
         assert await guest.ask("resign") == "resigned"
         told = await host.note(result="p1win")
@@ -458,12 +485,7 @@ async def test_a_draw_declined_then_offered_again_and_agreed() -> None:
 
 @trio_test
 async def test_a_takeback_offered_and_accepted_and_one_with_nothing_to_take_back() -> None:
-    query = "game=yoxii&opponent=invite&side=p1&tc=60+1"
-    async with (
-        running_web() as web,
-        table(web, query) as (host, guest, links),
-        spectator(web, links["watch"]) as watcher,
-    ):
+    async with watched_table() as (host, guest, _, watcher):
         assert "no decision to take back" in await host.refused("offer takeback")
         await guest.refused("offer takeback")
         await play_first(host, guest)
@@ -492,12 +514,8 @@ async def test_a_takeback_offered_and_accepted_and_one_with_nothing_to_take_back
 
 @trio_test
 async def test_a_rematch_after_the_end_swaps_the_colours() -> None:
-    query = "game=yoxii&opponent=invite&side=p1&tc=60+1"
-    async with (
-        running_web() as web,
-        table(web, query) as (host, guest, links),
-        spectator(web, links["watch"]) as watcher,
-    ):
+    async with watched_table() as (host, guest, links, watcher):
+        token = await own_token(guest)
         await play_first(host, guest)
         assert "once the game is over" in await host.refused("offer rematch")
         assert await host.ask("resign") == "resigned"
@@ -509,7 +527,9 @@ async def test_a_rematch_after_the_end_swaps_the_colours() -> None:
         assert (mine["seat"], theirs["seat"]) == ("p2", "p1")
         assert mine["plies"] == theirs["plies"] == "0"
         assert mine["result"] == theirs["result"] == "none"
-        assert (mine["invite"], theirs["invite"]) == (theirs["token"], "none")
+        # each keeps its own token; the invite, spent, is no one's any more
+        assert (mine["token"], theirs["token"]) == (links["token"], token)
+        assert (mine["invite"], theirs["invite"]) == ("none", "none")
         assert mine["offer"] == mine["offered"] == theirs["offer"] == theirs["offered"] == "none"
         for page in (host, guest):
             assert await page.ask("query gameover") == "false"
@@ -534,6 +554,7 @@ async def test_a_guest_who_reconnects_within_the_grace_plays_on() -> None:
         async with text_socket(web.ws(f"table={links['invite']}")) as first:
             guest = Page(first)
             await host.note(p2="here")
+            token = await own_token(guest)
             await play_first(host, guest)
             await play_first(host, guest)
             await play_first(guest, host)
@@ -542,7 +563,11 @@ async def test_a_guest_who_reconnects_within_the_grace_plays_on() -> None:
         away = await host.note(p2="away")
         assert 0 < int(away["p2grace"]) <= 30_000
         assert (away["p1"], away["p1grace"]) == ("here", "0")
-        async with text_socket(web.ws(f"table={links['invite']}")) as second:
+        # the invite was spent by the guest's first visit: the guest comes back with its own
+        code, reason = await closed_with(web.ws(f"table={links['invite']}"))
+        assert (code, reason) == (4400, NO_LINK)
+        assert pairs(await host.ask("query table"))["p2"] == "away"
+        async with text_socket(web.ws(f"table={token}")) as second:
             back = Page(second)
             start = trio.current_time()
             assert await back.ask("query position") == position
@@ -659,94 +684,156 @@ class BinaryPage:
             self.notes.append(await self.socket.frame(WAIT))
 
 
-@trio_test
-async def test_the_table_commands_over_msgpack() -> None:
-    async with (
-        running_web() as web,
-        binary_socket(web.ws("game=yoxii&opponent=invite&side=p1&tc=60+1")) as inviter,
-    ):
+@asynccontextmanager
+async def msgpack_inviter(web: Web) -> AsyncIterator[tuple[BinaryPage, dict[str, Any], Page]]:
+    """A Yoxii table of an inviter's msgpack socket (p1), its ``query table`` before the guest
+    came, and the guest's text page, joined (its first message not sent yet)."""
+    async with binary_socket(web.ws(YOXII_CLOCKED)) as inviter:
         host = BinaryPage(inviter)
         links = await host.value("query", {"what": "table"})
         assert isinstance(links, dict)
+        async with text_socket(web.ws(f"table={links['invite']}")) as invited:
+            yield host, links, Page(invited)
+
+
+@trio_test
+async def test_the_table_commands_over_msgpack() -> None:
+    async with running_web() as web, msgpack_inviter(web) as (host, links, guest):
         assert (links["game"], links["seat"], links["plies"]) == (1, "p1", 0)
         assert (links["p1"], links["p2"], links["p1grace"]) == ("here", "waiting", 0)
-        async with text_socket(web.ws(f"table={links['invite']}")) as invited:
-            guest = Page(invited)
-            assert pairs(await guest.ask("query table"))["token"] == links["invite"]
-            now = await host.value("query", {"what": "table"})
-            assert (now["p2"], now["token"], now["invite"]) == (
-                "here",
-                links["token"],
-                links["invite"],
-            )
-            assert await host.value("play", {"move": "c5"}) == "3/5/2T4/7/7/5/3 w p w:5553 b:5553"
-            await guest.note(plies=1)
-            assert await host.value("offer", {"kind": "draw"}) == "offered"
-            await guest.note(offer="draw")
-            assert (await host.value("query", {"what": "table"}))["offered"] == "draw"
-            assert await guest.ask("decline draw") == "declined"
-            now = await host.value("query", {"what": "table"})
-            assert (now["declined"], now["offered"], now["plies"]) == ("draw", "none", 1)
-            refused = await host.call("undo", {})
-            assert refused[2][0] == 101
-            refused = await host.call("offer", {"kind": "rematch"})
-            assert refused[2][0] == 101
-            assert await host.value("offer", {"kind": "takeback"}) == "offered"
-            await guest.note(offer="takeback")
-            assert await host.value("decline", {"kind": "takeback"}) == "withdrawn"
-            await guest.note(offer="none")
-            assert await host.value("resign") == "resigned"
-            await guest.note(result="p2win")
-            assert await guest.ask("query outcome") == "winner=p2 reason=resign"
-            outcome = await host.value("query", {"what": "outcome"})
-            assert outcome == {"winner": "p2", "reason": "resign"}
+        assert await own_token(guest) != links["invite"]
+        now = await host.value("query", {"what": "table"})
+        assert (now["p2"], now["token"], now["invite"]) == ("here", links["token"], "none")
+        assert await host.value("play", {"move": "c5"}) == "3/5/2T4/7/7/5/3 w p w:5553 b:5553"
+        await guest.note(plies=1)
+        assert await host.value("offer", {"kind": "draw"}) == "offered"
+        await guest.note(offer="draw")
+        assert (await host.value("query", {"what": "table"}))["offered"] == "draw"
+        assert await guest.ask("decline draw") == "declined"
+        now = await host.value("query", {"what": "table"})
+        assert (now["declined"], now["offered"], now["plies"]) == ("draw", "none", 1)
+        refused = await host.call("undo", {})
+        assert refused[2][0] == 101
+        refused = await host.call("offer", {"kind": "rematch"})
+        assert refused[2][0] == 101
+        assert await host.value("offer", {"kind": "takeback"}) == "offered"
+        await guest.note(offer="takeback")
+        assert await host.value("decline", {"kind": "takeback"}) == "withdrawn"
+        await guest.note(offer="none")
+        assert await host.value("resign") == "resigned"
+        await guest.note(result="p2win")
+        assert await guest.ask("query outcome") == "winner=p2 reason=resign"
+        outcome = await host.value("query", {"what": "outcome"})
+        assert outcome == {"winner": "p2", "reason": "resign"}
 
 
 @trio_test
 async def test_the_table_notification_over_msgpack() -> None:
-    async with (
-        running_web() as web,
-        binary_socket(web.ws("game=yoxii&opponent=invite&side=p1&tc=60+1")) as inviter,
-    ):
-        host = BinaryPage(inviter)
-        links = await host.value("query", {"what": "table"})
-        async with text_socket(web.ws(f"table={links['invite']}")) as invited:
-            guest = Page(invited)
-            await guest.ask("query table")
-            came = await host.note(p2="here")
-            assert came == await host.value("query", {"what": "table"})
-            assert await guest.ask("offer draw") == "offered"
-            assert (await host.note(offer="draw"))["plies"] == 0
+    async with running_web() as web, msgpack_inviter(web) as (host, _, guest):
+        await guest.ask("query table")
+        came = await host.note(p2="here")
+        assert came == await host.value("query", {"what": "table"})
+        assert await guest.ask("offer draw") == "offered"
+        assert (await host.note(offer="draw"))["plies"] == 0
 
 
 # -- 11. caps ----------------------------------------------------------------------------------
 
 
+async def until(predicate: Callable[[], bool]) -> None:
+    """Wait until the server has seen what ``predicate`` asks (a page's close, say)."""
+    with trio.fail_after(WAIT):
+        while not predicate():
+            await trio.sleep(0.01)
+
+
+async def left_in_play(web: Web, query: str) -> tuple[Table, dict[str, str]]:
+    """A table of ``query`` whose game goes on, both players' pages gone (each within its
+    grace): the table and the inviter's links."""
+    async with text_socket(web.ws(query)) as inviter:
+        links = pairs(await Page(inviter).ask("query table"))
+        async with text_socket(web.ws(f"table={links['invite']}")) as invited:
+            await Page(invited).ask("query table")
+    found = web.app.tables.player(links["token"])
+    assert found is not None
+    await until(lambda: found[0].players_here() == 0)
+    return found[0], links
+
+
 @trio_test
 async def test_one_peer_may_make_only_so_many_open_tables() -> None:
-    async with running_web() as web:
-        query = "game=yoxii&opponent=invite"
-        invites = []
-        for _ in range(TABLES_PER_PEER):
-            async with text_socket(web.ws(query)) as inviter:
-                invites.append(pairs(await Page(inviter).ask("query table"))["invite"])
-        code, reason = await closed_with(web.ws(query))
+    """A peer's tables that are still played at keep their places (a player's page is open
+    there, or a game goes on while its players are away): one invite more is refused. A table
+    with nothing left to play (no player's page, and its game over or never begun) gives its
+    place to the next invite, the one left alone the longest first."""
+    query = "game=yoxii&opponent=invite&side=p1"
+    async with running_web() as web, AsyncExitStack() as stack:
+        tables = web.app.tables
         peer = web.server.admission.peer("127.0.0.1")
-        assert (code, reason) == (
-            1013,
-            f"{peer} has made {TABLES_PER_PEER} games between two pages still open",
-        )
-        assert len(web.app.tables.tables) == TABLES_PER_PEER
-        # the tables made are still there for their guests
-        async with text_socket(web.ws(f"table={invites[0]}")) as invited:
-            assert pairs(await Page(invited).ask("query table"))["seat"] == "p2"
+        full = (1013, f"{peer} has made {TABLES_PER_PEER} games between two pages still open")
+
+        async def invite() -> tuple[Page, dict[str, str]]:
+            """A new invite, its inviter's page kept open, and its links."""
+            page = Page(await stack.enter_async_context(text_socket(web.ws(query))))
+            return page, pairs(await page.ask("query table"))
+
+        def table_of(token: str) -> Table:
+            found = tables.player(token)
+            assert found is not None, token
+            return found[0]
+
+        on, going = await left_in_play(web, query)
+        # a game over, its guest gone, its inviter's page still open
+        ended, over = await invite()
+        async with text_socket(web.ws(f"table={over['invite']}")) as invited:
+            await Page(invited).ask("query table")
+            assert await ended.ask("resign") == "resigned"
+        finished = table_of(over["token"])
+        await until(lambda: finished.players_here() == 1)
+        # and invites waiting for their guests, their inviters' pages open
+        waiting = [await invite() for _ in range(TABLES_PER_PEER - 2)]
+        assert len(tables.tables) == TABLES_PER_PEER
+        assert (on.started, on.referee.over(), finished.referee.over()) == (True, False, True)
+        assert not any(t.done_with() for t in tables.tables)
+        assert await closed_with(web.ws(query)) == full
+        assert len(tables.tables) == TABLES_PER_PEER
+        # the first waiting inviter goes, then the finished game's last page: nothing is left
+        # to play at either (a rematch, or the guest's first visit, at most)
+        first, first_links = waiting[0]
+        left_first = table_of(first_links["token"])
+        await first.socket.ws.aclose()
+        await until(left_first.done_with)
+        await trio.sleep(0.05)
+        await ended.socket.ws.aclose()
+        await until(finished.done_with)
+        # the next invite takes the place of the one left alone the longest
+        await invite()
+        assert left_first not in tables.tables
+        assert finished in tables.tables
+        for token in (first_links["token"], first_links["invite"]):
+            assert await closed_with(web.ws(f"table={token}")) == (4400, NO_LINK)
+        # and the one after it, the finished game's
+        await invite()
+        assert finished not in tables.tables
+        assert await closed_with(web.ws(f"table={over['token']}")) == (4400, NO_LINK)
+        assert len(tables.tables) == TABLES_PER_PEER
+        # the others are still played at: none gives way
+        assert await closed_with(web.ws(query)) == full
+        assert len(tables.tables) == TABLES_PER_PEER
+        assert on in tables.tables
+        for _, links in waiting[1:]:
+            assert table_of(links["token"]) in tables.tables
+        # the game that goes on is there for its players
+        async with text_socket(web.ws(f"table={going['token']}")) as back:
+            values = pairs(await Page(back).ask("query table"))
+        assert (values["p1"], values["p2"], values["result"]) == ("here", "away", "none")
 
 
 @trio_test
 async def test_one_player_may_hold_only_so_many_pages_at_a_table() -> None:
     query = "game=yoxii&opponent=invite&side=p1"
-    async with running_web() as web, table(web, query) as (host, guest, links):
-        link = web.ws(f"table={links['invite']}")
+    async with running_web() as web, table(web, query) as (host, guest, _):
+        link = web.ws(f"table={await own_token(guest)}")
         async with AsyncExitStack() as stack:
             for _ in range(SOCKETS_PER_PLAYER - 1):
                 more = Page(await stack.enter_async_context(text_socket(link)))
