@@ -114,11 +114,15 @@ def search_timeout(movetime: int | None, clock: Clock | None) -> float:
     return SEARCH_TIMEOUT
 
 
+MAPPINGS = ("outcome", "clock", "table")
+"""The queries answered by a mapping (``key=value`` pairs in the text framing)."""
+
+
 def query_value(framing: Framing, what: str, value: m.ResponseValue) -> QueryValue:
     """The answer to ``query WHAT`` as a Python value, the same in both framings: a bool for
     ``gameover`` and ``p1turn``, ``LegalMoves`` for ``moves`` and ``played`` (the tokens), a
-    mapping for ``outcome`` and ``clock`` (None while the game goes on, or when no clock is
-    kept), ``MoveScore``s for ``scores``, else the text."""
+    mapping for ``outcome``, ``clock`` and ``table`` (None while the game goes on, or when no
+    clock is kept), ``MoveScore``s for ``scores``, else the text."""
     if what == "scores":
         return move_scores(value)
     if framing == "msgpack":
@@ -128,7 +132,7 @@ def query_value(framing: Framing, what: str, value: m.ResponseValue) -> QueryVal
         return raw == "true"
     if what in ("moves", "played"):
         return legal_moves(raw)
-    if what in ("outcome", "clock"):
+    if what in MAPPINGS:
         if raw in ("", "none"):
             return None
         pairs = response_mapping(raw).items()
@@ -139,7 +143,7 @@ def query_value(framing: Framing, what: str, value: m.ResponseValue) -> QueryVal
 def _msgpack_value(what: str, value: m.ResponseValue) -> QueryValue:
     if what in ("moves", "played"):
         return legal_moves(value)
-    if what in ("outcome", "clock"):
+    if what in MAPPINGS:
         return dict(value) if isinstance(value, Mapping) else None
     return value if isinstance(value, bool | str) or value is None else str(value)
 

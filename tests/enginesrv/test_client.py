@@ -306,6 +306,10 @@ def positions_to_compare() -> list[tuple[str | None, list[str]]]:
     return [(None, []), (None, ["c3"]), (None, ["c3", "4@c4", "d3"]), (FINISHED, [])]
 
 
+ON_A_BOARD = tuple(what for what in m.QUERY_WHATS if what != "table")
+"""What a plain session answers ``query`` of."""
+
+
 def test_queries_are_the_same_in_both_framings(engines: dict[Framing, Engine]) -> None:
     """Every query, in a few positions, gives equal Python values (and types) in the text and
     the msgpack framing (outcome's figures aside: see the next test)."""
@@ -316,9 +320,12 @@ def test_queries_are_the_same_in_both_framings(engines: dict[Framing, Engine]) -
         got: dict[str, dict[str, object]] = {}
         for framing, engine in engines.items():
             engine.position(start, moves)
-            got[framing] = {what: engine.query(what) for what in m.QUERY_WHATS}
+            # a game between two pages alone has a table (tests/web/test_tables.py asks it)
+            got[framing] = {what: engine.query(what) for what in ON_A_BOARD}
+            with pytest.raises(EngineError, match="query table: only a game between two pages"):
+                engine.query("table")
         text, packed = got["text"], got["msgpack"]
-        for what in m.QUERY_WHATS:
+        for what in ON_A_BOARD:
             as_text, as_packed = text[what], packed[what]
             if what == "outcome" and isinstance(as_text, dict):
                 assert isinstance(as_packed, dict)

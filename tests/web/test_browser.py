@@ -1081,8 +1081,12 @@ def test_a_yoxii_value_is_picked_from_the_stock_beside_the_board(
 
 
 def replay_text(page: Page, text: str) -> None:
+    """Replay the record ``text`` as if pasted: the box's value is set at once (Playwright's
+    ``fill`` types a text of thousands of lines for tens of seconds on a busy machine)."""
     page.locator("details#files").evaluate("details => { details.open = true; }")
-    page.locator("[data-testid=load-text]").fill(text)
+    page.locator("[data-testid=load-text]").evaluate(
+        "(box, text) => { box.value = text; box.dispatchEvent(new Event('input')); }", text
+    )
     page.locator("[data-testid=load-record]").click()
 
 
