@@ -18,7 +18,7 @@ from collections import Counter
 from collections.abc import Awaitable, Callable, Sequence
 from importlib import resources
 from pathlib import Path
-from urllib.parse import parse_qsl
+from urllib.parse import parse_qsl, urlencode
 
 import structlog
 import trio
@@ -54,7 +54,7 @@ from enginesrv.web.sockets import (
     StuckGuard,
 )
 from enginesrv.web.table import GRACE, TableError
-from enginesrv.web.tables import SeatGame, Tables, tell_table, watch_table
+from enginesrv.web.tables import KEY, SeatGame, SeatHeldError, Tables, tell_table, watch_table
 from enginesrv.web.transport import (
     Message,
     MessageReceiveStream,
@@ -226,20 +226,27 @@ class WebApp:
         """The game a ``/ws`` address asks for: a bot's or one screen's, a new table, or a
         player's seat at one (``GameSpecError`` or ``TableError`` when it cannot be had)."""
         fields = dict(parse_qsl(query, keep_blank_values=True))
+        key = fields.pop("key", "")
+        if key and not KEY.fullmatch(key):
+            raise GameSpecError("key: write 16 to 64 letters, digits, - or _ (the browser's own)")
         if "table" in fields:
             if len(fields) > 1:
-                raise GameSpecError("table: a player's link has no other field")
+                raise GameSpecError("table: a player's link has no other field but key")
             found = self.tables.player(fields["table"])
             if found is None:
                 raise GameSpecError("table: no game has this link (it may have ended long ago)")
-            return SeatGame(*found)
+            return SeatGame(*found, key)
         config = self.server.config
-        spec = parse_game_spec(query, max_movetime=config.max_movetime, max_clock=config.max_clock)
+        spec = parse_game_spec(
+            urlencode(fields), max_movetime=config.max_movetime, max_clock=config.max_clock
+        )
         owner = self.server.admission.peer(peer_host(peer))
+        if spec is not None and spec.opponent == INVITE:
+            return SeatGame(self.tables.create(spec, owner, key), 0, key)
+        if key:
+            raise GameSpecError("key: only a game between two pages takes one")
         if spec is None:
             return None
-        if spec.opponent == INVITE:
-            return SeatGame(self.tables.create(spec, owner), 0)
         referee = Referee(
             spec,
             self.runner,
@@ -256,10 +263,11 @@ class WebApp:
         try:
             game = self._game_of(socket.websocket.url.query, peer)
             if isinstance(game, SeatGame):
-                self.tables.join(game.table, game.player)
+                self.tables.join(game.table, game.player, game.key)
         except (GameSpecError, TableError) as exc:
             log.info("websocket_refused", peer=peer, reason=str(exc))
-            code = CLOSE_BAD_GAME if isinstance(exc, GameSpecError) else CLOSE_CAP
+            bad = isinstance(exc, GameSpecError | SeatHeldError)
+            code = CLOSE_BAD_GAME if bad else CLOSE_CAP
             await socket.close(code, str(exc))
             return
         try:

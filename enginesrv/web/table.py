@@ -79,6 +79,8 @@ class Player:
     """What they offer the other now (``protocol.messages.OFFER_KINDS``)."""
     declined: str | None = None
     """Their offer the other declined, until they offer again or someone decides."""
+    key: str | None = None
+    """The key of the browser that holds the seat (``Tables.join``); None until one has."""
 
 
 class Table:

@@ -6,9 +6,10 @@ What a table costs is bounded: at most ``MAX_TABLES`` exist at once and one peer
 prefix, as the server's admission counts them) may have made at most ``TABLES_PER_PEER`` of
 those. A table with nothing left to play (``Table.done_with``: no player's page is there, and
 its game is over or never began) is dropped ``KEEP`` seconds after the last player's page
-went, spectators or not, and at once when its place is wanted for a new table (its maker's,
-or anyone's when the server holds all it may); a game going on with no one there ends by its
-clock or its players' grace first. Each player may hold ``table.SOCKETS_PER_PLAYER`` pages at
+went, spectators or not, and sooner, once it has been alone for a grace, when its place is
+wanted for a new table (its maker's, or anyone's when the server holds all it may: the peer
+that made the most gives first); a game going on with no one there ends by its clock or its
+players' grace first. Each player may hold ``table.SOCKETS_PER_PLAYER`` pages at
 it. Spectators are counted per table (``WATCHERS_PER_TABLE``) and in all (``MAX_WATCHERS``),
 and are refused once the server is within its reserve of connections, where players are still
 admitted (``Tables.spectator_refusal``).
@@ -16,7 +17,9 @@ admitted (``Tables.spectator_refusal``).
 
 from __future__ import annotations
 
-import secrets
+import hmac
+import re
+from collections import Counter
 
 import trio
 
@@ -46,6 +49,14 @@ MAX_WATCHERS = 256
 """Spectators of every table together."""
 
 
+KEY = re.compile(r"[A-Za-z0-9_-]{16,64}")
+"""A browser's key (``key=`` of a table's address): the page draws one and keeps it."""
+
+
+class SeatHeldError(TableError):
+    """A seat held by another browser's page (the socket is closed with 4400)."""
+
+
 class Tables:
     """Every table of the server, by token (module docstring)."""
 
@@ -71,7 +82,7 @@ class Tables:
         self._watched: dict[str, Table] = {}
         self.watchers = 0
 
-    def create(self, spec: GameSpec, peer: str) -> Table:
+    def create(self, spec: GameSpec, peer: str, key: str) -> Table:
         """A new table of ``spec`` made by ``peer`` (``TableError`` when a cap is reached: a
         table no one plays at any more gives its place first)."""
         self.sweep()
@@ -81,23 +92,27 @@ class Tables:
         if len(self.tables) >= self.most and not self._drop_one(list(self.tables)):
             raise TableError(f"the server holds its {self.most} games between two pages")
         table = Table(spec, self.runner, max_plies=self.max_plies, grace=self.grace)
+        table.players[0].key = key
         self.tables[table] = peer
         for player, holder in enumerate(table.players):
             self._players[holder.token] = (table, player)
         self._watched[table.watch_token] = table
         return table
 
-    def join(self, table: Table, player: int) -> None:
-        """A page of ``player`` opens ``table`` (``TableError`` when they hold too many). The
-        other player's first visit spends the invite: its token is replaced by one only they
-        hold, so that the inviter, who knew the invite, cannot take their seat."""
+    def join(self, table: Table, player: int, key: str) -> None:
+        """A page of ``player`` holding the browser's ``key`` opens ``table``. A seat is bound
+        to the key of the first page that takes it (the inviter's at the invite, the other
+        player's at their first visit): a page of another key is refused (``SeatHeldError``), so
+        that an inviter who opens the invite itself before handing it on holds a seat the
+        other player is then refused, and told so, rather than one they share unknowing."""
         holder = table.players[player]
-        first = player == 1 and not holder.joined
+        if holder.key is not None and not hmac.compare_digest(holder.key, key):
+            raise SeatHeldError(
+                "table: this seat is held by another browser: a player's link works only in "
+                "the browser that first opened it"
+            )
         table.join(player)
-        if first:
-            self._players.pop(holder.token, None)
-            holder.token = secrets.token_urlsafe(16)
-            self._players[holder.token] = (table, player)
+        holder.key = key
 
     def player(self, token: str) -> tuple[Table, int] | None:
         """The table and the player (0: the inviter) of a player's token."""
@@ -119,12 +134,15 @@ class Tables:
                 self._drop(table)
 
     def _drop_one(self, among: list[Table]) -> bool:
-        """Drop the table of ``among`` left alone the longest that there is nothing left to
-        play at, if there is one."""
-        done = [t for t in among if t.done_with()]
+        """Drop one table of ``among`` there is nothing left to play at, alone for a grace at
+        least (a page that reloads, a guest on the way, finds it kept): of the peer that made
+        the most tables, the one left alone the longest. False when there is none."""
+        now = trio.current_time()
+        done = [t for t in among if t.done_with() and t.idle_since + self.grace <= now]
         if not done:
             return False
-        self._drop(min(done, key=lambda t: t.idle_since))
+        made = Counter(self.tables.values())
+        self._drop(min(done, key=lambda t: (-made[self.tables[t]], t.idle_since)))
         return True
 
     def _drop(self, table: Table) -> None:
@@ -151,9 +169,11 @@ class SeatGame:
     decisions, resignation and offers; the other player's decisions come as notifications,
     so ``go`` is refused."""
 
-    def __init__(self, table: Table, player: int) -> None:
+    def __init__(self, table: Table, player: int, key: str = "") -> None:
         self.table = table
         self.player = player
+        self.key = key
+        """The browser's key the page presented (``Tables.join``)."""
 
     def admit(self, command: m.Command) -> None:
         self.table.tick()
@@ -236,4 +256,4 @@ async def watch_table(socket: StarletteSocket, table: Table, stop: trio.Event) -
     await serve_feed(socket, table.feed, stop, SEND_DELAY, keep_time)
 
 
-__all__ = ["SeatGame", "TableError", "Tables", "tell_table", "watch_table"]
+__all__ = ["KEY", "SeatGame", "SeatHeldError", "TableError", "Tables", "tell_table", "watch_table"]

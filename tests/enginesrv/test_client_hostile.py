@@ -1506,7 +1506,7 @@ async def test_legal_moves_in_every_form(
 @trio_test
 async def test_query_values_have_the_same_types_in_both_framings(framing: Framing) -> None:
     """The answers of a scripted engine, as each framing carries them, come out as the same
-    Python values: bools, None, text, and a mapping for an outcome."""
+    Python values: bools, None, text, and a mapping for an outcome, a clock and a table."""
 
     async def finished(peer: Peer, request: m.Request) -> None:
         peer.queries.update(
@@ -1514,6 +1514,7 @@ async def test_query_values_have_the_same_types_in_both_framings(framing: Framin
             outcome={"winner": "p2", "reason": "totem-blocked"},
             clock={"p1": 1200, "p2": 0, "running": "none"}, played=("c3", "4@c4"),
             scores=("c5", "cp", "415", "2", "exact", "d5", "win", "3", "2", "lower"),
+            table={"game": 2, "seat": "p1", "plies": 0, "offer": "none", "token": "Ab-9_x"},
         )  # fmt: skip
         await polite(peer, request)
 
@@ -1534,6 +1535,7 @@ async def test_query_values_have_the_same_types_in_both_framings(framing: Framin
             MoveScore("c5", m.Score("cp", 415), 2, None),
             MoveScore("d5", m.Score("win", 3), 2, "lower"),
         ),
+        "table": {"game": 2, "seat": "p1", "plies": 0, "offer": "none", "token": "Ab-9_x"},
     }
 
 

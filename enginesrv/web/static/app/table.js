@@ -30,18 +30,47 @@ const panel = {
 };
 
 let received = 0; // performance.now() of the last notification (the graces count from it)
+let opened = -Infinity; // performance.now() when the game's socket last opened
 let reconnecting = null; // the token being reconnected to, while the socket is lost
+
+const KEY_NAME = "enginesrv-key";
+let sessionKey = null; // the key when the browser keeps nothing (storage refused)
+
+/** This browser's key: a seat is bound to the browser that first takes it, so that a link
+ * opened by someone else first (the inviter, before handing it on) is refused here, and said
+ * so, rather than shared. Drawn once, kept in the browser's storage. */
+function browserKey() {
+  const draw = () => {
+    const bytes = crypto.getRandomValues(new Uint8Array(16));
+    return btoa(String.fromCharCode(...bytes)).replace(/\+/g, "-").replace(/\//g, "_").replace(/=+$/, "");
+  };
+  try {
+    let key = localStorage.getItem(KEY_NAME);
+    if (!key || !/^[A-Za-z0-9_-]{16,64}$/.test(key)) {
+      key = draw();
+      localStorage.setItem(KEY_NAME, key);
+    }
+    return key;
+  } catch {
+    sessionKey ??= draw();
+    return sessionKey;
+  }
+}
+
+/** The socket address of a seat, the player's own token with this browser's key. */
+const seatPath = (token) => `/ws?${new URLSearchParams({ table: token, key: browserKey() })}`;
 
 /** Opens a new game with a person at another page, as the form asks (`spec`). */
 export function invite(spec) {
   const query = new URLSearchParams({ game: spec.game, opponent: "invite", side: spec.side, tc: spec.tc });
   if (spec.position) query.set("position", spec.position);
+  query.set("key", browserKey());
   return open(`/ws?${query}`, "Cannot invite");
 }
 
 /** Takes one's seat at a game between two pages: the link's token is the player's own. */
 export function joinTable(token) {
-  return open(`/ws?${new URLSearchParams({ table: token })}`, "Cannot open the game");
+  return open(seatPath(token), "Cannot open the game");
 }
 
 /** Watches a game between two pages with the spectators' token. */
@@ -71,7 +100,7 @@ async function open(path, failure, quiet = false) {
     return null;
   }
   app.table = values;
-  received = performance.now();
+  received = opened = performance.now();
   reconnecting = null;
   session.ontable = (text) => noted(session, pairs(text));
   const spec = { game: values.name, opponent: "invite", side: values.seat, tc: values.tc, table: values.token };
@@ -101,13 +130,15 @@ async function lost(reason) {
   const token = app.spec.table;
   reconnecting = token;
   app.session = null;
+  // a socket that had just come back and went again waits before its first try too
+  const soon = performance.now() - opened < RECONNECT_MS;
   for (let attempt = 1; attempt <= RECONNECT_TRIES && reconnecting === token; attempt++) {
     setStatus(`${reason}. Reconnecting (attempt ${attempt})…`, true);
-    await new Promise((resolve) => setTimeout(resolve, attempt === 1 ? 0 : RECONNECT_MS));
+    await new Promise((resolve) => setTimeout(resolve, attempt === 1 && !soon ? 0 : RECONNECT_MS));
     if (reconnecting !== token) return;
-    const error = await open(`/ws?${new URLSearchParams({ table: token })}`, "", true);
+    const error = await open(seatPath(token), "", true);
     if (!error) return;
-    if (/no game has this link/.test(error.message)) break;
+    if (/no game has this link|held by another browser/.test(error.message)) break;
   }
   if (reconnecting === token) {
     reconnecting = null;

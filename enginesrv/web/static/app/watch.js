@@ -29,19 +29,31 @@ export const watch = {
   drawn: -Infinity, // performance.now() of the last drawing
 };
 
-/** Watches the feed at ``path``: an event's (`/events`), or a game between two pages'. */
-export function startWatching(path = "/events") {
+const RETRY_MS = [1000, 2000, 5000, 10000, 30000];
+
+/** Watches the feed at ``path``: an event's (`/events`), or a game between two pages'. A feed
+ * closed with 1013 (this watcher fell behind, or the server has all the watchers it takes) is
+ * opened again, later each time it is refused before a message came. */
+export function startWatching(path = "/events", retries = 0) {
   app.mode = "watch";
-  setStatus("Connecting to the event…");
+  if (!retries) setStatus("Connecting to the event…");
   const socket = new WebSocket(wsUrl(path));
-  socket.onmessage = (message) => watched(JSON.parse(message.data));
+  let heard = false;
+  socket.onmessage = (message) => {
+    heard = true;
+    watched(JSON.parse(message.data));
+  };
   socket.onclose = (event) => {
+    const why = event.reason || `code ${event.code}`;
     if (watch.ended) {
       setStatus("The event has ended.");
     } else if (event.code === 1013) {
-      setTimeout(() => startWatching(path), 1000); // fell behind: start again from a snapshot
+      const tries = heard ? 0 : retries + 1;
+      const wait = RETRY_MS[Math.min(tries, RETRY_MS.length - 1)];
+      if (!heard) setStatus(`Cannot watch: ${why}. Trying again in ${wait / 1000} s.`, true);
+      setTimeout(() => startWatching(path, tries), wait); // from a fresh snapshot
     } else {
-      setStatus(`The event's feed closed: ${event.reason || `code ${event.code}`}`, true);
+      setStatus(`The event's feed closed: ${why}`, true);
     }
   };
 }
