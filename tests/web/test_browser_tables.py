@@ -1,7 +1,8 @@
 """Games between two pages in a real browser (docs/web.md, "Playing a person at another page"):
 two browser contexts play by the invite link, by clicks on the documented hooks, with a
 reconnection, a spectator, resignation, offers of a draw, a takeback and a rematch, and a
-player who leaves for good."""
+player who leaves for good. Each context has a storage of its own, so a key of its own: the
+seats are bound to the browsers that took them."""
 
 from __future__ import annotations
 
@@ -35,6 +36,11 @@ __all__ = ["browser"]  # the fixture, shared with test_browser.py
 
 SETTLED = ("person", "waiting", "over")
 """The states of a page that has drawn the game as the server has it."""
+HELD = (
+    "table: this seat is held by another browser: a player's link works only in the browser "
+    "that first opened it"
+)
+"""The reason a page of another browser's key is refused a seat (4400)."""
 PLY_CAP = 120
 """Decisions a whole game by random clicks may take here before the player to act resigns:
 random play in Yohoho sails on for hundreds of plies, and each ply costs both pages a
@@ -57,6 +63,12 @@ def base(server: ServerThread) -> str:
     return server.web.url
 
 
+def seat_of(server: ServerThread, token: str) -> tuple[Table, int]:
+    """The table and the player of a player's token (read from the test's thread: no sweep)."""
+    assert server.web is not None
+    return server.web.app.tables._players[token]
+
+
 # -- pages and what they receive ----------------------------------------------------------------
 
 
@@ -68,6 +80,10 @@ class Socket:
     sent: list[str] = field(default_factory=list)
     received: list[str] = field(default_factory=list)
 
+    def fields(self) -> dict[str, list[str]]:
+        """The fields of the socket's address."""
+        return urllib.parse.parse_qs(urllib.parse.urlsplit(self.url).query, keep_blank_values=True)
+
 
 @dataclass
 class Player:
@@ -76,6 +92,11 @@ class Player:
     name: str
     page: Page
     sockets: list[Socket] = field(default_factory=list)
+
+    def seats(self) -> list[Socket]:
+        """The page's sockets at a seat (``/ws?table=...``), in order."""
+        return [s for s in self.sockets if urllib.parse.urlsplit(s.url).path == "/ws"
+                and "table" in s.fields()]  # fmt: skip
 
     def listen(self, ws: WebSocket) -> None:
         socket = Socket(ws.url)
@@ -133,6 +154,14 @@ def grace(server: ServerThread) -> Iterator[Callable[[float], None]]:
 
 
 # -- the page's hooks ---------------------------------------------------------------------------
+
+
+def key_of(page: Page) -> str:
+    """The key the page's browser drew and keeps (table.js): 16 random bytes, base64url."""
+    key = page.evaluate("() => localStorage.getItem('enginesrv-key')")
+    assert isinstance(key, str), key
+    assert re.fullmatch(r"[A-Za-z0-9_-]{22}", key), key
+    return key
 
 
 def state(page: Page) -> str:
@@ -220,7 +249,7 @@ def invite(
 
 def join(a: Page, b: Page, invited: Invited, game: str, a_side: str = "p1") -> None:
     """Page B opens the invite; both pages then show the game from its start, each its own
-    seat, and A says that B is here."""
+    seat, and A says that B is here; B's address is the invite link (its own token)."""
     b.goto(invited.invite)
     b.wait_for_selector("[data-testid=board] [data-square]", timeout=MOVE_TIMEOUT)
     names = colours(game)
@@ -230,10 +259,10 @@ def join(a: Page, b: Page, invited: Invited, game: str, a_side: str = "p1") -> N
     settle([a, b], 0)
     assert you(a) == f"{names[1 - b_seat]}: you"
     assert you(b) == f"{names[b_seat]}: you"
-    # the invite is spent: B's address is a link of its own, and A no longer offers the invite
+    # the invite is B's own link: B's address, which A no longer offers
     own = urllib.parse.urlsplit(b.url)
     assert re.fullmatch(r"table=[A-Za-z0-9_-]{22}", own.query), b.url
-    assert b.url != invited.invite
+    assert b.url == invited.invite
     assert own.query != urllib.parse.urlsplit(a.url).query
     a.locator("[data-testid=invite-link]").wait_for(state="hidden", timeout=MOVE_TIMEOUT)
 
@@ -276,6 +305,16 @@ def start(
     a, b = open_page("A"), open_page("B")
     invited = invite(server, a.page, game, tc=tc)
     join(a.page, b.page, invited, game)
+    # each seat is bound to its own browser's key: A's from its invite, B's from the link
+    keys = key_of(a.page), key_of(b.page)
+    assert keys[0] != keys[1]
+    (inviting,) = [s for s in a.sockets if s.fields().get("opponent") == ["invite"]]
+    assert inviting.fields()["key"] == [keys[0]]
+    invite_token = urllib.parse.parse_qs(urllib.parse.urlsplit(invited.invite).query)["table"][0]
+    assert [s.fields() for s in b.seats()] == [{"table": [invite_token], "key": [keys[1]]}]
+    table, player = seat_of(server, invite_token)
+    assert player == 1
+    assert [p.key for p in table.players] == list(keys)
     return a, b, invited
 
 
@@ -436,8 +475,9 @@ def test_a_player_who_reloads_gets_the_game_back_and_plays_on(
     server: ServerThread, open_page: Callable[[str], Player]
 ) -> None:
     rng = random.Random(2)
-    a, b, _ = start(server, open_page)
+    a, b, invited = start(server, open_page)
     own = b.page.url
+    key = key_of(b.page)
     plies = play_until(a.page, b.page, rng, b.page, least=2)
     before = listed(b.page)
     observe_text(a.page, "table-status")
@@ -451,8 +491,14 @@ def test_a_player_who_reloads_gets_the_game_back_and_plays_on(
         r"Black left: they lose in \d+ s unless they come back\.", s)]  # fmt: skip
     assert away, statuses
     assert statuses[-1] == "Black is here.", statuses
-    # the game as it was, at B's own seat and address
-    assert b.page.url == own
+    # the game as it was, at B's own seat and address (the invite link), with B's key
+    assert b.page.url == own == invited.invite
+    assert key_of(b.page) == key
+    # every socket B opened, before the reload and after it, presented the same key
+    token = urllib.parse.parse_qs(urllib.parse.urlsplit(own).query)["table"][0]
+    seats = [s.fields() for s in b.seats()]
+    assert len(seats) >= 2, seats
+    assert all(each == {"table": [token], "key": [key]} for each in seats), seats
     assert listed(b.page) == before
     assert you(b.page) == "Black: you"
     assert text(b.page, "table-status") == "White is here."
@@ -493,20 +539,32 @@ def test_a_spectator_follows_the_game_live_and_cannot_act(
         assert not s.locator(f"[data-testid={testid}]").is_visible(), testid
 
 
-def test_the_invite_link_works_once(
+def test_a_third_browser_that_opens_the_invite_link_after_the_guest_is_refused(
     server: ServerThread, open_page: Callable[[str], Player]
 ) -> None:
-    """Once the other player has opened it, the invite is refused (the inviter, who knew it,
-    cannot take their seat): a third page that opens it gets nothing to click."""
+    """Once the other player's browser has opened it, the invite link (the guest's seat) is
+    refused to any other browser (the inviter's, who knew it, among them): a third page that
+    opens it is told why, gets nothing to click, is told nothing of the game, and does not
+    try again; the two players' pages go on as they were."""
     a, b, invited = start(server, open_page)
-    c = open_page("C").page
-    c.goto(invited.invite)
-    wait_text(c, "status", "^Cannot open the game: table: no game has this link")
-    assert state(c) == "idle"
-    assert c.locator("[data-legal=true]").count() == 0
-    assert not c.locator("[data-testid=table]").is_visible()
+    c = open_page("C")
+    c.page.goto(invited.invite)
+    wait_text(c.page, "status", "^Cannot open the game: ")
+    assert text(c.page, "status") == f"Cannot open the game: {HELD}"
+    assert state(c.page) == "idle"
+    assert c.page.locator("[data-legal=true]").count() == 0
+    assert not c.page.locator("[data-testid=table]").is_visible()
+    c.page.wait_for_timeout(1200)  # a retry would come within a second
+    (tried,) = c.seats()
+    assert tried.fields()["key"] == [key_of(c.page)]
+    assert key_of(c.page) not in (key_of(a.page), key_of(b.page))
+    assert tried.received == []
     assert [state(a.page), state(b.page)] == ["person", "waiting"]
     assert text(a.page, "table-status") == "Black is here."
+    assert text(b.page, "table-status") == "White is here."
+    token = urllib.parse.parse_qs(urllib.parse.urlsplit(invited.invite).query)["table"][0]
+    table, _ = seat_of(server, token)
+    assert [p.sockets for p in table.players] == [1, 1]
 
 
 # -- resignation, offers ------------------------------------------------------------------------

@@ -13,6 +13,7 @@ from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import AsyncExitStack, asynccontextmanager
 from functools import wraps
 from typing import Any
+from urllib.parse import urlencode
 
 import pytest
 import trio
@@ -37,6 +38,20 @@ YOXII_START = "3/5/7/3T3/7/5/3 w t w:5553 b:5553"
 NO_LINK = "table: no game has this link (it may have ended long ago)"
 NO_WATCH = "watch: no game has this link (it may have ended long ago)"
 OTHERS_DECISION = "error 101 bad-arguments play: it is the other player's decision"
+HELD = (
+    "table: this seat is held by another browser: a player's link works only in the browser "
+    "that first opened it"
+)
+"""The reason a page of another browser's key is refused a seat (4400)."""
+BAD_KEY = "key: write 16 to 64 letters, digits, - or _ (the browser's own)"
+ONLY_KEY = "table: a player's link has no other field but key"
+NOT_A_TABLE = "key: only a game between two pages takes one"
+HOST_KEY = "host-browser-key_0001"
+"""The inviter's browser key (``table``)."""
+GUEST_KEY = "guest-browser-key_0002"
+"""The guest's browser key (``table``)."""
+OTHER_KEY = "another-browser-key_0003"
+"""The key of a browser that is neither player's."""
 
 
 def trio_test(fn: Callable[..., Awaitable[None]]) -> Callable[..., None]:
@@ -54,6 +69,13 @@ def pairs(text: str) -> dict[str, str]:
 
 def other(seat: str) -> str:
     return "p2" if seat == "p1" else "p1"
+
+
+def seat_url(web: Web, token: str, key: str | None) -> str:
+    """The address of a player's seat ``token`` as a page of browser ``key`` opens it (None:
+    a program's, with no key)."""
+    fields = {"table": token} if key is None else {"table": token, "key": key}
+    return web.ws(urlencode(fields))
 
 
 class Page:
@@ -118,17 +140,18 @@ class Page:
 
 @asynccontextmanager
 async def table(web: Web, query: str) -> AsyncIterator[tuple[Page, Page, dict[str, str]]]:
-    """An inviter's page (``query``), its guest's page joined, and the inviter's ``query
-    table`` before the guest came. Each page has sent its first message (the socket's
-    framing: only then is it told of the table's changes)."""
-    async with text_socket(web.ws(query)) as inviter:
+    """An inviter's page (``query``, browser ``HOST_KEY``), its guest's page joined (browser
+    ``GUEST_KEY``), and the inviter's ``query table`` before the guest came. Each page has
+    sent its first message (the socket's framing: only then is it told of the table's
+    changes)."""
+    async with text_socket(web.ws(f"{query}&key={HOST_KEY}")) as inviter:
         host = Page(inviter)
         links = pairs(await host.ask("query table"))
-        async with text_socket(web.ws(f"table={links['invite']}")) as invited:
+        async with text_socket(seat_url(web, links["invite"], GUEST_KEY)) as invited:
             guest = Page(invited)
             theirs = pairs(await guest.ask("query table"))
             assert theirs["seat"] == other(links["seat"])
-            assert theirs["token"] != links["invite"]  # the invite is spent: a token of its own
+            assert theirs["token"] == links["invite"]  # the invite is the guest's own link
             if links["seat"] == "p1":
                 await host.note(p2="here")
             else:
@@ -137,7 +160,7 @@ async def table(web: Web, query: str) -> AsyncIterator[tuple[Page, Page, dict[st
 
 
 async def own_token(page: Page) -> str:
-    """The token of ``page``'s player (``query table``): a guest's is not the invite."""
+    """The token of ``page``'s player (``query table``): a guest's is the invite."""
     return pairs(await page.ask("query table"))["token"]
 
 
@@ -224,34 +247,44 @@ async def play_first(mover: Page, waiting: Page) -> str:
 @trio_test
 async def test_an_invite_and_its_guest_each_get_their_own_seat_and_token() -> None:
     async with running_web() as web:
-        async with text_socket(web.ws("game=yoxii&opponent=invite&side=p1&tc=60+1")) as a:
+        query = f"game=yoxii&opponent=invite&side=p1&tc=60+1&key={HOST_KEY}"
+        async with text_socket(web.ws(query)) as a:
             host = Page(a)
             alone = pairs(await host.ask("query table"))
             assert (alone["p1"], alone["p2"]) == ("here", "waiting")
             assert (alone["name"], alone["tc"], alone["result"]) == ("yoxii", "60+1", "none")
             assert (alone["game"], alone["seat"], alone["plies"]) == ("1", "p1", "0")
             await host.refused("offer draw")  # no one to offer it to yet
-            async with text_socket(web.ws(f"table={alone['invite']}")) as b:
+            async with text_socket(seat_url(web, alone["invite"], GUEST_KEY)) as b:
                 guest = Page(b)
                 came = await host.note(p2="here")
                 mine = pairs(await host.ask("query table"))
                 theirs = pairs(await guest.ask("query table"))
                 assert came == mine
-                # the invite works once: spent by the guest's first page, it opens no seat
-                code, reason = await closed_with(web.ws(f"table={alone['invite']}"))
-                assert (code, reason) == (4400, NO_LINK)
-                # the guest's own token does (a second page of the guest's)
-                async with text_socket(web.ws(f"table={theirs['token']}")) as c:
+                # the invite is the guest's own link, its seat bound to the browser that took
+                # it: a page of another browser (the inviter's among them), or of none, is
+                # refused before it is told anything
+                for key in (OTHER_KEY, HOST_KEY, None, ""):
+                    code, reason = await closed_with(seat_url(web, alone["invite"], key))
+                    assert (code, reason) == (4400, HELD), key
+                # the guest's browser opens a second page at its seat
+                async with text_socket(seat_url(web, alone["invite"], GUEST_KEY)) as c:
                     again = pairs(await Page(c).ask("query table"))
-                    assert (again["seat"], again["token"]) == ("p2", theirs["token"])
+                    assert (again["seat"], again["token"]) == ("p2", alone["invite"])
+                    assert again["invite"] == "none"
+                # and the inviter's seat is the inviter's browser's alike
+                for key in (GUEST_KEY, None):
+                    code, reason = await closed_with(seat_url(web, alone["token"], key))
+                    assert (code, reason) == (4400, HELD), key
         assert mine["seat"] == "p1"
         assert theirs["seat"] == "p2"
+        assert alone["invite"] != "none"
         assert mine["invite"] == theirs["invite"] == "none"
-        assert theirs["token"] != alone["invite"]
+        assert theirs["token"] == alone["invite"]
         assert mine["token"] == alone["token"]
         assert mine["watch"] == theirs["watch"] == alone["watch"]
-        tokens = {mine["token"], theirs["token"], mine["watch"], alone["invite"]}
-        assert len(tokens) == 4
+        tokens = {mine["token"], theirs["token"], mine["watch"]}
+        assert len(tokens) == 3
         assert all(len(token) >= 20 for token in tokens)
         assert all(re.fullmatch(r"[A-Za-z0-9_-]+", token) for token in tokens)
         for values in (mine, theirs):
@@ -261,11 +294,56 @@ async def test_an_invite_and_its_guest_each_get_their_own_seat_and_token() -> No
         code, reason = await closed_with(web.ws("table=" + "x" * 22))
         assert (code, reason) == (4400, NO_LINK)
         code, reason = await closed_with(web.ws(f"table={theirs['token']}&game=yoxii"))
-        assert (code, reason) == (4400, "table: a player's link has no other field")
-        code, reason = await closed_with(web.ws(f"table={mine['watch']}"))
+        assert (code, reason) == (4400, ONLY_KEY)
+        code, reason = await closed_with(web.ws(f"table={theirs['token']}&key={GUEST_KEY}&side=p1"))
+        assert (code, reason) == (4400, ONLY_KEY)
+        code, reason = await closed_with(seat_url(web, mine["watch"], HOST_KEY))
         assert (code, reason) == (4400, NO_LINK)
+        # every page gone, each seat is still its browser's
         code, reason = await closed_with(web.ws(f"table={alone['invite']}"))
-        assert (code, reason) == (4400, NO_LINK)
+        assert (code, reason) == (4400, HELD)
+        async with text_socket(seat_url(web, alone["token"], HOST_KEY)) as back:
+            values = pairs(await Page(back).ask("query table"))
+            assert (values["seat"], values["p1"], values["p2"]) == ("p1", "here", "away")
+
+
+@trio_test
+async def test_a_key_is_16_to_64_url_safe_characters_and_only_a_tables() -> None:
+    """A malformed key is refused whatever the address (before its token is looked up); a
+    key of 16 or 64 letters, digits, ``-`` or ``_`` is taken; a game that is not between two
+    pages (a bot's, one screen's, a plain session) takes none."""
+    async with running_web() as web:
+        invite = "game=yoxii&opponent=invite&side=p1"
+        for key in (
+            "k" * 15,
+            "k" * 65,
+            "k" * 15 + ".",
+            "k" * 15 + "+",
+            "k" * 15 + "é",
+            "k" * 8 + " " * 8,
+        ):
+            for query in (
+                f"{invite}&{urlencode({'key': key})}",
+                urlencode({"table": "x" * 22, "key": key}),
+            ):
+                assert await closed_with(web.ws(query)) == (4400, BAD_KEY), (key, query)
+        assert web.app.tables.tables == {}
+        for key in ("k" * 16, "-_" * 32, "K0-_" * 4):
+            async with text_socket(web.ws(f"{invite}&key={key}")) as a:
+                values = pairs(await Page(a).ask("query table"))
+                assert (values["seat"], values["p2"]) == ("p1", "waiting")
+                found = web.app.tables.player(values["token"])
+                assert found is not None
+                assert found[0].players[0].key == key
+        for query in (
+            f"game=yoxii&opponent=human&key={OTHER_KEY}",
+            f"game=yoxii&opponent=bot:greedy&side=p2&key={OTHER_KEY}",
+            f"key={OTHER_KEY}",
+        ):
+            assert await closed_with(web.ws(query)) == (4400, NOT_A_TABLE), query
+        # an empty key is no key: a plain session takes it
+        async with text_socket(web.ws("key=")) as plain:
+            assert (await Page(plain).reply("isready")) == "readyok"
 
 
 # -- 2. a whole game -------------------------------------------------------------------------
@@ -527,8 +605,9 @@ async def test_a_rematch_after_the_end_swaps_the_colours() -> None:
         assert (mine["seat"], theirs["seat"]) == ("p2", "p1")
         assert mine["plies"] == theirs["plies"] == "0"
         assert mine["result"] == theirs["result"] == "none"
-        # each keeps its own token; the invite, spent, is no one's any more
+        # each keeps its own token (the guest's is the invite), and no invite is offered
         assert (mine["token"], theirs["token"]) == (links["token"], token)
+        assert token == links["invite"]
         assert (mine["invite"], theirs["invite"]) == ("none", "none")
         assert mine["offer"] == mine["offered"] == theirs["offer"] == theirs["offered"] == "none"
         for page in (host, guest):
@@ -549,12 +628,13 @@ async def test_a_rematch_after_the_end_swaps_the_colours() -> None:
 async def test_a_guest_who_reconnects_within_the_grace_plays_on() -> None:
     query = "game=yoxii&opponent=invite&side=p1&tc=60+1"
     async with running_web() as web, text_socket(web.ws(query)) as inviter:
-        host = Page(inviter)
+        host = Page(inviter)  # a program's: no key
         links = pairs(await host.ask("query table"))
-        async with text_socket(web.ws(f"table={links['invite']}")) as first:
+        async with text_socket(seat_url(web, links["invite"], GUEST_KEY)) as first:
             guest = Page(first)
             await host.note(p2="here")
             token = await own_token(guest)
+            assert token == links["invite"]
             await play_first(host, guest)
             await play_first(host, guest)
             await play_first(guest, host)
@@ -563,11 +643,13 @@ async def test_a_guest_who_reconnects_within_the_grace_plays_on() -> None:
         away = await host.note(p2="away")
         assert 0 < int(away["p2grace"]) <= 30_000
         assert (away["p1"], away["p1grace"]) == ("here", "0")
-        # the invite was spent by the guest's first visit: the guest comes back with its own
-        code, reason = await closed_with(web.ws(f"table={links['invite']}"))
-        assert (code, reason) == (4400, NO_LINK)
+        # the guest's seat is its browser's while it is away: the inviter, who knows the
+        # link, is refused with no key or another one; the guest's browser comes back to it
+        for key in (None, HOST_KEY):
+            code, reason = await closed_with(seat_url(web, links["invite"], key))
+            assert (code, reason) == (4400, HELD)
         assert pairs(await host.ask("query table"))["p2"] == "away"
-        async with text_socket(web.ws(f"table={token}")) as second:
+        async with text_socket(seat_url(web, token, GUEST_KEY)) as second:
             back = Page(second)
             start = trio.current_time()
             assert await back.ask("query position") == position
@@ -701,7 +783,7 @@ async def test_the_table_commands_over_msgpack() -> None:
     async with running_web() as web, msgpack_inviter(web) as (host, links, guest):
         assert (links["game"], links["seat"], links["plies"]) == (1, "p1", 0)
         assert (links["p1"], links["p2"], links["p1grace"]) == ("here", "waiting", 0)
-        assert await own_token(guest) != links["invite"]
+        assert await own_token(guest) == links["invite"]
         now = await host.value("query", {"what": "table"})
         assert (now["p2"], now["token"], now["invite"]) == ("here", links["token"], "none")
         assert await host.value("play", {"move": "c5"}) == "3/5/2T4/7/7/5/3 w p w:5553 b:5553"
@@ -740,6 +822,19 @@ async def test_the_table_notification_over_msgpack() -> None:
 # -- 11. caps ----------------------------------------------------------------------------------
 
 
+PLACE_GRACE = 1.0
+"""Seconds a table with nothing left to play keeps its place in the tests of the caps."""
+
+
+async def kept(web: Web, query: str, refusal: tuple[int, str], *alone: Table) -> None:
+    """A new invite of ``query`` is refused with ``refusal`` while the tables ``alone`` have
+    been alone for less than the grace: each keeps its place."""
+    assert await closed_with(web.ws(query)) == refusal
+    tables = web.app.tables
+    assert trio.current_time() < min(t.idle_since for t in alone) + tables.grace
+    assert set(alone) <= set(tables.tables)
+
+
 async def until(predicate: Callable[[], bool]) -> None:
     """Wait until the server has seen what ``predicate`` asks (a page's close, say)."""
     with trio.fail_after(WAIT):
@@ -764,8 +859,9 @@ async def left_in_play(web: Web, query: str) -> tuple[Table, dict[str, str]]:
 async def test_one_peer_may_make_only_so_many_open_tables() -> None:
     """A peer's tables that are still played at keep their places (a player's page is open
     there, or a game goes on while its players are away): one invite more is refused. A table
-    with nothing left to play (no player's page, and its game over or never begun) gives its
-    place to the next invite, the one left alone the longest first."""
+    with nothing left to play (no player's page, and its game over or never begun) keeps its
+    place while it has been alone for less than the grace (a page reloading finds it), and
+    then gives it to the next invite, the one left alone the longest first."""
     query = "game=yoxii&opponent=invite&side=p1"
     async with running_web() as web, AsyncExitStack() as stack:
         tables = web.app.tables
@@ -783,6 +879,9 @@ async def test_one_peer_may_make_only_so_many_open_tables() -> None:
             return found[0]
 
         on, going = await left_in_play(web, query)
+        # the tables made from here on, and the places of all, have a short grace (the game
+        # above keeps the players' 30 s it was made with)
+        tables.grace = PLACE_GRACE
         # a game over, its guest gone, its inviter's page still open
         ended, over = await invite()
         async with text_socket(web.ws(f"table={over['invite']}")) as invited:
@@ -806,6 +905,9 @@ async def test_one_peer_may_make_only_so_many_open_tables() -> None:
         await trio.sleep(0.05)
         await ended.socket.ws.aclose()
         await until(finished.done_with)
+        # alone for less than the grace, both keep their places
+        await kept(web, query, full, left_first, finished)
+        await trio.sleep_until(finished.idle_since + tables.grace)
         # the next invite takes the place of the one left alone the longest
         await invite()
         assert left_first not in tables.tables
@@ -833,7 +935,8 @@ async def test_one_peer_may_make_only_so_many_open_tables() -> None:
 async def test_one_player_may_hold_only_so_many_pages_at_a_table() -> None:
     query = "game=yoxii&opponent=invite&side=p1"
     async with running_web() as web, table(web, query) as (host, guest, _):
-        link = web.ws(f"table={await own_token(guest)}")
+        token = await own_token(guest)
+        link = seat_url(web, token, GUEST_KEY)
         async with AsyncExitStack() as stack:
             for _ in range(SOCKETS_PER_PLAYER - 1):
                 more = Page(await stack.enter_async_context(text_socket(link)))
@@ -843,6 +946,9 @@ async def test_one_player_may_hold_only_so_many_pages_at_a_table() -> None:
                 1013,
                 f"this player has {SOCKETS_PER_PLAYER} pages open at this game",
             )
+            # another browser is told the seat is not its own, full or not
+            code, reason = await closed_with(seat_url(web, token, OTHER_KEY))
+            assert (code, reason) == (4400, HELD)
         # the guest's first page is still open: never away
         assert pairs(await host.ask("query table"))["p2"] == "here"
         assert all(n["p2"] == "here" for n in host.notes)

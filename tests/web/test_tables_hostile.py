@@ -49,6 +49,17 @@ WAIT = 3.0
 may be loaded)."""
 NO_LINK = "table: no game has this link (it may have ended long ago)"
 NO_WATCH = "watch: no game has this link (it may have ended long ago)"
+HELD = (
+    "table: this seat is held by another browser: a player's link works only in the browser "
+    "that first opened it"
+)
+"""The reason a page of another browser's key is refused a seat (4400)."""
+HOST_KEY = "inviters-browser-key-01"
+"""The inviter's browser key in ``table``."""
+GUEST_KEY = "guests-browser-key-02"
+"""The guest's browser key in ``table``."""
+PLACE_GRACE = 1.0
+"""Seconds a table with nothing left to play keeps its place in the tests of the caps."""
 FAULTS = frozenset({"connection_failed", "internal_error", "search_failed", "close_failed"})
 """Log events that mean a fault of the server."""
 YOXII = "game=yoxii&opponent=invite&side=p1&tc=60+1"
@@ -186,13 +197,20 @@ async def page(url: str) -> AsyncIterator[Page]:
         yield Page(socket)
 
 
+def seat(web: Web, token: str, key: str | None) -> str:
+    """The address of a player's seat ``token`` as a page of browser ``key`` opens it (None:
+    a program's, with no key)."""
+    return web.ws(urlencode({"table": token} if key is None else {"table": token, "key": key}))
+
+
 @asynccontextmanager
 async def table(web: Web, query: str = YOXII) -> AsyncIterator[tuple[Page, Page, dict[str, str]]]:
-    """An inviter's page, its guest's page joined (and told of the table once), and the
-    inviter's ``query table`` before the guest came."""
-    async with page(web.ws(query)) as host:
+    """An inviter's page (browser ``HOST_KEY``), its guest's page joined (browser
+    ``GUEST_KEY``, and told of the table once), and the inviter's ``query table`` before the
+    guest came."""
+    async with page(web.ws(f"{query}&key={HOST_KEY}")) as host:
         links = pairs(await host.ask("query table"))
-        async with page(web.ws(f"table={links['invite']}")) as guest:
+        async with page(seat(web, links["invite"], GUEST_KEY)) as guest:
             # a socket's framing is its first message's: notifications come after it
             await guest.ask("query table")
             if links["seat"] == "p1":
@@ -203,7 +221,7 @@ async def table(web: Web, query: str = YOXII) -> AsyncIterator[tuple[Page, Page,
 
 
 async def own_token(page: Page) -> str:
-    """The token of ``page``'s player (``query table``): a guest's is not the invite."""
+    """The token of ``page``'s player (``query table``): a guest's is the invite."""
     return pairs(await page.ask("query table"))["token"]
 
 
@@ -311,46 +329,52 @@ async def write_laws(mover: Page, waiting: Page, laws: tuple[str, ...]) -> None:
 
 @trio_test
 async def test_the_inviter_cannot_open_the_guests_seat_and_read_its_laws() -> None:
-    """The invite the inviter made (and knows) was spent by the guest's first visit: it
-    opens no seat any more, and the guest's own token never reaches the inviter's page."""
+    """The guest's link is the invite, which the inviter made and knows; but the guest's seat
+    is bound to the guest's browser (its key): the inviter's page, with its own key, another
+    one, an empty one or none, is refused with the reason before a single message, and the
+    guest's laws never reach it."""
     query = "game=yinyang&opponent=invite&side=p1"
     async with running_web() as web, table(web, query) as (host, guest, links):
         await write_laws(host, guest, BLACK_LAWS)
         await write_laws(guest, host, WHITE_LAWS)
         secret = law_forms(WHITE_LAWS)
         assert leaks(host.texts(), secret) == []
-        # the inviter's own query table no longer names the guest's token
+        # the inviter's own query table no longer offers the invite
         again = pairs(await host.ask("query table"))
         assert again["invite"] == "none"
-        token = await own_token(guest)
-        assert token != links["invite"]
-        assert [text for text in host.texts() if token in text] == []
-        # and the invite opens no seat: nothing is sent on it
-        assert await closed_with(web.ws(f"table={links['invite']}")) == (4400, NO_LINK)
+        assert await own_token(guest) == links["invite"]
+        # closed_with fails on any message before the close: the refused page is told nothing
+        for key in (HOST_KEY, "inviter-other-key-003", "", None):
+            assert await closed_with(seat(web, links["invite"], key)) == (4400, HELD), key
         assert await closed_with(web.ws("table=none")) == (4400, NO_LINK)
-        assert [p.sockets for p in only_table(web).players] == [1, 1]
+        seated = only_table(web)
+        assert [p.sockets for p in seated.players] == [1, 1]
+        assert [p.key for p in seated.players] == [HOST_KEY, GUEST_KEY]
         assert leaks(host.texts(), secret) == []
+        assert pairs(await guest.ask("query table"))["p2"] == "here"
 
 
 @trio_test
 async def test_the_inviter_cannot_act_for_the_guest() -> None:
-    """The inviter, with the invite it made, cannot accept its own offer as the guest, nor
-    hold the guest's pages: the spent invite is refused each time, and the guest's own token
-    still opens all its pages."""
+    """The inviter, with the invite it made (the guest's link), cannot accept its own offer as
+    the guest, nor hold the guest's pages: a page of the inviter's browser, or of none, is
+    refused each time, and the guest's browser still opens all its pages."""
     async with running_web() as web, table(web) as (host, guest, links), AsyncExitStack() as stack:
         await play_first(host, guest)
         await play_first(host, guest)
         assert await host.ask("offer draw") == "offered"
         await guest.note(offer="draw")
         for _ in range(SOCKETS_PER_PLAYER):
-            assert await closed_with(web.ws(f"table={links['invite']}")) == (4400, NO_LINK)
+            for key in (HOST_KEY, None):
+                assert await closed_with(seat(web, links["invite"], key)) == (4400, HELD)
         # the guest never agreed to a draw: the offer stands, the game goes on
         assert await guest.ask("query gameover") == "false"
         values = pairs(await guest.ask("query table"))
         assert (values["offer"], values["plies"], values["result"]) == ("draw", "2", "none")
         token = values["token"]
+        assert token == links["invite"]
         for _ in range(SOCKETS_PER_PLAYER - 1):
-            more = await stack.enter_async_context(page(web.ws(f"table={token}")))
+            more = await stack.enter_async_context(page(seat(web, token, GUEST_KEY)))
             assert pairs(await more.ask("query table"))["seat"] == "p2"
 
 
@@ -702,8 +726,9 @@ async def test_hostile_commands_in_every_state_change_nothing_and_fault_nothing(
                 assert pairs(await host.ask("query table"))["plies"] == "3"
                 assert await guest.ask("query gameover") == "false"
                 # msgpack: the same commands, with wrong and extra params, on a second page
-                # of the guest's (its own token: the invite was spent)
+                # of the guest's (a program's, as the first: no key; its token is the invite)
                 token = await own_token(guest)
+                assert token == links["invite"]
                 async with open_websocket_url(web.ws(f"table={token}")) as ws:
                     requests: list[tuple[str, dict[str, Any]]] = [
                         ("offer", {"kind": 3}),
@@ -881,19 +906,21 @@ async def test_a_player_holds_at_most_four_pages_and_the_other_player_none_of_th
     async with running_web() as web, table(web) as (_, guest, links), AsyncExitStack() as stack:
         assert SOCKETS_PER_PLAYER == 4
         for _ in range(SOCKETS_PER_PLAYER - 1):
-            more = await stack.enter_async_context(page(web.ws(f"table={links['token']}")))
+            more = await stack.enter_async_context(page(seat(web, links["token"], HOST_KEY)))
             assert pairs(await more.ask("query table"))["seat"] == "p1"
-        code, reason = await closed_with(web.ws(f"table={links['token']}"))
+        code, reason = await closed_with(seat(web, links["token"], HOST_KEY))
         assert (code, reason) == (1013, "this player has 4 pages open at this game")
         # the host's pages take nothing of the guest's: three more pages of the guest's fit
         token = await own_token(guest)
         for _ in range(SOCKETS_PER_PLAYER - 1):
-            more = await stack.enter_async_context(page(web.ws(f"table={token}")))
+            more = await stack.enter_async_context(page(seat(web, token, GUEST_KEY)))
             assert pairs(await more.ask("query table"))["seat"] == "p2"
-        code, reason = await closed_with(web.ws(f"table={token}"))
+        code, reason = await closed_with(seat(web, token, GUEST_KEY))
         assert (code, reason) == (1013, "this player has 4 pages open at this game")
-        # and the spent invite is no player's link
-        assert await closed_with(web.ws(f"table={links['invite']}")) == (4400, NO_LINK)
+        # and neither player's browser opens the other's seat (the key is told before the
+        # count: a full seat is refused to another browser as another browser's)
+        assert await closed_with(seat(web, links["invite"], HOST_KEY)) == (4400, HELD)
+        assert await closed_with(seat(web, links["token"], GUEST_KEY)) == (4400, HELD)
         assert [p.sockets for p in only_table(web).players] == [4, 4]
 
 
@@ -1157,23 +1184,34 @@ async def held_invite(web: Web, local: str, stack: AsyncExitStack) -> Table:
 @trio_test
 async def test_a_peer_cannot_make_more_tables_than_its_share_from_one_address() -> None:
     """The invites an address holds open (their inviters' pages there) fill its share: one
-    more is refused (1013); an invite its inviter left before anyone came gives its place to
-    the next one; another address is another peer."""
+    more is refused (1013); an invite its inviter left before anyone came keeps its place
+    for the grace (its inviter may be reloading), then gives it to the next one; another
+    address is another peer."""
     async with running_web() as web, AsyncExitStack() as stack:
         tables = web.app.tables.tables
         web.app.tables.per_peer = 2
+        web.app.tables.grace = PLACE_GRACE
         full = (1013, "127.0.0.2 has made 2 games between two pages still open")
         assert await invite_and_go(web, "127.0.0.2") is None
         (left,) = tables
         held = await held_invite(web, "127.0.0.2", stack)
         assert set(tables) == {left, held}
-        # the invite left gives its place to the next, held or not
+        # the invite left a moment ago keeps its place
+        assert await invite_and_go(web, "127.0.0.2") == full
+        assert trio.current_time() < left.idle_since + PLACE_GRACE
+        assert set(tables) == {left, held}
+        # alone for the grace, it gives its place to the next, held or not
+        await trio.sleep_until(left.idle_since + PLACE_GRACE)
         assert await invite_and_go(web, "127.0.0.2") is None
         assert left not in tables
         (left,) = set(tables) - {held}
+        assert await invite_and_go(web, "127.0.0.2") == full
+        await trio.sleep_until(left.idle_since + PLACE_GRACE)
         other_held = await held_invite(web, "127.0.0.2", stack)
+        assert left not in tables
         assert set(tables) == {held, other_held}
-        # both held: none gives way
+        # both held: none gives way, however long
+        await trio.sleep(PLACE_GRACE)
         assert await invite_and_go(web, "127.0.0.2") == full
         assert set(tables) == {held, other_held}
         # another address is another peer
@@ -1184,12 +1222,15 @@ async def test_a_peer_cannot_make_more_tables_than_its_share_from_one_address() 
 @trio_test
 async def test_invites_no_one_can_ever_open_do_not_lock_out_the_next_visitor() -> None:
     """Invites whose inviters went at once without a message (never told the links) fill the
-    server's tables, and give their places to the next invites, the one left alone the
-    longest first; only tables still played at fill the server for good (1013)."""
+    server's tables: they keep their places for the grace, then give them to the next
+    invites, those of the address that made the most first, then the one left alone the
+    longest; only tables still played at fill the server for good (1013)."""
     async with running_web() as web, AsyncExitStack() as stack:
         tables = web.app.tables.tables
         web.app.tables.most = 4
         web.app.tables.per_peer = 2
+        web.app.tables.grace = PLACE_GRACE
+        full = (1013, "the server holds its 4 games between two pages")
         made: list[Table] = []
         for local in ("127.0.0.2", "127.0.0.3"):
             for _ in range(2):
@@ -1198,25 +1239,36 @@ async def test_invites_no_one_can_ever_open_do_not_lock_out_the_next_visitor() -
                 made.extend(set(tables) - before)
                 await trio.sleep(0.01)  # each left alone a while longer than the next
         assert set(tables) == set(made)
-        # a visitor of another address, who holds nothing, would invite a friend
+        assert sorted(made, key=lambda t: t.idle_since) == made
+        # left a moment ago, they keep their places
+        assert await invite_and_go(web, "127.0.0.6") == full
+        assert trio.current_time() < made[0].idle_since + PLACE_GRACE
+        assert set(tables) == set(made)
+        await trio.sleep_until(made[-1].idle_since + PLACE_GRACE)
+        # a visitor of another address, who holds nothing, would invite a friend: the two
+        # addresses made two each, and the one left alone the longest gives its place
         before = set(tables)
         answer = await invite_answer(web)
         assert answer.startswith("response name=yoxii"), answer
         assert set(tables) == set(made[1:]) | (set(tables) - before)
         (visitor,) = set(tables) - before
         assert await wait_for(visitor.done_with)
-        made = [*made[1:], visitor]
-        # invites held open take the places of the others, one after the other
+        await trio.sleep_until(visitor.idle_since + PLACE_GRACE)
+        # invites held open take the places of the others, one after the other: first
+        # made[2] (127.0.0.3 has made two, 127.0.0.2 one), then made[1] (each address one:
+        # alone the longest), then made[3], then the visitor's
         held = []
-        for local in ("127.0.0.4", "127.0.0.4", "127.0.0.5", "127.0.0.5"):
+        remaining = [*made[1:], visitor]
+        for local, gone in zip(
+            ("127.0.0.4", "127.0.0.4", "127.0.0.5", "127.0.0.5"),
+            (made[2], made[1], made[3], visitor),
+            strict=True,
+        ):
             held.append(await held_invite(web, local, stack))
-            gone, made = made[0], made[1:]
+            remaining.remove(gone)
             assert gone not in tables
-            assert set(tables) == set(made) | set(held)
-        assert await invite_and_go(web, "127.0.0.6") == (
-            1013,
-            "the server holds its 4 games between two pages",
-        )
+            assert set(tables) == set(remaining) | set(held)
+        assert await invite_and_go(web, "127.0.0.6") == full
         assert set(tables) == set(held)
 
 
@@ -1256,22 +1308,35 @@ async def watched_after_its_end(web: Web) -> AsyncIterator[tuple[dict[str, str],
 @trio_test
 async def test_a_spectator_alone_cannot_keep_a_finished_table_in_the_inviters_share() -> None:
     """A spectator (the other player, say, who has the spectators' link) does not keep a
-    game over whose players have gone: its place goes to the inviter's next invite, and it is
-    dropped ``keep`` seconds after the last player went, watched or not."""
+    game over whose players have gone: its place goes to the inviter's next invite once it
+    has been alone for the grace, and it is dropped ``keep`` seconds after the last player
+    went, watched or not."""
     async with running_web() as web:
         tables = web.app.tables
-        tables.keep = 1.0
+        tables.keep = 2.0
         tables.per_peer = 1
+        tables.grace = PLACE_GRACE
         async with watched_after_its_end(web) as (links, seated):
-            # the inviter would invite someone else
+            # the inviter would invite someone else: not while a reload may come back to it
+            full = (1013, "127.0.0.1 has made 1 games between two pages still open")
+            assert await closed_with(web.ws(YOXII)) == full
+            assert trio.current_time() < seated.idle_since + PLACE_GRACE
+            assert seated in tables.tables
+            await trio.sleep_until(seated.idle_since + PLACE_GRACE)
             answer = await invite_answer(web)
             assert answer.startswith("response name=yoxii"), answer
             assert seated not in tables.tables
             assert await closed_with(web.ws(f"table={links['token']}")) == (4400, NO_LINK)
+        # the invite just made gives its place to the next once it has been alone the grace
+        (answered,) = tables.tables
+        assert await wait_for(answered.done_with)
+        await trio.sleep_until(answered.idle_since + PLACE_GRACE)
         async with watched_after_its_end(web) as (links, seated):
+            assert answered not in tables.tables
+            await trio.sleep_until(seated.idle_since + PLACE_GRACE)
             tables.sweep()
             assert seated in tables.tables  # kept a while for a rematch
-            await trio.sleep(tables.keep + 0.2)
+            await trio.sleep_until(seated.idle_since + tables.keep)
             assert await closed_with(events_url(web, links["watch"])) == (4400, NO_WATCH)
             assert seated not in tables.tables
 

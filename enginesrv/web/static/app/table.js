@@ -38,24 +38,31 @@ let sessionKey = null; // the key when the browser keeps nothing (storage refuse
 
 /** This browser's key: a seat is bound to the browser that first takes it, so that a link
  * opened by someone else first (the inviter, before handing it on) is refused here, and said
- * so, rather than shared. Drawn once, kept in the browser's storage. */
+ * so, rather than shared. Drawn once, kept in the browser's storage (the tab's, if the browser
+ * keeps nothing for the site; only the page's, said on the table's panel, if not even that). */
 function browserKey() {
   const draw = () => {
     const bytes = crypto.getRandomValues(new Uint8Array(16));
     return btoa(String.fromCharCode(...bytes)).replace(/\+/g, "-").replace(/\//g, "_").replace(/=+$/, "");
   };
-  try {
-    let key = localStorage.getItem(KEY_NAME);
-    if (!key || !/^[A-Za-z0-9_-]{16,64}$/.test(key)) {
-      key = draw();
-      localStorage.setItem(KEY_NAME, key);
+  for (const store of ["localStorage", "sessionStorage"]) {
+    try {
+      const kept = window[store];
+      let key = kept.getItem(KEY_NAME);
+      if (!key || !/^[A-Za-z0-9_-]{16,64}$/.test(key)) {
+        key = draw();
+        kept.setItem(KEY_NAME, key);
+      }
+      return key;
+    } catch {
+      // the browser keeps no data of this site there: the next store, or the page's own key
     }
-    return key;
-  } catch {
-    sessionKey ??= draw();
-    return sessionKey;
   }
+  sessionKey ??= draw();
+  return sessionKey;
 }
+
+const UNKEPT = "This browser keeps no data for this site: a reload or another tab cannot take your seat back.";
 
 /** The socket address of a seat, the player's own token with this browser's key. */
 const seatPath = (token) => `/ws?${new URLSearchParams({ table: token, key: browserKey() })}`;
@@ -163,9 +170,9 @@ function renderTable() {
   const name = colour(other === "p1" ? 0 : 1);
   const presence = table[other];
   panel.presence.textContent =
-    presence === "waiting" ? "Waiting for the other player to open the link." :
-    presence === "away" && table.result === "none" ? `${name} left: they lose in ${graceLeft(other)} s unless they come back.` :
-    presence === "away" ? `${name} left.` : `${name} is here.`;
+    (presence === "waiting" ? "Waiting for the other player to open the link." :
+      presence === "away" && table.result === "none" ? `${name} left: they lose in ${graceLeft(other)} s unless they come back.` :
+        presence === "away" ? `${name} left.` : `${name} is here.`) + (sessionKey ? ` ${UNKEPT}` : "");
   panel.invite.hidden = table.invite === "none";
   panel.invite.href = `/?${new URLSearchParams({ table: table.invite })}`;
   panel.watch.href = `/?${new URLSearchParams({ watch: table.watch })}`;
