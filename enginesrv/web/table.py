@@ -309,6 +309,7 @@ class Table:
             "game": self.number,
             "seat": seat_name(self.seat_of(player)),
             "token": me.token,
+            "key": me.key or "none",
             "invite": other.token if player == 0 and not other.joined else "none",
             "watch": self.watch_token,
             "plies": self.referee.plies(),

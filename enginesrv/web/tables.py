@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import hmac
 import re
+import secrets
 from collections import Counter
 
 import trio
@@ -92,7 +93,7 @@ class Tables:
         if len(self.tables) >= self.most and not self._drop_one(list(self.tables)):
             raise TableError(f"the server holds its {self.most} games between two pages")
         table = Table(spec, self.runner, max_plies=self.max_plies, grace=self.grace)
-        table.players[0].key = key
+        table.players[0].key = key or secrets.token_urlsafe(16)
         self.tables[table] = peer
         for player, holder in enumerate(table.players):
             self._players[holder.token] = (table, player)
@@ -112,7 +113,10 @@ class Tables:
                 "the browser that first opened it"
             )
         table.join(player)
-        holder.key = key
+        if holder.key is None:
+            # a program that sent no key gets one of the server's, told by query table: a
+            # seat is never bound to the empty key, which every keyless client would share
+            holder.key = key or secrets.token_urlsafe(16)
 
     def player(self, token: str) -> tuple[Table, int] | None:
         """The table and the player (0: the inviter) of a player's token."""
