@@ -242,7 +242,8 @@ class WebApp:
         )
         owner = self.server.admission.peer(peer_host(peer))
         if spec is not None and spec.opponent == INVITE:
-            return SeatGame(self.tables.create(spec, owner, key), 0, key)
+            table = self.tables.create(spec, owner, key)
+            return SeatGame(table, 0, table.players[0].key or key)
         if key:
             raise GameSpecError("key: only a game between two pages takes one")
         if spec is None:

@@ -71,6 +71,16 @@ def other(seat: str) -> str:
     return "p2" if seat == "p1" else "p1"
 
 
+def drawn_key(values: dict[str, Any], *others: str) -> str:
+    """The key the server drew for a seat whose first page presented none (``query table``'s
+    ``key``): 22 URL-safe characters, never empty, nor any of ``others`` (the other seat's)."""
+    key = values["key"]
+    assert isinstance(key, str)
+    assert re.fullmatch(r"[A-Za-z0-9_-]{22}", key), key
+    assert key not in others
+    return key
+
+
 def seat_url(web: Web, token: str, key: str | None) -> str:
     """The address of a player's seat ``token`` as a page of browser ``key`` opens it (None:
     a program's, with no key)."""
@@ -271,17 +281,17 @@ async def test_an_invite_and_its_guest_each_get_their_own_seat_and_token() -> No
                 async with text_socket(seat_url(web, alone["invite"], GUEST_KEY)) as c:
                     again = pairs(await Page(c).ask("query table"))
                     assert (again["seat"], again["token"]) == ("p2", alone["invite"])
-                    assert again["invite"] == "none"
+                    assert (again["invite"], again["key"]) == ("none", GUEST_KEY)
                 # and the inviter's seat is the inviter's browser's alike
                 for key in (GUEST_KEY, None):
                     code, reason = await closed_with(seat_url(web, alone["token"], key))
                     assert (code, reason) == (4400, HELD), key
-        assert mine["seat"] == "p1"
-        assert theirs["seat"] == "p2"
+        assert (mine["seat"], theirs["seat"]) == ("p1", "p2")
         assert alone["invite"] != "none"
         assert mine["invite"] == theirs["invite"] == "none"
         assert theirs["token"] == alone["invite"]
         assert mine["token"] == alone["token"]
+        assert (alone["key"], mine["key"], theirs["key"]) == (HOST_KEY, HOST_KEY, GUEST_KEY)
         assert mine["watch"] == theirs["watch"] == alone["watch"]
         tokens = {mine["token"], theirs["token"], mine["watch"]}
         assert len(tokens) == 3
@@ -630,11 +640,13 @@ async def test_a_guest_who_reconnects_within_the_grace_plays_on() -> None:
     async with running_web() as web, text_socket(web.ws(query)) as inviter:
         host = Page(inviter)  # a program's: no key
         links = pairs(await host.ask("query table"))
+        host_key = drawn_key(links, GUEST_KEY)
         async with text_socket(seat_url(web, links["invite"], GUEST_KEY)) as first:
             guest = Page(first)
             await host.note(p2="here")
-            token = await own_token(guest)
-            assert token == links["invite"]
+            theirs = pairs(await guest.ask("query table"))
+            token = theirs["token"]
+            assert (token, theirs["key"]) == (links["invite"], GUEST_KEY)
             await play_first(host, guest)
             await play_first(host, guest)
             await play_first(guest, host)
@@ -644,8 +656,9 @@ async def test_a_guest_who_reconnects_within_the_grace_plays_on() -> None:
         assert 0 < int(away["p2grace"]) <= 30_000
         assert (away["p1"], away["p1grace"]) == ("here", "0")
         # the guest's seat is its browser's while it is away: the inviter, who knows the
-        # link, is refused with no key or another one; the guest's browser comes back to it
-        for key in (None, HOST_KEY):
+        # link, is refused with no key or another one (its own seat's among them); the guest's
+        # browser comes back to it
+        for key in (None, "", HOST_KEY, host_key):
             code, reason = await closed_with(seat_url(web, links["invite"], key))
             assert (code, reason) == (4400, HELD)
         assert pairs(await host.ask("query table"))["p2"] == "away"
@@ -655,7 +668,8 @@ async def test_a_guest_who_reconnects_within_the_grace_plays_on() -> None:
             assert await back.ask("query position") == position
             assert trio.current_time() - start < 0.5
             again = await host.note(p2="here")
-            assert again["p2grace"] == "0"
+            assert (again["p2grace"], again["key"]) == ("0", host_key)
+            assert pairs(await back.ask("query table"))["key"] == GUEST_KEY
             assert await back.ask("query played") == before
             assert await back.ask("query turn") == "p2"
             await play_first(back, host)
@@ -672,9 +686,11 @@ async def test_a_guest_who_stays_away_loses_after_the_grace() -> None:
             host = Page(inviter)
             links = pairs(await host.ask("query table"))
             async with spectator(web, links["watch"]) as watcher:
+                host_key = drawn_key(links)
                 async with text_socket(web.ws(f"table={links['invite']}")) as invited:
                     guest = Page(invited)
                     await host.note(p2="here")
+                    drawn_key(pairs(await guest.ask("query table")), host_key)
                     await play_first(host, guest)
                 away = await host.note(p2="away")
                 told = trio.current_time()
@@ -689,6 +705,60 @@ async def test_a_guest_who_stays_away_loses_after_the_grace() -> None:
                 result = await watcher.until("result")
                 assert (result["winner"], result["reason"]) == ("p1", "disconnect")
                 assert [m["type"] for m in watcher.messages] == ["event", "game", "move", "result"]
+
+
+@pytest.mark.parametrize("inviter_key", [HOST_KEY, None])
+@trio_test
+async def test_a_client_with_no_key_gets_the_servers_and_comes_back_with_it_alone(
+    inviter_key: str | None,
+) -> None:
+    """A seat taken with no key (or ``key=``) is bound to a key the server draws, told by
+    ``query table`` and every notification: another keyless client, or one of ``key=``, is
+    refused the seat; the client comes back with that key."""
+    async with running_web() as web:
+        query = "game=yoxii&opponent=invite&side=p1&tc=60+1"
+        if inviter_key is not None:
+            query += f"&key={inviter_key}"
+        async with text_socket(web.ws(query)) as inviter:
+            host = Page(inviter)
+            links = pairs(await host.ask("query table"))
+            if inviter_key is None:
+                host_key = drawn_key(links)
+            else:
+                host_key = links["key"]
+                assert host_key == inviter_key
+            async with text_socket(seat_url(web, links["invite"], "")) as first:
+                guest = Page(first)
+                theirs = pairs(await guest.ask("query table"))
+                guest_key = drawn_key(theirs, host_key)
+                came = await host.note(p2="here")
+                assert came["key"] == host_key
+                assert came == pairs(await host.ask("query table"))
+                # a second keyless client, or one of the other player's key, is refused the
+                # seat the first keyless one took, its page still open or not
+                for key in (None, "", host_key):
+                    code, reason = await closed_with(seat_url(web, links["invite"], key))
+                    assert (code, reason) == (4400, HELD), key
+                await play_first(host, guest)
+                assert (guest.notes[-1]["plies"], guest.notes[-1]["key"]) == ("1", guest_key)
+            await host.note(p2="away")
+            for key in (None, "", host_key):
+                code, reason = await closed_with(seat_url(web, links["invite"], key))
+                assert (code, reason) == (4400, HELD), key
+            for key in (None, "", guest_key):
+                code, reason = await closed_with(seat_url(web, links["token"], key))
+                assert (code, reason) == (4400, HELD), key
+            # the keyless client comes back with the key the server drew for it
+            async with text_socket(seat_url(web, links["invite"], guest_key)) as second:
+                back = pairs(await Page(second).ask("query table"))
+                assert (back["seat"], back["token"], back["key"]) == (
+                    "p2",
+                    links["invite"],
+                    guest_key,
+                )
+                assert (back["plies"], back["p2"], back["p2grace"]) == ("1", "here", "0")
+                again = await host.note(p2="here")
+                assert (again["p2grace"], again["key"]) == ("0", host_key)
 
 
 # -- 9. spectators -----------------------------------------------------------------------------
@@ -783,9 +853,13 @@ async def test_the_table_commands_over_msgpack() -> None:
     async with running_web() as web, msgpack_inviter(web) as (host, links, guest):
         assert (links["game"], links["seat"], links["plies"]) == (1, "p1", 0)
         assert (links["p1"], links["p2"], links["p1grace"]) == ("here", "waiting", 0)
-        assert await own_token(guest) == links["invite"]
+        host_key = drawn_key(links)
+        theirs = pairs(await guest.ask("query table"))
+        assert theirs["token"] == links["invite"]
+        drawn_key(theirs, host_key)
         now = await host.value("query", {"what": "table"})
         assert (now["p2"], now["token"], now["invite"]) == ("here", links["token"], "none")
+        assert now["key"] == host_key
         assert await host.value("play", {"move": "c5"}) == "3/5/2T4/7/7/5/3 w p w:5553 b:5553"
         await guest.note(plies=1)
         assert await host.value("offer", {"kind": "draw"}) == "offered"
@@ -811,10 +885,11 @@ async def test_the_table_commands_over_msgpack() -> None:
 
 @trio_test
 async def test_the_table_notification_over_msgpack() -> None:
-    async with running_web() as web, msgpack_inviter(web) as (host, _, guest):
-        await guest.ask("query table")
+    async with running_web() as web, msgpack_inviter(web) as (host, links, guest):
+        drawn_key(pairs(await guest.ask("query table")), drawn_key(links))
         came = await host.note(p2="here")
         assert came == await host.value("query", {"what": "table"})
+        assert came["key"] == links["key"]
         assert await guest.ask("offer draw") == "offered"
         assert (await host.note(offer="draw"))["plies"] == 0
 
@@ -852,6 +927,9 @@ async def left_in_play(web: Web, query: str) -> tuple[Table, dict[str, str]]:
     found = web.app.tables.player(links["token"])
     assert found is not None
     await until(lambda: found[0].players_here() == 0)
+    assert found[0].players[0].key == drawn_key(links)
+    for key in (None, ""):  # a keyless inviter comes back only with the key it was told
+        assert await closed_with(seat_url(web, links["token"], key)) == (4400, HELD), key
     return found[0], links
 
 
@@ -925,10 +1003,16 @@ async def test_one_peer_may_make_only_so_many_open_tables() -> None:
         assert on in tables.tables
         for _, links in waiting[1:]:
             assert table_of(links["token"]) in tables.tables
-        # the game that goes on is there for its players
-        async with text_socket(web.ws(f"table={going['token']}")) as back:
+        # the game that goes on is there for its players: the keyless inviter comes back with
+        # the key the server drew for its seat (query table's; left_in_play: never with none)
+        async with text_socket(seat_url(web, going["token"], going["key"])) as back:
             values = pairs(await Page(back).ask("query table"))
-        assert (values["p1"], values["p2"], values["result"]) == ("here", "away", "none")
+        assert (values["p1"], values["p2"], values["result"], values["key"]) == (
+            "here",
+            "away",
+            "none",
+            going["key"],
+        )
 
 
 @trio_test
@@ -969,6 +1053,7 @@ async def test_an_inviter_gone_before_the_guest_came_is_away_from_the_start() ->
             start = trio.current_time()
             values = pairs(await guest.ask("query table"))
             assert (values["p1"], values["p2"]) == ("away", "here")
+            drawn_key(values, drawn_key(links))
             left = int(values["p1grace"]) / 1000
             assert 0.8 < left <= 1.0
             end = await guest.note(timeout=left + 0.5, result="p2win")

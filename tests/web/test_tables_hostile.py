@@ -42,6 +42,9 @@ from enginesrv.web.gamespec import GameSpecError, parse_game_spec
 from enginesrv.web.sockets import close_reason
 from enginesrv.web.table import SOCKETS_PER_PLAYER, Table
 from tests.enginesrv.peer import connect_from
+from tests.web.test_tables import (
+    drawn_key,
+)
 from tests.web.webpeer import TextSocket, Web, drop, http_get, running_web, text_socket
 
 WAIT = 3.0
@@ -714,8 +717,9 @@ async def test_hostile_commands_in_every_state_change_nothing_and_fault_nothing(
             before = await host.ask("query position")
             replies = await barrage(host)
             assert await host.ask("query position") == before
+            host_key = drawn_key(links)
             async with page(web.ws(f"table={links['invite']}")) as guest:
-                await guest.ask("query table")
+                guest_key = drawn_key(pairs(await guest.ask("query table")), host_key)
                 await host.note(p2="here")
                 for mover, waiting in ((host, guest), (host, guest), (guest, host)):
                     await play_first(mover, waiting)
@@ -726,10 +730,13 @@ async def test_hostile_commands_in_every_state_change_nothing_and_fault_nothing(
                 assert pairs(await host.ask("query table"))["plies"] == "3"
                 assert await guest.ask("query gameover") == "false"
                 # msgpack: the same commands, with wrong and extra params, on a second page
-                # of the guest's (a program's, as the first: no key; its token is the invite)
+                # of the guest's (a program's, as the first: it presents the key the server drew
+                # for its seat, query table's; its token is the invite)
                 token = await own_token(guest)
                 assert token == links["invite"]
-                async with open_websocket_url(web.ws(f"table={token}")) as ws:
+                for key in (None, ""):
+                    assert await closed_with(seat(web, token, key)) == (4400, HELD), key
+                async with open_websocket_url(seat(web, token, guest_key)) as ws:
                     requests: list[tuple[str, dict[str, Any]]] = [
                         ("offer", {"kind": 3}),
                         ("offer", {"kind": "draw", "seat": "p1"}),
@@ -1110,9 +1117,11 @@ async def test_when_both_leave_the_first_to_go_loses_and_someone_who_comes_is_to
         web.app.tables.grace = 0.5
         async with page(web.ws("game=yoxii&opponent=invite")) as host:
             links = pairs(await host.ask("query table"))
+            host_key = drawn_key(links)
             seated = only_table(web)
+            assert seated.players[0].key == host_key
             async with page(web.ws(f"table={links['invite']}")) as guest:
-                await guest.ask("query table")
+                drawn_key(pairs(await guest.ask("query table")), host_key)
                 await play_first(host, guest)
             assert await wait_for(lambda: seated.players[1].sockets == 0)
         await trio.sleep(0.8)
@@ -1120,9 +1129,13 @@ async def test_when_both_leave_the_first_to_go_loses_and_someone_who_comes_is_to
         async with spectator(web, links["watch"]) as watcher:
             result = await watcher.until("result")
         assert (result["winner"], result["reason"], result["plies"]) == ("p1", "disconnect", 1)
-        async with page(web.ws(f"table={links['token']}")) as back:
+        # the keyless inviter comes back with the key the server drew for it, not with none
+        for key in (None, ""):
+            assert await closed_with(seat(web, links["token"], key)) == (4400, HELD), key
+        async with page(seat(web, links["token"], host_key)) as back:
             values = pairs(await back.ask("query table"))
             assert (values["result"], values["p2"], values["p2grace"]) == ("p1win", "away", "0")
+            assert values["key"] == host_key
             assert await back.ask("query outcome") == "winner=p1 reason=disconnect"
 
 

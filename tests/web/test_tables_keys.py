@@ -30,6 +30,7 @@ from enginesrv.web import tables as tables_module
 from enginesrv.web.table import SOCKETS_PER_PLAYER, Table
 from tests.web.browser import ServerThread, need_chromium, server_thread
 from tests.web.test_browser import MOVE_TIMEOUT, browser
+from tests.web.test_tables import drawn_key
 from tests.web.webpeer import TextSocket, Web, drop, running_web
 
 if TYPE_CHECKING:
@@ -386,17 +387,21 @@ async def test_a_key_sent_twice_is_read_one_way_and_opens_only_the_seat_of_that_
 
 @trio_test
 async def test_a_seat_a_program_took_without_a_key_is_refused_to_a_page_and_the_reverse() -> None:
-    """A program takes the guest's seat without a key: a page (of any key) is refused it;
-    ``key=`` is the program's empty key. A page takes it with its key: a program with no
-    key, or ``key=``, is refused. The inviter's seat, made with a page's key, is refused to
-    a program with no key."""
+    """A program takes the guest's seat without a key: its seat is bound to a key the server
+    draws (``query table``'s ``key``), so a page (of any key), another program with no key,
+    or ``key=``, is refused it; the program comes back with the key it was told. A page
+    takes it with its key: a program with no key, or ``key=``, is refused. The inviter's
+    seat, made with a page's key, is refused to a program with no key."""
     async with running_web() as web:
         async with table(web, guest_key=None) as (host, guest, links):
-            assert only_table(web).players[1].key == ""
-            for key in (GUEST_KEY, HOST_KEY):
-                assert await closed_with(seat(web, links["invite"], key)) == (4400, HELD)
-            async with page(web.ws(f"table={links['invite']}&key=")) as blank:
-                assert (await blank.table())["seat"] == "p2"
+            told = await guest.table()
+            drawn = drawn_key(told, HOST_KEY, GUEST_KEY)
+            assert only_table(web).players[1].key == drawn
+            assert (await host.table())["key"] == HOST_KEY
+            for key in (GUEST_KEY, HOST_KEY, None, ""):
+                assert await closed_with(seat(web, links["invite"], key)) == (4400, HELD), key
+            async with page(seat(web, links["invite"], drawn)) as again:
+                assert await again.table() == told
             del host, guest
         async with table(web) as (host, guest, links):
             for url in (seat(web, links["invite"], None), web.ws(f"table={links['invite']}&key=")):
@@ -405,13 +410,6 @@ async def test_a_seat_a_program_took_without_a_key_is_refused_to_a_page_and_the_
             del host, guest
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="a program that takes its seat without a key (as docs/web.md allows) binds it to "
-    "the empty key, which everyone can present: the inviter, who made the invite, opens the "
-    "same seat with no key, is seated beside the program unknown to it, reads its hidden "
-    "laws and resigns for it",
-)
 @trio_test
 async def test_the_inviter_cannot_share_the_seat_of_a_program_that_sent_no_key() -> None:
     """A program plays the guest with the invite it was given and no key (docs/web.md: "a
@@ -624,19 +622,23 @@ Object.defineProperty(window, "localStorage", {
 });
 """
 """A browser that keeps no site data (Chromium with cookies blocked throws at the name)."""
+NO_TAB_STORAGE = NO_STORAGE.replace("localStorage", "sessionStorage")
+"""A browser that keeps not even the tab's data."""
 
 
 @pytest.fixture
-def contexts(browser: Browser) -> Iterator[Callable[[bool], BrowserContext]]:
-    """Opens a browser context of its own (``storage``: whether it keeps site data); page
-    errors fail the test."""
+def contexts(browser: Browser) -> Iterator[Callable[..., BrowserContext]]:
+    """Opens a browser context of its own (``storage``: whether it keeps site data;
+    ``tab``: whether it keeps the tab's, ``sessionStorage``); page errors fail the test."""
     problems: list[str] = []
     made: list[BrowserContext] = []
 
-    def make(storage: bool = True) -> BrowserContext:
+    def make(storage: bool = True, tab: bool = True) -> BrowserContext:
         context = browser.new_context(viewport={"width": 1200, "height": 900})
         if not storage:
             context.add_init_script(NO_STORAGE)
+        if not tab:
+            context.add_init_script(NO_TAB_STORAGE)
         context.on("page", lambda p: p.on("pageerror", lambda e: problems.append(str(e))))
         made.append(context)
         return context
@@ -688,7 +690,7 @@ def guest_pages(server: ServerThread, link: str) -> int:
 
 
 def test_two_tabs_of_one_browser_both_play_the_guests_seat(
-    server: ServerThread, contexts: Callable[[bool], BrowserContext]
+    server: ServerThread, contexts: Callable[..., BrowserContext]
 ) -> None:
     """The guest opens the invite in one tab and then in a second tab of the same browser:
     both show the game at the guest's seat (the browser's key is kept for every tab), and a
@@ -711,7 +713,7 @@ def test_two_tabs_of_one_browser_both_play_the_guests_seat(
 
 
 def test_a_browser_without_storage_keeps_its_seat_across_a_lost_connection(
-    server: ServerThread, contexts: Callable[[bool], BrowserContext]
+    server: ServerThread, contexts: Callable[..., BrowserContext]
 ) -> None:
     """A guest whose browser keeps no site data: the page still takes the seat (with a key
     of the page's own), and when its socket is lost it comes back to the seat with that
@@ -744,40 +746,55 @@ def test_a_browser_without_storage_keeps_its_seat_across_a_lost_connection(
     assert guest_pages(server, link) == 1
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="a browser that keeps no site data gets a key of the page's own (table.js "
-    "browserKey): a reload (docs/web.md: 'a reload ... brings the player back') or a second "
-    "tab draws a new key, so the player's own seat is refused and the page says 'this seat "
-    "is held by another browser', untrue and with no word of the storage; after a reload "
-    "the player then loses after the grace",
+UNKEPT = (
+    "This browser keeps no data for this site: a reload or another tab cannot take your seat back."
 )
-@pytest.mark.parametrize("again", ["reload", "second tab"])
-def test_a_browser_without_storage_is_told_plainly_or_gets_its_seat_back(
-    server: ServerThread, contexts: Callable[[bool], BrowserContext], again: str
+"""What the table panel ends with when the page can keep its key in no storage."""
+
+
+def test_a_browser_keeping_only_the_tabs_data_gets_its_seat_back_after_a_reload(
+    server: ServerThread, contexts: Callable[..., BrowserContext]
 ) -> None:
-    """The guest's browser keeps no site data; the guest reloads the page (the documented
-    way back), or opens its own link in a second tab. Either the page comes back to the
-    seat, or it says that this browser keeps no data so that the seat cannot be taken again
-    here, and never that another browser holds it."""
+    """The guest's browser keeps no site data (``localStorage`` throws) but keeps the tab's
+    (``sessionStorage``): the page keeps its key there, and a reload in the same tab comes
+    back to the seat with it, never told the seat is another browser's."""
     a = contexts(True).new_page()
     link = invite_link(server, a)
-    guest = contexts(False)
-    b = guest.new_page()
+    b = contexts(False).new_page()
     b.goto(link)
     seated_guest(b)
-    if again == "reload":
-        b.reload()
-    else:
-        b = guest.new_page()
-        b.goto(link)
+    key = b.evaluate("() => sessionStorage.getItem('enginesrv-key')")
+    assert isinstance(key, str)
+    assert len(key) >= 16
+    assert not text(b, "table-status").endswith(UNKEPT)
+    b.reload()
+    seated_guest(b)
+    assert b.evaluate("() => sessionStorage.getItem('enginesrv-key')") == key
+    assert "another browser" not in text(b, "status")
+    assert not text(b, "table-status").endswith(UNKEPT)
+
+
+def test_a_browser_keeping_no_data_at_all_is_told_so_before_a_reload_refuses_it(
+    server: ServerThread, contexts: Callable[..., BrowserContext]
+) -> None:
+    """The guest's browser keeps neither the site's data nor the tab's (both storages
+    throw): the page takes the seat with a key of its own and its table panel says plainly
+    that a reload or another tab cannot take the seat back; after a reload the seat is
+    refused, and the page shows the refusal."""
+    a = contexts(True).new_page()
+    link = invite_link(server, a)
+    b = contexts(False, False).new_page()
+    b.goto(link)
+    b.wait_for_selector("[data-testid=board] [data-square]", timeout=MOVE_TIMEOUT)
     b.wait_for_function(
-        "() => ['person', 'waiting'].includes(document.body.dataset.state) || "
-        "/Cannot open/.test(document.querySelector('[data-testid=status]').textContent)",
+        "u => document.querySelector('[data-testid=table-status]').textContent === u",
+        arg=f"White is here. {UNKEPT}",
         timeout=MOVE_TIMEOUT,
     )
-    said = text(b, "status")
-    back = b.evaluate("document.body.dataset.state") in ("person", "waiting")
-    assert back or ("another browser" not in said and ("storage" in said or "site data" in said)), (
-        said
+    b.reload()
+    b.wait_for_function(
+        "() => /Cannot open/.test(document.querySelector('[data-testid=status]').textContent)",
+        timeout=MOVE_TIMEOUT,
     )
+    assert HELD in text(b, "status")
+    assert b.evaluate("document.body.dataset.state") not in ("person", "waiting")
