@@ -225,7 +225,7 @@ async def test_resign_and_offers_are_refused_outside_a_refereed_game() -> None:
     sent: list[m.Reply] = []
     session = session_of(GateRunner(), sent)
     async with trio.open_nursery() as nursery:
-        expected = {
+        expected: dict[m.Command, str] = {
             m.Resign(): "resign: only in a game the server referees",
             m.Offer("draw"): "offer: only in a game the server referees",
             m.Decline("takeback"): "decline: only in a game the server referees",
