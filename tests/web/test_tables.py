@@ -179,15 +179,17 @@ def events_url(web: Web, token: str) -> str:
 
 
 class Spectator:
-    """A spectator's feed: every JSON message, and its text as it came."""
+    """A spectator's feed: every JSON message, and its text as it came; each awaited for
+    ``wait`` seconds unless told otherwise."""
 
-    def __init__(self, ws: WebSocketConnection) -> None:
+    def __init__(self, ws: WebSocketConnection, wait: float = WAIT) -> None:
         self.ws = ws
+        self.wait = wait
         self.messages: list[dict[str, Any]] = []
         self.texts: list[str] = []
 
-    async def next(self, timeout: float = WAIT) -> dict[str, Any]:
-        with trio.fail_after(timeout):
+    async def next(self, timeout: float | None = None) -> dict[str, Any]:
+        with trio.fail_after(self.wait if timeout is None else timeout):
             text = await self.ws.get_message()
         assert isinstance(text, str), f"a binary message on the feed: {text!r}"
         self.texts.append(text)
@@ -195,18 +197,18 @@ class Spectator:
         self.messages.append(message)
         return message
 
-    async def until(self, kind: str, **want: Any) -> dict[str, Any]:
+    async def until(self, kind: str, timeout: float | None = None, **want: Any) -> dict[str, Any]:
         """The next message of type ``kind`` whose keys include ``want``."""
         while True:
-            message = await self.next()
+            message = await self.next(timeout)
             if message["type"] == kind and all(message.get(k) == v for k, v in want.items()):
                 return message
 
 
 @asynccontextmanager
-async def spectator(web: Web, token: str) -> AsyncIterator[Spectator]:
+async def spectator(web: Web, token: str, wait: float = WAIT) -> AsyncIterator[Spectator]:
     async with open_websocket_url(events_url(web, token)) as ws:
-        yield Spectator(ws)
+        yield Spectator(ws, wait)
 
 
 YOXII_CLOCKED = "game=yoxii&opponent=invite&side=p1&tc=60+1"

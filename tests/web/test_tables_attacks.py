@@ -30,6 +30,7 @@ from enginesrv.web import table as table_module
 from enginesrv.web import tables as tables_module
 from tests.web.browser import ServerThread, need_chromium, server_thread
 from tests.web.test_browser import MOVE_TIMEOUT, browser
+from tests.web.test_tables import events_url
 from tests.web.test_tables_hostile import (
     BLACK_LAWS,
     FAULTS,
@@ -42,7 +43,6 @@ from tests.web.test_tables_hostile import (
     WHITE_LAWS,
     YOXII,
     closed_with,
-    events_url,
     held_invite,
     invite_and_go,
     law_forms,

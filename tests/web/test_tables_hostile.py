@@ -13,10 +13,9 @@ takes (1 s) so that they stay quick.
 
 from __future__ import annotations
 
-import json
 import string
 from collections.abc import AsyncIterator, Awaitable, Callable
-from contextlib import AsyncExitStack, asynccontextmanager
+from contextlib import AbstractAsyncContextManager, AsyncExitStack, asynccontextmanager
 from functools import wraps
 from typing import Any
 from urllib.parse import quote, urlencode, urlsplit
@@ -43,8 +42,11 @@ from enginesrv.web.sockets import close_reason
 from enginesrv.web.table import SOCKETS_PER_PLAYER, Table
 from tests.enginesrv.peer import connect_from
 from tests.web.test_tables import (
+    Spectator,
     drawn_key,
+    events_url,
 )
+from tests.web.test_tables import spectator as tables_spectator
 from tests.web.webpeer import TextSocket, Web, drop, http_get, running_web, text_socket
 
 WAIT = 3.0
@@ -233,36 +235,9 @@ def only_table(web: Web) -> Table:
     return found
 
 
-def events_url(web: Web, token: str) -> str:
-    return web.url.replace("http://", "ws://") + f"events?watch={token}"
-
-
-class Spectator:
-    def __init__(self, ws: WebSocketConnection) -> None:
-        self.ws = ws
-        self.messages: list[dict[str, Any]] = []
-        self.texts: list[str] = []
-
-    async def next(self, timeout: float = WAIT) -> dict[str, Any]:
-        with trio.fail_after(timeout):
-            text = await self.ws.get_message()
-        assert isinstance(text, str), f"a binary message on the feed: {text!r}"
-        self.texts.append(text)
-        message: dict[str, Any] = json.loads(text)
-        self.messages.append(message)
-        return message
-
-    async def until(self, kind: str, timeout: float = WAIT, **want: Any) -> dict[str, Any]:
-        while True:
-            message = await self.next(timeout)
-            if message["type"] == kind and all(message.get(k) == v for k, v in want.items()):
-                return message
-
-
-@asynccontextmanager
-async def spectator(web: Web, token: str) -> AsyncIterator[Spectator]:
-    async with open_websocket_url(events_url(web, token)) as ws:
-        yield Spectator(ws)
+def spectator(web: Web, token: str) -> AbstractAsyncContextManager[Spectator]:
+    """A spectator of ``web``'s table of watch ``token``, waiting ``WAIT`` for each message."""
+    return tables_spectator(web, token, WAIT)
 
 
 async def closed_with(url: str) -> tuple[int, str]:
