@@ -89,18 +89,20 @@ def seat_url(web: Web, token: str, key: str | None) -> str:
 
 
 class Page:
-    """A player's text socket: the reply to each command, the ``table`` notifications kept."""
+    """A player's text socket: the reply to each command, the ``table`` notifications kept;
+    each line awaited for ``wait`` seconds unless told otherwise."""
 
-    def __init__(self, socket: TextSocket) -> None:
+    def __init__(self, socket: TextSocket, wait: float = WAIT) -> None:
         self.socket = socket
+        self.wait = wait
         self.notes: list[dict[str, str]] = []
         """Every ``table`` notification received, in order."""
         self.seen = 0
         """How many of ``notes`` ``note`` has looked at."""
 
-    async def _line(self, timeout: float = WAIT) -> str | None:
+    async def _line(self, timeout: float | None = None) -> str | None:
         """The next line, or None for a notification (kept)."""
-        line = await self.socket.line(timeout)
+        line = await self.socket.line(self.wait if timeout is None else timeout)
         if line.startswith("table "):
             self.notes.append(pairs(line[6:]))
             return None
@@ -130,7 +132,11 @@ class Page:
         assert line.startswith(f"error {code} "), f"{command}: {line}"
         return line
 
-    async def note(self, timeout: float = WAIT, **want: str | int) -> dict[str, str]:
+    async def table(self) -> dict[str, str]:
+        """The values of ``query table``."""
+        return pairs(await self.ask("query table"))
+
+    async def note(self, timeout: float | None = None, **want: str | int) -> dict[str, str]:
         """The next notification (after those already looked at) whose values include
         ``want``; any other line meanwhile fails the test."""
         expected = {key: str(value) for key, value in want.items()}

@@ -30,6 +30,7 @@ from enginesrv.web import tables as tables_module
 from enginesrv.web.table import SOCKETS_PER_PLAYER, Table
 from tests.web.browser import ServerThread, need_chromium, server_thread
 from tests.web.test_browser import MOVE_TIMEOUT, browser
+from tests.web.test_tables import Page as Player
 from tests.web.test_tables import drawn_key
 from tests.web.webpeer import TextSocket, Web, drop, running_web
 
@@ -79,54 +80,10 @@ def law_forms(laws: tuple[str, ...]) -> set[str]:
     return out
 
 
-class Player:
-    """A player's text socket; ``table`` notifications kept apart from the replies."""
-
-    def __init__(self, socket: TextSocket) -> None:
-        self.socket = socket
-        self.notes: list[dict[str, str]] = []
-        self.seen = 0
-
-    async def _line(self, timeout: float = WAIT) -> str | None:
-        line = await self.socket.line(timeout)
-        if line.startswith("table "):
-            self.notes.append(pairs(line[6:]))
-            return None
-        return line
-
-    async def reply(self, command: str) -> str:
-        await self.socket.send(command)
-        while (line := await self._line()) is None:
-            pass
-        return line
-
-    async def ask(self, command: str) -> str:
-        line = await self.reply(command)
-        assert line == "response" or line.startswith("response "), f"{command}: {line}"
-        return line[9:]
-
-    async def table(self) -> dict[str, str]:
-        return pairs(await self.ask("query table"))
-
-    async def note(self, **want: str) -> dict[str, str]:
-        """The next notification (after those looked at) whose values include ``want``."""
-        while True:
-            while self.seen < len(self.notes):
-                values = self.notes[self.seen]
-                self.seen += 1
-                if all(values.get(k) == v for k, v in want.items()):
-                    return values
-            line = await self._line()
-            assert line is None, f"a line while waiting for a table notification: {line}"
-
-    def texts(self) -> list[str]:
-        return [m for m in self.socket.messages if isinstance(m, str)]
-
-
 @asynccontextmanager
 async def page(url: str) -> AsyncIterator[Player]:
     async with open_websocket_url(url) as ws:
-        yield Player(TextSocket(ws))
+        yield Player(TextSocket(ws), WAIT)
 
 
 def seat(web: Web, token: str, key: str | None) -> str:
@@ -144,7 +101,10 @@ async def table(
         links = await host.table()
         async with page(seat(web, links["invite"], guest_key)) as guest:
             await guest.table()
-            await host.note(**{"p2" if links["seat"] == "p1" else "p1": "here"})
+            if links["seat"] == "p1":
+                await host.note(p2="here")
+            else:
+                await host.note(p1="here")
             yield host, guest, links
 
 
@@ -424,7 +384,7 @@ async def test_the_inviter_cannot_share_the_seat_of_a_program_that_sent_no_key()
         read: list[str] = []
         resigned = ""
         async with open_websocket_url(url) as ws:
-            spy = Player(TextSocket(ws))
+            spy = Player(TextSocket(ws), WAIT)
             try:
                 await spy.table()
                 await spy.reply("query position")
