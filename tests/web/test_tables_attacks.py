@@ -31,6 +31,7 @@ from enginesrv.web import tables as tables_module
 from tests.web.browser import ServerThread, need_chromium, server_thread
 from tests.web.test_browser import MOVE_TIMEOUT, browser
 from tests.web.test_tables import events_url
+from tests.web.test_tables import seat_url as seat
 from tests.web.test_tables_hostile import (
     BLACK_LAWS,
     FAULTS,
@@ -51,7 +52,6 @@ from tests.web.test_tables_hostile import (
     page,
     pairs,
     play_first,
-    seat,
     socket_from,
     spectator,
     table,
@@ -132,7 +132,7 @@ async def test_pages_that_open_the_invite_at_once_seat_one_guest_only() -> None:
         # the browser seated comes back to its seat; the others still cannot
         again = trio.Event()
         again.set()
-        answer = await first_answer(seat(web, links["invite"], winner), again)
+        answer = await first_answer(seat(web, links["invite"], winner or values["key"]), again)
         assert pairs(answer[9:].strip())["seat"] == "p2", answer
         for key in refused:
             assert await closed_with(seat(web, links["invite"], key)) == (4400, HELD), key

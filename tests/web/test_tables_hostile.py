@@ -46,6 +46,7 @@ from tests.web.test_tables import (
     drawn_key,
     events_url,
 )
+from tests.web.test_tables import seat_url as seat
 from tests.web.test_tables import spectator as tables_spectator
 from tests.web.webpeer import TextSocket, Web, drop, http_get, running_web, text_socket
 
@@ -200,12 +201,6 @@ class Page:
 async def page(url: str) -> AsyncIterator[Page]:
     async with text_socket(url) as socket:
         yield Page(socket)
-
-
-def seat(web: Web, token: str, key: str | None) -> str:
-    """The address of a player's seat ``token`` as a page of browser ``key`` opens it (None:
-    a program's, with no key)."""
-    return web.ws(urlencode({"table": token} if key is None else {"table": token, "key": key}))
 
 
 @asynccontextmanager
