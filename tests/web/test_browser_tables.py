@@ -16,57 +16,36 @@ from typing import TYPE_CHECKING
 import pytest
 
 import games
-from tests.web.browser import ServerThread, need_chromium, server_thread
+from tests.web.browser import ServerThread
+from tests.web.browserkit import Contexts, browser, contexts, server, text, wait_text, web_of
+from tests.web.tablekit import HELD
 from tests.web.test_browser import (
     MOVE_TIMEOUT,
     POSITION,
     assert_in_words,
-    browser,
     click_a_decision,
     law_fields,
     moves_count,
 )
 
 if TYPE_CHECKING:
-    from playwright.sync_api import Browser, Page, WebSocket
+    from playwright.sync_api import Page, WebSocket
 
     from enginesrv.web.table import Table
 
-__all__ = ["browser"]  # the fixture, shared with test_browser.py
+__all__ = ["browser", "contexts", "server"]  # the fixtures of browserkit
 
 SETTLED = ("person", "waiting", "over")
 """The states of a page that has drawn the game as the server has it."""
-HELD = (
-    "table: this seat is held by another browser: a player's link works only in the browser "
-    "that first opened it"
-)
-"""The reason a page of another browser's key is refused a seat (4400)."""
 PLY_CAP = 120
 """Decisions a whole game by random clicks may take here before the player to act resigns:
 random play in Yohoho sails on for hundreds of plies, and each ply costs both pages a
 redraw."""
 
 
-@pytest.fixture(scope="module")
-def server() -> Iterator[ServerThread]:
-    need_chromium()
-    with server_thread() as held:
-        assert held.web is not None
-        # every table of this module is made from 127.0.0.1: more than the 8 an address may
-        # hold, and a game left unfinished holds its place until its players' grace is over
-        held.web.app.tables.per_peer = 64
-        yield held
-
-
-def base(server: ServerThread) -> str:
-    assert server.web is not None
-    return server.web.url
-
-
 def seat_of(server: ServerThread, token: str) -> tuple[Table, int]:
     """The table and the player of a player's token (read from the test's thread: no sweep)."""
-    assert server.web is not None
-    return server.web.app.tables._players[token]
+    return web_of(server).app.tables._players[token]
 
 
 # -- pages and what they receive ----------------------------------------------------------------
@@ -110,33 +89,16 @@ def text_of(data: str | bytes) -> str:
 
 
 @pytest.fixture
-def open_page(browser: Browser) -> Iterator[Callable[[str], Player]]:
+def open_page(contexts: Contexts) -> Callable[[str], Player]:
     """Opens a page in a new browser context (a player or a spectator of their own); every
-    page error and console error of any of them fails the test."""
-    problems: list[str] = []
-    opened: list[Player] = []
+    page error, console error and dialog of any of them fails the test (``contexts``)."""
 
     def make(name: str) -> Player:
-        context = browser.new_context(viewport={"width": 1200, "height": 900})
-        page = context.new_page()
-        player = Player(name, page)
-        page.on("pageerror", lambda error: problems.append(f"{name}: page error: {error}"))
-        page.on(
-            "console",
-            lambda message: (
-                problems.append(f"{name}: console: {message.text}")
-                if message.type == "error"
-                else None
-            ),
-        )
-        page.on("websocket", player.listen)
-        opened.append(player)
+        player = Player(name, contexts.new(name=name).new_page())
+        player.page.on("websocket", player.listen)
         return player
 
-    yield make
-    for player in opened:
-        player.page.context.close()
-    assert not problems, problems
+    return make
 
 
 @pytest.fixture
@@ -166,20 +128,6 @@ def key_of(page: Page) -> str:
 
 def state(page: Page) -> str:
     return str(page.evaluate("document.body.dataset.state"))
-
-
-def text(page: Page, testid: str) -> str:
-    return str(page.locator(f"[data-testid={testid}]").text_content())
-
-
-def wait_text(page: Page, testid: str, pattern: str) -> None:
-    """Wait until the element's text matches ``pattern`` (a JavaScript regular expression)."""
-    page.wait_for_function(
-        "([testid, pattern]) => new RegExp(pattern).test("
-        "document.querySelector(`[data-testid=${testid}]`).textContent)",
-        arg=[testid, pattern],
-        timeout=MOVE_TIMEOUT,
-    )
 
 
 def settle(pages: list[Page], plies: int, among: tuple[str, ...] = SETTLED) -> list[str]:
@@ -224,7 +172,8 @@ def invite(
     server: ServerThread, page: Page, game: str, *, side: str = "p1", tc: str = "none"
 ) -> Invited:
     """Page A invites a friend to ``game`` as the form sets it; the two links."""
-    page.goto(base(server))
+    base = web_of(server).url
+    page.goto(base)
     page.wait_for_selector("[data-testid=game-select] option", state="attached")
     page.locator("[data-testid=game-select]").select_option(game)
     page.locator("[data-testid=tc-select]").select_option(tc)
@@ -243,8 +192,7 @@ def invite(
     # the inviter's address is its own seat's link, not the one it hands out
     own = urllib.parse.parse_qs(urllib.parse.urlsplit(page.url).query)["table"][0]
     assert own != invite_href.split("=", 1)[1]
-    return Invited(urllib.parse.urljoin(base(server), invite_href),
-                   urllib.parse.urljoin(base(server), watch_href))  # fmt: skip
+    return Invited(urllib.parse.urljoin(base, invite_href), urllib.parse.urljoin(base, watch_href))
 
 
 def join(a: Page, b: Page, invited: Invited, game: str, a_side: str = "p1") -> None:

@@ -17,9 +17,9 @@ import logging
 import re
 import time
 import urllib.parse
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from contextlib import AsyncExitStack
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 import pytest
 import trio
@@ -28,11 +28,20 @@ from trio_websocket import ConnectionClosed, open_websocket_url
 
 from enginesrv.web import table as table_module
 from enginesrv.web import tables as tables_module
-from tests.web.browser import ServerThread, need_chromium, server_thread
-from tests.web.test_browser import MOVE_TIMEOUT, browser
-from tests.web.test_tables import events_url
-from tests.web.test_tables import seat_url as seat
-from tests.web.test_tables_hostile import (
+from tests.web.browser import ServerThread
+from tests.web.browserkit import (
+    MOVE_TIMEOUT,
+    Contexts,
+    browser,
+    contexts,
+    invite_yoxii,
+    server,
+    text,
+    wait_text,
+    web_of,
+)
+from tests.web.tablekit import (
+    BAD_KEY,
     BLACK_LAWS,
     FAULTS,
     GUEST_KEY,
@@ -40,10 +49,14 @@ from tests.web.test_tables_hostile import (
     HOST_KEY,
     NO_LINK,
     NO_WATCH,
+    NOT_A_TABLE,
+    ONLY_KEY,
     PLACE_GRACE,
+    WAIT,
     WHITE_LAWS,
     YOXII,
     closed_with,
+    events_url,
     held_invite,
     invite_and_go,
     law_forms,
@@ -52,6 +65,7 @@ from tests.web.test_tables_hostile import (
     page,
     pairs,
     play_first,
+    seat_url,
     socket_from,
     spectator,
     table,
@@ -62,18 +76,14 @@ from tests.web.test_tables_hostile import (
 from tests.web.webpeer import drop, running_web
 
 if TYPE_CHECKING:
-    from playwright.sync_api import Browser, Dialog, Page
+    from playwright.sync_api import Page
 
     from enginesrv.web.table import Table
 
-__all__ = ["browser"]  # the fixture, shared with test_browser.py
+__all__ = ["browser", "contexts", "server"]  # the fixtures of browserkit
 
-WAIT = 3.0
 SPY_KEY = "inviters-second-browser-03"
 """A key of the inviter's other than ``HOST_KEY`` (a second browser, or a program)."""
-BAD_KEY = "key: write 16 to 64 letters, digits, - or _ (the browser's own)"
-ONLY_KEY = "table: a player's link has no other field but key"
-NOT_A_TABLE = "key: only a game between two pages takes one"
 
 
 async def first_answer(url: str, hold: trio.Event) -> str:
@@ -109,7 +119,7 @@ async def test_pages_that_open_the_invite_at_once_seat_one_guest_only() -> None:
         hold = trio.Event()
 
         async def visit(key: str | None) -> None:
-            answers[key] = await first_answer(seat(web, links["invite"], key), hold)
+            answers[key] = await first_answer(seat_url(web, links["invite"], key), hold)
 
         async with trio.open_nursery() as nursery:
             for key in keys:
@@ -132,10 +142,10 @@ async def test_pages_that_open_the_invite_at_once_seat_one_guest_only() -> None:
         # the browser seated comes back to its seat; the others still cannot
         again = trio.Event()
         again.set()
-        answer = await first_answer(seat(web, links["invite"], winner or values["key"]), again)
+        answer = await first_answer(seat_url(web, links["invite"], winner or values["key"]), again)
         assert pairs(answer[9:].strip())["seat"] == "p2", answer
         for key in refused:
-            assert await closed_with(seat(web, links["invite"], key)) == (4400, HELD), key
+            assert await closed_with(seat_url(web, links["invite"], key)) == (4400, HELD), key
 
 
 @trio_test
@@ -146,16 +156,16 @@ async def test_an_inviter_who_opens_its_own_invite_first_leaves_the_guest_told()
     inviter, and that the inviter's first page stops offering the link."""
     async with running_web() as web, page(web.ws(f"{YOXII}&key={HOST_KEY}")) as host:
         links = pairs(await host.ask("query table"))
-        async with page(seat(web, links["invite"], SPY_KEY)) as thief:
+        async with page(seat_url(web, links["invite"], SPY_KEY)) as thief:
             stolen = pairs(await thief.ask("query table"))
             assert (stolen["seat"], stolen["token"]) == ("p2", links["invite"])
             for key in (GUEST_KEY, None):
-                assert await closed_with(seat(web, links["invite"], key)) == (4400, HELD)
+                assert await closed_with(seat_url(web, links["invite"], key)) == (4400, HELD)
             assert pairs(await host.ask("query table"))["invite"] == "none"
             assert [p.sockets for p in only_table(web).players] == [1, 1]
         # the thief's page gone, the seat is still its browser's: the guest is told again
         assert await wait_for(lambda: only_table(web).players[1].sockets == 0)
-        assert await closed_with(seat(web, links["invite"], GUEST_KEY)) == (4400, HELD)
+        assert await closed_with(seat_url(web, links["invite"], GUEST_KEY)) == (4400, HELD)
 
 
 @trio_test
@@ -174,10 +184,10 @@ async def test_a_first_visit_that_never_sent_a_message_does_not_lock_its_browser
         # the game has begun meanwhile, and the guest is away from it
         assert seated.started
         assert pairs(await host.ask("query table"))["p2"] == "away"
-        assert await closed_with(seat(web, links["invite"], SPY_KEY)) == (4400, HELD)
+        assert await closed_with(seat_url(web, links["invite"], SPY_KEY)) == (4400, HELD)
         hold = trio.Event()
         hold.set()
-        answer = await first_answer(seat(web, links["invite"], GUEST_KEY), hold)
+        answer = await first_answer(seat_url(web, links["invite"], GUEST_KEY), hold)
         assert answer.startswith("response "), answer
         values = pairs(answer[9:].strip())
         assert (values["seat"], values["token"], values["p2"]) == ("p2", links["invite"], "here")
@@ -194,10 +204,10 @@ async def test_an_inviter_who_took_the_guests_seat_first_never_reads_the_guests_
     async with running_web() as web, page(web.ws(f"{query}&key={HOST_KEY}")) as host:
         links = pairs(await host.ask("query table"))
         seated = only_table(web)
-        async with page(seat(web, links["invite"], SPY_KEY)) as spy:
+        async with page(seat_url(web, links["invite"], SPY_KEY)) as spy:
             handed = pairs(await spy.ask("query table"))["token"]
             assert handed == links["invite"]
-            assert await closed_with(seat(web, handed, GUEST_KEY)) == (4400, HELD)
+            assert await closed_with(seat_url(web, handed, GUEST_KEY)) == (4400, HELD)
             assert [p.sockets for p in seated.players] == [1, 1]
             assert [p.key for p in seated.players] == [HOST_KEY, SPY_KEY]
             await write_laws(host, spy, BLACK_LAWS)
@@ -248,7 +258,7 @@ async def test_a_game_going_on_with_both_players_away_keeps_its_place() -> None:
             "127.0.0.1 has made 1 games between two pages still open",
         )
         assert set(tables.tables) == {seated}
-        async with page(seat(web, links["token"], HOST_KEY)) as back:
+        async with page(seat_url(web, links["token"], HOST_KEY)) as back:
             values = pairs(await back.ask("query table"))
             assert (values["result"], values["plies"]) == ("none", "1")
             move = (await back.ask("query moves")).split()[0]
@@ -282,7 +292,7 @@ async def test_a_stranger_cannot_drop_an_invite_whose_inviter_is_reloading() -> 
         # the reload: the inviter's game, its invite still out for the guest
         hold = trio.Event()
         hold.set()
-        answer = await first_answer(seat(web, links["token"], HOST_KEY), hold)
+        answer = await first_answer(seat_url(web, links["token"], HOST_KEY), hold)
         assert answer.startswith("response "), answer
         values = pairs(answer[9:].strip())
         assert (values["token"], values["invite"], values["p2"]) == (
@@ -301,7 +311,7 @@ async def test_a_stranger_cannot_drop_an_invite_whose_inviter_is_reloading() -> 
         assert victim not in tables.tables
         assert held in tables.tables
         for token, key in ((links["token"], HOST_KEY), (links["invite"], GUEST_KEY)):
-            assert await closed_with(seat(web, token, key)) == (4400, NO_LINK)
+            assert await closed_with(seat_url(web, token, key)) == (4400, NO_LINK)
 
 
 # -- several pages, rematches and takebacks ----------------------------------------------------
@@ -316,7 +326,7 @@ async def test_one_of_a_players_two_pages_closing_starts_no_grace() -> None:
         web.app.tables.grace = 0.6
         async with table(web) as (host, guest, links):
             seated = only_table(web)
-            async with page(seat(web, links["token"], HOST_KEY)) as second:
+            async with page(seat_url(web, links["token"], HOST_KEY)) as second:
                 await second.ask("query table")
                 assert await wait_for(lambda: seated.players[0].sockets == 2)
             assert await wait_for(lambda: seated.players[0].sockets == 1)
@@ -327,7 +337,7 @@ async def test_one_of_a_players_two_pages_closing_starts_no_grace() -> None:
             await host.socket.ws.aclose()
             note = await guest.note(p1="away")
             assert 0 < int(note["p1grace"]) <= 600
-            async with page(seat(web, links["token"], HOST_KEY)) as back:
+            async with page(seat_url(web, links["token"], HOST_KEY)) as back:
                 await back.ask("query table")
                 await guest.note(p1="here", p1grace=0)
                 await trio.sleep(0.9)
@@ -350,7 +360,7 @@ async def test_a_rematch_agreed_while_the_offerer_reloads_finds_them_back_in_tim
             await host.socket.ws.aclose()
             assert await wait_for(lambda: seated.players[0].sockets == 0)
             assert await guest.ask("offer rematch") == "agreed"
-            async with page(seat(web, links["token"], HOST_KEY)) as back:
+            async with page(seat_url(web, links["token"], HOST_KEY)) as back:
                 values = pairs(await back.ask("query table"))
                 assert (values["game"], values["seat"], values["result"]) == ("2", "p2", "none")
                 assert (values["offer"], values["offered"]) == ("none", "none")
@@ -414,14 +424,14 @@ async def test_no_token_reaches_the_servers_log() -> None:
                 secrets = [links["token"], links["watch"], guest_token]
                 secrets += [HOST_KEY, GUEST_KEY, stranger, malformed]
                 for query, reason in (
-                    (seat(web, links["invite"], stranger), HELD),
-                    (seat(web, links["invite"], None), HELD),
-                    (seat(web, links["token"], GUEST_KEY), HELD),
+                    (seat_url(web, links["invite"], stranger), HELD),
+                    (seat_url(web, links["invite"], None), HELD),
+                    (seat_url(web, links["token"], GUEST_KEY), HELD),
                     (web.ws(f"table={links['token']}&key={HOST_KEY}&game=yoxii"), ONLY_KEY),
-                    (seat(web, links["token"][:-1], HOST_KEY), NO_LINK),
-                    (seat(web, links["invite"], malformed), BAD_KEY),
+                    (seat_url(web, links["token"][:-1], HOST_KEY), NO_LINK),
+                    (seat_url(web, links["invite"], malformed), BAD_KEY),
                     (web.ws(f"game=yoxii&opponent=human&key={stranger}"), NOT_A_TABLE),
-                    (seat(web, links["watch"], stranger), NO_LINK),
+                    (seat_url(web, links["watch"], stranger), NO_LINK),
                 ):
                     assert await closed_with(query) == (4400, reason), query
                 assert await closed_with(events_url(web, links["token"])) == (4400, NO_WATCH)
@@ -445,65 +455,18 @@ async def test_no_token_reaches_the_servers_log() -> None:
 # -- the page ----------------------------------------------------------------------------------
 
 
-@pytest.fixture(scope="module")
-def server() -> Iterator[ServerThread]:
-    need_chromium()
-    with server_thread() as held:
-        assert held.web is not None
-        held.web.app.tables.per_peer = 64
-        yield held
-
-
-def web_of(server: ServerThread) -> Any:
-    assert server.web is not None
-    return server.web
-
-
 @pytest.fixture
-def fresh(browser: Browser) -> Iterator[Callable[[], tuple[Page, list[tuple[float, str]]]]]:
-    """Opens a page in a browser context of its own: the page, and each WebSocket it opens
-    (when, and its address). Page errors, console errors and dialogs fail the test."""
-    problems: list[str] = []
-    contexts = []
+def fresh(contexts: Contexts) -> Callable[[], tuple[Page, list[tuple[float, str]]]]:
+    """Opens a page in a browser context of its own (``contexts``: its errors and dialogs
+    fail the test): the page, and each WebSocket it opens (when, and its address)."""
 
     def make() -> tuple[Page, list[tuple[float, str]]]:
-        context = browser.new_context(viewport={"width": 1200, "height": 900})
-        contexts.append(context)
-        opened = context.new_page()
+        opened = contexts.new().new_page()
         sockets: list[tuple[float, str]] = []
-        opened.on("pageerror", lambda error: problems.append(f"page error: {error}"))
-        opened.on(
-            "console",
-            lambda message: (
-                problems.append(f"console: {message.text}") if message.type == "error" else None
-            ),
-        )
-
-        def dialog(shown: Dialog) -> None:
-            problems.append(f"dialog: {shown.message}")
-            shown.dismiss()
-
-        opened.on("dialog", dialog)
         opened.on("websocket", lambda ws: sockets.append((time.monotonic(), ws.url)))
         return opened, sockets
 
-    yield make
-    for context in contexts:
-        context.close()
-    assert not problems, problems
-
-
-def status(opened: Page) -> str:
-    return str(opened.locator("[data-testid=status]").text_content())
-
-
-def wait_status(opened: Page, pattern: str) -> None:
-    opened.wait_for_function(
-        "(pattern) => new RegExp(pattern).test("
-        "document.querySelector('[data-testid=status]').textContent)",
-        arg=pattern,
-        timeout=MOVE_TIMEOUT,
-    )
+    return make
 
 
 HOSTILE = [
@@ -531,27 +494,19 @@ def test_a_hostile_table_or_watch_value_in_the_link_runs_nothing_and_is_tried_on
         for value in HOSTILE:
             sockets.clear()
             opened.goto(base + "?" + urllib.parse.urlencode({field: value}))
-            wait_status(opened, said)
+            wait_text(opened, "status", said)
             opened.wait_for_timeout(1200)  # a retry would come within a second
             assert opened.evaluate("window.__pwned") is None
             assert opened.locator("img[src=x], body script:not([src])").count() == 0
             tried = [url for _, url in sockets if door in url]
             assert len(tried) == 1, (field, value[:40], tried)
             assert urllib.parse.parse_qs(urllib.parse.urlsplit(tried[0]).query)[field] == [value]
-            assert value[:40] not in status(opened)
+            assert value[:40] not in text(opened, "status")
 
 
 def invite_page(server: ServerThread, opened: Page) -> dict[str, str]:
     """``opened`` invites (yoxii, as the first player, no clock); its table's values."""
-    opened.goto(web_of(server).url)
-    opened.wait_for_selector("[data-testid=game-select] option", state="attached")
-    opened.locator("[data-testid=game-select]").select_option("yoxii")
-    opened.locator("[data-testid=invite]").click()
-    opened.wait_for_function(
-        "() => /table=/.test(document.querySelector('[data-testid=invite-link]')"
-        ".getAttribute('href') || '')",
-        timeout=MOVE_TIMEOUT,
-    )
+    invite_yoxii(opened, web_of(server).url)
     own = urllib.parse.parse_qs(urllib.parse.urlsplit(opened.url).query)["table"][0]
     watch = str(opened.locator("[data-testid=watch-link]").get_attribute("href"))
     return {"token": own, "watch": watch.split("=", 1)[1]}
@@ -595,7 +550,7 @@ def back_in_game(opened: Page, seated: Table) -> None:
     has its one page at the inviter's seat."""
     opened.wait_for_function("() => !document.querySelector('[data-testid=table]').hidden",
                              timeout=MOVE_TIMEOUT)  # fmt: skip
-    wait_status(opened, "^(?!.*Reconnecting)")
+    wait_text(opened, "status", "^(?!.*Reconnecting)")
     deadline = time.monotonic() + WAIT
     while seated.players[0].sockets != 1 and time.monotonic() < deadline:
         time.sleep(0.05)
@@ -607,7 +562,7 @@ def tried_once(opened: Page, sockets: list[tuple[float, str]], token: str, key: 
     page tries once, says that the game could not be reached, and tries no more."""
     sockets.clear()
     opened.evaluate(CLOSE_OWN_SOCKET)
-    wait_status(opened, "the game could not be reached again$")
+    wait_text(opened, "status", "the game could not be reached again$")
     opened.wait_for_timeout(1500)  # a retry would come within a second
     assert len(seat_tries(sockets, token, key)) == 1, sockets
 
@@ -642,7 +597,7 @@ def test_the_pages_reconnection_is_paced_comes_back_and_stops_at_a_refused_link(
     assert times[0] - closed < 0.5, (closed, times)
     gaps = [later - earlier for earlier, later in itertools.pairwise(times)]
     assert all(0.9 < gap < 1.8 for gap in gaps), gaps
-    assert "Reconnecting" in status(opened)
+    assert "Reconnecting" in text(opened, "status")
 
     monkeypatch.setattr(table_module, "SOCKETS_PER_PLAYER", 4)
     back_in_game(opened, seated)
@@ -653,7 +608,7 @@ def test_the_pages_reconnection_is_paced_comes_back_and_stops_at_a_refused_link(
     closed = time.monotonic()
     opened.evaluate(CLOSE_OWN_SOCKET)
     assert closed - reopened < 0.8, (reopened, closed)
-    wait_status(opened, "Reconnecting")
+    wait_text(opened, "status", "Reconnecting")
     back_in_game(opened, seated)
     times = seat_tries(sockets, token, key)
     assert len(times) == 1, times
@@ -692,14 +647,14 @@ def test_a_spectator_refused_for_a_full_game_is_told_why_and_tried_again_later_e
     watcher, sockets = fresh()
     refused = "Cannot watch: this game has its 0 spectators. Trying again in {} s."
     watcher.goto(web_of(server).url + "?watch=" + values["watch"])
-    wait_status(watcher, "^" + re.escape(refused.format(2)) + "$")
+    wait_text(watcher, "status", "^" + re.escape(refused.format(2)) + "$")
     watcher.wait_for_timeout(3300)
     tried = [when for when, url in sockets if "/events?watch=" in url]
     assert len(tried) == 2, tried
     # 2 s apart by the page's timer; the two sockets' times are taken as the browser reports
     # them, some 0.1 s apart from its timers: no retry after 1 s, none later than 3 s
     assert 1.5 < tried[1] - tried[0] < 3.0, tried
-    assert status(watcher) == refused.format(5)
+    assert text(watcher, "status") == refused.format(5)
     monkeypatch.setattr(tables_module, "WATCHERS_PER_TABLE", 32)
     watcher.wait_for_function("() => document.body.dataset.state === 'watching'",
                               timeout=MOVE_TIMEOUT)  # fmt: skip

@@ -14,9 +14,8 @@ takes (1 s) so that they stay quick.
 from __future__ import annotations
 
 import string
-from collections.abc import AsyncIterator, Awaitable, Callable
-from contextlib import AbstractAsyncContextManager, AsyncExitStack, asynccontextmanager
-from functools import wraps
+from collections.abc import AsyncIterator
+from contextlib import AsyncExitStack, asynccontextmanager
 from typing import Any
 from urllib.parse import quote, urlencode, urlsplit
 
@@ -24,12 +23,7 @@ import msgpack
 import pytest
 import trio
 from structlog.testing import capture_logs
-from trio_websocket import (
-    ConnectionClosed,
-    WebSocketConnection,
-    open_websocket_url,
-    wrap_client_stream,
-)
+from trio_websocket import ConnectionClosed, WebSocketConnection, open_websocket_url
 from wsproto import ConnectionType, WSConnection
 from wsproto.events import AcceptConnection, RejectConnection
 from wsproto.events import Request as WsRequest
@@ -40,40 +34,44 @@ from enginesrv.web import tables as tables_module
 from enginesrv.web.gamespec import GameSpecError, parse_game_spec
 from enginesrv.web.sockets import close_reason
 from enginesrv.web.table import SOCKETS_PER_PLAYER, Table
-from tests.enginesrv.peer import connect_from
-from tests.web.test_tables import (
-    Spectator,
+from tests.web.tablekit import (
+    BLACK_LAWS,
+    FAULTS,
+    GUEST_KEY,
+    HELD,
+    HOST_KEY,
+    NO_LINK,
+    NO_WATCH,
+    PLACE_GRACE,
+    WAIT,
+    WHITE_LAWS,
+    YOXII,
+    Page,
+    closed_with,
     drawn_key,
     events_url,
+    held_invite,
+    hidden_laws,
+    invite_and_go,
+    law_forms,
+    leaks,
+    only_table,
+    other,
+    own_token,
+    page,
+    pairs,
+    play_first,
+    seat_url,
+    socket_from,
+    spectator,
+    table,
+    trio_test,
+    wait_for,
+    write_laws,
+    yinyang_choice,
 )
-from tests.web.test_tables import seat_url as seat
-from tests.web.test_tables import spectator as tables_spectator
-from tests.web.webpeer import TextSocket, Web, drop, http_get, running_web, text_socket
+from tests.web.webpeer import TextSocket, Web, drop, http_get, running_web
 
-WAIT = 3.0
-"""Seconds any line or feed message awaited may take (they come in milliseconds; the machine
-may be loaded)."""
-NO_LINK = "table: no game has this link (it may have ended long ago)"
-NO_WATCH = "watch: no game has this link (it may have ended long ago)"
-HELD = (
-    "table: this seat is held by another browser: a player's link works only in the browser "
-    "that first opened it"
-)
-"""The reason a page of another browser's key is refused a seat (4400)."""
-HOST_KEY = "inviters-browser-key-01"
-"""The inviter's browser key in ``table``."""
-GUEST_KEY = "guests-browser-key-02"
-"""The guest's browser key in ``table``."""
-PLACE_GRACE = 1.0
-"""Seconds a table with nothing left to play keeps its place in the tests of the caps."""
-FAULTS = frozenset({"connection_failed", "internal_error", "search_failed", "close_failed"})
-"""Log events that mean a fault of the server."""
-YOXII = "game=yoxii&opponent=invite&side=p1&tc=60+1"
-
-# Yin Yang: Black's laws are the example laws of docs/yinyang.md §5
-BLACK_LAWS = ("bwbb>b.bb", "..bb>bbbb", "bwbw>*", "bw.w>b..w")
-WHITE_LAWS = ("wbww>w.ww", "..ww>wwww", "w.bb>*", ".bb.>wbbw")
-"""White's laws: in neither form one of Black's (a leak test finds no false leak)."""
 BLACK_WROTE = "bwww/bwww/bbbw/bbbw w setup -bwbb>b.bb,-..bb>bbbb,-bwbw>*,-bw.w>b..w none 8 10 0"
 """Black (p1) has written its laws; White writes next (docs/yinyang.md §5, example 1)."""
 BOTH_WROTE = (
@@ -81,186 +79,6 @@ BOTH_WROTE = (
     "-wbww>w.ww,-..ww>wwww,-wbwb>*,-.bb.>wbbw 8 10 1"
 )
 """Both players' laws written, Black's first turn (example 2)."""
-
-
-def trio_test(fn: Callable[..., Awaitable[None]]) -> Callable[..., None]:
-    @wraps(fn)
-    def run(*args: Any, **kwargs: Any) -> None:
-        trio.run(lambda: fn(*args, **kwargs))
-
-    return run
-
-
-def pairs(text: str) -> dict[str, str]:
-    """The ``key=value`` words of a line's value."""
-    return dict(word.split("=", 1) for word in text.split())
-
-
-def other(seat: str) -> str:
-    return "p2" if seat == "p1" else "p1"
-
-
-def law_forms(laws: tuple[str, ...] | list[str]) -> set[str]:
-    """Each law as its owner writes it and as the absolute pattern (reversed cells)."""
-    out: set[str] = set()
-    for law in laws:
-        cause, effect = law.split(">")
-        out.update({law, f"{cause[::-1]}>{effect[::-1]}"})
-    return out
-
-
-def hidden_laws(position: str, seat: int) -> set[str]:
-    """``seat``'s hidden laws in a full Yin Yang position, in both forms."""
-    field = position.split()[3 + seat]
-    return law_forms([e[1:] for e in field.split(",") if e.startswith("-")])
-
-
-def leaks(texts: list[str], secret: set[str]) -> list[tuple[str, str]]:
-    return [(law, text) for text in texts for law in secret if law in text]
-
-
-class Page:
-    """A player's text socket: the reply to each command, the ``table`` notifications kept."""
-
-    def __init__(self, socket: TextSocket) -> None:
-        self.socket = socket
-        self.notes: list[dict[str, str]] = []
-        self.seen = 0
-        self.pings = 0
-        self.listed: set[str] = set()
-
-    async def _line(self, timeout: float = WAIT) -> str | None:
-        line = await self.socket.line(timeout)
-        if line.startswith("table "):
-            self.notes.append(pairs(line[6:]))
-            return None
-        return line
-
-    async def following(self, timeout: float = WAIT) -> str:
-        """The next line that is not a notification."""
-        while True:
-            line = await self._line(timeout)
-            if line is not None:
-                return line
-
-    async def reply(self, command: str) -> str:
-        await self.socket.send(command)
-        return await self.following()
-
-    async def ask(self, command: str) -> str:
-        line = await self.reply(command)
-        assert line == "response" or line.startswith("response "), f"{command}: {line}"
-        return line[9:]
-
-    async def refused(self, command: str, code: int = 101) -> str:
-        line = await self.reply(command)
-        assert line.startswith(f"error {code} "), f"{command}: {line}"
-        return line
-
-    async def note(self, timeout: float = WAIT, **want: str | int) -> dict[str, str]:
-        """The next notification (after those looked at) whose values include ``want``."""
-        expected = {key: str(value) for key, value in want.items()}
-        while True:
-            while self.seen < len(self.notes):
-                values = self.notes[self.seen]
-                self.seen += 1
-                if all(values.get(key) == value for key, value in expected.items()):
-                    return values
-            line = await self._line(timeout)
-            assert line is None, f"a line while waiting for a table notification: {line}"
-
-    async def probe(self, command: str) -> list[str]:
-        """Every line (but notifications) that answers ``command``, however many."""
-        self.pings += 1
-        await self.socket.send(command, f"ping {self.pings}")
-        lines = []
-        while (line := await self.following()) != f"pong {self.pings}":
-            lines.append(line)
-        return lines
-
-    async def moves(self) -> list[str]:
-        """``query moves``: its reply is kept out of ``texts`` (the tokens of an adaptation
-        name every law there is)."""
-        line = await self.reply("query moves")
-        assert line.startswith("response"), line
-        self.listed.add(line)
-        return line.split()[1:]
-
-    def texts(self) -> list[str]:
-        """Every line received but the move lists of ``moves``."""
-        return [
-            line
-            for message in self.socket.messages
-            if isinstance(message, str)
-            for line in message.splitlines()
-            if line not in self.listed
-        ]
-
-
-@asynccontextmanager
-async def page(url: str) -> AsyncIterator[Page]:
-    async with text_socket(url) as socket:
-        yield Page(socket)
-
-
-@asynccontextmanager
-async def table(web: Web, query: str = YOXII) -> AsyncIterator[tuple[Page, Page, dict[str, str]]]:
-    """An inviter's page (browser ``HOST_KEY``), its guest's page joined (browser
-    ``GUEST_KEY``, and told of the table once), and the inviter's ``query table`` before the
-    guest came."""
-    async with page(web.ws(f"{query}&key={HOST_KEY}")) as host:
-        links = pairs(await host.ask("query table"))
-        async with page(seat(web, links["invite"], GUEST_KEY)) as guest:
-            # a socket's framing is its first message's: notifications come after it
-            await guest.ask("query table")
-            if links["seat"] == "p1":
-                await host.note(p2="here")
-            else:
-                await host.note(p1="here")
-            yield host, guest, links
-
-
-async def own_token(page: Page) -> str:
-    """The token of ``page``'s player (``query table``): a guest's is the invite."""
-    return pairs(await page.ask("query table"))["token"]
-
-
-def only_table(web: Web) -> Table:
-    (found,) = web.app.tables.tables
-    return found
-
-
-def spectator(web: Web, token: str) -> AbstractAsyncContextManager[Spectator]:
-    """A spectator of ``web``'s table of watch ``token``, waiting ``WAIT`` for each message."""
-    return tables_spectator(web, token, WAIT)
-
-
-async def closed_with(url: str) -> tuple[int, str]:
-    """The close code and reason of a socket the server closes at once."""
-    async with open_websocket_url(url) as ws:
-        try:
-            with trio.fail_after(WAIT):
-                await ws.get_message()
-        except ConnectionClosed as exc:
-            await drop(ws)
-            assert exc.reason is not None
-            return exc.reason.code, exc.reason.reason or ""
-    raise AssertionError(f"{url} was not closed")
-
-
-@asynccontextmanager
-async def socket_from(web: Web, local: str, resource: str) -> AsyncIterator[WebSocketConnection]:
-    """A WebSocket to the web port's ``resource`` (``/ws?...``) from the loopback address
-    ``local`` (another peer to the server)."""
-    stream = await connect_from(local, "127.0.0.1", web.web_port)
-    async with trio.open_nursery() as nursery:
-        ws = await wrap_client_stream(nursery, stream, f"127.0.0.1:{web.web_port}", resource)
-        try:
-            yield ws
-        finally:
-            with trio.move_on_after(1):
-                await ws.aclose()
-            await stream.aclose()
 
 
 async def close_of(ws: WebSocketConnection) -> tuple[int, str] | None:
@@ -272,29 +90,6 @@ async def close_of(ws: WebSocketConnection) -> tuple[int, str] | None:
     except ConnectionClosed as exc:
         assert exc.reason is not None
         return exc.reason.code, exc.reason.reason or ""
-
-
-async def wait_for(predicate: Callable[[], bool], timeout: float = WAIT) -> bool:
-    with trio.move_on_after(timeout):
-        while not predicate():
-            await trio.sleep(0.01)
-        return True
-    return False
-
-
-async def play_first(mover: Page, waiting: Page) -> str:
-    """``mover`` plays its first legal move; ``waiting`` is told of it."""
-    plies = int(pairs(await mover.ask("query table"))["plies"])
-    move = (await mover.ask("query moves")).split()[0]
-    await mover.ask(f"play {move}")
-    await waiting.note(plies=plies + 1)
-    return move
-
-
-async def write_laws(mover: Page, waiting: Page, laws: tuple[str, ...]) -> None:
-    plies = int(pairs(await mover.ask("query table"))["plies"])
-    await mover.ask("play laws:" + ",".join(laws))
-    await waiting.note(plies=plies + 1)
 
 
 # -- (a) the other player: the opponent's hidden laws ----------------------------------------
@@ -318,7 +113,7 @@ async def test_the_inviter_cannot_open_the_guests_seat_and_read_its_laws() -> No
         assert await own_token(guest) == links["invite"]
         # closed_with fails on any message before the close: the refused page is told nothing
         for key in (HOST_KEY, "inviter-other-key-003", "", None):
-            assert await closed_with(seat(web, links["invite"], key)) == (4400, HELD), key
+            assert await closed_with(seat_url(web, links["invite"], key)) == (4400, HELD), key
         assert await closed_with(web.ws("table=none")) == (4400, NO_LINK)
         seated = only_table(web)
         assert [p.sockets for p in seated.players] == [1, 1]
@@ -339,7 +134,7 @@ async def test_the_inviter_cannot_act_for_the_guest() -> None:
         await guest.note(offer="draw")
         for _ in range(SOCKETS_PER_PLAYER):
             for key in (HOST_KEY, None):
-                assert await closed_with(seat(web, links["invite"], key)) == (4400, HELD)
+                assert await closed_with(seat_url(web, links["invite"], key)) == (4400, HELD)
         # the guest never agreed to a draw: the offer stands, the game goes on
         assert await guest.ask("query gameover") == "false"
         values = pairs(await guest.ask("query table"))
@@ -347,7 +142,7 @@ async def test_the_inviter_cannot_act_for_the_guest() -> None:
         token = values["token"]
         assert token == links["invite"]
         for _ in range(SOCKETS_PER_PLAYER - 1):
-            more = await stack.enter_async_context(page(seat(web, token, GUEST_KEY)))
+            more = await stack.enter_async_context(page(seat_url(web, token, GUEST_KEY)))
             assert pairs(await more.ask("query table"))["seat"] == "p2"
 
 
@@ -496,16 +291,6 @@ FIRST_WHITE = ("ww..>*", "w..w>wbbw", "b.b.>*", "..w.>*")
 ANCHORS = [f"{f}{r}" for f in "abc" for r in "123"]
 REWRITTEN = "b..b>*"
 """The law Black's adaptation writes in its L2, hidden from the others."""
-
-
-def yinyang_choice(moves: list[str]) -> str:
-    """A piece move if there is one, else ``end``, else a law applied that rewrites none."""
-    pieces = [move for move in moves if "-" in move]
-    if pieces:
-        return pieces[0]
-    if "end" in moves:
-        return "end"
-    return next(move for move in moves if "=" not in move)
 
 
 async def probe_own_laws(host: Page) -> None:
@@ -705,8 +490,8 @@ async def test_hostile_commands_in_every_state_change_nothing_and_fault_nothing(
                 token = await own_token(guest)
                 assert token == links["invite"]
                 for key in (None, ""):
-                    assert await closed_with(seat(web, token, key)) == (4400, HELD), key
-                async with open_websocket_url(seat(web, token, guest_key)) as ws:
+                    assert await closed_with(seat_url(web, token, key)) == (4400, HELD), key
+                async with open_websocket_url(seat_url(web, token, guest_key)) as ws:
                     requests: list[tuple[str, dict[str, Any]]] = [
                         ("offer", {"kind": 3}),
                         ("offer", {"kind": "draw", "seat": "p1"}),
@@ -883,21 +668,21 @@ async def test_a_player_holds_at_most_four_pages_and_the_other_player_none_of_th
     async with running_web() as web, table(web) as (_, guest, links), AsyncExitStack() as stack:
         assert SOCKETS_PER_PLAYER == 4
         for _ in range(SOCKETS_PER_PLAYER - 1):
-            more = await stack.enter_async_context(page(seat(web, links["token"], HOST_KEY)))
+            more = await stack.enter_async_context(page(seat_url(web, links["token"], HOST_KEY)))
             assert pairs(await more.ask("query table"))["seat"] == "p1"
-        code, reason = await closed_with(seat(web, links["token"], HOST_KEY))
+        code, reason = await closed_with(seat_url(web, links["token"], HOST_KEY))
         assert (code, reason) == (1013, "this player has 4 pages open at this game")
         # the host's pages take nothing of the guest's: three more pages of the guest's fit
         token = await own_token(guest)
         for _ in range(SOCKETS_PER_PLAYER - 1):
-            more = await stack.enter_async_context(page(seat(web, token, GUEST_KEY)))
+            more = await stack.enter_async_context(page(seat_url(web, token, GUEST_KEY)))
             assert pairs(await more.ask("query table"))["seat"] == "p2"
-        code, reason = await closed_with(seat(web, token, GUEST_KEY))
+        code, reason = await closed_with(seat_url(web, token, GUEST_KEY))
         assert (code, reason) == (1013, "this player has 4 pages open at this game")
         # and neither player's browser opens the other's seat (the key is told before the
         # count: a full seat is refused to another browser as another browser's)
-        assert await closed_with(seat(web, links["invite"], HOST_KEY)) == (4400, HELD)
-        assert await closed_with(seat(web, links["token"], GUEST_KEY)) == (4400, HELD)
+        assert await closed_with(seat_url(web, links["invite"], HOST_KEY)) == (4400, HELD)
+        assert await closed_with(seat_url(web, links["token"], GUEST_KEY)) == (4400, HELD)
         assert [p.sockets for p in only_table(web).players] == [4, 4]
 
 
@@ -1101,8 +886,8 @@ async def test_when_both_leave_the_first_to_go_loses_and_someone_who_comes_is_to
         assert (result["winner"], result["reason"], result["plies"]) == ("p1", "disconnect", 1)
         # the keyless inviter comes back with the key the server drew for it, not with none
         for key in (None, ""):
-            assert await closed_with(seat(web, links["token"], key)) == (4400, HELD), key
-        async with page(seat(web, links["token"], host_key)) as back:
+            assert await closed_with(seat_url(web, links["token"], key)) == (4400, HELD), key
+        async with page(seat_url(web, links["token"], host_key)) as back:
             values = pairs(await back.ask("query table"))
             assert (values["result"], values["p2"], values["p2grace"]) == ("p1win", "away", "0")
             assert values["key"] == host_key
@@ -1128,40 +913,6 @@ async def test_a_clock_that_runs_out_with_only_a_spectator_there_ends_the_game_o
 
 
 # -- (c) the tables of the server, from many addresses -------------------------------------------
-
-
-async def invite_and_go(web: Web, local: str) -> tuple[int, str] | None:
-    """``local`` opens an invite and goes at once, without a message (it is never told the
-    links): the close code and reason when the server refuses it; else None, once the server
-    has made the table and seen its inviter go."""
-    tables = web.app.tables.tables
-    before = set(tables)
-    async with socket_from(web, local, "/ws?" + YOXII) as ws:
-        with trio.fail_after(WAIT):
-            while not set(tables) - before:
-                try:
-                    with trio.move_on_after(0.01):
-                        await ws.get_message()
-                except ConnectionClosed as exc:
-                    assert exc.reason is not None
-                    return exc.reason.code, exc.reason.reason or ""
-            # hypercorn pings each socket it accepts, and trio-websocket fails on a ping that
-            # comes once it is closing: the answer to a ping of ours (a control frame, not a
-            # message) comes after hypercorn's, which has then been answered
-            await ws.ping()
-        (made,) = set(tables) - before
-    assert await wait_for(made.done_with)
-    return None
-
-
-async def held_invite(web: Web, local: str, stack: AsyncExitStack) -> Table:
-    """An invite from ``local`` whose inviter's page stays open (until ``stack`` closes)."""
-    before = set(web.app.tables.tables)
-    ws = await stack.enter_async_context(socket_from(web, local, "/ws?" + YOXII))
-    values = pairs(await Page(TextSocket(ws)).ask("query table"))
-    (made,) = set(web.app.tables.tables) - before
-    assert made.players[0].token == values["token"]
-    return made
 
 
 @trio_test

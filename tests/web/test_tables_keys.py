@@ -16,134 +16,61 @@ import hmac
 import secrets
 import time
 import urllib.parse
-from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
-from contextlib import asynccontextmanager
-from functools import wraps
 from types import SimpleNamespace
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 import pytest
 import trio
-from trio_websocket import ConnectionClosed, open_websocket_url
+from trio_websocket import ConnectionClosed
 
 from enginesrv.web import tables as tables_module
 from enginesrv.web.table import SOCKETS_PER_PLAYER, Table
-from tests.web.browser import ServerThread, need_chromium, server_thread
-from tests.web.test_browser import MOVE_TIMEOUT, browser
-from tests.web.test_tables import Page as Player
-from tests.web.test_tables import drawn_key
-from tests.web.webpeer import TextSocket, Web, drop, running_web
+from tests.web.browser import ServerThread
+from tests.web.browserkit import (
+    MOVE_TIMEOUT,
+    Contexts,
+    browser,
+    contexts,
+    invite_yoxii,
+    server,
+    text,
+    wait_text,
+    web_of,
+)
+from tests.web.tablekit import (
+    BAD_KEY,
+    BLACK_LAWS,
+    HELD,
+    ONLY_KEY,
+    TOO_MANY,
+    WAIT,
+    WHITE_LAWS,
+    YINYANG,
+    YOXII,
+    closed_with,
+    drawn_key,
+    law_forms,
+    only_table,
+    page,
+    refused,
+    seat_url,
+    table,
+    trio_test,
+    wait_for,
+    write_laws,
+)
+from tests.web.webpeer import drop, running_web
 
 if TYPE_CHECKING:
-    from playwright.sync_api import Browser, BrowserContext, Page
+    from playwright.sync_api import Page
 
-__all__ = ["browser"]  # the fixture, shared with test_browser.py
+__all__ = ["browser", "contexts", "server"]  # the fixtures of browserkit
 
-WAIT = 3.0
-"""Seconds any answer awaited may take (they come in milliseconds)."""
-HELD = (
-    "table: this seat is held by another browser: a player's link works only in the browser "
-    "that first opened it"
-)
-NO_LINK = "table: no game has this link (it may have ended long ago)"
-BAD_KEY = "key: write 16 to 64 letters, digits, - or _ (the browser's own)"
-ONLY_KEY = "table: a player's link has no other field but key"
-TOO_MANY = f"this player has {SOCKETS_PER_PLAYER} pages open at this game"
+# keys of this file's own: the tests of a key's spellings and near misses depend on them
 HOST_KEY = "Hst" + "k" * 19
 """The inviter's browser key (22 characters, as a page draws one)."""
 GUEST_KEY = "GsT-_0123456789abcdefg"
-"""The guest's browser key."""
-YOXII = "game=yoxii&opponent=invite&side=p1&tc=60+1"
-YINYANG = "game=yinyang&opponent=invite&side=p1"
-BLACK_LAWS = ("bwbb>b.bb", "..bb>bbbb", "bwbw>*", "bw.w>b..w")
-WHITE_LAWS = ("wbww>w.ww", "..ww>wwww", "w.bb>*", ".bb.>wbbw")
-
-
-def trio_test(fn: Callable[..., Awaitable[None]]) -> Callable[..., None]:
-    @wraps(fn)
-    def run(*args: Any, **kwargs: Any) -> None:
-        trio.run(lambda: fn(*args, **kwargs))
-
-    return run
-
-
-def pairs(text: str) -> dict[str, str]:
-    return dict(word.split("=", 1) for word in text.split())
-
-
-def law_forms(laws: tuple[str, ...]) -> set[str]:
-    """Each law as its owner writes it and as the absolute pattern (reversed cells)."""
-    out: set[str] = set()
-    for law in laws:
-        cause, effect = law.split(">")
-        out.update({law, f"{cause[::-1]}>{effect[::-1]}"})
-    return out
-
-
-@asynccontextmanager
-async def page(url: str) -> AsyncIterator[Player]:
-    async with open_websocket_url(url) as ws:
-        yield Player(TextSocket(ws), WAIT)
-
-
-def seat(web: Web, token: str, key: str | None) -> str:
-    """A seat's address as a page of browser ``key`` opens it (None: a program, no key)."""
-    return web.ws(urllib.parse.urlencode({"table": token} | ({} if key is None else {"key": key})))
-
-
-@asynccontextmanager
-async def table(
-    web: Web, query: str = YOXII, guest_key: str | None = GUEST_KEY
-) -> AsyncIterator[tuple[Player, Player, dict[str, str]]]:
-    """The inviter's page (``HOST_KEY``) and the guest's (``guest_key``; None: a program
-    with no key), both here; the inviter's ``query table`` before the guest came."""
-    async with page(web.ws(f"{query}&key={HOST_KEY}")) as host:
-        links = await host.table()
-        async with page(seat(web, links["invite"], guest_key)) as guest:
-            await guest.table()
-            if links["seat"] == "p1":
-                await host.note(p2="here")
-            else:
-                await host.note(p1="here")
-            yield host, guest, links
-
-
-def only_table(web: Web) -> Table:
-    (found,) = web.app.tables.tables
-    return found
-
-
-async def refused(url: str, *first: str) -> tuple[int, str, list[str | bytes]]:
-    """A socket the server should close at once: it sends ``first`` (a page's first
-    commands) as soon as it is open; the close code and reason, and every message it got."""
-    got: list[str | bytes] = []
-    async with open_websocket_url(url) as ws:
-        try:
-            for line in first:
-                await ws.send_message(line + "\n")
-            with trio.fail_after(WAIT):
-                while True:
-                    got.append(await ws.get_message())
-        except ConnectionClosed as exc:
-            await drop(ws)
-            assert exc.reason is not None
-            return exc.reason.code, exc.reason.reason or "", got
-    raise AssertionError(f"{url} was not closed")
-
-
-async def closed_with(url: str, *first: str) -> tuple[int, str]:
-    """The close code and reason of a socket the server closes before telling it anything."""
-    code, reason, got = await refused(url, *first)
-    assert got == [], got
-    return code, reason
-
-
-async def wait_for(predicate: Callable[[], bool], timeout: float = WAIT) -> bool:
-    with trio.move_on_after(timeout):
-        while not predicate():
-            await trio.sleep(0.01)
-        return True
-    return False
+"""The guest's browser key (both cases, digits, ``-`` and ``_``: ``LOOK_ALIKES`` spell it)."""
 
 
 def bound(seated: Table) -> str | None:
@@ -156,12 +83,6 @@ def snapshot(seated: Table) -> tuple[object, ...]:
     game."""
     players = tuple((p.sockets, p.joined, p.key, p.away_since) for p in seated.players)
     return players, seated.changes, seated.idle_since, seated.started, seated.referee.plies()
-
-
-async def write_laws(mover: Player, waiting: Player, laws: tuple[str, ...]) -> None:
-    plies = int((await mover.table())["plies"])
-    await mover.ask("play laws:" + ",".join(laws))
-    await waiting.note(plies=str(plies + 1))
 
 
 # -- what a refusal tells ------------------------------------------------------------------------
@@ -202,34 +123,34 @@ async def test_a_wrong_key_of_any_shape_gets_one_answer_compared_in_constant_tim
         return hmac.compare_digest(a, b)
 
     monkeypatch.setattr(tables_module, "hmac", SimpleNamespace(compare_digest=spy))
-    async with running_web() as web, table(web) as (host, guest, links):
+    async with running_web() as web, table(web, YOXII, HOST_KEY, GUEST_KEY) as (host, guest, links):
         seated = only_table(web)
         before = snapshot(seated)
         compared.clear()  # the inviter's own join compared its key
         tries = wrong_keys(GUEST_KEY)
         for key in tries:
-            assert await closed_with(seat(web, links["invite"], key), "query table") == (
+            assert await closed_with(seat_url(web, links["invite"], key), "query table") == (
                 4400,
                 HELD,
             ), key
         assert snapshot(seated) == before
         assert sorted(compared) == sorted((GUEST_KEY, key or "") for key in tries)
         # the guest's pages at their cap: a wrong key is told the same
-        async with page(seat(web, links["invite"], GUEST_KEY)) as second:
+        async with page(seat_url(web, links["invite"], GUEST_KEY)) as second:
             await second.table()
-            async with page(seat(web, links["invite"], GUEST_KEY)) as third:
+            async with page(seat_url(web, links["invite"], GUEST_KEY)) as third:
                 await third.table()
-                async with page(seat(web, links["invite"], GUEST_KEY)) as fourth:
+                async with page(seat_url(web, links["invite"], GUEST_KEY)) as fourth:
                     await fourth.table()
                     assert seated.players[1].sockets == SOCKETS_PER_PLAYER
                     for key in (HOST_KEY, None):
-                        url = seat(web, links["invite"], key)
+                        url = seat_url(web, links["invite"], key)
                         assert await closed_with(url) == (4400, HELD)
-                    url = seat(web, links["invite"], GUEST_KEY)
+                    url = seat_url(web, links["invite"], GUEST_KEY)
                     assert await closed_with(url) == (1013, TOO_MANY)
         # a malformed key: the same answer with the real token, a wrong one, or none
         for token in (links["invite"], links["token"], "x" * 22):
-            assert await closed_with(seat(web, token, "short")) == (4400, BAD_KEY)
+            assert await closed_with(seat_url(web, token, "short")) == (4400, BAD_KEY)
         del host, guest
 
 
@@ -261,7 +182,7 @@ async def test_no_other_spelling_of_a_key_opens_a_seat_bound_to_another() -> Non
     characters, a space for ``+`` or ``-``, a trailing newline or NUL is never that key, and
     one that is not 16 to 64 ASCII letters, digits, ``-`` or ``_`` is refused as malformed;
     a field named ``KEY`` is another field. Nothing of it faults or changes the table."""
-    async with running_web() as web, table(web) as (host, guest, links):
+    async with running_web() as web, table(web, YOXII, HOST_KEY, GUEST_KEY) as (host, guest, links):
         seated = only_table(web)
         token = links["invite"]
         encoded = "".join(f"%{ord(c):02X}" for c in GUEST_KEY)
@@ -307,15 +228,15 @@ async def test_a_key_of_16_or_64_characters_binds_a_seat_and_15_or_65_are_refuse
                 seated = web.app.tables.player(links["invite"])
                 assert seated is not None
                 for bad in ("s" * 15, "L" * 65):
-                    url = seat(web, links["invite"], bad)
+                    url = seat_url(web, links["invite"], bad)
                     assert await closed_with(url) == (4400, BAD_KEY)
-                    assert await closed_with(seat(web, links["token"], bad)) == (4400, BAD_KEY)
+                    assert await closed_with(seat_url(web, links["token"], bad)) == (4400, BAD_KEY)
                 assert bound(seated[0]) is None
-                async with page(seat(web, links["invite"], second)) as guest:
+                async with page(seat_url(web, links["invite"], second)) as guest:
                     assert (await guest.table())["seat"] == "p2"
                 assert bound(seated[0]) == second
-                assert await closed_with(seat(web, links["invite"], first)) == (4400, HELD)
-                assert await closed_with(seat(web, links["token"], second)) == (4400, HELD)
+                assert await closed_with(seat_url(web, links["invite"], first)) == (4400, HELD)
+                assert await closed_with(seat_url(web, links["token"], second)) == (4400, HELD)
 
 
 @trio_test
@@ -332,7 +253,7 @@ async def test_a_key_sent_twice_is_read_one_way_and_opens_only_the_seat_of_that_
         bound = seated.players[1].key
         assert bound in (GUEST_KEY, other)
         loser = other if bound == GUEST_KEY else GUEST_KEY
-        assert await closed_with(seat(web, links["invite"], loser)) == (4400, HELD)
+        assert await closed_with(seat_url(web, links["invite"], loser)) == (4400, HELD)
         # the same address again: read the same way
         assert await wait_for(lambda: seated.players[1].sockets == 0)
         async with page(url) as again:
@@ -353,20 +274,23 @@ async def test_a_seat_a_program_took_without_a_key_is_refused_to_a_page_and_the_
     takes it with its key: a program with no key, or ``key=``, is refused. The inviter's
     seat, made with a page's key, is refused to a program with no key."""
     async with running_web() as web:
-        async with table(web, guest_key=None) as (host, guest, links):
+        async with table(web, YOXII, HOST_KEY, None) as (host, guest, links):
             told = await guest.table()
             drawn = drawn_key(told, HOST_KEY, GUEST_KEY)
             assert only_table(web).players[1].key == drawn
             assert (await host.table())["key"] == HOST_KEY
             for key in (GUEST_KEY, HOST_KEY, None, ""):
-                assert await closed_with(seat(web, links["invite"], key)) == (4400, HELD), key
-            async with page(seat(web, links["invite"], drawn)) as again:
+                assert await closed_with(seat_url(web, links["invite"], key)) == (4400, HELD), key
+            async with page(seat_url(web, links["invite"], drawn)) as again:
                 assert await again.table() == told
             del host, guest
-        async with table(web) as (host, guest, links):
-            for url in (seat(web, links["invite"], None), web.ws(f"table={links['invite']}&key=")):
+        async with table(web, YOXII, HOST_KEY, GUEST_KEY) as (host, guest, links):
+            for url in (
+                seat_url(web, links["invite"], None),
+                web.ws(f"table={links['invite']}&key="),
+            ):
                 assert await closed_with(url) == (4400, HELD)
-            assert await closed_with(seat(web, links["token"], None)) == (4400, HELD)
+            assert await closed_with(seat_url(web, links["token"], None)) == (4400, HELD)
             del host, guest
 
 
@@ -377,21 +301,20 @@ async def test_the_inviter_cannot_share_the_seat_of_a_program_that_sent_no_key()
     laws. The inviter, who knows the invite, opens the seat with no key: it should be
     refused, as any other page of another browser, and never read the guest's laws nor act
     for it."""
-    async with running_web() as web, table(web, YINYANG, guest_key=None) as (host, guest, links):
+    async with running_web() as web, table(web, YINYANG, HOST_KEY, None) as (host, guest, links):
         await write_laws(host, guest, BLACK_LAWS)
         await write_laws(guest, host, WHITE_LAWS)
-        url = seat(web, links["invite"], None)
+        url = seat_url(web, links["invite"], None)
         read: list[str] = []
         resigned = ""
-        async with open_websocket_url(url) as ws:
-            spy = Player(TextSocket(ws), WAIT)
+        async with page(url) as spy:
             try:
                 await spy.table()
                 await spy.reply("query position")
                 read = spy.texts()
                 resigned = await spy.reply("resign")
             except ConnectionClosed:
-                await drop(ws)
+                await drop(spy.socket.ws)
         secret = law_forms(WHITE_LAWS)
         leaked = [law for law in secret for text in read if law in text]
         assert (leaked, resigned) == ([], "")
@@ -415,12 +338,12 @@ async def test_a_guest_refused_is_shown_nothing_and_what_it_sent_first_is_not_pl
     async with running_web() as web, page(web.ws(f"{query}&key={HOST_KEY}")) as host:
         links = await host.table()
         seated = only_table(web)
-        async with page(seat(web, links["invite"], spy_key)) as spy:
+        async with page(seat_url(web, links["invite"], spy_key)) as spy:
             assert (await spy.table())["seat"] == "p1"
             await host.note(p1="here")
             before = snapshot(seated)
             code, reason, got = await refused(
-                seat(web, links["invite"], GUEST_KEY),
+                seat_url(web, links["invite"], GUEST_KEY),
                 "query table",
                 "query position",
                 "play laws:" + ",".join(BLACK_LAWS),
@@ -446,7 +369,7 @@ async def test_the_inviter_cannot_race_a_guest_who_is_reconnecting() -> None:
         async with page(web.ws(f"{YOXII}&key={HOST_KEY}")) as host:
             links = await host.table()
             seated = only_table(web)
-            async with page(seat(web, links["invite"], GUEST_KEY)) as guest:
+            async with page(seat_url(web, links["invite"], GUEST_KEY)) as guest:
                 await guest.table()
                 await host.note(p2="here")
                 move = (await host.ask("query moves")).split()[0]
@@ -457,13 +380,13 @@ async def test_the_inviter_cannot_race_a_guest_who_is_reconnecting() -> None:
             assert away is not None
             before = snapshot(seated)
             for key in (HOST_KEY, "inviters-other-browser", None, ""):
-                url = seat(web, links["invite"], key)
+                url = seat_url(web, links["invite"], key)
                 assert await closed_with(url, "query table", "resign") == (4400, HELD), key
             assert snapshot(seated) == before
             asked = trio.current_time()
             left = int((await host.table())["p2grace"])
             assert 0 < left <= round((away + 8.0 - asked) * 1000)
-            async with page(seat(web, links["invite"], GUEST_KEY)) as back:
+            async with page(seat_url(web, links["invite"], GUEST_KEY)) as back:
                 values = await back.table()
                 assert (values["seat"], values["p2"], values["plies"]) == ("p2", "here", "1")
                 assert values["result"] == "none"
@@ -487,7 +410,7 @@ async def test_two_tabs_of_one_browser_share_its_seat_and_no_other_browser_does(
         hold = trio.Event()
 
         async def tab() -> None:
-            async with page(seat(web, links["invite"], GUEST_KEY)) as opened:
+            async with page(seat_url(web, links["invite"], GUEST_KEY)) as opened:
                 answers.append((await opened.table())["seat"])
                 if len(answers) == 2:
                     done.set()
@@ -502,7 +425,7 @@ async def test_two_tabs_of_one_browser_share_its_seat_and_no_other_browser_does(
                 await done.wait()
             assert answers == ["p2", "p2"]
             assert seated.players[1].sockets == 2
-            assert await closed_with(seat(web, links["invite"], "third-browser-key-0001")) == (
+            assert await closed_with(seat_url(web, links["invite"], "third-browser-key-0001")) == (
                 4400,
                 HELD,
             )
@@ -531,7 +454,7 @@ async def test_refusals_cannot_make_the_server_drop_a_table_sooner() -> None:
         tables.most = 2
         async with page(web.ws(f"{YOXII}&key=fillers-browser-key-01")) as filler:
             await filler.table()
-            async with table(web) as (host, guest, links):
+            async with table(web, YOXII, HOST_KEY, GUEST_KEY) as (host, guest, links):
                 assert await guest.ask("resign") == "resigned"
                 await host.note(result="p1win")
             (victim,) = [t for t in tables.tables if t.players[0].key == HOST_KEY]
@@ -544,7 +467,7 @@ async def test_refusals_cannot_make_the_server_drop_a_table_sooner() -> None:
             while trio.current_time() < deadline:
                 for token in (links["invite"], links["token"]):
                     for key in ("strangers-browser-key1", None):
-                        assert await closed_with(seat(web, token, key)) == (4400, HELD)
+                        assert await closed_with(seat_url(web, token, key)) == (4400, HELD)
                 code, reason = await closed_with(stranger)
                 assert code == 1013, reason
                 rounds += 1
@@ -561,20 +484,6 @@ async def test_refusals_cannot_make_the_server_drop_a_table_sooner() -> None:
 # -- the page ----------------------------------------------------------------------------------
 
 
-@pytest.fixture(scope="module")
-def server() -> Iterator[ServerThread]:
-    need_chromium()
-    with server_thread() as held:
-        assert held.web is not None
-        held.web.app.tables.per_peer = 64
-        yield held
-
-
-def web_of(server: ServerThread) -> Web:
-    assert server.web is not None
-    return server.web
-
-
 NO_STORAGE = """
 Object.defineProperty(window, "localStorage", {
   configurable: true,
@@ -586,56 +495,10 @@ NO_TAB_STORAGE = NO_STORAGE.replace("localStorage", "sessionStorage")
 """A browser that keeps not even the tab's data."""
 
 
-@pytest.fixture
-def contexts(browser: Browser) -> Iterator[Callable[..., BrowserContext]]:
-    """Opens a browser context of its own (``storage``: whether it keeps site data;
-    ``tab``: whether it keeps the tab's, ``sessionStorage``); page errors fail the test."""
-    problems: list[str] = []
-    made: list[BrowserContext] = []
-
-    def make(storage: bool = True, tab: bool = True) -> BrowserContext:
-        context = browser.new_context(viewport={"width": 1200, "height": 900})
-        if not storage:
-            context.add_init_script(NO_STORAGE)
-        if not tab:
-            context.add_init_script(NO_TAB_STORAGE)
-        context.on("page", lambda p: p.on("pageerror", lambda e: problems.append(str(e))))
-        made.append(context)
-        return context
-
-    yield make
-    for context in made:
-        context.close()
-    assert not problems, problems
-
-
-def text(opened: Page, testid: str) -> str:
-    return str(opened.locator(f"[data-testid={testid}]").text_content())
-
-
-def wait_text(opened: Page, testid: str, pattern: str) -> None:
-    opened.wait_for_function(
-        "([testid, pattern]) => new RegExp(pattern).test("
-        "document.querySelector(`[data-testid=${testid}]`).textContent)",
-        arg=[testid, pattern],
-        timeout=MOVE_TIMEOUT,
-    )
-
-
 def invite_link(server: ServerThread, opened: Page) -> str:
     """``opened`` invites (yoxii, the first player, no clock); the guest's absolute link."""
     base = web_of(server).url
-    opened.goto(base)
-    opened.wait_for_selector("[data-testid=game-select] option", state="attached")
-    opened.locator("[data-testid=game-select]").select_option("yoxii")
-    opened.locator("[data-testid=invite]").click()
-    opened.wait_for_function(
-        "() => /table=/.test(document.querySelector('[data-testid=invite-link]')"
-        ".getAttribute('href') || '')",
-        timeout=MOVE_TIMEOUT,
-    )
-    href = str(opened.locator("[data-testid=invite-link]").get_attribute("href"))
-    return urllib.parse.urljoin(base, href)
+    return urllib.parse.urljoin(base, invite_yoxii(opened, base))
 
 
 def seated_guest(opened: Page) -> None:
@@ -650,14 +513,14 @@ def guest_pages(server: ServerThread, link: str) -> int:
 
 
 def test_two_tabs_of_one_browser_both_play_the_guests_seat(
-    server: ServerThread, contexts: Callable[..., BrowserContext]
+    server: ServerThread, contexts: Contexts
 ) -> None:
     """The guest opens the invite in one tab and then in a second tab of the same browser:
     both show the game at the guest's seat (the browser's key is kept for every tab), and a
     move the inviter makes reaches both."""
-    a = contexts(True).new_page()
+    a = contexts.new().new_page()
     link = invite_link(server, a)
-    guest = contexts(True)
+    guest = contexts.new()
     first, second = guest.new_page(), guest.new_page()
     first.goto(link)
     seated_guest(first)
@@ -673,14 +536,14 @@ def test_two_tabs_of_one_browser_both_play_the_guests_seat(
 
 
 def test_a_browser_without_storage_keeps_its_seat_across_a_lost_connection(
-    server: ServerThread, contexts: Callable[..., BrowserContext]
+    server: ServerThread, contexts: Contexts
 ) -> None:
     """A guest whose browser keeps no site data: the page still takes the seat (with a key
     of the page's own), and when its socket is lost it comes back to the seat with that
     same key."""
-    a = contexts(True).new_page()
+    a = contexts.new().new_page()
     link = invite_link(server, a)
-    b = contexts(False).new_page()
+    b = contexts.new(NO_STORAGE).new_page()
     b.goto(link)
     seated_guest(b)
     assert b.evaluate(
@@ -713,14 +576,14 @@ UNKEPT = (
 
 
 def test_a_browser_keeping_only_the_tabs_data_gets_its_seat_back_after_a_reload(
-    server: ServerThread, contexts: Callable[..., BrowserContext]
+    server: ServerThread, contexts: Contexts
 ) -> None:
     """The guest's browser keeps no site data (``localStorage`` throws) but keeps the tab's
     (``sessionStorage``): the page keeps its key there, and a reload in the same tab comes
     back to the seat with it, never told the seat is another browser's."""
-    a = contexts(True).new_page()
+    a = contexts.new().new_page()
     link = invite_link(server, a)
-    b = contexts(False).new_page()
+    b = contexts.new(NO_STORAGE).new_page()
     b.goto(link)
     seated_guest(b)
     key = b.evaluate("() => sessionStorage.getItem('enginesrv-key')")
@@ -735,15 +598,15 @@ def test_a_browser_keeping_only_the_tabs_data_gets_its_seat_back_after_a_reload(
 
 
 def test_a_browser_keeping_no_data_at_all_is_told_so_before_a_reload_refuses_it(
-    server: ServerThread, contexts: Callable[..., BrowserContext]
+    server: ServerThread, contexts: Contexts
 ) -> None:
     """The guest's browser keeps neither the site's data nor the tab's (both storages
     throw): the page takes the seat with a key of its own and its table panel says plainly
     that a reload or another tab cannot take the seat back; after a reload the seat is
     refused, and the page shows the refusal."""
-    a = contexts(True).new_page()
+    a = contexts.new().new_page()
     link = invite_link(server, a)
-    b = contexts(False, False).new_page()
+    b = contexts.new(NO_STORAGE, NO_TAB_STORAGE).new_page()
     b.goto(link)
     b.wait_for_selector("[data-testid=board] [data-square]", timeout=MOVE_TIMEOUT)
     b.wait_for_function(
