@@ -1,8 +1,9 @@
 """A client library for the enginesrv protocol (docs/client.md): talk to ``enginesrv serve``,
 ``enginesrv engine`` or any UGI engine from Python, in the text framing or msgpack-RPC.
 
-``AsyncEngine`` is the trio API, ``Engine`` the same methods blocking. Every answer is decoded
-by the ``protocol`` package; this package imports only it and trio.
+``AsyncEngine`` is the async API, on trio or asyncio alike (anyio underneath), ``Engine`` the
+same methods blocking (a trio loop in a thread of its own). Every answer is decoded by the
+``protocol`` package; this package imports only it, anyio and trio.
 """
 
 from enginesrv.client._args import SEARCH_TIMEOUT, STOP_GRACE, TIMEOUT

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 
-import trio
+import anyio
 
 from enginesrv.client import _asking
 from enginesrv.client._args import TIMEOUT
@@ -74,7 +74,7 @@ async def analyse(
     pending = None
     try:
         pending = await _send(conn, command)
-        with trio.move_on_after(float("inf") if timeout is None else timeout):
+        with anyio.move_on_after(float("inf") if timeout is None else timeout):
             await _all_answered(waits, pending)
         if not _answered(waits, pending):
             await _cancel_rest(conn, waits, pending, timeout)
@@ -93,14 +93,13 @@ async def _send(conn: Connection, command: m.Analyse) -> Pending | None:
     msgid = conn.new_id()
     pending = Pending(command.METHOD)
     conn.pending[msgid] = pending
-    try:
-        with trio.fail_after(TIMEOUT):
-            await conn.send(command, msgid)
-    except trio.TooSlowError:
+    with anyio.move_on_after(TIMEOUT) as scope:
+        await conn.send(command, msgid)
+    if scope.cancelled_caught:
         conn.pending.pop(msgid, None)
         late = EngineTimeoutError(f"{conn.where}: analyse could not be sent in {TIMEOUT:g} s")
         conn.end(late)
-        raise late from None
+        raise late
     return pending
 
 
@@ -127,7 +126,7 @@ async def _cancel_rest(
     timeout: float | None,
 ) -> None:
     rest = tuple(i for i, w in waits.items() if not w.done.is_set())
-    with trio.move_on_after(TIMEOUT):
+    with anyio.move_on_after(TIMEOUT):
         if rest:
             await conn.send(m.Cancel(rest))
         await _all_answered(waits, pending)

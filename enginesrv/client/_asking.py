@@ -9,7 +9,7 @@ from __future__ import annotations
 import contextlib
 from collections.abc import Callable, Sequence
 
-import trio
+import anyio
 
 from enginesrv.client._args import STOP_GRACE, handshake_from_lines, query_value
 from enginesrv.client._conn import MAX_LINES, Connection, Pending, engine_error
@@ -44,7 +44,7 @@ async def exchange(
     """
     async with conn.turn:
         conn.check_open()
-        collect, lines_in = trio.open_memory_channel[m.ReplyLine](MAX_LINES)
+        collect, lines_in = anyio.create_memory_object_stream[m.ReplyLine](MAX_LINES)
         barrier: m.Command = m.IsReady()
         what = commands[0].METHOD if commands else "the request"
         if until is None:
@@ -62,7 +62,7 @@ async def exchange(
         answered = False
         writes = conn.writes
         try:
-            with trio.fail_after(timeout):
+            with anyio.move_on_after(timeout):
                 for command in commands:
                     await conn.send(command)
                 if until is None:
@@ -80,12 +80,14 @@ async def exchange(
                         raise flood
                 conn.check_open()
                 raise conn.gone("the answer stopped")  # not reached: closed means ended
-        except trio.TooSlowError:
+            # only the deadline leaves the block without a return or an error
             error = EngineTimeoutError(f"{conn.where}: no answer to {what} within {timeout:g} s")
             conn.end(error)
-            raise error from None
+            raise error
         finally:
             conn.collect = None
+            collect.close()
+            lines_in.close()
             if not answered and conn.ended is None and conn.writes != writes:
                 # cancelled half-way: its answer would be taken for the next request's
                 cut = f"{conn.where}: a request was cancelled before its answer"
@@ -104,15 +106,15 @@ async def request(conn: Connection, command: m.Command, timeout: float) -> m.Rep
     pending = Pending(command.METHOD)
     conn.pending[msgid] = pending
     try:
-        with trio.fail_after(timeout):
+        with anyio.move_on_after(timeout) as scope:
             await conn.send(command, msgid)
             await pending.done.wait()
-    except trio.TooSlowError:
-        raise EngineTimeoutError(
-            f"{conn.where}: no answer to {command.METHOD} within {timeout:g} s"
-        ) from None
     finally:
         conn.pending.pop(msgid, None)
+    if scope.cancelled_caught:
+        raise EngineTimeoutError(
+            f"{conn.where}: no answer to {command.METHOD} within {timeout:g} s"
+        )
     if pending.reply is None:
         conn.check_open()
         raise conn.gone("no answer")
@@ -187,8 +189,8 @@ async def start_search(
             elif conn.framing == "msgpack" and search.msgid is not None:
                 # it may have gone out: stop it, so that the engine is idle again
                 with (
-                    trio.CancelScope(shield=True),
-                    trio.move_on_after(0.2),
+                    anyio.CancelScope(shield=True),
+                    anyio.move_on_after(0.2),
                     contextlib.suppress(ClientError),
                 ):
                     await conn.send(m.Stop(search.msgid))
@@ -203,7 +205,7 @@ async def _send_go(
     if conn.framing == "msgpack" or not confirm:
         if conn.framing == "msgpack":
             search.msgid = conn.new_id()
-        with trio.move_on_after(timeout) as scope:
+        with anyio.move_on_after(timeout) as scope:
             await conn.send(go, search.msgid)
         if scope.cancelled_caught:
             late = EngineTimeoutError(f"{conn.where}: go could not be sent in {timeout:g} s")
@@ -228,7 +230,7 @@ async def stop(conn: Connection, search: Search, timeout: float) -> None:
     if search.done.is_set() or conn.ended is not None or conn.search is not search:
         return
     conn.machine.process(s.STOP)
-    with trio.move_on_after(timeout) as scope:
+    with anyio.move_on_after(timeout) as scope:
         await conn.send(m.Stop(search.msgid) if search.msgid else m.Stop())
     if scope.cancelled_caught:
         conn.end(EngineTimeoutError(f"{conn.where}: stop could not be sent"))
@@ -249,7 +251,7 @@ async def quiet(conn: Connection, timeout: float) -> None:
     if search is None:
         return
     if conn.machine.state is s.STOPPING:
-        with trio.move_on_after(timeout + STOP_GRACE):
+        with anyio.move_on_after(timeout + STOP_GRACE):
             await search.done.wait()
         if not search.done.is_set():
             error = EngineTimeoutError(f"{conn.where}: no best move after stop")
@@ -258,7 +260,7 @@ async def quiet(conn: Connection, timeout: float) -> None:
     if conn.machine.state is s.REFUSED and conn.search is search:
         # refused: its ``bestmove none`` is on its way; wait for it, so that it is not
         # taken for the answer of a later ``go`` (an engine that never sends it is let go)
-        with trio.move_on_after(timeout):
+        with anyio.move_on_after(timeout):
             await search.answered.wait()
         if conn.search is search:
             conn.let_go(s.ABANDON)

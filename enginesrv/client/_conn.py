@@ -18,7 +18,9 @@ import itertools
 import json
 from collections.abc import Callable
 
-import trio
+import anyio
+from anyio.abc import ByteStream
+from anyio.streams.memory import MemoryObjectSendStream
 
 from enginesrv.client.handle import AnalysisWait, Search
 from enginesrv.client.types import (
@@ -47,7 +49,10 @@ MAX_EXCHANGE_BYTES = 8 << 20
 kilobytes): without it an engine could make the client hold MAX_LINES lines of MAX_LINE bytes,
 64 GiB, before its ``ugiok``. Parsed, a line of many short words (``var`` after ``var``) takes
 some ten times its bytes, so the cap is a few MiB, not the line cap times many."""
-STREAM_GONE = (trio.BrokenResourceError, trio.ClosedResourceError, OSError)
+LAST_WORDS_WAIT = 0.5
+"""Seconds a failed write waits for the reader to read what the engine sent before it went
+away (its reason, such as ``error 304 shutting-down``)."""
+STREAM_GONE = (anyio.BrokenResourceError, anyio.ClosedResourceError, OSError)
 """What reading or writing a pipe or socket raises once the other end is gone."""
 
 
@@ -56,7 +61,7 @@ class Pending:
 
     def __init__(self, method: str) -> None:
         self.method = method
-        self.done = trio.Event()
+        self.done = anyio.Event()
         self.reply: m.RpcResult | None = None
 
 
@@ -73,7 +78,7 @@ class Connection:
 
     def __init__(
         self,
-        stream: trio.abc.Stream,
+        stream: ByteStream,
         framing: Framing,
         where: str,
         *,
@@ -92,15 +97,15 @@ class Connection:
         self.machine = s.SearchMachine()
         """The state of ``search`` (idle with none; closed once the connection has ended)."""
         self.ended: ClientError | None = None
-        self.reader_done = trio.Event()
+        self.reader_done = anyio.Event()
         self.unsolicited: m.ErrorReply | None = None
         """The last error the engine sent that answered no request (``idle-timeout``...)."""
         self.writes = 0
         """Writes begun: a request cut off after this changed may have reached the engine."""
-        self._send_lock = trio.Lock()
-        self.turn = trio.Lock()
+        self._send_lock = anyio.Lock()
+        self.turn = anyio.Lock()
         """Held by the running text exchange: exchanges take turns."""
-        self.collect: trio.MemorySendChannel[m.ReplyLine] | None = None
+        self.collect: MemoryObjectSendStream[m.ReplyLine] | None = None
         """Where the lines answering the running exchange go."""
         self.max_exchange_bytes = max_exchange_bytes
         self.kept = 0
@@ -206,16 +211,14 @@ class Connection:
     # -- reading ---------------------------------------------------------------------------
 
     async def read_loop(self) -> None:
-        """Read and route until the stream ends (run in a nursery)."""
+        """Read and route until the stream ends (run in a task group, or as the loop's own
+        task: ``_spawn``)."""
         reason: ClientError | None = None
         try:
             while reason is None:
-                data = await self.stream.receive_some(RECEIVE_SIZE)
-                if not data:
-                    what = "it exited" if self.is_process else "the connection closed"
-                    reason = self.gone(what)
-                    break
-                reason = self._take(data)
+                reason = self._take(await self.stream.receive(RECEIVE_SIZE))
+        except anyio.EndOfStream:
+            reason = self.gone("it exited" if self.is_process else "the connection closed")
         except STREAM_GONE as exc:
             reason = self.gone(f"the connection failed ({exc})")
         except Exception as exc:  # a fault here must end this connection, not the program
@@ -300,7 +303,7 @@ class Connection:
             self.kept += size
             try:
                 self.collect.send_nowait(line)
-            except trio.WouldBlock:
+            except anyio.WouldBlock:
                 self.end(self.gone(f"more than {MAX_LINES} lines answered one request"))
         elif search is not None and isinstance(line, m.ErrorReply | m.InvalidMove):
             # no request waits: the answer of a ``go`` sent without a barrier
@@ -363,9 +366,13 @@ class Connection:
             self._traced("send", data)
             self.writes += 1  # from here on, some of it may have gone out
             try:
-                await self.stream.send_all(data)
+                await self.stream.send(data)
             except STREAM_GONE as exc:
-                error = self.gone(f"it cannot be written to ({exc})")
+                # an engine that leaves may have said why first: the reader takes its last
+                # words (and then the end of the stream) before the reason is settled
+                with anyio.move_on_after(LAST_WORDS_WAIT):
+                    await self.reader_done.wait()
+                error = self.gone(f"it cannot be written to ({exc!r})")
                 self.end(error)
                 raise self.ended or error from None
 

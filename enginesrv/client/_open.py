@@ -9,7 +9,9 @@ import subprocess
 from collections.abc import Mapping, Sequence
 from typing import IO
 
-import trio
+import anyio
+from anyio.abc import Process
+from anyio.streams.stapled import StapledByteStream
 
 from enginesrv.client._args import KILL_WAIT, TERM_WAIT
 from enginesrv.client._conn import STREAM_GONE, Connection
@@ -30,7 +32,7 @@ async def open_process(
     env: Mapping[str, str] | None,
     *,
     name: str | None = None,
-) -> tuple[Connection, trio.Process]:
+) -> tuple[Connection, Process]:
     """Start ``argv`` with pipes on its stdin and stdout, in a session of its own (so that
     whatever it starts can be ended with it); messages name it ``name`` (default: the
     command line)."""
@@ -38,7 +40,7 @@ async def open_process(
         raise ValueError("popen: the command is empty")
     where = " ".join(argv) if name is None else name
     try:
-        process = await trio.lowlevel.open_process(
+        process = await anyio.open_process(
             list(argv),
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
@@ -51,7 +53,7 @@ async def open_process(
         raise EngineTerminatedError(f"{where}: cannot start it ({exc})") from None
     assert process.stdin is not None
     assert process.stdout is not None
-    conn = Connection(trio.StapledStream(process.stdin, process.stdout), framing, where)
+    conn = Connection(StapledByteStream(process.stdin, process.stdout), framing, where)
     conn.exit_code = lambda: process.returncode
     conn.is_process = True
     return conn, process
@@ -61,38 +63,36 @@ async def open_tcp(host: str, port: int, framing: Framing, timeout: float) -> Co
     """Connect to ``host:port`` within ``timeout`` seconds."""
     where = f"{host}:{port}"
     try:
-        with trio.fail_after(timeout):
-            stream = await trio.open_tcp_stream(host, port)
-    except trio.TooSlowError:
-        raise EngineTimeoutError(f"{where}: no connection within {timeout:g} s") from None
+        with anyio.move_on_after(timeout):
+            return Connection(await anyio.connect_tcp(host, port), framing, where)
     except OSError as exc:
         raise EngineTerminatedError(f"{where}: cannot connect ({exc})") from None
-    return Connection(stream, framing, where)
+    raise EngineTimeoutError(f"{where}: no connection within {timeout:g} s")
 
 
-async def shut(conn: Connection, process: trio.Process | None, wait: float = KILL_WAIT) -> None:
+async def shut(conn: Connection, process: Process | None, wait: float = KILL_WAIT) -> None:
     """End the connection and the process now: ``quit`` (if the connection is still open),
     ``wait`` seconds for the process to exit, then SIGTERM to its whole group and, after
     ``TERM_WAIT`` seconds more, SIGKILL. Never raises."""
-    with trio.CancelScope(shield=True):
+    with anyio.CancelScope(shield=True):
         if conn.ended is None:
-            with contextlib.suppress(ClientError), trio.move_on_after(0.2):
+            with contextlib.suppress(ClientError), anyio.move_on_after(0.2):
                 await conn.send(m.Quit())
         conn.end(EngineTerminatedError(f"{conn.where}: the connection was closed"))
         if process is not None:
-            with trio.move_on_after(wait):
+            with anyio.move_on_after(wait):
                 await process.wait()
             # SIGTERM first: a program may end what it started (a reaper does: see
             # ``enginesrv.reaper``), then SIGKILL for the whole group
             for number, grace in ((signal.SIGTERM, TERM_WAIT), (signal.SIGKILL, 0.0)):
                 with contextlib.suppress(ProcessLookupError, PermissionError):
                     os.killpg(process.pid, number)
-                with trio.move_on_after(grace):
+                with anyio.move_on_after(grace):
                     await process.wait()
             if process.returncode is None:
                 process.kill()
             await process.wait()
         with contextlib.suppress(*STREAM_GONE):
             await conn.stream.aclose()
-        with trio.move_on_after(1.0):
+        with anyio.move_on_after(1.0):
             await conn.reader_done.wait()

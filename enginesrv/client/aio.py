@@ -1,4 +1,4 @@
-"""``AsyncEngine``: the trio client of one engine (docs/client.md)."""
+"""``AsyncEngine``: the async client of one engine, on trio or asyncio (docs/client.md)."""
 
 from __future__ import annotations
 
@@ -7,7 +7,8 @@ import functools
 from collections.abc import AsyncIterator, Callable, Mapping, Sequence
 from typing import IO
 
-import trio
+import anyio
+from anyio.abc import Process
 
 from enginesrv.client import _analysing, _asking
 from enginesrv.client._args import (
@@ -25,6 +26,7 @@ from enginesrv.client._args import (
 )
 from enginesrv.client._conn import Connection
 from enginesrv.client._open import open_process, open_tcp, shut
+from enginesrv.client._spawn import Spawner, spawn_reader
 from enginesrv.client.handle import Search, SearchHandle
 from enginesrv.client.types import (
     ClientError,
@@ -51,7 +53,7 @@ class AsyncEngine:
     Calls may come from several tasks at once; they are answered in turn.
     """
 
-    def __init__(self, conn: Connection, process: trio.Process | None = None) -> None:
+    def __init__(self, conn: Connection, process: Process | None = None) -> None:
         self._conn = conn
         self._process = process
         self.info = EngineInfo("", "", "", 0)
@@ -76,8 +78,8 @@ class AsyncEngine:
         (``quit``, then a kill) on leaving the block. ``stderr`` is where its standard error
         goes (default: this process's); ``trace`` is told every line sent and read, the
         handshake's included (``TraceCallback``)."""
-        # the reader is a system task, not a nursery's: a nursery around the caller's block
-        # would hand the caller's own errors back wrapped in exception groups
+        # the reader is the loop's own task, not a task group's: a group around the caller's
+        # block would hand the caller's own errors back wrapped in exception groups
         engine = await cls.popen_in(
             None,
             argv,
@@ -118,7 +120,7 @@ class AsyncEngine:
     @classmethod
     async def popen_in(  # noqa: PLR0913  (the public keywords: the process's, the client's)
         cls,
-        nursery: trio.Nursery | None,
+        nursery: Spawner | None,
         argv: Sequence[str],
         *,
         framing: Framing = "text",
@@ -131,11 +133,12 @@ class AsyncEngine:
         name: str | None = None,
     ) -> AsyncEngine:
         """As ``popen``, for an engine that lives longer than one block: the caller ends it
-        with ``quit`` or ``aclose``. Its reader runs in ``nursery``, or with None as a trio
-        system task (for an engine an object holds across calls, as the arbiter's players
-        do). The process gets a session of its own, so that whatever it starts is ended with
-        it. Messages name the engine ``name`` (default: its command line): for a command
-        run under another (a sandbox), the words that mean something to a person."""
+        with ``quit`` or ``aclose``. Its reader runs in ``nursery`` (a trio nursery or an
+        anyio task group), or with None as a task of the event loop's own (for an engine an
+        object holds across calls, as the arbiter's players do). The
+        process gets a session of its own, so that whatever it starts is ended with it.
+        Messages name the engine ``name`` (default: its command line): for a command run
+        under another (a sandbox), the words that mean something to a person."""
         conn, process = await open_process(argv, framing, stderr, cwd, env, name=name)
         conn.set_trace(trace)
         engine = cls(conn, process)
@@ -144,7 +147,7 @@ class AsyncEngine:
     @classmethod
     async def connect_in(
         cls,
-        nursery: trio.Nursery | None,
+        nursery: Spawner | None,
         host: str,
         port: int,
         *,
@@ -161,11 +164,9 @@ class AsyncEngine:
         engine = cls(conn)
         return await engine._start(nursery, handshake, timeout)
 
-    async def _start(
-        self, nursery: trio.Nursery | None, handshake: bool, timeout: float
-    ) -> AsyncEngine:
+    async def _start(self, nursery: Spawner | None, handshake: bool, timeout: float) -> AsyncEngine:
         if nursery is None:
-            trio.lowlevel.spawn_system_task(self._conn.read_loop, name=f"read {self.where}")
+            spawn_reader(self._conn.read_loop, name=f"read {self.where}")
         else:
             nursery.start_soon(self._conn.read_loop)
         if handshake:
@@ -192,7 +193,7 @@ class AsyncEngine:
         return self._conn.ended is None
 
     @property
-    def process(self) -> trio.Process | None:
+    def process(self) -> Process | None:
         """The engine's process, when it was started by ``popen``."""
         return self._process
 
@@ -200,7 +201,7 @@ class AsyncEngine:
         """End the session: ``quit`` (a running search is stopped and answered first), wait
         for the engine to go (at most ``timeout``), then close whatever is left."""
         if self._conn.ended is None:
-            with contextlib.suppress(ClientError), trio.move_on_after(timeout):
+            with contextlib.suppress(ClientError), anyio.move_on_after(timeout):
                 await self._conn.send(m.Quit())
                 await self._conn.reader_done.wait()
         await self.aclose()
@@ -304,7 +305,7 @@ class AsyncEngine:
         if timeout is None and not infinite:
             timeout = search_timeout(movetime, clock)
         start = TIMEOUT if timeout is None else min(TIMEOUT, timeout)
-        began = trio.current_time()
+        began = anyio.current_time()
         handle = await self.start_search(
             depth=depth,
             movetime=movetime,
@@ -316,7 +317,7 @@ class AsyncEngine:
             on_info=on_info,
             timeout=start,
         )
-        left = None if timeout is None else max(0.0, timeout - (trio.current_time() - began))
+        left = None if timeout is None else max(0.0, timeout - (anyio.current_time() - began))
         try:
             return await handle.result(left)
         except EngineTimeoutError:

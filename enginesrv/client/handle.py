@@ -7,7 +7,7 @@ from __future__ import annotations
 import math
 from collections.abc import Awaitable, Callable
 
-import trio
+import anyio
 
 from enginesrv.client.types import EngineTimeoutError, SearchResult
 from protocol import messages as m
@@ -19,8 +19,8 @@ class Search:
     def __init__(self, on_info: Callable[[m.Info], None] | None) -> None:
         self.on_info = on_info
         self.msgid: int | None = None
-        self.done = trio.Event()
-        self.answered = trio.Event()
+        self.done = anyio.Event()
+        self.answered = anyio.Event()
         """Set once the connection holds this search no more: its ``bestmove`` (or, in
         msgpack, its response) has come, or the connection ended. A refused ``go`` is done
         at its error but answered only at the ``bestmove none`` that follows it."""
@@ -101,7 +101,7 @@ class AnalysisWait:
         self.lines: list[m.Info] = []
         self.result: m.Analysis | None = None
         self.error: BaseException | None = None
-        self.done = trio.Event()
+        self.done = anyio.Event()
 
     def note(self, info: m.Info) -> None:
         """One of its lines (text framing)."""
@@ -161,7 +161,7 @@ class SearchHandle:
             EngineTerminatedError: the engine went away first.
         """
         search = self._search
-        with trio.move_on_after(math.inf if timeout is None else timeout):
+        with anyio.move_on_after(math.inf if timeout is None else timeout):
             await search.done.wait()
         if not search.done.is_set():
             raise EngineTimeoutError(f"{self._where}: no best move within {timeout:g} s")

@@ -1,7 +1,7 @@
 """The client library (``enginesrv.client``) against the real engine: ``enginesrv engine`` over
 stdio in both framings (one process per framing for the module, reset before each test), and
-``enginesrv serve`` over TCP. The blocking ``Engine`` is used throughout; the trio
-``AsyncEngine`` under it is exercised directly in test_client_hostile.py."""
+``enginesrv serve`` over TCP. The blocking ``Engine`` is used throughout, ``AsyncEngine`` on
+trio and asyncio in a few tests here and throughout test_client_hostile.py."""
 
 from __future__ import annotations
 
@@ -13,8 +13,8 @@ import threading
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
+import anyio
 import pytest
-import trio
 
 from enginesrv.client import (
     AsyncEngine,
@@ -32,6 +32,8 @@ from protocol import messages as m
 from tests.enginesrv.test_pool import children
 
 FRAMINGS: tuple[Framing, ...] = ("text", "msgpack")
+BACKENDS = ("trio", "asyncio")
+"""The event loops ``AsyncEngine`` is tested on."""
 START = "3/5/7/3T3/7/5/3 w t w:5553 b:5553"
 START_MOVES = ("c3", "c4", "c5", "d3", "d5", "e3", "e4", "e5")
 DATA = Path(__file__).parents[1] / "data"
@@ -636,9 +638,11 @@ def test_quit_ends_the_engine_process(framing: Framing) -> None:
         engine.isready()
 
 
-def test_async_engine_process_is_ended_with_its_block() -> None:
-    """AsyncEngine.popen of the real engine: its process property, a search, quit during an
-    infinite search (which still answers it), and a returncode once the block is left."""
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_async_engine_process_is_ended_with_its_block(backend: str) -> None:
+    """AsyncEngine.popen of the real engine, on each event loop: its process property, a
+    search, quit during an infinite search (which still answers it), and a returncode once
+    the block is left."""
 
     async def main() -> int | None:
         argv = engine_argv("msgpack")
@@ -654,7 +658,7 @@ def test_async_engine_process_is_ended_with_its_block() -> None:
             assert not e.alive
         return process.returncode
 
-    assert trio.run(main) is not None
+    assert anyio.run(main, backend=backend) is not None
 
 
 @pytest.mark.parametrize("framing", FRAMINGS)
@@ -696,6 +700,41 @@ def test_connect_to_a_server(server_port: int, framing: Framing) -> None:
         assert caught.value.code == 202
         engine.isready()
     assert not engine.alive
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+@pytest.mark.parametrize("framing", FRAMINGS)
+def test_async_connect_to_a_server(server_port: int, framing: Framing, backend: str) -> None:
+    """AsyncEngine.connect to ``enginesrv serve`` on each event loop: a search, an infinite
+    search with a query while it runs, an error, and two calls raced by the caller's own task
+    group, each answered with its own answer."""
+
+    async def main() -> None:
+        async with AsyncEngine.connect("127.0.0.1", server_port, framing=framing) as engine:
+            assert engine.info.name == "enginesrv"
+            await engine.new_game("yoxii")
+            await engine.position(None, ["c3"])
+            result = await engine.go(depth=2)
+            assert result.move in await engine.legal_moves()
+            handle = await engine.start_search(infinite=True)
+            assert await engine.query("turn") == "p1"
+            await handle.stop()
+            assert (await handle.result(5)).move in await engine.legal_moves()
+            with pytest.raises(EngineError) as caught:
+                await engine.position("bogus")
+            assert caught.value.code == 202
+            answers: dict[str, object] = {}
+
+            async def ask(what: str) -> None:
+                answers[what] = await engine.query(what)
+
+            async with anyio.create_task_group() as group:
+                for what in ("turn", "phase", "gameover"):
+                    group.start_soon(ask, what)
+            assert answers == {"turn": "p1", "phase": "p", "gameover": False}
+        assert not engine.alive
+
+    anyio.run(main, backend=backend)
 
 
 def test_connect_to_nothing() -> None:

@@ -8,6 +8,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 ROOT = Path(__file__).resolve().parents[2]
 
 
@@ -33,10 +35,17 @@ def test_the_first_program_of_the_client_docs_runs(tmp_path: Path) -> None:
     assert lines[4] == "refused: 201 illegal-move"
 
 
-def test_the_trio_program_of_the_client_docs_runs(tmp_path: Path) -> None:
+@pytest.mark.parametrize("loop", ["asyncio", "trio"])
+def test_the_async_program_of_the_client_docs_runs(tmp_path: Path, loop: str) -> None:
+    """The second program, on asyncio as written, and on trio with the last line the docs
+    give for it."""
     text = (ROOT / "docs" / "client.md").read_text(encoding="utf-8")
     program = re.findall(r"```python\n(.*?)```", text, re.S)[1]
     assert "AsyncEngine" in program
+    assert program.endswith("asyncio.run(main())\n")
+    if loop == "trio":
+        assert "`trio.run(main)`" in text
+        program = program.replace("asyncio.run(main())", "import trio\n\ntrio.run(main)")
     script = tmp_path / "second.py"
     script.write_text(program, encoding="utf-8")
     proc = run([str(script)])

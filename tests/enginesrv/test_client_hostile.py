@@ -4,18 +4,23 @@ protocol package's server-side decoders and answers as its script says (politely
 out of order, with garbage or not at all). Then the argument checks (nothing is sent for a bad
 argument) and small subprocess engines, to show that every process the client starts is ended.
 
-The in-memory tests run under trio's ``MockClock`` with ``autojump_threshold=0``: time jumps
-whenever every task waits, so a 0.2 s timeout costs no real time and elapsed times are exact
-(virtual) figures, and a hang becomes a ``TooSlowError`` after 300 virtual seconds instead of
-stalling the run.
+Every test runs on trio and on asyncio. The in-memory tests run on virtual time (trio's
+``MockClock`` with ``autojump_threshold=0``; on asyncio, ``JumpingLoop``): time jumps whenever
+every task waits, so a 0.2 s timeout costs no real time and elapsed times are exact (virtual)
+figures, and a hang becomes a ``TimeoutError`` after 300 virtual seconds instead of stalling
+the run.
 """
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import dataclasses
 import functools
+import inspect
+import math
 import os
+import selectors
 import socket
 import subprocess
 import sys
@@ -25,10 +30,14 @@ from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
 from pathlib import Path
 from typing import Any
 
+import anyio
+import anyio.lowlevel
 import msgpack
 import pytest
-import trio
+import trio.lowlevel
 import trio.testing
+from anyio.abc import ByteStream
+from anyio.streams.memory import MemoryObjectReceiveStream, MemoryObjectSendStream
 
 from enginesrv.client import (
     STOP_GRACE,
@@ -88,35 +97,97 @@ QUERIES: dict[str, m.ResponseValue] = {
     "clock": "none",
     "played": (),
 }
-STREAM_GONE = (trio.BrokenResourceError, trio.ClosedResourceError)
+STREAM_GONE = (anyio.BrokenResourceError, anyio.ClosedResourceError)
 
 
-def trio_test(fn: Callable[..., Awaitable[None]]) -> Callable[..., None]:
-    """Run an async test under a jumping mock clock, bounded by 300 virtual seconds."""
-
-    @functools.wraps(fn)
-    def run(*args: Any, **kwargs: Any) -> None:
-        async def main() -> None:
-            with trio.fail_after(300):
-                await fn(*args, **kwargs)
-
-        trio.run(main, clock=trio.testing.MockClock(autojump_threshold=0))
-
-    return run
+BACKENDS = ("trio", "asyncio")
+"""The event loops every test runs on (the client is one code path on anyio)."""
 
 
-def real_clock_test(fn: Callable[..., Awaitable[None]]) -> Callable[..., None]:
-    """Run an async test on the real clock, bounded by 10 s."""
+class JumpingSelector(selectors.DefaultSelector):
+    """asyncio's selector for a loop on virtual time (``JumpingLoop``): when nothing is ready
+    to read or write, the loop's clock jumps to its next timer instead of sleeping, as trio's
+    ``MockClock(autojump_threshold=0)`` does."""
 
-    @functools.wraps(fn)
-    def run(*args: Any, **kwargs: Any) -> None:
-        async def main() -> None:
-            with trio.fail_after(10):
-                await fn(*args, **kwargs)
+    def __init__(self) -> None:
+        super().__init__()
+        self.now = 0.0
 
-        trio.run(main)
+    def select(self, timeout: float | None = None) -> list[tuple[selectors.SelectorKey, int]]:
+        ready = super().select(0)
+        if ready or (timeout is not None and timeout <= 0):
+            return ready
+        if timeout is None:  # no timer at all: only I/O (a thread's wake-up) can come
+            return super().select(None)
+        self.now += timeout
+        return []
 
-    return run
+
+class JumpingLoop(asyncio.SelectorEventLoop):
+    """An asyncio loop on virtual time: ``time()`` is the selector's jumping clock."""
+
+    def __init__(self) -> None:
+        self._jumping = JumpingSelector()
+        super().__init__(self._jumping)
+
+    def time(self) -> float:
+        return self._jumping.now
+
+
+def on_both_loops(
+    bound: float, virtual: bool
+) -> Callable[[Callable[..., Awaitable[None]]], Callable[..., None]]:
+    """Run an async test on each of ``BACKENDS`` (its ``backend`` parameter), bounded by
+    ``bound`` seconds; on virtual time with ``virtual`` (trio's jumping mock clock, or
+    ``JumpingLoop``), so that a hang fails fast and elapsed times are exact."""
+
+    def decorate(fn: Callable[..., Awaitable[None]]) -> Callable[..., None]:
+        @functools.wraps(fn)
+        def run(*args: Any, backend: str, **kwargs: Any) -> None:
+            async def main() -> None:
+                with anyio.fail_after(bound):
+                    await fn(*args, **kwargs)
+
+            options: dict[str, Any] = {}
+            if virtual:
+                if backend == "trio":
+                    options["clock"] = trio.testing.MockClock(autojump_threshold=0)
+                else:
+                    options["loop_factory"] = JumpingLoop
+            anyio.run(main, backend=backend, backend_options=options)
+
+        signature = inspect.signature(fn)
+        backend = inspect.Parameter("backend", inspect.Parameter.KEYWORD_ONLY, annotation=str)
+        run.__signature__ = signature.replace(  # type: ignore[attr-defined]
+            parameters=[*signature.parameters.values(), backend]
+        )
+        parametrized: Callable[..., None] = pytest.mark.parametrize("backend", BACKENDS)(run)
+        return parametrized
+
+    return decorate
+
+
+async def settle() -> None:
+    """Wait until every other task waits for something: trio's ``wait_all_tasks_blocked``;
+    on asyncio the same test by polling with zero sleeps (anyio's own sleeps 0.1 s a poll,
+    which would move a virtual clock)."""
+    if trio.lowlevel.in_trio_run():
+        await trio.testing.wait_all_tasks_blocked()
+        return
+    this = asyncio.current_task()
+
+    def running(task: asyncio.Task[Any]) -> bool:
+        waiter = task._fut_waiter  # type: ignore[attr-defined]
+        return task is not this and (waiter is None or waiter.done())
+
+    while any(running(task) for task in asyncio.all_tasks()):
+        await asyncio.sleep(0)
+
+
+client_test = on_both_loops(300, virtual=True)
+"""An in-memory test: on virtual time, a hang a failure after 300 virtual seconds."""
+real_clock_test = on_both_loops(10, virtual=False)
+"""A test of real processes or sockets: on the real clock, bounded by 10 s."""
 
 
 # ---------------------------------------------------------------------------------------------
@@ -130,7 +201,7 @@ class Peer:
     """The engine's end of the stream: every request the client sends, decoded, goes to the
     script (``handler``) in order; the script answers with ``answer`` or raw ``write``."""
 
-    def __init__(self, stream: trio.abc.Stream, framing: Framing) -> None:
+    def __init__(self, stream: ByteStream, framing: Framing) -> None:
         self.stream = stream
         self.framing = framing
         self.commands: list[m.Command] = []
@@ -158,13 +229,13 @@ class Peer:
             self.batch.append(data)
             return
         with contextlib.suppress(*STREAM_GONE):
-            await self.stream.send_all(data)
+            await self.stream.send(data)
 
     async def flush(self) -> None:
         if self.batch:
             data, self.batch[:] = b"".join(self.batch), []
             with contextlib.suppress(*STREAM_GONE):
-                await self.stream.send_all(data)
+                await self.stream.send(data)
 
     async def answer(self, request: m.Request, *replies: m.Reply) -> None:
         await self.write(b"".join(self.encode(r, request.msgid) for r in replies))
@@ -186,8 +257,9 @@ class Peer:
         else:
             decoder = mpack.MsgpackDecoder("server", max_frame=1 << 24)
         await self.write(greeting)
-        with contextlib.suppress(*STREAM_GONE):
-            while data := await self.stream.receive_some(1 << 16):
+        with contextlib.suppress(anyio.EndOfStream, *STREAM_GONE):
+            while True:
+                data = await self.stream.receive(1 << 16)
                 self.received += data
                 decoder.feed(bytes(data))
                 while True:
@@ -257,7 +329,7 @@ async def deaf(peer: Peer, request: m.Request) -> None:
 
 def unwrapped(fn: Callable[..., AsyncIterator[Any]]) -> Callable[..., Any]:
     """An async context manager whose lone error comes out bare, not in an ExceptionGroup (the
-    peer's nursery would wrap it)."""
+    peer's task group would wrap it)."""
     manager = contextlib.asynccontextmanager(fn)
 
     @contextlib.asynccontextmanager
@@ -274,6 +346,46 @@ def unwrapped(fn: Callable[..., AsyncIterator[Any]]) -> Callable[..., Any]:
     return wrapper
 
 
+class MemoryStream(ByteStream):
+    """One end of an in-memory byte stream (``memory_stream_pair``): what is sent waits,
+    unbounded, until the other end reads it; closing an end is the other's end of stream."""
+
+    def __init__(
+        self, sending: MemoryObjectSendStream[bytes], receiving: MemoryObjectReceiveStream[bytes]
+    ) -> None:
+        self.sending = sending
+        self.receiving = receiving
+        self.unread = b""
+
+    async def send(self, item: bytes) -> None:
+        if item:
+            await self.sending.send(bytes(item))
+        else:
+            await anyio.lowlevel.checkpoint()
+
+    async def receive(self, max_bytes: int = 65536) -> bytes:
+        if not self.unread:
+            self.unread = await self.receiving.receive()
+        data, self.unread = self.unread[:max_bytes], self.unread[max_bytes:]
+        return data
+
+    async def send_eof(self) -> None:
+        self.sending.close()
+        await anyio.lowlevel.checkpoint()
+
+    async def aclose(self) -> None:
+        self.sending.close()
+        self.receiving.close()
+        await anyio.lowlevel.checkpoint()
+
+
+def memory_stream_pair() -> tuple[MemoryStream, MemoryStream]:
+    """Two connected ends of an in-memory byte stream, on either event loop."""
+    one_sends, two_receives = anyio.create_memory_object_stream[bytes](math.inf)
+    two_sends, one_receives = anyio.create_memory_object_stream[bytes](math.inf)
+    return MemoryStream(one_sends, one_receives), MemoryStream(two_sends, two_receives)
+
+
 @unwrapped
 async def fake_engine(
     handler: Handler = polite,
@@ -282,28 +394,30 @@ async def fake_engine(
     handshake: bool = True,
     timeout: float = 1.0,
     greeting: bytes = b"",
-    pair: Callable[[], tuple[trio.abc.Stream, trio.abc.Stream]] = trio.testing.memory_stream_pair,
+    pair: Callable[[], tuple[ByteStream, ByteStream]] = memory_stream_pair,
     max_exchange_bytes: int = MAX_EXCHANGE_BYTES,
 ) -> AsyncIterator[tuple[AsyncEngine, Peer]]:
     """An ``AsyncEngine`` on one end of ``pair()``, ``handler`` on the other (built the way
     ``AsyncEngine.connect_in`` builds one)."""
     client_end, peer_end = pair()
     peer = Peer(peer_end, framing)
-    async with trio.open_nursery() as nursery:
-        nursery.start_soon(peer.serve, handler, greeting)
+    async with anyio.create_task_group() as group:
+        group.start_soon(peer.serve, handler, greeting)
         connection = Connection(client_end, framing, "fake", max_exchange_bytes=max_exchange_bytes)
         engine = AsyncEngine(connection)
         peer.client = engine
         try:
-            await engine._start(nursery, handshake, timeout)
+            await engine._start(group, handshake, timeout)
             yield engine, peer
         finally:
             await engine.aclose()
-            nursery.cancel_scope.cancel()
+            group.cancel_scope.cancel()
+            with anyio.CancelScope(shield=True):
+                await peer_end.aclose()
 
 
 def elapsed_since(start: float) -> float:
-    return trio.current_time() - start
+    return anyio.current_time() - start
 
 
 # ---------------------------------------------------------------------------------------------
@@ -311,7 +425,7 @@ def elapsed_since(start: float) -> float:
 
 
 @pytest.mark.parametrize("framing", FRAMINGS)
-@trio_test
+@client_test
 async def test_a_polite_engine_answers_every_call(framing: Framing) -> None:
     """Every method of AsyncEngine against a well-behaved scripted engine: the handshake's
     figures, typed query values, positions from play/undo, and both kinds of search."""
@@ -356,7 +470,7 @@ async def test_a_polite_engine_answers_every_call(framing: Framing) -> None:
 
 
 @pytest.mark.parametrize("framing", FRAMINGS)
-@trio_test
+@client_test
 async def test_an_engine_that_answers_everything_in_one_write(framing: Framing) -> None:
     """The engine holds its answers back and sends them in one write (text: at each barrier,
     so that a search's info lines, its bestmove and the barrier's pong come together): every
@@ -387,7 +501,7 @@ async def test_an_engine_that_answers_everything_in_one_write(framing: Framing) 
         assert peer.batch == []
 
 
-@trio_test
+@client_test
 async def test_text_answers_of_a_search_interleave_with_another_request() -> None:
     """A search's info lines and bestmove that come in the middle of another request's answer
     go to the search, and the request still gets its own answer."""
@@ -407,7 +521,7 @@ async def test_text_answers_of_a_search_interleave_with_another_request() -> Non
 
 
 @pytest.mark.parametrize("framing", FRAMINGS)
-@trio_test
+@client_test
 async def test_calls_from_many_tasks_are_answered_each_with_its_own_answer(
     framing: Framing,
 ) -> None:
@@ -418,9 +532,9 @@ async def test_calls_from_many_tasks_are_answered_each_with_its_own_answer(
     async def ask(i: int, engine: AsyncEngine) -> None:
         got[i] = await engine.query("position" if i % 2 else "turn")
 
-    async with fake_engine(polite, framing) as (engine, _), trio.open_nursery() as nursery:
+    async with fake_engine(polite, framing) as (engine, _), anyio.create_task_group() as group:
         for i in range(20):
-            nursery.start_soon(ask, i, engine)
+            group.start_soon(ask, i, engine)
     assert got == {i: START if i % 2 else "p1" for i in range(20)}
 
 
@@ -444,13 +558,13 @@ CALLS: dict[str, Callable[[AsyncEngine], Awaitable[object]]] = {
 
 @pytest.mark.parametrize("framing", FRAMINGS)
 @pytest.mark.parametrize("call", sorted(CALLS))
-@trio_test
+@client_test
 async def test_a_silent_engine_times_out_every_call(framing: Framing, call: str) -> None:
     """Each call to an engine that reads but never answers raises EngineTimeoutError at its
     timeout. Text then gives the connection up (a late answer would be taken for the next
     one); msgpack keeps it, since a late answer is known by its id."""
     async with fake_engine(deaf, framing) as (engine, _):
-        start = trio.current_time()
+        start = anyio.current_time()
         with pytest.raises(EngineTimeoutError, match=r"within 0\.2 s"):
             await CALLS[call](engine)
         assert QUICK <= elapsed_since(start) < QUICK + SLACK
@@ -458,17 +572,17 @@ async def test_a_silent_engine_times_out_every_call(framing: Framing, call: str)
 
 
 @pytest.mark.parametrize("framing", FRAMINGS)
-@trio_test
+@client_test
 async def test_silent_engine_handshake_fails_within_its_timeout(framing: Framing) -> None:
     """An engine that never answers ugi: the start raises EngineTimeoutError at its timeout."""
-    start = trio.current_time()
+    start = anyio.current_time()
     with pytest.raises(EngineTimeoutError, match="no answer to ugi"):
         async with fake_engine(mute, framing, timeout=QUICK):
             pass
     assert elapsed_since(start) < QUICK + SLACK
 
 
-@trio_test
+@client_test
 async def test_after_a_text_timeout_every_call_fails_at_once() -> None:
     """Once a text call has timed out the connection is over: later calls raise at once
     (no new wait) and nothing more is sent."""
@@ -476,7 +590,7 @@ async def test_after_a_text_timeout_every_call_fails_at_once() -> None:
         with pytest.raises(EngineTimeoutError):
             await engine.isready(QUICK)
         sent = len(peer.commands)
-        start = trio.current_time()
+        start = anyio.current_time()
         for call in CALLS.values():
             with pytest.raises(ClientError):
                 await call(engine)
@@ -486,25 +600,25 @@ async def test_after_a_text_timeout_every_call_fails_at_once() -> None:
         assert len(peer.commands) == sent
 
 
-@trio_test
+@client_test
 async def test_a_silent_text_engine_times_out_the_start_of_a_search() -> None:
     """Text: start_search waits for the barrier behind go; no answer is EngineTimeoutError at
     its timeout."""
     async with fake_engine(deaf, "text") as (engine, peer):
-        start = trio.current_time()
+        start = anyio.current_time()
         with pytest.raises(EngineTimeoutError, match="no answer to go"):
             await engine.start_search(depth=1, timeout=QUICK)
         assert elapsed_since(start) < QUICK + SLACK
         assert peer.got(m.Go) == [m.Go(depth=1)]
 
 
-@trio_test
+@client_test
 async def test_a_silent_msgpack_engine_times_out_the_result_of_a_search() -> None:
     """msgpack: start_search returns once go is sent; the handle's result times out, and the
     search (and the connection) go on."""
     async with fake_engine(deaf, "msgpack") as (engine, _):
         handle = await engine.start_search(depth=1, timeout=QUICK)
-        start = trio.current_time()
+        start = anyio.current_time()
         with pytest.raises(EngineTimeoutError, match=r"no best move within 0\.2 s"):
             await handle.result(QUICK)
         assert QUICK <= elapsed_since(start) < QUICK + SLACK
@@ -519,12 +633,12 @@ async def test_a_silent_msgpack_engine_times_out_the_result_of_a_search() -> Non
         "msgpack",
     ],
 )
-@trio_test
+@client_test
 async def test_go_against_a_silent_engine_is_bounded_by_its_timeout(framing: Framing) -> None:
     """go(timeout=T) against an engine that never answers raises EngineTimeoutError after at
     most T, the stop's grace, and a moment to close; the engine is closed."""
     async with fake_engine(deaf, framing) as (engine, _):
-        start = trio.current_time()
+        start = anyio.current_time()
         with pytest.raises(EngineTimeoutError):
             await engine.go(depth=1, timeout=QUICK)
         assert elapsed_since(start) < QUICK + STOP_GRACE + SLACK
@@ -532,16 +646,16 @@ async def test_go_against_a_silent_engine_is_bounded_by_its_timeout(framing: Fra
 
 
 @pytest.mark.parametrize("framing", FRAMINGS)
-@trio_test
+@client_test
 async def test_quit_and_aclose_of_a_silent_engine_are_bounded(framing: Framing) -> None:
     """quit(timeout) of an engine that never leaves returns after its timeout and a bounded
     close; a second quit and aclose return at once."""
     async with fake_engine(deaf, framing) as (engine, peer):
-        start = trio.current_time()
+        start = anyio.current_time()
         await engine.quit(QUICK)
         assert elapsed_since(start) < QUICK + SLACK + 1.0
         assert not engine.alive
-        start = trio.current_time()
+        start = anyio.current_time()
         await engine.quit(QUICK)
         await engine.aclose()
         assert elapsed_since(start) == 0
@@ -560,34 +674,34 @@ async def test_a_silent_engine_does_not_hang_on_the_real_clock(framing: Framing)
         assert time.monotonic() - start < 5
 
 
-class Clogged(trio.abc.Stream):
+class Clogged(ByteStream):
     """An engine's input that fills up: the first ``accept`` writes go through, every later
     one waits for ever; reads wait for ever too (until the stream is closed)."""
 
     def __init__(self, accept: int = 0) -> None:
         self.accept = accept
         self.written: list[bytes] = []
-        self.closed = trio.Event()
+        self.closed = anyio.Event()
 
-    async def send_all(self, data: bytes | bytearray | memoryview) -> None:
+    async def send(self, item: bytes) -> None:
         if self.closed.is_set():
-            raise trio.ClosedResourceError
+            raise anyio.ClosedResourceError
         if len(self.written) >= self.accept:
             await self.closed.wait()
-            raise trio.ClosedResourceError
-        self.written.append(bytes(data))
-        await trio.lowlevel.checkpoint()
+            raise anyio.ClosedResourceError
+        self.written.append(bytes(item))
+        await anyio.lowlevel.checkpoint()
 
-    async def wait_send_all_might_not_block(self) -> None:
-        await trio.lowlevel.checkpoint()
-
-    async def receive_some(self, max_bytes: int | None = None) -> bytes:
+    async def receive(self, max_bytes: int = 65536) -> bytes:
         await self.closed.wait()
-        raise trio.ClosedResourceError
+        raise anyio.ClosedResourceError
+
+    async def send_eof(self) -> None:
+        await anyio.lowlevel.checkpoint()
 
     async def aclose(self) -> None:
         self.closed.set()
-        await trio.lowlevel.checkpoint()
+        await anyio.lowlevel.checkpoint()
 
 
 NEVER_READ: dict[str, Callable[[AsyncEngine], Awaitable[object]]] = {
@@ -599,45 +713,45 @@ NEVER_READ: dict[str, Callable[[AsyncEngine], Awaitable[object]]] = {
 
 @pytest.mark.parametrize("framing", FRAMINGS)
 @pytest.mark.parametrize("call", sorted(NEVER_READ))
-@trio_test
+@client_test
 async def test_an_engine_that_never_reads_times_out_the_write(framing: Framing, call: str) -> None:
     """An engine that does not read its input (every write waits for ever): the call still
     raises EngineTimeoutError at its timeout, and closing the engine afterwards is bounded."""
-    async with trio.open_nursery() as nursery:
+    async with anyio.create_task_group() as group:
         engine = AsyncEngine(Connection(Clogged(), framing, "fake"))
-        await engine._start(nursery, False, QUICK)
-        start = trio.current_time()
+        await engine._start(group, False, QUICK)
+        start = anyio.current_time()
         with pytest.raises(EngineTimeoutError):
             await NEVER_READ[call](engine)
         assert elapsed_since(start) < QUICK + SLACK
-        start = trio.current_time()
+        start = anyio.current_time()
         await engine.aclose()
         assert elapsed_since(start) < SLACK + 1.0
-        nursery.cancel_scope.cancel()
+        group.cancel_scope.cancel()
 
 
-@trio_test
+@client_test
 async def test_go_is_bounded_when_the_engine_stops_reading_after_go() -> None:
     """An engine that reads go, then nothing more (its input fills up): go(timeout=T) still
     ends within T, the stop's grace and a moment to close."""
     stream = Clogged(accept=1)  # the go; then it reads no more
-    async with trio.open_nursery() as nursery:
+    async with anyio.create_task_group() as group:
         engine = AsyncEngine(Connection(stream, "msgpack", "fake"))
-        await engine._start(nursery, False, QUICK)
-        start = trio.current_time()
+        await engine._start(group, False, QUICK)
+        start = anyio.current_time()
         with pytest.raises(EngineTimeoutError):
             await engine.go(depth=1, timeout=QUICK)
         assert elapsed_since(start) < QUICK + STOP_GRACE + SLACK
         assert len(stream.written) == 1
         await engine.aclose()
-        nursery.cancel_scope.cancel()
+        group.cancel_scope.cancel()
 
 
 # ---------------------------------------------------------------------------------------------
 # Late, out-of-order and interleaved answers
 
 
-@trio_test
+@client_test
 async def test_msgpack_answers_out_of_order_reach_their_requests() -> None:
     """msgpack responses may come in any order: two queries answered last-first each get their
     own value."""
@@ -658,15 +772,15 @@ async def test_msgpack_answers_out_of_order_reach_their_requests() -> None:
         got[what] = await engine.query(what)
 
     async with fake_engine(backwards, "msgpack") as (engine, peer):
-        async with trio.open_nursery() as nursery:
-            nursery.start_soon(ask, "turn", engine)
-            await trio.testing.wait_all_tasks_blocked()
-            nursery.start_soon(ask, "position", engine)
+        async with anyio.create_task_group() as group:
+            group.start_soon(ask, "turn", engine)
+            await settle()
+            group.start_soon(ask, "position", engine)
         assert got == {"turn": "p1", "position": START}
         assert [r.msgid for r in peer.held] == [2, 3]
 
 
-@trio_test
+@client_test
 async def test_msgpack_readyok_overtakes_a_running_go() -> None:
     """msgpack: requests sent while a search runs are answered while it runs."""
     async with fake_engine(polite, "msgpack") as (engine, _):
@@ -679,7 +793,7 @@ async def test_msgpack_readyok_overtakes_a_running_go() -> None:
         assert (await handle.result(1)).move == "c4"
 
 
-@trio_test
+@client_test
 async def test_msgpack_late_answer_after_a_timeout_is_dropped() -> None:
     """msgpack: an answer that comes after its call timed out is dropped by its id; the
     engine stays usable and later calls get their own answers."""
@@ -706,7 +820,7 @@ async def test_msgpack_late_answer_after_a_timeout_is_dropped() -> None:
         assert engine.alive
 
 
-@trio_test
+@client_test
 async def test_text_call_cancelled_by_the_caller_does_not_shift_answers() -> None:
     """Text: a query cancelled by the caller while its answer is on the way must not make the
     next query return the cancelled one's answer."""
@@ -714,13 +828,13 @@ async def test_text_call_cancelled_by_the_caller_does_not_shift_answers() -> Non
     async def slow(peer: Peer, request: m.Request) -> None:
         if isinstance(request.command, m.Query):
             peer.count += 1
-            await trio.sleep(0.5)
+            await anyio.sleep(0.5)
             await peer.answer(request, m.Response("first" if peer.count == 1 else "second"))
             return
         await polite(peer, request)
 
     async with fake_engine(slow, "text") as (engine, _):
-        with trio.move_on_after(0.1):
+        with anyio.move_on_after(0.1):
             await engine.query("position")
         try:
             value = await engine.query("position", timeout=5)
@@ -730,12 +844,12 @@ async def test_text_call_cancelled_by_the_caller_does_not_shift_answers() -> Non
 
 
 @pytest.mark.parametrize("framing", FRAMINGS)
-@trio_test
+@client_test
 async def test_a_cancelled_start_search_leaves_no_search_behind(framing: Framing) -> None:
     """start_search cancelled before go is sent: the session has no search, so position and
     a new search work."""
     async with fake_engine(polite, framing) as (engine, peer):
-        with trio.CancelScope() as scope:
+        with anyio.CancelScope() as scope:
             scope.cancel()
             await engine.start_search(depth=1)
         assert not peer.got(m.Go)
@@ -743,7 +857,7 @@ async def test_a_cancelled_start_search_leaves_no_search_behind(framing: Framing
         assert (await engine.go(depth=1)).move == "c3"
 
 
-@trio_test
+@client_test
 async def test_the_bestmove_none_of_a_refused_go_is_not_taken_for_the_next_go() -> None:
     """An enginesrv server ends a refused ``go`` (here 101, bad arguments) with ``bestmove
     none``. When that line comes in a later read than the error, a ``go`` sent at once
@@ -752,9 +866,9 @@ async def test_the_bestmove_none_of_a_refused_go_is_not_taken_for_the_next_go() 
 
     async def refuses_first(peer: Peer, request: m.Request) -> None:
         if isinstance(request.command, m.Go) and not refused:
-            refused.append(trio.current_time())
+            refused.append(anyio.current_time())
             await peer.answer(request, m.ErrorReply(101, "bad-arguments", "go: depth 0"))
-            await trio.sleep(0.5)
+            await anyio.sleep(0.5)
             await peer.answer(request, m.BestMove("none"))
             return
         await polite(peer, request)
@@ -795,7 +909,7 @@ async def test_a_text_line_of_2_mib_without_a_newline_ends_the_connection() -> N
                 return
             await peer.write(chunk)
             sent += 1
-            await trio.testing.wait_all_tasks_blocked()
+            await settle()
 
     async with fake_engine(flood, "text") as (engine, _):
         with pytest.raises(EngineTerminatedError, match="longer than"):
@@ -828,7 +942,7 @@ async def test_a_msgpack_frame_over_the_limit_ends_the_connection() -> None:
                 return
             await peer.write(chunk)
             sent += 1
-            await trio.testing.wait_all_tasks_blocked()
+            await settle()
 
     async with fake_engine(flood, "msgpack") as (engine, _):
         with pytest.raises(EngineTerminatedError):
@@ -872,7 +986,7 @@ def hoarder(lines: int, pad: bytes = PAD) -> Handler:
     return handle
 
 
-@trio_test
+@client_test
 async def test_option_lines_over_the_byte_cap_before_ugiok_end_the_handshake() -> None:
     """An engine that sends more bytes of option lines before ``ugiok`` than one exchange may
     gather: the handshake fails naming the engine and the cap, the connection is ended, and
@@ -891,7 +1005,7 @@ async def test_option_lines_over_the_byte_cap_before_ugiok_end_the_handshake() -
             await engine.isready(5)
 
 
-@trio_test
+@client_test
 async def test_option_lines_over_the_default_byte_cap_end_the_handshake() -> None:
     """The default cap (8 MiB): nine option lines of nearly 1 MiB, each under the line cap,
     end the handshake before ``ugiok``."""
@@ -904,7 +1018,7 @@ async def test_option_lines_over_the_default_byte_cap_end_the_handshake() -> Non
         assert engine._conn.kept <= MAX_EXCHANGE_BYTES
 
 
-@trio_test
+@client_test
 async def test_the_byte_cap_holds_per_exchange_and_names_the_barrier() -> None:
     """Under the cap, the handshake is accepted, and each later exchange has the whole cap
     again; an answer over it before the barrier's ``pong`` ends the connection."""
@@ -928,7 +1042,7 @@ async def test_the_byte_cap_holds_per_exchange_and_names_the_barrier() -> None:
 
 
 @pytest.mark.parametrize("framing", FRAMINGS)
-@trio_test
+@client_test
 async def test_info_lines_of_a_search_are_merged_not_gathered(framing: Framing) -> None:
     """Progress reports go to the search, which keeps only the latest figures: many more bytes
     of ``info`` than one exchange may gather, during a search and during an ``isready`` that
@@ -960,7 +1074,7 @@ async def test_info_lines_of_a_search_are_merged_not_gathered(framing: Framing) 
 
 
 @pytest.mark.parametrize("framing", FRAMINGS)
-@trio_test
+@client_test
 async def test_invalid_utf8_ends_the_connection(framing: Framing) -> None:
     """An answer that is not valid UTF-8 (a text line, a msgpack string) ends the connection
     with EngineTerminatedError; later calls raise it at once."""
@@ -983,7 +1097,7 @@ async def test_invalid_utf8_ends_the_connection(framing: Framing) -> None:
 
 
 @pytest.mark.parametrize("framing", FRAMINGS)
-@trio_test
+@client_test
 async def test_an_engine_that_disconnects_mid_search(framing: Framing) -> None:
     """The engine starts a search, reports once, then the connection closes: the handle's
     result raises EngineTerminatedError, and on_info had the report."""
@@ -1014,7 +1128,7 @@ async def test_an_engine_that_disconnects_mid_search(framing: Framing) -> None:
 
 
 @pytest.mark.parametrize("framing", FRAMINGS)
-@trio_test
+@client_test
 async def test_an_unsolicited_fatal_error_is_named_when_the_engine_leaves(
     framing: Framing,
 ) -> None:
@@ -1024,12 +1138,12 @@ async def test_an_unsolicited_fatal_error_is_named_when_the_engine_leaves(
     async def timing_out(peer: Peer, request: m.Request) -> None:
         await polite(peer, request)
         if isinstance(request.command, m.Ugi):
-            await trio.sleep(1)
+            await anyio.sleep(1)
             await peer.write(peer.encode(m.ErrorReply(302, "idle-timeout", "idle for 1 s")))
             await peer.close()
 
     async with fake_engine(timing_out, framing) as (engine, _):
-        await trio.sleep(2)
+        await anyio.sleep(2)
         with pytest.raises(EngineTerminatedError, match="error 302 idle-timeout"):
             await engine.isready()
 
@@ -1041,7 +1155,7 @@ async def test_an_unsolicited_fatal_error_is_named_when_the_engine_leaves(
         "msgpack",
     ],
 )
-@trio_test
+@client_test
 async def test_a_fatal_error_during_a_request_is_named(framing: Framing) -> None:
     """An engine that answers a request with error 304 shutting-down and closes: the call's
     EngineTerminatedError says so."""
@@ -1058,7 +1172,7 @@ async def test_a_fatal_error_during_a_request_is_named(framing: Framing) -> None
             await engine.query("turn")
 
 
-@trio_test
+@client_test
 async def test_a_msgpack_engine_that_sends_a_request_is_dropped() -> None:
     """An engine that sends a request, as a client would, is not speaking to a client: the
     connection ends."""
@@ -1074,7 +1188,7 @@ async def test_a_msgpack_engine_that_sends_a_request_is_dropped() -> None:
             await engine.isready()
 
 
-@trio_test
+@client_test
 async def test_a_malformed_msgpack_handshake_is_a_client_error() -> None:
     """A msgpack ugi answered with a result that is not a map: ClientError from the start."""
 
@@ -1106,7 +1220,7 @@ def plain_ugi(chatter: bytes = b"", delay: float = 0) -> Handler:
 
     async def handle(peer: Peer, request: m.Request) -> None:
         if delay:
-            await trio.sleep(delay)
+            await anyio.sleep(delay)
         match request.command:
             case m.Ugi():
                 await peer.write(chatter + UGI_HELLO)
@@ -1122,7 +1236,7 @@ def plain_ugi(chatter: bytes = b"", delay: float = 0) -> Handler:
     return handle
 
 
-@trio_test
+@client_test
 async def test_plain_ugi_chatter_before_ugiok_is_skipped() -> None:
     """Lines a plain UGI engine prints that are no protocol (a banner, its own info strings,
     malformed keyword lines, blank lines, CRLF ends) are skipped; the handshake still reads
@@ -1150,7 +1264,7 @@ async def test_plain_ugi_chatter_before_ugiok_is_skipped() -> None:
         assert await engine.query("p1turn") is True
 
 
-@trio_test
+@client_test
 async def test_plain_ugi_engine_gets_isready_as_barrier_not_ping() -> None:
     """Without ``id protocol`` the engine is taken for plain UGI: every exchange ends with
     isready (which it knows), never with ping (which it would ignore)."""
@@ -1166,7 +1280,7 @@ async def test_plain_ugi_engine_gets_isready_as_barrier_not_ping() -> None:
         assert len(peer.got(m.IsReady)) >= 5
 
 
-@trio_test
+@client_test
 async def test_plain_ugi_isready_then_query() -> None:
     """isready, then a query, to a plain UGI engine that answers each line a moment after
     reading it (in its own write): the query gets its answer."""
@@ -1176,7 +1290,7 @@ async def test_plain_ugi_isready_then_query() -> None:
 
 
 @pytest.mark.parametrize("answer", [b"bestmove\n", b"bestmove  \t\r\n"], ids=["bare", "blank"])
-@trio_test
+@client_test
 async def test_text_bestmove_without_a_move_fails_the_search_only(answer: bytes) -> None:
     """A ``bestmove`` line with no move: the search ends with a ClientError (the answer
     cannot be read; the engine did not go away), and the session stays usable."""
@@ -1201,7 +1315,7 @@ async def test_text_bestmove_without_a_move_fails_the_search_only(answer: bytes)
 @pytest.mark.parametrize(
     "result", [{}, {"move": None}, {"move": 7}], ids=["no-move", "nil", "not-text"]
 )
-@trio_test
+@client_test
 async def test_msgpack_go_result_without_a_move(result: dict[str, object]) -> None:
     """A msgpack go result without a move (none, nil, or not a string): move None, the
     figures kept, and the session stays usable."""
@@ -1222,7 +1336,7 @@ async def test_msgpack_go_result_without_a_move(result: dict[str, object]) -> No
 
 
 @pytest.mark.parametrize("none", ["none", "(none)", "0000"])
-@trio_test
+@client_test
 async def test_text_bestmove_none_in_its_ugi_and_uci_forms(none: str) -> None:
     """``bestmove none`` and UCI's ``(none)`` and ``0000`` all give a result with move None."""
 
@@ -1252,7 +1366,7 @@ async def test_text_bestmove_none_in_its_ugi_and_uci_forms(none: str) -> None:
                      Score("cp", 50), id="msgpack-result-exact"),
     ],
 )  # fmt: skip
-@trio_test
+@client_test
 async def test_search_figures_with_a_bound_score(
     framing: Framing, final: dict[str, object], score: Score, nodes: int, exact: Score
 ) -> None:
@@ -1291,7 +1405,7 @@ async def test_search_figures_with_a_bound_score(
     assert result.pv == ("c3", "4@c4")
 
 
-@trio_test
+@client_test
 async def test_text_info_with_unknown_keys_and_mate_scores() -> None:
     """Info lines of other engines: unknown keys (tthits, multipv) are skipped, UCI's
     ``score mate -3`` is a loss in 3, a malformed info line is skipped, not fatal."""
@@ -1318,7 +1432,7 @@ async def test_text_info_with_unknown_keys_and_mate_scores() -> None:
 
 
 @pytest.mark.parametrize("framing", FRAMINGS)
-@trio_test
+@client_test
 async def test_go_on_a_finished_game_is_error_203(framing: Framing) -> None:
     """An engine that refuses go with 203 game-over (text: with its bestmove none; msgpack:
     data {"move": nil}): go raises EngineError 203, the handle of start_search too, and no
@@ -1345,7 +1459,7 @@ async def test_go_on_a_finished_game_is_error_203(framing: Framing) -> None:
         assert engine.alive
 
 
-@trio_test
+@client_test
 async def test_text_go_refused_without_bestmove_raises_at_the_start() -> None:
     """Text: a go answered by error 101 (and no bestmove) raises EngineError from
     start_search, and leaves no search behind."""
@@ -1364,7 +1478,7 @@ async def test_text_go_refused_without_bestmove_raises_at_the_start() -> None:
 
 
 @pytest.mark.parametrize("framing", FRAMINGS)
-@trio_test
+@client_test
 async def test_an_on_info_callback_that_raises(framing: Framing) -> None:
     """A callback's exception is the caller's: go raises it, after the search ended, and the
     session goes on."""
@@ -1380,7 +1494,7 @@ async def test_an_on_info_callback_that_raises(framing: Framing) -> None:
 
 
 @pytest.mark.parametrize("framing", FRAMINGS)
-@trio_test
+@client_test
 async def test_a_short_result_timeout_leaves_the_search_running(framing: Framing) -> None:
     """handle.result(timeout) on an infinite search: EngineTimeoutError, the search and the
     connection go on, and stop then gives the best move."""
@@ -1397,7 +1511,7 @@ async def test_a_short_result_timeout_leaves_the_search_running(framing: Framing
 
 
 @pytest.mark.parametrize("framing", FRAMINGS)
-@trio_test
+@client_test
 async def test_commands_refused_during_a_search_until_it_is_stopped(framing: Framing) -> None:
     """While a search runs that no stop was sent for, the commands the protocol refuses then
     raise ClientError without being sent; queries go through; after stop, position waits for
@@ -1429,7 +1543,7 @@ async def test_commands_refused_during_a_search_until_it_is_stopped(framing: Fra
 
 
 @pytest.mark.parametrize("framing", FRAMINGS)
-@trio_test
+@client_test
 async def test_an_engine_that_ignores_stop(framing: Framing) -> None:
     """A search whose engine never answers the stop: the next position waits its timeout and
     the stop's grace, then raises EngineTimeoutError and gives the engine up; go(timeout)
@@ -1442,7 +1556,7 @@ async def test_an_engine_that_ignores_stop(framing: Framing) -> None:
     async with fake_engine(stubborn, framing) as (engine, _):
         handle = await engine.start_search(infinite=True)
         await handle.stop()
-        start = trio.current_time()
+        start = anyio.current_time()
         with pytest.raises(EngineTimeoutError, match="no best move after stop"):
             await engine.position(timeout=QUICK)
         assert elapsed_since(start) < QUICK + STOP_GRACE + SLACK
@@ -1450,7 +1564,7 @@ async def test_an_engine_that_ignores_stop(framing: Framing) -> None:
         with pytest.raises(EngineTimeoutError):
             await handle.result(0)
     async with fake_engine(stubborn, framing) as (engine, _):
-        start = trio.current_time()
+        start = anyio.current_time()
         with pytest.raises(EngineTimeoutError, match="nor after stop"):
             await engine.go(infinite=True, timeout=QUICK)
         assert elapsed_since(start) < QUICK + STOP_GRACE + SLACK
@@ -1458,7 +1572,7 @@ async def test_an_engine_that_ignores_stop(framing: Framing) -> None:
 
 
 @pytest.mark.parametrize("framing", FRAMINGS)
-@trio_test
+@client_test
 async def test_a_late_best_move_within_the_stop_grace_is_returned(framing: Framing) -> None:
     """go(timeout) that runs out: the search is stopped, and its best move, sent in answer to
     the stop, is returned rather than an error."""
@@ -1483,7 +1597,7 @@ async def test_a_late_best_move_within_the_stop_grace_is_returned(framing: Frami
                      "laws:<law>,<law> writes", id="uncountable"),
     ],
 )  # fmt: skip
-@trio_test
+@client_test
 async def test_legal_moves_in_every_form(
     framing: Framing, value: str, moves: tuple[str, ...], total: int, note: str
 ) -> None:
@@ -1503,7 +1617,7 @@ async def test_legal_moves_in_every_form(
 
 
 @pytest.mark.parametrize("framing", FRAMINGS)
-@trio_test
+@client_test
 async def test_query_values_have_the_same_types_in_both_framings(framing: Framing) -> None:
     """The answers of a scripted engine, as each framing carries them, come out as the same
     Python values: bools, None, text, and a mapping for an outcome, a clock and a table."""
@@ -1541,7 +1655,7 @@ async def test_query_values_have_the_same_types_in_both_framings(framing: Framin
 
 @pytest.mark.parametrize("count", ["\u00b2", "9" * 5000])
 @pytest.mark.parametrize("framing", FRAMINGS)
-@trio_test
+@client_test
 async def test_a_hostile_move_count_is_not_a_value_error(framing: Framing, count: str) -> None:
     """A ``query moves`` answer with an odd count gives LegalMoves or a ClientError, never a
     ValueError (which the library uses for the caller's bad arguments)."""
@@ -1559,7 +1673,7 @@ async def test_a_hostile_move_count_is_not_a_value_error(framing: Framing, count
 
 
 @pytest.mark.parametrize("protocol", ["\u00b2", "9" * 5000])
-@trio_test
+@client_test
 async def test_a_hostile_protocol_version_is_not_a_value_error(protocol: str) -> None:
     """An ``id protocol`` that is no plain number: the handshake takes the engine for plain UGI
     (protocol 0) or raises ClientError, never a ValueError."""
@@ -1609,7 +1723,7 @@ BAD_ARGUMENTS: dict[str, tuple[Callable[[AsyncEngine], Awaitable[object]], str]]
 
 @pytest.mark.parametrize("framing", FRAMINGS)
 @pytest.mark.parametrize("case", sorted(BAD_ARGUMENTS))
-@trio_test
+@client_test
 async def test_bad_arguments_raise_value_error_before_anything_is_sent(
     framing: Framing, case: str
 ) -> None:
@@ -1621,7 +1735,7 @@ async def test_bad_arguments_raise_value_error_before_anything_is_sent(
         before = bytes(peer.received)
         with pytest.raises(ValueError, match=quoted):
             await call(engine)
-        await trio.testing.wait_all_tasks_blocked()
+        await settle()
         assert bytes(peer.received) == before
         assert engine.alive
         assert await engine.query("turn") == "p1"
@@ -1640,7 +1754,7 @@ async def test_bad_arguments_raise_value_error_before_anything_is_sent(
         pytest.param(lambda e: e.undo(2**64), id="undo-2^64"),
     ],
 )
-@trio_test
+@client_test
 async def test_out_of_range_integers_raise_value_error_before_anything_is_sent(
     framing: Framing, call: Callable[[AsyncEngine], Awaitable[object]]
 ) -> None:
@@ -1653,7 +1767,7 @@ async def test_out_of_range_integers_raise_value_error_before_anything_is_sent(
         assert bytes(peer.received) == before
 
 
-@trio_test
+@client_test
 async def test_a_go_that_cannot_be_sent_leaves_the_session_usable() -> None:
     """A go that fails before it is written leaves no phantom search behind."""
     async with fake_engine(polite, "msgpack") as (engine, _):
@@ -1664,7 +1778,7 @@ async def test_a_go_that_cannot_be_sent_leaves_the_session_usable() -> None:
 
 
 @pytest.mark.parametrize("framing", FRAMINGS)
-@trio_test
+@client_test
 async def test_an_option_name_with_the_word_value_is_refused(framing: Framing) -> None:
     """An option name the text framing cannot carry (it holds the word ``value``): ValueError,
     before anything is sent, in both framings alike."""
@@ -1831,54 +1945,48 @@ def test_what_an_engine_started_is_ended_with_it(tmp_path: Path) -> None:
     assert wait_gone(pids[1])  # its child: killed with its process group
 
 
-def test_async_popen_process_is_ended_when_the_block_is_left() -> None:
+@real_clock_test
+async def test_async_popen_process_is_ended_when_the_block_is_left() -> None:
     """AsyncEngine.popen: the process property, and its returncode once the block is left
     (normally, by an error, or by cancellation); popen_in with aclose alike."""
+    async with AsyncEngine.popen([sys.executable, "-c", MINI]) as engine:
+        process = engine.process
+        assert process is not None
+        running = process.returncode is None  # a name, so that mypy does not narrow it
+        assert running
+        await engine.isready()
+    assert process.returncode is not None
 
-    async def main() -> None:
+    with contextlib.suppress(BaseExceptionGroup, KeyError):
         async with AsyncEngine.popen([sys.executable, "-c", MINI]) as engine:
             process = engine.process
-            assert process is not None
-            running = process.returncode is None  # a name, so that mypy does not narrow it
-            assert running
-            await engine.isready()
-        assert process.returncode is not None
+            raise KeyError("inside")
+    assert process is not None
+    assert process.returncode is not None
 
-        with contextlib.suppress(BaseExceptionGroup, KeyError):
-            async with AsyncEngine.popen([sys.executable, "-c", MINI]) as engine:
-                process = engine.process
-                raise KeyError("inside")
-        assert process is not None
-        assert process.returncode is not None
+    with anyio.CancelScope() as scope:
+        async with AsyncEngine.popen([sys.executable, "-c", MINI]) as engine:
+            process = engine.process
+            scope.cancel()
+            await anyio.sleep_forever()
+    assert process is not None
+    assert process.returncode is not None
 
-        with trio.CancelScope() as scope:
-            async with AsyncEngine.popen([sys.executable, "-c", MINI]) as engine:
-                process = engine.process
-                scope.cancel()
-                await trio.sleep_forever()
-        assert process is not None
-        assert process.returncode is not None
-
-        async with trio.open_nursery() as nursery:
-            engine = await AsyncEngine.popen_in(nursery, [sys.executable, "-c", MINI])
-            assert engine.info.name == "mini"
-            await engine.aclose()
-            assert engine.process is not None
-            assert engine.process.returncode is not None
-
-    trio.run(main)
+    async with anyio.create_task_group() as group:
+        engine = await AsyncEngine.popen_in(group, [sys.executable, "-c", MINI])
+        assert engine.info.name == "mini"
+        await engine.aclose()
+        assert engine.process is not None
+        assert engine.process.returncode is not None
 
 
-def test_async_popen_raises_its_errors_bare() -> None:
+@real_clock_test
+async def test_async_popen_raises_its_errors_bare() -> None:
     """``async with AsyncEngine.popen(...)`` of a program that exits at once raises
     EngineTerminatedError itself, as Engine.popen does."""
-
-    async def main() -> None:
-        with pytest.raises(EngineTerminatedError):
-            async with AsyncEngine.popen([sys.executable, "-c", "pass"]):
-                pass
-
-    trio.run(main)
+    with pytest.raises(EngineTerminatedError):
+        async with AsyncEngine.popen([sys.executable, "-c", "pass"]):
+            pass
 
 
 def test_engine_calls_from_several_threads_are_answered_in_turn() -> None:

@@ -18,6 +18,7 @@ import os
 from pathlib import Path
 
 import trio
+from anyio.abc import Process
 
 import games
 from bots.engine import Score
@@ -97,7 +98,7 @@ class TextEnginePlayer(Player):
         self.game = ""
 
     @property
-    def process(self) -> trio.Process | None:
+    def process(self) -> Process | None:
         """The engine's process (``cmd:``), once started."""
         return self.engine.process if self.engine is not None else None
 
