@@ -29,6 +29,7 @@ from enginesrv.cli.rules_args import (
     add_show,
 )
 from enginesrv.cli.tune import add_tune_commands
+from enginesrv.cli.version import add_version, cmd_version
 from enginesrv.event.results.wording import printable
 from enginesrv.logs import configure as configure_logging
 
@@ -74,6 +75,7 @@ def _commands() -> tuple[tuple[AddCommand, Handler], ...]:
         (add_check, cmd_check),
         (add_bench, cmd_bench),
         (add_analyse, cmd_analyse),
+        (add_version, cmd_version),
     )
 
 
