@@ -1,5 +1,6 @@
-"""The direction of imports between our packages: games <- bots <- enginesrv -> protocol;
-and no import cycle among their modules."""
+"""The direction of imports between our packages: games <- bots <- enginesrv -> protocol, and
+games <- bots <- envs (the environments, beside the program); and no import cycle among their
+modules."""
 
 from __future__ import annotations
 
@@ -13,13 +14,14 @@ from typing import TypeAlias
 import pytest
 
 ROOT = Path(__file__).parent.parent
-OURS = {"games", "bots", "protocol", "enginesrv"}
+OURS = {"games", "bots", "protocol", "envs", "enginesrv"}
 # package -> (our packages it may import, third-party roots it may import; None = any)
 ALLOWED: dict[str, tuple[set[str], set[str] | None]] = {
     "games": (set(), set()),
     "bots": ({"games"}, set()),
     "protocol": (set(), {"msgpack"}),
-    "enginesrv": ({"games", "bots", "protocol"}, None),
+    "envs": ({"games", "bots"}, {"numpy", "gymnasium", "pettingzoo"}),
+    "enginesrv": ({"games", "bots", "protocol", "envs"}, None),
 }
 
 

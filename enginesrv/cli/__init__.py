@@ -28,6 +28,7 @@ from enginesrv.cli.rules_args import (
     add_replay,
     add_show,
 )
+from enginesrv.cli.selfplay import add_selfplay, cmd_selfplay
 from enginesrv.cli.tune import add_tune_commands
 from enginesrv.cli.version import add_version, cmd_version
 from enginesrv.event.results.wording import printable
@@ -75,6 +76,7 @@ def _commands() -> tuple[tuple[AddCommand, Handler], ...]:
         (add_check, cmd_check),
         (add_bench, cmd_bench),
         (add_analyse, cmd_analyse),
+        (add_selfplay, cmd_selfplay),
         (add_version, cmd_version),
     )
 
