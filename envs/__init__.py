@@ -34,7 +34,7 @@ def names() -> list[str]:
 def make(name: str, **options: Any) -> GameEnv:
     """The environment of game ``name``. Options: ``render_mode`` (None, ``"ansi"``: ``render``
     returns the board as text, ``"human"``: prints it after each step) and ``max_plies`` (the
-    decisions after which a game is truncated; each game's default is in docs/envs.md)."""
+    actions after which a game is truncated; each game's default is in docs/envs.md)."""
     if name not in ADAPTERS:
         raise ValueError(f"envs.make: no environment {name!r}; there are {', '.join(names())}")
     return GameEnv(adapter(name), **options)

@@ -11,6 +11,7 @@ decisions is truncated.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any, TypeGuard
 
 import gymnasium
@@ -22,6 +23,8 @@ import games
 from envs.adapter import Adapter, Partial
 from games.base import Move
 
+MAX_POSITION = 4096
+"""The longest position string ``reset`` reads (a game's are a few hundred characters)."""
 AGENTS = ("player_0", "player_1")
 """The agents, as PettingZoo names them: ``player_0`` is the game's p1, ``player_1`` its p2."""
 
@@ -35,8 +38,8 @@ class GameEnv(AECEnv):  # type: ignore[misc]  # PettingZoo has no type informati
         super().__init__()
         if render_mode not in (None, "ansi", "human"):
             raise ValueError(f"render_mode: {render_mode!r} is none of None, 'ansi', 'human'")
-        if max_plies is not None and max_plies < 1:
-            raise ValueError(f"max_plies: {max_plies} is not a positive number of decisions")
+        if max_plies is not None and (not _is_action(max_plies) or max_plies < 1):
+            raise ValueError(f"max_plies: {max_plies!r} is not a positive whole number of actions")
         self.adapter = adapter
         self.game = games.load(adapter.game)
         self.render_mode = render_mode
@@ -68,12 +71,11 @@ class GameEnv(AECEnv):  # type: ignore[misc]  # PettingZoo has no type informati
     # -- the game --------------------------------------------------------------------------
 
     def reset(self, seed: int | None = None, options: dict[str, Any] | None = None) -> None:
-        """A new game, from the start or from ``options["position"]`` (a position string)."""
-        position = (options or {}).get("position")
-        if position is None:
-            self.state = self.game.new_state()
-        else:
-            self.state = self.game.state_from_string(str(position))
+        """A new game, from the start or from ``options["position"]`` (a position string of
+        the whole game: not a view, which hides some of it)."""
+        if options is not None and not isinstance(options, Mapping):
+            raise ValueError(f"reset: options must be a mapping, not {type(options).__name__}")
+        self.state = self._start((options or {}).get("position"))
         self.partial = ()
         self.plies = 0
         self._legal = None
@@ -86,9 +88,29 @@ class GameEnv(AECEnv):  # type: ignore[misc]  # PettingZoo has no type informati
         self.agent_selection = AGENTS[self.state.to_move()]
         self._end_if_over()
 
+    def _start(self, position: object) -> games.State:
+        if position is None:
+            return self.game.new_state()
+        if not isinstance(position, str):
+            raise ValueError(f"reset: the position must be a string, not {type(position).__name__}")
+        if len(position) > MAX_POSITION:
+            raise ValueError(
+                f"reset: a position of {len(position)} characters; no {self.game.name} position "
+                f"is longer than {MAX_POSITION}"
+            )
+        state = self.game.state_from_string(position)  # its error names the field at fault
+        if state.is_view():
+            raise ValueError(
+                f"reset: {position!r} is a view (hidden laws written ?): the environment "
+                "referees the whole game, so it starts from the whole position"
+            )
+        return state
+
     def legal_actions(self) -> list[int]:
         """The legal actions of the agent to act (none once the game is over)."""
-        if self.terminations[self.agent_selection] or self.truncations[self.agent_selection]:
+        if not self.agents or self.terminations[self.agent_selection]:
+            return []
+        if self.truncations[self.agent_selection]:
             return []
         return list(self._legal_now()[0])
 
@@ -98,6 +120,8 @@ class GameEnv(AECEnv):  # type: ignore[misc]  # PettingZoo has no type informati
         return self._legal
 
     def step(self, action: int | None) -> None:
+        if not self.agents:
+            raise ValueError(f"{self.game.name}: the game is over and every agent is done: reset")
         agent = self.agent_selection
         if self.terminations[agent] or self.truncations[agent]:
             self._was_dead_step(action)
@@ -142,7 +166,7 @@ class GameEnv(AECEnv):  # type: ignore[misc]  # PettingZoo has no type informati
     # -- what an agent sees ----------------------------------------------------------------
 
     def observe(self, agent: str) -> dict[str, Any]:
-        seat = AGENTS.index(agent)
+        seat = _seat(agent)
         acting = agent == self.agent_selection
         view = self.state.view(seat)
         planes = self.adapter.observe(view, seat, self.partial if acting else ())
@@ -154,7 +178,7 @@ class GameEnv(AECEnv):  # type: ignore[misc]  # PettingZoo has no type informati
     def position(self, agent: str) -> str:
         """The position string of what ``agent`` may know (its view: the other side's hidden
         laws as ``?``), as an engine is given it."""
-        return self.state.view(AGENTS.index(agent)).to_string()
+        return self.state.view(_seat(agent)).to_string()
 
     def render(self) -> str | None:
         """The board as text (the whole position, hidden laws included: the environment's
@@ -175,3 +199,9 @@ class GameEnv(AECEnv):  # type: ignore[misc]  # PettingZoo has no type informati
 def _is_action(action: object) -> TypeGuard[int | np.integer[Any]]:
     """Whether ``action`` is an integer (a Python or NumPy one; not a bool, not a float)."""
     return isinstance(action, int | np.integer) and not isinstance(action, bool | np.bool_)
+
+
+def _seat(agent: object) -> int:
+    if agent not in AGENTS:
+        raise ValueError(f"agent {agent!r}: the agents are {', '.join(AGENTS)}")
+    return AGENTS.index(str(agent))

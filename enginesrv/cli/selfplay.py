@@ -5,6 +5,7 @@ data"). The same command again goes on where a stopped run was."""
 from __future__ import annotations
 
 import argparse
+import functools
 import json
 import os
 import time
@@ -71,7 +72,7 @@ def add_selfplay(sub: Subcommands) -> argparse.ArgumentParser:
 def cmd_selfplay(args: argparse.Namespace, out: TextIO, err: TextIO) -> None:
     """``enginesrv selfplay`` (module docstring)."""
     try:
-        from enginesrv.selfplay.play import SelfPlayError, play  # noqa: PLC0415
+        from enginesrv.selfplay.play import SelfPlayError  # noqa: PLC0415
         from enginesrv.selfplay.store import Parts  # noqa: PLC0415
     except ImportError as exc:
         raise CommandError(
@@ -80,26 +81,24 @@ def cmd_selfplay(args: argparse.Namespace, out: TextIO, err: TextIO) -> None:
         ) from None
     settings = _settings(args)
     target = Path(args.out)
-    if target.exists() and not target.with_name(target.name + ".parts").exists():
-        raise CommandError(f"{printable(args.out)}: it exists; remove it or write another file")
-    parts = Parts(target)
     try:
+        parts = Parts(target)
         done = parts.begin(settings.config())
     except (ValueError, OSError) as exc:
-        raise CommandError(printable(str(exc))) from None
-    todo = [n for n in range(settings.games) if n not in done]
+        raise CommandError(_said(exc, args.out)) from None
     progress = _Progress(err, settings.games, len(done))
     try:
-        if todo:
-            _run(lambda: play(settings, parts, todo, args.workers, progress.tell, progress.ready))
-        joined = parts.join(settings.config())
+        joined = _play_and_join(settings, parts, done, args.workers, progress, err)
     except SelfPlayError as exc:
         raise CommandError(f"selfplay: {printable(str(exc))}") from None
     except OSError as exc:
-        raise CommandError(f"{printable(args.out)}: {exc.strerror or exc}") from None
+        raise CommandError(_said(exc, args.out)) from None
+    finally:
+        parts.close()
     progress.close()
     summary = _summary(joined, progress, target)
-    summary["workers"] = min(args.workers, len(todo)) if todo else 0
+    played = settings.games - len(done)
+    summary["workers"] = min(args.workers, played) if played else 0
     if summary["workers"]:
         summary["positions_per_second_per_worker"] = round(progress.rate() / summary["workers"])
     if args.json:
@@ -112,6 +111,50 @@ def cmd_selfplay(args: argparse.Namespace, out: TextIO, err: TextIO) -> None:
         f"{summary['rows']} positions; {summary['positions_per_second']} positions a second "
         f"once the workers had started -> {printable(str(target))}\n"
     )
+
+
+def _play_and_join(
+    settings: Any, parts: Any, done: set[int], workers: int, progress: _Progress, err: TextIO
+) -> dict[str, Any]:
+    """Play the games not done, then join the parts; a damaged part's game is played again
+    (once: a part damaged again is an error)."""
+    from enginesrv.selfplay.play import play  # noqa: PLC0415
+    from enginesrv.selfplay.store import DamagedPartsError  # noqa: PLC0415
+
+    shape = _shape(settings.game)
+    for round_ in (1, 2):
+        todo = [n for n in range(settings.games) if n not in done]
+        if todo:
+            _run(
+                functools.partial(
+                    play, settings, parts, todo, workers, progress.tell, progress.ready
+                )
+            )
+        try:
+            joined: dict[str, Any] = parts.join(settings.config(), shape)
+        except DamagedPartsError as exc:
+            if round_ == 2:
+                raise OSError(f"{parts.folder}: its parts were damaged again") from None
+            err.write(f"selfplay: {len(exc.numbers)} damaged part files, played again\n")
+            done -= set(exc.numbers)
+            progress.done -= len(exc.numbers)
+            continue
+        return joined
+    raise AssertionError("not reached")
+
+
+def _shape(game: str) -> tuple[int, ...]:
+    import envs  # noqa: PLC0415
+
+    return envs.adapter(game).shape
+
+
+def _said(exc: Exception, out: str) -> str:
+    """One line for an error of the file or its parts."""
+    if isinstance(exc, OSError) and exc.strerror:
+        where = exc.filename if exc.filename is not None else out
+        return f"{printable(str(where))}: {exc.strerror}"
+    return printable(str(exc))
 
 
 def _run(main: Callable[[], Awaitable[None]]) -> None:

@@ -23,6 +23,10 @@ from protocol.errors import ProtocolError
 MOST_GATHERED = 100_000
 """The most moves ``gather_moves`` gathers (a server lists no more: it describes a larger
 decision instead, docs/protocol.md §4.1)."""
+MOST_GATHERED_BYTES = 8 << 20
+"""The most bytes of move tokens ``gather_moves`` gathers over all its pages (a list of
+100,000 moves of a few characters is about a MiB): an engine that answers each page with one
+huge token gets no further."""
 
 
 async def exchange(
@@ -291,10 +295,16 @@ def answers(command: m.IsReady | m.Ping) -> Callable[[m.ReplyLine], bool]:
 async def gather_moves(conn: Connection, first: LegalMoves, timeout: float) -> LegalMoves:
     """The whole of a move list the server cut to fit a reply (``first``: ``query moves``'s
     answer), asked for page by page (``query moves start K``, each within ``timeout``), up
-    to ``MOST_GATHERED`` moves; it stops at a page that does not go on from where the list
-    stood (its total changed, empty, or not after the last move gathered)."""
+    to ``MOST_GATHERED`` moves or ``MOST_GATHERED_BYTES`` bytes of them; it stops at a page
+    that does not go on from where the list stood (its total changed, empty, or not after the
+    last move gathered)."""
     gathered = list(first)
-    while not first.note and len(gathered) < min(first.total, MOST_GATHERED):
+    size = sum(len(token) for token in gathered)
+    while (
+        not first.note
+        and len(gathered) < min(first.total, MOST_GATHERED)
+        and size < MOST_GATHERED_BYTES
+    ):
         value = await ask_value(conn, m.Query("moves", len(gathered)), timeout)
         page = query_value(conn.framing, "moves", value)
         going_on = (
@@ -306,5 +316,9 @@ async def gather_moves(conn: Connection, first: LegalMoves, timeout: float) -> L
         if not going_on:
             break
         assert isinstance(page, LegalMoves)
+        more = sum(len(token) for token in page)
+        if size + more > MOST_GATHERED_BYTES:
+            break
         gathered += page
+        size += more
     return LegalMoves(tuple(gathered), first.total, first.note)

@@ -27,6 +27,7 @@ from enginesrv.client.types import (
     ClientError,
     EngineError,
     EngineTerminatedError,
+    EngineTimeoutError,
     Framing,
     TraceCallback,
     TraceKind,
@@ -135,15 +136,26 @@ class Connection:
             # hands on only what it understood
             self._traced_frames = {"send": FrameReader(MAX_FRAME), "recv": FrameReader(MAX_FRAME)}
 
-    def _traced(self, kind: TraceKind, data: bytes) -> None:
-        """Tell the trace the lines (text) or frames (msgpack) of ``data``, sent or read."""
+    def _tell_trace(self, kind: TraceKind, text: str) -> None:
+        """Tell the trace one line; a trace that fails is dropped, and the connection ends
+        with its error (the caller's callback: its error is the caller's to see)."""
         trace = self._trace
         if trace is None:
+            return
+        try:
+            trace(kind, text)
+        except Exception as exc:
+            self._trace = None
+            self.end(ClientError(f"{self.where}: the trace callback failed ({exc!r})"))
+
+    def _traced(self, kind: TraceKind, data: bytes) -> None:
+        """Tell the trace the lines (text) or frames (msgpack) of ``data``, sent or read."""
+        if self._trace is None:
             return
         if self.framing == "text":
             if kind == "send":  # a whole line: what is read is traced by ``_take_lines``
                 for line in data.decode("utf-8", "replace").removesuffix("\n").split("\n"):
-                    trace(kind, line)
+                    self._tell_trace(kind, line)
             return
         reader = self._traced_frames.get(kind)
         if reader is None:
@@ -154,9 +166,9 @@ class Connection:
                 whole, frame = reader.next_frame()
                 if not whole:
                     return
-                trace(kind, json.dumps(frame, ensure_ascii=False, default=repr))
+                self._tell_trace(kind, json.dumps(frame, ensure_ascii=False, default=repr))
         except ProtocolError as exc:  # the decoder fails on it too and ends the connection
-            trace(kind, f"(not msgpack-RPC from here on: {exc})")
+            self._tell_trace(kind, f"(not msgpack-RPC from here on: {exc})")
             del self._traced_frames[kind]
 
     # -- the end ---------------------------------------------------------------------------
@@ -165,8 +177,7 @@ class Connection:
         """The connection is over: every wait ends with ``reason`` (the first reason sticks)."""
         if self.ended is None:
             self.ended = reason
-            if self._trace is not None:
-                self._trace("end", str(reason))
+            self._tell_trace("end", str(reason))
         if self.collect is not None:
             self.collect.close()
         for pending in self.pending.values():
@@ -247,8 +258,7 @@ class Connection:
             raw = self._text.next_line()  # a broken stream raises (fatal)
             if raw is None or self.ended is not None:
                 return  # what comes after the end is not routed (nor kept)
-            if self._trace is not None:
-                self._trace("recv", raw)
+            self._tell_trace("recv", raw)
             try:
                 line = text.parse_reply_line(raw)
             except ProtocolError as exc:
@@ -367,6 +377,12 @@ class Connection:
             self.writes += 1  # from here on, some of it may have gone out
             try:
                 await self.stream.send(data)
+            except anyio.get_cancelled_exc_class():
+                # cut off part-way: what the engine got of it cannot be known, and the next
+                # write would be read as its rest
+                cut = f"{self.where}: a write did not finish in time (cut off part-way)"
+                self.end(EngineTimeoutError(cut))
+                raise
             except STREAM_GONE as exc:
                 # an engine that leaves may have said why first: the reader takes its last
                 # words (and then the end of the stream) before the reason is settled

@@ -74,25 +74,37 @@ async def shut(conn: Connection, process: Process | None, wait: float = KILL_WAI
     """End the connection and the process now: ``quit`` (if the connection is still open),
     ``wait`` seconds for the process to exit, then SIGTERM to its whole group and, after
     ``TERM_WAIT`` seconds more, SIGKILL. Never raises."""
-    with anyio.CancelScope(shield=True):
-        if conn.ended is None:
-            with contextlib.suppress(ClientError), anyio.move_on_after(0.2):
-                await conn.send(m.Quit())
+    try:
+        with anyio.CancelScope(shield=True):
+            await _shut(conn, process, wait)
+    finally:
+        # a cancellation the shield does not hold (asyncio's own ``task.cancel``) must not
+        # leave the engine running: its whole group is killed at once
         conn.end(EngineTerminatedError(f"{conn.where}: the connection was closed"))
-        if process is not None:
-            with anyio.move_on_after(wait):
-                await process.wait()
-            # SIGTERM first: a program may end what it started (a reaper does: see
-            # ``enginesrv.reaper``), then SIGKILL for the whole group
-            for number, grace in ((signal.SIGTERM, TERM_WAIT), (signal.SIGKILL, 0.0)):
-                with contextlib.suppress(ProcessLookupError, PermissionError):
-                    os.killpg(process.pid, number)
-                with anyio.move_on_after(grace):
-                    await process.wait()
-            if process.returncode is None:
-                process.kill()
+        if process is not None and process.returncode is None:
+            with contextlib.suppress(ProcessLookupError, PermissionError):
+                os.killpg(process.pid, signal.SIGKILL)
+
+
+async def _shut(conn: Connection, process: Process | None, wait: float) -> None:
+    if conn.ended is None:
+        with contextlib.suppress(ClientError), anyio.move_on_after(0.2):
+            await conn.send(m.Quit())
+    conn.end(EngineTerminatedError(f"{conn.where}: the connection was closed"))
+    if process is not None:
+        with anyio.move_on_after(wait):
             await process.wait()
-        with contextlib.suppress(*STREAM_GONE):
-            await conn.stream.aclose()
-        with anyio.move_on_after(1.0):
-            await conn.reader_done.wait()
+        # SIGTERM first: a program may end what it started (a reaper does: see
+        # ``enginesrv.reaper``), then SIGKILL for the whole group
+        for number, grace in ((signal.SIGTERM, TERM_WAIT), (signal.SIGKILL, 0.0)):
+            with contextlib.suppress(ProcessLookupError, PermissionError):
+                os.killpg(process.pid, number)
+            with anyio.move_on_after(grace):
+                await process.wait()
+        if process.returncode is None:
+            process.kill()
+        await process.wait()
+    with contextlib.suppress(*STREAM_GONE):
+        await conn.stream.aclose()
+    with anyio.move_on_after(1.0):
+        await conn.reader_done.wait()

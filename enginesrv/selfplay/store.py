@@ -10,8 +10,13 @@ the game's result for that player, and the scores of the first decisions its sea
 
 from __future__ import annotations
 
+import fcntl
 import json
 import os
+import re
+import shutil
+import stat
+import zipfile
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -82,71 +87,183 @@ PER_ACTION = ("trail_action",)
 ``trail_offset[g]``."""
 
 
+MAX_CONFIG = 1 << 16
+"""The largest ``config.json`` read back (a run's is a few hundred bytes)."""
+MAX_PART = 1 << 30
+"""The largest part file read back (a game's rows are at most some megabytes)."""
+PART = re.compile(r"game-(\d{6,})\.npz")
+
+
+class DamagedPartsError(Exception):
+    """Part files that are no game of this run: removed, to be played again."""
+
+    def __init__(self, numbers: list[int]) -> None:
+        super().__init__(f"{len(numbers)} damaged part files removed")
+        self.numbers = numbers
+
+
 class Parts:
-    """The part files of a run (``OUT.parts``) and its settings."""
+    """The part files of a run (``OUT.parts``) and its settings. One run at a time writes
+    them (a lock on the folder)."""
 
     def __init__(self, out: Path) -> None:
+        if out.name in ("", ".", ".."):
+            raise ValueError(f"{out}: name a file to write, not a folder")
         self.out = out
         self.folder = out.with_name(out.name + ".parts")
+        self._lock: int | None = None
 
     def part(self, number: int) -> Path:
         return self.folder / f"game-{number:06d}.npz"
 
     def begin(self, config: dict[str, Any]) -> set[int]:
-        """Start a run, or go on with the one whose parts are there: the games done.
+        """Start a run, or go on with the one whose parts are there: the games done. A
+        temporary file a stopped run left is removed.
 
         Raises:
-            ValueError: the parts there are of other settings (which it names).
+            ValueError: OUT is a folder or is there already, another run writes these parts,
+                or the parts there are of other settings (which it names).
             OSError: the folder cannot be made or read.
         """
+        if self.out.is_dir():
+            raise ValueError(f"{self.out}: a folder; name a file to write")
+        if self.out.exists() and not self.folder.exists():
+            raise ValueError(f"{self.out}: it exists; remove it or write another file")
+        self.folder.mkdir(exist_ok=True)
+        self._take_lock()
         path = self.folder / CONFIG
-        if path.exists():
-            before = json.loads(path.read_text(encoding="utf-8"))
-            changed = sorted(k for k in set(config) | set(before) if config.get(k) != before.get(k))
-            if changed:
-                said = ", ".join(f"{k} {before.get(k)!r} (now {config.get(k)!r})" for k in changed)
-                raise ValueError(
-                    f"{self.folder} holds the games of other settings: {said}; run it with "
-                    "them again to go on, or remove the folder"
-                )
+        if path.exists() or path.is_symlink():
+            _same_settings(_read_config(path), config, self.folder)
         else:
-            self.folder.mkdir(parents=True, exist_ok=True)
             _write_whole(path, json.dumps(config, sort_keys=True).encode())
-        return {n for n in range(config["games"]) if self.part(n).exists()}
+        done = set()
+        for entry in os.scandir(self.folder):
+            if entry.name.startswith(".game-"):
+                os.unlink(entry.path)  # a save cut off (the lock says no other run is here)
+            elif (found := PART.fullmatch(entry.name)) and int(found[1]) < config["games"]:
+                done.add(int(found[1]))
+        return done
+
+    def _take_lock(self) -> None:
+        descriptor = os.open(self.folder / ".lock", os.O_RDWR | os.O_CREAT, 0o600)
+        try:
+            fcntl.flock(descriptor, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            os.close(descriptor)
+            raise ValueError(f"{self.folder}: another run writes it now") from None
+        self._lock = descriptor
 
     def save(self, number: int, arrays: dict[str, Any]) -> None:
         """The part file of game ``number``, complete or not at all."""
         temporary = self.folder / f".game-{number:06d}.{os.getpid()}.npz"
-        with temporary.open("wb") as file:
-            np.savez(file, **arrays)
-            file.flush()
-            os.fsync(file.fileno())
-        os.replace(temporary, self.part(number))
+        try:
+            with temporary.open("wb") as file:
+                np.savez(file, **arrays)
+                file.flush()
+                os.fsync(file.fileno())
+            os.replace(temporary, self.part(number))
+        except BaseException:
+            temporary.unlink(missing_ok=True)
+            raise
 
-    def join(self, config: dict[str, Any]) -> dict[str, Any]:
+    def join(self, config: dict[str, Any], shape: tuple[int, ...]) -> dict[str, Any]:
         """Every part, in game order, joined into ``OUT`` (written whole, then renamed); the
-        parts are removed after. The arrays written."""
-        loaded = []
+        parts are removed after. The arrays written.
+
+        Raises:
+            DamagedPartsError: parts that are no game of this run (of ``shape`` observations):
+                removed, for the caller to play those games again.
+        """
+        loaded, damaged = [], []
         for number in range(config["games"]):
-            with np.load(self.part(number), allow_pickle=False) as part:
-                loaded.append({key: part[key] for key in part.files})
-        keys = PER_ROW + PER_MOVE + PER_GAME + PER_ACTION
-        joined = {key: np.concatenate([p[key] for p in loaded]) for key in keys}
+            part = _load_part(self.part(number), number, shape)
+            if part is None:
+                self.part(number).unlink(missing_ok=True)
+                damaged.append(number)
+            else:
+                loaded.append(part)
+        if damaged:
+            raise DamagedPartsError(damaged)
+        joined: dict[str, Any] = {}
+        for key in PER_ROW + PER_MOVE + PER_GAME + PER_ACTION:  # one array at a time
+            joined[key] = np.concatenate([p.pop(key) for p in loaded])
         joined["moves_offset"] = _offsets(joined["moves_count"])
         joined["trail_offset"] = _offsets(joined["game_plies"])
         joined["config"] = np.array(json.dumps(config, sort_keys=True))
         temporary = self.out.with_name(f".{self.out.name}.{os.getpid()}.tmp")
-        with temporary.open("wb") as file:
-            arrays: dict[str, Any] = joined
-            np.savez_compressed(file, **arrays)
-            file.flush()
-            os.fsync(file.fileno())
-        os.replace(temporary, self.out)
-        for number in range(config["games"]):
-            self.part(number).unlink()
-        (self.folder / CONFIG).unlink()
-        self.folder.rmdir()
+        try:
+            with temporary.open("wb") as file:
+                np.savez_compressed(file, **joined)
+                file.flush()
+                os.fsync(file.fileno())
+            os.replace(temporary, self.out)
+        except BaseException:
+            temporary.unlink(missing_ok=True)
+            raise
+        shutil.rmtree(self.folder)
+        self.close()
         return joined
+
+    def close(self) -> None:
+        if self._lock is not None:
+            os.close(self._lock)
+            self._lock = None
+
+
+def _read_config(path: Path) -> dict[str, Any]:
+    """A run's settings as it kept them.
+
+    Raises:
+        ValueError: it is no file of a run's settings (said with its path).
+    """
+    try:
+        descriptor = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_NOFOLLOW)
+    except OSError as exc:
+        raise ValueError(f"{path}: {exc.strerror or exc}") from None
+    with os.fdopen(descriptor, "rb") as file:
+        if not stat.S_ISREG(os.fstat(descriptor).st_mode):
+            raise ValueError(f"{path}: not a file")
+        data = file.read(MAX_CONFIG + 1)
+    try:
+        config = json.loads(data) if len(data) <= MAX_CONFIG else None
+    except (ValueError, RecursionError):
+        config = None
+    if not isinstance(config, dict):
+        raise ValueError(f"{path}: not a run's settings; remove the folder to start anew")
+    return config
+
+
+def _same_settings(before: dict[str, Any], config: dict[str, Any], folder: Path) -> None:
+    changed = sorted(k for k in set(config) | set(before) if config.get(k) != before.get(k))
+    if changed:
+        said = ", ".join(f"{k} {before.get(k)!r} (now {config.get(k)!r})" for k in changed)
+        raise ValueError(
+            f"{folder} holds the games of other settings: {said}; run it with them again to go "
+            "on, or remove the folder"
+        )
+
+
+def _load_part(path: Path, number: int, shape: tuple[int, ...]) -> dict[str, Any] | None:
+    """The arrays of game ``number``'s part, or None when it is no such part (not a file, too
+    large, not an npz of the right arrays, another game's, or inconsistent)."""
+    try:
+        info = path.lstat()
+        if not stat.S_ISREG(info.st_mode) or info.st_size > MAX_PART:
+            return None
+        with path.open("rb") as file, np.load(file, allow_pickle=False) as data:
+            part = {key: data[key] for key in data.files}
+    except (OSError, ValueError, EOFError, zipfile.BadZipFile, KeyError):
+        return None
+    keys = PER_ROW + PER_MOVE + PER_GAME + PER_ACTION
+    if set(part) != set(keys) or part["game_number"].tolist() != [number]:
+        return None
+    rows = len(part["action"])
+    same = all(len(part[key]) == rows for key in PER_ROW)
+    moves = all(len(part[key]) == int(part["moves_count"].sum()) for key in PER_MOVE)
+    games = all(len(part[key]) == 1 for key in PER_GAME)
+    trail = len(part["trail_action"]) == int(part["game_plies"][0])
+    fits = part["observation"].shape[1:] == shape and part["observation"].dtype == np.float32
+    return part if same and moves and games and trail and fits else None
 
 
 def _offsets(counts: npt.NDArray[np.int32]) -> npt.NDArray[np.int64]:

@@ -179,6 +179,7 @@ def test_a_run_goes_on_only_with_its_own_settings(
     parts = store.Parts(out)
     config = {"game": "yoxii", "games": 3, "seed": 9}
     assert parts.begin(config) == set()
+    parts.close()
     err = refused(capsys, "yoxii", "--games", "3", "--out", str(out))
     assert "holds the games of other settings" in err
     assert "seed 9 (now 1)" in err
