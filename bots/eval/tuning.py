@@ -71,41 +71,41 @@ def _scale(name: str, field: str, about: str) -> Tunable:
 
 
 YINSH_PLAY: Final = (
-    _weight("EvalYinshRace", "race", 66, "a removed ring, per marker the pool is below the next"),
-    Tunable("EvalYinshRacePool", "race_pool", 16, 0, 51, "the pool below which rings race"),
-    _weight("EvalYinshTempo", "tempo", 45, "the next ring move", signed=True),
-    _weight("EvalYinshMarker", "marker", 67, "a marker on the board"),
-    _weight("EvalYinshMobility", "mobility", -17, "an empty point next to a ring", signed=True),
-    _weight("EvalYinshContact", "contact", 53, "a ring with a marker next to it", signed=True),
-    _weight("EvalYinshCentre3", "centre3", 8, "a ring within 3 of the centre", signed=True),
-    _weight("EvalYinshCentre2", "centre2", 56, "a ring within 2 of the centre", signed=True),
-    _weight("EvalYinshCentre1", "centre1", -26, "a ring next to the centre", signed=True),
-    _weight("EvalYinshTwoNext", "two_next", -16, "two in a window, next mover", signed=True),
-    _weight("EvalYinshTwoOther", "two_other", -16, "two in a window, other", signed=True),
-    _weight("EvalYinshThreeNext", "three_next", -15, "three in a window, next", signed=True),
-    _weight("EvalYinshThreeOther", "three_other", -16, "three in a window, other", signed=True),
+    _weight("EvalYinshRace", "race", 84, "a removed ring, per marker the pool is below the next"),
+    Tunable("EvalYinshRacePool", "race_pool", 12, 0, 51, "the pool below which rings race"),
+    _weight("EvalYinshTempo", "tempo", 42, "the next ring move", signed=True),
+    _weight("EvalYinshMarker", "marker", 74, "a marker on the board"),
+    _weight("EvalYinshMobility", "mobility", -20, "an empty point next to a ring", signed=True),
+    _weight("EvalYinshContact", "contact", 50, "a ring with a marker next to it", signed=True),
+    _weight("EvalYinshCentre3", "centre3", 2, "a ring within 3 of the centre", signed=True),
+    _weight("EvalYinshCentre2", "centre2", 75, "a ring within 2 of the centre", signed=True),
+    _weight("EvalYinshCentre1", "centre1", -29, "a ring next to the centre", signed=True),
+    _weight("EvalYinshTwoNext", "two_next", -18, "two in a window, next mover", signed=True),
+    _weight("EvalYinshTwoOther", "two_other", -28, "two in a window, other", signed=True),
+    _weight("EvalYinshThreeNext", "three_next", -10, "three in a window, next", signed=True),
+    _weight("EvalYinshThreeOther", "three_other", -6, "three in a window, other", signed=True),
     _weight(
-        "EvalYinshThreeMixedNext", "three_mixed_next", 11, "three among the other's", signed=True
+        "EvalYinshThreeMixedNext", "three_mixed_next", 14, "three among the other's", signed=True
     ),
     _weight(
         "EvalYinshThreeMixedOther", "three_mixed_other", 3, "three among the other's", signed=True
     ),
-    _weight("EvalYinshFourNext", "four_next", -4, "four, fifth point free", signed=True),
-    _weight("EvalYinshFourOther", "four_other", -27, "four, fifth point free", signed=True),
-    _weight("EvalYinshFourFlipNext", "four_flip_next", 18, "four and the other's marker"),
-    _weight("EvalYinshFourFlipOther", "four_flip_other", 92, "four and the other's marker"),
-    _weight("EvalYinshThreatNext", "threat_next", 375, "a ring threat, next mover"),
-    _weight("EvalYinshThreatOther", "threat_other", 232, "a ring threat, other"),
-    _weight("EvalYinshThreatWinNext", "threat_win_next", 3000, "a threat that wins, next"),
-    _weight("EvalYinshThreatWinOther", "threat_win_other", 756, "a threat that wins, other"),
+    _weight("EvalYinshFourNext", "four_next", -5, "four, fifth point free", signed=True),
+    _weight("EvalYinshFourOther", "four_other", -33, "four, fifth point free", signed=True),
+    _weight("EvalYinshFourFlipNext", "four_flip_next", 17, "four and the other's marker"),
+    _weight("EvalYinshFourFlipOther", "four_flip_other", 99, "four and the other's marker"),
+    _weight("EvalYinshThreatNext", "threat_next", 299, "a ring threat, next mover"),
+    _weight("EvalYinshThreatOther", "threat_other", 297, "a ring threat, other"),
+    _weight("EvalYinshThreatWinNext", "threat_win_next", 3811, "a threat that wins, next"),
+    _weight("EvalYinshThreatWinOther", "threat_win_other", 874, "a threat that wins, other"),
 )
 """Yinsh's ring-move weights (``bots.eval.yinsh.Weights``; the unit, ``ring`` 1000, stays)."""
 
 YINSH_PLACEMENT: Final = (
-    _weight("EvalYinshPlaceMobility", "mobility", 6, "placement: a ring's empty neighbour"),
-    _weight("EvalYinshPlaceCentre3", "centre3", 20, "placement: a ring within 3 of the centre"),
+    _weight("EvalYinshPlaceMobility", "mobility", 4, "placement: a ring's empty neighbour"),
+    _weight("EvalYinshPlaceCentre3", "centre3", 21, "placement: a ring within 3 of the centre"),
     _weight("EvalYinshPlaceCentre2", "centre2", 20, "placement: a ring within 2 of the centre"),
-    _weight("EvalYinshPlaceCentre1", "centre1", 10, "placement: a ring next to the centre"),
+    _weight("EvalYinshPlaceCentre1", "centre1", 8, "placement: a ring next to the centre"),
 )
 """Yinsh's placement weights (``bots.eval.yinsh.PLACEMENT_WEIGHTS``)."""
 

@@ -24,6 +24,7 @@ from tests.enginesrv.test_pool import job
 from tests.enginesrv.test_server import trio_test
 
 GALLEON_WEIGHT = next(t for t in TUNABLES["yohoho"] if t.name == "EvalYohohoGalleon")
+MARKER_WEIGHT = next(t for t in TUNABLES["yinsh"] if t.name == "EvalYinshMarker")
 GALLEON = f"option name EvalYohohoGalleon type spin default {{}} min 0 max {GALLEON_WEIGHT.high}"
 YOHOHO_ARNO = "3g1gc2/8/5r3/A4c2/4c4/3G4/3a1R3/1C1G4/2C4C1 b 1 0"
 
@@ -71,7 +72,8 @@ async def test_setoption_takes_any_weight_and_options_all_shows_the_games_own() 
         assert not [line for line in every if "EvalYinsh" in line]
         await peer.send("setoption name Game value yinsh", "options all", "options")
         every = await peer.until("optionsok")
-        assert "option name EvalYinshMarker type spin default 80 min 0 max 268" in every
+        marker = MARKER_WEIGHT
+        assert f"option name EvalYinshMarker type spin default 80 min 0 max {marker.high}" in every
         assert not [line for line in every if "EvalYohoho" in line or "EvalYoxii" in line]
         assert not evals(await peer.until("optionsok"))
 
