@@ -84,6 +84,17 @@ def make_subreaper() -> bool:
     return _prctl(PR_SET_CHILD_SUBREAPER, 1)
 
 
+def die_with_parent() -> bool:
+    """``prctl(PR_SET_PDEATHSIG, SIGKILL)``: this process is killed when the thread that
+    started it ends (its parent process's main thread, for a process started from it), so
+    that a parent killed with -9 leaves no such child behind. False where it could not be
+    set, or the parent was gone already."""
+    parent = os.getppid()
+    if not _prctl(PR_SET_PDEATHSIG, signal.SIGKILL):
+        return False
+    return os.getppid() == parent  # not orphaned before it was set
+
+
 def set_dumpable(dumpable: bool) -> bool:
     """``prctl(PR_SET_DUMPABLE)``: an undumpable process's memory, open files and environment
     in /proc, and ptrace, are closed to other processes of its user (not to root with its

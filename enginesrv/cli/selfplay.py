@@ -5,15 +5,11 @@ data"). The same command again goes on where a stopped run was."""
 from __future__ import annotations
 
 import argparse
-import functools
 import json
 import os
 import time
-from collections.abc import Awaitable, Callable, Iterator
 from pathlib import Path
 from typing import Any, TextIO
-
-import trio
 
 import games
 from enginesrv.cli.common import CommandError, Subcommands, natural, positive
@@ -118,18 +114,14 @@ def _play_and_join(
 ) -> dict[str, Any]:
     """Play the games not done, then join the parts; a damaged part's game is played again
     (once: a part damaged again is an error)."""
-    from enginesrv.selfplay.play import play  # noqa: PLC0415
+    from enginesrv.selfplay.play import run  # noqa: PLC0415
     from enginesrv.selfplay.store import DamagedPartsError  # noqa: PLC0415
 
     shape = _shape(settings.game)
     for round_ in (1, 2):
         todo = [n for n in range(settings.games) if n not in done]
         if todo:
-            _run(
-                functools.partial(
-                    play, settings, parts, todo, workers, progress.tell, progress.ready
-                )
-            )
+            run(settings, parts, todo, workers, progress.tell, progress.ready)
         try:
             joined: dict[str, Any] = parts.join(settings.config(), shape)
         except DamagedPartsError as exc:
@@ -155,26 +147,6 @@ def _said(exc: Exception, out: str) -> str:
         where = exc.filename if exc.filename is not None else out
         return f"{printable(str(where))}: {exc.strerror}"
     return printable(str(exc))
-
-
-def _run(main: Callable[[], Awaitable[None]]) -> None:
-    """``main`` under trio; what a lane raised comes out bare (an interrupt as itself, the
-    games saved so far kept for the next run)."""
-    try:
-        trio.run(main)
-    except BaseExceptionGroup as group:
-        if group.subgroup(KeyboardInterrupt) is not None:
-            raise KeyboardInterrupt from None
-        leaves = list(_leaves(group))
-        raise next((e for e in leaves if isinstance(e, Exception)), leaves[0]) from None
-
-
-def _leaves(group: BaseExceptionGroup[BaseException]) -> Iterator[BaseException]:
-    for exc in group.exceptions:
-        if isinstance(exc, BaseExceptionGroup):
-            yield from _leaves(exc)
-        else:
-            yield exc
 
 
 def _settings(args: argparse.Namespace) -> Any:

@@ -1,7 +1,8 @@
-"""The games of a self-play run: one lane a worker, each playing its games one after another
-in an environment of ``envs``, every decision of the bot a search on the worker pool of the
-acting player's view (what its player may know, as a position string), never of the
-environment's full state.
+"""The games of a self-play run, each played whole in a worker process (``play_game``): the
+environment of ``envs``, the bot searching the acting player's view (``State.view``: what its
+player may know, never the environment's full state), every decision kept as a row. The
+coordinator only hands out game numbers and keeps the parts (``run``), so that the rows a
+second grow with the workers.
 
 A game begins with ``random_plies`` random decisions (so that the games differ), each from a
 generator seeded by the run's seed and the game's number; the bot then plays both sides to
@@ -11,31 +12,33 @@ actions (the Yin Yang setup, scored as whole sets of laws) is played but not kep
 
 from __future__ import annotations
 
-import collections
+import concurrent.futures
+import multiprocessing
 import random
-import time
+import signal
+from collections import deque
 from collections.abc import Callable
+from concurrent.futures.process import BrokenProcessPool
 from dataclasses import asdict, dataclass
 from typing import Any
 
-import trio
-
+from bots.engine import Engine, Limits, RootScore
+from bots.registry import create_bot
+from enginesrv import reaper
 from enginesrv.analyse.judge import expected
-from enginesrv.search.jobs import SearchJob
-from enginesrv.search.pool import WorkerPool
 from enginesrv.selfplay.store import WINNER_DRAW, WINNER_NONE, GameRows, Parts
 from envs import GameEnv, make
 from envs.core import AGENTS
 
-SEARCH_CAP = 120.0
-"""Seconds one search may take before its game is given up (a depth-1 search takes
-milliseconds): every wait is bounded."""
+GAME_CAP = 3600.0
+"""Seconds the run waits for some game to end before it gives up (a depth-1 game takes well
+under a second): every wait is bounded."""
 KINDS = {"cp": 0, "win": 1, "loss": 2}
 """``moves_kind``: an evaluation, a win in ``value`` plies, a loss in ``value`` plies."""
 
 
 class SelfPlayError(Exception):
-    """A game could not be played on (its bot found no move, or failed)."""
+    """A game could not be played (its bot failed, or a worker process died)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -65,61 +68,48 @@ class Settings:
         return data
 
 
-async def play(
-    settings: Settings,
-    parts: Parts,
-    todo: list[int],
-    workers: int,
-    on_game: Callable[[int, int], None],
-    on_ready: Callable[[], None] = lambda: None,
-) -> None:
-    """Play the games numbered ``todo`` on ``workers`` worker processes, each saved as a part
-    as it ends; ``on_ready`` is told when the workers have started, ``on_game`` each game's
-    number and rows kept."""
-    waiting = collections.deque(todo)
-    async with trio.open_nursery() as nursery:
-        pool = WorkerPool(nursery, max(1, min(workers, len(todo))))
-        try:
-            await pool.start()
-            on_ready()
-            async with trio.open_nursery() as lanes:
-                for lane in range(pool.size):
-                    lanes.start_soon(_lane, pool, lane, waiting, settings, parts, on_game)
-        finally:
-            await pool.aclose()
+# -- in a worker process ----------------------------------------------------------------------
+
+_KEPT: dict[str, Any] = {}
+"""This worker's bot and environment, made for its first game and kept for the next."""
 
 
-async def _lane(
-    pool: WorkerPool,
-    lane: int,
-    waiting: collections.deque[int],
-    settings: Settings,
-    parts: Parts,
-    on_game: Callable[[int, int], None],
-) -> None:
-    env = make(settings.game, max_plies=settings.max_plies)
-    while waiting:
-        number = waiting.popleft()
-        rows = GameRows(number)
-        await _one_game(pool, f"selfplay-{lane}", env, settings, rows)
-        if env.state.is_terminal():
-            outcome = env.state.outcome()
-            seat = outcome.winner_seat if outcome is not None else None
-            winner = WINNER_DRAW if seat is None else seat
-        else:
-            winner = WINNER_NONE
-        parts.save(number, rows.arrays(winner, env.plies, env.adapter.shape))
-        on_game(number, len(rows.actions))
+def start_worker() -> None:
+    """A worker process's start: Ctrl-C is the coordinator's to handle, and the worker dies
+    with it (even killed with -9)."""
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    reaper.die_with_parent()
 
 
-async def _one_game(
-    pool: WorkerPool, session: str, env: GameEnv, settings: Settings, rows: GameRows
+def play_game(settings: Settings, number: int) -> dict[str, Any]:
+    """Game ``number`` of the run, played whole: its part's arrays (``GameRows.arrays``)."""
+    key = repr(settings)
+    if _KEPT.get("key") != key:
+        _KEPT.update(key=key, env=make(settings.game, max_plies=settings.max_plies))
+        _KEPT["bot"] = create_bot(settings.bot)
+        for name, value in settings.options:
+            _KEPT["bot"].set_option(name, value)
+    env: GameEnv = _KEPT["env"]
+    bot: Engine = _KEPT["bot"]
+    if settings.secret_seed:
+        bot.set_option("SecretSeed", str(settings.seed * 1_000_003 + number))
+    bot.new_game(env.game)
+    rows = GameRows(number)
+    _moves(env, bot, settings, rows, random.Random(f"{settings.seed}:{number}"))
+    if env.state.is_terminal():
+        outcome = env.state.outcome()
+        seat = outcome.winner_seat if outcome is not None else None
+        winner = WINNER_DRAW if seat is None else seat
+    else:
+        winner = WINNER_NONE
+    return rows.arrays(winner, env.plies, env.adapter.shape)
+
+
+def _moves(
+    env: GameEnv, bot: Engine, settings: Settings, rows: GameRows, rng: random.Random
 ) -> None:
     env.reset()
-    rng = random.Random(f"{settings.seed}:{rows.number}")
-    options = settings.options
-    if settings.secret_seed:
-        options = (*options, ("SecretSeed", str(settings.seed * 1_000_003 + rows.number)))
+    limits = Limits(depth=settings.depth, nodes=settings.nodes, score_forced=True)
     decisions = 0
     while not (env.terminations[env.agent_selection] or env.truncations[env.agent_selection]):
         if decisions < settings.random_plies:
@@ -129,27 +119,10 @@ async def _one_game(
             decisions += not env.partial
             continue
         agent = env.agent_selection
-        position = env.position(agent)
-        job = SearchJob(
-            session=session,
-            game=settings.game,
-            position=position,
-            bot=settings.bot,
-            options=tuple((name, value) for name, value in options),
-            depth=settings.depth,
-            nodes=settings.nodes,
-            new_game=decisions == settings.random_plies,
-            game_key=f"{session}:{rows.number}",
-            score_forced=True,
-            issued=time.monotonic(),
-        )
-        hard = trio.current_time() + SEARCH_CAP
-        outcome = await pool.search(job, on_info=_ignore, stop=trio.Event(), hard_deadline=hard)
-        result = outcome.result
-        if result is None or result.token is None:
-            why = outcome.error or ("killed" if outcome.killed else "no move")
-            raise SelfPlayError(f"game {rows.number}: {settings.bot} in {position}: {why}")
-        view = env.game.state_from_string(position)
+        view = env.state.view(AGENTS.index(agent))
+        result = bot.search(view, limits)
+        if result.token is None:
+            raise SelfPlayError(f"game {rows.number}: {settings.bot} found no move in {view}")
         actions = env.adapter.actions_of(view, result.token)
         if len(actions) == 1:
             _keep(env, agent, view, actions[0], result.root_scores, settings.scale, rows)
@@ -164,7 +137,7 @@ def _keep(
     agent: str,
     view: Any,
     action: int,
-    scores: tuple[Any, ...],
+    scores: tuple[RootScore, ...],
     scale: float,
     rows: GameRows,
 ) -> None:
@@ -188,5 +161,74 @@ def _keep(
     rows.counts.append(kept)
 
 
-def _ignore(info: object) -> None:
-    del info
+# -- the coordinator --------------------------------------------------------------------------
+
+
+def _warm() -> None:
+    """A worker's first task: its imports are made, and it holds a moment so that each
+    worker gets one."""
+    import time  # noqa: PLC0415
+
+    time.sleep(0.2)
+
+
+def run(
+    settings: Settings,
+    parts: Parts,
+    todo: list[int],
+    workers: int,
+    on_game: Callable[[int, int], None],
+    on_ready: Callable[[], None] = lambda: None,
+) -> None:
+    """Play the games numbered ``todo`` on ``workers`` worker processes, a few in flight per
+    worker, each saved as a part as it ends; ``on_ready`` is told when the workers have
+    started, ``on_game`` each game's number and rows kept. Whatever ends the run early (an
+    error, Ctrl-C) kills the workers: the games in flight are lost, the saved ones kept."""
+    size = max(1, min(workers, len(todo)))
+    executor = concurrent.futures.ProcessPoolExecutor(
+        max_workers=size,
+        mp_context=multiprocessing.get_context("spawn"),
+        initializer=start_worker,
+    )
+    try:
+        concurrent.futures.wait([executor.submit(_warm) for _ in range(size)], timeout=GAME_CAP)
+        on_ready()
+        _drive(executor, settings, parts, deque(todo), 2 * size, on_game)
+    except BaseException:
+        for process in list(executor._processes.values()):  # no public way to kill them
+            process.kill()
+        raise
+    finally:
+        executor.shutdown(wait=True, cancel_futures=True)
+
+
+def _drive(
+    executor: concurrent.futures.ProcessPoolExecutor,
+    settings: Settings,
+    parts: Parts,
+    waiting: deque[int],
+    window: int,
+    on_game: Callable[[int, int], None],
+) -> None:
+    flight: dict[concurrent.futures.Future[dict[str, Any]], int] = {}
+    while waiting or flight:
+        while waiting and len(flight) < window:
+            number = waiting.popleft()
+            flight[executor.submit(play_game, settings, number)] = number
+        done, _ = concurrent.futures.wait(
+            flight, timeout=GAME_CAP, return_when=concurrent.futures.FIRST_COMPLETED
+        )
+        if not done:
+            raise SelfPlayError(f"no game ended within {GAME_CAP:g} s")
+        for future in done:
+            number = flight.pop(future)
+            try:
+                arrays = future.result()
+            except BrokenProcessPool:
+                raise SelfPlayError(f"a worker process died (game {number})") from None
+            except SelfPlayError:
+                raise
+            except Exception as exc:
+                raise SelfPlayError(f"game {number}: {settings.bot} failed: {exc!r}") from None
+            parts.save(number, arrays)
+            on_game(number, len(arrays["action"]))
