@@ -6,6 +6,9 @@ from __future__ import annotations
 
 import json
 import os
+import subprocess
+import sys
+import time
 from pathlib import Path
 from typing import Any
 
@@ -224,3 +227,49 @@ def test_an_out_that_is_a_folder_is_refused_before_any_game(
     (tmp_path / "a.npz").mkdir()
     assert "a folder; name a file to write" in one_line_refusal(capsys, tmp_path / "a.npz")
     assert not (tmp_path / "a.npz.parts").exists()
+
+
+def children_of(pid: int) -> set[int]:
+    """PIDs of the child processes of ``pid`` (from /proc)."""
+    out = set()
+    for entry in os.listdir("/proc"):
+        if entry.isdigit():
+            try:
+                with open(f"/proc/{entry}/stat") as file:
+                    if file.read().rsplit(")", 1)[1].split()[1] == str(pid):
+                        out.add(int(entry))
+            except OSError:
+                pass
+    return out
+
+
+def alive(pid: int) -> bool:
+    try:
+        with open(f"/proc/{pid}/stat") as file:
+            return file.read().rsplit(")", 1)[1].split()[0] != "Z"
+    except OSError:
+        return False
+
+
+def test_the_workers_end_with_a_coordinator_killed_with_9(tmp_path: Path) -> None:
+    """kill -9 of ``enginesrv selfplay`` while its workers play: no worker outlives it, and
+    the games saved are kept for the next run."""
+    out = tmp_path / "k.npz"
+    command = [sys.executable, "-m", "enginesrv.cli", "selfplay", "yinsh", "--games", "400",
+               "--depth", "1", "--workers", "2", "--out", str(out)]  # fmt: skip
+    run = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    try:
+        folder = tmp_path / "k.npz.parts"
+        deadline = time.monotonic() + 60
+        while not list(folder.glob("game-*.npz")) and time.monotonic() < deadline:
+            time.sleep(0.05)
+        workers = children_of(run.pid)
+        assert len(workers) >= 2, workers  # the two workers (and the resource tracker)
+    finally:
+        run.kill()
+        run.wait(timeout=10)
+    deadline = time.monotonic() + 5
+    while any(alive(pid) for pid in workers) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert not [pid for pid in workers if alive(pid)]
+    assert list(folder.glob("game-*.npz"))
