@@ -58,7 +58,7 @@ from collections.abc import Sequence
 import numpy as np
 
 import games
-from envs.adapter import Adapter, Partial, Planes
+from envs.adapter import Partial, Planes, TokenAdapter
 from games.base import Move
 from games.yinyang import (
     ANCHOR_NAMES,
@@ -175,25 +175,18 @@ included)."""
 SQUARE_BITS = np.arange(16, dtype=np.int64)
 
 
-class YinYangAdapter(Adapter):
+class YinYangAdapter(TokenAdapter):
+    """The token table of ``TOKENS`` (a setup law's action is a part of a ``laws:`` token),
+    with the setup split into four actions and the moves mapped without listing the setup."""
+
     game = "yinyang"
-    size = SIZE
     shape = (PLANES, 4, 4)
     max_plies = 1000
     """The default truncation, in actions (the setup's 8 included): see the module docstring."""
 
     def __init__(self) -> None:
-        self.tokens = TOKENS
-        self._index = {token: i for i, token in enumerate(TOKENS)}
-
-    def token(self, action: int) -> str:
-        return self.tokens[action]
-
-    def index(self, token: str) -> int:
-        try:
-            return self._index[token]
-        except KeyError:
-            raise ValueError(f"{self.game}: {token!r} is no action of this game") from None
+        super().__init__(TOKENS)
+        assert self.size == SIZE
 
     def legal(self, state: games.State, partial: Partial) -> tuple[list[int], list[Move]]:
         if state.is_terminal():

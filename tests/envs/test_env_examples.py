@@ -4,20 +4,13 @@ examples/envs_bot.py."""
 from __future__ import annotations
 
 import re
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
+from tests.enginesrv.test_client_docs import run
+
 ROOT = Path(__file__).resolve().parents[2]
-
-
-def run(args: list[str]) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, *args], capture_output=True, text=True, timeout=120, check=False,
-        cwd=ROOT,
-    )  # fmt: skip
 
 
 def test_the_random_game_of_the_page_runs(tmp_path: Path) -> None:
