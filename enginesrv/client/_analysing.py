@@ -12,8 +12,8 @@ import anyio
 
 from enginesrv.client import _asking
 from enginesrv.client._args import TIMEOUT
-from enginesrv.client._conn import Connection, Pending, engine_error
-from enginesrv.client.handle import AnalysisWait
+from enginesrv.client._conn import Connection, engine_error
+from enginesrv.client.handle import AnalysisWait, Pending
 from enginesrv.client.types import ClientError, EngineTimeoutError
 from protocol import messages as m
 

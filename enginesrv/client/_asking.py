@@ -12,8 +12,8 @@ from collections.abc import Callable, Sequence
 import anyio
 
 from enginesrv.client._args import STOP_GRACE, handshake_from_lines, query_value
-from enginesrv.client._conn import MAX_LINES, Connection, Pending, engine_error
-from enginesrv.client.handle import Search
+from enginesrv.client._conn import MAX_LINES, Connection, engine_error
+from enginesrv.client.handle import Pending, Search
 from enginesrv.client.types import ClientError, EngineError, EngineTimeoutError, LegalMoves
 from protocol import messages as m
 from protocol import mpack

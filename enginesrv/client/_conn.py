@@ -22,7 +22,7 @@ import anyio
 from anyio.abc import ByteStream
 from anyio.streams.memory import MemoryObjectSendStream
 
-from enginesrv.client.handle import AnalysisWait, Search
+from enginesrv.client.handle import AnalysisWait, Pending, Search
 from enginesrv.client.types import (
     ClientError,
     EngineError,
@@ -55,15 +55,6 @@ LAST_WORDS_WAIT = 0.5
 away (its reason, such as ``error 304 shutting-down``)."""
 STREAM_GONE = (anyio.BrokenResourceError, anyio.ClosedResourceError, OSError)
 """What reading or writing a pipe or socket raises once the other end is gone."""
-
-
-class Pending:
-    """A msgpack request waiting for its response."""
-
-    def __init__(self, method: str) -> None:
-        self.method = method
-        self.done = anyio.Event()
-        self.reply: m.RpcResult | None = None
 
 
 def engine_error(reply: m.ErrorReply | m.InvalidMove) -> EngineError:

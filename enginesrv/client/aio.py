@@ -320,11 +320,9 @@ class AsyncEngine:
         left = None if timeout is None else max(0.0, timeout - (anyio.current_time() - began))
         try:
             return await handle.result(left)
-        except anyio.get_cancelled_exc_class():
-            # the caller gave up on the search: stop it, so that the engine is idle again (its
-            # best move still comes to the handle, which no one holds)
+        except anyio.get_cancelled_exc_class():  # the caller gave up: the engine goes idle
             with anyio.CancelScope(shield=True):
-                await self._stop_quietly(handle)
+                await handle.stop_quietly()
             raise
         except EngineTimeoutError:
             await handle.stop(STOP_GRACE)
@@ -335,13 +333,6 @@ class AsyncEngine:
                 raise EngineTimeoutError(
                     f"{self.where}: no best move within {timeout:g} s, nor after stop"
                 ) from exc
-
-    async def _stop_quietly(self, handle: SearchHandle) -> None:
-        """Stop ``handle``'s search and wait a moment for its best move; errors are the
-        connection's (it ends on them), not the caller's."""
-        with contextlib.suppress(ClientError), anyio.move_on_after(STOP_GRACE):
-            await handle.stop(STOP_GRACE)
-            await handle.result(STOP_GRACE)
 
     async def analyse(
         self,

@@ -4,12 +4,14 @@ until its answer (``AnalysisWait``)."""
 
 from __future__ import annotations
 
+import contextlib
 import math
 from collections.abc import Awaitable, Callable
 
 import anyio
 
-from enginesrv.client.types import EngineTimeoutError, SearchResult
+from enginesrv.client._args import STOP_GRACE
+from enginesrv.client.types import ClientError, EngineTimeoutError, SearchResult
 from protocol import messages as m
 
 
@@ -89,6 +91,15 @@ class Search:
             self.done.set()
 
 
+class Pending:
+    """A msgpack request waiting for its response."""
+
+    def __init__(self, method: str) -> None:
+        self.method = method
+        self.done = anyio.Event()
+        self.reply: m.RpcResult | None = None
+
+
 MAX_ANALYSIS_LINES = 1024
 """The most lines kept for one position (a server reports at most 256)."""
 
@@ -150,6 +161,13 @@ class SearchHandle:
         """Ask the engine to end the search now; its best move follows (``result``). The
         ``stop`` must go out within ``timeout`` seconds, or the engine is given up."""
         await self._stop(timeout)
+
+    async def stop_quietly(self, grace: float = STOP_GRACE) -> None:
+        """Stop the search and wait a moment for its best move (none is owed to anyone);
+        errors are the connection's (it ends on them), not the caller's."""
+        with contextlib.suppress(ClientError), anyio.move_on_after(grace):
+            await self._stop(grace)
+            await self.result(grace)
 
     async def result(self, timeout: float | None = None) -> SearchResult:
         """The search's result, once it has ended; waits at most ``timeout`` seconds (None:

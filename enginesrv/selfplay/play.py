@@ -187,7 +187,9 @@ def run(
     size = max(1, min(workers, len(todo)))
     executor = concurrent.futures.ProcessPoolExecutor(
         max_workers=size,
-        mp_context=multiprocessing.get_context("spawn"),
+        # forked: they start at once with what this process has loaded, and unlike spawned
+        # ones need no resource tracker (a process of its own, which outlives the run)
+        mp_context=multiprocessing.get_context("fork"),
         initializer=start_worker,
     )
     try:
