@@ -127,6 +127,18 @@ def test_nothing_below_the_web_front_imports_it(side: str) -> None:
     assert not bad, f"enginesrv.{side} imports the web front:\n" + "\n".join(bad)
 
 
+@pytest.mark.parametrize("side", ["serve", "event", "search", "client", "web"])
+def test_nothing_below_the_ladder_imports_it(side: str) -> None:
+    """``enginesrv.ladder`` builds on the server and the events, as the web front does; they
+    and the web front know nothing of it (the command line wires them together)."""
+    bad = []
+    for path in sorted((ROOT / "enginesrv" / side).rglob("*.py")):
+        for line, name in imported_modules(path):
+            if name == "enginesrv.ladder" or name.startswith("enginesrv.ladder."):
+                bad.append(f"{path.relative_to(ROOT)}:{line} imports {name}")
+    assert not bad, f"enginesrv.{side} imports the ladder:\n" + "\n".join(bad)
+
+
 def test_the_admission_knows_none_of_the_doors_it_serves() -> None:
     """``enginesrv.admission`` is shared by the server, the web front and the events (every
     door that accepts connections): it imports none of them."""

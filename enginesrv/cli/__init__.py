@@ -17,6 +17,7 @@ from enginesrv.cli.analyse import add_analyse, cmd_analyse
 from enginesrv.cli.common import EXIT_USAGE, CommandError, Handler, Parser, Subcommands
 from enginesrv.cli.events import add_event_commands
 from enginesrv.cli.export import cmd_export
+from enginesrv.cli.ladder import add_ladder, cmd_ladder
 from enginesrv.cli.program_args import add_check, add_engine, add_serve
 from enginesrv.cli.programs import cmd_check, cmd_engine, cmd_serve
 from enginesrv.cli.rules import cmd_bench, cmd_moves, cmd_perft, cmd_replay, cmd_show
@@ -77,6 +78,7 @@ def _commands() -> tuple[tuple[AddCommand, Handler], ...]:
         (add_bench, cmd_bench),
         (add_analyse, cmd_analyse),
         (add_selfplay, cmd_selfplay),
+        (add_ladder, cmd_ladder),
         (add_version, cmd_version),
     )
 

@@ -1,0 +1,194 @@
+"""A file of tokens: accounts (a name each) and the salted hash of each one's token, never the
+token itself. The ladder's players (``enginesrv ladder add``) are kept in one; a server's
+clients will be too (docs/security.md).
+
+A token is 32 random bytes, URL-safe base64 (43 characters), printed once when it is made. The
+file holds a line per account, ``NAME scrypt$N$r$p$SALT$HASH CREATED`` (salt and hash in hex;
+``hashlib.scrypt``, the standard memory-hard key-derivation function). ``check`` costs one
+scrypt whatever it is given, a known name or not, and compares in constant time, so that
+neither its answer's time nor its words tell which part was wrong. The file is written whole
+and renamed into place, under a lock, readable by its owner only.
+"""
+
+from __future__ import annotations
+
+import fcntl
+import hashlib
+import hmac
+import os
+import re
+import secrets
+import stat
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+
+NAME = re.compile(r"[A-Za-z][A-Za-z0-9_.-]{0,31}")
+"""An account's name: a letter, then up to 31 letters, digits, ``_``, ``.`` or ``-``."""
+SCRYPT_N, SCRYPT_R, SCRYPT_P = 1 << 14, 8, 1
+"""scrypt's cost: 16 MiB and some 50 ms a check (OWASP's minimum is N = 2^17 at r = 8 for
+passwords; a token of 256 random bits needs no stretching against guessing, only against a
+stolen file being turned back into tokens, which 256 bits make hopeless at any cost)."""
+MAX_MEMORY = 32 << 20
+"""The most memory a line's scrypt costs may ask (128 * N * r bytes): a crafted file cannot
+make a check take more."""
+MAX_FILE = 1 << 20
+"""The largest token file read (some thousands of accounts)."""
+TOKEN_CHARS = re.compile(r"[A-Za-z0-9_-]{43}")
+
+
+class TokenFileError(Exception):
+    """The token file cannot be read or written as one (the message names it and why)."""
+
+
+@dataclass(frozen=True, slots=True)
+class Account:
+    name: str
+    digest: str
+    """``scrypt$N$r$p$SALT$HASH``."""
+    created: str
+    """When the token was made, ``YYYY-MM-DDTHH:MM:SSZ``."""
+
+
+def _hash(token: str, salt: bytes, n: int, r: int, p: int) -> bytes:
+    return hashlib.scrypt(token.encode(), salt=salt, n=n, r=r, p=p, maxmem=2 * MAX_MEMORY, dklen=32)
+
+
+def digest_of(token: str) -> str:
+    """A new salted hash of ``token``, as the file keeps it."""
+    salt = secrets.token_bytes(16)
+    value = _hash(token, salt, SCRYPT_N, SCRYPT_R, SCRYPT_P)
+    return f"scrypt${SCRYPT_N}${SCRYPT_R}${SCRYPT_P}${salt.hex()}${value.hex()}"
+
+
+_DECOY = digest_of(secrets.token_urlsafe(32))
+"""What an unknown name is checked against: the same work as a known one."""
+
+
+def matches(token: str, digest: str) -> bool:
+    """Whether ``token`` is the one ``digest`` was made from (one scrypt, compared in
+    constant time)."""
+    kind, n, r, p, salt, value = digest.split("$")
+    assert kind == "scrypt"
+    made = _hash(token, bytes.fromhex(salt), int(n), int(r), int(p))
+    return hmac.compare_digest(made, bytes.fromhex(value))
+
+
+class TokenFile:
+    """The accounts of one file (``path``; it need not exist yet)."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+
+    def accounts(self) -> list[Account]:
+        """Every account, in the file's order.
+
+        Raises:
+            TokenFileError: the file is not a token file (which line, and why).
+        """
+        try:
+            descriptor = os.open(self.path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
+        except FileNotFoundError:
+            return []
+        except OSError as exc:
+            raise TokenFileError(f"{self.path}: {exc.strerror or exc}") from None
+        with os.fdopen(descriptor, "rb") as file:
+            if not stat.S_ISREG(os.fstat(descriptor).st_mode):
+                raise TokenFileError(f"{self.path}: not a file")
+            data = file.read(MAX_FILE + 1)
+        if len(data) > MAX_FILE:
+            raise TokenFileError(f"{self.path}: larger than {MAX_FILE} bytes: no token file")
+        return [_account(self.path, number, line) for number, line in _lines(data)]
+
+    def check(self, name: str, token: str) -> bool:
+        """Whether ``token`` is the token of account ``name`` (False for an unknown or
+        revoked name, or a token of the wrong form, at the cost of a known one)."""
+        digest = _DECOY
+        for account in self.accounts():
+            if account.name == name:
+                digest = account.digest
+        good_form = TOKEN_CHARS.fullmatch(token) is not None
+        right = matches(token if good_form else "", digest)
+        return right and good_form and digest is not _DECOY
+
+    def add(self, name: str) -> str:
+        """A new account ``name``: its token, to be shown once (the file keeps its hash).
+
+        Raises:
+            ValueError: the name is not a name, or is taken.
+            TokenFileError: the file cannot be read or written.
+        """
+        if NAME.fullmatch(name) is None:
+            raise ValueError(f"name {name!r}: a letter, then up to 31 letters, digits, _, . or -")
+        token = secrets.token_urlsafe(32)
+        created = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
+        with self._locked():
+            accounts = self.accounts()
+            if any(account.name == name for account in accounts):
+                raise ValueError(f"name {name!r}: taken (revoke it first to give it a new token)")
+            self._write([*accounts, Account(name, digest_of(token), created)])
+        return token
+
+    def revoke(self, name: str) -> None:
+        """Remove account ``name``: its token is refused from now on.
+
+        Raises:
+            ValueError: no such account.
+            TokenFileError: the file cannot be read or written.
+        """
+        with self._locked():
+            accounts = self.accounts()
+            kept = [account for account in accounts if account.name != name]
+            if len(kept) == len(accounts):
+                raise ValueError(f"name {name!r}: no such account")
+            self._write(kept)
+
+    @contextmanager
+    def _locked(self) -> Iterator[None]:
+        lock = self.path.with_name(f".{self.path.name}.lock")
+        try:
+            descriptor = os.open(lock, os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW, 0o600)
+        except OSError as exc:
+            raise TokenFileError(f"{lock}: {exc.strerror or exc}") from None
+        try:
+            fcntl.flock(descriptor, fcntl.LOCK_EX)
+            yield
+        finally:
+            os.close(descriptor)
+
+    def _write(self, accounts: list[Account]) -> None:
+        text = "".join(f"{a.name} {a.digest} {a.created}\n" for a in accounts)
+        temporary = self.path.with_name(f".{self.path.name}.{os.getpid()}.tmp")
+        try:
+            descriptor = os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+            with os.fdopen(descriptor, "w", encoding="ascii") as file:
+                file.write(text)
+                file.flush()
+                os.fsync(file.fileno())
+            os.replace(temporary, self.path)
+        except OSError as exc:
+            temporary.unlink(missing_ok=True)
+            raise TokenFileError(f"{self.path}: {exc.strerror or exc}") from None
+
+
+def _lines(data: bytes) -> Iterator[tuple[int, str]]:
+    for number, raw in enumerate(data.split(b"\n"), 1):
+        line = raw.decode("ascii", "replace").strip()
+        if line and not line.startswith("#"):
+            yield number, line
+
+
+DIGEST = re.compile(r"scrypt\$(\d{1,10})\$(\d{1,3})\$(\d{1,3})\$[0-9a-f]{32}\$[0-9a-f]{64}")
+
+
+def _account(path: Path, number: int, line: str) -> Account:
+    fields = line.split()
+    found = DIGEST.fullmatch(fields[1]) if len(fields) == 3 else None
+    if found is None or NAME.fullmatch(fields[0]) is None:
+        raise TokenFileError(f"{path}, line {number}: not NAME scrypt$N$r$p$SALT$HASH CREATED")
+    n, r, p = (int(found[k]) for k in (1, 2, 3))
+    if n < 2 or n & (n - 1) or 128 * n * r > MAX_MEMORY or not 1 <= r <= 32 or not 1 <= p <= 16:
+        raise TokenFileError(f"{path}, line {number}: scrypt costs out of range")
+    return Account(fields[0], fields[1], fields[2])
