@@ -18,12 +18,13 @@ import hmac
 import os
 import re
 import secrets
-import stat
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
+
+from enginesrv.safefiles import FileRefusedError, open_regular, read_capped
 
 NAME = re.compile(r"[A-Za-z][A-Za-z0-9_.-]{0,31}")
 """An account's name: a letter, then up to 31 letters, digits, ``_``, ``.`` or ``-``."""
@@ -89,17 +90,13 @@ class TokenFile:
             TokenFileError: the file is not a token file (which line, and why).
         """
         try:
-            descriptor = os.open(self.path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
+            data = read_capped(open_regular(self.path, follow=False), MAX_FILE)
         except FileNotFoundError:
             return []
+        except FileRefusedError as exc:
+            raise TokenFileError(f"{self.path}: {exc.reason}") from None
         except OSError as exc:
             raise TokenFileError(f"{self.path}: {exc.strerror or exc}") from None
-        with os.fdopen(descriptor, "rb") as file:
-            if not stat.S_ISREG(os.fstat(descriptor).st_mode):
-                raise TokenFileError(f"{self.path}: not a file")
-            data = file.read(MAX_FILE + 1)
-        if len(data) > MAX_FILE:
-            raise TokenFileError(f"{self.path}: larger than {MAX_FILE} bytes: no token file")
         return [_account(self.path, number, line) for number, line in _lines(data)]
 
     def check(self, name: str, token: str) -> bool:

@@ -16,10 +16,11 @@ from enginesrv.cli.rules import BadGameError, load_game
 from enginesrv.event.config import EventError
 from enginesrv.event.play.records import RecordError
 from enginesrv.event.play.sgf import stored_record_text
-from enginesrv.event.results.files import FileRefusedError, check_stored_record
+from enginesrv.event.results.files import check_stored_record
 from enginesrv.event.results.rows import GameRow
 from enginesrv.event.results.store import stored_event
 from enginesrv.event.results.wording import printable, quoted
+from enginesrv.safefiles import FileRefusedError
 
 
 def cmd_export(args: argparse.Namespace, out: TextIO, err: TextIO) -> None:

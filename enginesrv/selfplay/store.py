@@ -24,6 +24,8 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
+from enginesrv.safefiles import FileRefusedError, open_regular, read_capped
+
 CONFIG = "config.json"
 WINNER_DRAW, WINNER_NONE = -1, -2
 """``game_winner`` of a draw, and of a game truncated at ``max_plies`` (no result)."""
@@ -217,15 +219,13 @@ def _read_config(path: Path) -> dict[str, Any]:
         ValueError: it is no file of a run's settings (said with its path).
     """
     try:
-        descriptor = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_NOFOLLOW)
+        data = read_capped(open_regular(path, follow=False), MAX_CONFIG)
+    except FileRefusedError as exc:
+        raise ValueError(f"{path}: {exc.reason}; remove the folder to start anew") from None
     except OSError as exc:
         raise ValueError(f"{path}: {exc.strerror or exc}") from None
-    with os.fdopen(descriptor, "rb") as file:
-        if not stat.S_ISREG(os.fstat(descriptor).st_mode):
-            raise ValueError(f"{path}: not a file")
-        data = file.read(MAX_CONFIG + 1)
     try:
-        config = json.loads(data) if len(data) <= MAX_CONFIG else None
+        config = json.loads(data)
     except (ValueError, RecursionError):
         config = None
     if not isinstance(config, dict):

@@ -205,7 +205,7 @@ def test_a_fifo_for_config_json_is_refused_not_waited_on(
     folder.mkdir()
     os.mkfifo(folder / "config.json")
     line = one_line_refusal(capsys, out)
-    assert "config.json: not a file" in line
+    assert "config.json: is a FIFO, not a regular file" in line
 
 
 def test_a_second_run_on_the_same_file_is_refused_while_the_first_holds_it(

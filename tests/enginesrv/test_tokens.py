@@ -99,12 +99,12 @@ def test_a_damaged_or_crafted_line_is_refused_naming_it(
 
 def test_a_fifo_or_a_link_is_no_token_file(tmp_path: Path) -> None:
     os.mkfifo(tmp_path / "fifo")
-    with pytest.raises(TokenFileError, match="not a file"):
+    with pytest.raises(TokenFileError, match="is a FIFO, not a regular file"):
         TokenFile(tmp_path / "fifo").accounts()
     real = TokenFile(tmp_path / "real")
     real.add("alice")
     (tmp_path / "link").symlink_to(tmp_path / "real")
-    with pytest.raises(TokenFileError, match="link"):
+    with pytest.raises(TokenFileError, match="is a symbolic link, which is not followed"):
         TokenFile(tmp_path / "link").accounts()
 
 

@@ -25,12 +25,11 @@ from enginesrv.event.play.records import (
 from enginesrv.event.results.files import (
     MAX_RECORD_BYTES,
     MAX_RECORD_LINES,
-    FileRefusedError,
-    open_regular,
     read_file,
     read_stored_record,
 )
 from enginesrv.event.results.wording import MAX_QUOTED, cut, printable
+from enginesrv.safefiles import FileRefusedError, open_regular
 
 # One SGF lexeme: whitespace, punctuation, or a property with its bracketed values. A value is
 # scanned unrolled and possessive (runs of plain characters, each escape a pair): one pass,

@@ -12,11 +12,12 @@ import games
 from enginesrv.event.config import EventConfig, EventError
 from enginesrv.event.play.records import Record, RecordError
 from enginesrv.event.play.sgf import stored_record_text
-from enginesrv.event.results.files import MAX_RESULTS_RECORD_BYTES, FileRefusedError
+from enginesrv.event.results.files import MAX_RESULTS_RECORD_BYTES
 from enginesrv.event.results.ratings import Encounter, RatingTable, fit_ratings
 from enginesrv.event.results.rows import GameRow
 from enginesrv.event.results.standings import PairingResult
 from enginesrv.event.results.wording import cut, quoted
+from enginesrv.safefiles import FileRefusedError
 
 FORFEITS = frozenset(("time-forfeit", "illegal-move", "crash", "disconnect", "stall"))
 """Reasons a player lost by the arbiter's hand for what it did (or failed to do)."""

@@ -15,10 +15,11 @@ from pathlib import Path
 from typing import Any, get_type_hints
 
 from enginesrv.event.config import MAX_SCHEDULE, EventConfig, EventError
-from enginesrv.event.results.files import MAX_STORED_VALUE, FileRefusedError, check_store_file
+from enginesrv.event.results.files import MAX_STORED_VALUE, check_store_file
 from enginesrv.event.results.rows import GAME_COLUMNS, GameRow, row_problem, shared, short
 from enginesrv.event.results.stored_config import StoredConfigError, read_config
 from enginesrv.event.results.wording import quoted
+from enginesrv.safefiles import FileRefusedError
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
