@@ -70,6 +70,9 @@ SHUTTING_DOWN: Final = ErrorCode(304, "shutting-down", True, "the server is shut
 PLY_LIMIT: Final = ErrorCode(
     305, "ply-limit", False, "the session's game has reached the server's ply limit"
 )
+LOGIN_REFUSED: Final = ErrorCode(
+    306, "login-refused", True, "the name and token were not accepted, or not tried now"
+)
 INTERNAL: Final = ErrorCode(500, "internal", False, "an internal error; it has been logged")
 
 ERROR_CODES: Final[tuple[ErrorCode, ...]] = (
@@ -91,6 +94,7 @@ ERROR_CODES: Final[tuple[ErrorCode, ...]] = (
     TOO_MANY_CONNECTIONS,
     SHUTTING_DOWN,
     PLY_LIMIT,
+    LOGIN_REFUSED,
     INTERNAL,
 )
 BY_CODE: Final = {e.code: e for e in ERROR_CODES}

@@ -18,6 +18,7 @@ from enginesrv.cli.common import EXIT_USAGE, CommandError, Handler, Parser, Subc
 from enginesrv.cli.events import add_event_commands
 from enginesrv.cli.export import cmd_export
 from enginesrv.cli.ladder import add_ladder, cmd_ladder
+from enginesrv.cli.ladder_client import add_ladder_client, cmd_ladder_client
 from enginesrv.cli.program_args import add_check, add_engine, add_serve
 from enginesrv.cli.programs import cmd_check, cmd_engine, cmd_serve
 from enginesrv.cli.rules import cmd_bench, cmd_moves, cmd_perft, cmd_replay, cmd_show
@@ -79,6 +80,7 @@ def _commands() -> tuple[tuple[AddCommand, Handler], ...]:
         (add_analyse, cmd_analyse),
         (add_selfplay, cmd_selfplay),
         (add_ladder, cmd_ladder),
+        (add_ladder_client, cmd_ladder_client),
         (add_version, cmd_version),
     )
 

@@ -26,6 +26,7 @@ from enginesrv.cli.common import Handler, Subcommands
 from enginesrv.cli.display import Display, write_tables
 from enginesrv.cli.event_args import add_event, add_results
 from enginesrv.cli.event_config import event_config
+from enginesrv.cli.ladder_report import ladder_boards, ladder_json, write_ladder_report
 from enginesrv.cli.report import write_report
 from enginesrv.event.config import EventConfig, EventError
 from enginesrv.event.feed import Feed
@@ -39,6 +40,8 @@ from enginesrv.event.runners.base import Venue
 from enginesrv.event.runners.cluster import ClusterVenue
 from enginesrv.event.runners.local import LocalVenue
 from enginesrv.event.tournament import run_event
+from enginesrv.ladder.settings import LadderError, LadderSettings
+from enginesrv.ladder.standings import Board
 from enginesrv.tune.config import TUNE_KEY
 
 T = TypeVar("T")
@@ -274,6 +277,13 @@ def _results_handler(fail: type[Exception]) -> Handler:
     def run(args: argparse.Namespace, out: TextIO, err: TextIO) -> None:
         del err
         try:
+            ladder = ladder_boards(Path(args.dir), args.anchor)
+        except LadderError as exc:
+            raise fail(str(exc)) from None
+        if ladder is not None:
+            _ladder_results(out, ladder, json_out=args.json, fail=fail)
+            return
+        try:
             config, standings, rows = load_results(Path(args.dir))
         except EventError as exc:
             raise fail(str(exc)) from None
@@ -290,3 +300,23 @@ def _results_handler(fail: type[Exception]) -> Handler:
         out.write(report.getvalue())
 
     return run
+
+
+def _ladder_results(
+    out: TextIO,
+    ladder: tuple[LadderSettings, dict[str, Board]],
+    *,
+    json_out: bool,
+    fail: type[Exception],
+) -> None:
+    """``enginesrv results`` of a ladder's folder (``cli.ladder_report``)."""
+    settings, boards = ladder
+    try:
+        if json_out:
+            out.write(json.dumps(ladder_json(settings, boards), indent=2) + "\n")
+            return
+        report = io.StringIO()
+        write_ladder_report(report, settings, boards)
+    except RatingError as exc:
+        raise fail(str(exc)) from None
+    out.write(report.getvalue())

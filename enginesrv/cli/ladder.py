@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import TextIO
 
 from enginesrv.cli.common import CommandError, Parser, Subcommands
+from enginesrv.cli.ladder_run import add_run_arguments, cmd_ladder_run
 from enginesrv.event.results.wording import printable
 from enginesrv.ladder.accounts import players
 from enginesrv.tokens import TokenFileError
@@ -18,7 +19,7 @@ def add_ladder(sub: Subcommands) -> argparse.ArgumentParser:
     """``enginesrv ladder`` and its subcommands."""
     p = sub.add_parser(
         "ladder",
-        help="a ladder's players: add, revoke, list",
+        help="a ladder: run it; its players: add, revoke, list",
         description="The players of a ladder kept in the folder --out: each an account with "
         "a token, which the ladder keeps only as a salted hash (scrypt) in DIR/tokens.",
     )
@@ -43,11 +44,23 @@ def add_ladder(sub: Subcommands) -> argparse.ArgumentParser:
     listing.add_argument("--json", action="store_true", help="a JSON array of objects")
     for command in (add, revoke, listing):
         command.add_argument("--out", metavar="DIR", required=True, help="the ladder's folder")
+    run = commands.add_parser(
+        "run",
+        help="run the ladder: bots connect, are paired and play rated games",
+        description="Run a ladder server: bots log in with their tokens (docs/protocol.md "
+        "§11), are paired around the clock at --tc, and every game is stored in --out and "
+        "rated. Prints 'listening HOST:PORT' when ready; SIGINT or SIGTERM stops it, and the "
+        "same command goes on where it was.",
+    )
+    add_run_arguments(run)
     return p
 
 
 def cmd_ladder(args: argparse.Namespace, out: TextIO, err: TextIO) -> None:
     """``enginesrv ladder SUBCOMMAND`` (module docstring)."""
+    if args.ladder_command == "run":
+        cmd_ladder_run(args, out, err)
+        return
     folder = Path(args.out)
     if not folder.is_dir():
         if args.ladder_command != "add":

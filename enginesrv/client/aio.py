@@ -8,24 +8,22 @@ from collections.abc import AsyncIterator, Callable, Mapping, Sequence
 from typing import IO
 
 import anyio
-from anyio.abc import Process
+from anyio.abc import ByteStream, Process
 
 from enginesrv.client import _analysing, _asking
 from enginesrv.client._args import (
     STOP_GRACE,
     TIMEOUT,
-    QueryValue,
     check_int,
     check_text,
     check_token,
     go_command,
-    move_scores,
     option_value,
-    query_value,
     search_timeout,
 )
 from enginesrv.client._conn import Connection
 from enginesrv.client._open import open_process, open_tcp, shut
+from enginesrv.client._session import SessionCalls
 from enginesrv.client._spawn import Spawner, spawn_reader
 from enginesrv.client.handle import Search, SearchHandle
 from enginesrv.client.types import (
@@ -34,8 +32,6 @@ from enginesrv.client.types import (
     EngineInfo,
     EngineTimeoutError,
     Framing,
-    LegalMoves,
-    MoveScore,
     SearchResult,
     TraceCallback,
 )
@@ -44,7 +40,7 @@ from protocol import messages as m
 InfoCallback = Callable[[m.Info], None]
 
 
-class AsyncEngine:
+class AsyncEngine(SessionCalls):
     """One engine over stdio or TCP, in either framing: ``async with AsyncEngine.popen(argv)
     as engine``. Every call that waits takes a ``timeout`` in seconds and raises
     ``EngineTimeoutError`` when it runs out; errors the engine answers raise ``EngineError``
@@ -163,6 +159,29 @@ class AsyncEngine:
         conn.set_trace(trace)
         engine = cls(conn)
         return await engine._start(nursery, handshake, timeout)
+
+    @classmethod
+    async def over(
+        cls,
+        stream: ByteStream,
+        where: str,
+        *,
+        framing: Framing = "text",
+        timeout: float = TIMEOUT,
+        handshake: bool = True,
+        trace: TraceCallback | None = None,
+    ) -> AsyncEngine:
+        """An engine on a stream opened some other way (a connection the engine opened to
+        a ladder, which accepted it), named ``where`` in messages; its reader is a task of
+        the event loop's own, and the caller ends it with ``quit`` or ``aclose`` (which
+        closes ``stream``)."""
+        conn = Connection(stream, framing, where)
+        conn.set_trace(trace)
+        return await cls(conn)._start(None, handshake, timeout)
+
+    async def wait_closed(self) -> None:
+        """Return once the connection has ended (the engine went away, or it was closed)."""
+        await self._conn.reader_done.wait()
 
     async def _start(self, nursery: Spawner | None, handshake: bool, timeout: float) -> AsyncEngine:
         if nursery is None:
@@ -362,39 +381,3 @@ class AsyncEngine:
         search = self._conn.search
         if search is not None:
             await _asking.stop(self._conn, search, TIMEOUT)
-
-    async def query(self, what: str, timeout: float = TIMEOUT) -> QueryValue:
-        """``query WHAT``, typed: a bool for ``gameover``/``p1turn``, ``LegalMoves`` for
-        ``moves``, a mapping or None for ``outcome``, ``MoveScore``s for ``scores``, else
-        the text."""
-        if what not in m.QUERY_WHATS:
-            raise ValueError(f"query: {what!r} is not one of {', '.join(m.QUERY_WHATS)}")
-        value = await _asking.ask_value(self._conn, m.Query(what), timeout)
-        return query_value(self._conn.framing, what, value)
-
-    async def legal_moves(self, timeout: float = TIMEOUT) -> LegalMoves:
-        """The legal moves of the side to act (``query moves``): a list too long for one reply
-        gathered page by page (``query moves start K``, each page within ``timeout``), up to
-        ``_asking.MOST_GATHERED`` moves; ``complete`` is false when a decision is described rather
-        than listed, or when the server's pages stop going on from where the list stood."""
-        moves = await self.query("moves", timeout)
-        assert isinstance(moves, LegalMoves)
-        return await _asking.gather_moves(self._conn, moves, timeout)
-
-    async def scores(self, timeout: float = TIMEOUT) -> tuple[MoveScore, ...]:
-        """What the last search of this position learnt of each first decision it searched
-        (``query scores``): deepest first, then best first; empty before a search."""
-        value = await _asking.ask_value(self._conn, m.Query("scores"), timeout)
-        return move_scores(value)
-
-    async def play(self, move: str, timeout: float = TIMEOUT) -> str:
-        """``play MOVE`` on the session position; the new position string."""
-        check_token("move", move)
-        await _asking.quiet(self._conn, timeout)
-        return str(await _asking.ask_value(self._conn, m.Play(move), timeout))
-
-    async def undo(self, n: int = 1, timeout: float = TIMEOUT) -> str:
-        """``undo [N]``; the new position string."""
-        check_int("undo", n, 1)
-        await _asking.quiet(self._conn, timeout)
-        return str(await _asking.ask_value(self._conn, m.Undo(n), timeout))

@@ -145,8 +145,14 @@ class TextEnginePlayer(Player):
             # a wrapper (or the reaper) that fails says why only on its standard error
             reason = await self._start_error()
             raise ForfeitError(self._gone, f"cannot start it: {reason or exc}") from None
+        await self.prepare(game)
+
+    async def prepare(self, game: games.Game) -> None:
+        """Ready the greeted engine for ``game`` (it must play it when it names its games;
+        told it with a ``Game`` option; given the spec's options). Raises as ``start``."""
+        self.game = game.name
         self.alive = True
-        engine = self._engine
+        engine, deadlines = self._engine, self.deadlines
         self.hello = EngineHello(engine.info)
         if self.hello.games and game.name not in self.hello.games:
             await self.close()

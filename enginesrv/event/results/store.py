@@ -94,16 +94,19 @@ class ResultsDB:
 
     @classmethod
     def create(
-        cls, path: Path | None, config: EventConfig, meta: Mapping[str, str] | None = None
+        cls, path: Path | None, config: EventConfig | None, meta: Mapping[str, str] | None = None
     ) -> ResultsDB:
-        """A new store holding ``config``, the entries ``meta`` (what a tuning run keeps
-        beside the event) and no game. The file appears whole or not at all (it is made under
+        """A new store holding ``config`` (None: none, for a ladder's season, which keeps its
+        own settings in ``meta``), the entries ``meta`` (what a tuning run keeps beside the
+        event) and no game. The file appears whole or not at all (it is made under
         a temporary name, then linked into place), and one that exists is never replaced.
 
         Raises:
             EventError: the file cannot be made, or ``path`` exists.
         """
-        entries = {**(meta or {}), "config": config.to_json()}  # no entry replaces it
+        entries = dict(meta or {})
+        if config is not None:
+            entries["config"] = config.to_json()  # no entry of meta replaces it
         if path is None:
             store = cls(None)
             for key, value in entries.items():

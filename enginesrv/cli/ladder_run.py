@@ -1,0 +1,181 @@
+"""``enginesrv ladder run``: a ladder server (``enginesrv.ladder.server``, docs/ladder.md)."""
+
+from __future__ import annotations
+
+import argparse
+import functools
+import ssl
+import sys
+from collections.abc import Callable
+from pathlib import Path
+from typing import TextIO
+
+import trio
+
+from enginesrv.cli.common import CommandError, port, seconds, seconds_or_zero
+from enginesrv.event.play.players import PlayerSpec, PlayerSpecError, name_problem, parse_player
+from enginesrv.event.results.wording import printable
+from enginesrv.ladder.server import LadderRun, open_ladder, serve_ladder, watch_signals
+from enginesrv.ladder.settings import (
+    GRACE,
+    LINKS_PER_PLAYER,
+    MIN_GAMES,
+    LadderError,
+    LadderSettings,
+)
+from enginesrv.logs import configure as configure_logging
+from enginesrv.serve.app import exit_on_early_signal
+from protocol.login import NAME
+
+
+def add_run_arguments(run: argparse.ArgumentParser) -> None:
+    """The options of ``ladder run``."""
+    run.add_argument(
+        "--game",
+        action="append",
+        default=[],
+        metavar="GAME",
+        required=True,
+        help="a game the ladder plays (repeat for several); a bot plays those its engine "
+        "names, or the first when it names none",
+    )
+    run.add_argument("--tc", required=True, metavar="TC", help="the games' clock: 2+0.05, 1:00+1")
+    run.add_argument("--out", required=True, metavar="DIR", help="the ladder's folder")
+    run.add_argument("--host", default="127.0.0.1", help="the address to listen on")
+    run.add_argument("--port", type=port, default=7780, help="the port (0: a free one)")
+    run.add_argument(
+        "--house",
+        action="append",
+        default=[],
+        metavar="SPEC",
+        help="a house bot, always connected: bot:alphabeta:Level=3, optionally after "
+        "name=NAME: (repeat for several; the first anchors the ratings at 0)",
+    )
+    run.add_argument(
+        "--grace",
+        type=seconds_or_zero,
+        default=GRACE,
+        metavar="S",
+        help=f"seconds a disconnected player has to come back into its game (default {GRACE:g})",
+    )
+    run.add_argument(
+        "--min-games",
+        type=int,
+        default=MIN_GAMES,
+        metavar="N",
+        help=f"games before a rating is shown (default {MIN_GAMES})",
+    )
+    run.add_argument(
+        "--games-per-player",
+        type=int,
+        default=LINKS_PER_PLAYER,
+        metavar="N",
+        help=f"connections (games at once) one player may hold (default {LINKS_PER_PLAYER})",
+    )
+    run.add_argument("--tls-cert", metavar="FILE", help="serve TLS with this certificate chain")
+    run.add_argument("--tls-key", metavar="FILE", help="the certificate's private key")
+    run.add_argument(
+        "--startup-timeout",
+        type=seconds,
+        default=10.0,
+        metavar="S",
+        help="seconds a bot has to answer ugi once logged in (default 10)",
+    )
+    run.add_argument("--log-json", action="store_true", help="logs as JSON lines on stderr")
+
+
+def house_specs(texts: list[str]) -> tuple[PlayerSpec, ...]:
+    """The ``--house`` specs: bots only, each with a ladder name of its own."""
+    specs = []
+    for text in texts:
+        try:
+            spec = parse_player(text)
+        except PlayerSpecError as exc:
+            raise CommandError(f"--house: {exc}") from None
+        if spec.kind != "bot":
+            raise CommandError(f"--house {text!r}: a house bot is bot:NAME[:OPTIONS]")
+        if NAME.fullmatch(spec.name) is None or name_problem(spec.name):
+            raise CommandError(
+                f"--house {text!r}: its name {spec.name!r} is no player's name (a letter, then "
+                "up to 31 of A-Z a-z 0-9 _ . -): give one with name=NAME:"
+            )
+        specs.append(spec)
+    names = [spec.name for spec in specs]
+    if len(set(names)) != len(names):
+        raise CommandError("--house: two house bots share a name; give each one with name=NAME:")
+    return tuple(specs)
+
+
+def tls_context(cert: str | None, key: str | None) -> ssl.SSLContext | None:
+    """The server's TLS context of ``--tls-cert`` and ``--tls-key`` (None without them)."""
+    if cert is None and key is None:
+        return None
+    if cert is None or key is None:
+        raise CommandError("--tls-cert and --tls-key go together")
+    context = ssl.create_default_context(ssl.Purpose.CLIENT_AUTH)
+    context.minimum_version = ssl.TLSVersion.TLSv1_2
+    try:
+        context.load_cert_chain(cert, key)
+    except (OSError, ssl.SSLError) as exc:
+        raise CommandError(f"--tls-cert/--tls-key: {printable(str(exc))}") from None
+    return context
+
+
+def cmd_ladder_run(args: argparse.Namespace, out: TextIO, err: TextIO) -> None:
+    """``enginesrv ladder run``."""
+    del err
+    exit_on_early_signal()
+    try:
+        settings = LadderSettings.make(args.game, args.tc)
+    except LadderError as exc:
+        raise CommandError(str(exc)) from None
+    if args.min_games < 0 or args.games_per_player < 1:
+        raise CommandError("--min-games is 0 or more, --games-per-player 1 or more")
+    run = LadderRun(
+        folder=Path(args.out),
+        settings=settings,
+        house=house_specs(args.house),
+        grace=args.grace,
+        min_games=args.min_games,
+        links_per_player=args.games_per_player,
+        host=args.host,
+        port=args.port,
+        tls=tls_context(args.tls_cert, args.tls_key),
+    )
+    run.deadlines.startup = args.startup_timeout
+    configure_logging(json=args.log_json)
+
+    def ready(host: str, bound: int) -> None:
+        out.write(f"listening {host}:{bound}\n")
+        out.flush()
+
+    try:
+        trio.run(functools.partial(_main, run, ready))
+    except (LadderError, OSError, BaseExceptionGroup) as caught:
+        failure = _first_failure(caught)
+        if isinstance(failure, LadderError):
+            raise CommandError(str(failure)) from None
+        if isinstance(failure, OSError):
+            where = f"{args.host}:{args.port}"
+            raise CommandError(f"cannot listen on {where}: {failure.strerror or failure}") from None
+        raise
+
+
+def _first_failure(exc: BaseException) -> BaseException | None:
+    """The first ``LadderError`` or ``OSError`` in ``exc`` (an exception group's leaves)."""
+    if isinstance(exc, LadderError | OSError):
+        return exc
+    if isinstance(exc, BaseExceptionGroup):
+        for inner in exc.exceptions:
+            found = _first_failure(inner)
+            if found is not None:
+                return found
+    return None
+
+
+async def _main(run: LadderRun, ready: Callable[[str, int], None]) -> None:
+    async with open_ladder(run) as ladder, trio.open_nursery() as nursery:
+        await nursery.start(watch_signals, ladder.stop)
+        await serve_ladder(ladder, on_ready=ready)
+        nursery.cancel_scope.cancel()
+    sys.stderr.write("ladder: stopped; the games being played were not stored\n")

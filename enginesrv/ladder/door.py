@@ -1,0 +1,218 @@
+"""The ladder's door: where bots connect (docs/protocol.md §11, docs/ladder.md).
+
+A connection is first admitted (``enginesrv.admission``: the caps on connections, per peer
+and in all, shared with the ladder's web port), then must log in within ``LOGIN_TIMEOUT``
+seconds (``protocol.login``). The token is checked against the token file as it is now (a
+revoked player is refused at once), in a thread, ``CHECKS`` at a time, so that a flood of
+logins costs the games on the event loop nothing but what the checks themselves take of a
+core. A failed login counts against its address (``tries``): an address that failed too
+often is refused before its token is looked at. Every refusal is the one fatal error
+``306 login-refused``, whose text says nothing of which part was wrong.
+
+An accepted connection is greeted as an engine (``ugi``, its ``id`` and ``ugiok``) and joins
+the lobby as a link of its player; it plays the ladder's games its engine names (``id``'s
+games), or, when it names none (a plain UGI engine), the ladder's first game.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import math
+from pathlib import Path
+
+import anyio
+import structlog
+import trio
+from anyio.abc import ByteStream
+
+from enginesrv.admission import Admission
+from enginesrv.client import AsyncEngine, ClientError, EngineInfo
+from enginesrv.event.play.players import Deadlines
+from enginesrv.ladder.accounts import players
+from enginesrv.ladder.lobby import Link, Lobby
+from enginesrv.ladder.tries import Tries
+from enginesrv.serve.outbox import encode
+from enginesrv.tokens import TokenFileError
+from protocol import messages as m
+from protocol.errors import LOGIN_REFUSED, ErrorCode, ProtocolError
+from protocol.login import Login, LoginReader
+from protocol.sniff import Framing, sniff
+
+LOGIN_TIMEOUT = 10.0
+"""Seconds a new connection has to send its login."""
+CHECKS = 1
+"""Token checks run at once (each a scrypt: some 16 MiB and a few tens of milliseconds)."""
+
+log = structlog.get_logger("enginesrv.ladder.door")
+
+
+class Prefixed(ByteStream):
+    """A stream whose first bytes were read already (what came after the login): they are
+    received first."""
+
+    def __init__(self, stream: ByteStream, first: bytes) -> None:
+        self._stream = stream
+        self._first = first
+
+    async def receive(self, max_bytes: int = 65536) -> bytes:
+        if self._first:
+            data, self._first = self._first[:max_bytes], self._first[max_bytes:]
+            return data
+        return await self._stream.receive(max_bytes)
+
+    async def send(self, item: bytes) -> None:
+        await self._stream.send(item)
+
+    async def send_eof(self) -> None:
+        await self._stream.send_eof()
+
+    async def aclose(self) -> None:
+        await self._stream.aclose()
+
+    @property
+    def extra_attributes(self):  # type: ignore[no-untyped-def]  # anyio's own signature
+        return self._stream.extra_attributes
+
+
+class RefusedError(Exception):
+    """A connection refused with ``code`` and a message."""
+
+    def __init__(self, code: ErrorCode, message: str, framing: Framing = "text") -> None:
+        super().__init__(message)
+        self.code = code
+        self.message = message
+        self.framing = framing
+
+
+def playable(info: EngineInfo, ladder_games: tuple[str, ...]) -> frozenset[str]:
+    """The ladder's games an engine plays: those it names, or the first with none named."""
+    named = {game.name for game in info.games}
+    if not named:
+        return frozenset(ladder_games[:1])
+    return frozenset(game for game in ladder_games if game in named)
+
+
+class Door:
+    """The ladder's door (module docstring)."""
+
+    def __init__(
+        self,
+        folder: Path,
+        lobby: Lobby,
+        admission: Admission,
+        games: tuple[str, ...],
+        deadlines: Deadlines,
+        *,
+        tries: Tries | None = None,
+    ) -> None:
+        self.tokens = players(folder)
+        self.lobby = lobby
+        self.admission = admission
+        self.games = games
+        self.deadlines = deadlines
+        self.tries = tries or Tries()
+        self.limiter = trio.CapacityLimiter(CHECKS)
+        self.refused = 0
+        self.accepted = 0
+
+    async def handle(self, stream: ByteStream, host: str) -> None:
+        """Serve one connection from ``host`` until it ends (never raises)."""
+        ticket = self.admission.admit(host, "ladder")
+        try:
+            if isinstance(ticket, str):
+                self.refused += 1
+                return  # over a cap: closed with nothing sent (docs/protocol.md, 303)
+            with ticket:
+                try:
+                    await self._session(stream, host)
+                except RefusedError as exc:
+                    self.refused += 1
+                    await self._refuse(stream, exc)
+                except (anyio.BrokenResourceError, anyio.ClosedResourceError, OSError):
+                    pass
+        finally:
+            await anyio.aclose_forcefully(stream)
+
+    async def _refuse(self, stream: ByteStream, exc: RefusedError) -> None:
+        reply = m.ErrorReply(exc.code.code, exc.code.name, exc.message)
+        with anyio.move_on_after(self.deadlines.ready):
+            with contextlib.suppress(anyio.BrokenResourceError, anyio.ClosedResourceError, OSError):
+                await stream.send(encode(exc.framing, reply, None))
+
+    async def _session(self, stream: ByteStream, host: str) -> None:
+        login, rest = await self._login(stream)
+        peer = self.admission.peer(host)
+        await self._check(login, peer)
+        why = self.lobby.refusal(login.name)
+        if why is not None:
+            raise RefusedError(LOGIN_REFUSED, why, login.framing)
+        try:
+            engine = await AsyncEngine.over(
+                Prefixed(stream, rest),
+                f"{login.name} at {host}",
+                framing=login.framing,
+                timeout=self.deadlines.startup,
+            )
+        except ClientError as exc:
+            log.info("ladder_greeting_failed", player=login.name, peer=host, detail=str(exc))
+            return
+        try:
+            games = playable(engine.info, self.games)
+            if not games:
+                raise RefusedError(
+                    LOGIN_REFUSED,
+                    f"the engine plays none of the ladder's games ({', '.join(self.games)})",
+                    login.framing,
+                )
+            link = Link(login.name, engine, host, games)
+            self.accepted += 1
+            log.info("ladder_joined", player=login.name, peer=host, games=sorted(games))
+            self.lobby.join(link)
+            try:
+                await engine.wait_closed()
+            finally:
+                self.lobby.leave(link)
+                log.info("ladder_left", player=login.name, peer=host)
+        finally:
+            with trio.CancelScope(shield=True):
+                await engine.aclose()
+
+    async def _login(self, stream: ByteStream) -> tuple[Login, bytes]:
+        reader = LoginReader()
+        first = b""
+        with anyio.move_on_after(LOGIN_TIMEOUT):
+            while True:
+                try:
+                    data = await stream.receive(512)
+                except anyio.EndOfStream:
+                    raise anyio.BrokenResourceError from None
+                first = first or data[:1]
+                try:
+                    login = reader.feed(data)
+                except ProtocolError as exc:
+                    framing = (sniff(first[0]) if first else None) or "text"
+                    raise RefusedError(exc.error, exc.message, framing) from None
+                if login is not None:
+                    return login, reader.rest
+        raise RefusedError(LOGIN_REFUSED, f"no login within {LOGIN_TIMEOUT:g} s")
+
+    async def _check(self, login: Login, peer: str) -> None:
+        wait = self.tries.wait(peer)
+        if wait > 0:
+            raise RefusedError(
+                LOGIN_REFUSED,
+                f"too many failed logins from {peer}: try again in {math.ceil(wait)} s",
+                login.framing,
+            )
+        try:
+            right = await trio.to_thread.run_sync(
+                self.tokens.check, login.name, login.token, limiter=self.limiter
+            )
+        except TokenFileError as exc:
+            log.error("ladder_tokens_unreadable", detail=str(exc))
+            raise RefusedError(LOGIN_REFUSED, "the ladder cannot read its players now") from None
+        if not right:
+            self.tries.failed(peer)
+            raise RefusedError(
+                LOGIN_REFUSED, "the name or the token is not accepted", login.framing
+            )

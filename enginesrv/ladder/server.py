@@ -1,0 +1,239 @@
+"""``enginesrv ladder run``: a ladder server (docs/ladder.md).
+
+It opens the ladder's folder (its settings, the store of each game and the standings made of
+every stored game), starts its house bots' pool of searches, listens for bots (``door``) and
+pairs the waiting ones continuously (``pairing``), playing each game (``referee``) as it is
+paired. SIGINT or SIGTERM stops it: the door closes, the games being played are abandoned
+(never stored: a game is stored whole or not at all) and every connection is closed. Run
+again with the same folder, it goes on where it was; a ``kill -9`` loses the games being
+played, nothing else.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import signal
+import ssl
+import sys
+from collections.abc import AsyncIterator, Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import anyio
+import structlog
+import trio
+from anyio.abc import ByteStream, SocketAttribute
+from anyio.streams.tls import TLSListener
+
+from enginesrv.admission import Admission, descriptor_budget
+from enginesrv.event.play.players import Deadlines, PlayerSpec
+from enginesrv.event.results.wording import result_words
+from enginesrv.ladder.door import Door
+from enginesrv.ladder.lobby import Link, Lobby
+from enginesrv.ladder.pairing import History, Waiting, pair
+from enginesrv.ladder.referee import Ended, Referee
+from enginesrv.ladder.settings import (
+    GRACE,
+    LINKS_PER_PLAYER,
+    MIN_GAMES,
+    LadderError,
+    LadderSettings,
+)
+from enginesrv.ladder.standings import Board
+from enginesrv.ladder.store import Section
+from enginesrv.search.pool import WorkerPool
+
+log = structlog.get_logger("enginesrv.ladder.server")
+
+PAIR_EVERY = 1.0
+"""Seconds between two looks at who is waiting, when nothing wakes the pairer sooner."""
+CONNECTIONS = 256
+"""Connections the ladder's door holds at once (bots, and logins in progress)."""
+DESCRIPTORS_PER_GAME = 16
+
+
+@dataclass
+class LadderRun:
+    """One run of a ladder: its folder and settings, and what belongs to this run."""
+
+    folder: Path
+    settings: LadderSettings
+    house: tuple[PlayerSpec, ...] = ()
+    grace: float = GRACE
+    min_games: int = MIN_GAMES
+    links_per_player: int = LINKS_PER_PLAYER
+    host: str = "127.0.0.1"
+    port: int = 0
+    tls: ssl.SSLContext | None = None
+    deadlines: Deadlines = field(default_factory=Deadlines)
+    connections: int = CONNECTIONS
+
+
+@dataclass
+class Ladder:
+    """A running ladder's parts (for the web page and the tests)."""
+
+    run: LadderRun
+    lobby: Lobby
+    sections: dict[str, Section]
+    boards: dict[str, Board]
+    history: History
+    door: Door | None = None
+    referee: Referee | None = None
+    stop: trio.Event = field(default_factory=trio.Event)
+    address: tuple[str, int] = ("", 0)
+    ended: list[Callable[[Ended], None]] = field(default_factory=list)
+
+
+def _open_sections(run: LadderRun) -> tuple[dict[str, Section], dict[str, Board], History]:
+    sections, boards = {}, {}
+    played: list[tuple[str, str, str]] = []
+    for game in run.settings.games:
+        section = Section(run.folder, game, run.settings)
+        rows = section.open()
+        sections[game] = section
+        boards[game] = Board(run.settings.anchor, run.min_games).add_all(rows)
+        played.extend((game, row.p1, row.p2) for row in rows)
+    return sections, boards, History.of(played)
+
+
+@contextlib.asynccontextmanager
+async def open_ladder(run: LadderRun) -> AsyncIterator[Ladder]:
+    """The ladder of ``run``, its folder opened (and its stores closed on leaving).
+
+    Raises:
+        LadderError: a folder that cannot be used (said in one line).
+    """
+    try:
+        run.folder.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise LadderError(f"{run.folder}: {exc.strerror or exc}") from None
+    anchor = run.house[0].name if run.house else None
+    settings = LadderSettings.make(list(run.settings.games), run.settings.tc, anchor)
+    run.settings = await trio.to_thread.run_sync(settings.kept, run.folder)
+    sections, boards, history = await trio.to_thread.run_sync(_open_sections, run)
+    ladder = Ladder(run, Lobby(run.links_per_player), sections, boards, history)
+    try:
+        yield ladder
+    finally:
+        for section in sections.values():
+            section.close()
+
+
+async def serve_ladder(
+    ladder: Ladder,
+    *,
+    on_ready: Callable[[str, int], None],
+    task_status: trio.TaskStatus[None] = trio.TASK_STATUS_IGNORED,
+) -> None:
+    """Run ``ladder`` until ``ladder.stop`` is set (module docstring).
+
+    Raises:
+        OSError: the address cannot be listened on.
+    """
+    run = ladder.run
+    listener = await anyio.create_tcp_listener(local_host=run.host, local_port=run.port)
+    bound = listener.extra(SocketAttribute.local_address)
+    assert isinstance(bound, tuple)
+    ladder.address = (str(bound[0]), int(bound[1]))
+    admission = Admission(
+        connections=run.connections,
+        descriptors=descriptor_budget(DESCRIPTORS_PER_GAME * max(1, run.connections // 2)),
+    )
+    ladder.door = Door(run.folder, ladder.lobby, admission, run.settings.games, run.deadlines)
+    async with trio.open_nursery() as nursery:
+        pool = None
+        if run.house:
+            pool = WorkerPool(nursery, len(run.house), spare=1, restart_spawner=False)
+            await pool.start()
+        ladder.referee = Referee(
+            run.settings,
+            ladder.lobby,
+            ladder.sections,
+            ladder.boards,
+            pool,
+            run.deadlines,
+            run.grace,
+            event=f"ladder {run.folder.name}",
+            on_end=lambda ended: _tell_ended(ladder, ended),
+        )
+        for index, spec in enumerate(run.house):
+            link = Link(spec.name, None, "house", frozenset(run.settings.games), house=spec.text)
+            link.since = -float(len(run.house) - index)
+            ladder.lobby.join(link)
+        try:
+            async with trio.open_nursery() as games_nursery:
+                games_nursery.start_soon(_accept, ladder, listener)
+                on_ready(*ladder.address)
+                task_status.started()
+                games_nursery.start_soon(_pair_loop, ladder, games_nursery)
+                await ladder.stop.wait()
+                games_nursery.cancel_scope.cancel()
+        finally:
+            with trio.CancelScope(shield=True):
+                await listener.aclose()
+                if pool is not None:
+                    await pool.aclose()
+            nursery.cancel_scope.cancel()
+
+
+async def _accept(ladder: Ladder, listener: anyio.abc.Listener[ByteStream]) -> None:
+    run = ladder.run
+    if run.tls is not None:
+        listener = TLSListener(listener, run.tls, standard_compatible=False, handshake_timeout=10)
+    door = ladder.door
+    assert door is not None
+
+    async def handle(stream: ByteStream) -> None:
+        try:
+            address = stream.extra(SocketAttribute.remote_address)
+            host = str(address[0]) if isinstance(address, tuple) else str(address)
+        except (anyio.TypedAttributeLookupError, OSError):
+            host = "unknown"
+        await door.handle(stream, host)
+
+    async with anyio.create_task_group() as group:
+        await listener.serve(handle, group)
+
+
+async def _pair_loop(ladder: Ladder, nursery: trio.Nursery) -> None:
+    """Pair whoever waits, whenever someone new waits (and every ``PAIR_EVERY`` s)."""
+    lobby, referee = ladder.lobby, ladder.referee
+    assert referee is not None
+    while True:
+        changed = lobby.changed
+        waiting = lobby.idle_links()
+        by_key = {link.serial: link for link in waiting}
+        chosen = pair(
+            [Waiting(link.serial, link.name, link.games, bool(link.house)) for link in waiting],
+            ladder.history,
+            ladder.run.settings.games,
+        )
+        for pairing in chosen:
+            links = (by_key[pairing.p1.key], by_key[pairing.p2.key])
+            for link in links:
+                link.busy = True
+            nursery.start_soon(referee.play, pairing, links)
+        with trio.move_on_after(PAIR_EVERY):
+            await changed.wait()
+
+
+def _tell_ended(ladder: Ladder, ended: Ended) -> None:
+    row = ended.row
+    words = result_words(ended.result.outcome, (row.p1, row.p2), ended.result.detail)
+    sys.stderr.write(f"game {row.id} {ended.game}: {row.p1} - {row.p2}: {words}\n")
+    sys.stderr.flush()
+    for tell in ladder.ended:
+        tell(ended)
+
+
+async def watch_signals(
+    stop: trio.Event, *, task_status: trio.TaskStatus[None] = trio.TASK_STATUS_IGNORED
+) -> None:
+    """SIGINT or SIGTERM sets ``stop``."""
+    with trio.open_signal_receiver(signal.SIGINT, signal.SIGTERM) as signals:
+        task_status.started()
+        async for signum in signals:
+            log.info("signal", signal=signal.Signals(signum).name)
+            stop.set()
+            return
