@@ -26,7 +26,7 @@ from enginesrv.cli.common import Handler, Subcommands
 from enginesrv.cli.display import Display, write_tables
 from enginesrv.cli.event_args import add_event, add_results
 from enginesrv.cli.event_config import event_config
-from enginesrv.cli.ladder_report import ladder_boards, ladder_json, write_ladder_report
+from enginesrv.cli.ladder_report import ladder_boards, write_ladder_report
 from enginesrv.cli.report import write_report
 from enginesrv.event.config import EventConfig, EventError
 from enginesrv.event.feed import Feed
@@ -41,7 +41,7 @@ from enginesrv.event.runners.cluster import ClusterVenue
 from enginesrv.event.runners.local import LocalVenue
 from enginesrv.event.tournament import run_event
 from enginesrv.ladder.settings import LadderError, LadderSettings
-from enginesrv.ladder.standings import Board
+from enginesrv.ladder.standings import Board, ladder_json
 from enginesrv.tune.config import TUNE_KEY
 
 T = TypeVar("T")
@@ -313,7 +313,7 @@ def _ladder_results(
     settings, boards = ladder
     try:
         if json_out:
-            out.write(json.dumps(ladder_json(settings, boards), indent=2) + "\n")
+            out.write(json.dumps(ladder_json(boards, settings.tc), indent=2) + "\n")
             return
         report = io.StringIO()
         write_ladder_report(report, settings, boards)

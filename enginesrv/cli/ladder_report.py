@@ -65,18 +65,3 @@ def write_ladder_report(out: TextIO, settings: LadderSettings, boards: dict[str,
         write_table(text, ("player", "elo", "games", "score", "form"), rows)
         text.write("\n")
     out.write("\n".join(printable(line) for line in text.getvalue().split("\n")))
-
-
-def ladder_json(settings: LadderSettings, boards: dict[str, Board]) -> dict[str, object]:
-    """``results --json`` of a ladder: per game, its pairings, ratings and leaderboard."""
-    per_game = {}
-    for game, board in boards.items():
-        table = board.ratings()
-        per_game[game] = {
-            "games": board.games,
-            "anchor": table.anchor,
-            "pairings": [pairing.to_json() for pairing in board.standings],
-            "ratings": [rating.to_json() for rating in table.ratings],
-            "leaderboard": [line.to_json() for line in board.leaderboard()],
-        }
-    return {"ladder": {"games": list(settings.games), "tc": settings.tc}, "results": per_game}

@@ -87,7 +87,7 @@ async def _lane(settings: ClientSettings, lane: int, stop: trio.Event) -> None:
         lasted = trio.current_time() - began
         if lasted >= STABLE:
             delay = BACKOFF
-        wait = delay * random.uniform(0.75, 1.25)
+        wait = min(BACKOFF_MAX, delay * random.uniform(0.75, 1.25))
         settings.say(f"{label}{why}; connecting again in {wait:.1f} s")
         await trio.sleep(wait)
         delay = min(BACKOFF_MAX, delay * 2)

@@ -146,28 +146,35 @@ class Door:
         why = self.lobby.refusal(login.name)
         if why is not None:
             raise RefusedError(LOGIN_REFUSED, why, login.framing)
-        try:
-            engine = await AsyncEngine.over(
-                Prefixed(stream, rest),
-                f"{login.name} at {host}",
-                framing=login.framing,
-                timeout=self.deadlines.startup,
-            )
-        except ClientError as exc:
-            log.info("ladder_greeting_failed", player=login.name, peer=host, detail=str(exc))
-            return
-        try:
+        with self.lobby.holding(login.name):  # its slot, from now until it joins or fails
+            try:
+                engine = await AsyncEngine.over(
+                    Prefixed(stream, rest),
+                    f"{login.name} at {host}",
+                    framing=login.framing,
+                    timeout=self.deadlines.startup,
+                )
+            except ClientError as exc:
+                log.info("ladder_greeting_failed", player=login.name, peer=host, detail=str(exc))
+                return
             games = playable(engine.info, self.games)
             if not games:
-                raise RefusedError(
+                # told before the connection is closed (and sent nothing after: no quit)
+                await self._refuse(stream, RefusedError(
                     LOGIN_REFUSED,
                     f"the engine plays none of the ladder's games ({', '.join(self.games)})",
                     login.framing,
-                )
+                ))  # fmt: skip
+                self.refused += 1
+                await anyio.aclose_forcefully(stream)
+                with trio.CancelScope(shield=True):
+                    await engine.aclose()
+                return
             link = Link(login.name, engine, host, games)
+            self.lobby.join(link)
+        try:
             self.accepted += 1
             log.info("ladder_joined", player=login.name, peer=host, games=sorted(games))
-            self.lobby.join(link)
             try:
                 await engine.wait_closed()
             finally:
@@ -190,11 +197,10 @@ class Door:
                 try:
                     login = reader.feed(data)
                 except ProtocolError as exc:
-                    framing = (sniff(first[0]) if first else None) or "text"
-                    raise RefusedError(exc.error, exc.message, framing) from None
+                    raise RefusedError(exc.error, exc.message, _framing(first)) from None
                 if login is not None:
                     return login, reader.rest
-        raise RefusedError(LOGIN_REFUSED, f"no login within {LOGIN_TIMEOUT:g} s")
+        raise RefusedError(LOGIN_REFUSED, f"no login within {LOGIN_TIMEOUT:g} s", _framing(first))
 
     async def _check(self, login: Login, peer: str) -> None:
         wait = self.tries.wait(peer)
@@ -204,15 +210,30 @@ class Door:
                 f"too many failed logins from {peer}: try again in {math.ceil(wait)} s",
                 login.framing,
             )
+        if self.lobby.is_house(login.name):
+            raise RefusedError(
+                LOGIN_REFUSED, f"{login.name} is a house bot of this ladder", login.framing
+            )
+        # the try is counted before the check and given back if it succeeds, so that logins
+        # at once from one address get no more checks than logins one after the other
+        self.tries.failed(peer)
         try:
             right = await trio.to_thread.run_sync(
                 self.tokens.check, login.name, login.token, limiter=self.limiter
             )
         except TokenFileError as exc:
             log.error("ladder_tokens_unreadable", detail=str(exc))
-            raise RefusedError(LOGIN_REFUSED, "the ladder cannot read its players now") from None
+            self.tries.refund(peer)
+            raise RefusedError(
+                LOGIN_REFUSED, "the ladder cannot read its players now", login.framing
+            ) from None
         if not right:
-            self.tries.failed(peer)
             raise RefusedError(
                 LOGIN_REFUSED, "the name or the token is not accepted", login.framing
             )
+        self.tries.refund(peer)
+
+
+def _framing(first: bytes) -> Framing:
+    """The framing a connection's first byte picks (text when it picks none)."""
+    return (sniff(first[0]) if first else None) or "text"

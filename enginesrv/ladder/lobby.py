@@ -9,7 +9,10 @@ given to that game first (``reclaim``): the game goes on where it was (docs/ladd
 
 from __future__ import annotations
 
+import contextlib
 import itertools
+from collections import Counter
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 
 import trio
@@ -44,6 +47,10 @@ class Lobby:
     def __init__(self, links_per_player: int) -> None:
         self.links_per_player = links_per_player
         self.links: dict[str, list[Link]] = {}
+        self._held: Counter[str] = Counter()
+        """Slots of links being greeted (``holding``): counted against the limit."""
+        self.house: set[str] = set()
+        """The names of the house bots."""
         self.changed = trio.Event()
         """Set when a link became idle or joined (the pairer waits on it)."""
         self._wanted: dict[str, list[trio.MemorySendChannel[Link]]] = {}
@@ -54,12 +61,29 @@ class Lobby:
 
     def refusal(self, name: str) -> str | None:
         """Why a new link of ``name`` would be refused now (None: it would not)."""
-        if len(self.links.get(name, ())) >= self.links_per_player:
+        if len(self.links.get(name, ())) + self._held[name] >= self.links_per_player:
             return f"{name} holds its limit of {self.links_per_player} connections"
         return None
 
+    @contextlib.contextmanager
+    def holding(self, name: str) -> Iterator[None]:
+        """Keep a slot of ``name``'s for a link being greeted, until the block ends (by
+        then it has joined, or failed)."""
+        self._held[name] += 1
+        try:
+            yield
+        finally:
+            self._held[name] -= 1
+            if not self._held[name]:
+                del self._held[name]
+
+    def is_house(self, name: str) -> bool:
+        return name in self.house
+
     def join(self, link: Link) -> None:
         """A new link: to a game that wants its player back, else idle."""
+        if link.house:
+            self.house.add(link.name)
         self.links.setdefault(link.name, []).append(link)
         wanted = self._wanted.get(link.name)
         while wanted:

@@ -7,8 +7,9 @@ waiting and what was played, so that its rules can be tested one by one.
   (they are there to rate the players, and a pair of them would hold the ladder's cores).
 * The game, when the two share several: the one the two have played least, then the
   ladder's order.
-* Colours: the one who has had p1 less often (over every game of the ladder) is p1; between
-  equals, colours alternate with the games the two have played together.
+* Colours: each player's balance is its games as p1 less its games as p2 (over every game of
+  the ladder); the lower balance is p1, and between equals colours alternate with the games
+  the two have played together.
 """
 
 from __future__ import annotations

@@ -6,9 +6,12 @@ the moment it ends (``store.Section``) and added to the standings (``standings.B
 
 from __future__ import annotations
 
+import json
+import os
 import secrets
 from collections.abc import Callable
 from dataclasses import dataclass
+from pathlib import Path
 
 import structlog
 import trio
@@ -30,7 +33,7 @@ from enginesrv.ladder.lobby import Link, Lobby
 from enginesrv.ladder.pairing import Pairing
 from enginesrv.ladder.seat import LadderSeat
 from enginesrv.ladder.settings import LadderError, LadderSettings
-from enginesrv.ladder.standings import Board
+from enginesrv.ladder.standings import Board, ladder_json
 from enginesrv.ladder.store import Seats, Section
 from enginesrv.search.child import SearchRunner
 
@@ -62,6 +65,7 @@ class Referee:
         event: str = "enginesrv ladder",
         on_end: Callable[[Ended], None] | None = None,
         on_move: Callable[[int, str, games.State], None] | None = None,
+        leaderboard: Path | None = None,
     ) -> None:
         self.settings = settings
         self.lobby = lobby
@@ -73,6 +77,8 @@ class Referee:
         self.event = event
         self.on_end = on_end
         self.on_move = on_move
+        self.leaderboard = leaderboard
+        """Where the standings are written after each game (``DIR/leaderboard.json``)."""
         self.house: dict[int, BotPlayer] = {}
         """Each house link's bot, kept across its games (its tables warm)."""
         self.playing = 0
@@ -140,14 +146,29 @@ class Referee:
         async with self._store_lock:
             try:
                 row = await trio.to_thread.run_sync(section.keep, seats, result, setup.secret_seeds)
-            except LadderError:
-                log.exception("ladder_store_failed", game=game)
+            except LadderError as exc:
+                log.error("ladder_store_failed", game=game, detail=str(exc))
                 raise
-        self.boards[game].add(row)
+            self.boards[game].add(row)
+            if self.leaderboard is not None:
+                await trio.to_thread.run_sync(self._write_leaderboard)
         ended = Ended(game, row, result)
         if self.on_end is not None:
             self.on_end(ended)
         return ended
+
+    def _write_leaderboard(self) -> None:
+        assert self.leaderboard is not None
+        text = json.dumps(ladder_json(self.boards, self.settings.tc), indent=1)
+        tmp = self.leaderboard.with_name(self.leaderboard.name + ".new")
+        try:
+            tmp.unlink(missing_ok=True)
+            flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC
+            with open(os.open(tmp, flags, 0o644), "w", encoding="utf-8") as fh:
+                fh.write(text + "\n")
+            os.replace(tmp, self.leaderboard)
+        except OSError as exc:  # the games are stored: the leaderboard is written next time
+            log.warning("ladder_leaderboard_not_written", detail=str(exc))
 
     async def _release(
         self, players: tuple[Player, Player], links: tuple[Link, Link], result: GameResult | None

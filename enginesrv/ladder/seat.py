@@ -96,14 +96,14 @@ class LadderSeat(Player):
         """Wait for a new link of this player (at most the grace, and never past
         ``forfeit_at``) and ready it for the game; raise ``lost`` when none comes."""
         while True:
-            wait = self.grace
-            if forfeit_at is not None:
-                wait = min(wait, forfeit_at - trio.current_time())
+            wait, why = self.grace, f"the grace of {self.grace:g} s"
+            if forfeit_at is not None and forfeit_at - trio.current_time() < wait:
+                wait = forfeit_at - trio.current_time()
+                why = f"the {max(0.0, wait):.1f} s its clock left"
             link = await self.lobby.reclaim(self.spec.name, wait)
             if link is None:
                 raise ForfeitError(
-                    Termination.DISCONNECT,
-                    f"{lost.detail}; it did not come back within {self.grace:g} s",
+                    Termination.DISCONNECT, f"{lost.detail}; it did not come back within {why}"
                 )
             self.links_used.append(link)
             self.link = link

@@ -28,6 +28,7 @@ from anyio.streams.tls import TLSListener
 from enginesrv.admission import Admission, descriptor_budget
 from enginesrv.event.play.players import Deadlines, PlayerSpec
 from enginesrv.event.results.wording import result_words
+from enginesrv.ladder.accounts import players
 from enginesrv.ladder.door import Door
 from enginesrv.ladder.lobby import Link, Lobby
 from enginesrv.ladder.pairing import History, Waiting, pair
@@ -42,6 +43,7 @@ from enginesrv.ladder.settings import (
 from enginesrv.ladder.standings import Board
 from enginesrv.ladder.store import Section
 from enginesrv.search.pool import WorkerPool
+from enginesrv.tokens import TokenFileError
 
 log = structlog.get_logger("enginesrv.ladder.server")
 
@@ -50,6 +52,8 @@ PAIR_EVERY = 1.0
 CONNECTIONS = 256
 """Connections the ladder's door holds at once (bots, and logins in progress)."""
 DESCRIPTORS_PER_GAME = 16
+LEADERBOARD = "leaderboard.json"
+"""The standings, written whole after each game (``results --json``'s form)."""
 
 
 @dataclass
@@ -97,6 +101,20 @@ def _open_sections(run: LadderRun) -> tuple[dict[str, Section], dict[str, Board]
     return sections, boards, History.of(played)
 
 
+def _house_names_free(run: LadderRun) -> None:
+    """Refuse a house bot named as a player (their games would be one player's)."""
+    try:
+        accounts = {account.name for account in players(run.folder).accounts()}
+    except TokenFileError as exc:
+        raise LadderError(str(exc)) from None
+    for spec in run.house:
+        if spec.name in accounts:
+            raise LadderError(
+                f"--house {spec.text!r}: {spec.name} is a player of this ladder; give the "
+                "house bot another name with name=NAME:"
+            )
+
+
 @contextlib.asynccontextmanager
 async def open_ladder(run: LadderRun) -> AsyncIterator[Ladder]:
     """The ladder of ``run``, its folder opened (and its stores closed on leaving).
@@ -108,6 +126,7 @@ async def open_ladder(run: LadderRun) -> AsyncIterator[Ladder]:
         run.folder.mkdir(parents=True, exist_ok=True)
     except OSError as exc:
         raise LadderError(f"{run.folder}: {exc.strerror or exc}") from None
+    await trio.to_thread.run_sync(_house_names_free, run)
     anchor = run.house[0].name if run.house else None
     settings = LadderSettings.make(list(run.settings.games), run.settings.tc, anchor)
     run.settings = await trio.to_thread.run_sync(settings.kept, run.folder)
@@ -156,6 +175,7 @@ async def serve_ladder(
             run.grace,
             event=f"ladder {run.folder.name}",
             on_end=lambda ended: _tell_ended(ladder, ended),
+            leaderboard=run.folder / LEADERBOARD,
         )
         for index, spec in enumerate(run.house):
             link = Link(spec.name, None, "house", frozenset(run.settings.games), house=spec.text)

@@ -96,7 +96,7 @@ class LadderSettings:
             self._write(path)
             return self
         except FileRefusedError as exc:
-            raise LadderError(f"{exc.reason}: it is not read") from None
+            raise LadderError(f"{path} {exc.reason}: it is not read") from None
         except OSError as exc:
             raise LadderError(f"{path}: {exc.strerror or exc}") from None
         stored = _parse(path, data)
@@ -151,7 +151,7 @@ def read_settings(folder: Path) -> LadderSettings | None:
     except FileNotFoundError:
         return None
     except FileRefusedError as exc:
-        raise LadderError(f"{exc.reason}: it is not read") from None
+        raise LadderError(f"{path} {exc.reason}: it is not read") from None
     except OSError as exc:
         raise LadderError(f"{path}: {exc.strerror or exc}") from None
     return _parse(path, data)

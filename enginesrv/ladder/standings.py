@@ -115,3 +115,23 @@ class Board:
                 )
         provisional.sort(key=lambda line: -line.games)
         return rated + provisional
+
+
+def board_json(board: Board) -> dict[str, object]:
+    """One game's standings as ``results --json`` and ``DIR/leaderboard.json`` give them."""
+    table = board.ratings()
+    return {
+        "games": board.games,
+        "anchor": table.anchor,
+        "pairings": [pairing.to_json() for pairing in board.standings],
+        "ratings": [rating.to_json() for rating in table.ratings],
+        "leaderboard": [line.to_json() for line in board.leaderboard()],
+    }
+
+
+def ladder_json(games: dict[str, Board], tc: str) -> dict[str, object]:
+    """A ladder's standings, game by game."""
+    return {
+        "ladder": {"games": list(games), "tc": tc},
+        "results": {game: board_json(board) for game, board in games.items()},
+    }

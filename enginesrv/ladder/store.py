@@ -49,13 +49,29 @@ def season_dirs(section: Path) -> list[tuple[int, Path]]:
     return sorted(found)
 
 
+def stored_seasons(section: Path) -> list[tuple[int, Path]]:
+    """The seasons of one game's folder that hold a store. The last season may have none:
+    a ladder killed as it made it (it had stored no game there); an earlier one is damaged.
+
+    Raises:
+        LadderError: a season before the last without its store.
+    """
+    seasons = season_dirs(section)
+    for _, folder in seasons[:-1]:
+        if not (folder / "results.sqlite").exists():
+            raise LadderError(f"{folder} has no results.sqlite: the ladder's store is damaged")
+    if seasons and not (seasons[-1][1] / "results.sqlite").exists():
+        seasons.pop()
+    return seasons
+
+
 def read_rows(section: Path) -> Iterator[GameRow]:
     """Every game stored in one game's folder, season by season (read-only).
 
     Raises:
         LadderError: a damaged store (named; it is kept as it is).
     """
-    for _, folder in season_dirs(section):
+    for _, folder in stored_seasons(section):
         try:
             db = open_stored(folder, "a season of the ladder with no store")
         except EventError as exc:
@@ -98,7 +114,7 @@ class Section:
         Raises:
             LadderError: a damaged store, or one that cannot be made.
         """
-        seasons = season_dirs(self.folder)
+        seasons = stored_seasons(self.folder)
         self.rows = list(read_rows(self.folder))
         self._next_id = max((row.id for row in self.rows), default=0) + 1
         if seasons:

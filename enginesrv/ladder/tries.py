@@ -56,3 +56,14 @@ class Tries:
         self._left.move_to_end(peer)
         while len(self._left) > self.peers:
             self._left.popitem(last=False)
+
+    def refund(self, peer: str) -> None:
+        """Give back a try counted before a check that succeeded (or could not be made)."""
+        entry = self._left.get(peer)
+        if entry is None:
+            return
+        left = min(float(self.burst), self._now_left(peer) + 1)
+        if left >= self.burst:
+            del self._left[peer]
+        else:
+            self._left[peer] = (left, self.clock())

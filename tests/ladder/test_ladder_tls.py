@@ -1,0 +1,144 @@
+"""A ladder given ``--tls-cert``/``--tls-key`` speaks TLS only, and a client verifies it: the
+certificates of a test authority (``trustme``)."""
+
+from __future__ import annotations
+
+import ssl
+import sys
+from pathlib import Path
+
+import anyio
+import pytest
+import trio
+import trustme
+
+from enginesrv.ladder.accounts import players
+from enginesrv.ladder.client import ClientSettings, run_client
+from enginesrv.ladder.server import Ladder, LadderRun
+from protocol.login import encode_login
+from tests.ladder.support import ladder_run, serving, trio_test
+
+
+@pytest.fixture(scope="module")
+def authority() -> trustme.CA:
+    return trustme.CA()
+
+
+def _tls_run(folder: Path, authority: trustme.CA) -> tuple[LadderRun, str]:
+    """A Yoxii ladder serving TLS with a certificate for 127.0.0.1, and alice's token."""
+    server = ssl.create_default_context(ssl.Purpose.CLIENT_AUTH)
+    authority.issue_cert("127.0.0.1").configure_cert(server)
+    token = players(folder).add("alice")
+    return ladder_run(folder, tls=server), token
+
+
+def _trusting(authority: trustme.CA) -> ssl.SSLContext:
+    client = ssl.create_default_context()
+    authority.configure_trust(client)
+    return client
+
+
+@trio_test
+async def test_a_client_that_trusts_the_ladders_certificate_logs_in_over_tls(
+    tmp_path: Path, authority: trustme.CA
+) -> None:
+    """Over a TLS connection verified against the ladder's certificate, a good login is
+    answered with ``ugi``."""
+    run, token = _tls_run(tmp_path, authority)
+    async with serving(run) as ladder:
+        await _logs_in(ladder, token, authority)
+
+
+async def _logs_in(ladder: Ladder, token: str, authority: trustme.CA) -> None:
+    stream = await anyio.connect_tcp(
+        "127.0.0.1",
+        ladder.address[1],
+        ssl_context=_trusting(authority),
+        tls_hostname="127.0.0.1",
+        tls_standard_compatible=False,
+    )
+    async with stream:
+        await stream.send(encode_login("alice", token, "text"))
+        with trio.fail_after(10):
+            first = await stream.receive()
+    assert first.split(b"\n")[0] == b"ugi"
+
+
+@trio_test
+async def test_a_client_that_does_not_trust_it_is_stopped_by_verification(
+    tmp_path: Path, authority: trustme.CA
+) -> None:
+    """A client with the system's authorities only refuses the ladder's certificate: the
+    handshake fails before a byte of the login is sent."""
+    run, _ = _tls_run(tmp_path, authority)
+    async with serving(run) as ladder:
+        with pytest.raises(ssl.SSLCertVerificationError):
+            await anyio.connect_tcp(
+                "127.0.0.1",
+                ladder.address[1],
+                ssl_context=ssl.create_default_context(),
+                tls_hostname="127.0.0.1",
+            )
+
+
+@trio_test
+async def test_a_plain_connection_to_a_tls_ladder_gets_no_session(
+    tmp_path: Path, authority: trustme.CA
+) -> None:
+    """A login sent in the clear to a TLS ladder is never read as a login: the connection
+    ends without ``ugi`` (the ladder's TLS handshake fails on it)."""
+    run, token = _tls_run(tmp_path, authority)
+    async with serving(run) as ladder:
+        await _in_the_clear(ladder, token)
+
+
+async def _in_the_clear(ladder: Ladder, token: str) -> None:
+    stream = await anyio.connect_tcp("127.0.0.1", ladder.address[1])
+    got = b""
+    async with stream:
+        await stream.send(encode_login("alice", token, "text"))
+        with trio.fail_after(15):
+            try:
+                while True:
+                    got += await stream.receive()
+            except (anyio.EndOfStream, anyio.BrokenResourceError, OSError):
+                pass
+    assert b"ugi" not in got
+    assert ladder.door is not None
+    assert ladder.door.accepted == 0
+
+
+@trio_test
+async def test_the_ladder_client_logs_in_over_tls_with_the_ladders_authority(
+    tmp_path: Path, authority: trustme.CA
+) -> None:
+    """``ladder-client --tls-ca``: the client's own TLS path, up to the ladder accepting its
+    login and greeting its engine."""
+    run, token = _tls_run(tmp_path, authority)
+    async with serving(run) as ladder:
+        await _client_logs_in(ladder, token, authority)
+
+
+async def _client_logs_in(ladder: Ladder, token: str, authority: trustme.CA) -> None:
+    said: list[str] = []
+    stop = trio.Event()
+
+    def say(text: str) -> None:
+        said.append(text)
+        if text == "logged in":
+            stop.set()
+
+    settings = ClientSettings(
+        "127.0.0.1",
+        ladder.address[1],
+        "alice",
+        token,
+        (sys.executable, "-m", "enginesrv.cli", "engine", "--bot", "alphabeta"),
+        tls=_trusting(authority),
+        tls_name="127.0.0.1",
+        quiet_engine=True,
+        say=say,
+    )
+    with trio.fail_after(20):
+        await run_client(settings, stop)
+    assert said[0] == "logged in"
