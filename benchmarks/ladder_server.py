@@ -24,6 +24,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import shutil
 import signal
 import socket
 import subprocess
@@ -37,6 +38,8 @@ ENGINESRV = [sys.executable, "-m", "enginesrv.cli"]
 HERE = Path(__file__).resolve().parent
 FORFEITS = {"time-forfeit", "crash", "disconnect", "stall", "illegal-move"}
 BAD_LOGINS = 100
+ADDRESSES = int(os.environ.get("LADDER_BENCH_ADDRESSES", "100"))
+"""The addresses the bad logins come from (each wave's connections spread over them)."""
 TARGET_MS = 10.0
 
 
@@ -111,7 +114,8 @@ def bad_logins(port: int, waves: int, stop: threading.Event) -> int:
             s = socket.socket()
             s.settimeout(30)
             try:
-                s.bind((f"127.0.{1 + i // 250}.{1 + i % 250}", 0))
+                j = i % ADDRESSES
+                s.bind((f"127.0.{1 + j // 250}.{1 + j % 250}", 0))
                 s.connect(("127.0.0.1", port))
                 s.sendall(f"login c{1 + i % 6} {'x' * 43}\n".encode())
                 socks.append(s)
@@ -129,84 +133,98 @@ def bad_logins(port: int, waves: int, stop: threading.Event) -> int:
     return refused
 
 
-def main() -> None:  # noqa: PLR0915 (a benchmark is read top to bottom)
+FLOOD_SECONDS = 20.0
+"""The least time the waves of bad logins last."""
+
+
+def wait_for(folder: Path, count: int, began: float, *, at_least: float = 0.0) -> int:
+    """Wait until the ladder has stored ``count`` games (and ``at_least`` seconds have gone
+    since ``began``); the games stored then."""
+    while (done := games_stored(folder)) < count or time.monotonic() - began < at_least:
+        if time.monotonic() - began > 3600:
+            raise SystemExit(f"only {done} games in an hour")
+        time.sleep(0.25)
+    return done
+
+
+def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--games", type=int, default=200)
     parser.add_argument("--tc", default="2+0.05")
     parser.add_argument("--game", default="yoxii")
+    parser.add_argument("--keep", metavar="DIR", help="copy the ladder's folder here at the end")
     args = parser.parse_args()
-    total = args.games
     with tempfile.TemporaryDirectory() as tmp:
         folder = Path(tmp)
-        out = folder / "ladder"
-        names = [f"c{i}" for i in range(1, 7)]
-        for name in names:
-            token = subprocess.run(
-                [*ENGINESRV, "ladder", "add", name, "--out", str(out)],
-                capture_output=True, text=True, check=True,
-            ).stdout.strip()  # fmt: skip
-            (folder / f"{name}.token").write_text(token + "\n")
-        engine = ["--", *ENGINESRV, "engine", "--bot", "alphabeta"]
-        engines = {
-            "c1": engine, "c2": engine, "c3": engine,
-            "c4": ["--", sys.executable, str(HERE / "ugi_instant.py"), "--game", args.game],
-            "c5": ["bot:alphabeta:Level=2"], "c6": ["bot:alphabeta:Level=4"],
-        }  # fmt: skip
-        ladder = Ladder(out, args.game, args.tc, folder / "ladder.log")
-        ladder.start()
-        print(f"ladder on port {ladder.port}; {total} games at {args.tc}", flush=True)
-        clients = {n: start_client(n, engines[n], ladder.port, folder, folder / f"{n}.log")
-                   for n in names}  # fmt: skip
-        began = time.monotonic()
-        phases = {"client_killed": total // 4, "ladder_killed": total // 2, "waves": 3 * total // 4}
-        flood: threading.Thread | None = None
-        flood_stop = threading.Event()
-        refused = [0]
-        waves_from = 0
-        try:
-            while (done := games_stored(folder)) < total:
-                if time.monotonic() - began > 3600:
-                    raise SystemExit(f"only {done} games in an hour")
-                if done >= phases.get("client_killed", total + 1):
-                    del phases["client_killed"]
-                    clients["c1"].send_signal(signal.SIGKILL)
-                    clients["c1"].wait()
-                    print(f"{done} games: c1 killed", flush=True)
-                    time.sleep(5)
-                    clients["c1"] = start_client("c1", engines["c1"], ladder.port, folder,
-                                                 folder / "c1.log")  # fmt: skip
-                if done >= phases.get("ladder_killed", total + 1):
-                    del phases["ladder_killed"]
-                    ladder.kill()
-                    print(f"{done} games: the ladder killed", flush=True)
-                    ladder.start()
-                if done >= phases.get("waves", total + 1):
-                    del phases["waves"]
-                    waves_from = done
-                    print(f"{done} games: bad logins begin", flush=True)
-
-                    def run_flood() -> None:
-                        refused[0] = bad_logins(ladder.port, 10_000, flood_stop)
-
-                    flood = threading.Thread(target=run_flood)
-                    flood.start()
-                time.sleep(0.5)
-        finally:
-            flood_stop.set()
-            if flood is not None:
-                flood.join()
-            for proc in clients.values():
-                proc.send_signal(signal.SIGTERM)
-            for proc in clients.values():
-                try:
-                    proc.wait(20)
-                except subprocess.TimeoutExpired:
-                    proc.kill()
-                    proc.wait()
-            ladder.stop()
-        elapsed = time.monotonic() - began
-        ok = report(folder, out, total, waves_from, refused[0], elapsed)
+        ok = run(folder, args.games, args.tc, args.game)
+        if args.keep:
+            shutil.copytree(folder, args.keep, dirs_exist_ok=True)
     sys.exit(0 if ok else 1)
+
+
+def run(folder: Path, total: int, tc: str, game: str) -> bool:
+    out = folder / "ladder"
+    names = [f"c{i}" for i in range(1, 7)]
+    for name in names:
+        token = subprocess.run(
+            [*ENGINESRV, "ladder", "add", name, "--out", str(out)],
+            capture_output=True, text=True, check=True,
+        ).stdout.strip()  # fmt: skip
+        (folder / f"{name}.token").write_text(token + "\n")
+    engine = ["--", *ENGINESRV, "engine", "--bot", "alphabeta"]
+    engines = {
+        "c1": engine, "c2": engine, "c3": engine,
+        "c4": ["--", sys.executable, str(HERE / "ugi_instant.py"), "--game", game],
+        "c5": ["bot:alphabeta:Level=2"], "c6": ["bot:alphabeta:Level=4"],
+    }  # fmt: skip
+    ladder = Ladder(out, game, tc, folder / "ladder.log")
+    ladder.start()
+    print(f"ladder on port {ladder.port}; {total} games at {tc}", flush=True)
+    clients = {n: start_client(n, engines[n], ladder.port, folder, folder / f"{n}.log")
+               for n in names}  # fmt: skip
+    began = time.monotonic()
+    flood: threading.Thread | None = None
+    flood_stop = threading.Event()
+    refused = [0]
+    try:
+        done = wait_for(folder, total // 5, began)
+        clients["c1"].send_signal(signal.SIGKILL)
+        clients["c1"].wait()
+        print(f"{done} games: c1 killed; started again in 5 s", flush=True)
+        time.sleep(5)
+        clients["c1"] = start_client("c1", engines["c1"], ladder.port, folder, folder / "c1.log")
+        done = wait_for(folder, 2 * total // 5, began)
+        ladder.kill()
+        print(f"{done} games: the ladder killed with SIGKILL; started again", flush=True)
+        ladder.start()
+        quiet_from = wait_for(folder, done + 10, began)
+        waves_from = wait_for(folder, quiet_from + total // 5, began)
+        print(f"{waves_from} games: bad logins begin", flush=True)
+
+        def run_flood() -> None:
+            refused[0] = bad_logins(ladder.port, 10_000, flood_stop)
+
+        flood = threading.Thread(target=run_flood)
+        flood.start()
+        wait_for(folder, total, time.monotonic(), at_least=FLOOD_SECONDS)
+        flood_stop.set()
+        flood.join()
+        done = games_stored(folder)
+    finally:
+        flood_stop.set()
+        if flood is not None:
+            flood.join()
+        for proc in clients.values():
+            proc.send_signal(signal.SIGTERM)
+        for proc in clients.values():
+            try:
+                proc.wait(20)
+            except subprocess.TimeoutExpired:
+                proc.kill()
+                proc.wait()
+        ladder.stop()
+    elapsed = time.monotonic() - began
+    return report(out, total, (quiet_from, waves_from, done), refused[0], elapsed)
 
 
 def rows(out: Path) -> list[dict[str, object]]:
@@ -250,8 +268,11 @@ def p99(values: list[float]) -> float:
 
 
 def report(
-    folder: Path, out: Path, total: int, waves_from: int, refused: int, elapsed: float
+    out: Path, total: int, windows: tuple[int, int, int], refused: int, elapsed: float
 ) -> bool:
+    """Check and print the targets; ``windows``: the games after which the quiet window
+    began, the waves began, and they ended."""
+    quiet_from, waves_from, waves_to = windows
     stored = rows(out)
     ids = [row["id"] for row in stored]
     once = ids == list(range(1, len(ids) + 1))
@@ -267,8 +288,11 @@ def report(
     for row in stored:
         times = row["times"]
         assert isinstance(times, dict)
-        if "c4" in times:
-            (during if int(str(row["id"])) > waves_from else before).extend(times["c4"])
+        number = int(str(row["id"]))
+        if "c4" in times and quiet_from < number <= waves_from:
+            before.extend(times["c4"])
+        elif "c4" in times and waves_from < number <= waves_to:
+            during.extend(times["c4"])
     change = p99(during) - p99(before)
     print(f"{len(stored)} games in {elapsed:.0f} s; numbers 1..{len(ids)} each once: {once}")
     print(f"forfeits: {len(forfeits)}, all in games of the killed client c1: {only_c1}")

@@ -28,10 +28,12 @@ from enginesrv.safefiles import FileRefusedError, open_regular, read_capped
 
 NAME = re.compile(r"[A-Za-z][A-Za-z0-9_.-]{0,31}")
 """An account's name: a letter, then up to 31 letters, digits, ``_``, ``.`` or ``-``."""
-SCRYPT_N, SCRYPT_R, SCRYPT_P = 1 << 14, 8, 1
-"""scrypt's cost: 16 MiB and some 50 ms a check (OWASP's minimum is N = 2^17 at r = 8 for
-passwords; a token of 256 random bits needs no stretching against guessing, only against a
-stolen file being turned back into tokens, which 256 bits make hopeless at any cost)."""
+SCRYPT_N, SCRYPT_R, SCRYPT_P = 1 << 10, 8, 1
+"""scrypt's cost: 1 MiB and some 3 ms a check. Passwords need far more (OWASP's minimum is
+N = 2^17 at r = 8) because a person's password can be guessed; a token of 256 random bits
+cannot, at any cost, so stretching buys nothing against a stolen file, and each check's cost
+is what a flood of bad logins makes the server pay (16 MiB and 43 ms at N = 2^14 slowed the
+games of a ladder beside it: benchmarks/README.md, "The ladder")."""
 MAX_MEMORY = 32 << 20
 """The most memory a line's scrypt costs may ask (128 * N * r bytes): a crafted file cannot
 make a check take more."""
@@ -64,8 +66,17 @@ def digest_of(token: str) -> str:
     return f"scrypt${SCRYPT_N}${SCRYPT_R}${SCRYPT_P}${salt.hex()}${value.hex()}"
 
 
-_DECOY = digest_of(secrets.token_urlsafe(32))
-"""What an unknown name is checked against: the same work as a known one."""
+_DECOYS: dict[tuple[int, int, int], str] = {}
+
+
+def decoy(n: int = SCRYPT_N, r: int = SCRYPT_R, p: int = SCRYPT_P) -> str:
+    """What an unknown name is checked against: a digest of these costs that no token
+    matches, so the check does the same work as for a known name of the file."""
+    key = (n, r, p)
+    if key not in _DECOYS:
+        salt, value = secrets.token_bytes(16), secrets.token_bytes(32)
+        _DECOYS[key] = f"scrypt${n}${r}${p}${salt.hex()}${value.hex()}"
+    return _DECOYS[key]
 
 
 def matches(token: str, digest: str) -> bool:
@@ -102,13 +113,15 @@ class TokenFile:
     def check(self, name: str, token: str) -> bool:
         """Whether ``token`` is the token of account ``name`` (False for an unknown or
         revoked name, or a token of the wrong form, at the cost of a known one)."""
-        digest = _DECOY
-        for account in self.accounts():
-            if account.name == name:
-                digest = account.digest
+        accounts = self.accounts()
+        known = [account.digest for account in accounts if account.name == name]
+        # an unknown name costs what the file's first account costs (every line made here
+        # has the same costs)
+        costs = (int(k) for k in accounts[0].digest.split("$")[1:4]) if accounts else ()
+        digest = known[-1] if known else decoy(*costs)
         good_form = TOKEN_CHARS.fullmatch(token) is not None
         right = matches(token if good_form else "", digest)
-        return right and good_form and digest is not _DECOY
+        return right and good_form and bool(known)
 
     def add(self, name: str) -> str:
         """A new account ``name``: its token, to be shown once (the file keeps its hash).

@@ -3,10 +3,10 @@
 A connection is first admitted (``enginesrv.admission``: the caps on connections, per peer
 and in all, shared with the ladder's web port), then must log in within ``LOGIN_TIMEOUT``
 seconds (``protocol.login``). The token is checked against the token file as it is now (a
-revoked player is refused at once), in a thread, ``CHECKS`` at a time, so that a flood of
-logins costs the games on the event loop nothing but what the checks themselves take of a
-core. A failed login counts against its address (``tries``): an address that failed too
-often is refused before its token is looked at. Every refusal is the one fatal error
+revoked player is refused at once), one at a time in a thread of the lowest priority
+(``Checker``), so that a flood of logins takes from the games nothing but idle time. A
+failed login counts against its address (``tries``): an address that failed too often is
+refused before its token is looked at. Every refusal is the one fatal error
 ``306 login-refused``, whose text says nothing of which part was wrong.
 
 An accepted connection is greeted as an engine (``ugi``, its ``id`` and ``ugiok``) and joins
@@ -16,8 +16,12 @@ games), or, when it names none (a plain UGI engine), the ladder's first game.
 
 from __future__ import annotations
 
+import concurrent.futures
 import contextlib
+import functools
 import math
+import os
+import threading
 from pathlib import Path
 
 import anyio
@@ -32,7 +36,7 @@ from enginesrv.ladder.accounts import players
 from enginesrv.ladder.lobby import Link, Lobby
 from enginesrv.ladder.tries import Tries
 from enginesrv.serve.outbox import encode
-from enginesrv.tokens import TokenFileError
+from enginesrv.tokens import TokenFile, TokenFileError
 from protocol import messages as m
 from protocol.errors import LOGIN_REFUSED, ErrorCode, ProtocolError
 from protocol.login import Login, LoginReader
@@ -40,8 +44,9 @@ from protocol.sniff import Framing, sniff
 
 LOGIN_TIMEOUT = 10.0
 """Seconds a new connection has to send its login."""
-CHECKS = 1
-"""Token checks run at once (each a scrypt: some 16 MiB and a few tens of milliseconds)."""
+CHECK_QUEUE = 32
+"""Logins waiting for their token's check at most; one more is refused (the ladder is busy:
+it may try again)."""
 
 log = structlog.get_logger("enginesrv.ladder.door")
 
@@ -72,6 +77,58 @@ class Prefixed(ByteStream):
     @property
     def extra_attributes(self):  # type: ignore[no-untyped-def]  # anyio's own signature
         return self._stream.extra_attributes
+
+
+class Checker:
+    """Checks tokens one at a time, in a thread of its own that runs at the lowest priority
+    (nice 19): a scrypt takes some 40 ms of a core, and a flood of logins must take that
+    time from nothing but idle cores, never from the games' engines or the event loop. At
+    most ``CHECK_QUEUE`` logins wait for a check."""
+
+    def __init__(self) -> None:
+        self._pool: concurrent.futures.ThreadPoolExecutor | None = None
+        self.waiting = 0
+
+    async def check(self, tokens: TokenFile, name: str, token: str) -> bool:
+        """Whether ``token`` is ``name``'s.
+
+        Raises:
+            RefusedError: ``CHECK_QUEUE`` logins wait already.
+            TokenFileError: the token file cannot be read.
+        """
+        if self.waiting >= CHECK_QUEUE:
+            raise RefusedError(LOGIN_REFUSED, "the ladder is busy with other logins: try again")
+        if self._pool is None:
+            self._pool = concurrent.futures.ThreadPoolExecutor(1, "token-check", _lowest)
+        self.waiting += 1
+        try:
+            # told back through the loop's token: no thread of trio's waits on the check
+            done = trio.Event()
+            trio_token = trio.lowlevel.current_trio_token()
+            future = self._pool.submit(tokens.check, name, token)
+            future.add_done_callback(functools.partial(_tell, trio_token, done))
+            await done.wait()
+            return future.result()
+        finally:
+            self.waiting -= 1
+
+    def close(self) -> None:
+        if self._pool is not None:
+            self._pool.shutdown(wait=False, cancel_futures=True)
+            self._pool = None
+
+
+def _tell(trio_token: trio.lowlevel.TrioToken, done: trio.Event, _: object) -> None:
+    """Set ``done`` on its loop (a check that ends after the ladder has stopped tells no
+    one)."""
+    with contextlib.suppress(trio.RunFinishedError):
+        trio_token.run_sync_soon(done.set)
+
+
+def _lowest() -> None:
+    """Run the calling thread at the lowest priority (nice 19), where the system allows."""
+    with contextlib.suppress(OSError, AttributeError):
+        os.setpriority(os.PRIO_PROCESS, threading.get_native_id(), 19)
 
 
 class RefusedError(Exception):
@@ -111,7 +168,7 @@ class Door:
         self.games = games
         self.deadlines = deadlines
         self.tries = tries or Tries()
-        self.limiter = trio.CapacityLimiter(CHECKS)
+        self.checker = Checker()
         self.refused = 0
         self.accepted = 0
 
@@ -218,9 +275,10 @@ class Door:
         # at once from one address get no more checks than logins one after the other
         self.tries.failed(peer)
         try:
-            right = await trio.to_thread.run_sync(
-                self.tokens.check, login.name, login.token, limiter=self.limiter
-            )
+            right = await self.checker.check(self.tokens, login.name, login.token)
+        except RefusedError as exc:  # busy: not a try
+            self.tries.refund(peer)
+            raise RefusedError(exc.code, exc.message, login.framing) from None
         except TokenFileError as exc:
             log.error("ladder_tokens_unreadable", detail=str(exc))
             self.tries.refund(peer)

@@ -192,6 +192,7 @@ async def serve_ladder(
         finally:
             with trio.CancelScope(shield=True):
                 await listener.aclose()
+                ladder.door.checker.close()
                 if pool is not None:
                     await pool.aclose()
             nursery.cancel_scope.cancel()
