@@ -72,6 +72,13 @@ def add_run_arguments(run: argparse.ArgumentParser) -> None:
         metavar="N",
         help=f"connections (games at once) one player may hold (default {LINKS_PER_PLAYER})",
     )
+    run.add_argument(
+        "--web",
+        type=port,
+        metavar="PORT",
+        help="a web port too (0: a free one): the page of live games, /ladder.json, the "
+        "records, and bots over WebSocket at /bot; prints 'web URL' after the listening line",
+    )
     run.add_argument("--tls-cert", metavar="FILE", help="serve TLS with this certificate chain")
     run.add_argument("--tls-key", metavar="FILE", help="the certificate's private key")
     run.add_argument(
@@ -141,6 +148,7 @@ def cmd_ladder_run(args: argparse.Namespace, out: TextIO, err: TextIO) -> None:
         host=args.host,
         port=args.port,
         tls=tls_context(args.tls_cert, args.tls_key),
+        web=args.web,
     )
     run.deadlines.startup = args.startup_timeout
     configure_logging(json=args.log_json)
@@ -149,8 +157,12 @@ def cmd_ladder_run(args: argparse.Namespace, out: TextIO, err: TextIO) -> None:
         out.write(f"listening {host}:{bound}\n")
         out.flush()
 
+    def page(url: str) -> None:
+        out.write(f"web {url}\n")
+        out.flush()
+
     try:
-        trio.run(functools.partial(_main, run, ready))
+        trio.run(functools.partial(_main, run, ready, page))
     except (LadderError, OSError, BaseExceptionGroup) as caught:
         failure = _first_failure(caught)
         if isinstance(failure, LadderError):
@@ -173,9 +185,11 @@ def _first_failure(exc: BaseException) -> BaseException | None:
     return None
 
 
-async def _main(run: LadderRun, ready: Callable[[str, int], None]) -> None:
+async def _main(
+    run: LadderRun, ready: Callable[[str, int], None], page: Callable[[str], None]
+) -> None:
     async with open_ladder(run) as ladder, trio.open_nursery() as nursery:
         await nursery.start(watch_signals, ladder.stop)
-        await serve_ladder(ladder, on_ready=ready)
+        await serve_ladder(ladder, on_ready=ready, on_page=page)
         nursery.cancel_scope.cancel()
     sys.stderr.write("ladder: stopped; the games being played were not stored\n")

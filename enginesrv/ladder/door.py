@@ -172,20 +172,23 @@ class Door:
         self.refused = 0
         self.accepted = 0
 
-    async def handle(self, stream: ByteStream, host: str) -> None:
-        """Serve one connection from ``host`` until it ends (never raises)."""
-        ticket = self.admission.admit(host, "ladder")
+    async def handle(self, stream: ByteStream, host: str, *, admitted: bool = False) -> None:
+        """Serve one connection from ``host`` until it ends (never raises); ``admitted``:
+        its connection holds a ticket already (a WebSocket of the web port)."""
+        ticket = None if admitted else self.admission.admit(host, "ladder")
         try:
             if isinstance(ticket, str):
                 self.refused += 1
                 return  # over a cap: closed with nothing sent (docs/protocol.md, 303)
-            with ticket:
+            with ticket or contextlib.nullcontext():
                 try:
                     await self._session(stream, host)
                 except RefusedError as exc:
                     self.refused += 1
                     await self._refuse(stream, exc)
                 except (anyio.BrokenResourceError, anyio.ClosedResourceError, OSError):
+                    pass
+                except anyio.EndOfStream:
                     pass
         finally:
             await anyio.aclose_forcefully(stream)
@@ -217,11 +220,14 @@ class Door:
             games = playable(engine.info, self.games)
             if not games:
                 # told before the connection is closed (and sent nothing after: no quit)
-                await self._refuse(stream, RefusedError(
-                    LOGIN_REFUSED,
-                    f"the engine plays none of the ladder's games ({', '.join(self.games)})",
-                    login.framing,
-                ))  # fmt: skip
+                await self._refuse(
+                    stream,
+                    RefusedError(
+                        LOGIN_REFUSED,
+                        f"the engine plays none of the ladder's games ({', '.join(self.games)})",
+                        login.framing,
+                    ),
+                )
                 self.refused += 1
                 await anyio.aclose_forcefully(stream)
                 with trio.CancelScope(shield=True):

@@ -17,6 +17,7 @@ import structlog
 import trio
 
 import games
+from enginesrv.event.feed import Feed, result_message, standings_message
 from enginesrv.event.play.arbiter import GameResult, GameSetup, MoveObserver, no_start, play_game
 from enginesrv.event.play.bot_player import BotPlayer
 from enginesrv.event.play.outcome import Termination
@@ -29,6 +30,7 @@ from enginesrv.event.play.players import (
     parse_player,
 )
 from enginesrv.event.results.rows import GameRow
+from enginesrv.event.results.wording import result_words
 from enginesrv.ladder.lobby import Link, Lobby
 from enginesrv.ladder.pairing import Pairing
 from enginesrv.ladder.seat import LadderSeat
@@ -64,7 +66,7 @@ class Referee:
         *,
         event: str = "enginesrv ladder",
         on_end: Callable[[Ended], None] | None = None,
-        on_move: Callable[[int, str, games.State], None] | None = None,
+        feeds: dict[str, Feed] | None = None,
         leaderboard: Path | None = None,
     ) -> None:
         self.settings = settings
@@ -76,7 +78,8 @@ class Referee:
         self.grace = grace
         self.event = event
         self.on_end = on_end
-        self.on_move = on_move
+        self.feeds = feeds or {}
+        """Each game's watch feed (the web port's ``/events``)."""
         self.leaderboard = leaderboard
         """Where the standings are written after each game (``DIR/leaderboard.json``)."""
         self.house: dict[int, BotPlayer] = {}
@@ -114,7 +117,9 @@ class Referee:
         result: GameResult | None = None
         try:
             result = await self._played(game, players, setup, number)
-            return await self._stored(pairing.game, setup, result)
+            ended = await self._stored(pairing.game, setup, result)
+            self._tell_feed(number, ended)
+            return ended
         finally:
             self.playing -= 1
             with trio.CancelScope(shield=True):
@@ -131,13 +136,10 @@ class Referee:
             except PlayerSpecError as exc:  # an engine that refuses the game's options
                 return no_start(game, setup, seat, ForfeitError(Termination.CRASH, str(exc)))
         observer: MoveObserver | None = None
-        if self.on_move is not None:
-            tell = self.on_move
-
-            def observer(token: str, state: games.State, clocks: object) -> None:
-                del clocks
-                tell(number, token, state)
-
+        feed = self.feeds.get(game.name)
+        if feed is not None:  # the watchers see the game from its first move on
+            base = self.settings.control.base_ms
+            observer = feed.game(number, 1, setup.names, game.new_state(), base)
         return await play_game(game, players, setup, on_move=observer)
 
     async def _stored(self, game: str, setup: GameSetup, result: GameResult) -> Ended:
@@ -156,6 +158,16 @@ class Referee:
         if self.on_end is not None:
             self.on_end(ended)
         return ended
+
+    def _tell_feed(self, number: int, ended: Ended) -> None:
+        feed = self.feeds.get(ended.game)
+        if feed is None:
+            return
+        row, result = ended.row, ended.result
+        words = result_words(result.outcome, (row.p1, row.p2), result.detail)
+        feed.publish(result_message(number, result.outcome, result.plies, words))
+        board = self.boards[ended.game]
+        feed.publish(standings_message(board.standings, board.games, 0, None))
 
     def _write_leaderboard(self) -> None:
         assert self.leaderboard is not None

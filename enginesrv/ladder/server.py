@@ -12,12 +12,10 @@ played, nothing else.
 from __future__ import annotations
 
 import contextlib
+import functools
 import signal
-import ssl
 import sys
 from collections.abc import AsyncIterator, Callable
-from dataclasses import dataclass, field
-from pathlib import Path
 
 import anyio
 import structlog
@@ -25,8 +23,9 @@ import trio
 from anyio.abc import ByteStream, SocketAttribute
 from anyio.streams.tls import TLSListener
 
+import games
 from enginesrv.admission import Admission, descriptor_budget
-from enginesrv.event.play.players import Deadlines, PlayerSpec
+from enginesrv.event.feed import Feed, event_message
 from enginesrv.event.results.wording import result_words
 from enginesrv.ladder.accounts import players
 from enginesrv.ladder.door import Door
@@ -34,13 +33,11 @@ from enginesrv.ladder.lobby import Link, Lobby
 from enginesrv.ladder.pairing import History, Waiting, pair
 from enginesrv.ladder.referee import Ended, Referee
 from enginesrv.ladder.settings import (
-    GRACE,
-    LINKS_PER_PLAYER,
-    MIN_GAMES,
     LadderError,
     LadderSettings,
 )
 from enginesrv.ladder.standings import Board
+from enginesrv.ladder.state import Ladder, LadderRun
 from enginesrv.ladder.store import Section
 from enginesrv.search.pool import WorkerPool
 from enginesrv.tokens import TokenFileError
@@ -49,44 +46,9 @@ log = structlog.get_logger("enginesrv.ladder.server")
 
 PAIR_EVERY = 1.0
 """Seconds between two looks at who is waiting, when nothing wakes the pairer sooner."""
-CONNECTIONS = 256
-"""Connections the ladder's door holds at once (bots, and logins in progress)."""
 DESCRIPTORS_PER_GAME = 16
 LEADERBOARD = "leaderboard.json"
 """The standings, written whole after each game (``results --json``'s form)."""
-
-
-@dataclass
-class LadderRun:
-    """One run of a ladder: its folder and settings, and what belongs to this run."""
-
-    folder: Path
-    settings: LadderSettings
-    house: tuple[PlayerSpec, ...] = ()
-    grace: float = GRACE
-    min_games: int = MIN_GAMES
-    links_per_player: int = LINKS_PER_PLAYER
-    host: str = "127.0.0.1"
-    port: int = 0
-    tls: ssl.SSLContext | None = None
-    deadlines: Deadlines = field(default_factory=Deadlines)
-    connections: int = CONNECTIONS
-
-
-@dataclass
-class Ladder:
-    """A running ladder's parts (for the web page and the tests)."""
-
-    run: LadderRun
-    lobby: Lobby
-    sections: dict[str, Section]
-    boards: dict[str, Board]
-    history: History
-    door: Door | None = None
-    referee: Referee | None = None
-    stop: trio.Event = field(default_factory=trio.Event)
-    address: tuple[str, int] = ("", 0)
-    ended: list[Callable[[Ended], None]] = field(default_factory=list)
 
 
 def _open_sections(run: LadderRun) -> tuple[dict[str, Section], dict[str, Board], History]:
@@ -143,9 +105,11 @@ async def serve_ladder(
     ladder: Ladder,
     *,
     on_ready: Callable[[str, int], None],
+    on_page: Callable[[str], None] | None = None,
     task_status: trio.TaskStatus[None] = trio.TASK_STATUS_IGNORED,
 ) -> None:
-    """Run ``ladder`` until ``ladder.stop`` is set (module docstring).
+    """Run ``ladder`` until ``ladder.stop`` is set (module docstring); ``on_page`` is told
+    the web port's address (``--web``) once it is served.
 
     Raises:
         OSError: the address cannot be listened on.
@@ -160,6 +124,7 @@ async def serve_ladder(
         descriptors=descriptor_budget(DESCRIPTORS_PER_GAME * max(1, run.connections // 2)),
     )
     ladder.door = Door(run.folder, ladder.lobby, admission, run.settings.games, run.deadlines)
+    feeds = _feeds(ladder) if run.web is not None else {}
     async with trio.open_nursery() as nursery:
         pool = None
         if run.house:
@@ -176,6 +141,7 @@ async def serve_ladder(
             event=f"ladder {run.folder.name}",
             on_end=lambda ended: _tell_ended(ladder, ended),
             leaderboard=run.folder / LEADERBOARD,
+            feeds=feeds,
         )
         for index, spec in enumerate(run.house):
             link = Link(spec.name, None, "house", frozenset(run.settings.games), house=spec.text)
@@ -184,7 +150,23 @@ async def serve_ladder(
         try:
             async with trio.open_nursery() as games_nursery:
                 games_nursery.start_soon(_accept, ladder, listener)
+                page = None
+                if run.web is not None:
+                    from enginesrv.ladder.web import serve_ladder_web  # noqa: PLC0415 (the web extra)
+
+                    page = await games_nursery.start(
+                        functools.partial(
+                            serve_ladder_web,
+                            ladder,
+                            feeds,
+                            admission,
+                            host=run.host,
+                            port=run.web,
+                        )
+                    )
                 on_ready(*ladder.address)
+                if page is not None and on_page is not None:
+                    on_page(page)
                 task_status.started()
                 games_nursery.start_soon(_pair_loop, ladder, games_nursery)
                 await ladder.stop.wait()
@@ -237,6 +219,18 @@ async def _pair_loop(ladder: Ladder, nursery: trio.Nursery) -> None:
             nursery.start_soon(referee.play, pairing, links)
         with trio.move_on_after(PAIR_EVERY):
             await changed.wait()
+
+
+def _feeds(ladder: Ladder) -> dict[str, Feed]:
+    """A watch feed for each game of the ladder, its event message published."""
+    feeds = {}
+    control = str(ladder.run.settings.control)
+    for name in ladder.run.settings.games:
+        feed = Feed()
+        title = f"ladder {ladder.run.folder.name}: {name}"
+        feed.publish(event_message(title, games.load(name), [], 0, f"tc={control}"))
+        feeds[name] = feed
+    return feeds
 
 
 def _tell_ended(ladder: Ladder, ended: Ended) -> None:

@@ -13,6 +13,7 @@ A ladder's row: ``first`` and ``second`` are the two players in the order of the
 
 from __future__ import annotations
 
+import bisect
 import json
 import re
 from collections.abc import Iterator
@@ -189,6 +190,11 @@ class Section:
         self._in_season += 1
         self.rows.append(row)
         return row
+
+    def row(self, game_id: int) -> GameRow | None:
+        """The stored game ``game_id``, if there is one."""
+        at = bisect.bisect_left(self.rows, game_id, key=lambda row: row.id)
+        return self.rows[at] if at < len(self.rows) and self.rows[at].id == game_id else None
 
     def close(self) -> None:
         if self._db is not None:
