@@ -15,7 +15,7 @@ import trio
 from enginesrv.cli.common import CommandError, port, seconds, seconds_or_zero
 from enginesrv.event.play.players import PlayerSpec, PlayerSpecError, name_problem, parse_player
 from enginesrv.event.results.wording import printable
-from enginesrv.ladder.server import LadderRun, open_ladder, serve_ladder, watch_signals
+from enginesrv.ladder.server import open_ladder, serve_ladder, watch_signals
 from enginesrv.ladder.settings import (
     GRACE,
     LINKS_PER_PLAYER,
@@ -23,6 +23,7 @@ from enginesrv.ladder.settings import (
     LadderError,
     LadderSettings,
 )
+from enginesrv.ladder.state import LadderRun
 from enginesrv.logs import configure as configure_logging
 from enginesrv.serve.app import exit_on_early_signal
 from protocol.login import NAME

@@ -17,8 +17,9 @@ import trio.testing
 import games
 from enginesrv.event.play.players import PlayerSpec
 from enginesrv.ladder.referee import Ended
-from enginesrv.ladder.server import Ladder, LadderRun, open_ladder, serve_ladder
+from enginesrv.ladder.server import open_ladder, serve_ladder
 from enginesrv.ladder.settings import LadderSettings
+from enginesrv.ladder.state import Ladder, LadderRun
 from protocol.login import encode_login
 
 BOUND = 30.0

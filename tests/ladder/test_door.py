@@ -21,7 +21,7 @@ from enginesrv.event.play.players import parse_player
 from enginesrv.event.play.records import parse_record
 from enginesrv.ladder import door
 from enginesrv.ladder.accounts import players
-from enginesrv.ladder.server import Ladder
+from enginesrv.ladder.state import Ladder
 from enginesrv.ladder.tries import Tries
 from protocol.login import encode_login
 from tests.ladder.support import (

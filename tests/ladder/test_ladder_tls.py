@@ -14,7 +14,7 @@ import trustme
 
 from enginesrv.ladder.accounts import players
 from enginesrv.ladder.client import ClientSettings, run_client
-from enginesrv.ladder.server import Ladder, LadderRun
+from enginesrv.ladder.state import Ladder, LadderRun
 from protocol.login import encode_login
 from tests.ladder.support import ladder_run, serving, trio_test
 

@@ -19,8 +19,9 @@ from trio_websocket import open_websocket_url
 import games
 from enginesrv.event.play.players import parse_player
 from enginesrv.ladder.accounts import players
-from enginesrv.ladder.server import Ladder, open_ladder, serve_ladder
+from enginesrv.ladder.server import open_ladder, serve_ladder
 from enginesrv.ladder.standings import ladder_json
+from enginesrv.ladder.state import Ladder
 from tests.ladder.support import first_move, ladder_run, on_games, trio_test
 from tests.web.test_websocket_hostile import handshake_status
 

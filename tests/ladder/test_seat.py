@@ -12,7 +12,7 @@ import trio
 from enginesrv.event.play.outcome import Termination
 from enginesrv.event.play.records import parse_record
 from enginesrv.ladder.accounts import players
-from enginesrv.ladder.server import Ladder
+from enginesrv.ladder.state import Ladder
 from tests.ladder.support import FakeBot, first_move_game, ladder_run, on_games, serving, trio_test
 
 DROP_AT = 3
