@@ -12,7 +12,9 @@ from typing import TextIO
 
 import trio
 
+from enginesrv import orphans
 from enginesrv.cli.common import CommandError, Subcommands, positive
+from enginesrv.cli.events import swept
 from enginesrv.event.play.contain import UNCONTAINED, sandbox_command, sandbox_problem
 from enginesrv.event.play.players import PlayerSpecError, parse_player
 from enginesrv.event.results.wording import printable
@@ -148,8 +150,9 @@ def cmd_ladder_client(args: argparse.Namespace, out: TextIO, err: TextIO) -> Non
         quiet_engine=quiet,
         say=say,
     )
+    orphans.adopt()  # what an engine leaves when it kills its reaper is ended too
     try:
-        trio.run(functools.partial(_main, settings))
+        trio.run(functools.partial(swept, functools.partial(_main, settings)))
     except LadderClientError as exc:
         raise CommandError(printable(str(exc))) from None
     except BaseExceptionGroup as group:

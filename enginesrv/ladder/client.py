@@ -151,6 +151,7 @@ async def _relay(settings: ClientSettings, stream: ByteStream, first: bytes) -> 
                 stderr=subprocess.DEVNULL if settings.quiet_engine else None,
                 start_new_session=True,
             )
+        orphans.known(process.pid)
     except OSError as exc:
         return f"cannot start the engine: {exc.strerror or exc}"
     assert process.stdin is not None
@@ -175,7 +176,7 @@ async def _relay(settings: ClientSettings, stream: ByteStream, first: bytes) -> 
         ended[0] = "the engine ended"
     finally:
         with trio.CancelScope(shield=True):
-            await _end(process)
+            await _ended(process)
     return ended[0]
 
 
@@ -195,6 +196,16 @@ async def _end(process: anyio.abc.Process) -> None:
     with contextlib.suppress(ProcessLookupError):
         process.kill()
     await process.wait()
+
+
+async def _ended(process: anyio.abc.Process) -> None:
+    """End the engine (``_end``), then sweep what it left behind had it killed its reaper
+    (``orphans``: the client is a subreaper)."""
+    try:
+        await _end(process)
+    finally:
+        orphans.forget(process.pid)
+        await trio.to_thread.run_sync(orphans.sweep)
 
 
 def bot_command(name: str) -> tuple[str, ...]:

@@ -21,6 +21,7 @@ import contextlib
 import functools
 import math
 import os
+import ssl
 import threading
 from pathlib import Path
 
@@ -28,8 +29,9 @@ import anyio
 import structlog
 import trio
 from anyio.abc import ByteStream
+from anyio.streams.tls import TLSStream
 
-from enginesrv.admission import Admission
+from enginesrv.admission import Admission, Ticket
 from enginesrv.client import AsyncEngine, ClientError, EngineInfo
 from enginesrv.event.play.players import Deadlines
 from enginesrv.ladder.accounts import players
@@ -42,6 +44,10 @@ from protocol.errors import LOGIN_REFUSED, ErrorCode, ProtocolError
 from protocol.login import Login, LoginReader
 from protocol.sniff import Framing, sniff
 
+DRAIN_SECONDS = 1.0
+DRAIN_BYTES = 1 << 20
+"""How long, and how much, a refused connection is read after its refusal (module
+docstring of ``_refuse``)."""
 LOGIN_TIMEOUT = 10.0
 """Seconds a new connection has to send its login."""
 CHECK_QUEUE = 32
@@ -161,6 +167,7 @@ class Door:
         deadlines: Deadlines,
         *,
         tries: Tries | None = None,
+        tls: ssl.SSLContext | None = None,
     ) -> None:
         self.tokens = players(folder)
         self.lobby = lobby
@@ -168,6 +175,8 @@ class Door:
         self.games = games
         self.deadlines = deadlines
         self.tries = tries or Tries()
+        self.tls = tls
+        """With a context: every connection speaks TLS (its handshake once admitted)."""
         self.checker = Checker()
         self.refused = 0
         self.accepted = 0
@@ -180,29 +189,65 @@ class Door:
             if isinstance(ticket, str):
                 self.refused += 1
                 return  # over a cap: closed with nothing sent (docs/protocol.md, 303)
-            with ticket or contextlib.nullcontext():
-                try:
-                    await self._session(stream, host)
-                except RefusedError as exc:
-                    self.refused += 1
-                    await self._refuse(stream, exc)
-                except (anyio.BrokenResourceError, anyio.ClosedResourceError, OSError):
-                    pass
-                except anyio.EndOfStream:
-                    pass
+            with ticket or contextlib.nullcontext(), trio.CancelScope() as scope:
+                if ticket is not None:  # until it has logged in, a newcomer may take its place
+                    ticket.on_evict = lambda why: scope.cancel()
+                if self.tls is not None:
+                    stream = await self._tls(stream)
+                await self._serve(stream, host, ticket)
+        except (anyio.BrokenResourceError, anyio.ClosedResourceError, anyio.EndOfStream):
+            pass
+        except (OSError, ssl.SSLError):
+            pass
+        except Exception as exc:  # a fault of the door: one connection lost, never the ladder
+            log.error("ladder_door_fault", peer=host, detail=repr(exc)[:240])
         finally:
             await anyio.aclose_forcefully(stream)
 
-    async def _refuse(self, stream: ByteStream, exc: RefusedError) -> None:
-        reply = m.ErrorReply(exc.code.code, exc.code.name, exc.message)
-        with anyio.move_on_after(self.deadlines.ready):
-            with contextlib.suppress(anyio.BrokenResourceError, anyio.ClosedResourceError, OSError):
-                await stream.send(encode(exc.framing, reply, None))
+    async def _tls(self, stream: ByteStream) -> ByteStream:
+        """``stream`` once its TLS handshake is done, within the login's time (after the
+        connection was admitted: a handshake is a held connection)."""
+        assert self.tls is not None
+        with anyio.fail_after(LOGIN_TIMEOUT):
+            try:
+                return await TLSStream.wrap(
+                    stream, server_side=True, ssl_context=self.tls, standard_compatible=False
+                )
+            except TimeoutError:
+                raise anyio.BrokenResourceError from None
 
-    async def _session(self, stream: ByteStream, host: str) -> None:
+    async def _serve(self, stream: ByteStream, host: str, ticket: Ticket | None) -> None:
+        try:
+            await self._session(stream, host, ticket)
+        except RefusedError as exc:
+            self.refused += 1
+            await self._refuse(stream, exc)
+
+    async def _refuse(self, stream: ByteStream, exc: RefusedError, *, drain: bool = True) -> None:
+        """Send the refusal, then (``drain``: nothing else reads the stream) read what the
+        peer still sends for a moment, so that it gets an end of stream, not a reset that
+        could drop the refusal on its way."""
+        reply = m.ErrorReply(exc.code.code, exc.code.name, exc.message)
+        caught = (anyio.BrokenResourceError, anyio.ClosedResourceError, anyio.EndOfStream)
+        with anyio.move_on_after(self.deadlines.ready), contextlib.suppress(*caught, OSError):
+            await stream.send(encode(exc.framing, reply, None))
+            with contextlib.suppress(NotImplementedError, *caught, OSError):
+                await stream.send_eof()
+            if not drain:
+                return
+            with anyio.move_on_after(DRAIN_SECONDS):
+                drained = 0
+                while drained < DRAIN_BYTES:
+                    drained += len(await stream.receive(65536))
+
+    async def _session(self, stream: ByteStream, host: str, ticket: Ticket | None) -> None:
         login, rest = await self._login(stream)
         peer = self.admission.peer(host)
         await self._check(login, peer)
+        if ticket is not None:  # a player's connection: no newcomer takes its place
+            ticket.on_evict = None
+            if self.admission.may_trust():
+                ticket.trust()
         why = self.lobby.refusal(login.name)
         if why is not None:
             raise RefusedError(LOGIN_REFUSED, why, login.framing)
@@ -227,6 +272,7 @@ class Door:
                         f"the engine plays none of the ladder's games ({', '.join(self.games)})",
                         login.framing,
                     ),
+                    drain=False,  # the engine's reader reads the stream
                 )
                 self.refused += 1
                 await anyio.aclose_forcefully(stream)

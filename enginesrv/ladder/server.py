@@ -21,7 +21,6 @@ import anyio
 import structlog
 import trio
 from anyio.abc import ByteStream, SocketAttribute
-from anyio.streams.tls import TLSListener
 
 import games
 from enginesrv.admission import Admission, descriptor_budget
@@ -40,6 +39,7 @@ from enginesrv.ladder.standings import Board
 from enginesrv.ladder.state import Ladder, LadderRun
 from enginesrv.ladder.store import Section
 from enginesrv.search.pool import WorkerPool
+from enginesrv.serve.app import raise_descriptor_limit
 from enginesrv.tokens import TokenFileError
 
 log = structlog.get_logger("enginesrv.ladder.server")
@@ -47,6 +47,9 @@ log = structlog.get_logger("enginesrv.ladder.server")
 PAIR_EVERY = 1.0
 """Seconds between two looks at who is waiting, when nothing wakes the pairer sooner."""
 DESCRIPTORS_PER_GAME = 16
+"""Descriptors kept for each game of the ladder (its store and log, a record being written)."""
+DESCRIPTORS_PER_HOUSE = 8
+"""Descriptors kept for each house bot's search worker (its pipes) and the spawner."""
 LEADERBOARD = "leaderboard.json"
 """The standings, written whole after each game (``results --json``'s form)."""
 
@@ -119,11 +122,15 @@ async def serve_ladder(
     bound = listener.extra(SocketAttribute.local_address)
     assert isinstance(bound, tuple)
     ladder.address = (str(bound[0]), int(bound[1]))
-    admission = Admission(
-        connections=run.connections,
-        descriptors=descriptor_budget(DESCRIPTORS_PER_GAME * max(1, run.connections // 2)),
+    raise_descriptor_limit()
+    # the ladder's own: the house bots' workers (pipes), each game's store, the listeners
+    needs = DESCRIPTORS_PER_HOUSE * (len(run.house) + 1) + DESCRIPTORS_PER_GAME * len(
+        run.settings.games
     )
-    ladder.door = Door(run.folder, ladder.lobby, admission, run.settings.games, run.deadlines)
+    admission = Admission(connections=run.connections, descriptors=descriptor_budget(needs))
+    ladder.door = Door(
+        run.folder, ladder.lobby, admission, run.settings.games, run.deadlines, tls=run.tls
+    )
     feeds = _feeds(ladder) if run.web is not None else {}
     async with trio.open_nursery() as nursery:
         pool = None
@@ -181,9 +188,6 @@ async def serve_ladder(
 
 
 async def _accept(ladder: Ladder, listener: anyio.abc.Listener[ByteStream]) -> None:
-    run = ladder.run
-    if run.tls is not None:
-        listener = TLSListener(listener, run.tls, standard_compatible=False, handshake_timeout=10)
     door = ladder.door
     assert door is not None
 

@@ -135,6 +135,8 @@ def _parse(path: Path, data: bytes) -> LadderSettings:
         if anchor is not None and (not isinstance(anchor, str) or len(anchor) > 100):
             raise TypeError("anchor")
         return LadderSettings.make(list(names), tc, anchor)
+    except RecursionError:
+        raise LadderError(f"{path} is damaged (nested too deep); it is kept as it is") from None
     except (ValueError, KeyError, TypeError, LadderError) as exc:
         raise LadderError(f"{path} is damaged ({exc}); it is kept as it is") from None
 

@@ -23,7 +23,7 @@ from pathlib import Path
 from enginesrv.event.config import MAX_SCHEDULE, EventError
 from enginesrv.event.play.arbiter import GameResult
 from enginesrv.event.play.records import format_record
-from enginesrv.event.results.files import record_name
+from enginesrv.event.results.files import RECORDS_DIR, record_name
 from enginesrv.event.results.rows import GameRow
 from enginesrv.event.results.store import ResultsDB, open_stored, store_game
 from enginesrv.ladder.settings import LadderError, LadderSettings
@@ -31,6 +31,9 @@ from enginesrv.ladder.settings import LadderError, LadderSettings
 SEASON = re.compile(r"season-([1-9][0-9]{0,5})")
 """A season's folder name."""
 SEASON_GAMES = MAX_SCHEDULE
+MAX_GAME_ID = 1 << 48
+"""The largest game number a ladder stores (thousands of years of games a second); a store
+holding a larger one is damaged."""
 """The games of one season: the most a store holds."""
 
 
@@ -45,7 +48,12 @@ def season_dirs(section: Path) -> list[tuple[int, Path]]:
     found = []
     for entry in entries:
         match = SEASON.fullmatch(entry.name)
-        if match is not None and entry.is_dir() and not entry.is_symlink():
+        if match is None:
+            continue
+        for place in (entry, entry / RECORDS_DIR):
+            if place.is_symlink():  # its games would be read, and written, elsewhere
+                raise LadderError(f"{place} is a symbolic link: the ladder's store is damaged")
+        if entry.is_dir():
             found.append((int(match.group(1)), entry))
     return sorted(found)
 
@@ -118,6 +126,11 @@ class Section:
         seasons = stored_seasons(self.folder)
         self.rows = list(read_rows(self.folder))
         self._next_id = max((row.id for row in self.rows), default=0) + 1
+        if self._next_id > MAX_GAME_ID:
+            raise LadderError(
+                f"{self.folder}: a stored game's number is past any a ladder makes: the "
+                "ladder's store is damaged"
+            )
         if seasons:
             self._season, last = seasons[-1]
             self._in_season = sum(1 for row in self.rows if row.round == self._season)

@@ -56,12 +56,19 @@ MAX_DETAIL = 1000
 headers and comments keep within ``files.MAX_HEADER_BYTES``."""
 
 
+_ESCAPES = {c: f"\\x{c:02x}" for c in (*range(32), 127, *range(0x80, 0xA0))}
+"""The control characters a forfeit's detail writes escaped (tabs too)."""
+
+
 class ForfeitError(Exception):
     """A player misbehaved: ``reason`` is the forfeit reason, ``detail`` says what happened
     (cut to ``MAX_DETAIL`` characters)."""
 
     def __init__(self, reason: Termination, detail: str) -> None:
-        detail = cut(detail, MAX_DETAIL)
+        # it quotes what a player said, and goes into a record's comment and onto terminals:
+        # control characters (a CR would end the comment's line, an ESC drive the terminal)
+        # are written escaped
+        detail = cut(detail.translate(_ESCAPES), MAX_DETAIL)
         super().__init__(f"{reason}: {detail}")
         self.reason = reason
         self.detail = detail
