@@ -113,6 +113,13 @@ class TokenFile:
     def check(self, name: str, token: str) -> bool:
         """Whether ``token`` is the token of account ``name`` (False for an unknown or
         revoked name, or a token of the wrong form, at the cost of a known one)."""
+        return self.match(name, token) is not None
+
+    def match(self, name: str, token: str) -> str | None:
+        """The digest ``token`` matches, when it is the token of account ``name`` (None for
+        an unknown or revoked name, or a token of the wrong form, at the cost of a known
+        one): a holder of the digest can tell later whether the account was revoked or
+        given another token since."""
         accounts = self.accounts()
         known = [account.digest for account in accounts if account.name == name]
         # an unknown name costs what the file's first account costs (every line made here
@@ -121,7 +128,7 @@ class TokenFile:
         digest = known[-1] if known else decoy(*costs)
         good_form = TOKEN_CHARS.fullmatch(token) is not None
         right = matches(token if good_form else "", digest)
-        return right and good_form and bool(known)
+        return digest if right and good_form and known else None
 
     def add(self, name: str) -> str:
         """A new account ``name``: its token, to be shown once (the file keeps its hash).

@@ -48,6 +48,12 @@ DRAIN_SECONDS = 1.0
 DRAIN_BYTES = 1 << 20
 """How long, and how much, a refused connection is read after its refusal (module
 docstring of ``_refuse``)."""
+READ_CHUNK = 4096
+"""The most bytes of a player's connection read at once (``LinkStream``)."""
+RATE = 64 * 1024
+"""The bytes a second a player's connection may send on average (``LinkStream``)."""
+BURST = 256 * 1024
+"""The bytes it may send at once beyond its average."""
 LOGIN_TIMEOUT = 10.0
 """Seconds a new connection has to send its login."""
 CHECK_QUEUE = 32
@@ -57,19 +63,31 @@ it may try again)."""
 log = structlog.get_logger("enginesrv.ladder.door")
 
 
-class Prefixed(ByteStream):
-    """A stream whose first bytes were read already (what came after the login): they are
-    received first."""
+class LinkStream(ByteStream):
+    """A player's connection as its link reads it: what came after the login first, then
+    at most ``READ_CHUNK`` bytes a read, so that one connection's turn on the event loop is
+    a few milliseconds of decoding whatever it sends; and at most ``RATE`` bytes a second on
+    average (``BURST`` at once), past which the connection is closed: an engine says a few
+    lines a second, and a flood would take the loop from every game's clock."""
 
     def __init__(self, stream: ByteStream, first: bytes) -> None:
         self._stream = stream
         self._first = first
+        self._budget = float(BURST)
+        self._at = trio.current_time()
 
     async def receive(self, max_bytes: int = 65536) -> bytes:
         if self._first:
             data, self._first = self._first[:max_bytes], self._first[max_bytes:]
             return data
-        return await self._stream.receive(max_bytes)
+        data = await self._stream.receive(min(max_bytes, READ_CHUNK))
+        now = trio.current_time()
+        self._budget = min(float(BURST), self._budget + (now - self._at) * RATE) - len(data)
+        self._at = now
+        if self._budget < 0:
+            log.info("ladder_flood", detail=f"more than {RATE} bytes a second")
+            raise anyio.BrokenResourceError("the player sent more than the ladder reads")
+        return data
 
     async def send(self, item: bytes) -> None:
         await self._stream.send(item)
@@ -95,8 +113,8 @@ class Checker:
         self._pool: concurrent.futures.ThreadPoolExecutor | None = None
         self.waiting = 0
 
-    async def check(self, tokens: TokenFile, name: str, token: str) -> bool:
-        """Whether ``token`` is ``name``'s.
+    async def check(self, tokens: TokenFile, name: str, token: str) -> str | None:
+        """The digest of ``name``'s token when ``token`` is it (``TokenFile.match``).
 
         Raises:
             RefusedError: ``CHECK_QUEUE`` logins wait already.
@@ -111,7 +129,7 @@ class Checker:
             # told back through the loop's token: no thread of trio's waits on the check
             done = trio.Event()
             trio_token = trio.lowlevel.current_trio_token()
-            future = self._pool.submit(tokens.check, name, token)
+            future = self._pool.submit(tokens.match, name, token)
             future.add_done_callback(functools.partial(_tell, trio_token, done))
             await done.wait()
             return future.result()
@@ -243,7 +261,7 @@ class Door:
     async def _session(self, stream: ByteStream, host: str, ticket: Ticket | None) -> None:
         login, rest = await self._login(stream)
         peer = self.admission.peer(host)
-        await self._check(login, peer)
+        digest = await self._check(login, peer)
         if ticket is not None:  # a player's connection: no newcomer takes its place
             ticket.on_evict = None
             if self.admission.may_trust():
@@ -254,7 +272,7 @@ class Door:
         with self.lobby.holding(login.name):  # its slot, from now until it joins or fails
             try:
                 engine = await AsyncEngine.over(
-                    Prefixed(stream, rest),
+                    LinkStream(stream, rest),
                     f"{login.name} at {host}",
                     framing=login.framing,
                     timeout=self.deadlines.startup,
@@ -279,7 +297,7 @@ class Door:
                 with trio.CancelScope(shield=True):
                     await engine.aclose()
                 return
-            link = Link(login.name, engine, host, games)
+            link = Link(login.name, engine, host, games, digest=digest)
             self.lobby.join(link)
         try:
             self.accepted += 1
@@ -311,7 +329,7 @@ class Door:
                     return login, reader.rest
         raise RefusedError(LOGIN_REFUSED, f"no login within {LOGIN_TIMEOUT:g} s", _framing(first))
 
-    async def _check(self, login: Login, peer: str) -> None:
+    async def _check(self, login: Login, peer: str) -> str:
         wait = self.tries.wait(peer)
         if wait > 0:
             raise RefusedError(
@@ -327,7 +345,7 @@ class Door:
         # at once from one address get no more checks than logins one after the other
         self.tries.failed(peer)
         try:
-            right = await self.checker.check(self.tokens, login.name, login.token)
+            digest = await self.checker.check(self.tokens, login.name, login.token)
         except RefusedError as exc:  # busy: not a try
             self.tries.refund(peer)
             raise RefusedError(exc.code, exc.message, login.framing) from None
@@ -337,11 +355,12 @@ class Door:
             raise RefusedError(
                 LOGIN_REFUSED, "the ladder cannot read its players now", login.framing
             ) from None
-        if not right:
+        if digest is None:
             raise RefusedError(
                 LOGIN_REFUSED, "the name or the token is not accepted", login.framing
             )
         self.tries.refund(peer)
+        return digest
 
 
 def _framing(first: bytes) -> Framing:

@@ -30,6 +30,10 @@ class Link:
     games: frozenset[str]
     """The ladder's games it plays."""
     house: str = ""
+    digest: str = ""
+    """The digest of the token it logged in with (``TokenFile.match``)."""
+    revoked: bool = False
+    """Its player was revoked, or given another token, since: no more games."""
     busy: bool = False
     since: float = 0.0
     """When it last became idle (``trio.current_time``)."""
@@ -113,7 +117,10 @@ class Lobby:
     def idle_links(self) -> list[Link]:
         """The links waiting for a game, the longest waiting first."""
         found = [
-            link for held in self.links.values() for link in held if not link.busy and link.alive
+            link
+            for held in self.links.values()
+            for link in held
+            if not link.busy and link.alive and not link.revoked
         ]
         return sorted(found, key=lambda link: (link.since, link.serial))
 
@@ -141,6 +148,19 @@ class Lobby:
             else:
                 self.idle(late)
             receive.close()
+
+    def review(self, digests: dict[str, str]) -> list[Link]:
+        """Mark the links whose player is no longer in ``digests`` (name to digest), or has
+        another token now, as revoked; those of them that are idle (to be closed)."""
+        idle = []
+        for held in self.links.values():
+            for link in held:
+                if link.house or link.revoked or digests.get(link.name) == link.digest:
+                    continue
+                link.revoked = True
+                if not link.busy:
+                    idle.append(link)
+        return idle
 
     def counts(self) -> dict[str, int]:
         """The links each connected player holds."""

@@ -192,7 +192,7 @@ class Referee:
                 if seat in failed:
                     await player.close()
                 self.lobby.idle(link)
-            elif seat in failed or not current.alive or result is None:
+            elif seat in failed or not current.alive or result is None or current.revoked:
                 await player.close()
             else:
                 self.lobby.idle(current)

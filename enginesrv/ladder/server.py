@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import contextlib
 import functools
+import os
 import signal
 import sys
 from collections.abc import AsyncIterator, Callable
@@ -26,7 +27,7 @@ import games
 from enginesrv.admission import Admission, descriptor_budget
 from enginesrv.event.feed import Feed, event_message
 from enginesrv.event.results.wording import result_words
-from enginesrv.ladder.accounts import players
+from enginesrv.ladder.accounts import TOKENS, players
 from enginesrv.ladder.door import Door
 from enginesrv.ladder.lobby import Link, Lobby
 from enginesrv.ladder.pairing import History, Waiting, pair
@@ -209,6 +210,7 @@ async def _pair_loop(ladder: Ladder, nursery: trio.Nursery) -> None:
     assert referee is not None
     while True:
         changed = lobby.changed
+        await _review(ladder, nursery)
         waiting = lobby.idle_links()
         by_key = {link.serial: link for link in waiting}
         chosen = pair(
@@ -223,6 +225,29 @@ async def _pair_loop(ladder: Ladder, nursery: trio.Nursery) -> None:
             nursery.start_soon(referee.play, pairing, links)
         with trio.move_on_after(PAIR_EVERY):
             await changed.wait()
+
+
+async def _review(ladder: Ladder, nursery: trio.Nursery) -> None:
+    """When the token file has changed: no more games for the links of players revoked (or
+    given another token) since they logged in, and their idle links closed."""
+    path = ladder.run.folder / TOKENS
+    try:
+        info = os.stat(path)
+        stamp: tuple[int, ...] = (info.st_ino, info.st_mtime_ns, info.st_size)
+    except OSError:
+        stamp = ()
+    if stamp == ladder.tokens_stamp:
+        return
+    try:
+        accounts = await trio.to_thread.run_sync(players(ladder.run.folder).accounts)
+    except TokenFileError as exc:  # the links stay as they are until it can be read
+        log.error("ladder_tokens_unreadable", detail=str(exc))
+        return
+    ladder.tokens_stamp = stamp
+    for link in ladder.lobby.review({account.name: account.digest for account in accounts}):
+        log.info("ladder_revoked", player=link.name, peer=link.peer)
+        if link.engine is not None:
+            nursery.start_soon(link.engine.aclose)
 
 
 def _feeds(ladder: Ladder) -> dict[str, Feed]:

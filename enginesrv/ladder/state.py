@@ -57,3 +57,5 @@ class Ladder:
     stop: trio.Event = field(default_factory=trio.Event)
     address: tuple[str, int] = ("", 0)
     ended: list[Callable[[Ended], None]] = field(default_factory=list)
+    tokens_stamp: tuple[int, ...] | None = None
+    """The token file as the links were last reviewed (inode, time, size)."""

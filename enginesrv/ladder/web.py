@@ -60,17 +60,21 @@ class SocketStream(ByteStream):
     def __init__(self, socket: StarletteSocket) -> None:
         self.socket = socket
         self.kind: type[str] | type[bytes] | None = None
+        self._held = b""
 
     async def receive(self, max_bytes: int = 65536) -> bytes:
-        del max_bytes  # a message is taken whole (the server caps its size)
-        message: Message | None = await self.socket.receive()
-        if message is None:
-            raise anyio.EndOfStream
-        if self.kind is None:
-            self.kind = type(message)
-        if isinstance(message, str):
-            return (message if message.endswith("\n") else message + "\n").encode()
-        return message
+        if not self._held:
+            message: Message | None = await self.socket.receive()
+            if message is None:
+                raise anyio.EndOfStream
+            if self.kind is None:
+                self.kind = type(message)
+            if isinstance(message, str):
+                self._held = (message if message.endswith("\n") else message + "\n").encode()
+            else:
+                self._held = message
+        data, self._held = self._held[:max_bytes], self._held[max_bytes:]
+        return data
 
     async def send(self, item: bytes) -> None:
         try:

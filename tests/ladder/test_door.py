@@ -54,16 +54,16 @@ def counted_checks(
     ``gate`` is set when there is one)."""
     assert ladder.door is not None
     tokens = ladder.door.tokens
-    real = tokens.check
+    real = tokens.match
     names: list[str] = []
 
-    def check(name: str, token: str) -> bool:
+    def match(name: str, token: str) -> str | None:
         names.append(name)
         if gate is not None:
             assert gate.wait(BOUND)
         return real(name, token)
 
-    monkeypatch.setattr(tokens, "check", check)
+    monkeypatch.setattr(tokens, "match", match)
     return names
 
 
