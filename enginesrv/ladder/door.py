@@ -50,10 +50,10 @@ DRAIN_BYTES = 1 << 20
 docstring of ``_refuse``)."""
 READ_CHUNK = 4096
 """The most bytes of a player's connection read at once (``LinkStream``)."""
-RATE = 64 * 1024
-"""The bytes a second a player's connection may send on average (``LinkStream``)."""
-BURST = 256 * 1024
-"""The bytes it may send at once beyond its average."""
+LOOP_SHARE = 0.05
+"""The share of the event loop's time a player's connection may take on average."""
+LOOP_BURST = 0.25
+"""The seconds of the loop it may take at once beyond its average."""
 LOGIN_TIMEOUT = 10.0
 """Seconds a new connection has to send its login."""
 CHECK_QUEUE = 32
@@ -66,27 +66,33 @@ log = structlog.get_logger("enginesrv.ladder.door")
 class LinkStream(ByteStream):
     """A player's connection as its link reads it: what came after the login first, then
     at most ``READ_CHUNK`` bytes a read, so that one connection's turn on the event loop is
-    a few milliseconds of decoding whatever it sends; and at most ``RATE`` bytes a second on
-    average (``BURST`` at once), past which the connection is closed: an engine says a few
-    lines a second, and a flood would take the loop from every game's clock."""
+    a few milliseconds of decoding whatever it sends; and at most ``LOOP_SHARE`` of the
+    event loop's time on average (``LOOP_BURST`` at once) spent on what it sends, measured
+    from the moment a read returns to the next read (its decoding and routing), past which
+    the connection is closed: an engine's lines cost the loop a fraction of a percent, even
+    MultiPV's hundreds a second, and a flood would take the loop from every game's clock."""
 
     def __init__(self, stream: ByteStream, first: bytes) -> None:
         self._stream = stream
         self._first = first
-        self._budget = float(BURST)
-        self._at = trio.current_time()
+        self._budget = LOOP_BURST
+        self._returned: float | None = None
 
     async def receive(self, max_bytes: int = 65536) -> bytes:
         if self._first:
             data, self._first = self._first[:max_bytes], self._first[max_bytes:]
             return data
-        data = await self._stream.receive(min(max_bytes, READ_CHUNK))
         now = trio.current_time()
-        self._budget = min(float(BURST), self._budget + (now - self._at) * RATE) - len(data)
-        self._at = now
-        if self._budget < 0:
-            log.info("ladder_flood", detail=f"more than {RATE} bytes a second")
-            raise anyio.BrokenResourceError("the player sent more than the ladder reads")
+        if self._returned is not None:
+            spent = now - self._returned  # what the last read's bytes cost the loop
+            self._budget -= spent
+            if self._budget < 0:
+                log.info("ladder_flood", detail=f"{spent * 1000:.0f} ms of the loop at once")
+                raise anyio.BrokenResourceError("the player sent more than the ladder reads")
+        data = await self._stream.receive(min(max_bytes, READ_CHUNK))
+        returned = trio.current_time()
+        self._budget = min(LOOP_BURST, self._budget + (returned - now) * LOOP_SHARE)
+        self._returned = returned
         return data
 
     async def send(self, item: bytes) -> None:
