@@ -123,12 +123,7 @@ async def serve_ladder(
     bound = listener.extra(SocketAttribute.local_address)
     assert isinstance(bound, tuple)
     ladder.address = (str(bound[0]), int(bound[1]))
-    raise_descriptor_limit()
-    # the ladder's own: the house bots' workers (pipes), each game's store, the listeners
-    needs = DESCRIPTORS_PER_HOUSE * (len(run.house) + 1) + DESCRIPTORS_PER_GAME * len(
-        run.settings.games
-    )
-    admission = Admission(connections=run.connections, descriptors=descriptor_budget(needs))
+    admission = _admission(run)
     ladder.door = Door(
         run.folder, ladder.lobby, admission, run.settings.games, run.deadlines, tls=run.tls
     )
@@ -151,10 +146,7 @@ async def serve_ladder(
             leaderboard=run.folder / LEADERBOARD,
             feeds=feeds,
         )
-        for index, spec in enumerate(run.house):
-            link = Link(spec.name, None, "house", frozenset(run.settings.games), house=spec.text)
-            link.since = -float(len(run.house) - index)
-            ladder.lobby.join(link)
+        _seat_house(ladder)
         try:
             async with trio.open_nursery() as games_nursery:
                 games_nursery.start_soon(_accept, ladder, listener)
@@ -186,6 +178,24 @@ async def serve_ladder(
                 if pool is not None:
                     await pool.aclose()
             nursery.cancel_scope.cancel()
+
+
+def _admission(run: LadderRun) -> Admission:
+    """The caps of the ladder's doors, within the descriptors left once its own are kept
+    (the house bots' workers' pipes, each game's store, the listeners)."""
+    raise_descriptor_limit()
+    needs = DESCRIPTORS_PER_HOUSE * (len(run.house) + 1)
+    needs += DESCRIPTORS_PER_GAME * len(run.settings.games)
+    return Admission(connections=run.connections, descriptors=descriptor_budget(needs))
+
+
+def _seat_house(ladder: Ladder) -> None:
+    """The house bots join the lobby, waiting in their order."""
+    house, games_ = ladder.run.house, frozenset(ladder.run.settings.games)
+    for index, spec in enumerate(house):
+        link = Link(spec.name, None, "house", games_, house=spec.text)
+        link.since = -float(len(house) - index)
+        ladder.lobby.join(link)
 
 
 async def _accept(ladder: Ladder, listener: anyio.abc.Listener[ByteStream]) -> None:
