@@ -167,7 +167,9 @@ class Referee:
         words = result_words(result.outcome, (row.p1, row.p2), result.detail)
         feed.publish(result_message(number, result.outcome, result.plies, words))
         board = self.boards[ended.game]
-        feed.publish(standings_message(board.standings, board.games, 0, None))
+        standings = standings_message(board.standings, board.games, 0, None)
+        standings["leaderboard"] = [line.to_json() for line in board.leaderboard()]
+        feed.publish(standings)
 
     def _write_leaderboard(self) -> None:
         assert self.leaderboard is not None

@@ -146,6 +146,7 @@ function drawWatch() {
       el("h2"),
       el("p", { dataset: { testid: "event-progress" } }),
       el("table", { dataset: { testid: "standings" } }, el("thead", {}, head), el("tbody")),
+      el("table", { dataset: { testid: "leaderboard" }, hidden: true }),
       el("ul", { className: "games", dataset: { testid: "games" } }),
     );
     watch.head = true;
@@ -173,6 +174,21 @@ function drawWatchHead(section, event) {
   });
   section.querySelector("tbody").replaceChildren(...rows);
   section.querySelector("table").hidden = !standings; // a game between two pages has none
+  drawLeaderboard(section.querySelector("[data-testid=leaderboard]"), standings && standings.leaderboard);
+}
+
+/** A ladder's leaderboard (its standings carry one): rated players by rating, then the
+ * provisional ones. */
+function drawLeaderboard(table, lines) {
+  table.hidden = !lines;
+  if (!lines) return;
+  const head = el("tr", {}, ...["player", "Elo", "games", "score", "form"].map((h) => el("th", {}, h)));
+  const rows = lines.map((line) => {
+    const elo = line.elo === null ? "provisional" : `${line.elo.toFixed(0)} ± ${line.error === null ? "∞" : line.error.toFixed(0)}`;
+    const cells = [line.player, elo, line.games, `${(100 * line.score).toFixed(1)}%`, line.form];
+    return el("tr", {}, ...cells.map((cell) => el("td", {}, String(cell))));
+  });
+  table.replaceChildren(el("caption", {}, "Leaderboard"), el("thead", {}, head), el("tbody", {}, ...rows));
 }
 
 function drawWatchGames(list) {
