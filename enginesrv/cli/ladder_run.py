@@ -12,7 +12,7 @@ from typing import TextIO
 
 import trio
 
-from enginesrv.cli.common import CommandError, port, seconds, seconds_or_zero
+from enginesrv.cli.common import CommandError, natural_at_most, port, seconds, seconds_or_zero
 from enginesrv.event.play.players import PlayerSpec, PlayerSpecError, name_problem, parse_player
 from enginesrv.event.results.wording import printable
 from enginesrv.ladder.server import open_ladder, serve_ladder, watch_signals
@@ -23,7 +23,7 @@ from enginesrv.ladder.settings import (
     LadderError,
     LadderSettings,
 )
-from enginesrv.ladder.state import LadderRun
+from enginesrv.ladder.state import CHALLENGES, LadderRun
 from enginesrv.logs import configure as configure_logging
 from enginesrv.serve.app import exit_on_early_signal
 from protocol.login import NAME
@@ -79,6 +79,14 @@ def add_run_arguments(run: argparse.ArgumentParser) -> None:
         metavar="PORT",
         help="a web port too (0: a free one): the page of live games, /ladder.json, the "
         "records, and bots over WebSocket at /bot; prints 'web URL' after the listening line",
+    )
+    run.add_argument(
+        "--challenges",
+        type=natural_at_most(1000),
+        default=CHALLENGES,
+        metavar="N",
+        help="games people may play against the bots from the web page at once, one an "
+        f"address (0: none; default {CHALLENGES}); they are not rated",
     )
     run.add_argument("--tls-cert", metavar="FILE", help="serve TLS with this certificate chain")
     run.add_argument("--tls-key", metavar="FILE", help="the certificate's private key")
@@ -150,6 +158,7 @@ def cmd_ladder_run(args: argparse.Namespace, out: TextIO, err: TextIO) -> None:
         port=args.port,
         tls=tls_context(args.tls_cert, args.tls_key),
         web=args.web,
+        challenges=args.challenges,
     )
     run.deadlines.startup = args.startup_timeout
     configure_logging(json=args.log_json)

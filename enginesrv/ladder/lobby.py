@@ -124,6 +124,15 @@ class Lobby:
         ]
         return sorted(found, key=lambda link: (link.since, link.serial))
 
+    def take(self, name: str, game: str) -> Link | None:
+        """An idle link of ``name`` that plays ``game``, taken for a game of someone else's
+        (a challenge: marked busy, the pairer passes it by); None when it has none."""
+        for link in self.idle_links():
+            if link.name == name and game in link.games:
+                link.busy = True
+                return link
+        return None
+
     async def reclaim(self, name: str, seconds: float) -> Link | None:
         """The next link that comes in under ``name`` within ``seconds`` (taken for the
         caller's game), or None."""

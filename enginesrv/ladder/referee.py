@@ -88,7 +88,8 @@ class Referee:
         self._store_lock = trio.Lock()
         self._numbers = iter(range(1, 1 << 62))
 
-    def _player(self, link: Link) -> Player:
+    def player_for(self, link: Link) -> Player:
+        """The player of ``link`` for a game: its seat, or the house bot, kept warm."""
         if not link.house:
             return LadderSeat(link, self.lobby, self.deadlines, self.grace)
         bot = self.house.get(link.serial)
@@ -102,7 +103,7 @@ class Referee:
         ladder stops meanwhile: nothing is stored). Gives the links back to the lobby (or
         closes a link that failed)."""
         game = games.load(pairing.game)
-        players = (self._player(links[0]), self._player(links[1]))
+        players = (self.player_for(links[0]), self.player_for(links[1]))
         number = next(self._numbers)
         setup = GameSetup(
             key=f"ladder-{number}",

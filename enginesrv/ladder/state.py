@@ -20,6 +20,8 @@ from enginesrv.ladder.settings import GRACE, LINKS_PER_PLAYER, MIN_GAMES, Ladder
 from enginesrv.ladder.standings import Board
 from enginesrv.ladder.store import Section
 
+CHALLENGES = 4
+"""Challenge games played at once by default (``ladder run --challenges``)."""
 CONNECTIONS = 256
 """Connections the ladder's doors hold at once (bots, logins in progress, the web port's)."""
 
@@ -41,6 +43,8 @@ class LadderRun:
     """The web port (``--web``: the page, the standings, bots over WebSocket); None: none."""
     deadlines: Deadlines = field(default_factory=Deadlines)
     connections: int = CONNECTIONS
+    challenges: int = CHALLENGES
+    """Games people play against its bots from the web page at once (0: none)."""
 
 
 @dataclass

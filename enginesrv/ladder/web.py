@@ -10,11 +10,18 @@ games' records and the live games.
 * ``/games/GAME/ID``: the record of stored game ID of GAME, as text.
 * ``/events``, ``/events/GAME``: the live games of the ladder's first game (or of GAME) as an
   event's watch feed (docs/web.md, "The event feed"): the page (``/``) follows them.
+* ``/recent.json``: the last ``RECENT`` games stored of each game, the newest first.
+* ``/players.json``: the players connected, whether each is free to be challenged, and the
+  challenges played.
+* ``/ws``: the protocol, as on ``serve --web``, from a server of rules only (its bot searches
+  nothing): the page replays records with it, and ``/ws?game=...&opponent=ladder:NAME``
+  plays a connected bot (``enginesrv.ladder.challenge``).
 """
 
 from __future__ import annotations
 
 import functools
+from collections.abc import Callable
 
 import anyio
 import structlog
@@ -26,13 +33,20 @@ from starlette.routing import Route, WebSocketRoute
 from starlette.types import ASGIApp
 from starlette.websockets import WebSocket
 
+from bots.engine import SearchInfo
 from enginesrv.admission import Admission
 from enginesrv.event.config import EventError
 from enginesrv.event.feed import Feed
 from enginesrv.event.results.files import read_stored_record
+from enginesrv.ladder.challenge import LadderChallenges
 from enginesrv.ladder.standings import ladder_json
 from enginesrv.ladder.state import Ladder
-from enginesrv.web.app import page_app, page_routes
+from enginesrv.search.child import SearchOutcome
+from enginesrv.search.jobs import SearchJob
+from enginesrv.serve.limits import Limits
+from enginesrv.serve.server import Server
+from enginesrv.serve.settings import SessionConfig
+from enginesrv.web.app import WS_PEER_CONNECTIONS, WebApp, page_app, page_routes
 from enginesrv.web.http import (
     end_websocket,
     foreign_origin,
@@ -44,6 +58,12 @@ from enginesrv.web.run import open_web, web_config
 from enginesrv.web.sockets import CLOSE_CAP, CLOSE_POLICY, StarletteSocket, serve_feed
 from enginesrv.web.transport import Message
 
+RECENT = 30
+"""Games of each game ``/recent.json`` lists."""
+NO_SEARCH = (
+    "this server searches nothing: its page replays the ladder's games, and its games are "
+    "against the ladder's bots (opponent=ladder:NAME)"
+)
 MAX_MESSAGE = 1 << 20
 """The largest WebSocket message taken (a login, a line or a frame of the protocol)."""
 MAX_WATCHERS = 256
@@ -93,23 +113,60 @@ class SocketStream(ByteStream):
             await self.socket.close()
 
 
+class NoSearch:
+    """The ``SearchRunner`` of a server whose sessions' bot searches nothing (``searches``
+    refuses every ``go`` and ``analyse`` before one could come here)."""
+
+    async def search(
+        self,
+        job: SearchJob,
+        *,
+        on_info: Callable[[SearchInfo], None],
+        stop: trio.Event,
+        hard_deadline: float | None,
+        on_wait: Callable[[], None] | None = None,
+        peer: str | None = None,
+        on_hold: Callable[[bool], None] | None = None,
+        grace: float | None = None,
+    ) -> SearchOutcome:
+        del job, on_info, stop, hard_deadline, on_wait, peer, on_hold, grace
+        return SearchOutcome(None, error=NO_SEARCH)
+
+
+def rules_server(ladder: Ladder, admission: Admission) -> Server:
+    """The protocol server of the page's ``/ws``: rules only, its connections admitted
+    with the ladder's others."""
+    config = SessionConfig(
+        name="enginesrv ladder", default_game=ladder.run.settings.games[0], searches=NO_SEARCH
+    )
+    return Server(config, NoSearch(), Limits(), admission=admission)
+
+
 class LadderWeb:
     """The routes of the web port (module docstring)."""
 
-    def __init__(self, ladder: Ladder, feeds: dict[str, Feed]) -> None:
+    def __init__(self, ladder: Ladder, feeds: dict[str, Feed], server: Server) -> None:
         self.ladder = ladder
         self.feeds = feeds
         self.watchers = 0
+        self.challenges = LadderChallenges(ladder, ladder.run.challenges)
+        self.app = WebApp(
+            server, server.runner, peer_cap=WS_PEER_CONNECTIONS, challenges=self.challenges
+        )
 
     def asgi(self) -> ASGIApp:
         routes = [
             WebSocketRoute("/bot", self.bot),
+            WebSocketRoute("/ws", self.app.protocol_socket),
             WebSocketRoute("/events", self.events),
             WebSocketRoute("/events/{game}", self.events),
             Route("/ladder.json", self.standings),
+            Route("/recent.json", self.recent),
+            Route("/players.json", self.players),
             Route("/games/{game}/{number:int}", self.record),
         ]
-        return keep_transport(page_app(page_routes({"play": False, "watch": True}, routes)))
+        features = {"play": False, "watch": True, "ladder": True}
+        return keep_transport(page_app(page_routes(features, routes)))
 
     async def bot(self, websocket: WebSocket) -> None:
         if websocket.headers.get("origin") is not None:
@@ -154,6 +211,42 @@ class LadderWeb:
         ladder = self.ladder
         return JSONResponse(ladder_json(ladder.boards, ladder.run.settings.tc))
 
+    async def recent(self, request: Request) -> Response:
+        del request
+        recent = {}
+        for name, section in self.ladder.sections.items():
+            rows = section.rows[-RECENT:][::-1]
+            recent[name] = [
+                {
+                    "id": row.id,
+                    "p1": row.p1,
+                    "p2": row.p2,
+                    "winner": str(row.winner),
+                    "reason": row.reason,
+                    "plies": row.plies,
+                }
+                for row in rows
+            ]
+        return JSONResponse({"games": recent})
+
+    async def players(self, request: Request) -> Response:
+        del request
+        ladder = self.ladder
+        found = []
+        for name, links in sorted(ladder.lobby.links.items()):
+            free = [link for link in links if not link.busy and link.alive and not link.revoked]
+            games_ = sorted({game for link in links for game in link.games})
+            house = any(link.house for link in links)
+            found.append({"name": name, "house": house, "games": games_, "free": bool(free)})
+        challenges = self.challenges
+        return JSONResponse(
+            {
+                "games": list(ladder.run.settings.games),
+                "players": found,
+                "challenges": {"most": challenges.most, "playing": len(challenges.lent)},
+            }
+        )
+
     async def record(self, request: Request) -> Response:
         game = str(request.path_params["game"])
         number = int(request.path_params["number"])
@@ -185,7 +278,8 @@ async def serve_ladder_web(
     Raises:
         OSError: the address cannot be listened on.
     """
-    app = LadderWeb(ladder, feeds).asgi()
+    server = rules_server(ladder, admission)
+    app = LadderWeb(ladder, feeds, server).asgi()
     listeners, page = await open_web(host, port)
     serving = functools.partial(
         serve_http,
@@ -197,5 +291,13 @@ async def serve_ladder_web(
         stop=ladder.stop,
     )
     async with trio.open_nursery() as nursery:
+        nursery.start_soon(_stop_with, ladder, server)
         await nursery.start(serving)
         task_status.started(page)
+
+
+async def _stop_with(ladder: Ladder, server: Server) -> None:
+    """Stop the page's protocol sessions with the ladder."""
+    await ladder.stop.wait()
+    server.stop.set()
+    server.shutdown()

@@ -40,6 +40,7 @@ from enginesrv.serve.settings import (
     Options,
     RequestError,
     SessionConfig,
+    check_searches,
     load_game,
     request_error,
 )
@@ -328,6 +329,7 @@ class Session:
                 self.refereed.hooks.go(notification=notification)
                 decide: Decide = self._referee_decides
             else:
+                check_searches(self.config, "go")
                 decide = await self._bot_search(go, msgid, notification=notification)
         except NoMoveError as exc:
             await self._no_move(exc, msgid)
@@ -373,6 +375,7 @@ class Session:
                 BAD_ARGUMENTS, "analyse: send it as a request; its response ends it"
             )
         game, _ = self.board.require("analyse")
+        check_searches(self.config, "analyse")
         await self.analyses.request(command, game, self.options, self.id, msgid, nursery)
 
     def _stop(self, search_id: int | None, msgid: int | None) -> m.Reply | None:

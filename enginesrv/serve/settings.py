@@ -16,7 +16,7 @@ from enginesrv import __version__
 from enginesrv.search.pool import GRACE
 from enginesrv.serve.catalog import bot_class, bot_games, bot_infos, bot_names, game_infos, supports
 from protocol import messages as m
-from protocol.errors import BAD_ARGUMENTS, ErrorCode
+from protocol.errors import BAD_ARGUMENTS, BUSY, ErrorCode
 
 MOVES_LISTED = 100_000
 """``query moves`` lists at most this many moves; beyond it, it reports the count."""
@@ -85,6 +85,10 @@ class SessionConfig:
     analyses_at_once: int = 1
     """The positions of a session's analyses searched at once (its peer's share of the
     workers, ``peersearches``)."""
+    searches: str = ""
+    """Empty when the sessions' own bot searches; else why it does not (a server of rules
+    only, such as a ladder's page): ``go`` and ``analyse`` are refused with it
+    (``check_searches``), a refereed game's ``go`` is the referee's as ever."""
 
 
 class RequestError(Exception):
@@ -93,6 +97,12 @@ class RequestError(Exception):
     def __init__(self, reply: m.ErrorReply | m.InvalidMove) -> None:
         super().__init__(str(reply))
         self.reply = reply
+
+
+def check_searches(config: SessionConfig, verb: str) -> None:
+    """Refuse ``verb`` (``go``, ``analyse``) on a server whose bot searches nothing."""
+    if config.searches:
+        raise request_error(BUSY, f"{verb}: {config.searches}")
 
 
 def request_error(

@@ -11,6 +11,7 @@ WebSocket cap, 4400 for a bad game address.
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import random
 import weakref
@@ -36,7 +37,8 @@ from enginesrv.search.child import SearchRunner
 from enginesrv.serve.connection import peer_host
 from enginesrv.serve.hooks import RefereeHooks
 from enginesrv.serve.server import Server
-from enginesrv.web.gamespec import INVITE, GameSpecError, parse_game_spec
+from enginesrv.web.challenge import Challenges
+from enginesrv.web.gamespec import INVITE, GameSpec, GameSpecError, parse_game_spec
 from enginesrv.web.http import (
     end_websocket,
     foreign_origin,
@@ -147,12 +149,16 @@ class WebApp:
         seeds: random.Random | None = None,
         names: frozenset[str] = frozenset(),
         grace: float = GRACE,
+        challenges: Challenges | None = None,
     ) -> None:
         """``seeds``: where refereed bots' seeds come from (None: the operating system's
         randomness; a seeded generator replays games, for tests); ``names``: the host names
         the page may be loaded from besides addresses and ``localhost`` (``foreign_origin``);
-        ``grace``: the seconds a player of a game between two pages may be away."""
+        ``grace``: the seconds a player of a game between two pages may be away;
+        ``challenges``: the players this server's games are against instead of its bots and
+        people (a ladder's: ``enginesrv.web.challenge``)."""
         self.names = names
+        self.challenges = challenges
         self.server = server
         self.runner = runner
         self.peer_cap = peer_cap
@@ -237,10 +243,16 @@ class WebApp:
                 raise GameSpecError("table: no game has this link (it may have ended long ago)")
             return SeatGame(*found, key)
         config = self.server.config
+        kind = "" if self.challenges is None else self.challenges.kind
         spec = parse_game_spec(
-            urlencode(fields), max_movetime=config.max_movetime, max_clock=config.max_clock
+            urlencode(fields),
+            max_movetime=config.max_movetime,
+            max_clock=config.max_clock,
+            external=kind,
         )
         owner = self.server.admission.peer(peer_host(peer))
+        if spec is not None and self.challenges is not None:
+            return self._challenge(spec, owner, self.challenges)
         if spec is not None and spec.opponent == INVITE:
             table = self.tables.create(spec, owner, key)
             return SeatGame(table, 0, table.players[0].key or key)
@@ -259,6 +271,28 @@ class WebApp:
         self.referees.add(referee)
         return RefereedGame(referee)
 
+    def _challenge(self, spec: GameSpec, owner: str, challenges: Challenges) -> RefereedGame:
+        """A game against a player of ``challenges`` (``GameSpecError`` or ``TableError``
+        when it cannot be had)."""
+        prefix = challenges.kind + ":"
+        if not spec.opponent.startswith(prefix):
+            raise GameSpecError(
+                f"opponent {spec.opponent[:40]!r}: the games here are against its "
+                f"{challenges.kind}'s bots: write {prefix}NAME"
+            )
+        opponent = challenges.claim(spec.opponent.removeprefix(prefix), spec.game, owner)
+        config = self.server.config
+        referee = Referee(
+            spec,
+            self.runner,
+            peer=owner,
+            max_plies=config.max_plies,
+            max_movetime=config.max_movetime,
+            opponent=opponent,
+        )
+        self.referees.add(referee)
+        return RefereedGame(referee, functools.partial(challenges.release, opponent))
+
     async def _serve(self, socket: StarletteSocket, peer: str) -> None:
         """One admitted socket: its game, its first message, then its connection."""
         try:
@@ -272,12 +306,20 @@ class WebApp:
             await socket.close(code, str(exc))
             return
         try:
-            if isinstance(game, RefereedGame):
-                await game.referee.start()
-            await self._converse(socket, peer, game)
+            failed = await game.start() if isinstance(game, RefereedGame) else None
+            if failed is not None:
+                await socket.close(CLOSE_CAP, failed)
+                return
+            async with trio.open_nursery() as nursery:
+                if isinstance(game, RefereedGame) and game.referee.final:
+                    nursery.start_soon(game.release_at_end)
+                await self._converse(socket, peer, game)
+                nursery.cancel_scope.cancel()
         finally:
             if isinstance(game, SeatGame):
                 game.table.leave(game.player)
+            elif isinstance(game, RefereedGame):
+                await game.release()
 
     async def _converse(
         self, socket: StarletteSocket, peer: str, game: RefereeHooks | None

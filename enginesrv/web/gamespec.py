@@ -53,11 +53,13 @@ class GameSpec:
 
 
 def parse_game_spec(
-    query: str, *, max_movetime: int = MAX_MOVETIME, max_clock: int = MAX_CLOCK
+    query: str, *, max_movetime: int = MAX_MOVETIME, max_clock: int = MAX_CLOCK, external: str = ""
 ) -> GameSpec | None:
     """The game asked for by a ``/ws`` address's query string; None when it asks for none
     (a plain protocol session). ``max_movetime`` and ``max_clock`` are the server's limits
-    (ms; 0: none), which a refereed game's times keep to as a session's do.
+    (ms; 0: none), which a refereed game's times keep to as a session's do. ``external``:
+    the kind of the players a page may challenge here (``ladder`` takes ``ladder:NAME``,
+    whose name is the challenges' to judge: ``enginesrv.web.challenge``).
 
     Raises:
         GameSpecError: a field that cannot be used (the message says which and why).
@@ -74,7 +76,7 @@ def parse_game_spec(
     except games.GameError as exc:
         raise GameSpecError(f"game {name!r}: {exc}") from None
     opponent = fields.get("opponent", HUMAN) or HUMAN
-    if opponent not in (HUMAN, INVITE):
+    if opponent not in (HUMAN, INVITE) and not (external and opponent.startswith(external + ":")):
         _check_opponent(opponent, game)
     side_text = fields.get("side", "p1")
     if side_text not in ("p1", "p2"):

@@ -44,6 +44,7 @@ from enginesrv.event.play.outcome import Outcome, Termination
 from enginesrv.event.play.players import ForfeitError, GoRequest, parse_player
 from enginesrv.search.child import SearchRunner
 from enginesrv.serve.settings import MAX_MOVETIME, MAX_PLIES, RequestError, request_error
+from enginesrv.web.challenge import Opponent
 from enginesrv.web.gamespec import GameSpec
 from protocol import messages as m
 from protocol.errors import BAD_ARGUMENTS, GAME_OVER
@@ -73,13 +74,16 @@ class Referee:
         seeds: random.Random | None = None,
         max_plies: int = MAX_PLIES,
         max_movetime: int = MAX_MOVETIME,
+        opponent: Opponent | None = None,
     ) -> None:
         """``peer``: the page's address, whose share of the search workers the bot's
         searches use (the server's per-address search cap). ``seeds``: the source of the
         bot's seeds (None: the operating system's randomness, which no page can know).
         ``max_plies``: the game's length at most (the server's ``plies`` limit; 0: none):
         a game that reaches it is a draw (``max-plies``), as the arbiter adjudicates.
-        ``max_movetime``: the most a bot's search takes from its clock (0: no limit)."""
+        ``max_movetime``: the most a bot's search takes from its clock (0: no limit).
+        ``opponent``: the other player when it is not a bot of the server's (a challenge,
+        ``enginesrv.web.challenge``), whose game's end is final."""
         self.spec = spec
         self.max_plies = max_plies
         self.seeds = seeds
@@ -102,8 +106,10 @@ class Referee:
         self.forfeit_detail = ""
         self.clocks = None if spec.control is None else GameClock.both(spec.control)
         self.started = False
-        self.bot: BotPlayer | None = None
-        if spec.against_bot:
+        self.final = opponent is not None
+        """Whether the game's end is final (nothing taken back after it)."""
+        self.bot: Opponent | None = opponent
+        if spec.against_bot and opponent is None:
             self.bot = BotPlayer(
                 parse_player(spec.opponent), runner, peer=peer, most_ms=max_movetime
             )
@@ -164,6 +170,13 @@ class Referee:
         return len(self.record)
 
     # -- clocks --------------------------------------------------------------------------------
+
+    def settled(self) -> bool:
+        """Whether the game is over, a clock that ran out since the last command counted
+        (the clocks are not started by it)."""
+        if self.started:
+            self.tick()
+        return self.over()
 
     def tick(self) -> None:
         """Start the clocks at the first command; end the game of a player out of time."""
@@ -346,6 +359,8 @@ class Referee:
             raise request_error(
                 GAME_OVER, f"{verb}: the game ended by {self.forfeit.reason}, which is final"
             )
+        if self.final and self.over():
+            raise request_error(GAME_OVER, f"{verb}: the game is over, which is final here")
         available = min(len(self.record), self.state.ply() - self.floor)
         if n > available:
             why = (

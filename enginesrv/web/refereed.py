@@ -9,15 +9,18 @@ which a view may not show (the side to act may have no move only under hidden la
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from typing import Final
 
 import trio
 
 import games
+from enginesrv.event.play.bot_player import BotPlayer
+from enginesrv.event.play.players import ForfeitError, PlayerSpecError
 from enginesrv.serve.hooks import Decision
 from enginesrv.serve.positions import result_text
 from enginesrv.serve.settings import NoMoveError, request_error
+from enginesrv.web.challenge import release_at_end
 from enginesrv.web.referee import Referee
 from protocol import messages as m
 from protocol.errors import BAD_ARGUMENTS, GAME_OVER
@@ -57,8 +60,35 @@ def over_answer(outcome: games.Outcome | None, what: str) -> m.ResponseValue | N
 class RefereedGame:
     """The ``RefereeHooks`` of a page's session: its ``Referee`` (module docstring)."""
 
-    def __init__(self, referee: Referee) -> None:
+    def __init__(
+        self, referee: Referee, release: Callable[[], Awaitable[None]] | None = None
+    ) -> None:
+        """``release``: gives back a challenged opponent (``enginesrv.web.challenge``)."""
         self.referee = referee
+        self._release = release
+
+    async def start(self) -> str | None:
+        """Start the game's bot; None, or why it could not."""
+        try:
+            await self.referee.start()
+        except (ForfeitError, PlayerSpecError) as exc:
+            return f"the bot could not start the game: {exc}"
+        return None
+
+    async def release_at_end(self) -> None:
+        """Give back a challenged opponent once the game is over (``release_at_end``)."""
+        referee = self.referee
+        await release_at_end(referee.settled, referee.flag_at)
+        await self.release()
+
+    async def release(self) -> None:
+        """Give back the game's challenged opponent, once (nothing for a bot of the server's),
+        whole: the end of the page's socket does not cut it off (``Challenges.release`` is
+        bounded)."""
+        release, self._release = self._release, None
+        if release is not None:
+            with trio.CancelScope(shield=True):
+                await release()
 
     def admit(self, command: m.Command) -> None:
         self.referee.tick()
@@ -117,5 +147,5 @@ class RefereedGame:
     def leave(self) -> None:
         # a bot that has not searched yet does not wait for a worker to search for no one
         # (``BotPlayer.retry_stopped``): its place in the queue is freed at once
-        if self.referee.bot is not None:
+        if isinstance(self.referee.bot, BotPlayer):
             self.referee.bot.retry_stopped = False

@@ -1328,60 +1328,6 @@ def test_the_watch_page_of_a_match_draws_its_standings_games_and_board(
             match.wait(timeout=30)
 
 
-def test_the_page_of_a_ladder_draws_its_leaderboard_and_its_live_games(
-    page: Page, tmp_path: Path
-) -> None:
-    """`enginesrv ladder run ... --web 0` with a house bot and a bot of ``ladder-client``:
-    the page follows the live games and draws the leaderboard, both players on it with their
-    games, updated as games end."""
-    need_chromium()
-    enginesrv = [sys.executable, "-m", "enginesrv.cli"]
-    folder = tmp_path / "ladder"
-    added = subprocess.run(
-        [*enginesrv, "ladder", "add", "alice", "--out", str(folder)],
-        capture_output=True, text=True, check=True,
-    )  # fmt: skip
-    (tmp_path / "alice.token").write_text(added.stdout)
-    ladder_command = [
-        *enginesrv, "ladder", "run", "--game", "yoxii", "--tc", "2+0.05", "--out", str(folder),
-        "--port", "0", "--web", "0", "--min-games", "2",
-        "--house", "name=house1:bot:alphabeta:Depth=1",
-    ]  # fmt: skip
-    with subprocess.Popen(ladder_command, stdout=subprocess.PIPE, text=True) as ladder:
-        client = None
-        try:
-            assert ladder.stdout is not None
-            listening = ladder.stdout.readline()
-            web = ladder.stdout.readline()
-            assert listening.startswith("listening "), listening
-            assert web.startswith("web http://"), web
-            client = subprocess.Popen(
-                [*enginesrv, "ladder-client", "--server", listening.split(" ")[1].strip(),
-                 "--name", "alice", "--token-file", str(tmp_path / "alice.token"),
-                 "bot:alphabeta:Depth=1"],
-                stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
-            )  # fmt: skip
-            page.goto(web.split(" ", 1)[1].strip())
-            page.wait_for_function(
-                "() => document.querySelectorAll('[data-testid=leaderboard] tbody tr').length == 2",
-                timeout=MOVE_TIMEOUT,
-            )
-            board = str(page.locator("[data-testid=leaderboard]").text_content())
-            assert "alice" in board
-            assert "house1" in board
-            page.wait_for_function(
-                "() => document.querySelectorAll('[data-testid=games] button').length >= 2",
-                timeout=MOVE_TIMEOUT,
-            )
-            assert "alice" in str(page.locator("[data-testid=games]").text_content())
-            assert page.evaluate("document.body.dataset.state") == "watching"
-        finally:
-            for process in (client, ladder):
-                if process is not None:
-                    process.terminate()
-                    process.wait(timeout=30)
-
-
 def test_a_replayed_game_analysed_whole_has_a_graph_and_its_mistakes_marked(
     server: ServerThread, page: Page
 ) -> None:

@@ -1,5 +1,6 @@
 // The page: play a bot, a second person at this screen or a person at another page (an
-// invite), analyse, replay records, watch an event or a game between two pages.
+// invite), analyse, replay records, watch an event or a game between two pages; on a ladder's
+// page, watch its games, replay the stored ones and play its bots (app/ladder.js).
 //
 // It knows no rules. Each game is a WebSocket the server referees (/ws?game=...): the page
 // draws the position the server gives it (the player's own view), asks it for the legal moves,
@@ -16,6 +17,7 @@ import { app, ui, $, setStatus, wsUrl } from "./app/state.js";
 import { fillSetup, specFromForm } from "./app/setup.js";
 import { newGame } from "./app/play.js";
 import { startWatching } from "./app/watch.js";
+import { startLadder } from "./app/ladder.js";
 import { joinTable, watchPath } from "./app/table.js";
 import { multipvOffered } from "./app/analysis.js";
 import "./app/input.js";
@@ -33,6 +35,10 @@ async function main() {
     // an older server: the play page only
   }
   const spectating = features.invite && params.get("watch");
+  if (features.ladder) {
+    await ladderPage(params);
+    return;
+  }
   if ((features.watch && !features.play) || spectating) {
     ui.setup.hidden = true;
     for (const id of ["#undo", "#analyse", "#stop", "#move-form", "#load-position"]) $(id).hidden = true;
@@ -63,6 +69,23 @@ async function main() {
   } else {
     setStatus("Choose a game and press New game.");
   }
+}
+
+/** A ladder's page: its live games, its stored ones and its bots to play (app/ladder.js). */
+async function ladderPage(params) {
+  ui.setup.hidden = true;
+  $("#watch").hidden = false;
+  startWatching("/events");
+  const lobby = new Session(wsUrl("/ws"));
+  try {
+    await lobby.open();
+    app.info = await handshake(lobby);
+  } catch (error) {
+    setStatus(`Cannot reach the ladder: ${error.message}`, true);
+    return;
+  }
+  app.analysisSession = lobby;
+  await startLadder(params);
 }
 
 main();

@@ -1,5 +1,6 @@
-// Watching an event (`enginesrv match|tournament --web`): the games as they are played, the
-// standings, and one game followed on the board.
+// Watching an event (`enginesrv match|tournament --web`) or a ladder: the games as they are
+// played, the standings, and one game followed on the board (while the board shows no other
+// game: a ladder's page also replays and plays, ladder.js).
 //
 // A message only updates what the page knows; the page is drawn at most once every
 // WATCH_DRAW_MS, and then only what changed (the line of each game that moved, the board of
@@ -9,7 +10,7 @@
 // once, a reconnection's snapshot of a hundred games) were one redraw each, and a snapshot
 // of 100 finished games took some 50 s of CPU to catch up with.
 
-import { app, $, boardFor, el, prettyGame, setStatus, wsUrl } from "./state.js";
+import { app, ui, $, boardFor, el, prettyGame, setStatus, wsUrl } from "./state.js";
 import { render } from "./render.js";
 
 const WATCH_DRAW_MS = 100;
@@ -27,6 +28,8 @@ export const watch = {
   board: false, // the followed game's board is to be drawn again
   timer: null,
   drawn: -Infinity, // performance.now() of the last drawing
+  module: null, // the board module of the event's game
+  onResult: null, // told when a game ends (a ladder's page lists the games stored)
 };
 
 const RETRY_MS = [1000, 2000, 5000, 10000, 30000];
@@ -72,8 +75,7 @@ async function watched(message) {
       watch.marked = null;
       watch.changed.clear();
       $("#watch").replaceChildren();
-      app.game = { name: message.game, colours: message.colours, start: "" };
-      app.board = await boardFor(message.game);
+      watch.module = await boardFor(message.game);
       watch.head = watch.board = true;
       break;
     case "standings":
@@ -100,6 +102,7 @@ async function watched(message) {
       if (!game) break;
       game.result = message;
       gameChanged(message.id);
+      if (watch.onResult) watch.onResult();
       break;
     }
     case "end":
@@ -128,7 +131,22 @@ function isOver(id) {
 
 function follow(id) {
   watch.following = id;
+  showWatched();
+}
+
+/** The board shows the game followed again (a replay, or a game in play, ends). */
+export function showWatched() {
+  if (app.session) {
+    app.session.close(); // a game in play ends with its socket
+    app.session = null;
+  }
+  app.generation += 1;
+  app.mode = "watch";
   app.view = null;
+  app.picked = [];
+  app.thinking = false;
+  app.flipped = false;
+  ui.result.textContent = "";
   watch.board = true;
   drawWatch(); // a click is answered at once
 }
@@ -153,7 +171,7 @@ function drawWatch() {
   }
   if (watch.head) drawWatchHead(section, event);
   drawWatchGames(section.querySelector("ul.games"));
-  if (watch.board) drawWatchBoard(event);
+  if (watch.board && app.mode === "watch") drawWatchBoard(event);
 }
 
 function drawWatchHead(section, event) {
@@ -216,7 +234,9 @@ function drawWatchGames(list) {
 function drawWatchBoard(event) {
   watch.board = false;
   const game = watch.games.get(watch.following);
-  if (!game || !app.board) return;
+  if (!game || !watch.module) return;
+  app.game = { name: event.game, colours: event.colours, start: "" };
+  app.board = watch.module;
   app.spec = { game: event.game, opponent: "human", side: "p1", tc: "none" };
   app.played = game.moves;
   app.positions = game.positions;

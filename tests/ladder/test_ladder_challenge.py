@@ -1,0 +1,281 @@
+"""People against the ladder's bots from its page (``enginesrv.ladder.challenge``): a game on
+``/ws?game=...&opponent=ladder:NAME`` refereed as the web app's bot games are, its bot lent
+and given back, neither rated nor stored; the page's protocol session that replays records
+and searches nothing; ``/recent.json`` and ``/players.json``."""
+
+from __future__ import annotations
+
+import contextlib
+import functools
+import json
+import random
+from collections.abc import AsyncIterator, Callable
+from pathlib import Path
+from typing import Any
+from urllib.parse import urlencode
+
+import trio
+from trio_websocket import ConnectionClosed, open_websocket_url
+
+import games
+from enginesrv.event.play.players import PlayerSpec, parse_player
+from enginesrv.ladder.accounts import players
+from enginesrv.ladder.server import open_ladder, serve_ladder
+from enginesrv.ladder.state import Ladder
+from tests.ladder.support import FakeBot, first_move, ladder_run, on_games, trio_test
+from tests.ladder.test_ladder_web import get
+from tests.web.webpeer import TextSocket, drop, text_socket
+
+HOUSE = (parse_player("name=house1:bot:alphabeta:Depth=1"),)
+
+
+@contextlib.asynccontextmanager
+async def web_ladder(
+    folder: Path, house: tuple[PlayerSpec, ...] = HOUSE, **changes: Any
+) -> AsyncIterator[tuple[Ladder, str]]:
+    """A Yoxii ladder with a web port, and the port's address (http)."""
+    pages: list[str] = []
+    run = ladder_run(folder, house=house, web=0, **changes)
+    async with open_ladder(run) as ladder, trio.open_nursery() as nursery:
+        await nursery.start(
+            functools.partial(
+                serve_ladder, ladder, on_ready=lambda h, p: None, on_page=pages.append
+            )
+        )
+        try:
+            yield ladder, pages[0]
+        finally:
+            ladder.stop.set()
+
+
+def challenge(page: str, name: str, side: str = "p1", tc: str = "60+1", game: str = "yoxii") -> str:
+    query = urlencode({"game": game, "opponent": f"ladder:{name}", "side": side, "tc": tc})
+    return page.replace("http", "ws") + "ws?" + query
+
+
+async def closed_with(url: str) -> tuple[int, str]:
+    """The close code and reason of a socket the ladder closes at once."""
+    async with open_websocket_url(url) as ws:
+        try:
+            with trio.fail_after(10):
+                await ws.get_message()
+        except ConnectionClosed as exc:
+            await drop(ws)
+            assert exc.reason is not None
+            return exc.reason.code, exc.reason.reason or ""
+    raise AssertionError("the socket was not closed")
+
+
+async def until(predicate: Callable[[], bool], timeout: float = 10) -> None:
+    with trio.fail_after(timeout):
+        while not predicate():
+            await trio.sleep(0.01)
+
+
+def free(ladder: Ladder, name: str) -> bool:
+    return any(not link.busy and link.alive for link in ladder.lobby.links.get(name, []))
+
+
+async def play_to_end(peer: TextSocket, side: str, rng: random.Random) -> str:
+    """Random legal moves for ``side``, ``go`` for the bot, until the game ends."""
+    for _ in range(400):
+        if await peer.ask("query gameover") == "true":
+            return await peer.ask("query outcome")
+        if await peer.ask("query turn") == side:
+            moves = (await peer.ask("query moves")).split()
+            await peer.ask(f"play {rng.choice(moves)}")
+        else:
+            await peer.send("go")
+            assert await peer.expect("bestmove ") != "bestmove none"
+    raise AssertionError("the game did not end")
+
+
+@trio_test
+async def test_a_page_plays_a_house_bot_to_the_end_and_nothing_is_rated(tmp_path: Path) -> None:
+    """The house bot is lent for the game (busy: the pairer passes it by), given back the
+    moment the game ends with the page still open, and the game is neither stored nor
+    rated; its end is final."""
+    async with web_ladder(tmp_path) as (ladder, page):
+        async with text_socket(challenge(page, "house1", side="p2")) as peer:
+            await peer.send("isready")
+            assert await peer.line() == "readyok"
+            assert not free(ladder, "house1")
+            outcome = await play_to_end(peer, "p2", random.Random(3))
+            assert outcome.startswith("winner=")
+            await until(lambda: free(ladder, "house1"))
+            await peer.send("undo")
+            assert (await peer.line()).startswith("error 203 game-over undo: the game is over")
+        assert ladder.sections["yoxii"].rows == []
+        assert ladder.boards["yoxii"].games == 0
+
+
+class Waiting(FakeBot):
+    """A bot that answers ``go`` only when it is told ``stop`` (never: ``deaf``)."""
+
+    def __init__(self, name: str, token: str, *, deaf: bool = False) -> None:
+        super().__init__(name, token)
+        self.asked = trio.Event()
+        self.deaf = deaf
+
+    def answer(self, line: str) -> str | None:
+        if line.startswith("go"):
+            self.gos += 1
+            self.asked.set()
+            return ""
+        if line == "stop" and not self.deaf:
+            return f"bestmove {first_move(self.state)}\n"
+        return super().answer(line)
+
+
+async def connected(ladder: Ladder, bot: FakeBot, nursery: trio.Nursery) -> None:
+    nursery.start_soon(bot.run, ladder.address[1])
+    await until(lambda: free(ladder, bot.name))
+
+
+@trio_test
+async def test_a_connected_bot_is_asked_with_the_clocks_and_given_back_when_the_page_goes(
+    tmp_path: Path,
+) -> None:
+    bot = FakeBot("alice", players(tmp_path).add("alice"))
+    async with web_ladder(tmp_path, house=()) as (ladder, page), trio.open_nursery() as nursery:
+        await connected(ladder, bot, nursery)
+        async with text_socket(challenge(page, "alice", side="p2", tc="30+2")) as peer:
+            await peer.send("go")
+            best = await peer.expect("bestmove ")
+            start = games.load("yoxii").new_state()
+            assert best == f"bestmove {first_move(start)}"
+            assert not free(ladder, "alice")
+            go = next(line for line in bot.commands if line.startswith("go "))
+            assert "p1time" in go
+            assert "p2time" in go
+            assert "p1inc 2000" in go
+        await until(lambda: free(ladder, "alice"))
+        assert ladder.lobby.links["alice"][0].engine is not None
+        assert ladder.sections["yoxii"].rows == []
+        nursery.cancel_scope.cancel()
+
+
+@trio_test
+async def test_a_bot_thinking_when_the_page_goes_is_stopped_then_given_back(
+    tmp_path: Path,
+) -> None:
+    """The bot is told ``stop`` and answers: its link plays on."""
+    bot = Waiting("alice", players(tmp_path).add("alice"))
+    async with web_ladder(tmp_path, house=()) as (ladder, page), trio.open_nursery() as nursery:
+        await connected(ladder, bot, nursery)
+        (link,) = ladder.lobby.links["alice"]
+        async with text_socket(challenge(page, "alice", side="p2")) as peer:
+            await peer.send("go")
+            with trio.fail_after(10):
+                await bot.asked.wait()
+        await until(lambda: free(ladder, "alice"))
+        asked = next(at for at, line in enumerate(bot.commands) if line.startswith("go"))
+        after = bot.commands[asked:]
+        assert "stop" in after
+        assert ladder.lobby.links["alice"] == [link]
+        assert link.alive
+        nursery.cancel_scope.cancel()
+
+
+@trio_test
+async def test_a_bot_that_does_not_answer_stop_loses_on_time_and_its_link_is_closed(
+    tmp_path: Path,
+) -> None:
+    bot = Waiting("alice", players(tmp_path).add("alice"), deaf=True)
+    async with web_ladder(tmp_path, house=()) as (ladder, page), trio.open_nursery() as nursery:
+        await connected(ladder, bot, nursery)
+        (link,) = ladder.lobby.links["alice"]
+        async with text_socket(challenge(page, "alice", side="p2", tc="1")) as peer:
+            await peer.send("go")
+            said = await peer.expect("info string ")
+            assert said.startswith("info string p2 wins (time-forfeit): no bestmove within")
+            assert await peer.line() == "bestmove none"
+        await until(lambda: "alice" not in ladder.lobby.links)
+        assert not link.alive
+        status, body = await trio.to_thread.run_sync(get, page + "players.json")
+        assert status == 200
+        assert json.loads(body)["challenges"] == {"most": 4, "playing": 0}
+        nursery.cancel_scope.cancel()
+
+
+@trio_test
+async def test_challenges_that_cannot_be_had_are_refused_with_their_reasons(
+    tmp_path: Path,
+) -> None:
+    async with web_ladder(tmp_path) as (ladder, page):
+        code, reason = await closed_with(challenge(page, "nobody"))
+        assert (code, reason) == (4400, "opponent 'ladder:nobody': no such bot is connected")
+        code, reason = await closed_with(challenge(page, "house1", game="yinsh"))
+        assert (code, reason) == (4400, "game 'yinsh': the ladder plays yoxii")
+        url = page.replace("http", "ws") + "ws?game=yoxii&opponent=bot:random"
+        code, reason = await closed_with(url)
+        assert code == 4400
+        assert "against its ladder's bots: write ladder:NAME" in reason
+        code, reason = await closed_with(challenge(page, "house1", tc="0.5"))
+        assert code == 4400
+        assert "time control '0.5'" in reason
+        async with text_socket(challenge(page, "house1")) as peer:
+            await peer.send("isready")
+            assert await peer.line() == "readyok"
+            code, reason = await closed_with(challenge(page, "house1"))
+            held = "127.0.0.1 plays a challenge game already: one at a time"
+            assert (code, reason) == (1013, held)
+        await until(lambda: free(ladder, "house1"))
+        ladder.lobby.links["house1"][0].busy = True  # as in a rated game
+        code, reason = await closed_with(challenge(page, "house1"))
+        assert (code, reason) == (1013, "house1 plays a game now: try again when it is done")
+
+
+@trio_test
+async def test_a_ladder_without_challenges_refuses_them(tmp_path: Path) -> None:
+    async with web_ladder(tmp_path, challenges=0) as (ladder, page):
+        code, reason = await closed_with(challenge(page, "house1"))
+        assert (code, reason) == (1013, "the ladder plays its 0 challenge games at once")
+        assert free(ladder, "house1")
+
+
+@trio_test
+async def test_the_pages_session_replays_moves_but_searches_nothing(tmp_path: Path) -> None:
+    async with web_ladder(tmp_path) as (ladder, page):
+        state = games.load("yoxii").new_state()
+        move = first_move(state)
+        state.push(state.parse_move(move))
+        async with text_socket(page.replace("http", "ws") + "ws") as peer:
+            await peer.send("uginewgame yoxii", f"position startpos moves {move}")
+            assert await peer.ask("query position") == state.to_string()
+            await peer.send("go movetime 50")
+            error = await peer.line()
+            assert error.startswith("error 300 busy go: this server searches nothing")
+            assert await peer.line() == "bestmove none"
+            await peer.send("analyse id a movetime 50 startpos")
+            assert (await peer.line()).startswith("error 300 busy analyse: this server")
+        assert free(ladder, "house1")
+
+
+@trio_test
+async def test_recent_games_and_the_players_are_served(tmp_path: Path) -> None:
+    bot = FakeBot("alice", players(tmp_path).add("alice"))
+    async with web_ladder(tmp_path) as (ladder, page), trio.open_nursery() as nursery:
+        ended, done = on_games(ladder, 2)
+        nursery.start_soon(bot.run, ladder.address[1])
+        with trio.fail_after(20):
+            await done.wait()
+        status, body = await trio.to_thread.run_sync(get, page + "recent.json")
+        assert status == 200
+        listed = json.loads(body)["games"]["yoxii"]
+        stored = ladder.sections["yoxii"].rows[::-1]
+        assert [game["id"] for game in listed] == [row.id for row in stored]
+        first = listed[-1]
+        row = ended[0].row
+        assert (first["p1"], first["p2"], first["plies"]) == (row.p1, row.p2, row.plies)
+        assert first["winner"] == str(row.winner)
+        status, body = await trio.to_thread.run_sync(get, page + "players.json")
+        assert status == 200
+        found = json.loads(body)
+        names = {entry["name"]: entry for entry in found["players"]}
+        assert set(names) == {"alice", "house1"}
+        assert names["house1"]["house"] is True
+        assert names["alice"]["house"] is False
+        assert names["alice"]["games"] == ["yoxii"]
+        assert found["challenges"] == {"most": 4, "playing": 0}
+        nursery.cancel_scope.cancel()
