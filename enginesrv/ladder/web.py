@@ -58,6 +58,8 @@ from enginesrv.web.run import open_web, web_config
 from enginesrv.web.sockets import CLOSE_CAP, CLOSE_POLICY, StarletteSocket, serve_feed
 from enginesrv.web.transport import Message
 
+CHALLENGE_CLOCK = 3_600_000
+"""Milliseconds a challenge's clock may start with, or add, at most: an hour."""
 RECENT = 30
 """Games of each game ``/recent.json`` lists."""
 NO_SEARCH = (
@@ -137,7 +139,10 @@ def rules_server(ladder: Ladder, admission: Admission) -> Server:
     """The protocol server of the page's ``/ws``: rules only, its connections admitted
     with the ladder's others."""
     config = SessionConfig(
-        name="enginesrv ladder", default_game=ladder.run.settings.games[0], searches=NO_SEARCH
+        name="enginesrv ladder",
+        default_game=ladder.run.settings.games[0],
+        searches=NO_SEARCH,
+        max_clock=CHALLENGE_CLOCK,
     )
     return Server(config, NoSearch(), Limits(), admission=admission)
 

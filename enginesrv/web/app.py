@@ -280,6 +280,8 @@ class WebApp:
                 f"opponent {spec.opponent[:40]!r}: the games here are against its "
                 f"{challenges.kind}'s bots: write {prefix}NAME"
             )
+        if spec.control is None:
+            raise GameSpecError(f"tc: a game against the {challenges.kind}'s bots has a clock")
         opponent = challenges.claim(spec.opponent.removeprefix(prefix), spec.game, owner)
         config = self.server.config
         referee = Referee(

@@ -5,9 +5,10 @@ Such a game is refereed as a bot game of the web app is (``enginesrv.web.referee
 page's session holds its view, the referee the full position and the clocks), its other
 player an ``Opponent`` that ``Challenges.claim`` lends the game and ``Challenges.release``
 takes back. Its address names the player by the challenges' kind:
-``/ws?game=yoxii&opponent=ladder:NAME&side=p1&tc=300+3``. The end of such a game is final (no
-decision is taken back after it), and the opponent is given back the moment the game ends,
-or when the page goes, whichever comes first: a page left open holds no bot.
+``/ws?game=yoxii&opponent=ladder:NAME&side=p1&tc=300+3``. Such a game has a clock, and nothing
+is taken back in it (the bot's time is its owner's: a page that played and took back for ever
+would hold it for ever); the opponent is given back the moment the game ends, or when the
+page goes, whichever comes first: a page left open holds no bot.
 """
 
 from __future__ import annotations

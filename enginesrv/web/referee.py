@@ -83,7 +83,7 @@ class Referee:
         a game that reaches it is a draw (``max-plies``), as the arbiter adjudicates.
         ``max_movetime``: the most a bot's search takes from its clock (0: no limit).
         ``opponent``: the other player when it is not a bot of the server's (a challenge,
-        ``enginesrv.web.challenge``), whose game's end is final."""
+        ``enginesrv.web.challenge``): nothing is taken back in its game."""
         self.spec = spec
         self.max_plies = max_plies
         self.seeds = seeds
@@ -107,7 +107,7 @@ class Referee:
         self.clocks = None if spec.control is None else GameClock.both(spec.control)
         self.started = False
         self.final = opponent is not None
-        """Whether the game's end is final (nothing taken back after it)."""
+        """Whether every decision is final (nothing taken back)."""
         self.bot: Opponent | None = opponent
         if spec.against_bot and opponent is None:
             self.bot = BotPlayer(
@@ -359,8 +359,10 @@ class Referee:
             raise request_error(
                 GAME_OVER, f"{verb}: the game ended by {self.forfeit.reason}, which is final"
             )
-        if self.final and self.over():
-            raise request_error(GAME_OVER, f"{verb}: the game is over, which is final here")
+        if self.final:
+            raise request_error(
+                BAD_ARGUMENTS, f"{verb}: nothing is taken back in a game against this bot"
+            )
         available = min(len(self.record), self.state.ply() - self.floor)
         if n > available:
             why = (

@@ -94,17 +94,22 @@ async def play_to_end(peer: TextSocket, side: str, rng: random.Random) -> str:
 async def test_a_page_plays_a_house_bot_to_the_end_and_nothing_is_rated(tmp_path: Path) -> None:
     """The house bot is lent for the game (busy: the pairer passes it by), given back the
     moment the game ends with the page still open, and the game is neither stored nor
-    rated; its end is final."""
+    rated; nothing is taken back in it."""
     async with web_ladder(tmp_path) as (ladder, page):
         async with text_socket(challenge(page, "house1", side="p2")) as peer:
             await peer.send("isready")
             assert await peer.line() == "readyok"
             assert not free(ladder, "house1")
+            await peer.send("go")
+            await peer.expect("bestmove ")
+            await peer.send("undo")
+            refused = "error 101 bad-arguments undo: nothing is taken back in a game against"
+            assert (await peer.line()).startswith(refused)
             outcome = await play_to_end(peer, "p2", random.Random(3))
             assert outcome.startswith("winner=")
             await until(lambda: free(ladder, "house1"))
             await peer.send("undo")
-            assert (await peer.line()).startswith("error 203 game-over undo: the game is over")
+            assert (await peer.line()).startswith(refused)
         assert ladder.sections["yoxii"].rows == []
         assert ladder.boards["yoxii"].games == 0
 
@@ -214,6 +219,11 @@ async def test_challenges_that_cannot_be_had_are_refused_with_their_reasons(
         code, reason = await closed_with(challenge(page, "house1", tc="0.5"))
         assert code == 4400
         assert "time control '0.5'" in reason
+        code, reason = await closed_with(challenge(page, "house1", tc="none"))
+        assert (code, reason) == (4400, "tc: a game against the ladder's bots has a clock")
+        code, reason = await closed_with(challenge(page, "house1", tc="3601"))
+        assert code == 4400
+        assert "over the server's limit of 3600 s" in reason
         async with text_socket(challenge(page, "house1")) as peer:
             await peer.send("isready")
             assert await peer.line() == "readyok"
