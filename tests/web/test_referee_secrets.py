@@ -15,6 +15,7 @@ import trio
 from trio_websocket import ConnectionClosed, open_websocket_url
 
 import games
+from enginesrv.event.play.bot_player import BotPlayer
 from enginesrv.event.config import EventConfig
 from enginesrv.event.feed import Feed
 from enginesrv.event.play.outcome import Termination
@@ -215,7 +216,7 @@ async def test_a_page_cannot_reach_a_closed_game_by_its_seed() -> None:
                 await ws.send_message("isready")
                 assert await ws.get_message() == "readyok\n"
                 referee = the_referee(web, before)
-                assert referee.bot is not None
+                assert isinstance(referee.bot, BotPlayer)
                 seeds.append(referee.bot.secret_seed)
                 await ws.aclose()
             try:
