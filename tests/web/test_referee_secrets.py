@@ -15,9 +15,9 @@ import trio
 from trio_websocket import ConnectionClosed, open_websocket_url
 
 import games
-from enginesrv.event.play.bot_player import BotPlayer
 from enginesrv.event.config import EventConfig
 from enginesrv.event.feed import Feed
+from enginesrv.event.play.bot_player import BotPlayer
 from enginesrv.event.play.outcome import Termination
 from enginesrv.event.play.players import ForfeitError, GoRequest, Reply
 from enginesrv.event.prepared import prepare
