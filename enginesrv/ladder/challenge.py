@@ -27,7 +27,7 @@ import trio
 import games
 from enginesrv.client import ClientError
 from enginesrv.event.play.bot_player import BotPlayer
-from enginesrv.event.play.players import ForfeitError, GameOptions, GoRequest, Reply
+from enginesrv.event.play.players import ForfeitError, GameOptions, GoRequest, Player, Reply
 from enginesrv.ladder.lobby import Link
 from enginesrv.ladder.seat import LadderSeat
 from enginesrv.ladder.state import Ladder
@@ -41,26 +41,35 @@ CLOSE_WAIT = 2.0
 log = structlog.get_logger("enginesrv.ladder.challenge")
 
 
-class ChallengedSeat:
+class Lending:
+    """What a challenge's two kinds of bot share: the ``Player`` lent, greeted and told the
+    game as in a ladder game."""
+
+    def __init__(self, player: Player) -> None:
+        self.player = player
+
+    async def start(self, game: games.Game) -> None:
+        await self.player.start(game)
+
+    async def new_game(
+        self, key: str, seed: int, secret_seed: int = 0, options: GameOptions = ()
+    ) -> None:
+        await self.player.new_game(key, seed, secret_seed, options)
+
+
+class ChallengedSeat(Lending):
     """A connected bot's seat in a challenge (the web referee's ``Opponent``): a
     ``LadderSeat`` without a grace (a bot whose connection drops loses the challenge), whose
     clock runs from each question to its answer, and which is told ``stop`` when the page
     asks for the move at once."""
 
     def __init__(self, seat: LadderSeat) -> None:
+        super().__init__(seat)
         self.seat = seat
         self.clean = True
         """Whether the link is as a game leaves it: its last question answered in time."""
         self.asking: trio.Event | None = None
         """Set once the question in flight is over (None: none was asked)."""
-
-    async def start(self, game: games.Game) -> None:
-        await self.seat.start(game)
-
-    async def new_game(
-        self, key: str, seed: int, secret_seed: int = 0, options: GameOptions = ()
-    ) -> None:
-        await self.seat.new_game(key, seed, secret_seed, options)
 
     async def go(
         self,
@@ -111,22 +120,15 @@ class ChallengedSeat:
         return over and self.clean and self.seat.link.alive
 
 
-class ChallengedHouse:
+class ChallengedHouse(Lending):
     """A house bot in a challenge (the web referee's ``Opponent``): its ``BotPlayer``,
     whose failure or search cut off is remembered (the bot is then let go, and made anew for
     its next game)."""
 
     def __init__(self, bot: BotPlayer) -> None:
+        super().__init__(bot)
         self.bot = bot
         self.failed = False
-
-    async def start(self, game: games.Game) -> None:
-        await self.bot.start(game)
-
-    async def new_game(
-        self, key: str, seed: int, secret_seed: int = 0, options: GameOptions = ()
-    ) -> None:
-        await self.bot.new_game(key, seed, secret_seed, options)
 
     async def go(
         self,

@@ -21,7 +21,7 @@ games' records and the live games.
 from __future__ import annotations
 
 import functools
-from collections.abc import Callable
+from typing import Any
 
 import anyio
 import structlog
@@ -33,7 +33,6 @@ from starlette.routing import Route, WebSocketRoute
 from starlette.types import ASGIApp
 from starlette.websockets import WebSocket
 
-from bots.engine import SearchInfo
 from enginesrv.admission import Admission
 from enginesrv.event.config import EventError
 from enginesrv.event.feed import Feed
@@ -119,19 +118,8 @@ class NoSearch:
     """The ``SearchRunner`` of a server whose sessions' bot searches nothing (``searches``
     refuses every ``go`` and ``analyse`` before one could come here)."""
 
-    async def search(
-        self,
-        job: SearchJob,
-        *,
-        on_info: Callable[[SearchInfo], None],
-        stop: trio.Event,
-        hard_deadline: float | None,
-        on_wait: Callable[[], None] | None = None,
-        peer: str | None = None,
-        on_hold: Callable[[bool], None] | None = None,
-        grace: float | None = None,
-    ) -> SearchOutcome:
-        del job, on_info, stop, hard_deadline, on_wait, peer, on_hold, grace
+    async def search(self, job: SearchJob, **kwargs: Any) -> SearchOutcome:
+        del job, kwargs
         return SearchOutcome(None, error=NO_SEARCH)
 
 

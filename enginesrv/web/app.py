@@ -37,7 +37,7 @@ from enginesrv.search.child import SearchRunner
 from enginesrv.serve.connection import peer_host
 from enginesrv.serve.hooks import RefereeHooks
 from enginesrv.serve.server import Server
-from enginesrv.web.challenge import Challenges
+from enginesrv.web.challenge import Challenges, Opponent
 from enginesrv.web.gamespec import INVITE, GameSpec, GameSpecError, parse_game_spec
 from enginesrv.web.http import (
     end_websocket,
@@ -260,6 +260,12 @@ class WebApp:
             raise GameSpecError("key: only a game between two pages takes one")
         if spec is None:
             return None
+        return RefereedGame(self._referee(spec, owner))
+
+    def _referee(self, spec: GameSpec, owner: str, opponent: Opponent | None = None) -> Referee:
+        """The referee of a game of ``owner``'s page against a bot (``opponent``: not one of
+        the server's), kept for the tests and for watching."""
+        config = self.server.config
         referee = Referee(
             spec,
             self.runner,
@@ -267,9 +273,10 @@ class WebApp:
             seeds=self.seeds,
             max_plies=config.max_plies,
             max_movetime=config.max_movetime,
+            opponent=opponent,
         )
         self.referees.add(referee)
-        return RefereedGame(referee)
+        return referee
 
     def _challenge(self, spec: GameSpec, owner: str, challenges: Challenges) -> RefereedGame:
         """A game against a player of ``challenges`` (``GameSpecError`` or ``TableError``
@@ -283,16 +290,7 @@ class WebApp:
         if spec.control is None:
             raise GameSpecError(f"tc: a game against the {challenges.kind}'s bots has a clock")
         opponent = challenges.claim(spec.opponent.removeprefix(prefix), spec.game, owner)
-        config = self.server.config
-        referee = Referee(
-            spec,
-            self.runner,
-            peer=owner,
-            max_plies=config.max_plies,
-            max_movetime=config.max_movetime,
-            opponent=opponent,
-        )
-        self.referees.add(referee)
+        referee = self._referee(spec, owner, opponent)
         return RefereedGame(referee, functools.partial(challenges.release, opponent))
 
     async def _serve(self, socket: StarletteSocket, peer: str) -> None:

@@ -5,65 +5,26 @@ and searches nothing; ``/recent.json`` and ``/players.json``."""
 
 from __future__ import annotations
 
-import contextlib
-import functools
 import json
 import random
-from collections.abc import AsyncIterator, Callable
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any
 from urllib.parse import urlencode
 
 import trio
-from trio_websocket import ConnectionClosed, open_websocket_url
 
 import games
-from enginesrv.event.play.players import PlayerSpec, parse_player
 from enginesrv.ladder.accounts import players
-from enginesrv.ladder.server import open_ladder, serve_ladder
 from enginesrv.ladder.state import Ladder
-from tests.ladder.support import FakeBot, first_move, ladder_run, on_games, trio_test
-from tests.ladder.test_ladder_web import get
-from tests.web.webpeer import TextSocket, drop, text_socket
-
-HOUSE = (parse_player("name=house1:bot:alphabeta:Depth=1"),)
-
-
-@contextlib.asynccontextmanager
-async def web_ladder(
-    folder: Path, house: tuple[PlayerSpec, ...] = HOUSE, **changes: Any
-) -> AsyncIterator[tuple[Ladder, str]]:
-    """A Yoxii ladder with a web port, and the port's address (http)."""
-    pages: list[str] = []
-    run = ladder_run(folder, house=house, web=0, **changes)
-    async with open_ladder(run) as ladder, trio.open_nursery() as nursery:
-        await nursery.start(
-            functools.partial(
-                serve_ladder, ladder, on_ready=lambda h, p: None, on_page=pages.append
-            )
-        )
-        try:
-            yield ladder, pages[0]
-        finally:
-            ladder.stop.set()
+from tests.ladder.support import FakeBot, first_move, on_games, trio_test
+from tests.ladder.test_ladder_web import get, web_ladder
+from tests.web.test_websocket import closed_at
+from tests.web.webpeer import TextSocket, text_socket
 
 
 def challenge(page: str, name: str, side: str = "p1", tc: str = "60+1", game: str = "yoxii") -> str:
     query = urlencode({"game": game, "opponent": f"ladder:{name}", "side": side, "tc": tc})
     return page.replace("http", "ws") + "ws?" + query
-
-
-async def closed_with(url: str) -> tuple[int, str]:
-    """The close code and reason of a socket the ladder closes at once."""
-    async with open_websocket_url(url) as ws:
-        try:
-            with trio.fail_after(10):
-                await ws.get_message()
-        except ConnectionClosed as exc:
-            await drop(ws)
-            assert exc.reason is not None
-            return exc.reason.code, exc.reason.reason or ""
-    raise AssertionError("the socket was not closed")
 
 
 async def until(predicate: Callable[[], bool], timeout: float = 10) -> None:
@@ -208,38 +169,38 @@ async def test_challenges_that_cannot_be_had_are_refused_with_their_reasons(
     tmp_path: Path,
 ) -> None:
     async with web_ladder(tmp_path) as (ladder, page):
-        code, reason = await closed_with(challenge(page, "nobody"))
+        code, reason = await closed_at(challenge(page, "nobody"))
         assert (code, reason) == (4400, "opponent 'ladder:nobody': no such bot is connected")
-        code, reason = await closed_with(challenge(page, "house1", game="yinsh"))
+        code, reason = await closed_at(challenge(page, "house1", game="yinsh"))
         assert (code, reason) == (4400, "game 'yinsh': the ladder plays yoxii")
         url = page.replace("http", "ws") + "ws?game=yoxii&opponent=bot:random"
-        code, reason = await closed_with(url)
+        code, reason = await closed_at(url)
         assert code == 4400
         assert "against its ladder's bots: write ladder:NAME" in reason
-        code, reason = await closed_with(challenge(page, "house1", tc="0.5"))
+        code, reason = await closed_at(challenge(page, "house1", tc="0.5"))
         assert code == 4400
         assert "time control '0.5'" in reason
-        code, reason = await closed_with(challenge(page, "house1", tc="none"))
+        code, reason = await closed_at(challenge(page, "house1", tc="none"))
         assert (code, reason) == (4400, "tc: a game against the ladder's bots has a clock")
-        code, reason = await closed_with(challenge(page, "house1", tc="3601"))
+        code, reason = await closed_at(challenge(page, "house1", tc="3601"))
         assert code == 4400
         assert "over the server's limit of 3600 s" in reason
         async with text_socket(challenge(page, "house1")) as peer:
             await peer.send("isready")
             assert await peer.line() == "readyok"
-            code, reason = await closed_with(challenge(page, "house1"))
+            code, reason = await closed_at(challenge(page, "house1"))
             held = "127.0.0.1 plays a challenge game already: one at a time"
             assert (code, reason) == (1013, held)
         await until(lambda: free(ladder, "house1"))
         ladder.lobby.links["house1"][0].busy = True  # as in a rated game
-        code, reason = await closed_with(challenge(page, "house1"))
+        code, reason = await closed_at(challenge(page, "house1"))
         assert (code, reason) == (1013, "house1 plays a game now: try again when it is done")
 
 
 @trio_test
 async def test_a_ladder_without_challenges_refuses_them(tmp_path: Path) -> None:
     async with web_ladder(tmp_path, challenges=0) as (ladder, page):
-        code, reason = await closed_with(challenge(page, "house1"))
+        code, reason = await closed_at(challenge(page, "house1"))
         assert (code, reason) == (1013, "the ladder plays its 0 challenge games at once")
         assert free(ladder, "house1")
 

@@ -11,13 +11,14 @@ import urllib.error
 import urllib.request
 from collections.abc import AsyncIterator
 from pathlib import Path
+from typing import Any
 
 import msgpack
 import trio
 from trio_websocket import open_websocket_url
 
 import games
-from enginesrv.event.play.players import parse_player
+from enginesrv.event.play.players import PlayerSpec, parse_player
 from enginesrv.ladder.accounts import players
 from enginesrv.ladder.server import open_ladder, serve_ladder
 from enginesrv.ladder.standings import ladder_json
@@ -29,10 +30,13 @@ HOUSE = (parse_player("name=house1:bot:alphabeta:Depth=1"),)
 
 
 @contextlib.asynccontextmanager
-async def web_ladder(folder: Path) -> AsyncIterator[tuple[Ladder, str]]:
-    """A Yoxii ladder with a house bot and a web port, and the port's address (http)."""
+async def web_ladder(
+    folder: Path, house: tuple[PlayerSpec, ...] = HOUSE, **changes: Any
+) -> AsyncIterator[tuple[Ladder, str]]:
+    """A Yoxii ladder with a web port (and the house bot house1, unless ``house`` says
+    otherwise; ``changes``: the run's other settings), and the port's address (http)."""
     pages: list[str] = []
-    run = ladder_run(folder, house=HOUSE, web=0)
+    run = ladder_run(folder, house=house, web=0, **changes)
     async with open_ladder(run) as ladder, trio.open_nursery() as nursery:
         await nursery.start(
             functools.partial(

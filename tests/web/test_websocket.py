@@ -26,7 +26,12 @@ def trio_test(fn: Callable[..., Awaitable[None]]) -> Callable[..., None]:
 
 async def closed_with(web: Web, query: str) -> tuple[int, str]:
     """The close code and reason of a socket the server closes at once."""
-    async with open_websocket_url(web.ws(query)) as ws:
+    return await closed_at(web.ws(query))
+
+
+async def closed_at(url: str) -> tuple[int, str]:
+    """The close code and reason of the socket at ``url``, which the server closes at once."""
+    async with open_websocket_url(url) as ws:
         try:
             with trio.fail_after(10):
                 await ws.get_message()
