@@ -8,11 +8,10 @@ game; and the client library's ``analyse`` and ``cancel``."""
 
 from __future__ import annotations
 
-import functools
 import random
 import socket
 import struct
-from collections.abc import Awaitable, Callable, Collection
+from collections.abc import Collection
 from typing import Any
 
 import pytest
@@ -39,6 +38,7 @@ from tests.enginesrv.peer import (
 from tests.enginesrv.test_client import FINISHED, START_MOVES, engines
 from tests.enginesrv.test_robustness import HIDDEN, VIEW
 from tests.enginesrv.test_server import OVER, T7
+from tests.trio_run import trio_test
 from tests.web.webpeer import running_web, text_socket
 
 __all__ = ["engines"]  # the module's two engines, one per framing (test_client's fixture)
@@ -47,23 +47,7 @@ FRAMINGS: tuple[Framing, ...] = ("text", "msgpack")
 YOXII = games.load("yoxii")
 HOLD = "movetime 60000"
 """A limit no test waits for: a position searched with it runs until it is cancelled."""
-BOUND = 30
-"""Seconds any test here may take at most (each takes well under one)."""
 GAME_OVER = "error 203 game-over analyse: id {}: the game is over"
-
-
-def trio_test(fn: Callable[..., Awaitable[None]]) -> Callable[..., None]:
-    """Run an async test, bounded as a whole by ``BOUND`` seconds."""
-
-    @functools.wraps(fn)
-    def run(*args: Any, **kwargs: Any) -> None:
-        async def main() -> None:
-            with trio.fail_after(BOUND):
-                await fn(*args, **kwargs)
-
-        trio.run(main)
-
-    return run
 
 
 def config(**changes: Any) -> SessionConfig:

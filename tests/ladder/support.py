@@ -21,24 +21,11 @@ from enginesrv.ladder.server import open_ladder, serve_ladder
 from enginesrv.ladder.settings import LadderSettings
 from enginesrv.ladder.state import Ladder, LadderRun
 from protocol.login import encode_login
+from tests.trio_run import BOUND, trio_test
 
-BOUND = 30.0
-"""Seconds any one test may run on the real clock before it fails (it takes far less)."""
+__all__ = ["BOUND", "trio_test"]
+
 TC = "2+0.05"
-
-
-def trio_test(fn: Callable[..., Awaitable[None]]) -> Callable[..., None]:
-    """Run an async test on the real clock, bounded by ``BOUND`` seconds."""
-
-    @functools.wraps(fn)
-    def run(*args: Any, **kwargs: Any) -> None:
-        async def main() -> None:
-            with trio.fail_after(BOUND):
-                await fn(*args, **kwargs)
-
-        trio.run(main)
-
-    return run
 
 
 def mock_trio_test(fn: Callable[..., Awaitable[None]]) -> Callable[..., None]:
