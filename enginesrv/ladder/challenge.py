@@ -27,49 +27,51 @@ import trio
 import games
 from enginesrv.client import ClientError
 from enginesrv.event.play.bot_player import BotPlayer
-from enginesrv.event.play.players import ForfeitError, GameOptions, GoRequest, Player, Reply
+from enginesrv.event.play.players import (
+    ForfeitError,
+    GameOptions,
+    GoRequest,
+    Reply,
+    parse_player,
+)
 from enginesrv.ladder.lobby import Link
 from enginesrv.ladder.seat import LadderSeat
 from enginesrv.ladder.state import Ladder
+from enginesrv.serve.settings import MAX_MOVETIME
 from enginesrv.web.challenge import Opponent
-from enginesrv.web.gamespec import GameSpecError
+from enginesrv.web.gamespec import GameSpec, GameSpecError
 from enginesrv.web.table import TableError
 
+INCREMENT_MS = 10_000
+"""The largest increment of a challenge's clock (its start is at most half an hour: the
+page's server's ``clock`` limit): with the ladder's ply limit it bounds how long a game
+against a person may hold a bot."""
 CLOSE_WAIT = 2.0
 """Seconds the closing of a bot's link that may not play on is waited for."""
 
 log = structlog.get_logger("enginesrv.ladder.challenge")
 
 
-class Lending:
-    """What a challenge's two kinds of bot share: the ``Player`` lent, greeted and told the
-    game as in a ladder game."""
-
-    def __init__(self, player: Player) -> None:
-        self.player = player
-
-    async def start(self, game: games.Game) -> None:
-        await self.player.start(game)
-
-    async def new_game(
-        self, key: str, seed: int, secret_seed: int = 0, options: GameOptions = ()
-    ) -> None:
-        await self.player.new_game(key, seed, secret_seed, options)
-
-
-class ChallengedSeat(Lending):
+class ChallengedSeat:
     """A connected bot's seat in a challenge (the web referee's ``Opponent``): a
     ``LadderSeat`` without a grace (a bot whose connection drops loses the challenge), whose
     clock runs from each question to its answer, and which is told ``stop`` when the page
     asks for the move at once."""
 
     def __init__(self, seat: LadderSeat) -> None:
-        super().__init__(seat)
         self.seat = seat
         self.clean = True
         """Whether the link is as a game leaves it: its last question answered in time."""
         self.asking: trio.Event | None = None
         """Set once the question in flight is over (None: none was asked)."""
+
+    async def start(self, game: games.Game) -> None:
+        await self.seat.start(game)
+
+    async def new_game(
+        self, key: str, seed: int, secret_seed: int = 0, options: GameOptions = ()
+    ) -> None:
+        await self.seat.new_game(key, seed, secret_seed, options)
 
     async def go(
         self,
@@ -120,28 +122,6 @@ class ChallengedSeat(Lending):
         return over and self.clean and self.seat.link.alive
 
 
-class ChallengedHouse(Lending):
-    """A house bot in a challenge (the web referee's ``Opponent``): its ``BotPlayer``,
-    whose failure or search cut off is remembered (the bot is then let go, and made anew for
-    its next game)."""
-
-    def __init__(self, bot: BotPlayer) -> None:
-        super().__init__(bot)
-        self.bot = bot
-        self.failed = False
-
-    async def go(
-        self,
-        request: GoRequest,
-        stop: trio.Event | None = None,
-        on_hold: Callable[[bool], None] | None = None,
-    ) -> Reply:
-        self.failed = True  # until it answers: a search cut off (the page went) counts too
-        reply = await self.bot.go(request, stop, on_hold)
-        self.failed = False
-        return reply
-
-
 @dataclass
 class Lent:
     """A link lent to a challenge, and to whom."""
@@ -167,8 +147,13 @@ class LadderChallenges:
     def owners(self) -> set[str]:
         return {lent.owner for lent in self.lent.values()}
 
-    def claim(self, name: str, game: str, owner: str) -> Opponent:
+    def claim(self, spec: GameSpec, name: str, owner: str) -> Opponent:
         ladder = self.ladder
+        game = spec.game
+        if spec.control is not None and spec.control.inc_ms > INCREMENT_MS:
+            raise GameSpecError(
+                f"tc: an increment of at most {INCREMENT_MS // 1000} s against the ladder's bots"
+            )
         if game not in ladder.run.settings.games:
             games_ = ", ".join(ladder.run.settings.games)
             raise GameSpecError(f"game {game!r}: the ladder plays {games_}")
@@ -184,11 +169,17 @@ class LadderChallenges:
         link = ladder.lobby.take(name, game)
         if link is None or referee is None:
             raise TableError(f"{name} plays a game now: try again when it is done")
-        opponent: ChallengedSeat | ChallengedHouse
+        opponent: ChallengedSeat | BotPlayer
         if link.house:
-            bot = referee.player_for(link)
-            assert isinstance(bot, BotPlayer)
-            opponent = ChallengedHouse(bot)
+            # a bot of its own, not the house bot's warm one: its searches count against the
+            # page's address, and each takes at most MAX_MOVETIME, as the web app's bots'
+            opponent = BotPlayer(
+                parse_player(link.house),
+                referee.pool,
+                move_timeout=ladder.run.deadlines.move,
+                peer=owner,
+                most_ms=MAX_MOVETIME,
+            )
         else:
             opponent = ChallengedSeat(LadderSeat(link, ladder.lobby, ladder.run.deadlines, 0.0))
         self.lent[id(opponent)] = Lent(link, owner)
@@ -210,7 +201,6 @@ class LadderChallenges:
                 with trio.move_on_after(CLOSE_WAIT):
                     await link.engine.aclose()
             return
-        assert isinstance(opponent, ChallengedHouse)
-        if opponent.failed:
-            await opponent.bot.close()
+        assert isinstance(opponent, BotPlayer)
+        await opponent.close()
         lobby.idle(lent.link)

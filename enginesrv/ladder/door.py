@@ -279,7 +279,7 @@ class Door:
             try:
                 engine = await AsyncEngine.over(
                     LinkStream(stream, rest),
-                    f"{login.name} at {host}",
+                    login.name,  # in messages, records and pages: never its address
                     framing=login.framing,
                     timeout=self.deadlines.startup,
                 )

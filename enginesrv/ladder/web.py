@@ -36,12 +36,14 @@ from starlette.websockets import WebSocket
 from enginesrv.admission import Admission
 from enginesrv.event.config import EventError
 from enginesrv.event.feed import Feed
+from enginesrv.event.play.controls import DEFAULT_MAX_PLIES
 from enginesrv.event.results.files import read_stored_record
 from enginesrv.ladder.challenge import LadderChallenges
 from enginesrv.ladder.standings import ladder_json
 from enginesrv.ladder.state import Ladder
 from enginesrv.search.child import SearchOutcome
 from enginesrv.search.jobs import SearchJob
+from enginesrv.serve.catalog import prepare_handshake
 from enginesrv.serve.limits import Limits
 from enginesrv.serve.server import Server
 from enginesrv.serve.settings import SessionConfig
@@ -57,8 +59,8 @@ from enginesrv.web.run import open_web, web_config
 from enginesrv.web.sockets import CLOSE_CAP, CLOSE_POLICY, StarletteSocket, serve_feed
 from enginesrv.web.transport import Message
 
-CHALLENGE_CLOCK = 3_600_000
-"""Milliseconds a challenge's clock may start with, or add, at most: an hour."""
+CHALLENGE_CLOCK = 1_800_000
+"""Milliseconds a challenge's clock may start with at most: half an hour."""
 RECENT = 30
 """Games of each game ``/recent.json`` lists."""
 NO_SEARCH = (
@@ -131,6 +133,7 @@ def rules_server(ladder: Ladder, admission: Admission) -> Server:
         default_game=ladder.run.settings.games[0],
         searches=NO_SEARCH,
         max_clock=CHALLENGE_CLOCK,
+        max_plies=DEFAULT_MAX_PLIES,
     )
     return Server(config, NoSearch(), Limits(), admission=admission)
 
@@ -272,6 +275,7 @@ async def serve_ladder_web(
         OSError: the address cannot be listened on.
     """
     server = rules_server(ladder, admission)
+    prepare_handshake(server.config.default_bot)  # not on the loop at the first page's ugi
     app = LadderWeb(ladder, feeds, server).asgi()
     listeners, page = await open_web(host, port)
     serving = functools.partial(

@@ -289,7 +289,7 @@ class WebApp:
             )
         if spec.control is None:
             raise GameSpecError(f"tc: a game against the {challenges.kind}'s bots has a clock")
-        opponent = challenges.claim(spec.opponent.removeprefix(prefix), spec.game, owner)
+        opponent = challenges.claim(spec, spec.opponent.removeprefix(prefix), owner)
         referee = self._referee(spec, owner, opponent)
         return RefereedGame(referee, functools.partial(challenges.release, opponent))
 

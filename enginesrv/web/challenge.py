@@ -20,6 +20,7 @@ import trio
 
 import games
 from enginesrv.event.play.players import GameOptions, GoRequest, Reply
+from enginesrv.web.gamespec import GameSpec
 
 RELEASE_CHECK = 1.0
 """Seconds between two looks at the clock of a challenge's game whose clock runs (a person
@@ -55,11 +56,12 @@ class Challenges(Protocol):
     kind: str
     """The prefix of their opponent field: ``ladder`` for ``opponent=ladder:NAME``."""
 
-    def claim(self, name: str, game: str, owner: str) -> Opponent:
-        """Lend ``name`` to a game of ``game`` for the page of address ``owner``.
+    def claim(self, spec: GameSpec, name: str, owner: str) -> Opponent:
+        """Lend ``name`` to the game ``spec`` for the page of address ``owner``.
 
         Raises:
-            GameSpecError: there is no such player, or it does not play ``game``.
+            GameSpecError: there is no such player, it does not play the game, or not at
+                its clock.
             TableError: it cannot be had now (it plays, or a cap is reached).
         """
 

@@ -212,10 +212,17 @@ class Referee:
         return now + clocks.left(clocks.running, now) / 1000
 
     def _run_due(self, now: float) -> None:
-        """Run the clock of the side to act if it is a person's (the bot's runs on ``go``)."""
-        if self.clocks is not None:
-            due = self.person_to_act() and not self.over()
-            self.clocks.run(self.state.to_move() if due else None, now)
+        """Run the clock of the side to act if it is a person's (the bot's runs on ``go``);
+        in a game against a challenged bot (``final``) the person's runs until it sends the
+        bot's ``go`` too, so that a page that never asks cannot stop every clock."""
+        if self.clocks is None:
+            return
+        seat = None
+        if not self.over() and self.person_to_act():
+            seat = self.state.to_move()
+        elif not self.over() and self.final and self.state.to_move() >= 0:
+            seat = self.spec.side
+        self.clocks.run(seat, now)
 
     def clock_value(self) -> m.ResponseValue:
         if self.clocks is None:

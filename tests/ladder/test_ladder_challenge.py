@@ -182,9 +182,14 @@ async def test_challenges_that_cannot_be_had_are_refused_with_their_reasons(
         assert "time control '0.5'" in reason
         code, reason = await closed_at(challenge(page, "house1", tc="none"))
         assert (code, reason) == (4400, "tc: a game against the ladder's bots has a clock")
-        code, reason = await closed_at(challenge(page, "house1", tc="3601"))
+        code, reason = await closed_at(challenge(page, "house1", tc="1801"))
         assert code == 4400
-        assert "over the server's limit of 3600 s" in reason
+        assert "over the server's limit of 1800 s" in reason
+        code, reason = await closed_at(challenge(page, "house1", tc="60+11"))
+        assert (code, reason) == (
+            4400,
+            "tc: an increment of at most 10 s against the ladder's bots",
+        )
         async with text_socket(challenge(page, "house1")) as peer:
             await peer.send("isready")
             assert await peer.line() == "readyok"
@@ -195,6 +200,51 @@ async def test_challenges_that_cannot_be_had_are_refused_with_their_reasons(
         ladder.lobby.links["house1"][0].busy = True  # as in a rated game
         code, reason = await closed_at(challenge(page, "house1"))
         assert (code, reason) == (1013, "house1 plays a game now: try again when it is done")
+
+
+@trio_test
+async def test_a_page_that_never_asks_the_bot_loses_on_its_own_clock(tmp_path: Path) -> None:
+    """Adversary 3. Promise: a page cannot hold a bot by leaving every clock still.
+
+    The bot's clock runs only while it is asked; a page that never sends ``go`` on the bot's
+    turn would have no clock running, and the bot would be held for as long as the page
+    sends a command now and then. The person's clock runs until the page asks: the page
+    loses on time, and the bot is given back."""
+    async with web_ladder(tmp_path) as (ladder, page):
+        url = challenge(page, "house1", side="p2", tc="1")
+        async with text_socket(url) as peer:
+            assert await peer.ask("query turn") == "p1"  # the bot's turn: no go comes
+            await until(lambda: free(ladder, "house1"), timeout=5)
+            assert await peer.ask("query outcome") == "winner=p1 reason=time-forfeit"
+
+
+@trio_test
+async def test_a_players_address_reaches_no_record_and_no_page(tmp_path: Path) -> None:
+    """Adversary 3. Promise: a player's address is the operator's to know.
+
+    A bot's connection dropping makes a forfeit whose words name the connection: stored in
+    the game's record (served to anyone at ``/games/GAME/ID``) and told to the page of a
+    challenge. They name the player, never its address."""
+    token = players(tmp_path).add("alice")
+    async with web_ladder(tmp_path, grace=0.0) as (ladder, page), trio.open_nursery() as nursery:
+        ended, done = on_games(ladder, 1)
+        nursery.start_soon(FakeBot("alice", token, drop_at=1).run, ladder.address[1])
+        with trio.fail_after(20):
+            await done.wait()
+        row = ended[0].row
+        assert row.reason == "disconnect"
+        _, record = await trio.to_thread.run_sync(get, f"{page}games/yoxii/{row.id}")
+        assert b"alice" in record
+        assert b"127.0.0.1" not in record
+        bot = FakeBot("alice", token, drop_at=1)
+        ladder.lobby.links["house1"][0].busy = True  # no rated game takes alice meanwhile
+        await connected(ladder, bot, nursery)
+        async with text_socket(challenge(page, "alice", side="p2")) as peer:
+            await peer.send("go")
+            said = await peer.expect("info string ")
+            assert said.startswith("info string p2 wins (disconnect)")
+            assert "127.0.0.1" not in said
+        nursery.cancel_scope.cancel()
 
 
 @trio_test
