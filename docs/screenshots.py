@@ -1,7 +1,7 @@
 """Make the screenshots of docs/web.md: ``python docs/screenshots.py [--only NAME ...]`` (needs
 the web extra, Playwright and Debian's chromium). Each board after some random moves against
-bot:random, the Yin Yang law editor, a game with a person at another page, and the page
-watching a match."""
+bot:random, the Yin Yang law editor, a game with a person at another page, the page
+watching a match, and a ladder's page (docs/ladder.md)."""
 
 from __future__ import annotations
 
@@ -9,6 +9,7 @@ import argparse
 import random
 import subprocess
 import sys
+import tempfile
 from pathlib import Path
 from typing import Any
 
@@ -124,15 +125,58 @@ def shoot_watch(browser: Any, out: Path) -> None:
         process.wait(timeout=30)
 
 
+def shoot_ladder(browser: Any, out: Path) -> None:
+    """A ladder of two house bots and a bot of ``ladder-client``: its leaderboard, games and
+    the board of a game against one of its bots."""
+    cli = [sys.executable, "-m", "enginesrv.cli"]
+    with tempfile.TemporaryDirectory() as temporary:
+        token = Path(temporary) / "alice.token"
+        folder = str(Path(temporary) / "yoxii-club")
+        added = subprocess.run(
+            [*cli, "ladder", "add", "alice", "--out", folder],
+            capture_output=True, text=True, check=True,
+        )  # fmt: skip
+        token.write_text(added.stdout)
+        ladder = subprocess.Popen(
+            [*cli, "ladder", "run", "--game", "yoxii", "--tc", "2+0.05", "--out", folder,
+             "--port", "0", "--web", "0", "--min-games", "4",
+             "--house", "name=anchor:bot:alphabeta:Level=1",
+             "--house", "name=club:bot:alphabeta:Level=2"],
+            stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True,
+        )  # fmt: skip
+        assert ladder.stdout is not None
+        address = ladder.stdout.readline().split()[1]
+        url = ladder.stdout.readline().split()[1]
+        client = subprocess.Popen(
+            [*cli, "ladder-client", "--server", address, "--name", "alice", "--token-file",
+             str(token), "--games", "2", "bot:alphabeta:Depth=2"],
+            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+        )  # fmt: skip
+        try:
+            page = browser.new_page(viewport={"width": 1100, "height": 1000})
+            page.goto(url)
+            page.wait_for_function(
+                "() => document.querySelectorAll('[data-testid=recent] button').length >= 24",
+                timeout=120_000,
+            )
+            page.screenshot(path=str(out / "web-ladder.png"), full_page=True)
+            print("web-ladder.png")
+            page.close()
+        finally:
+            for process in (client, ladder):
+                process.terminate()
+                process.wait(timeout=30)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--out", type=Path, default=HERE, help="where to write (docs/)")
     parser.add_argument("--chromium", default="/usr/bin/chromium", help="the browser")
     parser.add_argument(
-        "--only", nargs="+", choices=["games", "invite", "watch"], help="make only these"
+        "--only", nargs="+", choices=["games", "invite", "watch", "ladder"], help="make only these"
     )
     args = parser.parse_args()
-    only = set(args.only or ["games", "invite", "watch"])
+    only = set(args.only or ["games", "invite", "watch", "ladder"])
     server, url = start([
         sys.executable, "-m", "enginesrv.cli", "serve", "--port", "0", "--web", "0",
         "--workers", "2",
@@ -146,6 +190,8 @@ def main() -> None:
                 shoot_invite(browser, url, args.out)
             if "watch" in only:
                 shoot_watch(browser, args.out)
+            if "ladder" in only:
+                shoot_ladder(browser, args.out)
             browser.close()
     finally:
         server.terminate()
