@@ -140,8 +140,6 @@ class LadderChallenges:
         self.most = most
         self.lent: dict[int, Lent] = {}
         """What each opponent (by ``id``) was lent."""
-        self.played = 0
-        """Challenge games begun."""
 
     @property
     def owners(self) -> set[str]:
@@ -183,7 +181,6 @@ class LadderChallenges:
         else:
             opponent = ChallengedSeat(LadderSeat(link, ladder.lobby, ladder.run.deadlines, 0.0))
         self.lent[id(opponent)] = Lent(link, owner)
-        self.played += 1
         log.info("ladder_challenge", player=name, game=game, peer=owner)
         return opponent
 
