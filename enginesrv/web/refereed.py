@@ -76,8 +76,11 @@ class RefereedGame:
         return None
 
     async def release_at_end(self) -> None:
-        """Give back a challenged opponent once the game is over (``release_at_end``)."""
+        """Start the clocks now, the socket open (a page whose every line is refused would
+        never start them), and give back a challenged opponent once the game is over
+        (``release_at_end``)."""
         referee = self.referee
+        referee.tick()
         await release_at_end(referee.settled, referee.flag_at)
         await self.release()
 

@@ -208,12 +208,20 @@ async def test_a_page_that_never_asks_the_bot_loses_on_its_own_clock(tmp_path: P
 
     The bot's clock runs only while it is asked; a page that never sends ``go`` on the bot's
     turn would have no clock running, and the bot would be held for as long as the page
-    sends a command now and then. The person's clock runs until the page asks: the page
-    loses on time, and the bot is given back."""
+    sends a command now and then. The person's clock runs until the page asks, from the
+    moment the socket opens (a page that sends only lines the server refuses has run no
+    command): the page loses on time, and the bot is given back."""
     async with web_ladder(tmp_path) as (ladder, page):
         url = challenge(page, "house1", side="p2", tc="1")
         async with text_socket(url) as peer:
             assert await peer.ask("query turn") == "p1"  # the bot's turn: no go comes
+            await until(lambda: free(ladder, "house1"), timeout=5)
+            assert await peer.ask("query outcome") == "winner=p1 reason=time-forfeit"
+        async with text_socket(url) as peer:  # every line refused: no command ever runs
+            for _ in range(3):
+                await peer.send("\x01 not a command")
+                assert (await peer.line()).startswith("error 100 unknown-command")
+                await trio.sleep(0.5)
             await until(lambda: free(ladder, "house1"), timeout=5)
             assert await peer.ask("query outcome") == "winner=p1 reason=time-forfeit"
 

@@ -105,7 +105,9 @@ def test_a_ladders_page_replays_a_stored_game_and_plays_a_connected_bot(
 ) -> None:
     """A stored game from the list of recent ones is replayed move by move; the person then
     plays alice (whose second connection is free while the first plays house1) with the
-    second move, and alice answers; back to the live games, alice is given back."""
+    second move, and alice answers, with no Undo offered; a second game from the same page
+    is refused meanwhile; back to the live games, alice is given back, and a new game shows
+    nothing of the refusal."""
     need_chromium()
     with ladder_with_alice(page, tmp_path, games_at_once=2) as url:
         page.goto(url)
@@ -143,9 +145,17 @@ def test_a_ladders_page_replays_a_stored_game_and_plays_a_connected_bot(
                 break
         else:
             raise AssertionError("alice did not answer")
+        assert page.locator("[data-testid=undo]").is_hidden()  # nothing is taken back
+        page.locator("[data-testid=challenge-play]").click()  # one game an address
+        status = page.locator("[data-testid=status]")
+        status.filter(has_text="plays a challenge game already").wait_for(timeout=MOVE_TIMEOUT)
         page.locator("[data-testid=watch-live]").click()
         assert page.evaluate("document.body.dataset.state") == "watching"
         deadline = time.monotonic() + MOVE_TIMEOUT / 1000
         while challenges_playing(url) and time.monotonic() < deadline:
             time.sleep(0.05)
         assert challenges_playing(url) == 0
+        page.locator("[data-testid=challenge-play]").click()  # the last refusal is over
+        assert wait_for_turn(page)
+        assert "Cannot start" not in str(status.text_content())
+        assert page.locator("[data-testid=undo]").is_hidden()

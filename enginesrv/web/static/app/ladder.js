@@ -23,6 +23,7 @@ const ladder = {
 /** Shows the ladder's panel and fills it; ``params``: the page's query, which may name a
  * challenge to start (a reload of one). */
 export async function startLadder(params) {
+  app.undoOffered = false;
   for (const id of ["#undo", "#analyse", "#review", "#load-position", "#lines-label"]) $(id).hidden = true;
   $("#review-limit").closest("label").hidden = true;
   $("#ladder").hidden = false;

@@ -63,6 +63,7 @@ export async function startGame(session, spec, { link, lost }) {
   app.clock = null;
   app.handoverFor = null;
   app.botFailed = false;
+  app.notice = null; // what was said of an earlier game's refusal is over
   app.turn = "none";
   app.flipped = spec.opponent !== "human" && spec.side === "p2";
   ui.result.textContent = "";

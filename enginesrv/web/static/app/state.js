@@ -66,6 +66,7 @@ export const app = {
   handoverFor: null,
   table: null, // a game between two pages: the values of its last `table` notification
   notice: null, // {text, until}: an error the status line keeps a while (state.js notice)
+  undoOffered: true, // false on a ladder's page: nothing is taken back against its bots
 };
 
 /** What draws a panel of the page's own after each status update (the table's, table.js). */

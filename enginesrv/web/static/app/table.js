@@ -164,7 +164,7 @@ function renderTable() {
   const table = app.table;
   const at = app.mode === "play" && app.spec && app.spec.opponent === "invite" && table;
   panel.section.hidden = !at;
-  $("#undo").hidden = Boolean(at);
+  $("#undo").hidden = Boolean(at) || !app.undoOffered;
   if (!at) return;
   const other = table.seat === "p1" ? "p2" : "p1";
   const name = colour(other === "p1" ? 0 : 1);

@@ -77,6 +77,7 @@ async function watched(message) {
       $("#watch").replaceChildren();
       watch.module = await boardFor(message.game);
       watch.head = watch.board = true;
+      setStatus("Connected: the games show here as they are played.");
       break;
     case "standings":
       watch.standings = message;
