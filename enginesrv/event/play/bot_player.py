@@ -84,12 +84,12 @@ class BotPlayer(Player):
         """``most_ms``: the longest one search may take (0: what its clock allows)."""
         super().__init__(spec)
         self.peer = peer
+        """The address the searches count against in the pool's per-address cap (None: the
+        arbiter's own, uncapped)."""
         self.most_ms = most_ms
         self.retry_stopped = True
         """Whether a search stopped before it had a worker searches for a moment once one is
         free (False once no one waits for the decision: a refereed game's page left)."""
-        """The address the searches count against in the pool's per-address cap (None: the
-        arbiter's own, uncapped)."""
         self.pool = pool
         self.overhead_ms = overhead_ms
         self.move_timeout = move_timeout
