@@ -46,15 +46,7 @@ async function main() {
     startWatching(spectating ? watchPath(spectating) : "/events");
     return;
   }
-  const lobby = new Session(wsUrl("/ws"));
-  try {
-    await lobby.open();
-    app.info = await handshake(lobby);
-  } catch (error) {
-    setStatus(`Cannot reach the server: ${error.message}`, true);
-    return;
-  }
-  app.analysisSession = lobby;
+  if (!(await openLobby("the server"))) return;
   $("#lines-label").hidden = !multipvOffered();
   const table = params.get("table");
   if (table) params.delete("game"); // a player's link names no other game
@@ -76,16 +68,22 @@ async function ladderPage(params) {
   ui.setup.hidden = true;
   $("#watch").hidden = false;
   startWatching("/events");
+  if (await openLobby("the ladder")) await startLadder(params);
+}
+
+/** Opens the page's own session (/ws: the handshake, replays, analyses); false, with the
+ * reason on the status line, when ``what`` cannot be reached. */
+async function openLobby(what) {
   const lobby = new Session(wsUrl("/ws"));
   try {
     await lobby.open();
     app.info = await handshake(lobby);
   } catch (error) {
-    setStatus(`Cannot reach the ladder: ${error.message}`, true);
-    return;
+    setStatus(`Cannot reach ${what}: ${error.message}`, true);
+    return false;
   }
   app.analysisSession = lobby;
-  await startLadder(params);
+  return true;
 }
 
 main();
