@@ -36,6 +36,7 @@ from enginesrv.client import AsyncEngine, ClientError, EngineInfo
 from enginesrv.event.play.players import Deadlines
 from enginesrv.ladder.accounts import players
 from enginesrv.ladder.lobby import Link, Lobby
+from enginesrv.ladder.reads import LinkStream, LoopBudget
 from enginesrv.ladder.tries import Tries
 from enginesrv.serve.outbox import encode
 from enginesrv.tokens import TokenFile, TokenFileError
@@ -48,12 +49,6 @@ DRAIN_SECONDS = 1.0
 DRAIN_BYTES = 1 << 20
 """How long, and how much, a refused connection is read after its refusal (module
 docstring of ``_refuse``)."""
-READ_CHUNK = 4096
-"""The most bytes of a player's connection read at once (``LinkStream``)."""
-LOOP_SHARE = 0.05
-"""The share of the event loop's time a player's connection may take on average."""
-LOOP_BURST = 0.25
-"""The seconds of the loop it may take at once beyond its average."""
 LOGIN_TIMEOUT = 10.0
 """Seconds a new connection has to send its login."""
 CHECK_QUEUE = 32
@@ -61,52 +56,6 @@ CHECK_QUEUE = 32
 it may try again)."""
 
 log = structlog.get_logger("enginesrv.ladder.door")
-
-
-class LinkStream(ByteStream):
-    """A player's connection as its link reads it: what came after the login first, then
-    at most ``READ_CHUNK`` bytes a read, so that one connection's turn on the event loop is
-    a few milliseconds of decoding whatever it sends; and at most ``LOOP_SHARE`` of the
-    event loop's time on average (``LOOP_BURST`` at once) spent on what it sends, measured
-    from the moment a read returns to the next read (its decoding and routing), past which
-    the connection is closed: an engine's lines cost the loop a fraction of a percent, even
-    MultiPV's hundreds a second, and a flood would take the loop from every game's clock."""
-
-    def __init__(self, stream: ByteStream, first: bytes) -> None:
-        self._stream = stream
-        self._first = first
-        self._budget = LOOP_BURST
-        self._returned: float | None = None
-
-    async def receive(self, max_bytes: int = 65536) -> bytes:
-        if self._first:
-            data, self._first = self._first[:max_bytes], self._first[max_bytes:]
-            return data
-        now = trio.current_time()
-        if self._returned is not None:
-            spent = now - self._returned  # what the last read's bytes cost the loop
-            self._budget -= spent
-            if self._budget < 0:
-                log.info("ladder_flood", detail=f"{spent * 1000:.0f} ms of the loop at once")
-                raise anyio.BrokenResourceError("the player sent more than the ladder reads")
-        data = await self._stream.receive(min(max_bytes, READ_CHUNK))
-        returned = trio.current_time()
-        self._budget = min(LOOP_BURST, self._budget + (returned - now) * LOOP_SHARE)
-        self._returned = returned
-        return data
-
-    async def send(self, item: bytes) -> None:
-        await self._stream.send(item)
-
-    async def send_eof(self) -> None:
-        await self._stream.send_eof()
-
-    async def aclose(self) -> None:
-        await self._stream.aclose()
-
-    @property
-    def extra_attributes(self):  # type: ignore[no-untyped-def]  # anyio's own signature
-        return self._stream.extra_attributes
 
 
 class Checker:
@@ -202,6 +151,9 @@ class Door:
         self.tls = tls
         """With a context: every connection speaks TLS (its handshake once admitted)."""
         self.checker = Checker()
+        self.budgets: dict[str, LoopBudget] = {}
+        """Each player's share of the loop, kept across its connections (one that comes
+        back finds what it spent still spent); one an account at most."""
         self.refused = 0
         self.accepted = 0
 
@@ -278,7 +230,7 @@ class Door:
         with self.lobby.holding(login.name):  # its slot, from now until it joins or fails
             try:
                 engine = await AsyncEngine.over(
-                    LinkStream(stream, rest),
+                    LinkStream(stream, rest, self._budget_of(login.name)),
                     login.name,  # in messages, records and pages: never its address
                     framing=login.framing,
                     timeout=self.deadlines.startup,
@@ -334,6 +286,10 @@ class Door:
                 if login is not None:
                     return login, reader.rest
         raise RefusedError(LOGIN_REFUSED, f"no login within {LOGIN_TIMEOUT:g} s", _framing(first))
+
+    def _budget_of(self, name: str) -> LoopBudget:
+        """``name``'s share of the loop (a new one at its first login)."""
+        return self.budgets.setdefault(name, LoopBudget())
 
     async def _check(self, login: Login, peer: str) -> str:
         wait = self.tries.wait(peer)
