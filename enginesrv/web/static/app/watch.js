@@ -10,7 +10,7 @@
 // once, a reconnection's snapshot of a hundred games) were one redraw each, and a snapshot
 // of 100 finished games took some 50 s of CPU to catch up with.
 
-import { app, ui, $, boardFor, el, prettyGame, setStatus, wsUrl } from "./state.js";
+import { app, ui, $, boardFor, el, plain, prettyGame, setStatus, wsUrl } from "./state.js";
 import { render } from "./render.js";
 
 const WATCH_DRAW_MS = 100;
@@ -203,9 +203,11 @@ function drawLeaderboard(table, lines) {
   if (!lines) return;
   const head = el("tr", {}, ...["player", "Elo", "games", "score", "form"].map((h) => el("th", {}, h)));
   const rows = lines.map((line) => {
-    const elo = line.elo === null ? "provisional" : `${line.elo.toFixed(0)} ± ${line.error === null ? "∞" : line.error.toFixed(0)}`;
+    // no rating: provisional (too few games), or none finite yet (every game won or lost)
+    const unrated = line.note && !line.note.startsWith("provisional") ? "no rating yet" : "provisional";
+    const elo = line.elo === null ? unrated : `${line.elo.toFixed(0)} ± ${line.error === null ? "∞" : line.error.toFixed(0)}`;
     const cells = [line.player, elo, line.games, `${(100 * line.score).toFixed(1)}%`, line.form];
-    return el("tr", {}, ...cells.map((cell) => el("td", {}, String(cell))));
+    return el("tr", { title: plain(line.note || "") }, ...cells.map((cell) => el("td", {}, String(cell))));
   });
   table.replaceChildren(el("caption", {}, "Leaderboard"), el("thead", {}, head), el("tbody", {}, ...rows));
 }
