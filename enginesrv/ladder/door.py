@@ -288,8 +288,12 @@ class Door:
         raise RefusedError(LOGIN_REFUSED, f"no login within {LOGIN_TIMEOUT:g} s", _framing(first))
 
     def _budget_of(self, name: str) -> LoopBudget:
-        """``name``'s share of the loop (a new one at its first login)."""
-        return self.budgets.setdefault(name, LoopBudget())
+        """``name``'s share of the loop (a new one at its first login), sized by the
+        connections it holds."""
+        budget = self.budgets.get(name)
+        if budget is None:
+            budget = self.budgets[name] = LoopBudget(functools.partial(self.lobby.held, name))
+        return budget
 
     async def _check(self, login: Login, peer: str) -> str:
         wait = self.tries.wait(peer)

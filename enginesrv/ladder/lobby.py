@@ -65,7 +65,7 @@ class Lobby:
 
     def refusal(self, name: str) -> str | None:
         """Why a new link of ``name`` would be refused now (None: it would not)."""
-        if len(self.links.get(name, ())) + self._held[name] >= self.links_per_player:
+        if self.held(name) >= self.links_per_player:
             return f"{name} holds its limit of {self.links_per_player} connections"
         return None
 
@@ -80,6 +80,10 @@ class Lobby:
             self._held[name] -= 1
             if not self._held[name]:
                 del self._held[name]
+
+    def held(self, name: str) -> int:
+        """The connections ``name`` holds: its links, and those being greeted."""
+        return len(self.links.get(name, ())) + self._held[name]
 
     def is_house(self, name: str) -> bool:
         return name in self.house

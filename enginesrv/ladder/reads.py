@@ -3,6 +3,8 @@ time, and within its player's share of the event loop (``LoopBudget``)."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 import anyio
 import structlog
 import trio
@@ -11,27 +13,32 @@ from anyio.abc import ByteStream
 READ_CHUNK = 4096
 """The most bytes of a player's connection read at once (``LinkStream``)."""
 LOOP_SHARE = 0.05
-"""The share of the event loop's time a player's connections may take on average."""
+"""The share of the event loop's time each of a player's connections may take on average."""
 LOOP_BURST = 0.25
-"""The seconds of the loop they may take at once beyond their average."""
+"""The seconds of the loop each may take at once beyond its average."""
 
 log = structlog.get_logger("enginesrv.ladder.reads")
 
 
 class LoopBudget:
     """A player's share of the event loop, which all its connections draw on together:
-    ``LOOP_SHARE`` of the time that passes, kept up to ``LOOP_BURST`` seconds (a bucket of
-    tokens refilled by the clock). A player's eight connections take no more of the loop
-    than its one would."""
+    ``LOOP_SHARE`` of the time that passes for each connection it holds, kept up to
+    ``LOOP_BURST`` seconds for each (a bucket of tokens refilled by the clock). It is the
+    player's for good (``Door.budgets``): what it spent stays spent when it logs in again,
+    and a connection may spend what its player's others did not."""
 
-    def __init__(self) -> None:
+    def __init__(self, links: Callable[[], int] = lambda: 1) -> None:
+        """``links``: how many connections the player holds now (being greeted included)."""
         self.left = LOOP_BURST
+        self.links = links
         self._at = trio.current_time()
 
     def spend(self, seconds: float) -> bool:
         """Take ``seconds`` of the loop; whether the player had them."""
         now = trio.current_time()
-        self.left = min(LOOP_BURST, self.left + (now - self._at) * LOOP_SHARE) - seconds
+        held = max(1, self.links())
+        self.left = min(LOOP_BURST * held, self.left + (now - self._at) * LOOP_SHARE * held)
+        self.left -= seconds
         self._at = now
         return self.left >= 0
 

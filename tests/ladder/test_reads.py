@@ -83,25 +83,26 @@ async def test_a_connection_past_its_share_is_closed_once_its_burst_is_spent() -
 @mock_trio_test
 async def test_the_connections_of_one_player_share_one_share() -> None:
     """Adversary 2. Promise: a player's connections together take no more of the loop than
-    one would (docs/ladder.md, "Limits").
+    their number of shares (docs/ladder.md, "Limits").
 
-    Mallory holds two connections. The first takes 0.2 s of the loop and the second 0.1 s:
-    together past the burst of 0.25 s, so the second is closed (each alone would be well
-    within it, and with a budget of each connection's own, eight connections would take
-    eight times the share). Bob's connection, with a share of his own, is read on."""
-    mallory = LoopBudget()
+    Mallory holds two connections: a share of 0.5 s at once between them. The first takes
+    0.4 s of the loop (more than one connection's 0.25 s: it may spend what the other did
+    not), and the second then 0.2 s: 0.6 s together, past the two shares, so the second is
+    closed. Bob's one connection, with a share of his own, is read on."""
+    mallory = LoopBudget(lambda: 2)
     first = LinkStream(Endless(), b"", mallory)
     second = LinkStream(Endless(), b"", mallory)
     bob = LinkStream(Endless(), b"", LoopBudget())
+    await trio.sleep(5)  # her bucket fills to the two shares meanwhile
     await first.receive()
-    clock().jump(0.2)
-    await first.receive()  # its bytes took 0.2 s of the loop: within the burst
+    clock().jump(0.4)
+    await first.receive()  # its bytes took 0.4 s of the loop: within the two shares
     await second.receive()
     await bob.receive()
-    clock().jump(0.1)
-    await bob.receive()  # 0.1 s of his own share
+    clock().jump(0.2)
+    await bob.receive()  # 0.2 s of his own share
     with pytest.raises(anyio.BrokenResourceError):
-        await second.receive()  # 0.1 s more of Mallory's: 0.3 s of her 0.26 s
+        await second.receive()  # 0.2 s more of Mallory's: 0.6 s of her 0.5 s and 0.06 s
 
 
 @trio_test
