@@ -1,10 +1,13 @@
 """A file of tokens: accounts (a name each) and the salted hash of each one's token, never the
-token itself. The ladder's players (``enginesrv ladder add``) are kept in one; a server's
-clients will be too (docs/security.md).
+token itself. The ladder's players (``enginesrv ladder add``) are kept in one, and so are a
+server's clients (``enginesrv token add``, ``enginesrv serve --tokens``; docs/security.md).
 
-A token is 32 random bytes, URL-safe base64 (43 characters), printed once when it is made. The
-file holds a line per account, ``NAME scrypt$N$r$p$SALT$HASH CREATED`` (salt and hash in hex;
-``hashlib.scrypt``, the standard memory-hard key-derivation function). ``check`` costs one
+A token is 32 random bytes, URL-safe base64 (43 characters), printed once when it is made. A
+ladder's bot logs in with its name and token; a server's client presents both as one word,
+``NAME:TOKEN`` (``presented``). The file holds a line per account, ``NAME
+scrypt$N$r$p$SALT$HASH CREATED`` and its quotas, if any (``searches=N``: searches at once;
+``hour=S``: seconds of search an hour), with salt and hash in hex (``hashlib.scrypt``, the
+standard memory-hard key-derivation function). ``check`` costs one
 scrypt whatever it is given, a known name or not, and compares in constant time, so that
 neither its answer's time nor its words tell which part was wrong. The file is written whole
 and renamed into place, under a lock, readable by its owner only.
@@ -21,7 +24,7 @@ import secrets
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from enginesrv.safefiles import FileRefusedError, open_regular, read_capped
@@ -47,12 +50,48 @@ class TokenFileError(Exception):
 
 
 @dataclass(frozen=True, slots=True)
+class Quotas:
+    """What a server lets one account use (None: its limits for anyone)."""
+
+    searches: int | None = None
+    """Searches (and analysed positions) at once."""
+    hour: int | None = None
+    """Seconds of search in any hour."""
+
+    def words(self) -> list[str]:
+        """The quotas as the file writes them."""
+        return [f"{key}={value}" for key, value in self._pairs() if value is not None]
+
+    def _pairs(self) -> tuple[tuple[str, int | None], ...]:
+        return (("searches", self.searches), ("hour", self.hour))
+
+
+@dataclass(frozen=True, slots=True)
 class Account:
     name: str
     digest: str
     """``scrypt$N$r$p$SALT$HASH``."""
     created: str
     """When the token was made, ``YYYY-MM-DDTHH:MM:SSZ``."""
+    quotas: Quotas = Quotas()
+
+
+@dataclass(frozen=True, slots=True)
+class Grant:
+    """What an accepted token grants: its account's name, the digest it matched (a holder
+    can tell later whether the account was revoked or given another token since) and
+    quotas."""
+
+    name: str
+    digest: str = field(repr=False)
+    quotas: Quotas
+
+
+def presented(word: str) -> tuple[str, str]:
+    """The name and token of ``NAME:TOKEN`` (an empty name when there is no ``:``: such a
+    word is checked, and refused, as an unknown name is)."""
+    name, sep, token = word.partition(":")
+    return (name, token) if sep else ("", word)
 
 
 def _hash(token: str, salt: bytes, n: int, r: int, p: int) -> bytes:
@@ -113,25 +152,33 @@ class TokenFile:
     def check(self, name: str, token: str) -> bool:
         """Whether ``token`` is the token of account ``name`` (False for an unknown or
         revoked name, or a token of the wrong form, at the cost of a known one)."""
-        return self.match(name, token) is not None
+        return self.grant(name, token) is not None
 
     def match(self, name: str, token: str) -> str | None:
-        """The digest ``token`` matches, when it is the token of account ``name`` (None for
-        an unknown or revoked name, or a token of the wrong form, at the cost of a known
-        one): a holder of the digest can tell later whether the account was revoked or
-        given another token since."""
+        """The digest ``token`` matches, when it is the token of account ``name`` (None
+        otherwise: ``grant``)."""
+        grant = self.grant(name, token)
+        return None if grant is None else grant.digest
+
+    def grant(self, name: str, token: str) -> Grant | None:
+        """What ``token`` grants, when it is the token of account ``name`` (None for an
+        unknown or revoked name, or a token of the wrong form, at the cost of a known
+        one)."""
         accounts = self.accounts()
-        known = [account.digest for account in accounts if account.name == name]
+        known = [account for account in accounts if account.name == name]
         # an unknown name costs what the file's first account costs (every line made here
         # has the same costs)
         costs = (int(k) for k in accounts[0].digest.split("$")[1:4]) if accounts else ()
-        digest = known[-1] if known else decoy(*costs)
+        digest = known[-1].digest if known else decoy(*costs)
         good_form = TOKEN_CHARS.fullmatch(token) is not None
         right = matches(token if good_form else "", digest)
-        return digest if right and good_form and known else None
+        if not (right and good_form and known):
+            return None
+        return Grant(name, digest, known[-1].quotas)
 
-    def add(self, name: str) -> str:
-        """A new account ``name``: its token, to be shown once (the file keeps its hash).
+    def add(self, name: str, quotas: Quotas | None = None) -> str:
+        """A new account ``name`` (with ``quotas``, if any): its token, to be shown once (the
+        file keeps its hash).
 
         Raises:
             ValueError: the name is not a name, or is taken.
@@ -145,7 +192,7 @@ class TokenFile:
             accounts = self.accounts()
             if any(account.name == name for account in accounts):
                 raise ValueError(f"name {name!r}: taken (revoke it first to give it a new token)")
-            self._write([*accounts, Account(name, digest_of(token), created)])
+            self._write([*accounts, Account(name, digest_of(token), created, quotas or Quotas())])
         return token
 
     def revoke(self, name: str) -> None:
@@ -176,7 +223,9 @@ class TokenFile:
             os.close(descriptor)
 
     def _write(self, accounts: list[Account]) -> None:
-        text = "".join(f"{a.name} {a.digest} {a.created}\n" for a in accounts)
+        text = "".join(
+            " ".join([a.name, a.digest, a.created, *a.quotas.words()]) + "\n" for a in accounts
+        )
         temporary = self.path.with_name(f".{self.path.name}.{os.getpid()}.tmp")
         try:
             descriptor = os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
@@ -200,12 +249,25 @@ def _lines(data: bytes) -> Iterator[tuple[int, str]]:
 DIGEST = re.compile(r"scrypt\$(\d{1,10})\$(\d{1,3})\$(\d{1,3})\$[0-9a-f]{32}\$[0-9a-f]{64}")
 
 
+QUOTA = re.compile(r"(searches|hour)=([1-9][0-9]{0,8})")
+
+
 def _account(path: Path, number: int, line: str) -> Account:
     fields = line.split()
-    found = DIGEST.fullmatch(fields[1]) if len(fields) == 3 else None
+    found = DIGEST.fullmatch(fields[1]) if 3 <= len(fields) <= 5 else None
     if found is None or NAME.fullmatch(fields[0]) is None:
-        raise TokenFileError(f"{path}, line {number}: not NAME scrypt$N$r$p$SALT$HASH CREATED")
+        raise TokenFileError(
+            f"{path}, line {number}: not NAME scrypt$N$r$p$SALT$HASH CREATED [searches=N] [hour=S]"
+        )
     n, r, p = (int(found[k]) for k in (1, 2, 3))
     if n < 2 or n & (n - 1) or 128 * n * r > MAX_MEMORY or not 1 <= r <= 32 or not 1 <= p <= 16:
         raise TokenFileError(f"{path}, line {number}: scrypt costs out of range")
-    return Account(fields[0], fields[1], fields[2])
+    quotas: dict[str, int] = {}
+    for word in fields[3:]:
+        quota = QUOTA.fullmatch(word)
+        if quota is None or quota[1] in quotas:
+            raise TokenFileError(
+                f"{path}, line {number}: {word[:40]!r} is not searches=N or hour=S (once each)"
+            )
+        quotas[quota[1]] = int(quota[2])
+    return Account(fields[0], fields[1], fields[2], Quotas(**quotas))

@@ -73,6 +73,9 @@ PLY_LIMIT: Final = ErrorCode(
 LOGIN_REFUSED: Final = ErrorCode(
     306, "login-refused", True, "the name and token were not accepted, or not tried now"
 )
+AUTH_REFUSED: Final = ErrorCode(
+    307, "auth-refused", True, "the token was not accepted, not tried now, or not sent first"
+)
 INTERNAL: Final = ErrorCode(500, "internal", False, "an internal error; it has been logged")
 
 ERROR_CODES: Final[tuple[ErrorCode, ...]] = (
@@ -95,6 +98,7 @@ ERROR_CODES: Final[tuple[ErrorCode, ...]] = (
     SHUTTING_DOWN,
     PLY_LIMIT,
     LOGIN_REFUSED,
+    AUTH_REFUSED,
     INTERNAL,
 )
 BY_CODE: Final = {e.code: e for e in ERROR_CODES}

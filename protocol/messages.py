@@ -136,6 +136,16 @@ class Ping:
 
 
 @dataclass(frozen=True, slots=True)
+class Auth:
+    """``auth TOKEN``: the client's token, on a server that requires one (the handshake's
+    ``auth token`` line); silent on success, the fatal error 307 otherwise. Its ``repr``
+    never shows the token, in a log or a traceback."""
+
+    METHOD: ClassVar[str] = "auth"
+    token: str = field(repr=False)
+
+
+@dataclass(frozen=True, slots=True)
 class SetOption:
     """``setoption name NAME [value VALUE]``; silent on success."""
 
@@ -312,6 +322,7 @@ Command: TypeAlias = (
     Ugi
     | IsReady
     | Ping
+    | Auth
     | SetOption
     | NewGame
     | Position
@@ -335,6 +346,7 @@ COMMAND_CLASSES: tuple[type[Command], ...] = (
     Ugi,
     IsReady,
     Ping,
+    Auth,
     SetOption,
     NewGame,
     Position,
@@ -470,6 +482,16 @@ class Handshake:
     bots: tuple[BotInfo, ...] = ()
     options: tuple[OptionSpec, ...] = ()
     limits: tuple[LimitInfo, ...] = ()
+    auth: str | None = None
+    """What a client must present before anything but the handshake: ``"token"`` (``auth
+    TOKEN``), or None when the server asks nothing."""
+
+
+@dataclass(frozen=True, slots=True)
+class AuthLine:
+    """``auth KIND``: the handshake's line saying what the server requires (``token``)."""
+
+    kind: str
 
 
 @dataclass(frozen=True, slots=True)
@@ -708,6 +730,7 @@ ReplyLine: TypeAlias = (
     | LevelLine
     | ExpectationLine
     | LimitInfo
+    | AuthLine
     | OptionSpec
     | UgiOk
     | ReadyOk

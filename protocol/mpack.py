@@ -38,6 +38,7 @@ from protocol.messages import (
     Analyse,
     Analysis,
     AnalysisItem,
+    Auth,
     BestMove,
     BotInfo,
     BotList,
@@ -159,6 +160,20 @@ def _ugi(a: _Args) -> Command:
 
 def _ping(a: _Args) -> Command:
     return Ping(cast(int, a.integer("token", required=True)))
+
+
+MAX_AUTH_TOKEN: Final = 256
+"""The longest token ``auth`` takes."""
+
+
+def _auth(a: _Args) -> Command:
+    # never quotes the token: an error or a log line must not carry one
+    token = a.params.get("token")
+    if not isinstance(token, str) or not 0 < len(token) <= MAX_AUTH_TOKEN or token != token.strip():
+        raise a.fail(f"'token' must be a string of 1 to {MAX_AUTH_TOKEN} characters, one word")
+    if len(token.split()) != 1:
+        raise a.fail(f"'token' must be a string of 1 to {MAX_AUTH_TOKEN} characters, one word")
+    return Auth(token)
 
 
 def _setoption(a: _Args) -> Command:
@@ -311,6 +326,7 @@ def _options(a: _Args) -> Command:
 _COMMANDS: Final[Mapping[type[Command], Callable[[_Args], Command]]] = {
     Ugi: _ugi,
     Ping: _ping,
+    Auth: _auth,
     SetOption: _setoption,
     NewGame: _newgame,
     Position: _position,
@@ -463,6 +479,7 @@ def _handshake_map(reply: Handshake) -> dict[str, object]:
         "bots": [_bot_map(b) for b in reply.bots],
         "options": [option_map(o) for o in reply.options],
         "limits": {lim.name: lim.value for lim in reply.limits},
+        **({} if reply.auth is None else {"auth": reply.auth}),
     }
 
 
@@ -777,6 +794,7 @@ def _handshake(result: Mapping[str, object]) -> Reply:
             for k, v in (limits.items() if isinstance(limits, dict) else ())
             if _is_int(v)
         ),
+        auth=auth if isinstance(auth := result.get("auth"), str) else None,
     )
 
 

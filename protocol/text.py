@@ -42,6 +42,8 @@ from protocol.messages import (
     AnalysisItem,
     AnalysisLine,
     AnalysisOk,
+    Auth,
+    AuthLine,
     BestMove,
     BotInfo,
     BotList,
@@ -140,6 +142,19 @@ def _parse_ping(args: list[str]) -> Command:
     if len(args) != 1:
         raise _fail(BAD_ARGUMENTS, "ping takes one number: ping N", "ping")
     return Ping(_int(args[0], "token", "ping"))
+
+
+MAX_AUTH_TOKEN: Final = 256
+"""The longest token ``auth`` takes."""
+
+
+def _parse_auth(args: list[str]) -> Command:
+    # never quotes its argument: an error or a log line must not carry a token
+    if len(args) != 1 or len(args[0]) > MAX_AUTH_TOKEN:
+        raise _fail(
+            BAD_ARGUMENTS, f"auth takes one token of at most {MAX_AUTH_TOKEN} characters", "auth"
+        )
+    return Auth(args[0])
 
 
 def _parse_setoption(args: list[str]) -> Command:
@@ -415,6 +430,7 @@ _COMMAND_PARSERS: Final[dict[str, Callable[[list[str]], Command]]] = {
     "ugi": _no_args(Ugi),
     "isready": _no_args(IsReady),
     "ping": _parse_ping,
+    "auth": _parse_auth,
     "setoption": _parse_setoption,
     "uginewgame": _parse_newgame,
     "position": _parse_position,
@@ -701,6 +717,10 @@ def _expectation_line(line: str, args: list[str]) -> ReplyLine | None:
     return ExpectationLine(args[0], args[2], _int(args[4], "scale", "expectation"))
 
 
+def _auth_line(line: str, args: list[str]) -> ReplyLine | None:
+    return AuthLine(args[0]) if len(args) == 1 else None
+
+
 def _limit_line(line: str, args: list[str]) -> ReplyLine | None:
     return LimitInfo(args[0], _int(args[1], args[0], "limit")) if len(args) == 2 else None
 
@@ -732,6 +752,7 @@ _REPLY_PARSERS: Final[Mapping[str, Callable[[str, list[str]], ReplyLine | None]]
     "level": _level_line,
     "expectation": _expectation_line,
     "limit": _limit_line,
+    "auth": _auth_line,
     "table": lambda line, args: TableNote(response_mapping(_words_after(line, 1))),
 }
 """How each reply line is read from the whole line and its tokens after the first: None when
@@ -812,8 +833,10 @@ class TextDecoder:
         try:
             return raw.decode("utf-8")
         except UnicodeDecodeError as exc:
+            # a line that may hold a token is never quoted
+            shown = "" if raw.lstrip().startswith(b"auth") else f": {raw[:40]!r}"
             raise self._break(
-                BAD_FRAME, f"invalid UTF-8 at byte {exc.start} of a line: {raw[:40]!r}"
+                BAD_FRAME, f"invalid UTF-8 at byte {exc.start} of a line{shown}"
             ) from None
 
     def next_message(self) -> Request | ReplyLine | None:
@@ -902,8 +925,8 @@ def _analyse_text(command: Analyse) -> str:
 
 def _command_text(command: Command) -> str:
     match command:
-        case Ping(token):
-            text = f"ping {token}"
+        case Ping(token) | Auth(token):
+            text = f"{command.METHOD} {_clean(str(token))}"
         case SetOption(name, value):
             text = f"setoption name {_clean(name)}"
             if value is not None:
@@ -1040,6 +1063,8 @@ def _handshake_lines(reply: Handshake) -> list[str]:
         f"id version {reply.version}",
         f"id protocol {reply.protocol}",
     ]
+    if reply.auth is not None:
+        lines.append(f"auth {reply.auth}")
     lines += [
         f"game {g.name} colours {g.colours[0]} {g.colours[1]} start {g.start}" for g in reply.games
     ]
@@ -1117,6 +1142,8 @@ def encode_reply_line(line: ReplyLine) -> bytes:
             text = format_expectation(line)
         case LimitInfo(name, value):
             text = f"limit {name} {value}"
+        case AuthLine(kind):
+            text = f"auth {kind}"
         case OptionSpec():
             text = format_option(line)
         case UgiOk() | OptionsOk() | BotsOk() | ShowOk():

@@ -31,6 +31,7 @@ from enginesrv.cli.rules_args import (
     add_show,
 )
 from enginesrv.cli.selfplay import add_selfplay, cmd_selfplay
+from enginesrv.cli.token import add_token, cmd_token
 from enginesrv.cli.tune import add_tune_commands
 from enginesrv.cli.version import add_version, cmd_version
 from enginesrv.event.results.wording import printable
@@ -81,6 +82,7 @@ def _commands() -> tuple[tuple[AddCommand, Handler], ...]:
         (add_selfplay, cmd_selfplay),
         (add_ladder, cmd_ladder),
         (add_ladder_client, cmd_ladder_client),
+        (add_token, cmd_token),
         (add_version, cmd_version),
     )
 

@@ -5,6 +5,7 @@ the argument types of its flags."""
 from __future__ import annotations
 
 import argparse
+import ssl
 import sys
 from collections.abc import Callable
 from typing import NoReturn, TextIO, TypeAlias
@@ -98,3 +99,19 @@ def seconds(text: str) -> float:
 def seconds_or_zero(text: str) -> float:
     """``seconds``, or 0 (for a limit that can be turned off)."""
     return 0.0 if text.strip() in ("0", "0.0") else seconds(text)
+
+
+def tls_context(cert: str | None, key: str | None) -> ssl.SSLContext | None:
+    """The server's TLS context of ``--tls-cert`` and ``--tls-key`` (None without them)."""
+    if cert is None and key is None:
+        return None
+    if cert is None or key is None:
+        raise CommandError("--tls-cert and --tls-key go together")
+    context = ssl.create_default_context(ssl.Purpose.CLIENT_AUTH)
+    context.minimum_version = ssl.TLSVersion.TLSv1_2
+    context.set_alpn_protocols(["http/1.1"])  # a web port speaks HTTP/1.1 only
+    try:
+        context.load_cert_chain(cert, key)
+    except (OSError, ssl.SSLError) as exc:
+        raise CommandError(f"--tls-cert/--tls-key: {printable(str(exc))}") from None
+    return context

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import argparse
 import functools
-import ssl
 import sys
 from collections.abc import Callable
 from pathlib import Path
@@ -12,9 +11,15 @@ from typing import TextIO
 
 import trio
 
-from enginesrv.cli.common import CommandError, natural_at_most, port, seconds, seconds_or_zero
+from enginesrv.cli.common import (
+    CommandError,
+    natural_at_most,
+    port,
+    seconds,
+    seconds_or_zero,
+    tls_context,
+)
 from enginesrv.event.play.players import PlayerSpec, PlayerSpecError, name_problem, parse_player
-from enginesrv.event.results.wording import printable
 from enginesrv.ladder.server import open_ladder, serve_ladder, watch_signals
 from enginesrv.ladder.settings import (
     GRACE,
@@ -120,21 +125,6 @@ def house_specs(texts: list[str]) -> tuple[PlayerSpec, ...]:
     if len(set(names)) != len(names):
         raise CommandError("--house: two house bots share a name; give each one with name=NAME:")
     return tuple(specs)
-
-
-def tls_context(cert: str | None, key: str | None) -> ssl.SSLContext | None:
-    """The server's TLS context of ``--tls-cert`` and ``--tls-key`` (None without them)."""
-    if cert is None and key is None:
-        return None
-    if cert is None or key is None:
-        raise CommandError("--tls-cert and --tls-key go together")
-    context = ssl.create_default_context(ssl.Purpose.CLIENT_AUTH)
-    context.minimum_version = ssl.TLSVersion.TLSv1_2
-    try:
-        context.load_cert_chain(cert, key)
-    except (OSError, ssl.SSLError) as exc:
-        raise CommandError(f"--tls-cert/--tls-key: {printable(str(exc))}") from None
-    return context
 
 
 def cmd_ladder_run(args: argparse.Namespace, out: TextIO, err: TextIO) -> None:

@@ -40,7 +40,24 @@ def add_serve(sub: Subcommands) -> argparse.ArgumentParser:
     _add_peer_limits(p)
     _add_connection_limits(p)
     _add_web_args(p)
+    _add_access_args(p)
     return p
+
+
+def _add_access_args(p: argparse.ArgumentParser) -> None:
+    """Who may use the server, and how its ports are spoken to."""
+    p.add_argument(
+        "--tokens",
+        metavar="FILE",
+        help="serve only clients that present a token of FILE (enginesrv token add NAME "
+        "--file FILE), on both ports; without a token a client gets the handshake only",
+    )
+    p.add_argument(
+        "--tls-cert",
+        metavar="FILE",
+        help="speak TLS only, on both ports, with this certificate chain (PEM)",
+    )
+    p.add_argument("--tls-key", metavar="FILE", help="the certificate's private key (PEM)")
 
 
 def _add_peer_limits(p: argparse.ArgumentParser) -> None:

@@ -6,14 +6,16 @@ from __future__ import annotations
 import argparse
 import dataclasses
 import functools
+from pathlib import Path
 from typing import TextIO
 
 import trio
 
 from bots.registry import BotError, load_all
 from enginesrv.cli.check import run_check
-from enginesrv.cli.common import CommandError
+from enginesrv.cli.common import CommandError, tls_context
 from enginesrv.cli.rules import load_game
+from enginesrv.event.results.wording import printable
 from enginesrv.logs import configure as configure_logging
 from enginesrv.serve.app import (
     WebStarter,
@@ -22,8 +24,10 @@ from enginesrv.serve.app import (
     run_engine,
     run_server,
 )
+from enginesrv.serve.auth import Keeper
 from enginesrv.serve.connection import Limits
 from enginesrv.serve.settings import SessionConfig
+from enginesrv.tokens import TokenFile, TokenFileError
 
 
 def _session_config(args: argparse.Namespace, limits: Limits, at_once: int) -> SessionConfig:
@@ -78,6 +82,10 @@ def cmd_serve(args: argparse.Namespace, out: TextIO, err: TextIO) -> None:
     limits = dataclasses.replace(base, peer_searches=peer_searches(base, args.workers))
     config = _session_config(args, limits, limits.peer_searches)
     web = _web_front(args)
+    keeper = _keeper(args.tokens)
+    if keeper is not None:
+        config = dataclasses.replace(config, auth="token")
+    tls = tls_context(args.tls_cert, args.tls_key)
     configure_logging(json=args.log_json)
     where = f"{args.host}:{args.port}"
     if args.web is not None:
@@ -92,6 +100,8 @@ def cmd_serve(args: argparse.Namespace, out: TextIO, err: TextIO) -> None:
                 limits=limits,
                 config=config,
                 web=web,
+                keeper=keeper,
+                tls=tls,
             )
         )
     except OSError as exc:
@@ -101,6 +111,23 @@ def cmd_serve(args: argparse.Namespace, out: TextIO, err: TextIO) -> None:
         if failure is None:
             raise
         raise CommandError(f"cannot listen on {where}: {_os_reason(failure)}") from None
+
+
+def _keeper(path: str | None) -> Keeper | None:
+    """The tokens of ``--tokens`` (None without it), their file read once to check it."""
+    if path is None:
+        return None
+    tokens = TokenFile(Path(path))
+    if not tokens.path.is_file():
+        raise CommandError(
+            f"--tokens {printable(path)}: no such file (make it: enginesrv token add NAME "
+            "--file FILE)"
+        )
+    try:
+        tokens.accounts()
+    except TokenFileError as exc:
+        raise CommandError(f"--tokens: {printable(str(exc))}") from None
+    return Keeper(tokens)
 
 
 def _web_front(args: argparse.Namespace) -> WebStarter | None:

@@ -16,13 +16,10 @@ games), or, when it names none (a plain UGI engine), the ladder's first game.
 
 from __future__ import annotations
 
-import concurrent.futures
 import contextlib
 import functools
 import math
-import os
 import ssl
-import threading
 from pathlib import Path
 
 import anyio
@@ -32,14 +29,15 @@ from anyio.abc import ByteStream
 from anyio.streams.tls import TLSStream
 
 from enginesrv.admission import Admission, Ticket
+from enginesrv.checker import Checker, CheckerBusyError
 from enginesrv.client import AsyncEngine, ClientError, EngineInfo
 from enginesrv.event.play.players import Deadlines
 from enginesrv.ladder.accounts import players
 from enginesrv.ladder.lobby import Link, Lobby
 from enginesrv.ladder.reads import LinkStream, LoopBudget
-from enginesrv.ladder.tries import Tries
 from enginesrv.serve.outbox import encode
-from enginesrv.tokens import TokenFile, TokenFileError
+from enginesrv.tokens import TokenFileError
+from enginesrv.tries import Tries
 from protocol import messages as m
 from protocol.errors import LOGIN_REFUSED, ErrorCode, ProtocolError
 from protocol.login import Login, LoginReader
@@ -51,63 +49,8 @@ DRAIN_BYTES = 1 << 20
 docstring of ``_refuse``)."""
 LOGIN_TIMEOUT = 10.0
 """Seconds a new connection has to send its login."""
-CHECK_QUEUE = 32
-"""Logins waiting for their token's check at most; one more is refused (the ladder is busy:
-it may try again)."""
 
 log = structlog.get_logger("enginesrv.ladder.door")
-
-
-class Checker:
-    """Checks tokens one at a time, in a thread of its own that runs at the lowest priority
-    (nice 19): a scrypt takes some 40 ms of a core, and a flood of logins must take that
-    time from nothing but idle cores, never from the games' engines or the event loop. At
-    most ``CHECK_QUEUE`` logins wait for a check."""
-
-    def __init__(self) -> None:
-        self._pool: concurrent.futures.ThreadPoolExecutor | None = None
-        self.waiting = 0
-
-    async def check(self, tokens: TokenFile, name: str, token: str) -> str | None:
-        """The digest of ``name``'s token when ``token`` is it (``TokenFile.match``).
-
-        Raises:
-            RefusedError: ``CHECK_QUEUE`` logins wait already.
-            TokenFileError: the token file cannot be read.
-        """
-        if self.waiting >= CHECK_QUEUE:
-            raise RefusedError(LOGIN_REFUSED, "the ladder is busy with other logins: try again")
-        if self._pool is None:
-            self._pool = concurrent.futures.ThreadPoolExecutor(1, "token-check", _lowest)
-        self.waiting += 1
-        try:
-            # told back through the loop's token: no thread of trio's waits on the check
-            done = trio.Event()
-            trio_token = trio.lowlevel.current_trio_token()
-            future = self._pool.submit(tokens.match, name, token)
-            future.add_done_callback(functools.partial(_tell, trio_token, done))
-            await done.wait()
-            return future.result()
-        finally:
-            self.waiting -= 1
-
-    def close(self) -> None:
-        if self._pool is not None:
-            self._pool.shutdown(wait=False, cancel_futures=True)
-            self._pool = None
-
-
-def _tell(trio_token: trio.lowlevel.TrioToken, done: trio.Event, _: object) -> None:
-    """Set ``done`` on its loop (a check that ends after the ladder has stopped tells no
-    one)."""
-    with contextlib.suppress(trio.RunFinishedError):
-        trio_token.run_sync_soon(done.set)
-
-
-def _lowest() -> None:
-    """Run the calling thread at the lowest priority (nice 19), where the system allows."""
-    with contextlib.suppress(OSError, AttributeError):
-        os.setpriority(os.PRIO_PROCESS, threading.get_native_id(), 19)
 
 
 class RefusedError(Exception):
@@ -311,22 +254,24 @@ class Door:
         # at once from one address get no more checks than logins one after the other
         self.tries.failed(peer)
         try:
-            digest = await self.checker.check(self.tokens, login.name, login.token)
-        except RefusedError as exc:  # busy: not a try
+            grant = await self.checker.check(self.tokens, login.name, login.token)
+        except CheckerBusyError:  # busy: not a try
             self.tries.refund(peer)
-            raise RefusedError(exc.code, exc.message, login.framing) from None
+            raise RefusedError(
+                LOGIN_REFUSED, "the ladder is busy with other logins: try again", login.framing
+            ) from None
         except TokenFileError as exc:
             log.error("ladder_tokens_unreadable", detail=str(exc))
             self.tries.refund(peer)
             raise RefusedError(
                 LOGIN_REFUSED, "the ladder cannot read its players now", login.framing
             ) from None
-        if digest is None:
+        if grant is None:
             raise RefusedError(
                 LOGIN_REFUSED, "the name or the token is not accepted", login.framing
             )
         self.tries.refund(peer)
-        return digest
+        return grant.digest
 
 
 def _framing(first: bytes) -> Framing:

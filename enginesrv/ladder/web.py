@@ -47,7 +47,7 @@ from enginesrv.serve.catalog import prepare_handshake
 from enginesrv.serve.limits import Limits
 from enginesrv.serve.server import Server
 from enginesrv.serve.settings import SessionConfig
-from enginesrv.web.app import WS_PEER_CONNECTIONS, WebApp, page_app, page_routes
+from enginesrv.web.app import WS_PEER_CONNECTIONS, WebApp
 from enginesrv.web.http import (
     end_websocket,
     foreign_origin,
@@ -55,6 +55,7 @@ from enginesrv.web.http import (
     mark_websocket,
     serve_http,
 )
+from enginesrv.web.pages import page_app, page_routes
 from enginesrv.web.run import open_web, web_config
 from enginesrv.web.sockets import CLOSE_CAP, CLOSE_POLICY, StarletteSocket, serve_feed
 from enginesrv.web.transport import Message

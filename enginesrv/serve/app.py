@@ -14,6 +14,7 @@ import functools
 import os
 import resource
 import signal
+import ssl
 import sys
 from collections.abc import Awaitable, Callable
 from typing import Protocol
@@ -22,6 +23,7 @@ import structlog
 import trio
 
 from enginesrv.search.pool import WORKER_COMMAND, WorkerPool
+from enginesrv.serve.auth import Keeper
 from enginesrv.serve.catalog import prepare_handshake
 from enginesrv.serve.connection import Connection, Serving
 from enginesrv.serve.limits import Limits
@@ -62,7 +64,7 @@ def peer_searches(limits: Limits, workers: int) -> int:
     return limits.peer_searches or max(1, workers // 2)
 
 
-async def run_server(
+async def run_server(  # noqa: PLR0913  (keyword options, passed by name)
     *,
     host: str,
     port: int,
@@ -71,11 +73,14 @@ async def run_server(
     config: SessionConfig,
     worker_command: tuple[str, ...] | None = None,
     web: WebStarter | None = None,
+    keeper: Keeper | None = None,
+    tls: ssl.SSLContext | None = None,
 ) -> None:
     """Serve TCP until SIGINT/SIGTERM; returns after every connection has closed and every
     worker process has ended. ``worker_command`` replaces the search worker (tests run
     misbehaving ones); ``web`` adds the web front (its line ``web URL`` follows
-    ``listening``).
+    ``listening``); ``keeper``: the tokens clients must present; ``tls``: both ports speak
+    TLS only.
 
     Raises:
         OSError: the address cannot be listened on (before anything else starts; the web
@@ -99,7 +104,7 @@ async def run_server(
             # the descriptors allow fewer connections than asked: the handshake says so
             limits = dataclasses.replace(limits, connections=admission.cap())
             config = dataclasses.replace(config, limits=limits.announced())
-        server = Server(config, pool, limits, admission=admission)
+        server = Server(config, pool, limits, admission=admission, keeper=keeper, tls=tls)
         await nursery.start(_watch_signals, server.stop.set, pool)
         try:
             await _start_unless(pool, server.stop)
@@ -120,6 +125,8 @@ async def run_server(
         finally:
             with trio.CancelScope(shield=True):
                 await pool.aclose()
+            if keeper is not None:
+                keeper.close()
             nursery.cancel_scope.cancel()
 
 

@@ -14,6 +14,7 @@ import structlog
 import trio
 
 from enginesrv.search.child import SearchRunner
+from enginesrv.serve.auth import AuthRefusedError, Guard, refusal
 from enginesrv.serve.hooks import RefereeHooks
 from enginesrv.serve.limits import Limits
 from enginesrv.serve.outbox import ERROR_TEXT, Outbox, OutputBudget, encode, shortened
@@ -61,12 +62,16 @@ class Connection:
         framing: Framing | None = None,
         referee: RefereeHooks | None = None,
         peer_key: str | None = None,
+        guard: Guard | None = None,
     ) -> None:
         """``framing``: the connection's, when it is known before its first byte (stdio, a
         WebSocket). ``referee``: the game the session plays, when the server referees it
         (``Session.attach``; None: a plain session). ``peer_key``: the peer the connection's
-        searches and costly replies count against (``Admission.peer``; None: its address)."""
+        searches and costly replies count against (``Admission.peer``; None: its address).
+        ``guard``: what screens its commands until its token is accepted (None: a server
+        that takes no tokens)."""
         self.peer_key = peer_key
+        self.guard = guard or Guard(None, peer_key or peer_host(peer))
         self.send_stream = send_stream
         self.receive_stream = receive_stream
         self.serving = serving
@@ -91,6 +96,8 @@ class Connection:
         self.started = trio.current_time()
         self.session: Session | None = None
         self.handling = False
+        self.late: str | None = None
+        """Why the connection was refused for want of a token in time (``_auth_clock``)."""
         self.evicted: str | None = None
         """Why the connection was closed for a new peer's (``evict``)."""
         self.reader = RequestReader(self._receive, limits, busy=self._busy, lose=self._lose)
@@ -201,8 +208,12 @@ class Connection:
                 with self.io_scope:
                     async with trio.open_nursery() as io:
                         io.start_soon(self._reader, first, first_by, requests_send)
+                        if not self.guard.through:
+                            io.start_soon(self._auth_clock, first_by, io.cancel_scope)
                         reason = await self._handle(session, searches, requests_receive)
                         io.cancel_scope.cancel()
+                if self.late is not None:
+                    reason = self.late
                 if self.shutting_down:
                     reason = "shutdown" if self.evicted is None else "evicted"
                 if self.gone is not None:
@@ -281,6 +292,11 @@ class Connection:
                     return item.reason
                 self.handling = True
                 try:
+                    screened = await self._screen(session, item)
+                    if isinstance(screened, str):
+                        return screened
+                    if screened:
+                        continue
                     if isinstance(item, ProtocolError):
                         self.log.info("protocol_error", code=item.code, error=item.message)
                         await session.refuse(item)
@@ -298,6 +314,37 @@ class Connection:
                 # one command at a time per turn of the event loop: the others get theirs
                 await trio.lowlevel.checkpoint()
         return "end of input"
+
+    async def _auth_clock(self, by: float, io: trio.CancelScope) -> None:
+        """Refuse the connection if its token has not been accepted by ``by``."""
+        await trio.sleep_until(by)
+        if self.guard.through:
+            return
+        limit = self.limits.first_command
+        self.late = f"no token accepted within {limit:g} s"
+        self.log.info("auth_refused", reason=self.late)
+        self._queue(refusal(AuthRefusedError(self.late)), None)
+        io.cancel()
+
+    async def _screen(self, session: Session, item: m.Request | ProtocolError) -> bool | str:
+        """Pass ``item`` through the guard: False when it goes on to the session, True when
+        the guard answered it, the reason to close when the connection is refused."""
+        try:
+            passed = await self.guard.screen(item)
+        except AuthRefusedError as exc:
+            self.log.info("auth_refused", reason=exc.message)
+            msgid = item.msgid
+            await session.reply(refusal(exc), msgid)
+            return "auth refused"
+        if passed is None:
+            return False
+        if self.guard.grant is not None and isinstance(passed.reply, m.Ack):
+            self.log.info("auth_accepted", account=self.guard.grant.name)
+        if isinstance(item, m.Request):
+            self.reader.answered()
+        if passed.reply is not None:
+            await session.reply(passed.reply, item.msgid)
+        return True
 
     def evict(self, reason: str) -> None:
         """Close the connection for a new peer's (``Admission``): as a shutdown, with error

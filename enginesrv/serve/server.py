@@ -28,6 +28,8 @@ from __future__ import annotations
 
 import functools
 import os
+import socket
+import ssl
 import sys
 from collections.abc import Callable
 
@@ -36,11 +38,21 @@ import trio
 
 from enginesrv.admission import Admission
 from enginesrv.search.child import SearchRunner
+from enginesrv.serve.auth import Guard, Keeper
 from enginesrv.serve.connection import Connection, Serving, peer_host
 from enginesrv.serve.hooks import RefereeHooks
 from enginesrv.serve.limits import Limits
-from enginesrv.serve.outbox import OutputBudget
+from enginesrv.serve.outbox import OutputBudget, encode
 from enginesrv.serve.settings import Framing, SessionConfig
+from enginesrv.tokens import Grant
+from protocol import messages as m
+from protocol.errors import BAD_FRAME
+from protocol.sniff import sniff
+
+TLS_HANDSHAKE_BYTE = 0x16
+"""The first byte of a TLS handshake (a ClientHello record)."""
+CLEAR_DRAIN = 1 << 16
+"""Bytes read at most from a client in the clear after its refusal."""
 
 
 class Server:
@@ -53,9 +65,14 @@ class Server:
         limits: Limits,
         *,
         admission: Admission | None = None,
+        keeper: Keeper | None = None,
+        tls: ssl.SSLContext | None = None,
     ) -> None:
         """``admission``: the caps this server's doors share (by default, those of ``limits``
-        within the process's descriptor budget)."""
+        within the process's descriptor budget); ``keeper``: the tokens its clients must
+        present (None: none); ``tls``: the context of a server that speaks TLS only."""
+        self.keeper = keeper
+        self.tls = tls
         self.config = config
         self.runner = runner
         self.limits = limits
@@ -77,16 +94,46 @@ class Server:
         except OSError:
             peer = "?:?"
         ticket = self.admission.admit(peer_host(peer), "tcp")
+        secure: trio.abc.Stream = stream
         try:
             if isinstance(ticket, str):
                 return
-            connection = self.connection(stream, stream, peer=peer)
-            ticket.on_evict = connection.evict
             with ticket:
+                if self.tls is not None:
+                    ticket.on_evict = lambda why: stream.socket.close()
+                    secure = await self._secure(stream, peer)
+                    if secure is stream:
+                        return
+                connection = self.connection(secure, secure, peer=peer)
+                ticket.on_evict = connection.evict
                 await self.run_connection(connection)
         finally:
             with trio.CancelScope(shield=True), trio.move_on_after(1):
+                await secure.aclose()
                 await stream.aclose()
+
+    async def _secure(self, stream: trio.SocketStream, peer: str) -> trio.abc.Stream:
+        """``stream`` once its TLS handshake is done, or ``stream`` itself when it has none
+        (within the ``firstcommand`` limit, the server stopping first, or the client speaking
+        the protocol in the clear, which is told so in its framing)."""
+        assert self.tls is not None
+        limit = self.limits.first_command or float("inf")
+        secure = trio.SSLStream(stream, self.tls, server_side=True, https_compatible=False)
+        with trio.move_on_after(limit) as waited:
+            async with trio.open_nursery() as nursery:
+                nursery.start_soon(_cancel_on, self.stop, nursery.cancel_scope)
+                try:
+                    first = await stream.socket.recv(1, socket.MSG_PEEK)
+                    if first[:1] == bytes([TLS_HANDSHAKE_BYTE]):
+                        await secure.do_handshake()
+                        return secure
+                    await _clear_refusal(stream, first)
+                except (trio.BrokenResourceError, trio.ClosedResourceError, OSError):
+                    pass
+                finally:
+                    nursery.cancel_scope.cancel()
+        self.log.info("tls_refused", peer=peer, late=waited.cancelled_caught)
+        return stream
 
     def connection(
         self,
@@ -96,9 +143,15 @@ class Server:
         peer: str,
         framing: Framing | None = None,
         referee: RefereeHooks | None = None,
+        grant: Grant | None = None,
     ) -> Connection:
         """A new connection of this server's (any transport), under its limits and budgets;
-        ``referee``: the game its session plays, when the server referees it."""
+        ``referee``: the game its session plays, when the server referees it; ``grant``:
+        what its token, accepted already (a WebSocket's: ``enginesrv.web.signin``),
+        grants."""
+        key = self.admission.peer(peer_host(peer))
+        guard = Guard(self.keeper, key)
+        guard.grant = grant
         return Connection(
             send_stream,
             receive_stream,
@@ -106,7 +159,8 @@ class Server:
             peer=peer,
             framing=framing,
             referee=referee,
-            peer_key=self.admission.peer(peer_host(peer)),
+            peer_key=key,
+            guard=guard,
         )
 
     async def run_connection(self, connection: Connection) -> None:
@@ -125,6 +179,28 @@ class Server:
         self.admission.stopping = True
         for connection in list(self.connections):
             connection.shutdown()
+
+
+async def _cancel_on(event: trio.Event, scope: trio.CancelScope) -> None:
+    await event.wait()
+    scope.cancel()
+
+
+async def _clear_refusal(stream: trio.SocketStream, first: bytes) -> None:
+    """Tell a client that speaks the protocol in the clear to a TLS port so, in its framing
+    (nothing to one that speaks neither)."""
+    framing = sniff(first[0]) if first else None
+    if framing is None:
+        return
+    reply = m.ErrorReply(BAD_FRAME.code, BAD_FRAME.name, "this port speaks TLS only")
+    with trio.move_on_after(1):
+        await stream.send_all(encode(framing, reply, None))
+        await stream.send_eof()
+        # what it sent is read (a little, for a moment), so that it gets the refusal and an
+        # end of stream rather than a reset that could drop the refusal on its way
+        drained = 0
+        while drained < CLEAR_DRAIN and (chunk := await stream.receive_some(65536)):
+            drained += len(chunk)
 
 
 async def open_listeners(host: str, port: int) -> list[trio.SocketListener]:

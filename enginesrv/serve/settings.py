@@ -85,6 +85,9 @@ class SessionConfig:
     analyses_at_once: int = 1
     """The positions of a session's analyses searched at once (its peer's share of the
     workers, ``peersearches``)."""
+    auth: str | None = None
+    """What a client must present before anything but the handshake (``"token"``: a server
+    with ``--tokens``; None: nothing), as the handshake announces it."""
     searches: str = ""
     """Empty when the sessions' own bot searches; else why it does not (a server of rules
     only, such as a ladder's page): ``go`` and ``analyse`` are refused with it
@@ -157,6 +160,7 @@ class Options:
             bots=bot_infos(),
             options=self.specs(game),
             limits=self.config.limits,
+            auth=self.config.auth,
         )
 
     def bot_class(self) -> type[Engine]:

@@ -12,23 +12,15 @@ WebSocket cap, 4400 for a bad game address.
 from __future__ import annotations
 
 import functools
-import hashlib
 import random
 import weakref
 from collections import Counter
 from collections.abc import Awaitable, Callable, Sequence
-from importlib import resources
-from pathlib import Path
 from urllib.parse import parse_qsl, urlencode
 
 import structlog
 import trio
-from starlette.applications import Starlette
-from starlette.middleware import Middleware
-from starlette.middleware.gzip import GZipMiddleware
-from starlette.requests import Request
-from starlette.responses import JSONResponse, PlainTextResponse, Response
-from starlette.routing import BaseRoute, Route, WebSocketRoute
+from starlette.routing import BaseRoute, WebSocketRoute
 from starlette.types import ASGIApp
 from starlette.websockets import WebSocket
 
@@ -37,6 +29,7 @@ from enginesrv.search.child import SearchRunner
 from enginesrv.serve.connection import peer_host
 from enginesrv.serve.hooks import RefereeHooks
 from enginesrv.serve.server import Server
+from enginesrv.tokens import Grant
 from enginesrv.web.challenge import Challenges, Opponent
 from enginesrv.web.gamespec import INVITE, GameSpec, GameSpecError, parse_game_spec
 from enginesrv.web.http import (
@@ -45,8 +38,10 @@ from enginesrv.web.http import (
     keep_transport,
     mark_websocket,
 )
+from enginesrv.web.pages import page_app, page_routes
 from enginesrv.web.referee import Referee
 from enginesrv.web.refereed import RefereedGame
+from enginesrv.web.signin import signed_in
 from enginesrv.web.sockets import (
     CLOSE_BAD_GAME,
     CLOSE_CAP,
@@ -70,71 +65,6 @@ WS_PEER_CONNECTIONS = WEBSOCKETS_PER_PEER
 """WebSockets one peer may hold at once by default."""
 
 log = structlog.get_logger("enginesrv.web")
-
-
-def static_dir() -> str:
-    """The folder of the page's files, inside the installed package."""
-    return str(resources.files("enginesrv.web") / "static")
-
-
-STATIC_TYPES = {".html": "text/html", ".js": "text/javascript", ".css": "text/css"}
-"""The media types of the page's files (others are served as bytes)."""
-
-
-class StaticFiles:
-    """The page's files, read once into memory and answered as whole responses: an answer
-    ends when its bytes are written, so an HTTP connection that keeps alive is closed after
-    the keep-alive timeout like any other (a streamed file response waits for the client to
-    go instead). Each has an ETag, and a request that names it is answered 304."""
-
-    def __init__(self, folder: str) -> None:
-        self.files: dict[str, tuple[bytes, str, str]] = {}
-        root = Path(folder)
-        for path in sorted(root.rglob("*")):
-            if path.is_file() and path.suffix in STATIC_TYPES:
-                data = path.read_bytes()
-                tag = '"' + hashlib.sha256(data).hexdigest()[:16] + '"'
-                name = path.relative_to(root).as_posix()
-                self.files[name] = (data, STATIC_TYPES[path.suffix], tag)
-
-    def response(self, name: str, request: Request) -> Response:
-        found = self.files.get(name)
-        if found is None:
-            return PlainTextResponse("not found", status_code=404)
-        data, media_type, tag = found
-        headers = {"ETag": tag, "Cache-Control": "no-cache"}
-        if request.headers.get("if-none-match") == tag:
-            return Response(status_code=304, headers=headers)
-        return Response(data, media_type=media_type, headers=headers)
-
-
-def page_routes(features: dict[str, bool], routes: Sequence[BaseRoute]) -> list[BaseRoute]:
-    """The page (``/``), its files (``/static``), what this server offers it
-    (``/config.json``: ``{"play": bool, "watch": bool}``) and ``routes``."""
-    files = StaticFiles(static_dir())
-
-    async def index(request: Request) -> Response:
-        return files.response("index.html", request)
-
-    async def static(request: Request) -> Response:
-        return files.response(str(request.path_params["name"]), request)
-
-    async def config(request: Request) -> Response:
-        del request
-        return JSONResponse(features)
-
-    return [
-        Route("/", index),
-        Route("/config.json", config),
-        *routes,
-        Route("/static/{name:path}", static),
-    ]
-
-
-def page_app(routes: Sequence[BaseRoute]) -> Starlette:
-    """The application of ``routes``; its HTTP answers are gzipped for the browsers that ask
-    (the page's modules shrink to about a third)."""
-    return Starlette(routes=routes, middleware=[Middleware(GZipMiddleware, minimum_size=1024)])
 
 
 class WebApp:
@@ -175,7 +105,8 @@ class WebApp:
             WebSocketRoute("/events", self.spectate),
             *extra,
         ]
-        return page_routes({"play": True, "watch": False, "invite": True}, sockets)
+        auth = self.server.keeper is not None
+        return page_routes({"play": True, "watch": False, "invite": True, "auth": auth}, sockets)
 
     def asgi(self, extra: Sequence[BaseRoute] = ()) -> ASGIApp:
         return keep_transport(page_app(self.routes(extra)))
@@ -293,8 +224,20 @@ class WebApp:
         referee = self._referee(spec, owner, opponent)
         return RefereedGame(referee, functools.partial(challenges.release, opponent))
 
+    async def _signed_in(self, socket: StarletteSocket, peer: str) -> Grant | None:
+        """The socket's grant (None: refused, or a server without tokens)."""
+        if self.server.keeper is None:
+            return None
+        wait = self.server.limits.first_command or float("inf")
+        key = self.server.admission.peer(peer_host(peer))
+        return await signed_in(socket, self.server.keeper, key, wait, self.server.stop)
+
     async def _serve(self, socket: StarletteSocket, peer: str) -> None:
-        """One admitted socket: its game, its first message, then its connection."""
+        """One admitted socket: its token, its game, its first message, then its
+        connection."""
+        grant = await self._signed_in(socket, peer)
+        if grant is None and self.server.keeper is not None:
+            return
         try:
             game = self._game_of(socket.websocket.url.query, peer)
             if isinstance(game, SeatGame):
@@ -313,7 +256,7 @@ class WebApp:
             async with trio.open_nursery() as nursery:
                 if isinstance(game, RefereedGame) and game.referee.final:
                     nursery.start_soon(game.release_at_end)
-                await self._converse(socket, peer, game)
+                await self._converse(socket, peer, game, grant)
                 nursery.cancel_scope.cancel()
         finally:
             if isinstance(game, SeatGame):
@@ -322,7 +265,7 @@ class WebApp:
                 await game.release()
 
     async def _converse(
-        self, socket: StarletteSocket, peer: str, game: RefereeHooks | None
+        self, socket: StarletteSocket, peer: str, game: RefereeHooks | None, grant: Grant | None
     ) -> None:
         """The socket's first message, then its protocol connection."""
         first = await self._first_message(socket)
@@ -337,6 +280,7 @@ class WebApp:
             peer=peer,
             framing=framing,
             referee=game,
+            grant=grant,
         )
 
         async def refused(reason: str) -> None:
@@ -361,6 +305,8 @@ class WebApp:
 
     async def _watch(self, socket: StarletteSocket, peer: str) -> None:
         """A spectator of a table: its feed, until either side goes."""
+        if await self._signed_in(socket, peer) is None and self.server.keeper is not None:
+            return
         fields = dict(parse_qsl(socket.websocket.url.query, keep_blank_values=True))
         table = self.tables.watched(fields.get("watch", ""))
         refusal = (

@@ -24,6 +24,7 @@ import ipaddress
 import math
 import re
 import socket
+import ssl
 import urllib.parse
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -176,6 +177,8 @@ def transport_of(scope: Scope) -> trio.abc.AsyncResource | None:
         if owner is None:
             return None
         stream = getattr(owner, "stream", None)
+        if isinstance(stream, trio.SSLStream):
+            stream = stream.transport_stream  # the guarded stream under TLS
         if isinstance(stream, trio.abc.Stream):
             return stream
         link = getattr(owner, "send", None)
@@ -241,7 +244,7 @@ def mark_websocket(scope: Scope) -> None:
         stream.websocket = True
 
 
-async def serve_http(
+async def serve_http(  # noqa: PLR0913  (keyword options, passed by name)
     app: ASGIApp,
     config: Config,
     listeners: list[trio.SocketListener],
@@ -250,11 +253,16 @@ async def serve_http(
     door: str,
     stop: trio.Event,
     timeouts: HttpTimeouts | None = None,
+    tls: ssl.SSLContext | None = None,
     task_status: trio.TaskStatus[None] = trio.TASK_STATUS_IGNORED,
 ) -> None:
     """Serve ``app`` on ``listeners`` until ``stop``; then stop accepting and give the
     connections ``config.graceful_timeout`` seconds to end. ``timeouts`` (default
-    ``HttpTimeouts()``): the reads' and writes' (the keep-alive one is ``config``'s)."""
+    ``HttpTimeouts()``): the reads' and writes' (the keep-alive one is ``config``'s);
+    ``tls``: every connection speaks TLS (its handshake within the keep-alive time, over
+    the guarded stream)."""
+    if tls is not None:
+        config.ssl_handshake_timeout = config.keep_alive_timeout
     timeouts = timeouts or HttpTimeouts()
     wrapped = wrap_app(cast(ASGIFramework, app), config.wsgi_max_body_size, "asgi")
     context = WorkerContext(None)
@@ -273,7 +281,10 @@ async def serve_http(
             ticket.on_evict = guarded.evict
             ticket.idle = guarded.idle
             state: LifespanState = {}
-            server = TCPServer(wrapped, config, context, state, guarded)  # type: ignore[arg-type]
+            served: trio.abc.Stream = guarded
+            if tls is not None:
+                served = trio.SSLStream(guarded, tls, server_side=True)
+            server = TCPServer(wrapped, config, context, state, served)  # type: ignore[arg-type]
             try:
                 await server.run()
             except (trio.BrokenResourceError, trio.ClosedResourceError):

@@ -90,6 +90,8 @@ async def serve_web(
     timeouts = timeouts or HttpTimeouts()
     config = web_config(largest * 4, timeouts.keep_alive)
     listeners, page = await open_web(host, port)
+    if server.tls is not None:
+        page = page.replace("http://", "https://", 1)
     serving = functools.partial(
         serve_http,
         app.asgi(),
@@ -99,6 +101,7 @@ async def serve_web(
         door="web",
         stop=server.stop,
         timeouts=timeouts,
+        tls=server.tls,
     )
     async with trio.open_nursery() as nursery:
         await nursery.start(serving)

@@ -31,7 +31,6 @@ from starlette.websockets import WebSocket
 
 from enginesrv.admission import Admission
 from enginesrv.event.feed import Feed
-from enginesrv.web.app import page_app, page_routes
 from enginesrv.web.http import (
     end_websocket,
     foreign_origin,
@@ -39,6 +38,7 @@ from enginesrv.web.http import (
     mark_websocket,
     serve_http,
 )
+from enginesrv.web.pages import page_app, page_routes
 from enginesrv.web.run import open_web, web_config
 from enginesrv.web.sockets import CLOSE_CAP, CLOSE_POLICY, StarletteSocket, serve_feed
 

@@ -22,7 +22,8 @@ from enginesrv.event.play.records import parse_record
 from enginesrv.ladder import door
 from enginesrv.ladder.accounts import players
 from enginesrv.ladder.state import Ladder
-from enginesrv.ladder.tries import Tries
+from enginesrv.tokens import Grant
+from enginesrv.tries import Tries
 from protocol.login import encode_login
 from tests.ladder.support import (
     BOUND,
@@ -54,16 +55,16 @@ def counted_checks(
     ``gate`` is set when there is one)."""
     assert ladder.door is not None
     tokens = ladder.door.tokens
-    real = tokens.match
+    real = tokens.grant
     names: list[str] = []
 
-    def match(name: str, token: str) -> str | None:
+    def grant(name: str, token: str) -> Grant | None:
         names.append(name)
         if gate is not None:
             assert gate.wait(BOUND)
         return real(name, token)
 
-    monkeypatch.setattr(tokens, "match", match)
+    monkeypatch.setattr(tokens, "grant", grant)
     return names
 
 

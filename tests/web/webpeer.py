@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import random
+import ssl
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
@@ -12,6 +13,7 @@ import msgpack
 import trio
 from trio_websocket import WebSocketConnection, open_websocket_url
 
+from enginesrv.serve.auth import Keeper
 from enginesrv.serve.connection import Limits
 from enginesrv.serve.server import Server, open_listeners, serve
 from enginesrv.serve.settings import SessionConfig
@@ -34,8 +36,9 @@ class Web:
     def web_port(self) -> int:
         return int(self.url.rstrip("/").rsplit(":", 1)[1])
 
-    def ws(self, query: str = "") -> str:
-        return self.url.replace("http://", "ws://") + "ws" + (f"?{query}" if query else "")
+    def ws(self, query: str = "", path: str = "ws") -> str:
+        scheme = self.url.replace("https://", "wss://").replace("http://", "ws://")
+        return scheme + path + (f"?{query}" if query else "")
 
 
 @asynccontextmanager
@@ -47,15 +50,18 @@ async def running_web(
     seeds: random.Random | None = None,
     timeouts: HttpTimeouts | None = None,
     config: SessionConfig | None = None,
+    keeper: Keeper | None = None,
+    tls: ssl.SSLContext | None = None,
 ) -> AsyncIterator[Web]:
     """``seeds``: the refereed bots' seeds (None: unpredictable, as in the server);
-    ``timeouts``: the web port's HTTP timeouts (None: the server's)."""
+    ``timeouts``: the web port's HTTP timeouts (None: the server's); ``keeper``: the tokens
+    clients must present; ``tls``: both ports speak TLS only."""
     limits = limits or Limits()
     config = config or SessionConfig(
         default_game=None, default_bot="alphabeta", limits=limits.announced()
     )
     runner = runner or ThreadRunner()
-    server = Server(config, runner, limits)
+    server = Server(config, runner, limits, keeper=keeper, tls=tls)
     app = WebApp(server, runner, peer_cap=peer_cap, seeds=seeds)
     async with trio.open_nursery() as nursery:
         url = await nursery.start(
@@ -182,12 +188,12 @@ class BinarySocket:
 
 
 @asynccontextmanager
-async def text_socket(url: str) -> AsyncIterator[TextSocket]:
-    async with open_websocket_url(url) as ws:
+async def text_socket(url: str, tls: ssl.SSLContext | None = None) -> AsyncIterator[TextSocket]:
+    async with open_websocket_url(url, ssl_context=tls) as ws:
         yield TextSocket(ws)
 
 
 @asynccontextmanager
-async def binary_socket(url: str) -> AsyncIterator[BinarySocket]:
-    async with open_websocket_url(url) as ws:
+async def binary_socket(url: str, tls: ssl.SSLContext | None = None) -> AsyncIterator[BinarySocket]:
+    async with open_websocket_url(url, ssl_context=tls) as ws:
         yield BinarySocket(ws)

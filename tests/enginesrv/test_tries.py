@@ -1,4 +1,4 @@
-"""How often one address may fail to log in (``enginesrv.ladder.tries.Tries``), on a clock the
+"""How often one address may fail to log in (``enginesrv.tries.Tries``), on a clock the
 test moves: five failures at once, then one more every twelve seconds, never more than five
 saved up; the peers remembered are capped, the least recently failed forgotten first."""
 
@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import pytest
 
-from enginesrv.ladder.tries import BURST, PEERS, REFILL, Tries
+from enginesrv.tries import BURST, PEERS, REFILL, Tries
 
 
 class FakeClock:

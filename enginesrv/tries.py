@@ -1,9 +1,10 @@
-"""How often one address may fail to log in to a ladder (``Tries``): a bucket of ``BURST``
-failed tries per peer (an IPv4 address, an IPv6 /48: ``admission.peer_of``), refilled at one
-try every ``REFILL`` seconds. A peer whose bucket is empty is refused before its token is
-looked at (the same ``login-refused``, saying to wait), so guessing a token costs an attacker
-``REFILL`` seconds a guess per address and the ladder nothing but a refused connection. The
-peers remembered are capped (``PEERS``, the least recently failed forgotten first)."""
+"""How often one address may fail to present a token (``Tries``: a ladder's ``login``, a
+server's ``auth``): a bucket of ``BURST`` failed tries per peer (an IPv4 address, an IPv6 /48:
+``admission.peer_of``), refilled at one try every ``REFILL`` seconds. A peer whose bucket is
+empty is refused before its token is looked at (the same refusal, saying to wait), so
+guessing a token costs an attacker ``REFILL`` seconds a guess per address and the server
+nothing but a refused connection. The peers remembered are capped (``PEERS``, the least
+recently failed forgotten first)."""
 
 from __future__ import annotations
 

@@ -1,0 +1,398 @@
+"""A server with tokens (``serve --tokens``) and TLS (``--tls-cert``), attacked as clients
+without a token, with a wrong one, in the clear, or from many addresses would (docs/protocol.md
+§2, "Tokens and TLS"; docs/security.md, "Network clients")."""
+
+from __future__ import annotations
+
+import ssl
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from pathlib import Path
+
+import msgpack
+import pytest
+import structlog
+import trio
+import trustme
+from structlog.testing import capture_logs
+
+from enginesrv.serve.auth import Keeper
+from enginesrv.serve.connection import Limits
+from enginesrv.serve.server import Server
+from enginesrv.serve.settings import SessionConfig
+from enginesrv.tokens import Grant, Quotas, TokenFile
+from enginesrv.tries import Tries
+from tests.enginesrv.peer import MsgpackPeer, TextPeer, ThreadRunner, open_stream, serving
+from tests.trio_run import trio_test
+
+NOT_ACCEPTED = "error 307 auth-refused the token is not accepted"
+
+
+@asynccontextmanager
+async def token_server(
+    folder: Path,
+    *,
+    limits: Limits | None = None,
+    tls: ssl.SSLContext | None = None,
+    tokens: bool = True,
+) -> AsyncIterator[tuple[Server, int, str]]:
+    """A Yoxii server whose token file holds alice; yields it, its port and alice's token
+    (``alice:SECRET``)."""
+    limits = limits or Limits()
+    file = TokenFile(folder / "tokens")
+    token = "alice:" + file.add("alice", Quotas(searches=1))
+    config = SessionConfig(
+        default_game="yoxii",
+        default_bot="random",
+        limits=limits.announced(),
+        auth="token" if tokens else None,
+    )
+    keeper = Keeper(file) if tokens else None
+    server = Server(config, ThreadRunner(), limits, keeper=keeper, tls=tls)
+    try:
+        async with serving(server) as port:
+            yield server, port, token
+    finally:
+        if keeper is not None:
+            keeper.close()
+
+
+def counted_checks(server: Server, monkeypatch: pytest.MonkeyPatch) -> list[str]:
+    """The names the server checks a token of, from now on."""
+    assert server.keeper is not None
+    tokens = server.keeper.tokens
+    real = tokens.grant
+    names: list[str] = []
+
+    def grant(name: str, token: str) -> Grant | None:
+        names.append(name)
+        return real(name, token)
+
+    monkeypatch.setattr(tokens, "grant", grant)
+    return names
+
+
+# -- what a client without a token gets --------------------------------------------------------
+
+
+@trio_test
+async def test_the_handshake_says_a_token_is_required_and_is_all_a_client_without_one_gets(
+    tmp_path: Path,
+) -> None:
+    async with token_server(tmp_path) as (_, port, _token):
+        peer = await TextPeer.connect(port)
+        await peer.send("ugi")
+        lines = await peer.until("ugiok")
+        assert "auth token" in lines
+        await peer.send("isready", "position startpos")
+        assert await peer.line() == "readyok"
+        assert await peer.line() == (
+            "error 307 auth-refused auth first: position is answered only once a token is "
+            "accepted (auth NAME:TOKEN)"
+        )
+        assert await peer.closed()
+        assert peer.buffer == b""
+
+
+@pytest.mark.parametrize(
+    "line",
+    [
+        "query moves",
+        "bots",
+        "options",
+        "show",
+        "ping 1",
+        "go movetime 10",
+        "setoption name X",
+        "Auth alice:x",
+        "nonsense",
+        "analyse id a startpos",
+    ],
+)
+@trio_test
+async def test_every_command_but_the_handshake_is_refused_before_a_token(
+    tmp_path: Path, line: str
+) -> None:
+    """Questions that change nothing are refused as well (the list of bots, the options, a
+    board): a client without a token learns the handshake and nothing more."""
+    async with token_server(tmp_path) as (server, port, _token):
+        peer = await TextPeer.connect(port)
+        await peer.send(line, "isready")
+        answer = await peer.line()
+        assert answer.startswith("error 307 auth-refused auth first: "), answer
+        assert await peer.closed()
+        assert peer.buffer == b"", "nothing after the refusal"
+        assert isinstance(server.runner, ThreadRunner)
+        assert server.runner.searches == 0
+
+
+@trio_test
+async def test_msgpack_the_handshake_announces_auth_and_a_request_before_it_is_refused(
+    tmp_path: Path,
+) -> None:
+    async with token_server(tmp_path) as (_, port, _token):
+        peer = await MsgpackPeer.connect(port)
+        await peer.request(1, "ugi")
+        handshake = await peer.response(1)
+        assert handshake[3]["auth"] == "token"
+        await peer.request(2, "query", {"what": "turn"})
+        refused = await peer.response(2)
+        assert refused[2][:2] == [307, "auth-refused"]
+        with trio.fail_after(5):
+            assert await peer.stream.receive_some(100) == b""
+
+
+@trio_test
+async def test_a_client_that_sends_no_token_in_time_is_refused(tmp_path: Path) -> None:
+    """The first-command limit bounds the wait for a token too: a client that keeps asking
+    isready holds its connection no longer."""
+    async with token_server(tmp_path, limits=Limits(first_command=0.6)) as (_, port, _token):
+        peer = await TextPeer.connect(port)
+        started = trio.current_time()
+        await peer.send("ugi")
+        await peer.until("ugiok")
+        with trio.move_on_after(3):
+            while True:
+                await peer.send("isready")
+                line = await peer.line()
+                if line != "readyok":
+                    break
+                await trio.sleep(0.1)
+        assert line == "error 307 auth-refused no token accepted within 0.6 s"
+        assert await peer.closed()
+        assert trio.current_time() - started < 2
+
+
+# -- tokens ------------------------------------------------------------------------------------
+
+
+@trio_test
+async def test_a_good_token_opens_the_session_in_both_framings(tmp_path: Path) -> None:
+    async with token_server(tmp_path) as (_, port, token):
+        text = await TextPeer.connect(port)
+        await text.send(f"auth {token}", "query turn", "auth " + token)
+        assert await text.line() == "response p1"
+        assert await text.line() == (
+            "error 101 bad-arguments auth: the connection's token was accepted already"
+        )
+        packed = await MsgpackPeer.connect(port)
+        await packed.request(1, "auth", {"token": token})
+        assert await packed.response(1) == [1, 1, None, {}]
+        await packed.request(2, "query", {"what": "turn"})
+        assert (await packed.response(2))[3] == {"value": "p1"}
+
+
+@pytest.mark.parametrize(
+    "word",
+    [
+        "alice:" + "W" * 43,  # alice, a wrong secret of the right form
+        "bob:" + "W" * 43,  # nobody's name
+        "W" * 43,  # no name at all
+        "alice:short",  # a secret of the wrong form
+        "alice:" + "é" * 43,  # characters a token never has
+        ":",
+    ],
+)
+@trio_test
+async def test_every_wrong_token_is_refused_alike(tmp_path: Path, word: str) -> None:
+    """The refusal says the same whichever part is wrong, and names neither."""
+    async with token_server(tmp_path) as (_, port, _token):
+        peer = await TextPeer.connect(port)
+        await peer.send(f"auth {word}", "isready")
+        assert await peer.line() == NOT_ACCEPTED
+        assert await peer.closed()
+        assert peer.buffer == b""
+
+
+@trio_test
+async def test_a_revoked_token_is_refused_at_once(tmp_path: Path) -> None:
+    async with token_server(tmp_path) as (server, port, token):
+        assert server.keeper is not None
+        server.keeper.tokens.revoke("alice")
+        peer = await TextPeer.connect(port)
+        await peer.send(f"auth {token}")
+        assert await peer.line() == NOT_ACCEPTED
+
+
+@trio_test
+async def test_auth_on_a_server_without_tokens_is_a_plain_error(tmp_path: Path) -> None:
+    async with token_server(tmp_path, tokens=False) as (_, port, token):
+        peer = await TextPeer.connect(port)
+        await peer.send("ugi")
+        assert not any(line.startswith("auth") for line in await peer.until("ugiok"))
+        await peer.send(f"auth {token}", "query turn")
+        assert await peer.line() == "error 101 bad-arguments auth: this server takes no tokens"
+        assert await peer.line() == "response p1"
+
+
+@trio_test
+async def test_an_address_that_failed_too_often_is_refused_before_its_token_is_looked_at(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Five wrong tokens from an address, then its good one is refused unchecked (with how
+    long to wait); another address is checked as ever."""
+    async with token_server(tmp_path) as (server, port, token):
+        assert server.keeper is not None
+        now = [1000.0]
+        server.keeper.tries = Tries(clock=lambda: now[0])
+        checked = counted_checks(server, monkeypatch)
+        for _ in range(5):
+            peer = await TextPeer.connect(port, "127.0.0.5")
+            await peer.send("auth alice:" + "W" * 43)
+            assert await peer.line() == NOT_ACCEPTED
+        assert checked == ["alice"] * 5
+        peer = await TextPeer.connect(port, "127.0.0.5")
+        await peer.send(f"auth {token}")
+        assert await peer.line() == (
+            "error 307 auth-refused too many wrong tokens from 127.0.0.5: try again in 12 s"
+        )
+        assert checked == ["alice"] * 5
+        other = await TextPeer.connect(port, "127.0.0.6")
+        await other.send(f"auth {token}", "isready")
+        assert await other.line() == "readyok"
+        now[0] += 12
+        again = await TextPeer.connect(port, "127.0.0.5")
+        await again.send(f"auth {token}", "isready")
+        assert await again.line() == "readyok"
+
+
+# -- nothing secret in logs --------------------------------------------------------------------
+
+
+@trio_test
+async def test_no_token_reaches_a_log_line_or_an_error(tmp_path: Path) -> None:
+    """A good token, a wrong one, one pasted without its command word, one in a line of
+    invalid UTF-8, one too long and one in a msgpack request of the wrong shape: none of
+    their secrets is in any log line or any reply."""
+    async with token_server(tmp_path) as (_, port, token):
+        secret = token.split(":", 1)[1]
+        wrong = "alice:" + secret[::-1]
+        sent = [
+            f"auth {token}\nquery turn\nquit\n".encode(),
+            f"auth {wrong}\n".encode(),
+            f"{token}\n".encode(),
+            f"auth {token}\xff\n".encode("latin-1"),
+            f"auth {token}{'x' * 300}\n".encode(),
+            f"auth {token} {token}\n".encode(),
+            msgpack.packb([0, 1, "auth", [{"token": [token]}]]),
+            msgpack.packb([0, 1, "auth", [{"token": token + " x"}]]),
+        ]
+        replies = []
+        with capture_logs() as logs:
+            for data in sent:
+                stream = await open_stream(port)
+                await stream.send_all(data)
+                got = b""
+                with trio.fail_after(5):
+                    while chunk := await stream.receive_some(65536):
+                        got += chunk
+                replies.append(got)
+        assert replies[0] == b"response p1\n"
+        assert all(reply for reply in replies)
+        events = [entry["event"] for entry in logs]
+        # invalid UTF-8 breaks the framing (103, logged as such); the others are refused
+        assert events.count("auth_refused") == len(sent) - 2, events
+        assert events.count("protocol_error") == 1
+        assert "auth_accepted" in events
+        logged = repr(logs) + repr(structlog.get_config())
+        for part in (secret, secret[::-1], secret[:16]):
+            assert part not in logged
+            assert not any(part.encode() in reply for reply in replies)
+
+
+# -- TLS ---------------------------------------------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def authority() -> trustme.CA:
+    return trustme.CA()
+
+
+def server_context(authority: trustme.CA) -> ssl.SSLContext:
+    context = ssl.create_default_context(ssl.Purpose.CLIENT_AUTH)
+    authority.issue_cert("127.0.0.1", "localhost").configure_cert(context)
+    return context
+
+
+def client_context(authority: trustme.CA | None) -> ssl.SSLContext:
+    context = ssl.create_default_context()
+    if authority is not None:
+        authority.configure_trust(context)
+    return context
+
+
+@trio_test
+async def test_over_tls_a_verified_client_authenticates_and_plays(
+    tmp_path: Path, authority: trustme.CA
+) -> None:
+    """Both framings start inside TLS as they do in the clear (the first byte decides)."""
+    async with token_server(tmp_path, tls=server_context(authority)) as (_, port, token):
+        for framing in ("text", "msgpack"):
+            stream = await open_stream(port)
+            secure = trio.SSLStream(stream, client_context(authority), server_hostname="127.0.0.1")
+            if framing == "text":
+                await secure.send_all(f"auth {token}\nquery turn\n".encode())
+                expected = b"response p1\n"
+            else:
+                await secure.send_all(msgpack.packb([0, 7, "auth", [{"token": token}]]))
+                expected = msgpack.packb([1, 7, None, {}])
+            got = b""
+            with trio.fail_after(5):
+                while len(got) < len(expected):
+                    got += await secure.receive_some(65536)
+            assert got == expected
+            await secure.aclose()
+
+
+@trio_test
+async def test_a_client_that_does_not_trust_the_certificate_gets_nothing(
+    tmp_path: Path, authority: trustme.CA
+) -> None:
+    async with token_server(tmp_path, tls=server_context(authority)) as (_, port, _token):
+        stream = await open_stream(port)
+        secure = trio.SSLStream(stream, client_context(trustme.CA()), server_hostname="127.0.0.1")
+        with trio.fail_after(5), pytest.raises(trio.BrokenResourceError) as caught:
+            await secure.do_handshake()
+        assert "CERTIFICATE_VERIFY_FAILED" in repr(caught.value.__cause__)
+        named = await open_stream(port)
+        wrong_name = trio.SSLStream(named, client_context(authority), server_hostname="example.org")
+        with trio.fail_after(5), pytest.raises(trio.BrokenResourceError):
+            await wrong_name.do_handshake()
+
+
+@pytest.mark.parametrize("first", [b"ugi\n", msgpack.packb([0, 1, "ugi", [{}]])])
+@trio_test
+async def test_a_client_in_the_clear_is_told_and_closed_within_a_second(
+    tmp_path: Path, authority: trustme.CA, first: bytes
+) -> None:
+    async with token_server(tmp_path, tls=server_context(authority)) as (_, port, _token):
+        stream = await open_stream(port)
+        started = trio.current_time()
+        await stream.send_all(first)
+        got = b""
+        with trio.fail_after(1):
+            while chunk := await stream.receive_some(65536):
+                got += chunk
+        assert trio.current_time() - started < 1
+        if first == b"ugi\n":
+            assert got == b"error 103 bad-frame this port speaks TLS only\n"
+        else:
+            assert msgpack.unpackb(got)[2][0]["code"] == 103
+
+
+@trio_test
+async def test_a_tls_client_that_never_finishes_its_handshake_is_closed(
+    tmp_path: Path, authority: trustme.CA
+) -> None:
+    limits = Limits(first_command=0.5)
+    async with token_server(tmp_path, tls=server_context(authority), limits=limits) as (
+        server,
+        port,
+        _token,
+    ):
+        stream = await open_stream(port)
+        await stream.send_all(b"\x16\x03\x01")  # the start of a ClientHello, and no more
+        with trio.fail_after(3):
+            while await stream.receive_some(65536):
+                pass
+        assert server.admission.held == 0

@@ -1,0 +1,184 @@
+"""The web port of a server with tokens, attacked as a page or program without one would: a
+socket's first message is its token, and nothing (a game, a seat, a table to watch) is had
+before it (enginesrv.web.signin; docs/web.md, "Signing in")."""
+
+from __future__ import annotations
+
+import json
+import ssl
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from pathlib import Path
+
+import msgpack
+import pytest
+import trio
+import trustme
+from trio_websocket import ConnectionClosed, open_websocket_url
+
+from enginesrv.serve.auth import Keeper
+from enginesrv.serve.connection import Limits
+from enginesrv.serve.settings import SessionConfig
+from enginesrv.tokens import TokenFile
+from enginesrv.web.signin import CLOSE_AUTH
+from tests.trio_run import trio_test
+from tests.web.webpeer import Web, binary_socket, drop, http_get, running_web, text_socket
+
+GAME = "game=yoxii&opponent=bot:random&side=p1"
+REFUSED = "error 307 auth-refused the token is not accepted\n"
+
+
+@asynccontextmanager
+async def token_web(
+    folder: Path, *, limits: Limits | None = None, tls: ssl.SSLContext | None = None
+) -> AsyncIterator[tuple[Web, str]]:
+    """A web front whose token file holds alice; yields it and alice's token."""
+    limits = limits or Limits()
+    file = TokenFile(folder / "tokens")
+    token = "alice:" + file.add("alice")
+    config = SessionConfig(default_game=None, limits=limits.announced(), auth="token")
+    keeper = Keeper(file)
+    try:
+        async with running_web(limits=limits, config=config, keeper=keeper, tls=tls) as web:
+            yield web, token
+    finally:
+        keeper.close()
+
+
+async def refused(
+    url: str, first: str | bytes | None, tls: ssl.SSLContext | None = None
+) -> tuple[list[str | bytes], int, str]:
+    """What a socket that sends ``first`` (nothing: None) gets before the server closes it,
+    and the close code and reason."""
+    got: list[str | bytes] = []
+    async with open_websocket_url(url, ssl_context=tls) as ws:
+        if first is not None:
+            await ws.send_message(first)
+        try:
+            with trio.fail_after(10):
+                while True:
+                    got.append(await ws.get_message())
+        except ConnectionClosed as exc:
+            await drop(ws)
+            assert exc.reason is not None
+            return got, exc.reason.code, exc.reason.reason or ""
+
+
+@trio_test
+async def test_the_page_is_told_a_token_is_needed(tmp_path: Path) -> None:
+    async with token_web(tmp_path) as (web, _token):
+        status, _, body = await http_get(web.url, "/config.json")
+        assert status == 200
+        assert json.loads(body)["auth"] is True
+
+
+@trio_test
+async def test_a_game_is_had_only_after_the_token(tmp_path: Path) -> None:
+    """A socket that asks for a game and sends anything but its token first is refused
+    before the game is looked at: no referee, no bot."""
+    async with token_web(tmp_path) as (web, _token):
+        got, code, reason = await refused(web.ws(GAME), "ugi")
+        assert (code, reason) == (
+            CLOSE_AUTH,
+            "auth first: a socket's first message is auth NAME:TOKEN, alone",
+        )
+        assert got == ["error 307 auth-refused " + reason + "\n"]
+        got, code, reason = await refused(web.ws(GAME), "auth alice:" + "W" * 43)
+        assert (got, code, reason) == ([REFUSED], CLOSE_AUTH, "the token is not accepted")
+        assert len(web.app.referees) == 0
+
+
+@pytest.mark.parametrize(
+    "first",
+    ["auth {token}\nquery turn", "auth {token}\nauth {token}", "auth", "auth a b", "{token}", ""],
+)
+@trio_test
+async def test_the_first_message_is_the_token_alone(tmp_path: Path, first: str) -> None:
+    async with token_web(tmp_path) as (web, token):
+        got, code, reason = await refused(web.ws(), first.format(token=token))
+        assert code == CLOSE_AUTH
+        assert reason.startswith("auth first:")
+        assert token.split(":")[1] not in repr(got) + reason
+
+
+@trio_test
+async def test_a_good_token_opens_a_game_in_either_framing(tmp_path: Path) -> None:
+    async with token_web(tmp_path) as (web, token):
+        async with text_socket(web.ws(GAME)) as peer:
+            await peer.send(f"auth {token}")
+            assert await peer.ask("query turn") == "p1"
+            assert len(web.app.referees) == 1
+        async with binary_socket(web.ws()) as packed:
+            await packed.request(1, "auth", {"token": token})
+            assert await packed.response(1) == [1, 1, None, {}]
+            await packed.request(2, "uginewgame", {"game": "yoxii"})
+            await packed.request(3, "query", {"what": "turn"})
+            assert (await packed.response(3))[3] == {"value": "p1"}
+
+
+@trio_test
+async def test_a_socket_that_sends_no_token_in_time_is_closed(tmp_path: Path) -> None:
+    async with token_web(tmp_path, limits=Limits(first_command=0.5)) as (web, _token):
+        started = trio.current_time()
+        got, code, _ = await refused(web.ws(GAME), None)
+        assert (got, code) == ([], 4408)
+        assert trio.current_time() - started < 3
+
+
+@trio_test
+async def test_a_spectator_needs_a_token_too(tmp_path: Path) -> None:
+    async with token_web(tmp_path) as (web, token):
+        got, code, _ = await refused(web.ws("watch=" + "x" * 22, path="events"), "hello")
+        assert code == CLOSE_AUTH
+        assert got == [
+            "error 307 auth-refused auth first: a socket's first message is auth "
+            "NAME:TOKEN, alone\n"
+        ]
+        _, code, reason = await refused(web.ws("watch=" + "x" * 22, path="events"), f"auth {token}")
+        assert (code, reason) == (4400, "watch: no game has this link (it may have ended long ago)")
+
+
+@trio_test
+async def test_a_binary_socket_is_refused_in_msgpack(tmp_path: Path) -> None:
+    async with token_web(tmp_path) as (web, _token):
+        wrong = msgpack.packb([0, 5, "auth", [{"token": "alice:" + "W" * 43}]])
+        got, code, _ = await refused(web.ws(), wrong)
+        assert code == CLOSE_AUTH
+        assert isinstance(got[0], bytes)
+        assert msgpack.unpackb(got[0])[:3] == [
+            1,
+            5,
+            [307, "auth-refused", "the token is not accepted", None],
+        ]
+
+
+@pytest.fixture(scope="module")
+def authority() -> trustme.CA:
+    return trustme.CA()
+
+
+@trio_test
+async def test_the_web_port_speaks_tls_only(tmp_path: Path, authority: trustme.CA) -> None:
+    server = ssl.create_default_context(ssl.Purpose.CLIENT_AUTH)
+    authority.issue_cert("127.0.0.1").configure_cert(server)
+    server.set_alpn_protocols(["http/1.1"])
+    client = ssl.create_default_context()
+    authority.configure_trust(client)
+    async with token_web(tmp_path, tls=server) as (web, token):
+        assert web.url.startswith("https://")
+        async with text_socket(web.ws(GAME), tls=client) as peer:
+            await peer.send(f"auth {token}")
+            assert await peer.ask("query turn") == "p1"
+        # in the clear, the port answers nothing and closes
+        host, port = web.url.split("//")[1].rstrip("/").split(":")
+        stream = await trio.open_tcp_stream(host, int(port))
+        async with stream:
+            await stream.send_all(b"GET / HTTP/1.1\r\nHost: x\r\n\r\n")
+            with trio.fail_after(1):
+                data = b""
+                try:
+                    while chunk := await stream.receive_some(4096):
+                        data += chunk
+                except trio.BrokenResourceError:
+                    pass
+            assert b"HTTP/1.1" not in data
