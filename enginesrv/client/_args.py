@@ -8,7 +8,8 @@ from typing import Literal, cast
 
 from enginesrv.client.types import Clock, Framing, LegalMoves, MoveScore
 from protocol import messages as m
-from protocol.text import response_mapping
+from protocol.errors import BY_CODE
+from protocol.text import MAX_AUTH_TOKEN, response_mapping
 
 TIMEOUT = 10.0
 """Seconds a request waits for its answer unless the call says otherwise."""
@@ -34,6 +35,19 @@ def check_int(what: str, value: int, minimum: int) -> None:
     """An integer argument within ``minimum`` and ``INT_MAX``, checked before it is sent."""
     if isinstance(value, bool) or not isinstance(value, int) or not minimum <= value <= INT_MAX:
         raise ValueError(f"{what} {value!r}: not a whole number from {minimum} to {INT_MAX}")
+
+
+def check_auth(token: str) -> m.Auth:
+    """The ``auth`` command of ``token`` (``NAME:TOKEN``, one word), checked before it is
+    sent; no message quotes it."""
+    name, _, secret = token.partition(":")
+    one_word = not any(c.isspace() or ord(c) < 32 or ord(c) == 127 for c in token)
+    if not (name and secret and one_word and len(token) <= MAX_AUTH_TOKEN):
+        raise ValueError(
+            f"token: NAME:TOKEN is wanted, one word of at most {MAX_AUTH_TOKEN} characters (as "
+            "enginesrv token add prints it)"
+        )
+    return m.Auth(token)
 
 
 def option_value(name: str, value: str | int | bool | None) -> str | None:
@@ -193,7 +207,8 @@ def bots_from_lines(lines: list[m.ReplyLine]) -> tuple[m.BotInfo, ...]:
 
 def handshake_from_lines(lines: list[m.ReplyLine]) -> m.Handshake:
     """The handshake the text framing tells in lines (``id``, ``game``, ``bot``, ``limit``,
-    ``option``; a plain UGI engine sends only some, and no ``id protocol``: version 0)."""
+    ``option``, ``auth``; a plain UGI engine sends only some, and no ``id protocol``:
+    version 0)."""
     ids = {line.key: line.value for line in lines if isinstance(line, m.IdLine)}
     protocol = ids.get("protocol", "0")
     return m.Handshake(
@@ -205,6 +220,7 @@ def handshake_from_lines(lines: list[m.ReplyLine]) -> m.Handshake:
         bots=bots_from_lines(lines),
         options=tuple(x for x in lines if isinstance(x, m.OptionSpec)),
         limits=tuple(x for x in lines if isinstance(x, m.LimitInfo)),
+        auth=next((x.kind for x in lines if isinstance(x, m.AuthLine)), None),
     )
 
 
@@ -241,3 +257,14 @@ def _small_int(text: str, *, signed: bool = False) -> int | None:
     if not digits or len(digits) > 19 or not (digits.isascii() and digits.isdigit()):
         return None
     return int(text)
+
+
+def is_fatal(code: int) -> bool:
+    """Whether the error ``code`` ends the connection (docs/protocol.md §6)."""
+    known = BY_CODE.get(code)
+    return known is not None and known.fatal
+
+
+def amount(count: int) -> str:
+    """``count`` bytes for a person: ``8 MiB`` when whole mebibytes, else ``4096 bytes``."""
+    return f"{count >> 20} MiB" if count and count % (1 << 20) == 0 else f"{count} bytes"

@@ -132,7 +132,8 @@ async def request(conn: Connection, command: m.Command, timeout: float) -> m.Rep
 
 async def greet(conn: Connection, timeout: float) -> m.Handshake:
     """``ugi`` and its answer; an enginesrv server's (protocol 1 or later) makes ``ping N``
-    the connection's text barrier."""
+    the connection's text barrier. A server that asks for a token is given ``conn.auth``
+    (``authenticate``), once per connection."""
     if conn.framing == "msgpack":
         ugi = m.Ugi(protocol=m.PROTOCOL_VERSION, client="enginesrv.client")
         reply = await request(conn, ugi, timeout)
@@ -144,7 +145,39 @@ async def greet(conn: Connection, timeout: float) -> m.Handshake:
         )
         hello = handshake_from_lines(lines)
     conn.ping_barrier = hello.protocol >= 1
+    if hello.auth is not None and not conn.authenticated:
+        await authenticate(conn, hello.auth, timeout)
     return hello
+
+
+async def authenticate(conn: Connection, kind: str, timeout: float) -> None:
+    """Present ``conn.auth`` to a server whose handshake asks for ``kind`` (``token``): in
+    text ``auth`` and then ``isready`` (a token accepted is answered by nothing), in msgpack
+    the ``auth`` request. A server that asks nothing is sent no token.
+
+    Raises:
+        ClientError: the server asks for a token and none was given, or for something else.
+        EngineError: the server refused the token (307 auth-refused, with its reason; the
+            server then closes the connection).
+    """
+    if kind != "token":
+        raise ClientError(f"{conn.where} requires auth {kind}, which this client cannot give")
+    if conn.auth is None:
+        raise ClientError(f"{conn.where} requires a token: pass token=NAME:TOKEN")
+    if conn.framing == "msgpack":
+        await request(conn, conn.auth, timeout)
+    else:
+        lines = await exchange(
+            conn,
+            [conn.auth, m.IsReady()],
+            timeout,
+            until=answers(m.IsReady()),
+            ending="readyok",
+        )
+        error = first_error(lines)
+        if error is not None:
+            raise error
+    conn.authenticated = True
 
 
 async def ask(conn: Connection, command: m.Command, timeout: float) -> list[m.ReplyLine] | m.Reply:

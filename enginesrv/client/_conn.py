@@ -22,6 +22,7 @@ import anyio
 from anyio.abc import ByteStream
 from anyio.streams.memory import MemoryObjectSendStream
 
+from enginesrv.client._args import amount, is_fatal
 from enginesrv.client.handle import AnalysisWait, Pending, Search
 from enginesrv.client.types import (
     ClientError,
@@ -35,7 +36,7 @@ from enginesrv.client.types import (
 from protocol import messages as m
 from protocol import mpack, text
 from protocol import state as s
-from protocol.errors import BY_CODE, ProtocolError
+from protocol.errors import ProtocolError
 from protocol.rpc import FrameReader
 
 RECEIVE_SIZE = 65536
@@ -55,6 +56,8 @@ LAST_WORDS_WAIT = 0.5
 away (its reason, such as ``error 304 shutting-down``)."""
 STREAM_GONE = (anyio.BrokenResourceError, anyio.ClosedResourceError, OSError)
 """What reading or writing a pipe or socket raises once the other end is gone."""
+HIDDEN = m.Auth("***")
+"""What the trace shows of an ``auth`` command: never its token."""
 
 
 def engine_error(reply: m.ErrorReply | m.InvalidMove) -> EngineError:
@@ -116,6 +119,9 @@ class Connection:
         self._mpack = mpack.MsgpackDecoder("client", max_frame=MAX_FRAME)
         self._trace: TraceCallback | None = None
         self._traced_frames: dict[TraceKind, FrameReader] = {}
+        self.auth: m.Auth | None = None
+        """The token for a server that asks for one (``repr`` hides it; ``_asking.greet``)."""
+        self.authenticated = False
 
     # -- the trace -------------------------------------------------------------------------
 
@@ -294,11 +300,11 @@ class Connection:
                 self.let_go(s.ANSWER)
                 search.finish(line)
         elif self.collect is not None:
-            if isinstance(line, m.ErrorReply) and _is_fatal(line.code):
+            if isinstance(line, m.ErrorReply) and is_fatal(line.code):
                 self.unsolicited = line  # the connection ends next: say why
             size = len(raw.encode("utf-8"))  # counted before it is kept, so never over the cap
             if self.kept + size > self.max_exchange_bytes:
-                cap = _amount(self.max_exchange_bytes)
+                cap = amount(self.max_exchange_bytes)
                 self.end(self.gone(f"it sent more than {cap} before {self.ending}"))
                 return
             self.kept += size
@@ -357,14 +363,11 @@ class Connection:
     async def send(self, command: m.Command, msgid: int | None = None) -> None:
         """Write one command (in msgpack, a request with ``msgid`` or a notification)."""
         self.check_open()
-        if self.framing == "text":
-            data = text.encode_command(command)
-        elif msgid is None:
-            data = mpack.encode_notify(command)
-        else:
-            data = mpack.encode_request(msgid, command)
+        data = self._encode(command, msgid)
         async with self._send_lock:
-            self._traced("send", data)
+            # a token is never traced: an ``auth`` shows a stand-in in its place
+            shown = self._encode(HIDDEN, msgid) if isinstance(command, m.Auth) else data
+            self._traced("send", shown)
             self.writes += 1  # from here on, some of it may have gone out
             try:
                 await self.stream.send(data)
@@ -383,16 +386,13 @@ class Connection:
                 self.end(error)
                 raise self.ended or error from None
 
+    def _encode(self, command: m.Command, msgid: int | None) -> bytes:
+        if self.framing == "text":
+            return text.encode_command(command)
+        if msgid is None:
+            return mpack.encode_notify(command)
+        return mpack.encode_request(msgid, command)
+
     def new_id(self) -> int:
         """A new msgpack request id."""
         return next(self._ids)
-
-
-def _is_fatal(code: int) -> bool:
-    known = BY_CODE.get(code)
-    return known is not None and known.fatal
-
-
-def _amount(count: int) -> str:
-    """``count`` bytes for a person: ``8 MiB`` when whole mebibytes, else ``4096 bytes``."""
-    return f"{count >> 20} MiB" if count and count % (1 << 20) == 0 else f"{count} bytes"

@@ -5,6 +5,7 @@ from __future__ import annotations
 import contextlib
 import os
 import signal
+import ssl
 import subprocess
 from collections.abc import Mapping, Sequence
 from typing import IO
@@ -59,12 +60,63 @@ async def open_process(
     return conn, process
 
 
-async def open_tcp(host: str, port: int, framing: Framing, timeout: float) -> Connection:
-    """Connect to ``host:port`` within ``timeout`` seconds."""
+def tls_context(
+    tls: bool | ssl.SSLContext, cafile: str | None, server_hostname: str | None
+) -> ssl.SSLContext | None:
+    """The TLS context ``connect``'s arguments ask for (None: plain TCP): the caller's own,
+    or one that verifies the server's certificate and name against ``cafile`` (given: it
+    implies TLS) or the system's authorities.
+
+    Raises:
+        ValueError: arguments that do not go together.
+        ClientError: ``cafile`` cannot be read as certificates.
+    """
+    if isinstance(tls, ssl.SSLContext):
+        if cafile is not None:
+            raise ValueError("connect: cafile goes with tls=True (load it into your own context)")
+        return tls
+    if not tls and cafile is None:
+        if server_hostname is not None:
+            raise ValueError("connect: server_hostname is checked over TLS only: pass tls=True")
+        return None
+    try:
+        return ssl.create_default_context(cafile=cafile)
+    except OSError as exc:  # ssl.SSLError included
+        raise ClientError(f"cafile {cafile}: cannot be read as certificates ({exc})") from None
+
+
+async def open_tcp(
+    host: str,
+    port: int,
+    framing: Framing,
+    timeout: float,
+    tls: ssl.SSLContext | None = None,
+    server_hostname: str | None = None,
+) -> Connection:
+    """Connect to ``host:port`` within ``timeout`` seconds, the TLS handshake included when
+    ``tls`` is given (the certificate checked for ``server_hostname``, default ``host``)."""
     where = f"{host}:{port}"
     try:
         with anyio.move_on_after(timeout):
-            return Connection(await anyio.connect_tcp(host, port), framing, where)
+            if tls is None:
+                return Connection(await anyio.connect_tcp(host, port), framing, where)
+            stream = await anyio.connect_tcp(
+                host,
+                port,
+                ssl_context=tls,
+                tls_hostname=server_hostname or host,
+                tls_standard_compatible=False,
+            )
+            return Connection(stream, framing, where)
+    except ssl.SSLCertVerificationError as exc:
+        why = exc.verify_message or exc.reason
+        raise ClientError(f"{where}: TLS: certificate verify failed: {why}") from None
+    except ssl.SSLError as exc:
+        raise ClientError(f"{where}: TLS: the handshake failed ({exc.reason or exc})") from None
+    except (anyio.EndOfStream, anyio.BrokenResourceError):
+        raise EngineTerminatedError(
+            f"{where}: the connection closed in the TLS handshake"
+        ) from None
     except OSError as exc:
         raise EngineTerminatedError(f"{where}: cannot connect ({exc})") from None
     raise EngineTimeoutError(f"{where}: no connection within {timeout:g} s")

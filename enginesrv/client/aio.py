@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import contextlib
 import functools
+import ssl
 from collections.abc import AsyncIterator, Callable, Mapping, Sequence
 from typing import IO
 
@@ -12,8 +13,8 @@ from anyio.abc import ByteStream, Process
 
 from enginesrv.client import _analysing, _asking
 from enginesrv.client._args import (
-    STOP_GRACE,
     TIMEOUT,
+    check_auth,
     check_int,
     check_text,
     check_token,
@@ -22,7 +23,7 @@ from enginesrv.client._args import (
     search_timeout,
 )
 from enginesrv.client._conn import Connection
-from enginesrv.client._open import open_process, open_tcp, shut
+from enginesrv.client._open import open_process, open_tcp, shut, tls_context
 from enginesrv.client._session import SessionCalls
 from enginesrv.client._spawn import Spawner, spawn_reader
 from enginesrv.client.handle import Search, SearchHandle
@@ -30,7 +31,6 @@ from enginesrv.client.types import (
     ClientError,
     Clock,
     EngineInfo,
-    EngineTimeoutError,
     Framing,
     SearchResult,
     TraceCallback,
@@ -93,7 +93,7 @@ class AsyncEngine(SessionCalls):
 
     @classmethod
     @contextlib.asynccontextmanager
-    async def connect(
+    async def connect(  # noqa: PLR0913  (the keywords of connect_in)
         cls,
         host: str,
         port: int,
@@ -101,12 +101,25 @@ class AsyncEngine(SessionCalls):
         framing: Framing = "text",
         timeout: float = TIMEOUT,
         trace: TraceCallback | None = None,
+        tls: bool | ssl.SSLContext = False,
+        cafile: str | None = None,
+        server_hostname: str | None = None,
+        token: str | None = None,
     ) -> AsyncIterator[AsyncEngine]:
         """Connect to a server (``enginesrv serve``) or an engine listening on ``host:port``,
         greet it, and close the connection on leaving the block (``trace`` as for
-        ``popen``)."""
+        ``popen``; TLS and a token as for ``connect_in``)."""
         engine = await cls.connect_in(
-            None, host, port, framing=framing, timeout=timeout, trace=trace
+            None,
+            host,
+            port,
+            framing=framing,
+            timeout=timeout,
+            trace=trace,
+            tls=tls,
+            cafile=cafile,
+            server_hostname=server_hostname,
+            token=token,
         )
         try:
             yield engine
@@ -141,7 +154,7 @@ class AsyncEngine(SessionCalls):
         return await engine._start(nursery, handshake, timeout)
 
     @classmethod
-    async def connect_in(
+    async def connect_in(  # noqa: PLR0913  (keyword-only: the connection's, the client's)
         cls,
         nursery: Spawner | None,
         host: str,
@@ -151,11 +164,22 @@ class AsyncEngine(SessionCalls):
         timeout: float = TIMEOUT,
         handshake: bool = True,
         trace: TraceCallback | None = None,
+        tls: bool | ssl.SSLContext = False,
+        cafile: str | None = None,
+        server_hostname: str | None = None,
+        token: str | None = None,
     ) -> AsyncEngine:
         """As ``connect``, for a connection that lives longer than one block (its reader in
         ``nursery``, or a system task with None, as for ``popen_in``); the caller ends it with
-        ``quit`` or ``aclose``."""
-        conn = await open_tcp(host, port, framing, timeout)
+        ``quit`` or ``aclose``. ``tls=True`` (or a context of the caller's) speaks TLS and
+        verifies the server's certificate for ``server_hostname`` (default ``host``) against
+        the system's authorities, or those of ``cafile`` (which implies TLS). ``token``
+        (``NAME:TOKEN``) is presented after the handshake to a server that asks for one (and
+        to no other); no message, trace or ``repr`` shows it."""
+        auth = None if token is None else check_auth(token)
+        context = tls_context(tls, cafile, server_hostname)
+        conn = await open_tcp(host, port, framing, timeout, context, server_hostname)
+        conn.auth = auth
         conn.set_trace(trace)
         engine = cls(conn)
         return await engine._start(nursery, handshake, timeout)
@@ -233,7 +257,8 @@ class AsyncEngine(SessionCalls):
     # -- the handshake -------------------------------------------------------------------------
 
     async def handshake(self, timeout: float = TIMEOUT) -> EngineInfo:
-        """``ugi``, and what it tells: also kept in ``info``."""
+        """``ugi``, and what it tells: also kept in ``info``; then, to a server that asks
+        for one, the token the engine was opened with (``connect_in``)."""
         hello = await _asking.greet(self._conn, timeout)
         self.info = EngineInfo.from_handshake(hello)
         return self.info
@@ -337,21 +362,7 @@ class AsyncEngine(SessionCalls):
             timeout=start,
         )
         left = None if timeout is None else max(0.0, timeout - (anyio.current_time() - began))
-        try:
-            return await handle.result(left)
-        except anyio.get_cancelled_exc_class():  # the caller gave up: the engine goes idle
-            with anyio.CancelScope(shield=True):
-                await handle.stop_quietly()
-            raise
-        except EngineTimeoutError:
-            await handle.stop(STOP_GRACE)
-            try:
-                return await handle.result(STOP_GRACE)
-            except EngineTimeoutError as exc:
-                await self.aclose()
-                raise EngineTimeoutError(
-                    f"{self.where}: no best move within {timeout:g} s, nor after stop"
-                ) from exc
+        return await handle.result_or_stop(left, timeout, self.aclose)
 
     async def analyse(
         self,

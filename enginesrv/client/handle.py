@@ -185,6 +185,29 @@ class SearchHandle:
             raise EngineTimeoutError(f"{self._where}: no best move within {timeout:g} s")
         return self.outcome()
 
+    async def result_or_stop(
+        self, left: float | None, timeout: float | None, give_up: Callable[[], Awaitable[None]]
+    ) -> SearchResult:
+        """``go``'s wait: the result within ``left`` seconds (of the call's ``timeout``).
+        Then the search is stopped, and a best move that comes within ``STOP_GRACE`` is still
+        returned; else the engine is given up (``give_up``) and ``EngineTimeoutError`` raised.
+        A caller cancelled meanwhile stops the search (the engine goes idle)."""
+        try:
+            return await self.result(left)
+        except anyio.get_cancelled_exc_class():
+            with anyio.CancelScope(shield=True):
+                await self.stop_quietly()
+            raise
+        except EngineTimeoutError:
+            await self.stop(STOP_GRACE)
+            try:
+                return await self.result(STOP_GRACE)
+            except EngineTimeoutError as exc:
+                await give_up()
+                raise EngineTimeoutError(
+                    f"{self._where}: no best move within {timeout:g} s, nor after stop"
+                ) from exc
+
     def outcome(self) -> SearchResult:
         """The result of a search that has ended (``done``), or its error raised."""
         search = self._search

@@ -8,6 +8,7 @@ import functools
 import os
 import queue
 import signal
+import ssl
 import threading
 import weakref
 from collections.abc import Awaitable, Callable, Mapping, Sequence
@@ -129,7 +130,7 @@ class Engine:
         return cls(lambda nursery: start(nursery, argv))
 
     @classmethod
-    def connect(
+    def connect(  # noqa: PLR0913  (the keywords of AsyncEngine.connect)
         cls,
         host: str,
         port: int,
@@ -137,13 +138,31 @@ class Engine:
         framing: Framing = "text",
         timeout: float = TIMEOUT,
         trace: TraceCallback | None = None,
+        tls: bool | ssl.SSLContext = False,
+        cafile: str | None = None,
+        server_hostname: str | None = None,
+        token: str | None = None,
     ) -> Engine:
-        """Connect to a server on ``host:port`` and greet it (``AsyncEngine.connect``)."""
-        return cls(
-            lambda nursery: AsyncEngine.connect_in(
-                nursery, host, port, framing=framing, timeout=timeout, trace=trace
+        """Connect to a server on ``host:port`` and greet it (``AsyncEngine.connect``: with
+        ``tls=True`` or ``cafile``, over TLS, the server's certificate verified; ``token``
+        presented to a server that asks for one)."""
+
+        def start(nursery: trio.Nursery) -> Awaitable[AsyncEngine]:
+            # a closure, not a ``functools.partial``: a partial's ``repr`` would show the token
+            return AsyncEngine.connect_in(
+                nursery,
+                host,
+                port,
+                framing=framing,
+                timeout=timeout,
+                trace=trace,
+                tls=tls,
+                cafile=cafile,
+                server_hostname=server_hostname,
+                token=token,
             )
-        )
+
+        return cls(start)
 
     def __enter__(self) -> Engine:
         return self

@@ -67,7 +67,9 @@ class Clock:
 class EngineInfo:
     """What the handshake told: the engine's name, author, version and protocol version (0
     for a plain UGI engine that does not say), the games it plays, its bots, its options (with
-    types and defaults) and the limits of the connection (docs/protocol.md §2)."""
+    types and defaults), the limits of the connection (docs/protocol.md §2), and what a
+    server requires of a client before anything else: ``auth`` is ``"token"`` for a server
+    that asks for a token (``connect(..., token=...)``), None for one that asks nothing."""
 
     name: str
     author: str
@@ -77,6 +79,7 @@ class EngineInfo:
     bots: tuple[BotInfo, ...] = ()
     options: tuple[OptionSpec, ...] = ()
     limits: Mapping[str, int] = field(default_factory=dict)
+    auth: str | None = None
 
     @classmethod
     def from_handshake(cls, hello: m.Handshake) -> EngineInfo:
@@ -89,6 +92,7 @@ class EngineInfo:
             bots=hello.bots,
             options=hello.options,
             limits={limit.name: limit.value for limit in hello.limits},
+            auth=hello.auth,
         )
 
     def option(self, name: str) -> OptionSpec | None:

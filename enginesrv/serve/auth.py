@@ -24,6 +24,8 @@ from dataclasses import dataclass, field
 import structlog
 
 from enginesrv.checker import Checker, CheckerBusyError
+from enginesrv.search.child import SearchRunner
+from enginesrv.serve.quotas import Accounts, Metered, account_peer
 from enginesrv.tokens import Grant, TokenFile, TokenFileError, presented
 from enginesrv.tries import Tries
 from protocol import messages as m
@@ -53,8 +55,15 @@ class Keeper:
     tokens: TokenFile
     tries: Tries = field(default_factory=Tries)
     checker: Checker = field(default_factory=Checker)
+    accounts: Accounts = field(default_factory=Accounts)
     accepted: int = 0
     refused: int = 0
+
+    def searching(self, runner: SearchRunner, grant: Grant) -> tuple[str, Metered]:
+        """Who the searches of a connection with ``grant`` count against (its account), and
+        the runner that keeps them within its quotas (``enginesrv.serve.quotas``)."""
+        usage = self.accounts.of(grant.name, grant.quotas)
+        return account_peer(grant.name), Metered(runner, grant.name, usage)
 
     async def check(self, word: str, peer: str) -> Grant:
         """What the token ``word`` (``NAME:TOKEN``) presented by ``peer`` grants.

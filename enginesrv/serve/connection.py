@@ -197,6 +197,9 @@ class Connection:
         )
         if self.referee is not None:
             session.attach(self.referee)
+        grant, keeper = self.guard.grant, self.guard.keeper
+        if grant is not None and keeper is not None:  # accepted before (a WebSocket's)
+            session.count_against(*keeper.searching(self.serving.runner, grant))
         self.session = session
         reason = "closed by the client"
         requests_send, requests_receive = trio.open_memory_channel[Item](
@@ -338,8 +341,10 @@ class Connection:
             return "auth refused"
         if passed is None:
             return False
-        if self.guard.grant is not None and isinstance(passed.reply, m.Ack):
-            self.log.info("auth_accepted", account=self.guard.grant.name)
+        grant, keeper = self.guard.grant, self.guard.keeper
+        if grant is not None and keeper is not None and isinstance(passed.reply, m.Ack):
+            self.log.info("auth_accepted", account=grant.name)
+            session.count_against(*keeper.searching(self.serving.runner, grant))
         if isinstance(item, m.Request):
             self.reader.answered()
         if passed.reply is not None:

@@ -28,7 +28,6 @@ from __future__ import annotations
 
 import functools
 import os
-import socket
 import ssl
 import sys
 from collections.abc import Callable
@@ -42,17 +41,10 @@ from enginesrv.serve.auth import Guard, Keeper
 from enginesrv.serve.connection import Connection, Serving, peer_host
 from enginesrv.serve.hooks import RefereeHooks
 from enginesrv.serve.limits import Limits
-from enginesrv.serve.outbox import OutputBudget, encode
+from enginesrv.serve.outbox import OutputBudget
 from enginesrv.serve.settings import Framing, SessionConfig
+from enginesrv.serve.tls import TlsDoor
 from enginesrv.tokens import Grant
-from protocol import messages as m
-from protocol.errors import BAD_FRAME
-from protocol.sniff import sniff
-
-TLS_HANDSHAKE_BYTE = 0x16
-"""The first byte of a TLS handshake (a ClientHello record)."""
-CLEAR_DRAIN = 1 << 16
-"""Bytes read at most from a client in the clear after its refusal."""
 
 
 class Server:
@@ -72,7 +64,7 @@ class Server:
         within the process's descriptor budget); ``keeper``: the tokens its clients must
         present (None: none); ``tls``: the context of a server that speaks TLS only."""
         self.keeper = keeper
-        self.tls = tls
+        self.tls = None if tls is None else TlsDoor(tls, limits.first_command)
         self.config = config
         self.runner = runner
         self.limits = limits
@@ -101,7 +93,8 @@ class Server:
             with ticket:
                 if self.tls is not None:
                     ticket.on_evict = lambda why: stream.socket.close()
-                    secure = await self._secure(stream, peer)
+                    key = self.admission.peer(peer_host(peer))
+                    secure = await self.tls.secure(stream, key, self.keeper, self.stop)
                     if secure is stream:
                         return
                 connection = self.connection(secure, secure, peer=peer)
@@ -111,29 +104,6 @@ class Server:
             with trio.CancelScope(shield=True), trio.move_on_after(1):
                 await secure.aclose()
                 await stream.aclose()
-
-    async def _secure(self, stream: trio.SocketStream, peer: str) -> trio.abc.Stream:
-        """``stream`` once its TLS handshake is done, or ``stream`` itself when it has none
-        (within the ``firstcommand`` limit, the server stopping first, or the client speaking
-        the protocol in the clear, which is told so in its framing)."""
-        assert self.tls is not None
-        limit = self.limits.first_command or float("inf")
-        secure = trio.SSLStream(stream, self.tls, server_side=True, https_compatible=False)
-        with trio.move_on_after(limit) as waited:
-            async with trio.open_nursery() as nursery:
-                nursery.start_soon(_cancel_on, self.stop, nursery.cancel_scope)
-                try:
-                    first = await stream.socket.recv(1, socket.MSG_PEEK)
-                    if first[:1] == bytes([TLS_HANDSHAKE_BYTE]):
-                        await secure.do_handshake()
-                        return secure
-                    await _clear_refusal(stream, first)
-                except (trio.BrokenResourceError, trio.ClosedResourceError, OSError):
-                    pass
-                finally:
-                    nursery.cancel_scope.cancel()
-        self.log.info("tls_refused", peer=peer, late=waited.cancelled_caught)
-        return stream
 
     def connection(
         self,
@@ -179,28 +149,6 @@ class Server:
         self.admission.stopping = True
         for connection in list(self.connections):
             connection.shutdown()
-
-
-async def _cancel_on(event: trio.Event, scope: trio.CancelScope) -> None:
-    await event.wait()
-    scope.cancel()
-
-
-async def _clear_refusal(stream: trio.SocketStream, first: bytes) -> None:
-    """Tell a client that speaks the protocol in the clear to a TLS port so, in its framing
-    (nothing to one that speaks neither)."""
-    framing = sniff(first[0]) if first else None
-    if framing is None:
-        return
-    reply = m.ErrorReply(BAD_FRAME.code, BAD_FRAME.name, "this port speaks TLS only")
-    with trio.move_on_after(1):
-        await stream.send_all(encode(framing, reply, None))
-        await stream.send_eof()
-        # what it sent is read (a little, for a moment), so that it gets the refusal and an
-        # end of stream rather than a reset that could drop the refusal on its way
-        drained = 0
-        while drained < CLEAR_DRAIN and (chunk := await stream.receive_some(65536)):
-            drained += len(chunk)
 
 
 async def open_listeners(host: str, port: int) -> list[trio.SocketListener]:

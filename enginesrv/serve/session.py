@@ -118,6 +118,11 @@ class Session:
         if config.default_game is not None:
             self._set_game(games.load(config.default_game))
 
+    def count_against(self, peer: str, runner: SearchRunner) -> None:
+        """Search on ``runner`` from now on, counted against ``peer`` (an account's)."""
+        self.peer = self.board.peer = self.analyses.peer = peer
+        self.runner = self.analyses.runner = runner
+
     def attach(self, referee: RefereeHooks) -> None:
         """Play the game ``referee`` keeps from now on (module docstring)."""
         self.refereed = Refereed(referee, self.board)
@@ -329,7 +334,7 @@ class Session:
                 self.refereed.hooks.go(notification=notification)
                 decide: Decide = self._referee_decides
             else:
-                check_searches(self.config, "go")
+                check_searches(self.config, "go", self.runner)
                 decide = await self._bot_search(go, msgid, notification=notification)
         except NoMoveError as exc:
             await self._no_move(exc, msgid)
@@ -375,7 +380,7 @@ class Session:
                 BAD_ARGUMENTS, "analyse: send it as a request; its response ends it"
             )
         game, _ = self.board.require("analyse")
-        check_searches(self.config, "analyse")
+        check_searches(self.config, "analyse", self.runner)
         await self.analyses.request(command, game, self.options, self.id, msgid, nursery)
 
     def _stop(self, search_id: int | None, msgid: int | None) -> m.Reply | None:

@@ -15,6 +15,7 @@ from bots.registry import BotError
 from enginesrv import __version__
 from enginesrv.search.pool import GRACE
 from enginesrv.serve.catalog import bot_class, bot_games, bot_infos, bot_names, game_infos, supports
+from enginesrv.serve.quotas import Metered
 from protocol import messages as m
 from protocol.errors import BAD_ARGUMENTS, BUSY, ErrorCode
 
@@ -102,10 +103,14 @@ class RequestError(Exception):
         self.reply = reply
 
 
-def check_searches(config: SessionConfig, verb: str) -> None:
-    """Refuse ``verb`` (``go``, ``analyse``) on a server whose bot searches nothing."""
+def check_searches(config: SessionConfig, verb: str, runner: object = None) -> None:
+    """Refuse ``verb`` (``go``, ``analyse``) on a server whose bot searches nothing, or for
+    an account whose search time is used (``runner``: the session's, ``Metered`` then)."""
     if config.searches:
         raise request_error(BUSY, f"{verb}: {config.searches}")
+    refusal = runner.refusal(verb) if isinstance(runner, Metered) else None
+    if refusal is not None:
+        raise request_error(BUSY, refusal)
 
 
 def request_error(

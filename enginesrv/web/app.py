@@ -159,9 +159,10 @@ class WebApp:
                 await socket.close()
                 await end_websocket(websocket.scope)
 
-    def _game_of(self, query: str, peer: str) -> RefereeHooks | None:
+    def _game_of(self, query: str, peer: str, grant: Grant | None) -> RefereeHooks | None:
         """The game a ``/ws`` address asks for: a bot's or one screen's, a new table, or a
-        player's seat at one (``GameSpecError`` or ``TableError`` when it cannot be had)."""
+        player's seat at one (``GameSpecError`` or ``TableError`` when it cannot be had);
+        a bot's searches count against ``grant``'s account, when the page has one."""
         fields = dict(parse_qsl(query, keep_blank_values=True))
         key = fields.pop("key", "")
         if key and not KEY.fullmatch(key):
@@ -191,15 +192,25 @@ class WebApp:
             raise GameSpecError("key: only a game between two pages takes one")
         if spec is None:
             return None
-        return RefereedGame(self._referee(spec, owner))
+        keeper = self.server.keeper
+        if grant is None or keeper is None:
+            return RefereedGame(self._referee(spec, owner))
+        return RefereedGame(self._referee(spec, *keeper.searching(self.runner, grant)))
 
-    def _referee(self, spec: GameSpec, owner: str, opponent: Opponent | None = None) -> Referee:
-        """The referee of a game of ``owner``'s page against a bot (``opponent``: not one of
-        the server's), kept for the tests and for watching."""
+    def _referee(
+        self,
+        spec: GameSpec,
+        owner: str,
+        runner: SearchRunner | None = None,
+        opponent: Opponent | None = None,
+    ) -> Referee:
+        """The referee of a game of ``owner``'s page against a bot searching on ``runner``
+        (by default the server's) or ``opponent`` (not one of the server's), kept for the
+        tests and for watching."""
         config = self.server.config
         referee = Referee(
             spec,
-            self.runner,
+            runner or self.runner,
             peer=owner,
             seeds=self.seeds,
             max_plies=config.max_plies,
@@ -221,7 +232,7 @@ class WebApp:
         if spec.control is None:
             raise GameSpecError(f"tc: a game against the {challenges.kind}'s bots has a clock")
         opponent = challenges.claim(spec, spec.opponent.removeprefix(prefix), owner)
-        referee = self._referee(spec, owner, opponent)
+        referee = self._referee(spec, owner, opponent=opponent)
         return RefereedGame(referee, functools.partial(challenges.release, opponent))
 
     async def _signed_in(self, socket: StarletteSocket, peer: str) -> Grant | None:
@@ -239,7 +250,7 @@ class WebApp:
         if grant is None and self.server.keeper is not None:
             return
         try:
-            game = self._game_of(socket.websocket.url.query, peer)
+            game = self._game_of(socket.websocket.url.query, peer, grant)
             if isinstance(game, SeatGame):
                 self.tables.join(game.table, game.player, game.key)
         except (GameSpecError, TableError) as exc:

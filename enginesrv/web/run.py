@@ -101,7 +101,7 @@ async def serve_web(
         door="web",
         stop=server.stop,
         timeouts=timeouts,
-        tls=server.tls,
+        tls=None if server.tls is None else server.tls.context,
     )
     async with trio.open_nursery() as nursery:
         await nursery.start(serving)

@@ -35,9 +35,11 @@ import pytest
 import trio
 
 import games
+from enginesrv.serve.auth import Keeper
 from enginesrv.serve.connection import Limits
 from enginesrv.serve.server import Server
 from enginesrv.serve.settings import SessionConfig
+from enginesrv.tokens import TokenFile, digest_of
 from tests.enginesrv.peer import TextPeer, ThreadRunner, open_stream, serving
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -50,7 +52,7 @@ WORKERS = 2
 HASH_BUDGET = 512
 BARRIER = 2**31
 """The request id of the ``ping`` a msgpack replay ends with (no transcript uses it)."""
-CLOSING = (102, 103, 302, 304)
+CLOSING = (102, 103, 302, 304, 307)
 """Error codes after which the server closes the connection (§6)."""
 Framing = Literal["text", "msgpack"]
 
@@ -580,25 +582,45 @@ def closes_at_end(transcript: Transcript) -> bool:
     answer = parse_frame(last)
     is_quit = isinstance(frame, list) and "quit" in frame[:3]
     is_fatal = answer[:2] == [2, "error"] and answer[2][0].get("code") in CLOSING
-    return is_quit or is_fatal
+    refused = answer[0] == 1 and isinstance(answer[2], list) and answer[2][0] in CLOSING
+    return is_quit or is_fatal or refused
 
 
-def make_server() -> Server:
+DOC_TOKEN = "2L-V8xUMESwZth4fdidPtrsAk0e5U77irsyyQi0k8dw"
+"""alice's token in the transcripts of a server with tokens."""
+
+
+def make_server(tokens: Path | None = None) -> Server:
+    """The server ``enginesrv serve`` starts by default; with ``tokens`` (a folder), as
+    ``--tokens`` starts it, its file holding alice with the transcripts' token."""
     limits = Limits(peer_searches=max(1, WORKERS // 2), hash_mb=HASH_BUDGET)
+    keeper = None
+    if tokens is not None:
+        file = tokens / "tokens"
+        file.write_text(f"alice {digest_of(DOC_TOKEN)} 2026-12-05T00:00:00Z\n")
+        keeper = Keeper(TokenFile(file))
     config = SessionConfig(
         default_game=None,
         default_bot="alphabeta",
         limits=limits.announced(),
         hash_limit=HASH_BUDGET // WORKERS,
         hash_budget=HASH_BUDGET,
+        auth=None if keeper is None else "token",
     )
-    return Server(config, ThreadRunner(), limits)
+    return Server(config, ThreadRunner(), limits, keeper=keeper)
 
 
-async def replay(transcript: Transcript) -> None:
-    """Replay ``transcript`` on a connection of its own to a fresh server."""
+def with_tokens(transcript: Transcript) -> bool:
+    """Whether a transcript shows a server with tokens (it presents one)."""
+    return any(step.kind == "send" and "auth" in step.text for step in transcript.steps)
+
+
+async def replay(transcript: Transcript, folder: Path | None = None) -> None:
+    """Replay ``transcript`` on a connection of its own to a fresh server (with tokens, kept
+    in ``folder``, when the transcript presents one)."""
     failure: TranscriptError | None = None
-    async with serving(make_server()) as port:
+    server = make_server(folder if with_tokens(transcript) else None)
+    async with serving(server) as port:
         stream = await open_stream(port)
         replayer: TextReplay | MsgpackReplay
         if transcript.framing == "text":
@@ -631,10 +653,12 @@ PAGE_TRANSCRIPTS = [t for page in GAME_PAGES for t in doc_transcripts(page)]
     "transcript", DOC_TRANSCRIPTS, ids=[t.title.split(" ")[0] for t in DOC_TRANSCRIPTS]
 )
 @trio_test
-async def test_a_transcript_of_the_protocol_doc_replays(transcript: Transcript) -> None:
+async def test_a_transcript_of_the_protocol_doc_replays(
+    transcript: Transcript, tmp_path: Path
+) -> None:
     if transcript.not_replayed is not None:
         pytest.skip(f"{transcript.where}: not replayed: {transcript.not_replayed}")
-    await replay(transcript)
+    await replay(transcript, tmp_path)
 
 
 @pytest.mark.parametrize(

@@ -396,3 +396,56 @@ async def test_a_tls_client_that_never_finishes_its_handshake_is_closed(
             while await stream.receive_some(65536):
                 pass
         assert server.admission.held == 0
+
+
+@trio_test
+async def test_over_tls_an_address_that_failed_too_often_gets_no_handshake(
+    tmp_path: Path, authority: trustme.CA
+) -> None:
+    """Its connections are closed before their handshake (which costs the server's loop a
+    millisecond each); another address is served."""
+    async with token_server(tmp_path, tls=server_context(authority)) as (server, port, token):
+        assert server.tls is not None
+        for _ in range(5):
+            stream = await open_stream(port, "127.0.0.7")
+            secure = trio.SSLStream(stream, client_context(authority), server_hostname="127.0.0.1")
+            await secure.send_all(b"auth alice:" + b"W" * 43 + b"\n")
+            with trio.fail_after(5):
+                assert await secure.receive_some(1000) == NOT_ACCEPTED.encode() + b"\n"
+        refused = server.tls.refused
+        stream = await open_stream(port, "127.0.0.7")
+        secure = trio.SSLStream(stream, client_context(authority), server_hostname="127.0.0.1")
+        with trio.fail_after(5), pytest.raises(trio.BrokenResourceError):
+            await secure.do_handshake()
+        assert server.tls.refused == refused + 1
+        other = await open_stream(port, "127.0.0.8")
+        fine = trio.SSLStream(other, client_context(authority), server_hostname="127.0.0.1")
+        await fine.send_all(f"auth {token}\nisready\n".encode())
+        with trio.fail_after(5):
+            assert await fine.receive_some(1000) == b"readyok\n"
+
+
+@trio_test
+async def test_a_peer_does_two_tls_handshakes_at_once_at_most(
+    tmp_path: Path, authority: trustme.CA
+) -> None:
+    """Connections that begin a handshake and stall hold their peer's two turns; a third
+    of the same peer waits, one of another peer does not."""
+    async with token_server(tmp_path, tls=server_context(authority)) as (server, port, _token):
+        assert server.tls is not None
+        hello = b"\x16\x03\x01\x00\x05"  # the head of a ClientHello record, its body never sent
+        for _ in range(2):
+            stalled = await open_stream(port, "127.0.0.11")
+            await stalled.send_all(hello)
+        with trio.fail_after(5):
+            while server.tls.handshaking["127.0.0.11"].borrowed_tokens < 2:
+                await trio.sleep(0.01)
+        third = await open_stream(port, "127.0.0.11")
+        waiting = trio.SSLStream(third, client_context(authority), server_hostname="127.0.0.1")
+        with trio.move_on_after(0.5) as held:
+            await waiting.do_handshake()
+        assert held.cancelled_caught, "a third handshake of the peer ran beside two others"
+        other = await open_stream(port, "127.0.0.12")
+        fine = trio.SSLStream(other, client_context(authority), server_hostname="127.0.0.1")
+        with trio.fail_after(5):
+            await fine.do_handshake()

@@ -272,7 +272,8 @@ def test_error_table_is_consistent() -> None:
     assert len(set(codes)) == len(codes)
     assert errors.BY_NAME["illegal-move"].code == 201
     assert {100, 101, 102, 103, 200, 201, 202, 203, 204, 300, 500} <= set(codes)
-    assert all(e.fatal == (e.code in (102, 103, 302, 303, 304, 306, 307)) for e in errors.ERROR_CODES)
+    closing = (102, 103, 302, 303, 304, 306, 307)
+    assert all(e.fatal == (e.code in closing) for e in errors.ERROR_CODES)
 
 
 # -- fuzzing ------------------------------------------------------------------------------------

@@ -1,0 +1,138 @@
+"""An account's quotas (``enginesrv token add NAME --searches N --hour S``): what it uses over
+all its connections, attacked as a client that opens more of them, or searches for ever,
+would (enginesrv.serve.quotas)."""
+
+from __future__ import annotations
+
+import math
+from pathlib import Path
+from typing import Any
+
+import trio
+
+from enginesrv.search.child import SearchOutcome
+from enginesrv.search.jobs import SearchJob
+from enginesrv.serve.auth import Keeper
+from enginesrv.serve.connection import Limits
+from enginesrv.serve.quotas import HOUR, Usage
+from enginesrv.serve.server import Server
+from enginesrv.serve.settings import SessionConfig
+from enginesrv.tokens import Quotas, TokenFile
+from tests.enginesrv.peer import TextPeer, ThreadRunner, serving
+from tests.trio_run import trio_test
+
+
+class PeerRunner(ThreadRunner):
+    """Records whom each search counts against, and when each ran."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.peers: list[str | None] = []
+        self.spans: list[tuple[float, float]] = []
+
+    async def search(self, job: SearchJob, **kwargs: Any) -> SearchOutcome:
+        self.peers.append(kwargs.get("peer"))
+        started = trio.current_time()
+        try:
+            return await super().search(job, **kwargs)
+        finally:
+            self.spans.append((started, trio.current_time()))
+
+
+async def signed_in(port: int, token: str, local: str = "127.0.0.1") -> TextPeer:
+    peer = await TextPeer.connect(port, local)
+    await peer.send(f"auth {token}", "uginewgame yoxii", "setoption name Bot value alphabeta")
+    await peer.send("isready")
+    assert await peer.line() == "readyok"
+    return peer
+
+
+def quota_server(folder: Path, quotas: Quotas, runner: PeerRunner) -> tuple[Server, str, Keeper]:
+    file = TokenFile(folder / "tokens")
+    token = "alice:" + file.add("alice", quotas)
+    limits = Limits()
+    config = SessionConfig(default_game="yoxii", limits=limits.announced(), auth="token")
+    keeper = Keeper(file)
+    return Server(config, runner, limits, keeper=keeper), token, keeper
+
+
+def test_an_hours_use_counts_the_running_searches_and_forgets_the_old_ones() -> None:
+    now = [0.0]
+    usage = Usage(Quotas(hour=100), clock=lambda: now[0])
+    usage.start(1)
+    now[0] = 30
+    assert usage.used() == 30
+    usage.end(1)
+    usage.start(2)
+    now[0] = 50
+    assert usage.used() == 50
+    assert usage.left() == 50
+    usage.end(2)
+    now[0] = HOUR + 29
+    assert usage.used() == 50  # a search counts until an hour after it ended
+    now[0] = HOUR + 30
+    assert usage.used() == 20
+    assert usage.more_in() == 20
+    now[0] = HOUR + 50
+    assert usage.used() == 0
+    assert Usage(Quotas()).left() == math.inf
+
+
+@trio_test
+async def test_a_search_stops_when_the_accounts_time_is_used_and_the_next_is_refused(
+    tmp_path: Path,
+) -> None:
+    runner = PeerRunner()
+    server, token, keeper = quota_server(tmp_path, Quotas(hour=1), runner)
+    async with serving(server) as port:
+        peer = await signed_in(port, token)
+        started = trio.current_time()
+        await peer.send("go movetime 20000")
+        await peer.until("bestmove ")
+        assert 0.9 < trio.current_time() - started < 3
+        other = await signed_in(port, token, "127.0.0.9")  # another address: the same account
+        await other.send("go movetime 100")
+        line = await other.line()
+        assert line.startswith(
+            "error 300 busy go: alice has used its 1 s of search in the last hour; more in "
+        )
+        assert await other.line() == "bestmove none"
+        await other.send("analyse id a startpos")
+        assert (await other.expect("error ")).startswith("error 300 busy analyse: alice has used")
+    assert runner.peers == ["@alice"]
+    keeper.close()
+
+
+@trio_test
+async def test_an_account_runs_no_more_searches_at_once_than_its_quota(tmp_path: Path) -> None:
+    """Two connections from two addresses: the second search waits until the first ends."""
+    runner = PeerRunner()
+    server, token, keeper = quota_server(tmp_path, Quotas(searches=1), runner)
+    async with serving(server) as port:
+        first = await signed_in(port, token, "127.0.0.2")
+        second = await signed_in(port, token, "127.0.0.3")
+        await first.send("go infinite")
+        await first.expect("info ")
+        await second.send("go movetime 50")
+        waiting = await second.line()
+        assert waiting.startswith("info string"), waiting
+        with trio.move_on_after(0.5):
+            await second.until("bestmove")
+            raise AssertionError("the second search ran beside the first")
+        await first.send("stop")
+        await first.until("bestmove ")
+        await second.until("bestmove ")
+    assert runner.peers == ["@alice", "@alice"]
+    (_, first_end), (second_start, _) = runner.spans[0], runner.spans[1]
+    assert second_start >= first_end
+    keeper.close()
+
+
+def test_quotas_follow_the_token_file(tmp_path: Path) -> None:
+    file = TokenFile(tmp_path / "tokens")
+    file.add("alice", Quotas(searches=2, hour=600))
+    file.add("bob")
+    lines = (tmp_path / "tokens").read_text().splitlines()
+    assert lines[0].endswith(" searches=2 hour=600")
+    assert len(lines[1].split()) == 3
+    assert [a.quotas for a in file.accounts()] == [Quotas(2, 600), Quotas()]
