@@ -102,7 +102,8 @@ class Door:
 
     async def handle(self, stream: ByteStream, host: str, *, admitted: bool = False) -> None:
         """Serve one connection from ``host`` until it ends (never raises); ``admitted``:
-        its connection holds a ticket already (a WebSocket of the web port)."""
+        its connection holds a ticket already, and its TLS is the web port's (a WebSocket
+        of the web port)."""
         ticket = None if admitted else self.admission.admit(host, "ladder")
         try:
             if isinstance(ticket, str):
@@ -111,7 +112,7 @@ class Door:
             with ticket or contextlib.nullcontext(), trio.CancelScope() as scope:
                 if ticket is not None:  # until it has logged in, a newcomer may take its place
                     ticket.on_evict = lambda why: scope.cancel()
-                if self.tls is not None:
+                if self.tls is not None and not admitted:
                     stream = await self._tls(stream)
                 await self._serve(stream, host, ticket)
         except (anyio.BrokenResourceError, anyio.ClosedResourceError, anyio.EndOfStream):

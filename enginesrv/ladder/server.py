@@ -162,6 +162,7 @@ async def serve_ladder(
                             admission,
                             host=run.host,
                             port=run.web,
+                            tls=run.tls,
                         )
                     )
                 on_ready(*ladder.address)

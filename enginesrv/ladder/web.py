@@ -21,6 +21,7 @@ games' records and the live games.
 from __future__ import annotations
 
 import functools
+import ssl
 from typing import Any
 
 import anyio
@@ -47,8 +48,10 @@ from enginesrv.serve.catalog import prepare_handshake
 from enginesrv.serve.limits import Limits
 from enginesrv.serve.server import Server
 from enginesrv.serve.settings import SessionConfig
+from enginesrv.serve.tls import TlsDoor
 from enginesrv.web.app import WS_PEER_CONNECTIONS, WebApp
 from enginesrv.web.http import (
+    KEEP_ALIVE,
     end_websocket,
     foreign_origin,
     keep_transport,
@@ -268,9 +271,11 @@ async def serve_ladder_web(
     *,
     host: str,
     port: int,
+    tls: ssl.SSLContext | None = None,
     task_status: trio.TaskStatus[str] = trio.TASK_STATUS_IGNORED,
 ) -> None:
     """Serve the web port until the ladder stops; reports the page's address once served.
+    ``tls``: the port speaks TLS only (the bots' ``/bot`` sockets carry their tokens).
 
     Raises:
         OSError: the address cannot be listened on.
@@ -279,6 +284,10 @@ async def serve_ladder_web(
     prepare_handshake(server.config.default_bot)  # not on the loop at the first page's ugi
     app = LadderWeb(ladder, feeds, server).asgi()
     listeners, page = await open_web(host, port)
+    door = None
+    if tls is not None:
+        door = TlsDoor(tls, KEEP_ALIVE)
+        page = page.replace("http://", "https://", 1)
     serving = functools.partial(
         serve_http,
         app,
@@ -287,6 +296,7 @@ async def serve_ladder_web(
         admission,
         door="web",
         stop=ladder.stop,
+        tls=door,
     )
     async with trio.open_nursery() as nursery:
         nursery.start_soon(_stop_with, ladder, server)

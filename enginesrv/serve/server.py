@@ -64,7 +64,7 @@ class Server:
         within the process's descriptor budget); ``keeper``: the tokens its clients must
         present (None: none); ``tls``: the context of a server that speaks TLS only."""
         self.keeper = keeper
-        self.tls = None if tls is None else TlsDoor(tls, limits.first_command)
+        self.tls = None if tls is None else TlsDoor(tls, limits.first_command, keeper)
         self.config = config
         self.runner = runner
         self.limits = limits
@@ -94,7 +94,7 @@ class Server:
                 if self.tls is not None:
                     ticket.on_evict = lambda why: stream.socket.close()
                     key = self.admission.peer(peer_host(peer))
-                    secure = await self.tls.secure(stream, key, self.keeper, self.stop)
+                    secure = await self.tls.secure(stream, key, self.stop)
                     if secure is stream:
                         return
                 connection = self.connection(secure, secure, peer=peer)

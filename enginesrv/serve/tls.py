@@ -18,8 +18,11 @@ slow every other client down. Two rules keep it from doing so:
 
 from __future__ import annotations
 
+import contextlib
 import socket
 import ssl
+from collections.abc import AsyncIterator
+from typing import Any
 
 import structlog
 import trio
@@ -43,60 +46,89 @@ log = structlog.get_logger("enginesrv.serve.tls")
 class TlsDoor:
     """The TLS context of a port and its handshakes under way (module docstring)."""
 
-    def __init__(self, context: ssl.SSLContext, limit: float) -> None:
-        """``limit``: the seconds a handshake may take (0: no limit)."""
+    def __init__(self, context: ssl.SSLContext, limit: float, keeper: Keeper | None = None) -> None:
+        """``limit``: the seconds a handshake may take (0: no limit); ``keeper``: the
+        server's tokens, whose tries shut a peer out."""
         self.context = context
         self.limit = limit or float("inf")
+        self.keeper = keeper
         self.handshaking: dict[str, trio.CapacityLimiter] = {}
         """Each peer's handshakes at once (a peer is dropped once it has none)."""
         self.refused = 0
 
-    async def secure(
-        self, stream: trio.SocketStream, peer: str, keeper: Keeper | None, stop: trio.Event
-    ) -> trio.abc.Stream:
-        """``stream`` once its TLS handshake is done, or ``stream`` itself when it has none
-        (the module docstring's reasons, the time limit, or ``stop``)."""
-        if keeper is not None and keeper.tries.wait(peer) > 0:
-            self.refused += 1
-            log.info("tls_refused", peer=peer, reason="too many wrong tokens")
-            return stream
-        secure = trio.SSLStream(stream, self.context, server_side=True, https_compatible=False)
+    def shut_out(self, peer: str) -> bool:
+        """Whether ``peer`` is refused before its handshake (it presented too many wrong
+        tokens), counted and logged."""
+        if self.keeper is None or self.keeper.tries.wait(peer) <= 0:
+            return False
+        self.refused += 1
+        log.info("tls_refused", peer=peer, reason="too many wrong tokens")
+        return True
+
+    @contextlib.asynccontextmanager
+    async def turn(self, peer: str) -> AsyncIterator[None]:
+        """One of ``peer``'s handshakes at once, within the time limit (its end cancels the
+        block)."""
         limiter = self.handshaking.get(peer)
         if limiter is None:
             limiter = self.handshaking[peer] = trio.CapacityLimiter(HANDSHAKES_PER_PEER)
         try:
-            with trio.move_on_after(self.limit) as waited:
-                async with trio.open_nursery() as nursery:
-                    nursery.start_soon(_cancel_on, stop, nursery.cancel_scope)
-                    try:
-                        if await _handshake(stream, secure, limiter):
-                            return secure
-                    finally:
-                        nursery.cancel_scope.cancel()
+            with trio.move_on_after(self.limit):
+                async with limiter:
+                    yield
         finally:
             if limiter.borrowed_tokens == 0 and limiter.statistics().tasks_waiting == 0:
                 self.handshaking.pop(peer, None)
+
+    async def handshake(self, secure: trio.SSLStream[Any], peer: str) -> bool:
+        """Whether ``secure``'s handshake is done, in ``peer``'s turn and time (a web port's
+        connection: hypercorn reads its requests over ``secure``)."""
+        if self.shut_out(peer):
+            return False
+        with contextlib.suppress(trio.BrokenResourceError, trio.ClosedResourceError, OSError):
+            async with self.turn(peer):
+                await secure.do_handshake()
+                return True
+        self.refused += 1
+        log.info("tls_refused", peer=peer)
+        return False
+
+    async def secure(
+        self, stream: trio.SocketStream, peer: str, stop: trio.Event
+    ) -> trio.abc.Stream:
+        """``stream`` once its TLS handshake is done, or ``stream`` itself when it has none
+        (the module docstring's reasons, the time limit, or ``stop``): the protocol port's
+        connections, whose client in the clear is told so."""
+        if self.shut_out(peer):
+            return stream
+        secure = trio.SSLStream(stream, self.context, server_side=True, https_compatible=False)
+        with trio.move_on_after(self.limit) as waited:
+            async with trio.open_nursery() as nursery:
+                nursery.start_soon(_cancel_on, stop, nursery.cancel_scope)
+                try:
+                    if await self._first(stream, secure, peer):
+                        return secure
+                finally:
+                    nursery.cancel_scope.cancel()
         self.refused += 1
         log.info("tls_refused", peer=peer, late=waited.cancelled_caught)
         return stream
 
-
-async def _handshake(
-    stream: trio.SocketStream,
-    secure: trio.SSLStream[trio.SocketStream],
-    limiter: trio.CapacityLimiter,
-) -> bool:
-    """Whether ``secure``'s handshake is done (False: the client spoke in the clear, and was
-    told so, or its connection broke)."""
-    try:
-        first = await stream.socket.recv(1, socket.MSG_PEEK)
-        if first[:1] != bytes([TLS_HANDSHAKE_BYTE]):
-            await _clear_refusal(stream, first)
-            return False
-        async with limiter:
-            await secure.do_handshake()
-        return True
-    except (trio.BrokenResourceError, trio.ClosedResourceError, OSError):
+    async def _first(
+        self, stream: trio.SocketStream, secure: trio.SSLStream[trio.SocketStream], peer: str
+    ) -> bool:
+        """Whether ``secure``'s handshake is done (False: the client spoke in the clear, and
+        was told so, or its connection broke)."""
+        try:
+            first = await stream.socket.recv(1, socket.MSG_PEEK)
+            if first[:1] != bytes([TLS_HANDSHAKE_BYTE]):
+                await _clear_refusal(stream, first)
+                return False
+            async with self.turn(peer):
+                await secure.do_handshake()
+                return True
+        except (trio.BrokenResourceError, trio.ClosedResourceError, OSError):
+            pass
         return False
 
 

@@ -24,7 +24,6 @@ import ipaddress
 import math
 import re
 import socket
-import ssl
 import urllib.parse
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -40,6 +39,7 @@ from hypercorn.utils import wrap_app
 from starlette.types import ASGIApp, Scope
 
 from enginesrv.admission import Admission
+from enginesrv.serve.tls import TlsDoor
 
 READ_TIMEOUT = 30.0
 """Seconds an HTTP connection's read may wait while a request is being received."""
@@ -253,16 +253,14 @@ async def serve_http(  # noqa: PLR0913  (keyword options, passed by name)
     door: str,
     stop: trio.Event,
     timeouts: HttpTimeouts | None = None,
-    tls: ssl.SSLContext | None = None,
+    tls: TlsDoor | None = None,
     task_status: trio.TaskStatus[None] = trio.TASK_STATUS_IGNORED,
 ) -> None:
     """Serve ``app`` on ``listeners`` until ``stop``; then stop accepting and give the
     connections ``config.graceful_timeout`` seconds to end. ``timeouts`` (default
     ``HttpTimeouts()``): the reads' and writes' (the keep-alive one is ``config``'s);
-    ``tls``: every connection speaks TLS (its handshake within the keep-alive time, over
-    the guarded stream)."""
-    if tls is not None:
-        config.ssl_handshake_timeout = config.keep_alive_timeout
+    ``tls``: every connection speaks TLS (its handshake over the guarded stream, in its
+    peer's turn: ``TlsDoor``)."""
     timeouts = timeouts or HttpTimeouts()
     wrapped = wrap_app(cast(ASGIFramework, app), config.wsgi_max_body_size, "asgi")
     context = WorkerContext(None)
@@ -283,7 +281,10 @@ async def serve_http(  # noqa: PLR0913  (keyword options, passed by name)
             state: LifespanState = {}
             served: trio.abc.Stream = guarded
             if tls is not None:
-                served = trio.SSLStream(guarded, tls, server_side=True)
+                served = trio.SSLStream(guarded, tls.context, server_side=True)
+                if not await tls.handshake(served, admission.peer(host)):
+                    await trio.aclose_forcefully(guarded)
+                    return
             server = TCPServer(wrapped, config, context, state, served)  # type: ignore[arg-type]
             try:
                 await server.run()

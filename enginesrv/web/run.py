@@ -101,7 +101,7 @@ async def serve_web(
         door="web",
         stop=server.stop,
         timeouts=timeouts,
-        tls=None if server.tls is None else server.tls.context,
+        tls=server.tls,
     )
     async with trio.open_nursery() as nursery:
         await nursery.start(serving)

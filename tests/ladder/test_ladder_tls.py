@@ -3,6 +3,7 @@ certificates of a test authority (``trustme``)."""
 
 from __future__ import annotations
 
+import functools
 import ssl
 import sys
 from pathlib import Path
@@ -11,9 +12,11 @@ import anyio
 import pytest
 import trio
 import trustme
+from trio_websocket import open_websocket_url
 
 from enginesrv.ladder.accounts import players
 from enginesrv.ladder.client import ClientSettings, run_client
+from enginesrv.ladder.server import open_ladder, serve_ladder
 from enginesrv.ladder.state import Ladder, LadderRun
 from protocol.login import encode_login
 from tests.ladder.support import ladder_run, serving, trio_test
@@ -142,3 +145,41 @@ async def _client_logs_in(ladder: Ladder, token: str, authority: trustme.CA) -> 
     with trio.fail_after(20):
         await run_client(settings, stop)
     assert said[0] == "logged in"
+
+
+@trio_test
+async def test_the_ladders_web_port_speaks_tls_too(tmp_path: Path, authority: trustme.CA) -> None:
+    """A bot's ``/bot`` socket carries its token: over TLS only, verified, as the bot door."""
+    server = ssl.create_default_context(ssl.Purpose.CLIENT_AUTH)
+    authority.issue_cert("127.0.0.1").configure_cert(server)
+    server.set_alpn_protocols(["http/1.1"])
+    token = players(tmp_path).add("alice")
+    pages: list[str] = []
+    run = ladder_run(tmp_path, tls=server, web=0)
+    async with open_ladder(run) as ladder, trio.open_nursery() as nursery:
+        await nursery.start(
+            functools.partial(
+                serve_ladder, ladder, on_ready=lambda h, p: None, on_page=pages.append
+            )
+        )
+        try:
+            assert pages[0].startswith("https://127.0.0.1:")
+            url = pages[0].replace("https", "wss") + "bot"
+            async with open_websocket_url(url, ssl_context=_trusting(authority)) as ws:
+                await ws.send_message(f"login alice {token}")
+                with trio.fail_after(10):
+                    assert (await ws.get_message()) == "ugi\n"
+            host, port = pages[0].split("//")[1].rstrip("/").split(":")
+            stream = await trio.open_tcp_stream(host, int(port))
+            async with stream:
+                await stream.send_all(b"GET / HTTP/1.1\r\nHost: x\r\n\r\n")
+                with trio.fail_after(2):
+                    data = b""
+                    try:
+                        while chunk := await stream.receive_some(4096):
+                            data += chunk
+                    except trio.BrokenResourceError:
+                        pass
+                assert b"HTTP/1.1" not in data
+        finally:
+            ladder.stop.set()
