@@ -1,0 +1,161 @@
+"""``enginesrv token add|revoke|list`` and ``enginesrv serve --tokens --tls-cert --tls-key``
+as a user types them: what they print, what they refuse (status 2, one line, no traceback),
+and a real server that a client reaches over TLS with its token."""
+
+from __future__ import annotations
+
+import json
+import signal
+import stat
+import subprocess
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+import trustme
+
+from enginesrv.cli import main
+from enginesrv.client import Engine, EngineError
+from enginesrv.tokens import TokenFile
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+@pytest.fixture(autouse=True)
+def sigterm_kept() -> Iterator[None]:
+    """``serve`` makes SIGTERM exit at once until it watches its signals: the handler this
+    process had is put back after each test."""
+    before = signal.getsignal(signal.SIGTERM)
+    yield
+    signal.signal(signal.SIGTERM, before)
+
+
+def run(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]:
+    try:
+        code = main(list(argv))
+    except SystemExit as exc:
+        code = int(exc.code or 0)
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+def refusal(capsys: pytest.CaptureFixture[str], *argv: str) -> str:
+    """The one line of a refused command (status 2, nothing on stdout, no traceback)."""
+    code, out, err = run(capsys, *argv)
+    assert (code, out) == (2, ""), err
+    assert err.count("\n") == 1, err
+    assert "Traceback" not in err
+    return err.removesuffix("\n")
+
+
+def test_add_prints_the_token_once_and_keeps_its_hash(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    file = tmp_path / "tokens"
+    code, out, err = run(capsys, "token", "add", "alice", "--file", str(file), "--hour", "600")
+    assert code == 0
+    name, secret = out.strip().split(":")
+    assert name == "alice"
+    assert err == "token: account alice added; its token is shown only now\n"
+    assert secret not in file.read_text()
+    assert stat.S_IMODE(file.stat().st_mode) == 0o600
+    assert TokenFile(file).check("alice", secret)
+    code, out, _ = run(capsys, "token", "list", "--file", str(file))
+    assert code == 0
+    assert out.startswith("alice  ")
+    assert out.endswith("  hour=600\n")
+    code, out, _ = run(capsys, "token", "list", "--file", str(file), "--json")
+    listed = json.loads(out)
+    assert [(a["name"], a["searches"], a["hour"]) for a in listed] == [("alice", None, 600)]
+    code, _, err = run(capsys, "token", "revoke", "alice", "--file", str(file))
+    assert (code, err) == (0, "token: account alice revoked\n")
+    assert not TokenFile(file).check("alice", secret)
+
+
+@pytest.mark.parametrize(
+    ("argv", "says"),
+    [
+        (("token", "add", "9lives"), "name '9lives': a letter, then up to 31"),
+        (("token", "revoke", "bob"), "no such token file"),
+        (("token", "list"), "no such token file"),
+        (("token", "add", "alice", "--searches", "0"), "--searches: "),
+    ],
+)
+def test_token_refuses_what_it_cannot_do(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], argv: tuple[str, ...], says: str
+) -> None:
+    assert says in refusal(capsys, *argv, "--file", str(tmp_path / "tokens"))
+
+
+def test_serve_refuses_a_missing_token_file_and_half_a_certificate(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    missing = tmp_path / "nothing"
+    line = refusal(capsys, "serve", "--port", "0", "--tokens", str(missing))
+    assert line == (
+        f"enginesrv serve: error: --tokens {missing}: no such file "
+        "(make it: enginesrv token add NAME --file FILE)"
+    )
+    line = refusal(capsys, "serve", "--port", "0", "--tls-cert", str(missing))
+    assert line == "enginesrv serve: error: --tls-cert and --tls-key go together"
+    line = refusal(
+        capsys, "serve", "--port", "0", "--tls-cert", str(missing), "--tls-key", str(missing)
+    )
+    assert line.startswith("enginesrv serve: error: --tls-cert/--tls-key: ")
+    damaged = tmp_path / "damaged"
+    damaged.write_text("alice not-a-digest 2026\n")
+    line = refusal(capsys, "serve", "--port", "0", "--tokens", str(damaged))
+    assert line.startswith(f"enginesrv serve: error: --tokens: {damaged}, line 1: not NAME scrypt")
+
+
+def test_a_real_server_with_tokens_and_tls_serves_a_client_that_has_both(tmp_path: Path) -> None:
+    """``enginesrv serve --tokens --tls-cert --tls-key --web 0``: its web page is https, and
+    the client library connects verified, with its token; a wrong token is refused."""
+    authority = trustme.CA()
+    issued = authority.issue_cert("127.0.0.1")
+    issued.private_key_pem.write_to_path(str(tmp_path / "key.pem"))
+    issued.cert_chain_pems[0].write_to_path(str(tmp_path / "cert.pem"))
+    authority.cert_pem.write_to_path(str(tmp_path / "ca.pem"))
+    token = "alice:" + TokenFile(tmp_path / "tokens").add("alice")
+    command = [
+        sys.executable,
+        "-m",
+        "enginesrv.cli",
+        "serve",
+        "--port",
+        "0",
+        "--web",
+        "0",
+        "--workers",
+        "1",
+        "--game",
+        "yoxii",
+        "--tokens",
+        str(tmp_path / "tokens"),
+        "--tls-cert",
+        str(tmp_path / "cert.pem"),
+        "--tls-key",
+        str(tmp_path / "key.pem"),
+    ]
+    server = subprocess.Popen(
+        command, cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
+    )
+    try:
+        assert server.stdout is not None
+        listening = server.stdout.readline()
+        assert listening.startswith("listening 127.0.0.1:"), listening
+        assert server.stdout.readline().startswith("web https://127.0.0.1:")
+        port = int(listening.rsplit(":", 1)[1])
+        ca = str(tmp_path / "ca.pem")
+        with Engine.connect("127.0.0.1", port, cafile=ca, token=token) as engine:
+            assert engine.info.auth == "token"
+            assert "c5" in engine.legal_moves()
+        with pytest.raises(EngineError) as refused:
+            Engine.connect("127.0.0.1", port, cafile=ca, token="alice:" + "W" * 43)
+        assert refused.value.code == 307
+    finally:
+        server.send_signal(signal.SIGTERM)
+        _, err = server.communicate(timeout=15)
+    assert server.returncode == 0, err
+    assert token.split(":")[1] not in err
