@@ -9,8 +9,9 @@
 // The modules under app/ each do one job: state.js (what the page knows), setup.js (the new
 // game form), play.js (a game), input.js (the person's clicks and keys), render.js (drawing),
 // marks.js (the board's marks), analysis.js, review.js (a game analysed whole), replay.js
-// (positions and records), rules.js (How to play), table.js (a game between two pages) and
-// watch.js (an event). This one starts the page.
+// (positions and records), rules.js (How to play), table.js (a game between two pages),
+// watch.js (an event) and signin.js (the token of a server that takes tokens). This one starts
+// the page.
 
 import { handshake, Session } from "./proto.js";
 import { app, ui, $, setStatus, wsUrl } from "./app/state.js";
@@ -20,6 +21,7 @@ import { startWatching } from "./app/watch.js";
 import { startLadder } from "./app/ladder.js";
 import { joinTable, watchPath } from "./app/table.js";
 import { multipvOffered } from "./app/analysis.js";
+import { pageStarted, requireSignIn } from "./app/signin.js";
 import "./app/input.js";
 import "./app/replay.js";
 import "./app/rules.js";
@@ -34,6 +36,9 @@ async function main() {
   } catch {
     // an older server: the play page only
   }
+  // a server that takes tokens: every socket waits for the person to sign in, then sends the
+  // token first (the page's address, a game's link included, stays as it is meanwhile)
+  if (features.auth) requireSignIn();
   const spectating = features.invite && params.get("watch");
   if (features.ladder) {
     await ladderPage(params);
@@ -72,18 +77,23 @@ async function ladderPage(params) {
 }
 
 /** Opens the page's own session (/ws: the handshake, replays, analyses); false, with the
- * reason on the status line, when ``what`` cannot be reached. */
+ * reason on the status line, when ``what`` cannot be reached. A token the server refuses is
+ * asked for again (signin.js), and the session opened with the next one. */
 async function openLobby(what) {
-  const lobby = new Session(wsUrl("/ws"));
-  try {
-    await lobby.open();
-    app.info = await handshake(lobby);
-  } catch (error) {
-    setStatus(`Cannot reach ${what}: ${error.message}`, true);
-    return false;
+  for (;;) {
+    const lobby = new Session(wsUrl("/ws"));
+    try {
+      await lobby.open();
+      app.info = await handshake(lobby);
+    } catch (error) {
+      if (lobby.refused) continue;
+      setStatus(`Cannot reach ${what}: ${error.message}`, true);
+      return false;
+    }
+    app.analysisSession = lobby;
+    pageStarted();
+    return true;
   }
-  app.analysisSession = lobby;
-  return true;
 }
 
 main();

@@ -6,7 +6,36 @@
 
 const KEEPALIVE_MS = 30000;
 
+/** The close code of a socket whose token the server refused (docs/web.md, "Signing in"). */
+export const CLOSE_AUTH = 4401;
+
 export class ProtocolError extends Error {}
+
+/**
+ * A server that takes tokens (docs/web.md, "Signing in"): ``token()`` resolves with the word
+ * every socket of the page sends as its first message, `auth WORD`, once the person has given
+ * one; ``refused(reason, word)`` is told of a socket the server closed for its token ``word``.
+ * Both stay null on a server without tokens, whose sockets send nothing first. The word goes
+ * in a message on the socket, never in its address, which proxies and logs keep.
+ */
+export const signIn = { token: null, refused: null };
+
+/** The word a new socket is to send first, once there is one; null without tokens. */
+export async function credential() {
+  return signIn.token ? signIn.token() : null;
+}
+
+/** Sends ``word``, if any, as the first message of ``socket``, just opened. */
+export function sendCredential(socket, word) {
+  if (word !== null) socket.send(`auth ${word}`);
+}
+
+/** Tells the page a socket that sent ``word`` was closed for it (``event``: its close). */
+export function closedFor(event, word) {
+  if (event.code === CLOSE_AUTH && word !== null && signIn.refused) {
+    signIn.refused(event.reason || `the server refused the token (code ${event.code})`, word);
+  }
+}
 
 const encoder = new TextEncoder();
 
@@ -21,6 +50,7 @@ export class Session {
     this.analyses = new Map(); // id -> the answer of an analysed position still to come
     this.closed = false;
     this.closeReason = "";
+    this.closeCode = null; // the close code, once closed (CLOSE_AUTH: its token was refused)
     this.onclose = null;
     this.ontable = null; // called with the values of each `table` notification (a game between two pages)
     this.keepalive = null;
@@ -30,20 +60,25 @@ export class Session {
    * the page; null until a handshake has told it. */
   static lineLimit = null;
 
-  /** Opens the socket; resolves once it is open, rejects with the server's reason. */
-  open() {
+  /** Opens the socket, on a server with tokens once the person has signed in, and sends the
+   * token first; resolves once it is open, rejects with the server's reason. */
+  async open() {
+    const word = await credential();
+    if (this.closed) throw new ProtocolError(this.closeReason);
     return new Promise((resolve, reject) => {
       const socket = new WebSocket(this.url);
       this.socket = socket;
       let opened = false;
       socket.onopen = () => {
         opened = true;
+        sendCredential(socket, word);
         this.keepalive = setInterval(() => this.ping(), KEEPALIVE_MS);
         resolve(this);
       };
       socket.onmessage = (event) => this.received(String(event.data));
       socket.onclose = (event) => {
         this.closed = true;
+        this.closeCode = event.code;
         this.closeReason = event.reason || `the connection closed (code ${event.code})`;
         clearInterval(this.keepalive);
         const error = new ProtocolError(this.closeReason);
@@ -53,14 +88,26 @@ export class Session {
         this.search = null;
         for (const answer of this.analyses.values()) answer.reject(error);
         this.analyses.clear();
+        closedFor(event, word);
         if (!opened) reject(error);
         else if (this.onclose) this.onclose(this.closeReason);
       };
     });
   }
 
+  /** Whether the server closed the socket for its token. */
+  get refused() {
+    return this.closeCode === CLOSE_AUTH;
+  }
+
   close() {
-    if (this.socket && !this.closed) this.socket.close(1000, "closed by the page");
+    if (!this.socket) {
+      // closed while it waits for the person to sign in: it is never opened
+      this.closed = true;
+      this.closeReason ||= "closed by the page";
+    } else if (!this.closed) {
+      this.socket.close(1000, "closed by the page");
+    }
   }
 
   received(text) {

@@ -10,8 +10,10 @@
 // once, a reconnection's snapshot of a hundred games) were one redraw each, and a snapshot
 // of 100 finished games took some 50 s of CPU to catch up with.
 
+import { CLOSE_AUTH, closedFor, credential, sendCredential } from "../proto.js";
 import { app, ui, $, boardFor, el, plain, prettyGame, setStatus, wsUrl } from "./state.js";
 import { render } from "./render.js";
+import { pageStarted } from "./signin.js";
 
 const WATCH_DRAW_MS = 100;
 
@@ -36,18 +38,29 @@ const RETRY_MS = [1000, 2000, 5000, 10000, 30000];
 
 /** Watches the feed at ``path``: an event's (`/events`), or a game between two pages'. A feed
  * closed with 1013 (this watcher fell behind, or the server has all the watchers it takes) is
- * opened again, later each time it is refused before a message came. */
-export function startWatching(path = "/events", retries = 0) {
+ * opened again, later each time it is refused before a message came; one closed for its token
+ * (a server that takes tokens) once the person has signed in again. */
+export async function startWatching(path = "/events", retries = 0) {
   app.mode = "watch";
   if (!retries) setStatus("Connecting to the event…");
+  const word = await credential(); // on a server that takes tokens, once signed in
   const socket = new WebSocket(wsUrl(path));
   let heard = false;
+  socket.onopen = () => sendCredential(socket, word);
   socket.onmessage = (message) => {
+    let parsed;
+    try {
+      parsed = JSON.parse(message.data);
+    } catch {
+      return; // a refused token's error line: the socket's close says why
+    }
+    if (!heard) pageStarted();
     heard = true;
-    watched(JSON.parse(message.data));
+    watched(parsed);
   };
   socket.onclose = (event) => {
     const why = event.reason || `code ${event.code}`;
+    closedFor(event, word);
     if (watch.ended) {
       setStatus("The event has ended.");
     } else if (event.code === 1013) {
@@ -55,6 +68,9 @@ export function startWatching(path = "/events", retries = 0) {
       const wait = RETRY_MS[Math.min(tries, RETRY_MS.length - 1)];
       if (!heard) setStatus(`Cannot watch: ${why}. Trying again in ${wait / 1000} s.`, true);
       setTimeout(() => startWatching(path, tries), wait); // from a fresh snapshot
+    } else if (event.code === CLOSE_AUTH && word !== null) {
+      setStatus(`Cannot watch: ${why}. Sign in to watch.`, true);
+      startWatching(path, retries + 1); // it waits for the next token
     } else {
       setStatus(`The event's feed closed: ${why}`, true);
     }
