@@ -49,8 +49,8 @@ def add_token(sub: Subcommands) -> argparse.ArgumentParser:
     revoke = commands.add_parser(
         "revoke",
         help="remove an account: its token is refused from then on",
-        description="Remove account NAME: its token is refused from now on (connections "
-        "that presented it keep what they hold).",
+        description="Remove account NAME: its token is refused from now on, and a running "
+        "server closes the connections that presented it at their next command.",
     )
     revoke.add_argument("name", metavar="NAME")
     listing = commands.add_parser(

@@ -9,16 +9,18 @@ a wrong token, or no token within the ``firstcommand`` limit is answered with th
 the ``Checker``'s thread, whose time does not depend on the name being known
 (``TokenFile.grant``).
 
-A peer (``Admission.peer``) that failed too often (``Tries``) is refused before its token is
-looked at, with how long to wait. ``Keeper`` holds what the server's doors share (the file,
-the tries, the checker); ``Guard`` screens one connection's commands until it is through.
-No token appears in a log line, an error or a ``repr``: the ``Auth`` command hides its own,
-and nothing here quotes one.
+An accepted token that is revoked (or replaced) in the file closes its connections, with
+``307``, at their next command. A peer (``Admission.peer``) that failed too often
+(``Tries``) is refused before its token is looked at, with how long to wait. ``Keeper``
+holds what the server's doors share (the file, the tries, the checker, each account's use);
+``Guard`` screens one connection's commands. No token appears in a log line, an error or a
+``repr``: the ``Auth`` command hides its own, and nothing here quotes one.
 """
 
 from __future__ import annotations
 
 import math
+import os
 from dataclasses import dataclass, field
 
 import structlog
@@ -58,6 +60,24 @@ class Keeper:
     accounts: Accounts = field(default_factory=Accounts)
     accepted: int = 0
     refused: int = 0
+    _seen: tuple[int, int, int] | None = None
+    """The token file's (inode, size, modification time) when ``_digests`` was read."""
+    _digests: dict[str, str] = field(default_factory=dict)
+
+    def revoked(self, grant: Grant) -> bool:
+        """Whether ``grant``'s account was revoked, or given another token, since it was
+        accepted (the file is read again only once it has changed: a look costs a ``stat``;
+        a file that cannot be read revokes nothing)."""
+        try:
+            info = os.stat(self.tokens.path)
+            seen = (info.st_ino, info.st_size, info.st_mtime_ns)
+            if seen != self._seen:
+                accounts = self.tokens.accounts()
+                self._digests = {account.name: account.digest for account in accounts}
+                self._seen = seen
+        except (OSError, TokenFileError):
+            return False
+        return self._digests.get(grant.name) != grant.digest
 
     def searching(self, runner: SearchRunner, grant: Grant) -> tuple[str, Metered]:
         """Who the searches of a connection with ``grant`` count against (its account), and
@@ -138,6 +158,8 @@ class Guard:
             # not quoted: a token sent without its command word would be
             raise AuthRefusedError(f"auth first: {UNREAD}")
         command = item.command
+        if self.grant is not None and self.keeper is not None and self.keeper.revoked(self.grant):
+            raise AuthRefusedError("the token was revoked")
         if not isinstance(command, m.Auth):
             if self.through or isinstance(command, BEFORE_AUTH):
                 return None

@@ -215,6 +215,22 @@ async def test_a_revoked_token_is_refused_at_once(tmp_path: Path) -> None:
 
 
 @trio_test
+async def test_a_token_revoked_while_its_connection_is_open_closes_it_at_its_next_command(
+    tmp_path: Path,
+) -> None:
+    async with token_server(tmp_path) as (server, port, token):
+        assert server.keeper is not None
+        peer = await TextPeer.connect(port)
+        await peer.send(f"auth {token}", "isready")
+        assert await peer.line() == "readyok"
+        server.keeper.tokens.revoke("alice")
+        server.keeper.tokens.add("alice")  # the name again, with another token
+        await peer.send("query turn")
+        assert await peer.line() == "error 307 auth-refused the token was revoked"
+        assert await peer.closed()
+
+
+@trio_test
 async def test_auth_on_a_server_without_tokens_is_a_plain_error(tmp_path: Path) -> None:
     async with token_server(tmp_path, tokens=False) as (_, port, token):
         peer = await TextPeer.connect(port)
