@@ -8,6 +8,7 @@ import contextlib
 import functools
 import os
 import threading
+from collections.abc import Callable
 
 import trio
 
@@ -25,7 +26,7 @@ class Checker:
     """Checks tokens one at a time, in a thread of its own that runs at the lowest priority
     (nice 19): a check costs some milliseconds of a core (``enginesrv.tokens``), and a flood
     of them must take that time from nothing but idle cores, never from the searches, the
-    games' engines or the event loop. At most ``CHECK_QUEUE`` checks wait."""
+    games' engines or the event loop. At most ``CHECK_QUEUE`` checks wait or run."""
 
     def __init__(self) -> None:
         self._pool: concurrent.futures.ThreadPoolExecutor | None = None
@@ -42,17 +43,23 @@ class Checker:
             raise CheckerBusyError
         if self._pool is None:
             self._pool = concurrent.futures.ThreadPoolExecutor(1, "token-check", _lowest)
+        # a check counts until it has run or left the queue: a wait given up (its connection
+        # evicted, out of time) takes its check out of the queue, or, running, counts on
         self.waiting += 1
+        done = trio.Event()
+        trio_token = trio.lowlevel.current_trio_token()
+        future = self._pool.submit(tokens.grant, name, token)
+        future.add_done_callback(functools.partial(_tell, trio_token, self._ended, done))
         try:
-            # told back through the loop's token: no thread of trio's waits on the check
-            done = trio.Event()
-            trio_token = trio.lowlevel.current_trio_token()
-            future = self._pool.submit(tokens.grant, name, token)
-            future.add_done_callback(functools.partial(_tell, trio_token, done))
             await done.wait()
-            return future.result()
-        finally:
-            self.waiting -= 1
+        except trio.Cancelled:
+            future.cancel()
+            raise
+        return future.result()
+
+    def _ended(self, done: trio.Event) -> None:
+        self.waiting -= 1
+        done.set()
 
     def close(self) -> None:
         if self._pool is not None:
@@ -60,11 +67,16 @@ class Checker:
             self._pool = None
 
 
-def _tell(trio_token: trio.lowlevel.TrioToken, done: trio.Event, _: object) -> None:
-    """Set ``done`` on its loop (a check that ends after the server has stopped tells no
+def _tell(
+    trio_token: trio.lowlevel.TrioToken,
+    ended: Callable[[trio.Event], None],
+    done: trio.Event,
+    _: object,
+) -> None:
+    """Tell the loop a check has ended (one that ends after the server has stopped tells no
     one)."""
     with contextlib.suppress(trio.RunFinishedError):
-        trio_token.run_sync_soon(done.set)
+        trio_token.run_sync_soon(ended, done)
 
 
 def _lowest() -> None:

@@ -4,9 +4,12 @@ shown, print the best move, then play it and show the legal replies.
 Usage: python examples/client.py [--connect HOST:PORT | --engine COMMAND...]
                                  [--framing text|msgpack] [--game yoxii]
                                  [--fen POSITION] [--moves M ...] [--movetime MS]
+                                 [--tls] [--tls-ca FILE] [--token-file FILE]
 
 Without ``--connect`` it starts ``enginesrv engine`` as a subprocess and talks to it over
-stdin/stdout; with ``--connect`` it talks to a running server (``enginesrv serve``).
+stdin/stdout; with ``--connect`` it talks to a running server (``enginesrv serve``): over TLS
+with ``--tls`` (the system's authorities) or ``--tls-ca FILE``, presenting the token on the
+first line of ``--token-file`` to a server that requires one.
 """
 
 from __future__ import annotations
@@ -26,10 +29,17 @@ def show(info: Info) -> None:
         print(f"  depth {info.depth} score {info.score} nodes {info.nodes} pv {' '.join(info.pv)}")
 
 
-def open_engine(args: argparse.Namespace) -> Engine:
+def open_engine(args: argparse.Namespace, token: str | None) -> Engine:
     if args.connect:
         host, _, port = args.connect.rpartition(":")
-        return Engine.connect(host or "127.0.0.1", int(port), framing=args.framing)
+        return Engine.connect(
+            host or "127.0.0.1",
+            int(port),
+            framing=args.framing,
+            tls=args.tls,
+            cafile=args.tls_ca,
+            token=token,
+        )
     command = shlex.split(args.engine) if args.engine else [
         sys.executable, "-m", "enginesrv.cli", "engine", "--framing", args.framing,
     ]  # fmt: skip
@@ -45,9 +55,23 @@ def main() -> int:
     parser.add_argument("--fen", help="a position string (default: the start)")
     parser.add_argument("--moves", nargs="*", default=[], help="moves to play first")
     parser.add_argument("--movetime", type=int, default=500, help="milliseconds to think")
+    parser.add_argument("--tls", action="store_true", help="with --connect: speak TLS")
+    parser.add_argument("--tls-ca", metavar="FILE", help="TLS, trusting FILE's certificates")
+    parser.add_argument("--token-file", metavar="FILE", help="a file holding NAME:TOKEN")
     args = parser.parse_args()
+    if (args.tls or args.tls_ca or args.token_file) and not args.connect:
+        parser.error("--tls, --tls-ca and --token-file go with --connect")
+    token = None
+    if args.token_file:
+        try:
+            with open(args.token_file, encoding="utf-8") as file:
+                token = file.readline().strip()  # NAME:TOKEN, never on the command line
+        except (OSError, ValueError) as exc:
+            why = exc.strerror if isinstance(exc, OSError) else "not a text file"
+            print(f"--token-file {args.token_file}: {why}", file=sys.stderr)
+            return 2
     try:
-        with open_engine(args) as engine:
+        with open_engine(args, token) as engine:
             info = engine.info
             print(f"connected to {info.name} {info.version} (protocol {info.protocol})")
             engine.new_game(args.game)
@@ -65,6 +89,9 @@ def main() -> int:
     except ClientError as exc:
         print(f"no answer: {exc}", file=sys.stderr)
         return 1
+    except ValueError as exc:  # a token that is not NAME:TOKEN, among others
+        print(exc, file=sys.stderr)
+        return 2
     return 0
 
 

@@ -2,14 +2,18 @@
 print the exchange: "> " before each line sent, "< " before each line received.
 
 Usage: python examples/ugi_session.py FILE [--connect HOST:PORT | --engine COMMAND]
+                                       [--tls] [--tls-ca FILE] [--token-file FILE]
 
 FILE holds one command per line; it may also be a transcript such as
 examples/ugi-session.txt, whose ``> `` lines are sent and whose ``< `` and ``#`` lines are
 skipped. After a ``go`` the next line waits for that search's ``bestmove`` (unless it is
 ``go infinite``, which waits for a ``stop``), so a ``quit`` at the end of the file cannot stop
 the search before it has reported anything, as it does when the file is piped into ``nc``.
-Without ``--connect`` it starts ``enginesrv engine`` and talks to it over stdin/stdout. Uses
-the standard library only.
+Without ``--connect`` it starts ``enginesrv engine`` and talks to it over stdin/stdout. A
+server started with ``--tls-cert`` is reached with ``--tls`` (the system's authorities) or
+``--tls-ca FILE``; one started with ``--tokens`` is sent ``auth NAME:TOKEN`` first, the token
+read from the first line of ``--token-file`` and shown as ``auth ***``. Uses the standard
+library only.
 """
 
 from __future__ import annotations
@@ -18,6 +22,7 @@ import argparse
 import queue
 import shlex
 import socket
+import ssl
 import subprocess
 import sys
 import threading
@@ -56,29 +61,67 @@ def commands(path: Path) -> Iterator[str]:
 
 
 class Peer:
-    """Lines to and from a server or an engine; a thread reads them into a queue."""
+    """Lines to and from a server or an engine: ``next_line(timeout)`` gives the next line
+    received (None at the end of the stream), or raises ``queue.Empty``."""
 
-    def __init__(self, reader: IO[bytes], write: Callable[[bytes], None]) -> None:
+    def __init__(
+        self, next_line: Callable[[float], str | None], write: Callable[[bytes], None]
+    ) -> None:
+        self.next_line = next_line
         self.write = write
-        self.lines: queue.Queue[str | None] = queue.Queue()
-        threading.Thread(target=self._read, args=(reader,), daemon=True).start()
 
-    def _read(self, reader: IO[bytes]) -> None:
-        for raw in reader:
-            self.lines.put(raw.decode("utf-8", "replace").rstrip("\r\n"))
-        self.lines.put(None)
-
-    def send(self, line: str) -> None:
-        print(f"> {line}", flush=True)
+    def send(self, line: str, shown: str | None = None) -> None:
+        print(f"> {shown or line}", flush=True)
         self.write(line.encode() + b"\n")
 
     def receive(self, timeout: float) -> str | None:
         """The next line, printed; None at the end of the stream. Raises ``queue.Empty``
         after ``timeout`` seconds without one."""
-        line = self.lines.get(timeout=timeout)
+        line = self.next_line(timeout)
         if line is not None:
             print(f"< {line}", flush=True)
         return line
+
+
+def thread_lines(reader: IO[bytes]) -> Callable[[float], str | None]:
+    """The lines of ``reader`` (an engine's stdout), read by a thread into a queue."""
+    lines: queue.Queue[str | None] = queue.Queue()
+
+    def read() -> None:
+        for raw in reader:
+            lines.put(raw.decode("utf-8", "replace").rstrip("\r\n"))
+        lines.put(None)
+
+    threading.Thread(target=read, daemon=True).start()
+    return lambda timeout: lines.get(timeout=timeout)
+
+
+def socket_lines(sock: socket.socket) -> Callable[[float], str | None]:
+    """The lines of ``sock``, read in the caller's thread: a TLS socket must not be read by one
+    thread while another writes to it."""
+    buffer = bytearray()
+
+    def next_line(timeout: float) -> str | None:
+        deadline = time.monotonic() + timeout
+        while b"\n" not in buffer:
+            sock.settimeout(max(0.001, deadline - time.monotonic()))
+            try:
+                data = sock.recv(65536)
+            except TimeoutError:
+                raise queue.Empty from None
+            finally:
+                sock.settimeout(None)  # sends wait as long as they must
+            if not data:
+                if not buffer:
+                    return None
+                buffer.extend(b"\n")  # the last line, which has no end of line
+            buffer.extend(data)
+        end = buffer.index(b"\n")
+        line = buffer[:end].decode("utf-8", "replace").rstrip("\r")
+        del buffer[: end + 1]
+        return line
+
+    return next_line
 
 
 def wait_for(peer: Peer, done: Callable[[str], bool], what: str) -> bool:
@@ -133,6 +176,26 @@ def run(peer: Peer, lines: Iterator[str]) -> None:
             return
 
 
+def connect(args: argparse.Namespace, lines: list[str]) -> None:
+    """Send ``lines`` to the server of ``--connect``, over TLS and with a token if asked."""
+    host, _, port = args.connect.rpartition(":")
+    host = host or "127.0.0.1"
+    token = None
+    if args.token_file:
+        with open(args.token_file, encoding="utf-8") as file:
+            token = file.readline().strip()
+    with socket.create_connection((host, int(port)), timeout=10) as plain:
+        sock = plain
+        if args.tls or args.tls_ca:
+            context = ssl.create_default_context(cafile=args.tls_ca)
+            sock = context.wrap_socket(plain, server_hostname=host)
+        with sock:
+            peer = Peer(socket_lines(sock), sock.sendall)
+            if token:
+                peer.send(f"auth {token}", shown="auth ***")
+            run(peer, iter(lines))
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0].replace("\n", " "))
     parser.add_argument("file", type=Path, help="the commands, one a line, or a transcript")
@@ -140,7 +203,12 @@ def main() -> int:
     parser.add_argument(
         "--engine", metavar="COMMAND", help="an engine command to start (enginesrv engine)"
     )
+    parser.add_argument("--tls", action="store_true", help="with --connect: speak TLS")
+    parser.add_argument("--tls-ca", metavar="FILE", help="TLS, trusting FILE's certificates")
+    parser.add_argument("--token-file", metavar="FILE", help="a file holding NAME:TOKEN")
     args = parser.parse_args()
+    if (args.tls or args.tls_ca or args.token_file) and not args.connect:
+        parser.error("--tls, --tls-ca and --token-file go with --connect")
     try:
         lines = list(commands(args.file))
     except OSError as exc:
@@ -148,14 +216,10 @@ def main() -> int:
         return 2
     try:
         if args.connect:
-            host, _, port = args.connect.rpartition(":")
-            if not port.isdigit():
+            if not args.connect.rpartition(":")[2].isdigit():
                 print(f"--connect {args.connect}: expected HOST:PORT", file=sys.stderr)
                 return 2
-            with socket.create_connection((host or "127.0.0.1", int(port)), timeout=10) as sock:
-                sock.settimeout(None)
-                with sock.makefile("rb") as reader:
-                    run(Peer(reader, sock.sendall), iter(lines))
+            connect(args, lines)
             return 0
         command = shlex.split(args.engine) if args.engine else [
             sys.executable, "-m", "enginesrv.cli", "engine",
@@ -171,7 +235,7 @@ def main() -> int:
                 stdin.write(data)
                 stdin.flush()
 
-            run(Peer(engine.stdout, write), iter(lines))
+            run(Peer(thread_lines(engine.stdout), write), iter(lines))
             stdin.close()
             engine.wait(timeout=10)
     except (OSError, ValueError, TimeoutError, subprocess.TimeoutExpired) as exc:

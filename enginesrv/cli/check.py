@@ -21,12 +21,14 @@ from typing import IO, TextIO
 
 from enginesrv.cli.check_wire import (
     READ_TIMEOUT,
+    Access,
     Checker,
     GaveUpError,
     PeerError,
     Raw,
     expect,
     expect_error,
+    open_session,
     raw_process,
     raw_socket,
 )
@@ -43,10 +45,16 @@ great deal), and ``LOG_LINE_CHARS`` the most of one line shown."""
 LOG_LINE_CHARS = 500
 
 
-def check_text(checker: Checker, open_engine: Callable[[], Engine], raw: Raw, game: str) -> None:
+def check_text(
+    checker: Checker,
+    open_engine: Callable[[], Engine],
+    raw: Raw,
+    game: str,
+    greet: Callable[[], None] | None = None,
+) -> None:
     """The text framing checks: the conversation through the client, the malformed commands
-    on ``raw``."""
-    _TextChecks(open_engine, raw, game).run(checker)
+    on ``raw`` (a server's greeted by ``greet`` first, in the handshake check)."""
+    _TextChecks(open_engine, raw, game, greet).run(checker)
 
 
 class _TextChecks:
@@ -54,9 +62,16 @@ class _TextChecks:
     the client (the engine ``open_engine`` opens at the handshake), the malformed commands and
     the commands sent during a search through ``raw``."""
 
-    def __init__(self, open_engine: Callable[[], Engine], raw: Raw, game: str) -> None:
+    def __init__(
+        self,
+        open_engine: Callable[[], Engine],
+        raw: Raw,
+        game: str,
+        greet: Callable[[], None] | None,
+    ) -> None:
         self.open_engine = open_engine
         self.raw = raw
+        self.greet = greet
         self.game = game
         self.opened: list[Engine] = []
         # the legal moves at the start, once that check passed: a later check that needs them
@@ -106,6 +121,8 @@ class _TextChecks:
         return self.opened[0]
 
     def handshake(self) -> None:
+        if self.greet is not None:
+            self.greet()
         self.opened.append(self.open_engine())
         expect(bool(self.engine().info.name), "the handshake has no 'id name'")
 
@@ -187,12 +204,12 @@ class _TextChecks:
         expect(exc.data is not None and exc.data.get("move") == "zz99", f"got {exc}")
 
 
-def check_msgpack(checker: Checker, host: str, port: int, game: str) -> None:
+def check_msgpack(checker: Checker, host: str, port: int, game: str, access: Access) -> None:
     """The msgpack framing checks (over TCP)."""
     opened: list[Engine] = []
 
     def hello() -> None:
-        opened.append(Engine.connect(host, port, framing="msgpack", timeout=READ_TIMEOUT))
+        opened.append(access.connect(host, port, "msgpack", READ_TIMEOUT))
         expect(opened[0].info.protocol == 1, f"ugi: protocol {opened[0].info.protocol}")
 
     def go() -> None:
@@ -204,7 +221,8 @@ def check_msgpack(checker: Checker, host: str, port: int, game: str) -> None:
 
     def error(msgid: int, method: str, params: dict[str, object], code: int) -> Callable[[], None]:
         def run() -> None:
-            with raw_socket(host, port, "msgpack") as raw:
+            with raw_socket(host, port, "msgpack", access) as raw:
+                open_session(raw, "msgpack", access, READ_TIMEOUT)
                 raw.send_frame([0, msgid, method, [params]])
                 answer = raw.until(m.RpcResult)
                 assert isinstance(answer, m.RpcResult)
@@ -234,12 +252,15 @@ def run_check(
     out: TextIO,
     err: TextIO,
     handshake_timeout: float = HANDSHAKE_TIMEOUT,
+    access: Access | None = None,
 ) -> bool:
-    """Run every check against a server (``connect``) or an engine command; True if all pass.
-    The report goes to ``out``; the engine's own log lines, when a check fails, to ``err``.
+    """Run every check against a server (``connect``, reached as ``access`` says: TLS, a
+    token) or an engine command; True if all pass. The report goes to ``out``; the engine's
+    own log lines, when a check fails, to ``err``.
 
     Raises:
         OSError: the server cannot be reached at all, or the command cannot be started.
+        AccessError: the server requires a token that was not given, or refused it.
     """
     checker = Checker(out)
     gave_up: str | None = None
@@ -247,14 +268,16 @@ def run_check(
         try:
             if connect is not None:
                 host, port = connect
-                with raw_socket(host, port, "text") as raw:
+                reach = access or Access()
+                with raw_socket(host, port, "text", reach) as raw:
                     check_text(
                         checker,
-                        lambda: Engine.connect(host, port, timeout=handshake_timeout),
+                        lambda: reach.connect(host, port, "text", handshake_timeout),
                         raw,
                         game,
+                        lambda: open_session(raw, "text", reach, handshake_timeout),
                     )
-                check_msgpack(checker, host, port, game)
+                check_msgpack(checker, host, port, game, reach)
             else:
                 if not command:
                     raise ValueError("no command to start")

@@ -1,6 +1,8 @@
 """The tools of ``enginesrv check``: the tally of checks (``Checker``), what a failing check
 raises, and the raw connections (``Raw``) on which the checks that must send malformed
-traffic on purpose speak bytes, to a server or to an engine process started once more."""
+traffic on purpose speak bytes, to a server or to an engine process started once more. A
+server's connections, raw or through the client, go over TLS and present a token as
+``Access`` says."""
 
 from __future__ import annotations
 
@@ -8,15 +10,18 @@ import contextlib
 import os
 import selectors
 import socket
+import ssl
 import subprocess
 import time
 from collections.abc import Callable, Iterator
-from typing import IO, TextIO
+from dataclasses import dataclass, field
+from typing import IO, Literal, TextIO
 
-from enginesrv.client import ClientError, EngineError
+from enginesrv.client import ClientError, Engine, EngineError
+from protocol import messages as m
 from protocol import rpc
 from protocol.errors import ProtocolError
-from protocol.mpack import MsgpackDecoder
+from protocol.mpack import MsgpackDecoder, parse_result
 from protocol.text import TextDecoder
 
 READ_TIMEOUT = 10.0
@@ -31,6 +36,30 @@ class PeerError(Exception):
 
 class GaveUpError(Exception):
     """A check failed that every later check needs (the handshake): the run ends."""
+
+
+class AccessError(Exception):
+    """The server requires a token and none was given, or refused the one given: no check
+    can run, and the run ends with this one line. It never quotes the token."""
+
+
+Framing = Literal["text", "msgpack"]
+
+
+@dataclass(frozen=True)
+class Access:
+    """How the checks reach a server: over TLS with ``tls`` (None: plain TCP), presenting
+    ``token`` (``NAME:TOKEN``; never shown) when the handshake asks for one."""
+
+    tls: ssl.SSLContext | None = None
+    token: str | None = field(default=None, repr=False)
+
+    def connect(self, host: str, port: int, framing: Framing, timeout: float) -> Engine:
+        """A client connection, TLS and token included."""
+        tls = False if self.tls is None else self.tls
+        return Engine.connect(
+            host, port, framing=framing, timeout=timeout, tls=tls, token=self.token
+        )
 
 
 class Raw:
@@ -83,8 +112,26 @@ class Raw:
 
 
 @contextlib.contextmanager
-def raw_socket(host: str, port: int, framing: str) -> Iterator[Raw]:
+def raw_socket(host: str, port: int, framing: Framing, access: Access) -> Iterator[Raw]:
+    """A raw connection to a server, over TLS if ``access`` says so (nothing is sent yet:
+    ``open_session`` greets the server and presents the token).
+
+    Raises:
+        OSError: the server cannot be reached, or the TLS handshake fails.
+    """
     sock = socket.create_connection((host, port), timeout=READ_TIMEOUT)
+    if access.tls is not None:
+        try:
+            sock = access.tls.wrap_socket(sock, server_hostname=host)
+        except ssl.SSLCertVerificationError as exc:
+            sock.close()
+            raise OSError(
+                f"TLS: certificate verify failed: {exc.verify_message or exc.reason}"
+            ) from None
+        except OSError as exc:  # ssl.SSLError included
+            sock.close()
+            reason = exc.reason if isinstance(exc, ssl.SSLError) else None
+            raise OSError(f"TLS: the handshake failed ({reason or exc})") from None
 
     def receive(timeout: float) -> bytes:
         sock.settimeout(timeout)
@@ -98,6 +145,78 @@ def raw_socket(host: str, port: int, framing: str) -> Iterator[Raw]:
         yield Raw(sock.sendall, receive, decoder)
     finally:
         sock.close()
+
+
+def open_session(raw: Raw, framing: Framing, access: Access, timeout: float) -> None:
+    """Greet a server on a raw connection and present the token if its handshake asks for
+    one (in msgpack only with a token: the text greeting has found out already whether one is
+    needed).
+
+    Raises:
+        AccessError: the server requires a token and none was given, or refused it.
+        PeerError: no handshake within ``timeout`` seconds, or a broken one.
+    """
+    if framing == "msgpack":
+        if access.token is None:
+            return
+        raw.send_frame([0, 1, "ugi", [{"protocol": m.PROTOCOL_VERSION}]])
+        answer = _response(raw, 1, timeout)
+        try:
+            hello = None if answer.error is not None else parse_result("ugi", answer.result)
+        except ProtocolError as exc:
+            raise PeerError(f"ugi: {exc}") from None
+        if isinstance(hello, m.Handshake) and _wants_token(hello.auth, access):
+            raw.send_frame([0, 2, "auth", [{"token": access.token}]])
+            _accepted(_response(raw, 2, timeout).error, access)
+        return
+    raw.send("ugi")
+    deadline = time.monotonic() + timeout
+    wanted = None
+    try:
+        while not isinstance(message := raw.next(deadline - time.monotonic()), m.UgiOk):
+            if isinstance(message, m.AuthLine):
+                wanted = message.kind
+    except PeerError as exc:
+        if access.tls is not None:
+            raise
+        raise PeerError(f"{exc} (if the server speaks TLS: give --tls or --tls-ca)") from None
+    if _wants_token(wanted, access):
+        raw.send(f"auth {access.token}", "isready")
+        reply = raw.until((m.ReadyOk, m.ErrorReply), timeout)
+        _accepted(reply if isinstance(reply, m.ErrorReply) else None, access)
+
+
+def _response(raw: Raw, msgid: int, timeout: float) -> m.RpcResult:
+    """The response to request ``msgid``."""
+    deadline = time.monotonic() + timeout
+    while True:
+        answer = raw.until(m.RpcResult, max(0.0, deadline - time.monotonic()))
+        assert isinstance(answer, m.RpcResult)
+        if answer.msgid == msgid:
+            return answer
+
+
+def _wants_token(kind: str | None, access: Access) -> bool:
+    """Whether to present the token for a handshake that asks for ``kind``."""
+    if kind is None:
+        return False
+    if kind != "token":
+        raise AccessError(f"the server requires auth {kind}, which the check cannot give")
+    if access.token is None:
+        raise AccessError("the server requires a token: give --token-file FILE (NAME:TOKEN)")
+    return True
+
+
+def _accepted(error: m.ErrorReply | None, access: Access) -> None:
+    """Raise AccessError for the server's refusal of the token (``error``)."""
+    if error is None:
+        return
+    why = f"error {error.code} {error.name} {error.message}"
+    token = access.token or ""
+    for secret in (token, token.partition(":")[2]):
+        if secret:  # a server may quote it; this check does not
+            why = why.replace(secret, "***")
+    raise AccessError(f"the server refused the token of --token-file: {why}")
 
 
 @contextlib.contextmanager

@@ -284,9 +284,29 @@ def add_check(sub: Subcommands) -> argparse.ArgumentParser:
         "engine command given after -- (text framing over its stdin/stdout). Prints PASS or "
         "FAIL per check on stdout; exit status 1 if any check fails. The engine's standard "
         "error (its log lines) stays off the report: when a check fails, its last lines are "
-        "shown on stderr.",
+        "shown on stderr. A server started with --tls-cert or --tokens is checked with --tls "
+        "or --tls-ca, and --token-file.",
     )
     p.add_argument("--connect", metavar="HOST:PORT", help="a running server")
+    p.add_argument(
+        "--tls",
+        action="store_true",
+        help="with --connect: speak TLS, the server's certificate verified against the "
+        "system's authorities",
+    )
+    p.add_argument(
+        "--tls-ca",
+        metavar="FILE",
+        help="with --connect: speak TLS, trusting the certificates of FILE (PEM: an "
+        "authority, or the server's own certificate); implies --tls",
+    )
+    p.add_argument(
+        "--token-file",
+        metavar="FILE",
+        help="with --connect: present the token on the first line of FILE (NAME:TOKEN, as "
+        "enginesrv token add prints it) to a server that requires one; FILE must not be "
+        "readable by every user",
+    )
     p.add_argument("--game", default="yinsh", help="the game to check with (yinsh)")
     p.add_argument(
         "--handshake-timeout",

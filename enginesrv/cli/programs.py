@@ -6,6 +6,9 @@ from __future__ import annotations
 import argparse
 import dataclasses
 import functools
+import os
+import ssl
+import stat
 from pathlib import Path
 from typing import TextIO
 
@@ -13,10 +16,12 @@ import trio
 
 from bots.registry import BotError, load_all
 from enginesrv.cli.check import run_check
+from enginesrv.cli.check_wire import Access, AccessError
 from enginesrv.cli.common import CommandError, tls_context
 from enginesrv.cli.rules import load_game
 from enginesrv.event.results.wording import printable
 from enginesrv.logs import configure as configure_logging
+from enginesrv.safefiles import FileRefusedError, open_regular, read_capped
 from enginesrv.serve.app import (
     WebStarter,
     exit_on_early_signal,
@@ -28,6 +33,7 @@ from enginesrv.serve.auth import Keeper
 from enginesrv.serve.connection import Limits
 from enginesrv.serve.settings import SessionConfig
 from enginesrv.tokens import TokenFile, TokenFileError
+from protocol.text import MAX_AUTH_TOKEN
 
 
 def _session_config(args: argparse.Namespace, limits: Limits, at_once: int) -> SessionConfig:
@@ -177,6 +183,9 @@ def _check_output_cap(cap: int, largest: int) -> None:
         )
 
 
+MAX_TOKEN_FILE = 4096
+"""The most of a ``check --token-file`` read (its first line holds the token)."""
+
 NO_GAME_WARNING = (
     "enginesrv engine: warning: no --game: 'query', 'position' and 'go' answer error 200 "
     "no-game until a client sends 'setoption name Game value NAME'; a UGI manager "
@@ -223,6 +232,7 @@ def cmd_check(args: argparse.Namespace, out: TextIO, err: TextIO) -> None:
     command = [c for c in args.engine if c != "--"] if args.engine else []
     if (args.connect is None) == (not command):
         raise CommandError("give either --connect HOST:PORT or -- COMMAND ...")
+    access = _check_access(args)
     connect = None
     if args.connect is not None:
         host, _, port = args.connect.rpartition(":")
@@ -237,8 +247,73 @@ def cmd_check(args: argparse.Namespace, out: TextIO, err: TextIO) -> None:
             out=out,
             err=err,
             handshake_timeout=args.handshake_timeout,
+            access=access,
         )
     except OSError as exc:
         raise CommandError(f"cannot reach {args.connect or command[0]!r}: {exc}") from None
+    except AccessError as exc:
+        raise CommandError(f"{args.connect}: {exc}") from None
     if not ok:
         raise SystemExit(1)
+
+
+def _check_access(args: argparse.Namespace) -> Access | None:
+    """How ``check --connect`` reaches its server: ``--tls``, ``--tls-ca``, ``--token-file``
+    (None without them, which go with ``--connect`` only)."""
+    given = [
+        flag
+        for flag, value in (
+            ("--tls", args.tls),
+            ("--tls-ca", args.tls_ca),
+            ("--token-file", args.token_file),
+        )
+        if value
+    ]
+    if not given:
+        return None
+    if args.connect is None:
+        raise CommandError(f"{given[0]} goes with --connect HOST:PORT (a server, not a command)")
+    tls = None
+    if args.tls or args.tls_ca is not None:
+        try:
+            tls = ssl.create_default_context(cafile=args.tls_ca)
+        except OSError as exc:  # ssl.SSLError included
+            why = printable(_os_reason(exc))
+            raise CommandError(
+                f"--tls-ca {printable(args.tls_ca)}: cannot be read as certificates ({why})"
+            ) from None
+    token = None if args.token_file is None else _read_token(args.token_file)
+    return Access(tls=tls, token=token)
+
+
+def _read_token(path: str) -> str:
+    """The token on the first line of ``path``, a regular file not readable by every user.
+    No error quotes what the file holds."""
+    where = f"--token-file {printable(path)}"
+    try:
+        fd = open_regular(path)
+        try:
+            shared = os.name == "posix" and bool(os.fstat(fd).st_mode & stat.S_IROTH)
+        except OSError:
+            os.close(fd)
+            raise
+        if shared:
+            os.close(fd)
+            raise CommandError(
+                f"{where}: readable by every user of this machine; make it private first "
+                "(chmod 600)"
+            )
+        data = read_capped(fd, MAX_TOKEN_FILE)
+    except FileRefusedError as exc:
+        raise CommandError(f"{where}: {exc.reason}") from None
+    except OSError as exc:
+        raise CommandError(f"{where}: {_os_reason(exc)}") from None
+    token = data.split(b"\n", 1)[0].rstrip(b"\r").decode("ascii", errors="replace")
+    name, _, secret = token.partition(":")
+    if not (name and secret and len(token) <= MAX_AUTH_TOKEN and token.isprintable()) or any(
+        c.isspace() or c == "\ufffd" for c in token
+    ):
+        raise CommandError(
+            f"{where}: its first line is not NAME:TOKEN (as enginesrv token add prints it)"
+        )
+    return token

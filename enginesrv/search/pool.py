@@ -166,7 +166,7 @@ class WorkerPool:
 
     # -- searching -----------------------------------------------------------------------------
 
-    async def search(
+    async def search(  # noqa: PLR0913  (keyword options, passed by name)
         self,
         job: SearchJob,
         *,
@@ -177,6 +177,7 @@ class WorkerPool:
         peer: str | None = None,
         on_hold: Callable[[bool], None] | None = None,
         grace: float | None = None,
+        on_worker: Callable[[bool], None] | None = None,
     ) -> SearchOutcome:
         """Run ``job`` on a worker.
 
@@ -202,6 +203,9 @@ class WorkerPool:
                 bounded on their own, ``HELD_WAIT`` seconds in all.
             grace: this search's grace period (None: the pool's): how long a worker asked to
                 stop may take to answer before it is killed.
+            on_worker: called with True when a worker takes the search and False when it
+                gives it back (done or suspended), changing nothing of its time (an
+                account's quota counts the time its searches hold workers).
         """
         if self.hash_share is not None:
             job = replace(job, hash_budget=self.hash_share)
@@ -214,16 +218,22 @@ class WorkerPool:
                 return turn.unserved(worker)
             turn.taken()
             segment = turn.segment(job, peer, self._share.slice)
-            outcome = await self._run(
-                worker,
-                turn.segment_job(job),
-                segment,
-                on_info=on_info,
-                stop=stop,
-                until=turn.until(hard_deadline),
-                before=turn.best,
-                grace=self.grace if grace is None else grace,
-            )
+            if on_worker is not None:
+                on_worker(True)
+            try:
+                outcome = await self._run(
+                    worker,
+                    turn.segment_job(job),
+                    segment,
+                    on_info=on_info,
+                    stop=stop,
+                    until=turn.until(hard_deadline),
+                    before=turn.best,
+                    grace=self.grace if grace is None else grace,
+                )
+            finally:
+                if on_worker is not None:
+                    on_worker(False)
             if outcome is not None:
                 return outcome
             # suspended: go on later where it stood, on a warm table where it can

@@ -35,6 +35,9 @@ from protocol.errors import AUTH_REFUSED, BAD_ARGUMENTS, ProtocolError
 
 BEFORE_AUTH = (m.Ugi, m.IsReady, m.Quit)
 """The commands a client may send before its token (the handshake)."""
+HANDSHAKES = 4
+"""How many of them (``quit`` aside) a client may send before its token: the handshake's
+answer is some 5 KB, which a client without a token must not have again and again."""
 NOT_ACCEPTED = "the token is not accepted"
 UNREAD = "a command that is not ugi, isready, quit or auth NAME:TOKEN"
 
@@ -138,6 +141,8 @@ class Guard:
         self.keeper = keeper
         self.peer = peer
         self.grant: Grant | None = None
+        self.handshakes = 0
+        """Commands of the handshake answered before a token."""
 
     @property
     def through(self) -> bool:
@@ -161,8 +166,15 @@ class Guard:
         if self.grant is not None and self.keeper is not None and self.keeper.revoked(self.grant):
             raise AuthRefusedError("the token was revoked")
         if not isinstance(command, m.Auth):
-            if self.through or isinstance(command, BEFORE_AUTH):
+            if self.through or isinstance(command, m.Quit):
                 return None
+            if isinstance(command, BEFORE_AUTH) and self.handshakes < HANDSHAKES:
+                self.handshakes += 1
+                return None
+            if isinstance(command, BEFORE_AUTH):
+                raise AuthRefusedError(
+                    f"auth first: {HANDSHAKES} commands without a token are all a client gets"
+                )
             raise AuthRefusedError(
                 f"auth first: {command.METHOD} is answered only once a token is accepted "
                 "(auth NAME:TOKEN)"
@@ -177,6 +189,13 @@ class Guard:
 
 def _bad(message: str) -> m.ErrorReply:
     return m.ErrorReply(BAD_ARGUMENTS.code, BAD_ARGUMENTS.name, message)
+
+
+def unquoted(error: ProtocolError) -> ProtocolError:
+    """``error`` without the input it quotes: before a token is accepted, what a client sent
+    may hold one (a frame of the wrong shape quotes part of it)."""
+    message = f"{error.error.meaning} (the input is not quoted before a token is accepted)"
+    return ProtocolError(error.error, message, msgid=error.msgid, method=error.method)
 
 
 def refusal(exc: AuthRefusedError) -> m.ErrorReply:

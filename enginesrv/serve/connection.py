@@ -14,7 +14,7 @@ import structlog
 import trio
 
 from enginesrv.search.child import SearchRunner
-from enginesrv.serve.auth import AuthRefusedError, Guard, refusal
+from enginesrv.serve.auth import AuthRefusedError, Guard, refusal, unquoted
 from enginesrv.serve.hooks import RefereeHooks
 from enginesrv.serve.limits import Limits
 from enginesrv.serve.outbox import ERROR_TEXT, Outbox, OutputBudget, encode, shortened
@@ -31,6 +31,8 @@ __all__ = ["Connection", "Limits", "Serving", "peer_host"]
 
 RECEIVE = 65536
 """Bytes read from the client at once."""
+TOKEN_LOOK = 1.0
+"""Seconds between two looks at whether a connection's token was revoked."""
 FLUSH_TIMEOUT = 0.5
 """Seconds a closing connection gets to send what it has queued."""
 
@@ -97,7 +99,8 @@ class Connection:
         self.session: Session | None = None
         self.handling = False
         self.late: str | None = None
-        """Why the connection was refused for want of a token in time (``_auth_clock``)."""
+        """Why the connection was refused for its token: none in time, or revoked
+        (``_watch_token``)."""
         self.evicted: str | None = None
         """Why the connection was closed for a new peer's (``evict``)."""
         self.reader = RequestReader(self._receive, limits, busy=self._busy, lose=self._lose)
@@ -211,8 +214,8 @@ class Connection:
                 with self.io_scope:
                     async with trio.open_nursery() as io:
                         io.start_soon(self._reader, first, first_by, requests_send)
-                        if not self.guard.through:
-                            io.start_soon(self._auth_clock, first_by, io.cancel_scope)
+                        if self.guard.keeper is not None:
+                            io.start_soon(self._watch_token, first_by, io.cancel_scope)
                         reason = await self._handle(session, searches, requests_receive)
                         io.cancel_scope.cancel()
                 if self.late is not None:
@@ -225,7 +228,9 @@ class Connection:
                 else:
                     # Stop what runs; its best move is still sent.
                     await session.stop_search()
-                    if reason == "shutdown":
+                    if self.late is not None:
+                        self._queue(refusal(AuthRefusedError(self.late)), None)
+                    elif reason == "shutdown":
                         self._queue(error_reply(SHUTTING_DOWN, "the server is stopping"), None)
                     elif self.evicted is not None:
                         self._queue(error_reply(TOO_MANY_CONNECTIONS, self.evicted), None)
@@ -294,6 +299,8 @@ class Connection:
                         await session.reply(item.reply, None)
                     return item.reason
                 self.handling = True
+                if isinstance(item, ProtocolError) and not self.guard.through:
+                    item = unquoted(item)
                 try:
                     screened = await self._screen(session, item)
                     if isinstance(screened, str):
@@ -318,15 +325,25 @@ class Connection:
                 await trio.lowlevel.checkpoint()
         return "end of input"
 
-    async def _auth_clock(self, by: float, io: trio.CancelScope) -> None:
-        """Refuse the connection if its token has not been accepted by ``by``."""
-        await trio.sleep_until(by)
-        if self.guard.through:
-            return
-        limit = self.limits.first_command
-        self.late = f"no token accepted within {limit:g} s"
+    async def _watch_token(self, by: float, io: trio.CancelScope) -> None:
+        """Refuse the connection when no token was accepted by ``by``, or, once one was,
+        when it is revoked (looked at every ``TOKEN_LOOK`` seconds: a search it runs is
+        stopped, its best move sent, then the refusal)."""
+        keeper = self.guard.keeper
+        assert keeper is not None
+        while True:
+            now = trio.current_time()
+            grant = self.guard.grant
+            if grant is None and now >= by:
+                self.late = f"no token accepted within {self.limits.first_command:g} s"
+                break
+            if grant is not None and keeper.revoked(grant):
+                self.late = "the token was revoked"
+                break
+            await trio.sleep_until(
+                now + TOKEN_LOOK if grant is not None else min(by, now + TOKEN_LOOK)
+            )
         self.log.info("auth_refused", reason=self.late)
-        self._queue(refusal(AuthRefusedError(self.late)), None)
         io.cancel()
 
     async def _screen(self, session: Session, item: m.Request | ProtocolError) -> bool | str:

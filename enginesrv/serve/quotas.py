@@ -9,14 +9,16 @@ each account's quotas hold across however many connections and addresses it uses
 
 * ``searches``: a search over the quota waits for one of the account's own to end (told so
   with the ``info string`` of a search waiting for a worker);
-* ``hour``: the seconds its searches took in the last hour, those running included. A search
-  started with none left is refused (error 300, saying when more will be left); one running
-  is stopped, and answers with its best move so far, once the account's time is used up.
+* ``hour``: the seconds its searches held workers in the last hour, those holding one now
+  included (a wait for a worker, or a suspension, costs none). A search started with none
+  left is refused (error 300, saying when more will be left); one running is stopped, and
+  answers with its best move so far, once the account's time is used up.
 """
 
 from __future__ import annotations
 
 import contextlib
+import functools
 import itertools
 import math
 from collections import deque
@@ -28,6 +30,7 @@ import trio
 from bots.engine import SearchInfo
 from enginesrv.search.child import SearchOutcome, SearchRunner
 from enginesrv.search.jobs import SearchJob
+from enginesrv.search.pool import WorkerPool
 from enginesrv.tokens import Quotas
 
 HOUR = 3600.0
@@ -43,28 +46,38 @@ def account_peer(name: str) -> str:
 
 @dataclass
 class Usage:
-    """One account's use of the server (module docstring)."""
+    """One account's use of the server (module docstring): the time its searches held
+    workers, those ended in the last hour and those holding one now."""
 
     quotas: Quotas
     clock: Callable[[], float] = trio.current_time
     done: deque[tuple[float, float]] = field(default_factory=deque)
-    """(when it ended, seconds) of each search ended in the last hour."""
-    running: dict[int, float] = field(default_factory=dict)
-    """When each running search started."""
+    """(when it let its worker go, seconds it held it) of each hold in the last hour; kept
+    only under an hourly quota."""
+    spent: float = 0.0
+    """The seconds of ``done``."""
+    holding: dict[int, float] = field(default_factory=dict)
+    """Since when each search holding a worker now has held it."""
+    changed: trio.Event = field(default_factory=trio.Event)
+    """Set (and replaced) when a search takes a worker: the searches watching the time left
+    look again (``Metered``)."""
     limiter: trio.CapacityLimiter | None = None
 
     def __post_init__(self) -> None:
         if self.quotas.searches is not None:
             self.limiter = trio.CapacityLimiter(self.quotas.searches)
 
-    def used(self) -> float:
-        """Seconds of search in the last hour, those running included."""
-        now = self.clock()
+    def _forget_old(self, now: float) -> None:
         while self.done and self.done[0][0] <= now - HOUR:
-            self.done.popleft()
-        return sum(seconds for _, seconds in self.done) + sum(
-            now - start for start in self.running.values()
-        )
+            self.spent -= self.done.popleft()[1]
+        if not self.done:
+            self.spent = 0.0  # no rounding left over
+
+    def used(self) -> float:
+        """Seconds of search in the last hour, those holding a worker now included."""
+        now = self.clock()
+        self._forget_old(now)
+        return self.spent + sum(now - start for start in self.holding.values())
 
     def left(self) -> float:
         """Seconds of search left this hour (``math.inf`` without an hourly quota)."""
@@ -73,19 +86,24 @@ class Usage:
         return self.quotas.hour - self.used()
 
     def more_in(self) -> float:
-        """Seconds until some time is left again (the oldest search's hour ends)."""
+        """Seconds until some time is left again (the oldest hold's hour ends)."""
         if not self.done:
             return 0.0
         return max(0.0, self.done[0][0] + HOUR - self.clock())
 
-    def start(self, key: int) -> None:
-        self.running[key] = self.clock()
-
-    def end(self, key: int) -> None:
-        start = self.running.pop(key, None)
-        if start is not None:
-            now = self.clock()
+    def hold(self, key: int, holding: bool) -> None:
+        """Search ``key`` took a worker (``holding``) or let it go."""
+        now = self.clock()
+        if holding:
+            self.holding[key] = now
+            self.changed.set()
+            self.changed = trio.Event()
+            return
+        start = self.holding.pop(key, None)
+        if start is not None and self.quotas.hour is not None:
+            self._forget_old(now)
             self.done.append((now, now - start))
+            self.spent += now - start
 
 
 @dataclass
@@ -102,7 +120,7 @@ class Accounts:
         if usage is None or usage.quotas != quotas:
             fresh = Usage(quotas)
             if usage is not None:  # quotas changed: what was used still counts
-                fresh.done, fresh.running = usage.done, usage.running
+                fresh.done, fresh.spent, fresh.holding = usage.done, usage.spent, usage.holding
             usage = self.usage[name] = fresh
         return usage
 
@@ -143,13 +161,15 @@ class Metered:
         async with limiter if limiter is not None else contextlib.nullcontext():
             if self.usage.left() <= 0:
                 return SearchOutcome(None, "the account's search time for this hour is used")
-            key = next(_KEYS)
-            self.usage.start(key)
+            hold = functools.partial(self.usage.hold, next(_KEYS))
             inner_stop = trio.Event()
+            pooled = isinstance(self.inner, WorkerPool)
             try:
                 async with trio.open_nursery() as nursery:
                     nursery.start_soon(_relay, stop, inner_stop)
                     nursery.start_soon(self._cut_off, inner_stop)
+                    if not pooled:  # a runner of its own: it holds its worker throughout
+                        hold(True)
                     outcome = await self.inner.search(
                         job,
                         on_info=on_info,
@@ -159,15 +179,17 @@ class Metered:
                         peer=peer,
                         on_hold=on_hold,
                         grace=grace,
+                        **({"on_worker": hold} if pooled else {}),
                     )
                     nursery.cancel_scope.cancel()
             finally:
-                self.usage.end(key)
+                hold(False)
             return outcome
 
     async def _cut_off(self, stop: trio.Event) -> None:
-        """Stop the search once the account has no time left (looked at again as often as
-        the time left, shared among its running searches, could run out)."""
+        """Stop the search once the account has no time left: looked at again when the time
+        left could have run out, the account's searches holding workers using it together,
+        and whenever another of them takes a worker."""
         while True:
             left = self.usage.left()
             if left <= 0:
@@ -175,7 +197,9 @@ class Metered:
                 return
             if math.isinf(left):
                 return
-            await trio.sleep(max(CHECK_EVERY, left / max(1, len(self.usage.running))))
+            holding = max(1, len(self.usage.holding))
+            with trio.move_on_after(max(CHECK_EVERY, left / holding)):
+                await self.usage.changed.wait()
 
 
 async def _relay(outer: trio.Event, inner: trio.Event) -> None:

@@ -85,6 +85,7 @@ class Server:
             peer = "{}:{}".format(*stream.socket.getpeername()[:2])
         except OSError:
             peer = "?:?"
+        accepted = trio.current_time()
         ticket = self.admission.admit(peer_host(peer), "tcp")
         secure: trio.abc.Stream = stream
         try:
@@ -98,6 +99,7 @@ class Server:
                     if secure is stream:
                         return
                 connection = self.connection(secure, secure, peer=peer)
+                connection.started = accepted  # a TLS handshake's time counts in its limits
                 ticket.on_evict = connection.evict
                 await self.run_connection(connection)
         finally:

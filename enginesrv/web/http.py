@@ -75,11 +75,13 @@ class HttpTimeouts:
 
 
 class GuardedStream(trio.abc.HalfCloseableStream):
-    """A TCP stream whose reads (until it carries a WebSocket) and writes have time limits."""
+    """A TCP stream whose reads (until it carries a WebSocket) and writes have time limits:
+    over TLS, the stream of plain text inside it (so that what it reads is what hypercorn
+    reads, and the ASGI server sees no TLS to negotiate another protocol by)."""
 
     def __init__(
         self,
-        stream: trio.SocketStream,
+        stream: trio.SocketStream | trio.SSLStream[trio.SocketStream],
         read_timeout: float,
         write_timeout: float,
         on_close: Callable[[], None] = lambda: None,
@@ -87,7 +89,8 @@ class GuardedStream(trio.abc.HalfCloseableStream):
         """``on_close`` is called once the stream is closed (its descriptor is free: hypercorn
         keeps a closed WebSocket's task until its next ping is due)."""
         self.stream = stream
-        self.socket = stream.socket
+        tcp = stream if isinstance(stream, trio.SocketStream) else stream.transport_stream
+        self.socket = tcp.socket
         self.read_timeout = read_timeout
         self.write_timeout = write_timeout
         self.on_close = on_close
@@ -121,7 +124,8 @@ class GuardedStream(trio.abc.HalfCloseableStream):
         await self.stream.wait_send_all_might_not_block()
 
     async def send_eof(self) -> None:
-        await self.stream.send_eof()
+        if isinstance(self.stream, trio.SocketStream):  # TLS has no half close
+            await self.stream.send_eof()
 
     async def receive_some(self, max_bytes: int | None = None) -> bytes | bytearray:
         limit = math.inf if self.websocket or not self.read_timeout else self.read_timeout
@@ -145,7 +149,11 @@ class GuardedStream(trio.abc.HalfCloseableStream):
 
     async def aclose(self) -> None:
         try:
-            await self.stream.aclose()
+            # TLS says goodbye with a write, which a client that does not read could hold
+            with trio.move_on_after(self.write_timeout or math.inf) as scope:
+                await self.stream.aclose()
+            if scope.cancelled_caught:
+                await trio.aclose_forcefully(self.stream)
         finally:
             self.on_close()
 
@@ -177,8 +185,6 @@ def transport_of(scope: Scope) -> trio.abc.AsyncResource | None:
         if owner is None:
             return None
         stream = getattr(owner, "stream", None)
-        if isinstance(stream, trio.SSLStream):
-            stream = stream.transport_stream  # the guarded stream under TLS
         if isinstance(stream, trio.abc.Stream):
             return stream
         link = getattr(owner, "send", None)
@@ -275,17 +281,16 @@ async def serve_http(  # noqa: PLR0913  (keyword options, passed by name)
             await trio.aclose_forcefully(stream)
             return
         with ticket:
-            guarded = GuardedStream(stream, timeouts.read, timeouts.write, ticket.release)
+            secure = None if tls is None else trio.SSLStream(stream, tls.context, server_side=True)
+            guarded = GuardedStream(secure or stream, timeouts.read, timeouts.write, ticket.release)
             ticket.on_evict = guarded.evict
             ticket.idle = guarded.idle
+            peer = admission.peer(host)
+            if secure is not None and tls is not None and not await tls.handshake(secure, peer):
+                await trio.aclose_forcefully(guarded)
+                return
             state: LifespanState = {}
-            served: trio.abc.Stream = guarded
-            if tls is not None:
-                served = trio.SSLStream(guarded, tls.context, server_side=True)
-                if not await tls.handshake(served, admission.peer(host)):
-                    await trio.aclose_forcefully(guarded)
-                    return
-            server = TCPServer(wrapped, config, context, state, served)  # type: ignore[arg-type]
+            server = TCPServer(wrapped, config, context, state, guarded)  # type: ignore[arg-type]
             try:
                 await server.run()
             except (trio.BrokenResourceError, trio.ClosedResourceError):

@@ -1,11 +1,19 @@
 """``enginesrv check`` passes against our own stdio engine and our own server (both framings),
-and fails, check by check, against a peer that is not an engine."""
+over TLS and with a token too, and fails, check by check, against a peer that is not an
+engine."""
 
 from __future__ import annotations
 
 import socket
 import subprocess
 import sys
+from pathlib import Path
+
+import pytest
+import trustme
+
+from enginesrv.cli import main
+from enginesrv.tokens import TokenFile
 
 
 def test_check_passes_against_the_stdio_engine() -> None:
@@ -78,3 +86,100 @@ def test_an_unreachable_server_is_one_clear_error() -> None:
     assert proc.returncode == 2
     assert proc.stderr.startswith(f"enginesrv check: error: cannot reach '127.0.0.1:{port}'")
     assert "Traceback" not in proc.stderr
+
+
+# -- a server with TLS and tokens --------------------------------------------------------------
+
+
+def check(*argv: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "enginesrv.cli", "check", *argv],
+        capture_output=True, text=True, timeout=120, check=False,
+    )  # fmt: skip
+
+
+def private(path: Path, text: str) -> str:
+    """``path`` written with ``text``, readable by its owner only; its name."""
+    path.touch(mode=0o600)
+    path.write_text(text, encoding="utf-8")
+    return str(path)
+
+
+def test_check_passes_against_a_server_with_tls_and_tokens(tmp_path: Path) -> None:
+    """``--tls-ca`` and ``--token-file`` reach a ``serve --tokens --tls-cert --tls-key``:
+    every check passes, and the token shows nowhere; without ``--token-file``, with the
+    system's authorities only, or with a token the server does not know, the run stops at
+    once on one line."""
+    authority = trustme.CA()
+    issued = authority.issue_cert("127.0.0.1")
+    issued.private_key_pem.write_to_path(str(tmp_path / "key.pem"))
+    issued.cert_chain_pems[0].write_to_path(str(tmp_path / "cert.pem"))
+    authority.cert_pem.write_to_path(str(tmp_path / "ca.pem"))
+    secret = TokenFile(tmp_path / "tokens").add("alice")
+    token = private(tmp_path / "alice.token", f"alice:{secret}\n")
+    wrong = private(tmp_path / "wrong.token", "alice:" + "W" * 43)
+    server = subprocess.Popen(
+        [sys.executable, "-m", "enginesrv.cli", "serve", "--port", "0", "--workers", "1",
+         "--game", "yinsh", "--bot", "random", "--tokens", str(tmp_path / "tokens"),
+         "--tls-cert", str(tmp_path / "cert.pem"), "--tls-key", str(tmp_path / "key.pem")],
+        stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True,
+    )  # fmt: skip
+    try:
+        assert server.stdout is not None
+        where = f"127.0.0.1:{server.stdout.readline().rsplit(':', 1)[1].strip()}"
+        ca = str(tmp_path / "ca.pem")
+        proc = check("--connect", where, "--tls-ca", ca, "--token-file", token)
+        assert proc.returncode == 0, proc.stdout + proc.stderr
+        assert proc.stdout.splitlines()[-1] == "enginesrv check: all 20 checks pass"
+        assert secret not in proc.stdout + proc.stderr
+        proc = check("--connect", where, "--tls-ca", ca)
+        assert (proc.returncode, proc.stdout) == (2, "")
+        assert proc.stderr == (
+            f"enginesrv check: error: {where}: the server requires a token: give --token-file "
+            "FILE (NAME:TOKEN)\n"
+        )
+        proc = check("--connect", where, "--tls", "--token-file", token)  # not a public CA
+        assert (proc.returncode, proc.stdout) == (2, "")
+        assert proc.stderr.startswith(
+            f"enginesrv check: error: cannot reach '{where}': TLS: certificate verify failed: "
+        )
+        proc = check("--connect", where, "--tls-ca", ca, "--token-file", wrong)
+        assert (proc.returncode, proc.stdout) == (2, "")
+        assert proc.stderr == (
+            f"enginesrv check: error: {where}: the server refused the token of --token-file: "
+            "error 307 auth-refused the token is not accepted\n"
+        )
+    finally:
+        server.terminate()
+        assert server.wait(timeout=30) == 0
+        if server.stdout is not None:
+            server.stdout.close()
+
+
+@pytest.mark.parametrize(
+    ("argv", "says"),
+    [
+        (["--tls", "--", "enginesrv", "engine"], "--tls goes with --connect HOST:PORT"),
+        (["--token-file", "t", "--", "x"], "--token-file goes with --connect HOST:PORT"),
+        (["--connect", "127.0.0.1:1", "--tls-ca", "{tmp}/none"], "--tls-ca {tmp}/none: cannot"),
+        (["--connect", "127.0.0.1:1", "--token-file", "{tmp}/none"], "no such file"),
+        (["--connect", "127.0.0.1:1", "--token-file", "{tmp}/open"], "readable by every user"),
+        (["--connect", "127.0.0.1:1", "--token-file", "{tmp}/two"], "is not NAME:TOKEN"),
+    ],
+)
+def test_check_refuses_access_flags_it_cannot_use(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], argv: list[str], says: str
+) -> None:
+    """Status 2 and one line, which never quotes what a token file holds."""
+    (tmp_path / "open").write_text("alice:sEcReT\n", encoding="utf-8")
+    (tmp_path / "open").chmod(0o644)
+    private(tmp_path / "two", "alice: sEcReT\n")
+    try:
+        code = main(["check", *(arg.replace("{tmp}", str(tmp_path)) for arg in argv)])
+    except SystemExit as exc:
+        code = int(exc.code or 0)
+    out, err = capsys.readouterr()
+    assert (code, out) == (2, ""), err
+    assert err.count("\n") == 1, err
+    assert says.replace("{tmp}", str(tmp_path)) in err
+    assert "sEcReT" not in err

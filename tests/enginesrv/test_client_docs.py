@@ -1,5 +1,6 @@
 """The client's documentation runs: the first program of docs/client.md, and
-examples/client.py over stdio (both framings) and against a server."""
+examples/client.py over stdio (both framings) and against a server, and with
+examples/ugi_session.py against a server over TLS with a token."""
 
 from __future__ import annotations
 
@@ -9,6 +10,9 @@ import sys
 from pathlib import Path
 
 import pytest
+import trustme
+
+from enginesrv.tokens import TokenFile
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -86,6 +90,44 @@ def test_the_example_client_against_a_server() -> None:
             ])  # fmt: skip
             assert proc.returncode == 0, proc.stderr
             assert re.search(r"^bestmove \S+ ", proc.stdout, re.M), proc.stdout
+    finally:
+        server.terminate()
+        assert server.wait(timeout=30) == 0
+        if server.stdout is not None:
+            server.stdout.close()
+
+
+def test_the_examples_reach_a_server_with_tls_and_a_token(tmp_path: Path) -> None:
+    """examples/client.py and examples/ugi_session.py with --tls-ca and --token-file: the
+    session is served, and the token is shown as ``auth ***``."""
+    authority = trustme.CA()
+    issued = authority.issue_cert("127.0.0.1")
+    issued.private_key_pem.write_to_path(str(tmp_path / "key.pem"))
+    issued.cert_chain_pems[0].write_to_path(str(tmp_path / "cert.pem"))
+    authority.cert_pem.write_to_path(str(tmp_path / "ca.pem"))
+    secret = TokenFile(tmp_path / "tokens").add("alice")
+    (tmp_path / "alice.token").write_text(f"alice:{secret}\n", encoding="utf-8")
+    (tmp_path / "session.txt").write_text("ugi\nisready\nquery turn\nquit\n", encoding="utf-8")
+    server = subprocess.Popen(
+        [sys.executable, "-m", "enginesrv.cli", "serve", "--port", "0", "--workers", "1",
+         "--game", "yoxii", "--tokens", str(tmp_path / "tokens"),
+         "--tls-cert", str(tmp_path / "cert.pem"), "--tls-key", str(tmp_path / "key.pem")],
+        stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True,
+    )  # fmt: skip
+    try:
+        assert server.stdout is not None
+        port = server.stdout.readline().rsplit(":", 1)[1].strip()
+        access = ["--connect", f"127.0.0.1:{port}", "--tls-ca", str(tmp_path / "ca.pem"),
+                  "--token-file", str(tmp_path / "alice.token")]  # fmt: skip
+        proc = run(["examples/client.py", *access, "--movetime", "100"])
+        assert proc.returncode == 0, proc.stderr
+        assert re.search(r"^bestmove \S+ ", proc.stdout, re.M), proc.stdout
+        proc = run(["examples/ugi_session.py", str(tmp_path / "session.txt"), *access])
+        assert proc.returncode == 0, proc.stderr
+        lines = proc.stdout.splitlines()
+        assert lines[:2] == ["> auth ***", "> ugi"]
+        assert lines[-3:] == ["> query turn", "< response p1", "> quit"]
+        assert secret not in proc.stdout + proc.stderr
     finally:
         server.terminate()
         assert server.wait(timeout=30) == 0

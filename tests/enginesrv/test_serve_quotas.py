@@ -8,13 +8,16 @@ import math
 from pathlib import Path
 from typing import Any
 
+import pytest
 import trio
+import trio.testing
 
 from enginesrv.search.child import SearchOutcome
 from enginesrv.search.jobs import SearchJob
+from enginesrv.search.pool import WorkerPool
 from enginesrv.serve.auth import Keeper
 from enginesrv.serve.connection import Limits
-from enginesrv.serve.quotas import HOUR, Usage
+from enginesrv.serve.quotas import HOUR, Metered, Usage
 from enginesrv.serve.server import Server
 from enginesrv.serve.settings import SessionConfig
 from enginesrv.tokens import Quotas, TokenFile
@@ -56,25 +59,26 @@ def quota_server(folder: Path, quotas: Quotas, runner: PeerRunner) -> tuple[Serv
     return Server(config, runner, limits, keeper=keeper), token, keeper
 
 
-def test_an_hours_use_counts_the_running_searches_and_forgets_the_old_ones() -> None:
+def test_an_hours_use_counts_the_holding_searches_and_forgets_the_old_ones() -> None:
     now = [0.0]
     usage = Usage(Quotas(hour=100), clock=lambda: now[0])
-    usage.start(1)
+    usage.hold(1, True)
     now[0] = 30
     assert usage.used() == 30
-    usage.end(1)
-    usage.start(2)
+    usage.hold(1, False)
+    usage.hold(2, True)
     now[0] = 50
     assert usage.used() == 50
     assert usage.left() == 50
-    usage.end(2)
+    usage.hold(2, False)
     now[0] = HOUR + 29
-    assert usage.used() == 50  # a search counts until an hour after it ended
+    assert usage.used() == 50  # a hold counts until an hour after it ended
     now[0] = HOUR + 30
     assert usage.used() == 20
     assert usage.more_in() == 20
     now[0] = HOUR + 50
     assert usage.used() == 0
+    assert len(usage.done) == 0
     assert Usage(Quotas()).left() == math.inf
 
 
@@ -136,3 +140,97 @@ def test_quotas_follow_the_token_file(tmp_path: Path) -> None:
     assert lines[0].endswith(" searches=2 hour=600")
     assert len(lines[1].split()) == 3
     assert [a.quotas for a in file.accounts()] == [Quotas(2, 600), Quotas()]
+
+
+class UntilStopped:
+    """A search that runs until it is stopped (``go infinite`` on a worker of its own)."""
+
+    async def search(self, job: Any, *, stop: trio.Event, **_: Any) -> SearchOutcome:
+        await stop.wait()
+        return SearchOutcome(None, "stopped")
+
+
+async def metered_search(metered: Metered) -> SearchOutcome:
+    return await metered.search(
+        None,  # type: ignore[arg-type]
+        on_info=lambda _: None,
+        stop=trio.Event(),
+        hard_deadline=None,
+    )
+
+
+@pytest.mark.parametrize("at_once", [2, 4, 8])
+def test_searches_at_once_use_no_more_than_the_hour(at_once: int) -> None:
+    """Each search looks at the time left again when another takes a worker: searches
+    started one after another stop together when the hour is used (a look planned for a
+    search alone once gave 2 searches 150 s of a 100 s hour, 8 of them 272 s)."""
+
+    async def main() -> None:
+        usage = Usage(Quotas(hour=100))
+        metered = Metered(UntilStopped(), "alice", usage)
+        async with trio.open_nursery() as nursery:
+            for _ in range(at_once):
+                nursery.start_soon(metered_search, metered)
+                await trio.sleep(1)
+        assert usage.used() <= 100.1, usage.used()
+
+    trio.run(main, clock=trio.testing.MockClock(autojump_threshold=0))
+
+
+class Instant:
+    async def search(self, job: Any, **_: Any) -> SearchOutcome:
+        await trio.sleep(0.001)
+        return SearchOutcome(None, "done")
+
+
+def test_an_accounts_past_searches_are_not_kept_for_ever() -> None:
+    """Without an hourly quota nothing is kept; with one, what is older than an hour is
+    dropped as searches end (2,000 searches, then one two hours later)."""
+
+    async def main() -> None:
+        for quotas in (Quotas(), Quotas(hour=3600)):
+            usage = Usage(quotas)
+            metered = Metered(Instant(), "alice", usage)
+            for _ in range(2000):
+                await metered_search(metered)
+            assert len(usage.done) == (0 if quotas.hour is None else 2000)
+            await trio.sleep(2 * HOUR)
+            await metered_search(metered)
+            assert len(usage.done) <= 1, (quotas, len(usage.done))
+
+    trio.run(main, clock=trio.testing.MockClock(autojump_threshold=0))
+
+
+@trio_test
+async def test_a_wait_for_a_worker_is_not_counted_against_the_hour(tmp_path: Path) -> None:
+    """On a real pool of one worker, bob's infinite search holds it while alice's waits:
+    her 2 s hour is not spent waiting, and her search then runs (to its depth, which has no
+    deadline that the wait could use up)."""
+    file = TokenFile(tmp_path / "tokens")
+    alice = "alice:" + file.add("alice", Quotas(hour=2))
+    bob = "bob:" + file.add("bob")
+    limits = Limits()
+    config = SessionConfig(default_game="yoxii", limits=limits.announced(), auth="token")
+    keeper = Keeper(file)
+    async with trio.open_nursery() as nursery:
+        pool = WorkerPool(nursery, 1, slice_seconds=0)
+        await pool.start()
+        server = Server(config, pool, limits, keeper=keeper)
+        try:
+            async with serving(server) as port:
+                hog = await signed_in(port, bob, "127.0.0.2")
+                await hog.send("go infinite")
+                await hog.expect("info ")
+                victim = await signed_in(port, alice, "127.0.0.3")
+                await victim.send("go depth 4")
+                await trio.sleep(2.5)
+                await hog.send("stop")
+                await hog.until("bestmove ")
+                lines = await victim.until("bestmove ")
+        finally:
+            with trio.CancelScope(shield=True):
+                await pool.aclose()
+            keeper.close()
+    assert any(line.startswith("info depth") for line in lines), lines
+    used = keeper.accounts.usage["alice"].used()
+    assert 0 < used < 1.5, used

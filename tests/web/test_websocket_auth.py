@@ -182,3 +182,44 @@ async def test_the_web_port_speaks_tls_only(tmp_path: Path, authority: trustme.C
                 except trio.BrokenResourceError:
                     pass
             assert b"HTTP/1.1" not in data
+
+
+PREFACE = b"PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n"
+EMPTY_SETTINGS = b"\x00\x00\x00\x04\x00\x00\x00\x00\x00"  # length 0, type SETTINGS, stream 0
+
+
+def web_context(authority: trustme.CA) -> ssl.SSLContext:
+    """The server's context as ``enginesrv.cli.common.tls_context`` makes it (ALPN http/1.1)."""
+    context = ssl.create_default_context(ssl.Purpose.CLIENT_AUTH)
+    context.minimum_version = ssl.TLSVersion.TLSv1_2
+    context.set_alpn_protocols(["http/1.1"])
+    authority.issue_cert("127.0.0.1", "localhost").configure_cert(context)
+    return context
+
+
+@trio_test
+async def test_over_tls_the_web_port_speaks_no_http2(tmp_path: Path) -> None:
+    """HTTP/2 is refused in the clear (``GuardedStream._asks_http2``) because one connection
+    would carry many WebSockets that the connection caps do not count. Inside TLS the guard
+    reads ciphertext, and hypercorn switches to HTTP/2 on the preface whatever ALPN chose:
+    the preface must be refused there too."""
+    authority = trustme.CA()
+    async with token_web(tmp_path, tls=web_context(authority)) as (web, _token):
+        client = ssl.create_default_context()
+        authority.configure_trust(client)
+        client.set_alpn_protocols(["http/1.1"])
+        stream = await trio.open_tcp_stream("127.0.0.1", web.web_port)
+        secure = trio.SSLStream(stream, client, server_hostname="127.0.0.1")
+        await secure.do_handshake()
+        assert secure.selected_alpn_protocol() == "http/1.1"
+        await secure.send_all(PREFACE + EMPTY_SETTINGS)
+        got = b""
+        with trio.move_on_after(3):
+            try:
+                while chunk := await secure.receive_some(65536):
+                    got += chunk
+            except trio.BrokenResourceError:
+                pass
+        # an HTTP/2 server answers with its SETTINGS frame (type 4 at byte 3)
+        assert not (len(got) >= 9 and got[3] == 0x04), f"HTTP/2 spoken inside TLS: {got[:40]!r}"
+        await secure.aclose()
