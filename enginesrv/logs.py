@@ -29,9 +29,19 @@ KEPT_CONNECTIONS = 4096
 """Connections whose rations are remembered (the least recently logged are forgotten)."""
 ALWAYS = frozenset({"connection_open", "connection_closed"})
 """Events logged whatever a connection's ration: its beginning and its end."""
-FLOODS = frozenset({"connection_refused", "websocket_refused", "connection_evicted"})
-"""Events of no one connection that many clients can cause at once (a flood of connections
-over a cap): they share one ration, ``SHARED``."""
+FLOODS = frozenset(
+    {
+        "connection_refused",
+        "websocket_refused",
+        "connection_evicted",
+        "auth_refused",
+        "tls_refused",
+        "tokens_unreadable",
+    }
+)
+"""Events that many clients can cause at once (a flood of connections over a cap, of wrong
+tokens, of TLS handshakes from an address out of tries): they share one ration, ``SHARED``,
+and so does the end of a connection refused so (it logged nothing else)."""
 SHARED = "refused, and connections that never spoke"
 """What ``ConnectionRations.shared`` rations: ``FLOODS`` and the ends of connections that
 logged nothing before (closed before a whole command: thousands a second can come and go
@@ -83,7 +93,9 @@ class ConnectionRations:
         name = event.get("event")
         if conn is None and name not in FLOODS:
             return event
-        if conn is None or (name == "connection_closed" and conn not in self.buckets):
+        if conn is None or name in FLOODS:
+            return self._shared(event)
+        if name == "connection_closed" and conn not in self.buckets:
             return self._shared(event)
         bucket = self.buckets.pop(conn, None) or [float(self.burst), self.clock(), 0.0]
         if name != "connection_closed":

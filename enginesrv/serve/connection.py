@@ -187,7 +187,8 @@ class Connection:
             first = got
         assert self.framing is not None
         self.log = self.log.bind(framing=self.framing)
-        self.log.info("connection_open")
+        if self.guard.through:  # else its first line says its token was accepted
+            self.log.info("connection_open")
         session = Session(
             self.serving.config,
             self.serving.runner,

@@ -87,6 +87,8 @@ class TlsDoor:
             return False
         with contextlib.suppress(trio.BrokenResourceError, trio.ClosedResourceError, OSError):
             async with self.turn(peer):
+                if self.shut_out(peer):  # its tries ran out while it waited its turn
+                    return False
                 await secure.do_handshake()
                 return True
         self.refused += 1
@@ -125,6 +127,8 @@ class TlsDoor:
                 await _clear_refusal(stream, first)
                 return False
             async with self.turn(peer):
+                if self.shut_out(peer):  # its tries ran out while it waited its turn
+                    return False
                 await secure.do_handshake()
                 return True
         except (trio.BrokenResourceError, trio.ClosedResourceError, OSError):

@@ -100,3 +100,25 @@ def test_refusals_and_connections_that_never_spoke_share_one_ration() -> None:
     assert log(refused) == {**refused, "held_back": 3}
     assert log({"event": "something_else"}) is not None  # no one connection's: not rationed
     assert len(rations.buckets) == 0
+
+
+def test_a_flood_of_wrong_tokens_shares_the_one_ration_of_refusals() -> None:
+    """Each connection of a flood of wrong tokens logs its refusal and its end (its start is
+    logged only once a token is accepted): together, within the refusals' one ration."""
+    now = [0.0]
+    rations = ConnectionRations(burst=3, per_second=2.0, clock=lambda: now[0])
+
+    def log(event: dict[str, Any]) -> bool:
+        try:
+            rations(None, "info", event)
+        except structlog.DropEvent:
+            return False
+        return True
+
+    written = 0
+    for i in range(100):
+        written += log({"event": "auth_refused", "conn": f"c{i}", "reason": "not accepted"})
+        written += log({"event": "connection_closed", "conn": f"c{i}", "reason": "auth refused"})
+        written += log({"event": "tls_refused", "peer": "10.0.0.1"})
+    assert written == 3
+    assert len(rations.buckets) == 0
