@@ -1,7 +1,8 @@
 """Make the screenshots of docs/web.md: ``python docs/screenshots.py [--only NAME ...]`` (needs
 the web extra, Playwright and Debian's chromium). Each board after some random moves against
 bot:random, the Yin Yang law editor, a game with a person at another page, the page
-watching a match, and a ladder's page (docs/ladder.md)."""
+watching a match, a ladder's page (docs/ladder.md), and the sign-in of a server with
+tokens."""
 
 from __future__ import annotations
 
@@ -21,6 +22,7 @@ ARGS = [
     "--disable-background-networking", "--disable-component-update", "--disable-sync",
 ]  # fmt: skip
 PLIES = {"yinsh": 24, "yohoho": 10, "yoxii": 12, "yinyang": 3}
+SHOTS = ("games", "invite", "watch", "ladder", "signin")
 
 
 def start(argv: list[str]) -> tuple[subprocess.Popen[str], str]:
@@ -168,15 +170,38 @@ def shoot_ladder(browser: Any, out: Path) -> None:
                 process.wait(timeout=30)
 
 
+def shoot_signin(browser: Any, out: Path) -> None:
+    """The page of a server with tokens, asking for one after a wrong one."""
+    cli = [sys.executable, "-m", "enginesrv.cli"]
+    with tempfile.TemporaryDirectory() as temporary:
+        tokens = str(Path(temporary) / "clients.tokens")
+        subprocess.run(
+            [*cli, "token", "add", "alice", "--file", tokens], capture_output=True, check=True
+        )
+        process, url = start(
+            [*cli, "serve", "--port", "0", "--web", "0", "--workers", "1", "--tokens", tokens]
+        )
+        try:
+            page = browser.new_page(viewport={"width": 820, "height": 280})
+            page.goto(url + "?game=yoxii&opponent=bot:random")
+            page.fill("[data-testid=signin-token]", "alice:" + "W" * 43)
+            page.press("[data-testid=signin-token]", "Enter")
+            page.wait_for_selector("[data-testid=signin-problem]:has-text('not accepted')")
+            page.screenshot(path=str(out / "web-signin.png"))
+            print("web-signin.png")
+            page.close()
+        finally:
+            process.terminate()
+            process.wait(timeout=30)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--out", type=Path, default=HERE, help="where to write (docs/)")
     parser.add_argument("--chromium", default="/usr/bin/chromium", help="the browser")
-    parser.add_argument(
-        "--only", nargs="+", choices=["games", "invite", "watch", "ladder"], help="make only these"
-    )
+    parser.add_argument("--only", nargs="+", choices=[*SHOTS], help="make only these")
     args = parser.parse_args()
-    only = set(args.only or ["games", "invite", "watch", "ladder"])
+    only = set(args.only or SHOTS)
     server, url = start([
         sys.executable, "-m", "enginesrv.cli", "serve", "--port", "0", "--web", "0",
         "--workers", "2",
@@ -192,6 +217,8 @@ def main() -> None:
                 shoot_watch(browser, args.out)
             if "ladder" in only:
                 shoot_ladder(browser, args.out)
+            if "signin" in only:
+                shoot_signin(browser, args.out)
             browser.close()
     finally:
         server.terminate()
