@@ -28,6 +28,9 @@ PER_SECOND = 2.0
 KEPT_CONNECTIONS = 4096
 """Connections whose rations are remembered (the least recently logged are forgotten)."""
 ALWAYS = frozenset({"connection_open", "connection_closed"})
+OPENS = frozenset({"connection_open", "auth_accepted"})
+"""Events that give a connection its own ration: it has spoken (on a server with tokens, its
+token was accepted)."""
 """Events logged whatever a connection's ration: its beginning and its end."""
 FLOODS = frozenset(
     {
@@ -95,7 +98,9 @@ class ConnectionRations:
             return event
         if conn is None or name in FLOODS:
             return self._shared(event)
-        if name == "connection_closed" and conn not in self.buckets:
+        if conn not in self.buckets and name not in OPENS:
+            # a connection that has not opened (its framing unknown, or no token accepted
+            # yet): what it causes is a flood's, however it ends
             return self._shared(event)
         bucket = self.buckets.pop(conn, None) or [float(self.burst), self.clock(), 0.0]
         if name != "connection_closed":

@@ -75,9 +75,12 @@ class Keeper:
             info = os.stat(self.tokens.path)
             seen = (info.st_ino, info.st_size, info.st_mtime_ns)
             if seen != self._seen:
+                self._seen = seen  # a damaged file is read once, not at every look
                 accounts = self.tokens.accounts()
                 self._digests = {account.name: account.digest for account in accounts}
-                self._seen = seen
+                for account in accounts:  # new quotas apply to connections open already
+                    if account.name in self.accounts.usage:
+                        self.accounts.of(account.name, account.quotas)
         except (OSError, TokenFileError):
             return False
         return self._digests.get(grant.name) != grant.digest

@@ -67,6 +67,22 @@ class Usage:
         if self.quotas.searches is not None:
             self.limiter = trio.CapacityLimiter(self.quotas.searches)
 
+    def requota(self, quotas: Quotas) -> None:
+        """The account's quotas changed: searches at once from now on (those running go
+        on), and its searches look at the time left again."""
+        self.quotas = quotas
+        if quotas.searches is None:
+            self.limiter = None
+        elif self.limiter is None:
+            self.limiter = trio.CapacityLimiter(quotas.searches)
+        else:
+            self.limiter.total_tokens = quotas.searches
+        if quotas.hour is None:
+            self.done.clear()
+            self.spent = 0.0
+        self.changed.set()
+        self.changed = trio.Event()
+
     def _forget_old(self, now: float) -> None:
         while self.done and self.done[0][0] <= now - HOUR:
             self.spent -= self.done.popleft()[1]
@@ -108,20 +124,20 @@ class Usage:
 
 @dataclass
 class Accounts:
-    """Each account's use, kept while the server runs (one entry an account that has
-    connected; a revoked account's entry is forgotten when its quotas are looked up no
-    more, which costs nothing: the token file bounds them)."""
+    """Each account's use, kept while the server runs: one entry an account that has
+    connected (the token file bounds them), whose quotas follow the file."""
 
     usage: dict[str, Usage] = field(default_factory=dict)
 
     def of(self, name: str, quotas: Quotas) -> Usage:
-        """``name``'s use, under its quotas as the token file has them now."""
+        """``name``'s use, under its quotas as the token file has them now (changed in
+        place: every connection of the account shares the one entry, and what it used still
+        counts)."""
         usage = self.usage.get(name)
-        if usage is None or usage.quotas != quotas:
-            fresh = Usage(quotas)
-            if usage is not None:  # quotas changed: what was used still counts
-                fresh.done, fresh.spent, fresh.holding = usage.done, usage.spent, usage.holding
-            usage = self.usage[name] = fresh
+        if usage is None:
+            usage = self.usage[name] = Usage(quotas)
+        elif usage.quotas != quotas:
+            usage.requota(quotas)
         return usage
 
 
@@ -195,10 +211,9 @@ class Metered:
             if left <= 0:
                 stop.set()
                 return
-            if math.isinf(left):
-                return
             holding = max(1, len(self.usage.holding))
-            with trio.move_on_after(max(CHECK_EVERY, left / holding)):
+            wait = math.inf if math.isinf(left) else max(CHECK_EVERY, left / holding)
+            with trio.move_on_after(wait):  # no hourly quota: until the quotas change
                 await self.usage.changed.wait()
 
 

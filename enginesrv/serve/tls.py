@@ -80,17 +80,23 @@ class TlsDoor:
             if limiter.borrowed_tokens == 0 and limiter.statistics().tasks_waiting == 0:
                 self.handshaking.pop(peer, None)
 
-    async def handshake(self, secure: trio.SSLStream[Any], peer: str) -> bool:
-        """Whether ``secure``'s handshake is done, in ``peer``'s turn and time (a web port's
-        connection: hypercorn reads its requests over ``secure``)."""
+    async def handshake(self, secure: trio.SSLStream[Any], peer: str, stop: trio.Event) -> bool:
+        """Whether ``secure``'s handshake is done, in ``peer``'s turn and time, before
+        ``stop`` (a web port's connection: hypercorn reads its requests over ``secure``)."""
         if self.shut_out(peer):
             return False
-        with contextlib.suppress(trio.BrokenResourceError, trio.ClosedResourceError, OSError):
-            async with self.turn(peer):
-                if self.shut_out(peer):  # its tries ran out while it waited its turn
-                    return False
-                await secure.do_handshake()
-                return True
+        async with self.turn(peer):
+            if self.shut_out(peer):  # its tries ran out while it waited its turn
+                return False
+            async with trio.open_nursery() as nursery:
+                nursery.start_soon(_cancel_on, stop, nursery.cancel_scope)
+                try:  # caught here, not out of the nursery as a group
+                    await secure.do_handshake()
+                    return True
+                except (trio.BrokenResourceError, trio.ClosedResourceError, OSError):
+                    pass
+                finally:
+                    nursery.cancel_scope.cancel()
         self.refused += 1
         log.info("tls_refused", peer=peer)
         return False

@@ -41,7 +41,7 @@ from enginesrv.web.http import (
 from enginesrv.web.pages import page_app, page_routes
 from enginesrv.web.referee import Referee
 from enginesrv.web.refereed import RefereedGame
-from enginesrv.web.signin import signed_in
+from enginesrv.web.signin import signed_in, until_revoked
 from enginesrv.web.sockets import (
     CLOSE_BAD_GAME,
     CLOSE_CAP,
@@ -316,7 +316,8 @@ class WebApp:
 
     async def _watch(self, socket: StarletteSocket, peer: str) -> None:
         """A spectator of a table: its feed, until either side goes."""
-        if await self._signed_in(socket, peer) is None and self.server.keeper is not None:
+        grant = await self._signed_in(socket, peer)
+        if grant is None and self.server.keeper is not None:
             return
         fields = dict(parse_qsl(socket.websocket.url.query, keep_blank_values=True))
         table = self.tables.watched(fields.get("watch", ""))
@@ -332,7 +333,13 @@ class WebApp:
         table.watchers += 1
         self.tables.watchers += 1
         try:
-            await watch_table(socket, table, self.server.stop)
+            feed = functools.partial(watch_table, socket, table, self.server.stop)
+            keeper = self.server.keeper
+            await (
+                feed()
+                if grant is None or keeper is None
+                else until_revoked(socket, keeper, grant, feed)
+            )
         finally:
             table.watchers -= 1
             self.tables.watchers -= 1

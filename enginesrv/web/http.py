@@ -286,7 +286,11 @@ async def serve_http(  # noqa: PLR0913  (keyword options, passed by name)
             ticket.on_evict = guarded.evict
             ticket.idle = guarded.idle
             peer = admission.peer(host)
-            if secure is not None and tls is not None and not await tls.handshake(secure, peer):
+            if (
+                secure is not None
+                and tls is not None
+                and not await tls.handshake(secure, peer, stop)
+            ):
                 await trio.aclose_forcefully(guarded)
                 return
             state: LifespanState = {}

@@ -47,6 +47,11 @@ class StaticFiles:
             return PlainTextResponse("not found", status_code=404)
         data, media_type, tag = found
         headers = {"ETag": tag, "Cache-Control": "no-cache"}
+        if media_type == "text/html":  # no other site's page may frame it (and its form)
+            headers |= {
+                "Content-Security-Policy": "frame-ancestors 'none'",
+                "X-Frame-Options": "DENY",
+            }
         if request.headers.get("if-none-match") == tag:
             return Response(status_code=304, headers=headers)
         return Response(data, media_type=media_type, headers=headers)

@@ -12,9 +12,12 @@ never in the page's address, where proxies and logs would keep it.
 
 from __future__ import annotations
 
+from collections.abc import Awaitable, Callable
+
 import trio
 
 from enginesrv.serve.auth import AuthRefusedError, Keeper, refusal
+from enginesrv.serve.connection import TOKEN_LOOK
 from enginesrv.serve.outbox import encode
 from enginesrv.serve.settings import Framing
 from enginesrv.tokens import Grant
@@ -63,6 +66,25 @@ async def signed_in(
     if framing == "msgpack" and msgid is not None:
         await _send(socket, framing, m.Ack(), msgid)
     return grant
+
+
+async def until_revoked(
+    socket: StarletteSocket, keeper: Keeper, grant: Grant, serve: Callable[[], Awaitable[None]]
+) -> None:
+    """``serve`` the socket (a spectator's feed) until it ends, or until ``grant``'s token is
+    revoked: then the socket is closed with ``CLOSE_AUTH`` (looked at every ``TOKEN_LOOK``
+    seconds, as a protocol connection's token is)."""
+    async with trio.open_nursery() as nursery:
+
+        async def watch() -> None:
+            while not keeper.revoked(grant):
+                await trio.sleep(TOKEN_LOOK)
+            await socket.close(CLOSE_AUTH, "the token was revoked")
+            nursery.cancel_scope.cancel()
+
+        nursery.start_soon(watch)
+        await serve()
+        nursery.cancel_scope.cancel()
 
 
 def token_of(message: Message) -> tuple[str | None, int | None]:

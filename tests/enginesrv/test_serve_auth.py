@@ -8,6 +8,7 @@ import ssl
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from pathlib import Path
+from typing import Any
 
 import msgpack
 import pytest
@@ -16,6 +17,7 @@ import trio
 import trustme
 from structlog.testing import capture_logs
 
+from enginesrv.logs import BURST, ConnectionRations
 from enginesrv.serve.auth import Keeper
 from enginesrv.serve.connection import Limits
 from enginesrv.serve.server import Server
@@ -567,3 +569,38 @@ async def test_no_part_of_a_token_is_quoted_by_a_msgpack_frame_error(tmp_path: P
             part = secret[start : start + 8]
             assert part not in logged, f"{part!r} of the secret logged"
             assert not any(part.encode() in reply for reply in replies), part
+
+
+WRONG_SHAPE = b"\x93\x00\x01\xc1"  # a msgpack array holding the never-used byte 0xc1
+
+
+@trio_test
+async def test_connections_without_a_token_cannot_write_more_than_the_shared_ration(
+    tmp_path: Path,
+) -> None:
+    written: list[dict[str, Any]] = []
+
+    def keep(_logger: Any, _method: str, event: Any) -> Any:
+        written.append(dict(event))
+        raise structlog.DropEvent
+
+    saved = structlog.get_config()
+    # a clock that stands still: nothing is earned back, only the bursts count
+    structlog.configure(processors=[ConnectionRations(clock=lambda: 0.0), keep])
+    try:
+        async with token_server(tmp_path) as (_, port, _token):
+            for _ in range(200):
+                stream = await open_stream(port)
+                await stream.send_all(WRONG_SHAPE)
+                with trio.move_on_after(2):
+                    while await stream.receive_some(4096):
+                        pass
+                await stream.aclose()
+            await trio.sleep(0.2)
+    finally:
+        structlog.configure(**saved)
+    by_connections = [e for e in written if "conn" in e]
+    assert len(by_connections) <= BURST, (
+        f"{len(by_connections)} lines from 200 connections without a token: "
+        f"{sorted({e['event'] for e in by_connections})}"
+    )

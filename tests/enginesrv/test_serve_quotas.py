@@ -17,10 +17,10 @@ from enginesrv.search.jobs import SearchJob
 from enginesrv.search.pool import WorkerPool
 from enginesrv.serve.auth import Keeper
 from enginesrv.serve.connection import Limits
-from enginesrv.serve.quotas import HOUR, Metered, Usage
+from enginesrv.serve.quotas import HOUR, Accounts, Metered, Usage
 from enginesrv.serve.server import Server
 from enginesrv.serve.settings import SessionConfig
-from enginesrv.tokens import Quotas, TokenFile
+from enginesrv.tokens import Account, Quotas, TokenFile
 from tests.enginesrv.peer import TextPeer, ThreadRunner, serving
 from tests.trio_run import trio_test
 
@@ -234,3 +234,66 @@ async def test_a_wait_for_a_worker_is_not_counted_against_the_hour(tmp_path: Pat
     assert any(line.startswith("info depth") for line in lines), lines
     used = keeper.accounts.usage["alice"].used()
     assert 0 < used < 1.5, used
+
+
+def set_quotas(file: TokenFile, quotas: Quotas) -> None:
+    """What an operator does by hand: the line's quotas changed, its token kept."""
+    (account,) = file.accounts()
+    file._write([Account(account.name, account.digest, account.created, quotas)])
+
+
+@trio_test
+async def test_a_quota_change_does_not_give_an_account_a_second_limiter(tmp_path: Path) -> None:
+    runner = PeerRunner()
+    server, token, keeper = quota_server(tmp_path, Quotas(searches=1), runner)
+    async with serving(server) as port:
+        first = await signed_in(port, token, "127.0.0.2")
+        await first.send("go infinite")
+        await first.expect("info ")
+        # the operator adds an hourly quota (or changes any quota); searches=1 stays
+        set_quotas(keeper.tokens, Quotas(searches=1, hour=3600))
+        second = await signed_in(port, token, "127.0.0.3")
+        await second.send("go movetime 50")
+        ran_beside = False
+        with trio.move_on_after(1):
+            await second.until("bestmove")
+            ran_beside = True
+        await first.send("stop")
+        await first.until("bestmove ")
+        assert not ran_beside, "searches=1, yet two searches of the account ran at once"
+    keeper.close()
+
+
+def test_the_hour_is_one_total_across_a_quota_change() -> None:
+    now = [0.0]
+    accounts = Accounts()
+    old = accounts.of("alice", Quotas(hour=100))
+    old.clock = lambda: now[0]
+    old.hold(1, True)
+    now[0] = 60
+    new = accounts.of("alice", Quotas(hour=90))
+    new.clock = lambda: now[0]
+    old.hold(1, False)  # the old connection's search ends: 60 s used
+    assert old.used() == 60
+    assert new.used() == 60, f"the new quota sees {new.used()} s of the 60 used"
+
+
+@trio_test
+async def test_an_hourly_quota_added_applies_to_the_accounts_open_connections(
+    tmp_path: Path,
+) -> None:
+    """The operator reins an account in by giving it an hour of 1 s: its connection opened
+    before goes on searching as if it had none (its grant's quotas are those of its sign-in,
+    and its ``Usage`` the old entry, which keeps no hour)."""
+    runner = PeerRunner()
+    server, token, keeper = quota_server(tmp_path, Quotas(), runner)
+    async with serving(server) as port:
+        old = await signed_in(port, token, "127.0.0.2")
+        set_quotas(keeper.tokens, Quotas(hour=1))
+        await trio.sleep(0.1)
+        began = trio.current_time()
+        await old.send("go movetime 4000")
+        await old.until("bestmove")
+        took = trio.current_time() - began
+        assert took < 2.5, f"a search of {took:.1f} s under an hour of 1 s"
+    keeper.close()

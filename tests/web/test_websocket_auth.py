@@ -65,11 +65,17 @@ async def refused(
 
 
 @trio_test
-async def test_the_page_is_told_a_token_is_needed(tmp_path: Path) -> None:
+async def test_the_page_is_told_a_token_is_needed_and_no_other_site_may_frame_it(
+    tmp_path: Path,
+) -> None:
     async with token_web(tmp_path) as (web, _token):
         status, _, body = await http_get(web.url, "/config.json")
         assert status == 200
         assert json.loads(body)["auth"] is True
+        status, headers, _ = await http_get(web.url, "/")
+        assert status == 200
+        assert headers["content-security-policy"] == "frame-ancestors 'none'"
+        assert headers["x-frame-options"] == "DENY"
 
 
 @trio_test
@@ -223,3 +229,58 @@ async def test_over_tls_the_web_port_speaks_no_http2(tmp_path: Path) -> None:
         # an HTTP/2 server answers with its SETTINGS frame (type 4 at byte 3)
         assert not (len(got) >= 9 and got[3] == 0x04), f"HTTP/2 spoken inside TLS: {got[:40]!r}"
         await secure.aclose()
+
+
+@trio_test
+async def test_a_revoked_tokens_spectator_feed_is_closed(tmp_path: Path) -> None:
+    """A feed is no protocol connection, yet its token is looked at as theirs is: revoked,
+    the socket is closed with 4401 within a few seconds."""
+    async with token_web(tmp_path) as (web, token):
+        async with open_websocket_url(web.ws("game=yoxii&opponent=invite")) as player:
+            await player.send_message(f"auth {token}")
+            await player.send_message("isready")
+            with trio.fail_after(5):
+                while await player.get_message() != "readyok\n":
+                    pass
+            (table,) = web.app.tables.tables
+            url = web.ws(f"watch={table.watch_token}", path="events")
+            async with open_websocket_url(url) as spectator:
+                await spectator.send_message(f"auth {token}")
+                with trio.fail_after(5):
+                    await spectator.get_message()  # the feed has begun
+                TokenFile(tmp_path / "tokens").revoke("alice")
+                code = None
+                with trio.move_on_after(3):
+                    try:
+                        while True:
+                            await spectator.get_message()
+                    except ConnectionClosed as exc:
+                        code = None if exc.reason is None else exc.reason.code
+                await drop(spectator)
+            await drop(player)
+        assert code == CLOSE_AUTH, "the revoked token's feed is still served"
+
+
+HALF_HELLO = b"\x16\x03\x01\x02\x00\x01\x00\x01\xfc\x03\x03"  # a ClientHello's first bytes
+
+
+@trio_test
+async def test_a_web_connection_mid_tls_handshake_does_not_hold_the_shutdown(
+    tmp_path: Path,
+) -> None:
+    authority = trustme.CA()
+    streams = []
+    async with token_web(tmp_path, tls=web_context(authority)) as (web, _token):
+        for _ in range(3):
+            stream = await trio.open_tcp_stream("127.0.0.1", web.web_port)
+            await stream.send_all(HALF_HELLO)
+            streams.append(stream)
+        await trio.sleep(0.3)
+        began = trio.current_time()
+        web.server.stop.set()
+    took = trio.current_time() - began
+    for stream in streams:
+        await stream.aclose()
+    # the TCP port's handshakes end at the stop (TlsDoor.secure watches it); the web port's
+    # wait for their time limit or hypercorn's graceful timeout
+    assert took < 0.5, f"the shutdown waited {took:.2f} s for a handshake that never ends"
