@@ -24,3 +24,16 @@ def trio_test(fn: Callable[..., Awaitable[None]]) -> Callable[..., None]:
         trio.run(main)
 
     return run
+
+
+async def read_to_end(stream: trio.abc.ReceiveStream, within: float = 5.0) -> bytes:
+    """Everything ``stream`` receives until its end (a reset counts as one), failing the
+    test after ``within`` seconds."""
+    got = b""
+    with trio.fail_after(within):
+        try:
+            while chunk := await stream.receive_some(65536):
+                got += chunk
+        except trio.BrokenResourceError:
+            pass
+    return got

@@ -10,10 +10,10 @@ import sys
 from pathlib import Path
 
 import pytest
-import trustme
 
 from enginesrv.cli import main
 from enginesrv.tokens import TokenFile
+from tests.tls_files import certificate_files
 
 
 def test_check_passes_against_the_stdio_engine() -> None:
@@ -110,11 +110,7 @@ def test_check_passes_against_a_server_with_tls_and_tokens(tmp_path: Path) -> No
     every check passes, and the token shows nowhere; without ``--token-file``, with the
     system's authorities only, or with a token the server does not know, the run stops at
     once on one line."""
-    authority = trustme.CA()
-    issued = authority.issue_cert("127.0.0.1")
-    issued.private_key_pem.write_to_path(str(tmp_path / "key.pem"))
-    issued.cert_chain_pems[0].write_to_path(str(tmp_path / "cert.pem"))
-    authority.cert_pem.write_to_path(str(tmp_path / "ca.pem"))
+    certificate_files(tmp_path)
     secret = TokenFile(tmp_path / "tokens").add("alice")
     token = private(tmp_path / "alice.token", f"alice:{secret}\n")
     wrong = private(tmp_path / "wrong.token", "alice:" + "W" * 43)

@@ -10,9 +10,9 @@ import sys
 from pathlib import Path
 
 import pytest
-import trustme
 
 from enginesrv.tokens import TokenFile
+from tests.tls_files import certificate_files
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -100,11 +100,7 @@ def test_the_example_client_against_a_server() -> None:
 def test_the_examples_reach_a_server_with_tls_and_a_token(tmp_path: Path) -> None:
     """examples/client.py and examples/ugi_session.py with --tls-ca and --token-file: the
     session is served, and the token is shown as ``auth ***``."""
-    authority = trustme.CA()
-    issued = authority.issue_cert("127.0.0.1")
-    issued.private_key_pem.write_to_path(str(tmp_path / "key.pem"))
-    issued.cert_chain_pems[0].write_to_path(str(tmp_path / "cert.pem"))
-    authority.cert_pem.write_to_path(str(tmp_path / "ca.pem"))
+    certificate_files(tmp_path)
     secret = TokenFile(tmp_path / "tokens").add("alice")
     (tmp_path / "alice.token").write_text(f"alice:{secret}\n", encoding="utf-8")
     (tmp_path / "session.txt").write_text("ugi\nisready\nquery turn\nquit\n", encoding="utf-8")

@@ -25,7 +25,7 @@ from enginesrv.serve.settings import SessionConfig
 from enginesrv.tokens import Grant, Quotas, TokenFile
 from enginesrv.tries import Tries
 from tests.enginesrv.peer import MsgpackPeer, TextPeer, ThreadRunner, open_stream, serving
-from tests.trio_run import trio_test
+from tests.trio_run import read_to_end, trio_test
 
 NOT_ACCEPTED = "error 307 auth-refused the token is not accepted"
 
@@ -319,11 +319,7 @@ async def test_no_token_reaches_a_log_line_or_an_error(tmp_path: Path) -> None:
             for data in sent:
                 stream = await open_stream(port)
                 await stream.send_all(data)
-                got = b""
-                with trio.fail_after(5):
-                    while chunk := await stream.receive_some(65536):
-                        got += chunk
-                replies.append(got)
+                replies.append(await read_to_end(stream))
         assert replies[0] == b"response p1\n"
         assert all(reply for reply in replies)
         events = [entry["event"] for entry in logs]
@@ -559,11 +555,7 @@ async def test_no_part_of_a_token_is_quoted_by_a_msgpack_frame_error(tmp_path: P
             for data in sent:
                 stream = await open_stream(port)
                 await stream.send_all(data)
-                got = b""
-                with trio.fail_after(5):
-                    while chunk := await stream.receive_some(65536):
-                        got += chunk
-                replies.append(got)
+                replies.append(await read_to_end(stream))
         logged = repr(logs)
         for start in range(len(secret) - 8):
             part = secret[start : start + 8]

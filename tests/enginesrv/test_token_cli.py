@@ -13,11 +13,11 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-import trustme
 
 from enginesrv.cli import main
 from enginesrv.client import Engine, EngineError
 from enginesrv.tokens import TokenFile
+from tests.tls_files import certificate_files
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -112,11 +112,7 @@ def test_serve_refuses_a_missing_token_file_and_half_a_certificate(
 def test_a_real_server_with_tokens_and_tls_serves_a_client_that_has_both(tmp_path: Path) -> None:
     """``enginesrv serve --tokens --tls-cert --tls-key --web 0``: its web page is https, and
     the client library connects verified, with its token; a wrong token is refused."""
-    authority = trustme.CA()
-    issued = authority.issue_cert("127.0.0.1")
-    issued.private_key_pem.write_to_path(str(tmp_path / "key.pem"))
-    issued.cert_chain_pems[0].write_to_path(str(tmp_path / "cert.pem"))
-    authority.cert_pem.write_to_path(str(tmp_path / "ca.pem"))
+    certificate_files(tmp_path)
     token = "alice:" + TokenFile(tmp_path / "tokens").add("alice")
     command = [
         sys.executable,

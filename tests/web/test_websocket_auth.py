@@ -21,7 +21,7 @@ from enginesrv.serve.connection import Limits
 from enginesrv.serve.settings import SessionConfig
 from enginesrv.tokens import TokenFile
 from enginesrv.web.signin import CLOSE_AUTH
-from tests.trio_run import trio_test
+from tests.trio_run import read_to_end, trio_test
 from tests.web.webpeer import Web, binary_socket, drop, http_get, running_web, text_socket
 
 GAME = "game=yoxii&opponent=bot:random&side=p1"
@@ -180,13 +180,7 @@ async def test_the_web_port_speaks_tls_only(tmp_path: Path, authority: trustme.C
         stream = await trio.open_tcp_stream(host, int(port))
         async with stream:
             await stream.send_all(b"GET / HTTP/1.1\r\nHost: x\r\n\r\n")
-            with trio.fail_after(1):
-                data = b""
-                try:
-                    while chunk := await stream.receive_some(4096):
-                        data += chunk
-                except trio.BrokenResourceError:
-                    pass
+            data = await read_to_end(stream, 1)
             assert b"HTTP/1.1" not in data
 
 
