@@ -26,6 +26,9 @@ from tests.web.webpeer import Web, binary_socket, drop, http_get, running_web, t
 
 GAME = "game=yoxii&opponent=bot:random&side=p1"
 REFUSED = "error 307 auth-refused the token is not accepted\n"
+PREFACE = b"PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n"
+EMPTY_SETTINGS = b"\x00\x00\x00\x04\x00\x00\x00\x00\x00"  # length 0, type SETTINGS, stream 0
+HALF_HELLO = b"\x16\x03\x01\x02\x00\x01\x00\x01\xfc\x03\x03"  # a ClientHello's first bytes
 
 
 @asynccontextmanager
@@ -184,10 +187,6 @@ async def test_the_web_port_speaks_tls_only(tmp_path: Path, authority: trustme.C
             assert b"HTTP/1.1" not in data
 
 
-PREFACE = b"PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n"
-EMPTY_SETTINGS = b"\x00\x00\x00\x04\x00\x00\x00\x00\x00"  # length 0, type SETTINGS, stream 0
-
-
 def web_context(authority: trustme.CA) -> ssl.SSLContext:
     """The server's context as ``enginesrv.cli.common.tls_context`` makes it (ALPN http/1.1)."""
     context = ssl.create_default_context(ssl.Purpose.CLIENT_AUTH)
@@ -253,9 +252,6 @@ async def test_a_revoked_tokens_spectator_feed_is_closed(tmp_path: Path) -> None
                 await drop(spectator)
             await drop(player)
         assert code == CLOSE_AUTH, "the revoked token's feed is still served"
-
-
-HALF_HELLO = b"\x16\x03\x01\x02\x00\x01\x00\x01\xfc\x03\x03"  # a ClientHello's first bytes
 
 
 @trio_test
