@@ -22,9 +22,9 @@ import os
 import re
 import secrets
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from enginesrv.safefiles import FileRefusedError, open_regular, read_capped
@@ -208,6 +208,29 @@ class TokenFile:
             if len(kept) == len(accounts):
                 raise ValueError(f"name {name!r}: no such account")
             self._write(kept)
+
+    def requota(self, name: str, change: Callable[[Quotas], Quotas]) -> Quotas:
+        """Give account ``name`` the quotas ``change`` makes of its present ones, read and
+        written under the file's lock (its token stays; a running server applies them to its
+        open connections within a second): the new quotas.
+
+        Raises:
+            ValueError: no such account.
+            TokenFileError: the file cannot be read or written.
+        """
+        with self._locked():
+            accounts = self.accounts()
+            known = [account for account in accounts if account.name == name]
+            if not known:
+                raise ValueError(f"name {name!r}: no such account")
+            quotas = change(known[-1].quotas)
+            self._write(
+                [
+                    replace(account, quotas=quotas) if account.name == name else account
+                    for account in accounts
+                ]
+            )
+        return quotas
 
     @contextmanager
     def _locked(self) -> Iterator[None]:

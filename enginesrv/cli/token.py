@@ -1,4 +1,5 @@
-"""``enginesrv token``: the clients of a server with tokens (``add``, ``revoke``, ``list``):
+"""``enginesrv token``: the clients of a server with tokens (``add``, ``set``, ``revoke``,
+``list``):
 accounts whose tokens are kept only as salted hashes in a token file (``serve --tokens``;
 docs/security.md)."""
 
@@ -7,6 +8,7 @@ from __future__ import annotations
 import argparse
 import dataclasses
 import json
+from collections.abc import Callable
 from pathlib import Path
 from typing import TextIO
 
@@ -19,7 +21,7 @@ def add_token(sub: Subcommands) -> argparse.ArgumentParser:
     """``enginesrv token`` and its subcommands."""
     p = sub.add_parser(
         "token",
-        help="the clients of a server with tokens: add, revoke, list",
+        help="the clients of a server with tokens: add, set, revoke, list",
         description="The accounts of a token file (enginesrv serve --tokens FILE): each a name "
         "and a token, which the file keeps only as a salted hash (scrypt). A client presents "
         "its token as NAME:TOKEN (auth NAME:TOKEN; docs/protocol.md §2).",
@@ -46,6 +48,26 @@ def add_token(sub: Subcommands) -> argparse.ArgumentParser:
         type=positive,
         help="seconds of search the account may use in any hour (default: no quota)",
     )
+    quotas = commands.add_parser(
+        "set",
+        help="change an account's quotas (its token stays)",
+        description="Change the quotas of account NAME; its token stays, and a running server "
+        "applies them to the account's open connections within a second. A quota not given "
+        "stays as it was; 'none' removes it.",
+    )
+    quotas.add_argument("name", metavar="NAME")
+    quotas.add_argument(
+        "--searches",
+        metavar="N",
+        type=quota,
+        help="searches the account may run at once, or none (a peer's share)",
+    )
+    quotas.add_argument(
+        "--hour",
+        metavar="S",
+        type=quota,
+        help="seconds of search the account may use in any hour, or none (no quota)",
+    )
     revoke = commands.add_parser(
         "revoke",
         help="remove an account: its token is refused from then on",
@@ -59,9 +81,34 @@ def add_token(sub: Subcommands) -> argparse.ArgumentParser:
         description="Each account's name, when its token was made, and its quotas.",
     )
     listing.add_argument("--json", action="store_true", help="a JSON array of objects")
-    for command in (add, revoke, listing):
+    for command in (add, quotas, revoke, listing):
         command.add_argument("--file", metavar="FILE", required=True, help="the token file")
     return p
+
+
+def quota(text: str) -> int:
+    """A quota: a whole number of at least 1, or ``none`` (0: no quota)."""
+    if text == "none":
+        return 0
+    try:
+        return positive(text)
+    except argparse.ArgumentTypeError:
+        raise argparse.ArgumentTypeError(
+            f"{text!r} is neither a whole number of at least 1 nor none"
+        ) from None
+
+
+def _changed(args: argparse.Namespace) -> Callable[[Quotas], Quotas]:
+    """What ``token set`` makes of an account's quotas: those given, the others kept."""
+    if args.searches is None and args.hour is None:
+        raise CommandError("token set: give --searches N or --hour S (none removes one)")
+
+    def change(before: Quotas) -> Quotas:
+        searches = before.searches if args.searches is None else args.searches or None
+        hour = before.hour if args.hour is None else args.hour or None
+        return Quotas(searches, hour)
+
+    return change
 
 
 def cmd_token(args: argparse.Namespace, out: TextIO, err: TextIO) -> None:
@@ -75,6 +122,10 @@ def cmd_token(args: argparse.Namespace, out: TextIO, err: TextIO) -> None:
             token = tokens.add(args.name, Quotas(args.searches, args.hour))
             out.write(f"{args.name}:{token}\n")
             err.write(f"token: account {args.name} added; its token is shown only now\n")
+        elif args.token_command == "set":
+            given = tokens.requota(args.name, _changed(args))
+            words = " ".join(given.words()) or "no quotas"
+            err.write(f"token: account {args.name} now has {words}\n")
         elif args.token_command == "revoke":
             tokens.revoke(args.name)
             err.write(f"token: account {args.name} revoked\n")

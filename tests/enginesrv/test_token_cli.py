@@ -1,4 +1,4 @@
-"""``enginesrv token add|revoke|list`` and ``enginesrv serve --tokens --tls-cert --tls-key``
+"""``enginesrv token add|set|revoke|list`` and ``enginesrv serve --tokens --tls-cert --tls-key``
 as a user types them: what they print, what they refuse (status 2, one line, no traceback),
 and a real server that a client reaches over TLS with its token."""
 
@@ -9,6 +9,7 @@ import signal
 import stat
 import subprocess
 import sys
+import threading
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -16,7 +17,7 @@ import pytest
 
 from enginesrv.cli import main
 from enginesrv.client import Engine, EngineError
-from enginesrv.tokens import TokenFile
+from enginesrv.tokens import Quotas, TokenFile
 from tests.tls_files import certificate_files
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -73,6 +74,44 @@ def test_add_prints_the_token_once_and_keeps_its_hash(
     assert not TokenFile(file).check("alice", secret)
 
 
+def test_set_changes_the_quotas_given_and_keeps_the_token_and_the_rest(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    file = str(tmp_path / "tokens")
+    secret = run(capsys, "token", "add", "alice", "--file", file, "--hour", "600")[1]
+    run(capsys, "token", "add", "bob", "--file", file, "--searches", "3")
+    code, out, err = run(capsys, "token", "set", "alice", "--searches", "2", "--file", file)
+    assert (code, out, err) == (0, "", "token: account alice now has searches=2 hour=600\n")
+    code, _, err = run(capsys, "token", "set", "alice", "--hour", "none", "--file", file)
+    assert (code, err) == (0, "token: account alice now has searches=2\n")
+    code, _, err = run(capsys, "token", "set", "alice", "--searches", "none", "--file", file)
+    assert (code, err) == (0, "token: account alice now has no quotas\n")
+    listed = json.loads(run(capsys, "token", "list", "--file", file, "--json")[1])
+    assert [(a["name"], a["searches"], a["hour"]) for a in listed] == [
+        ("alice", None, None),
+        ("bob", 3, None),
+    ]
+    assert TokenFile(Path(file)).check("alice", secret.strip().split(":")[1])
+
+
+def test_set_changes_made_at_once_are_all_kept(tmp_path: Path) -> None:
+    """Each change reads and writes the file under its lock: none is lost to another."""
+    tokens = TokenFile(tmp_path / "tokens")
+    for name in ("alice", "bob"):
+        tokens.add(name)
+
+    def raise_hour(name: str) -> None:
+        for _ in range(20):
+            tokens.requota(name, lambda q: Quotas(q.searches, (q.hour or 0) + 1))
+
+    threads = [threading.Thread(target=raise_hour, args=(n,)) for n in ("alice", "bob") * 2]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(timeout=30)
+    assert [(a.name, a.quotas.hour) for a in tokens.accounts()] == [("alice", 40), ("bob", 40)]
+
+
 @pytest.mark.parametrize(
     ("argv", "says"),
     [
@@ -80,12 +119,34 @@ def test_add_prints_the_token_once_and_keeps_its_hash(
         (("token", "revoke", "bob"), "no such token file"),
         (("token", "list"), "no such token file"),
         (("token", "add", "alice", "--searches", "0"), "--searches: "),
+        (("token", "set", "alice", "--hour", "60"), "no such token file"),
     ],
 )
 def test_token_refuses_what_it_cannot_do(
     tmp_path: Path, capsys: pytest.CaptureFixture[str], argv: tuple[str, ...], says: str
 ) -> None:
     assert says in refusal(capsys, *argv, "--file", str(tmp_path / "tokens"))
+
+
+@pytest.mark.parametrize(
+    ("argv", "says"),
+    [
+        (("set", "bob", "--hour", "60"), "name 'bob': no such account"),
+        (("set", "alice"), "token set: give --searches N or --hour S (none removes one)"),
+        (
+            ("set", "alice", "--hour", "0"),
+            "--hour: '0' is neither a whole number of at least 1 nor none",
+        ),
+        (("set", "alice", "--searches", "many"), "--searches: 'many' is neither"),
+    ],
+)
+def test_set_refuses_what_it_cannot_do(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], argv: tuple[str, ...], says: str
+) -> None:
+    file = tmp_path / "tokens"
+    TokenFile(file).add("alice", Quotas(hour=600))
+    assert says in refusal(capsys, "token", *argv, "--file", str(file))
+    assert [a.quotas for a in TokenFile(file).accounts()] == [Quotas(hour=600)]
 
 
 def test_serve_refuses_a_missing_token_file_and_half_a_certificate(
