@@ -11,6 +11,7 @@ from collections.abc import Callable
 from typing import NoReturn, TextIO, TypeAlias
 
 from enginesrv.event.results.wording import printable
+from enginesrv.serve.tls import server_context
 
 EXIT_USAGE = 2
 
@@ -107,11 +108,7 @@ def tls_context(cert: str | None, key: str | None) -> ssl.SSLContext | None:
         return None
     if cert is None or key is None:
         raise CommandError("--tls-cert and --tls-key go together")
-    context = ssl.create_default_context(ssl.Purpose.CLIENT_AUTH)
-    context.minimum_version = ssl.TLSVersion.TLSv1_2
-    context.set_alpn_protocols(["http/1.1"])  # a web port speaks HTTP/1.1 only
     try:
-        context.load_cert_chain(cert, key)
+        return server_context(cert, key)
     except (OSError, ssl.SSLError) as exc:
         raise CommandError(f"--tls-cert/--tls-key: {printable(str(exc))}") from None
-    return context

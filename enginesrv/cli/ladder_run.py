@@ -31,6 +31,7 @@ from enginesrv.ladder.settings import (
 from enginesrv.ladder.state import CHALLENGES, LadderRun
 from enginesrv.logs import configure as configure_logging
 from enginesrv.serve.app import exit_on_early_signal
+from enginesrv.serve.tls import server_context
 from protocol.login import NAME
 
 
@@ -93,7 +94,11 @@ def add_run_arguments(run: argparse.ArgumentParser) -> None:
         help="games people may play against the bots from the web page at once, one an "
         f"address (0: none; default {CHALLENGES}); they are not rated",
     )
-    run.add_argument("--tls-cert", metavar="FILE", help="serve TLS with this certificate chain")
+    run.add_argument(
+        "--tls-cert",
+        metavar="FILE",
+        help="serve TLS with this certificate chain (read again on SIGHUP, for a renewed one)",
+    )
     run.add_argument("--tls-key", metavar="FILE", help="the certificate's private key")
     run.add_argument(
         "--startup-timeout",
@@ -147,6 +152,7 @@ def cmd_ladder_run(args: argparse.Namespace, out: TextIO, err: TextIO) -> None:
         host=args.host,
         port=args.port,
         tls=tls_context(args.tls_cert, args.tls_key),
+        reload_tls=functools.partial(server_context, args.tls_cert, args.tls_key),
         web=args.web,
         challenges=args.challenges,
     )

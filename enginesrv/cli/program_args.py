@@ -55,7 +55,8 @@ def _add_access_args(p: argparse.ArgumentParser) -> None:
     p.add_argument(
         "--tls-cert",
         metavar="FILE",
-        help="speak TLS only, on both ports, with this certificate chain (PEM)",
+        help="speak TLS only, on both ports, with this certificate chain (PEM; read again "
+        "on SIGHUP, for a renewed one)",
     )
     p.add_argument("--tls-key", metavar="FILE", help="the certificate's private key (PEM)")
 

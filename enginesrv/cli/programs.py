@@ -32,6 +32,7 @@ from enginesrv.serve.app import (
 from enginesrv.serve.auth import Keeper
 from enginesrv.serve.connection import Limits
 from enginesrv.serve.settings import SessionConfig
+from enginesrv.serve.tls import server_context
 from enginesrv.tokens import TokenFile, TokenFileError
 from protocol.text import MAX_AUTH_TOKEN
 
@@ -108,6 +109,7 @@ def cmd_serve(args: argparse.Namespace, out: TextIO, err: TextIO) -> None:
                 web=web,
                 keeper=keeper,
                 tls=tls,
+                reload_tls=functools.partial(server_context, args.tls_cert, args.tls_key),
             )
         )
     except OSError as exc:

@@ -100,6 +100,10 @@ class Door:
         self.refused = 0
         self.accepted = 0
 
+    def use(self, tls: ssl.SSLContext) -> None:
+        """Give the new connections ``tls`` (a renewed certificate)."""
+        self.tls = tls
+
     async def handle(self, stream: ByteStream, host: str, *, admitted: bool = False) -> None:
         """Serve one connection from ``host`` until it ends (never raises); ``admitted``:
         its connection holds a ticket already, and its TLS is the web port's (a WebSocket

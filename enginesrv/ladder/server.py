@@ -15,6 +15,7 @@ import contextlib
 import functools
 import os
 import signal
+import ssl
 import sys
 from collections.abc import AsyncIterator, Callable
 
@@ -41,6 +42,7 @@ from enginesrv.ladder.state import Ladder, LadderRun
 from enginesrv.ladder.store import Section
 from enginesrv.search.pool import WorkerPool
 from enginesrv.serve.app import raise_descriptor_limit
+from enginesrv.serve.tls import watch_reloads
 from enginesrv.tokens import TokenFileError
 
 log = structlog.get_logger("enginesrv.ladder.server")
@@ -127,8 +129,11 @@ async def serve_ladder(
     ladder.door = Door(
         run.folder, ladder.lobby, admission, run.settings.games, run.deadlines, tls=run.tls
     )
+    ladder.tls_users = [ladder.door.use]
     feeds = _feeds(ladder) if run.web is not None else {}
     async with trio.open_nursery() as nursery:
+        if run.tls is not None and run.reload_tls is not None:
+            await nursery.start(watch_reloads, run.reload_tls, functools.partial(_use, ladder))
         pool = None
         if run.house:
             pool = WorkerPool(nursery, len(run.house), spare=1, restart_spawner=False)
@@ -271,6 +276,12 @@ def _feeds(ladder: Ladder) -> dict[str, Feed]:
         feed.publish(event_message(title, games.load(name), [], 0, f"tc={control}"))
         feeds[name] = feed
     return feeds
+
+
+def _use(ladder: Ladder, tls: ssl.SSLContext) -> None:
+    """Give every TLS port of ``ladder`` a renewed certificate."""
+    for use in ladder.tls_users:
+        use(tls)
 
 
 def _tell_ended(ladder: Ladder, ended: Ended) -> None:

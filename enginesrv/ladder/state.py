@@ -39,6 +39,8 @@ class LadderRun:
     host: str = "127.0.0.1"
     port: int = 0
     tls: ssl.SSLContext | None = None
+    reload_tls: Callable[[], ssl.SSLContext] | None = None
+    """Makes ``tls`` again from its files (SIGHUP: a renewed certificate); None: never."""
     web: int | None = None
     """The web port (``--web``: the page, the standings, bots over WebSocket); None: none."""
     deadlines: Deadlines = field(default_factory=Deadlines)
@@ -63,3 +65,5 @@ class Ladder:
     ended: list[Callable[[Ended], None]] = field(default_factory=list)
     tokens_stamp: tuple[int, ...] | None = None
     """The token file as the links were last reviewed (inode, time, size)."""
+    tls_users: list[Callable[[ssl.SSLContext], None]] = field(default_factory=list)
+    """What gives each TLS port's new connections a renewed certificate (SIGHUP)."""

@@ -287,6 +287,7 @@ async def serve_ladder_web(
     door = None
     if tls is not None:
         door = TlsDoor(tls, KEEP_ALIVE)
+        ladder.tls_users.append(door.use)
         page = page.replace("http://", "https://", 1)
     serving = functools.partial(
         serve_http,

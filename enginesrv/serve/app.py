@@ -3,7 +3,8 @@
 Both stop on SIGINT or SIGTERM: the first signal stops accepting and stops every search (a
 worker that ignores the stop is killed after the grace period), sends each its best move and
 exits 0 once every connection has closed and every worker has ended; a second signal kills the
-workers and exits at once.
+workers and exits at once. A server with TLS reads its certificate again on SIGHUP
+(``enginesrv.serve.tls``).
 """
 
 from __future__ import annotations
@@ -29,6 +30,7 @@ from enginesrv.serve.connection import Connection, Serving
 from enginesrv.serve.limits import Limits
 from enginesrv.serve.server import Server, open_listeners, serve, stdio_streams
 from enginesrv.serve.settings import Framing, SessionConfig
+from enginesrv.serve.tls import watch_reloads
 
 EXIT_SECOND_SIGNAL = 130
 
@@ -75,12 +77,13 @@ async def run_server(  # noqa: PLR0913  (keyword options, passed by name)
     web: WebStarter | None = None,
     keeper: Keeper | None = None,
     tls: ssl.SSLContext | None = None,
+    reload_tls: Callable[[], ssl.SSLContext] | None = None,
 ) -> None:
     """Serve TCP until SIGINT/SIGTERM; returns after every connection has closed and every
     worker process has ended. ``worker_command`` replaces the search worker (tests run
     misbehaving ones); ``web`` adds the web front (its line ``web URL`` follows
     ``listening``); ``keeper``: the tokens clients must present; ``tls``: both ports speak
-    TLS only.
+    TLS only, with the context ``reload_tls`` makes again on each SIGHUP (if given).
 
     Raises:
         OSError: the address cannot be listened on (before anything else starts; the web
@@ -106,6 +109,8 @@ async def run_server(  # noqa: PLR0913  (keyword options, passed by name)
             config = dataclasses.replace(config, limits=limits.announced())
         server = Server(config, pool, limits, admission=admission, keeper=keeper, tls=tls)
         await nursery.start(_watch_signals, server.stop.set, pool)
+        if server.tls is not None and reload_tls is not None:
+            await nursery.start(watch_reloads, reload_tls, server.tls.use)
         try:
             await _start_unless(pool, server.stop)
             prepare_handshake(config.default_bot)  # before the first client, not on its ugi

@@ -4,6 +4,8 @@ certificates of a test authority (``trustme``)."""
 from __future__ import annotations
 
 import functools
+import os
+import signal
 import ssl
 import sys
 from pathlib import Path
@@ -176,5 +178,54 @@ async def test_the_ladders_web_port_speaks_tls_too(tmp_path: Path, authority: tr
                 await stream.send_all(b"GET / HTTP/1.1\r\nHost: x\r\n\r\n")
                 data = await read_to_end(stream, 2)
                 assert b"HTTP/1.1" not in data
+        finally:
+            ladder.stop.set()
+
+
+async def _shows_a_certificate_of(authority: trustme.CA, port: int) -> bool:
+    """Whether the TLS port ``port`` shows a certificate ``authority`` signed."""
+    stream = await trio.open_ssl_over_tcp_stream(
+        "127.0.0.1", port, ssl_context=_trusting(authority), https_compatible=True
+    )
+    try:
+        await stream.do_handshake()
+        return True
+    except trio.BrokenResourceError as exc:
+        if isinstance(exc.__cause__, ssl.SSLCertVerificationError):
+            return False
+        raise
+    finally:
+        await trio.aclose_forcefully(stream)
+
+
+@trio_test
+async def test_sighup_gives_both_ports_a_renewed_certificate(
+    tmp_path: Path, authority: trustme.CA
+) -> None:
+    """``ladder run --tls-cert --tls-key`` reads its certificate again on SIGHUP: the bot
+    port's and the web port's new connections get the renewed one."""
+    renewed = trustme.CA()
+    server = ssl.create_default_context(ssl.Purpose.CLIENT_AUTH)
+    authority.issue_cert("127.0.0.1").configure_cert(server)
+    reloaded = ssl.create_default_context(ssl.Purpose.CLIENT_AUTH)
+    renewed.issue_cert("127.0.0.1").configure_cert(reloaded)
+    pages: list[str] = []
+    run = ladder_run(tmp_path, tls=server, web=0, reload_tls=lambda: reloaded)
+    async with open_ladder(run) as ladder, trio.open_nursery() as nursery:
+        await nursery.start(
+            functools.partial(
+                serve_ladder, ladder, on_ready=lambda h, p: None, on_page=pages.append
+            )
+        )
+        try:
+            web = int(pages[0].rstrip("/").rsplit(":", 1)[1])
+            for port in (ladder.address[1], web):
+                assert await _shows_a_certificate_of(authority, port)
+            os.kill(os.getpid(), signal.SIGHUP)
+            with trio.fail_after(10):
+                while not await _shows_a_certificate_of(renewed, ladder.address[1]):
+                    await trio.sleep(0.02)
+            assert await _shows_a_certificate_of(renewed, web)
+            assert not await _shows_a_certificate_of(authority, web)
         finally:
             ladder.stop.set()

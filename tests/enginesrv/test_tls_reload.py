@@ -1,0 +1,165 @@
+"""A server with TLS reads its certificate again on SIGHUP (``enginesrv.serve.tls``): a renewed
+certificate is served to new connections on both ports without a restart, open connections go
+on, and files that cannot be loaded change nothing."""
+
+from __future__ import annotations
+
+import signal
+import socket
+import ssl
+import subprocess
+import sys
+import threading
+import time
+from collections.abc import Callable, Iterator
+from pathlib import Path
+
+import pytest
+import trio
+import trio.testing
+import trustme
+
+from enginesrv.client import Engine
+from enginesrv.serve.tls import RELOAD_LIMIT, TlsDoor, reload, server_context
+from tests.tls_files import certificate_files
+
+ROOT = Path(__file__).resolve().parents[2]
+DEADLINE = 20.0
+"""Seconds a started server is given to serve the renewed certificate (it reads two small
+files on a thread: this bounds the wait, it does not measure it)."""
+
+
+@pytest.fixture(autouse=True)
+def sighup_kept() -> Iterator[None]:
+    """trio's signal receiver puts back the handler it found; this checks nothing is left."""
+    before = signal.getsignal(signal.SIGHUP)
+    yield
+    assert signal.getsignal(signal.SIGHUP) == before
+
+
+def renew(folder: Path) -> trustme.CA:
+    """New ``cert.pem`` and ``key.pem`` in ``folder`` (each renamed into place, as a renewal
+    tool writes them), from a new authority: its ``ca.pem`` is written beside them as
+    ``ca2.pem``."""
+    authority = trustme.CA()
+    issued = authority.issue_cert("127.0.0.1")
+    for name, pem in (("key.pem", issued.private_key_pem), ("cert.pem", issued.cert_chain_pems[0])):
+        pem.write_to_path(str(folder / f"{name}.new"))
+        (folder / f"{name}.new").replace(folder / name)
+    authority.cert_pem.write_to_path(str(folder / "ca2.pem"))
+    return authority
+
+
+def verified_by(ca: Path, port: int) -> bool:
+    """Whether the server at ``port`` shows a certificate that ``ca`` signed."""
+    context = ssl.create_default_context(cafile=str(ca))
+    with socket.create_connection(("127.0.0.1", port), timeout=5) as raw:
+        try:
+            with context.wrap_socket(raw, server_hostname="127.0.0.1"):
+                return True
+        except ssl.SSLCertVerificationError:
+            return False
+
+
+def test_reload_replaces_the_context_and_a_failed_one_keeps_it(tmp_path: Path) -> None:
+    certificate_files(tmp_path)
+    first = server_context(str(tmp_path / "cert.pem"), str(tmp_path / "key.pem"))
+    door = TlsDoor(first, 1.0)
+
+    def broken() -> ssl.SSLContext:
+        (tmp_path / "key.pem").write_text("not a key\n")
+        return server_context(str(tmp_path / "cert.pem"), str(tmp_path / "key.pem"))
+
+    async def main() -> None:
+        assert not await reload(broken, door.use)
+        assert door.context is first
+        renew(tmp_path)
+        load = lambda: server_context(str(tmp_path / "cert.pem"), str(tmp_path / "key.pem"))  # noqa: E731
+        assert await reload(load, door.use)
+        assert door.context is not first
+
+    trio.run(main)
+
+
+def test_a_reload_that_hangs_is_given_up_and_keeps_the_context(tmp_path: Path) -> None:
+    """Files that never finish reading (a pipe, a stuck disk) do not hold the reload for
+    ever: past ``RELOAD_LIMIT`` it is given up and the context stays."""
+    certificate_files(tmp_path)
+    first = server_context(str(tmp_path / "cert.pem"), str(tmp_path / "key.pem"))
+    door = TlsDoor(first, 1.0)
+    release = threading.Event()
+
+    def stuck() -> ssl.SSLContext:
+        release.wait(30)
+        return server_context(str(tmp_path / "cert.pem"), str(tmp_path / "key.pem"))
+
+    async def main() -> None:
+        began = trio.current_time()
+        assert not await reload(stuck, door.use)
+        assert trio.current_time() - began == pytest.approx(RELOAD_LIMIT)
+        assert door.context is first
+
+    try:
+        trio.run(main, clock=trio.testing.MockClock(autojump_threshold=0))
+    finally:
+        release.set()
+
+
+def _until(condition: Callable[[], bool]) -> bool:
+    deadline = time.monotonic() + DEADLINE
+    while time.monotonic() < deadline:
+        if condition():
+            return True
+        time.sleep(0.05)
+    return False
+
+
+def test_sighup_serves_a_renewed_certificate_on_both_ports(tmp_path: Path) -> None:
+    """``enginesrv serve --tls-cert --tls-key --web 0``, its files renewed and SIGHUP sent:
+    new connections on both ports get the new certificate; a connection opened before goes
+    on; a SIGHUP with a broken key file is logged and changes nothing."""
+    certificate_files(tmp_path)
+    command = [
+        sys.executable, "-m", "enginesrv.cli", "serve", "--port", "0", "--web", "0",
+        "--workers", "1", "--game", "yoxii",
+        "--tls-cert", str(tmp_path / "cert.pem"), "--tls-key", str(tmp_path / "key.pem"),
+    ]  # fmt: skip
+    server = subprocess.Popen(
+        command, cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
+    )
+    logged: list[str] = []
+    assert server.stderr is not None
+    reader = threading.Thread(target=lambda: logged.extend(server.stderr or ()), daemon=True)
+    reader.start()
+    try:
+        assert server.stdout is not None
+        listening = server.stdout.readline()
+        assert listening.startswith("listening 127.0.0.1:"), listening
+        web = server.stdout.readline()
+        assert web.startswith("web https://127.0.0.1:"), web
+        port = int(listening.rsplit(":", 1)[1])
+        web_port = int(web.strip().rstrip("/").rsplit(":", 1)[1])
+        with Engine.connect("127.0.0.1", port, cafile=str(tmp_path / "ca.pem")) as before:
+            renew(tmp_path)
+            server.send_signal(signal.SIGHUP)
+            assert _until(lambda: any("tls_reloaded" in line for line in logged))
+            assert verified_by(tmp_path / "ca2.pem", port)
+            assert verified_by(tmp_path / "ca2.pem", web_port)
+            assert not verified_by(tmp_path / "ca.pem", port)
+            assert "c5" in before.legal_moves()  # the connection opened before goes on
+        (tmp_path / "key.pem").write_text("not a key\n")
+        server.send_signal(signal.SIGHUP)
+        assert _until(lambda: any("tls_reload_failed" in line for line in logged))
+        assert verified_by(tmp_path / "ca2.pem", port)
+        assert verified_by(tmp_path / "ca2.pem", web_port)
+    finally:
+        server.send_signal(signal.SIGTERM)
+        server.wait(timeout=15)
+        reader.join(timeout=5)
+        for pipe in (server.stdout, server.stderr):
+            if pipe is not None:
+                pipe.close()
+    err = "".join(logged)
+    assert server.returncode == 0, err
+    assert "Traceback" not in err
+    assert (err.count("tls_reloaded"), err.count("tls_reload_failed")) == (1, 1), err
