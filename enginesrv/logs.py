@@ -9,6 +9,7 @@ another."""
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import sys
 import time
@@ -52,13 +53,19 @@ so)."""
 
 
 class _Stderr:
-    """The process's current standard error, looked up at every write."""
+    """The process's current standard error, looked up at every write. A line it cannot
+    write (a hung-up terminal, a full disk, a pipe whose reader is gone) is lost: a log that
+    cannot be written never stops the program."""
 
     def write(self, text: str) -> int:
-        return sys.stderr.write(text)
+        try:
+            return sys.stderr.write(text)
+        except (OSError, ValueError):  # ValueError: the stream was closed
+            return 0
 
     def flush(self) -> None:
-        sys.stderr.flush()
+        with contextlib.suppress(OSError, ValueError):
+            sys.stderr.flush()
 
 
 def cut_values(_logger: Any, _method: str, event: MutableMapping[str, Any]) -> Any:

@@ -21,6 +21,7 @@ import hmac
 import os
 import re
 import secrets
+import tempfile
 import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
@@ -43,6 +44,8 @@ make a check take more."""
 MAX_FILE = 1 << 20
 """The largest token file read (some thousands of accounts)."""
 TOKEN_CHARS = re.compile(r"[A-Za-z0-9_-]{43}")
+MAX_QUOTA = 999_999_999
+"""The largest quota a line holds (nine digits)."""
 
 
 class TokenFileError(Exception):
@@ -57,6 +60,16 @@ class Quotas:
     """Searches (and analysed positions) at once."""
     hour: int | None = None
     """Seconds of search in any hour."""
+
+    def __post_init__(self) -> None:
+        """Refuse a quota the file could not hold.
+
+        Raises:
+            ValueError: a quota out of 1 to ``MAX_QUOTA``.
+        """
+        for key, value in self._pairs():
+            if value is not None and not 1 <= value <= MAX_QUOTA:
+                raise ValueError(f"{key} {value}: a quota is a whole number, 1 to {MAX_QUOTA:,}")
 
     def words(self) -> list[str]:
         """The quotas as the file writes them."""
@@ -249,9 +262,14 @@ class TokenFile:
         text = "".join(
             " ".join([a.name, a.digest, a.created, *a.quotas.words()]) + "\n" for a in accounts
         )
-        temporary = self.path.with_name(f".{self.path.name}.{os.getpid()}.tmp")
         try:
-            descriptor = os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+            # a new file of a random name (O_EXCL, mode 0600): never one, or a link, that
+            # someone put there before
+            descriptor, name = tempfile.mkstemp(prefix=f".{self.path.name}.", dir=self.path.parent)
+        except OSError as exc:
+            raise TokenFileError(f"{self.path}: {exc.strerror or exc}") from None
+        temporary = Path(name)
+        try:
             with os.fdopen(descriptor, "w", encoding="ascii") as file:
                 file.write(text)
                 file.flush()

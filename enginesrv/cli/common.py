@@ -11,7 +11,7 @@ from collections.abc import Callable
 from typing import NoReturn, TextIO, TypeAlias
 
 from enginesrv.event.results.wording import printable
-from enginesrv.serve.tls import server_context
+from enginesrv.serve.certificates import CertificateError, server_context
 
 EXIT_USAGE = 2
 
@@ -110,5 +110,5 @@ def tls_context(cert: str | None, key: str | None) -> ssl.SSLContext | None:
         raise CommandError("--tls-cert and --tls-key go together")
     try:
         return server_context(cert, key)
-    except (OSError, ssl.SSLError) as exc:
+    except CertificateError as exc:
         raise CommandError(f"--tls-cert/--tls-key: {printable(str(exc))}") from None

@@ -31,7 +31,7 @@ from enginesrv.ladder.settings import (
 from enginesrv.ladder.state import CHALLENGES, LadderRun
 from enginesrv.logs import configure as configure_logging
 from enginesrv.serve.app import exit_on_early_signal
-from enginesrv.serve.tls import server_context
+from enginesrv.serve.certificates import ignore_hangups, server_context
 from protocol.login import NAME
 
 
@@ -136,6 +136,8 @@ def cmd_ladder_run(args: argparse.Namespace, out: TextIO, err: TextIO) -> None:
     """``enginesrv ladder run``."""
     del err
     exit_on_early_signal()
+    if args.tls_cert is not None:
+        ignore_hangups()  # SIGHUP reads the certificate again
     try:
         settings = LadderSettings.make(args.game, args.tc)
     except LadderError as exc:
@@ -152,7 +154,7 @@ def cmd_ladder_run(args: argparse.Namespace, out: TextIO, err: TextIO) -> None:
         host=args.host,
         port=args.port,
         tls=tls_context(args.tls_cert, args.tls_key),
-        reload_tls=functools.partial(server_context, args.tls_cert, args.tls_key),
+        reload_tls=functools.partial(server_context, args.tls_cert, args.tls_key, ask=False),
         web=args.web,
         challenges=args.challenges,
     )

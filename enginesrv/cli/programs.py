@@ -30,9 +30,9 @@ from enginesrv.serve.app import (
     run_server,
 )
 from enginesrv.serve.auth import Keeper
+from enginesrv.serve.certificates import ignore_hangups, server_context
 from enginesrv.serve.connection import Limits
 from enginesrv.serve.settings import SessionConfig
-from enginesrv.serve.tls import server_context
 from enginesrv.tokens import TokenFile, TokenFileError
 from protocol.text import MAX_AUTH_TOKEN
 
@@ -68,6 +68,8 @@ def cmd_serve(args: argparse.Namespace, out: TextIO, err: TextIO) -> None:
     """``enginesrv serve``."""
     del out, err
     exit_on_early_signal()
+    if args.tls_cert is not None:
+        ignore_hangups()  # SIGHUP reads the certificate again
     _check_output_cap(args.max_output_bytes, max(args.max_line, args.max_frame))
     base = Limits(
         line=args.max_line,
@@ -109,7 +111,9 @@ def cmd_serve(args: argparse.Namespace, out: TextIO, err: TextIO) -> None:
                 web=web,
                 keeper=keeper,
                 tls=tls,
-                reload_tls=functools.partial(server_context, args.tls_cert, args.tls_key),
+                reload_tls=functools.partial(
+                    server_context, args.tls_cert, args.tls_key, ask=False
+                ),
             )
         )
     except OSError as exc:

@@ -42,7 +42,7 @@ from enginesrv.ladder.state import Ladder, LadderRun
 from enginesrv.ladder.store import Section
 from enginesrv.search.pool import WorkerPool
 from enginesrv.serve.app import raise_descriptor_limit
-from enginesrv.serve.tls import watch_reloads
+from enginesrv.serve.certificates import watch_reloads
 from enginesrv.tokens import TokenFileError
 
 log = structlog.get_logger("enginesrv.ladder.server")
@@ -133,7 +133,9 @@ async def serve_ladder(
     feeds = _feeds(ladder) if run.web is not None else {}
     async with trio.open_nursery() as nursery:
         if run.tls is not None and run.reload_tls is not None:
-            await nursery.start(watch_reloads, run.reload_tls, functools.partial(_use, ladder))
+            await nursery.start(
+                watch_reloads, run.reload_tls, functools.partial(use_certificate, ladder)
+            )
         pool = None
         if run.house:
             pool = WorkerPool(nursery, len(run.house), spare=1, restart_spawner=False)
@@ -167,7 +169,6 @@ async def serve_ladder(
                             admission,
                             host=run.host,
                             port=run.web,
-                            tls=run.tls,
                         )
                     )
                 on_ready(*ladder.address)
@@ -278,8 +279,9 @@ def _feeds(ladder: Ladder) -> dict[str, Feed]:
     return feeds
 
 
-def _use(ladder: Ladder, tls: ssl.SSLContext) -> None:
-    """Give every TLS port of ``ladder`` a renewed certificate."""
+def use_certificate(ladder: Ladder, tls: ssl.SSLContext) -> None:
+    """Give every TLS port of ``ladder``, and those it opens later, a renewed certificate."""
+    ladder.run.tls = tls
     for use in ladder.tls_users:
         use(tls)
 

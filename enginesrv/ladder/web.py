@@ -21,7 +21,6 @@ games' records and the live games.
 from __future__ import annotations
 
 import functools
-import ssl
 from typing import Any
 
 import anyio
@@ -271,11 +270,11 @@ async def serve_ladder_web(
     *,
     host: str,
     port: int,
-    tls: ssl.SSLContext | None = None,
     task_status: trio.TaskStatus[str] = trio.TASK_STATUS_IGNORED,
 ) -> None:
     """Serve the web port until the ladder stops; reports the page's address once served.
-    ``tls``: the port speaks TLS only (the bots' ``/bot`` sockets carry their tokens).
+    With the run's ``tls`` the port speaks TLS only (the bots' ``/bot`` sockets carry their
+    tokens), and takes the renewed certificates the ladder is given (``Ladder.tls_users``).
 
     Raises:
         OSError: the address cannot be listened on.
@@ -285,8 +284,8 @@ async def serve_ladder_web(
     app = LadderWeb(ladder, feeds, server).asgi()
     listeners, page = await open_web(host, port)
     door = None
-    if tls is not None:
-        door = TlsDoor(tls, KEEP_ALIVE)
+    if ladder.run.tls is not None:  # the certificate of now: a reload may have come since start
+        door = TlsDoor(ladder.run.tls, KEEP_ALIVE)
         ladder.tls_users.append(door.use)
         page = page.replace("http://", "https://", 1)
     serving = functools.partial(

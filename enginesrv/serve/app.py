@@ -4,7 +4,7 @@ Both stop on SIGINT or SIGTERM: the first signal stops accepting and stops every
 worker that ignores the stop is killed after the grace period), sends each its best move and
 exits 0 once every connection has closed and every worker has ended; a second signal kills the
 workers and exits at once. A server with TLS reads its certificate again on SIGHUP
-(``enginesrv.serve.tls``).
+(``enginesrv.serve.certificates``).
 """
 
 from __future__ import annotations
@@ -26,11 +26,11 @@ import trio
 from enginesrv.search.pool import WORKER_COMMAND, WorkerPool
 from enginesrv.serve.auth import Keeper
 from enginesrv.serve.catalog import prepare_handshake
+from enginesrv.serve.certificates import watch_reloads
 from enginesrv.serve.connection import Connection, Serving
 from enginesrv.serve.limits import Limits
 from enginesrv.serve.server import Server, open_listeners, serve, stdio_streams
 from enginesrv.serve.settings import Framing, SessionConfig
-from enginesrv.serve.tls import watch_reloads
 
 EXIT_SECOND_SIGNAL = 130
 

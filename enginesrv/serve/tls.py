@@ -14,19 +14,14 @@ slow every other client down. Two rules keep it from doing so:
   connections closed at once, before their handshake: guessing tokens costs the server
   nothing but an accepted and closed connection (the refusal's words would need the
   handshake; the wait is the same as the refusal would say).
-
-The certificate is read again on SIGHUP (``watch_reloads``), so that a renewed one is served
-without a restart: new connections get it, open ones keep theirs, and a pair of files that
-cannot be loaded leaves the one in use as it was.
 """
 
 from __future__ import annotations
 
 import contextlib
-import signal
 import socket
 import ssl
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator
 from typing import Any
 
 import structlog
@@ -45,25 +40,7 @@ HANDSHAKES_PER_PEER = 2
 CLEAR_DRAIN = 1 << 16
 """Bytes read at most from a client in the clear after its refusal."""
 
-RELOAD_LIMIT = 10.0
-"""Seconds a reload of the certificate may take (its files are read on a thread)."""
-
 log = structlog.get_logger("enginesrv.serve.tls")
-
-
-def server_context(cert: str, key: str) -> ssl.SSLContext:
-    """A server's TLS context with the certificate chain ``cert`` and its private key ``key``
-    (PEM files): TLS 1.2 or later, and HTTP/1.1 as the only protocol a web port offers.
-
-    Raises:
-        OSError: a file cannot be read.
-        ssl.SSLError: the files are not a certificate chain and its key.
-    """
-    context = ssl.create_default_context(ssl.Purpose.CLIENT_AUTH)
-    context.minimum_version = ssl.TLSVersion.TLSv1_2
-    context.set_alpn_protocols(["http/1.1"])  # a web port speaks HTTP/1.1 only
-    context.load_cert_chain(cert, key)
-    return context
 
 
 class TlsDoor:
@@ -189,34 +166,3 @@ async def _clear_refusal(stream: trio.SocketStream, first: bytes) -> None:
         drained = 0
         while drained < CLEAR_DRAIN and (chunk := await stream.receive_some(65536)):
             drained += len(chunk)
-
-
-async def watch_reloads(
-    load: Callable[[], ssl.SSLContext],
-    use: Callable[[ssl.SSLContext], None],
-    *,
-    task_status: trio.TaskStatus[None] = trio.TASK_STATUS_IGNORED,
-) -> None:
-    """On each SIGHUP, ``use`` the context ``load`` makes (the certificate's files read
-    again, on a thread, within ``RELOAD_LIMIT``); one that fails is logged and changes
-    nothing. Runs until cancelled."""
-    with trio.open_signal_receiver(signal.SIGHUP) as signals:
-        task_status.started()
-        async for _ in signals:
-            await reload(load, use)
-
-
-async def reload(load: Callable[[], ssl.SSLContext], use: Callable[[ssl.SSLContext], None]) -> bool:
-    """Whether the context ``load`` made is now in ``use`` (``watch_reloads``)."""
-    why = f"the files took more than {RELOAD_LIMIT:g} s to read"
-    with trio.move_on_after(RELOAD_LIMIT):
-        try:
-            context = await trio.to_thread.run_sync(load, abandon_on_cancel=True)
-        except (OSError, ssl.SSLError) as exc:
-            why = str(exc)
-        else:
-            use(context)
-            log.info("tls_reloaded")
-            return True
-    log.warning("tls_reload_failed", reason=why, kept="the certificate in use")
-    return False

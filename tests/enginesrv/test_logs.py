@@ -2,15 +2,17 @@
 
 from __future__ import annotations
 
+import errno
 import io
 import socket
 import subprocess
 import sys
 from typing import Any
 
+import pytest
 import structlog
 
-from enginesrv.logs import BURST, LOG_VALUE, ConnectionRations, cut_values
+from enginesrv.logs import BURST, LOG_VALUE, ConnectionRations, configure, cut_values
 
 
 def test_a_long_value_is_cut_and_its_length_said() -> None:
@@ -122,3 +124,32 @@ def test_a_flood_of_wrong_tokens_shares_the_one_ration_of_refusals() -> None:
         written += log({"event": "tls_refused", "peer": "10.0.0.1"})
     assert written == 3
     assert len(rations.buckets) == 0
+
+
+class _HungUp(io.StringIO):
+    """A standard error whose terminal has hung up: every write and flush fails."""
+
+    def write(self, text: str) -> int:
+        raise OSError(errno.EIO, "Input/output error")
+
+    def flush(self) -> None:
+        raise OSError(errno.EIO, "Input/output error")
+
+
+def test_a_log_that_cannot_be_written_loses_its_lines_not_the_program(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A hung-up terminal, a full disk or a closed pipe as standard error: logging goes on
+    without raising (the lines are lost, there being nowhere to say so)."""
+    saved = structlog.get_config()
+    configure()
+    try:
+        log = structlog.get_logger("test")
+        monkeypatch.setattr(sys, "stderr", _HungUp())
+        log.warning("tls_reloaded")
+        closed = io.StringIO()
+        closed.close()
+        monkeypatch.setattr(sys, "stderr", closed)
+        log.warning("tls_reloaded")
+    finally:
+        structlog.configure(**saved)

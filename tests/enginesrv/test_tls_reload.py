@@ -1,9 +1,11 @@
-"""A server with TLS reads its certificate again on SIGHUP (``enginesrv.serve.tls``): a renewed
-certificate is served to new connections on both ports without a restart, open connections go
-on, and files that cannot be loaded change nothing."""
+"""A server with TLS reads its certificate again on SIGHUP (``enginesrv.serve.certificates``): a
+renewed certificate is served to new connections on both ports without a restart, open
+connections go on, and files that cannot be loaded change nothing, whatever they are (a pipe,
+an endless or huge file, a key with a passphrase)."""
 
 from __future__ import annotations
 
+import os
 import signal
 import socket
 import ssl
@@ -18,9 +20,17 @@ import pytest
 import trio
 import trio.testing
 import trustme
+from cryptography.hazmat.primitives import serialization
 
 from enginesrv.client import Engine
-from enginesrv.serve.tls import RELOAD_LIMIT, TlsDoor, reload, server_context
+from enginesrv.serve.certificates import (
+    MAX_PEM,
+    RELOAD_LIMIT,
+    CertificateError,
+    reload,
+    server_context,
+)
+from enginesrv.serve.tls import TlsDoor
 from tests.tls_files import certificate_files
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -71,38 +81,98 @@ def test_reload_replaces_the_context_and_a_failed_one_keeps_it(tmp_path: Path) -
         return server_context(str(tmp_path / "cert.pem"), str(tmp_path / "key.pem"))
 
     async def main() -> None:
-        assert not await reload(broken, door.use)
+        assert not await reload(broken, door.use, trio.CapacityLimiter(1))
         assert door.context is first
         renew(tmp_path)
         load = lambda: server_context(str(tmp_path / "cert.pem"), str(tmp_path / "key.pem"))  # noqa: E731
-        assert await reload(load, door.use)
+        assert await reload(load, door.use, trio.CapacityLimiter(1))
         assert door.context is not first
 
     trio.run(main)
 
 
-def test_a_reload_that_hangs_is_given_up_and_keeps_the_context(tmp_path: Path) -> None:
-    """Files that never finish reading (a pipe, a stuck disk) do not hold the reload for
-    ever: past ``RELOAD_LIMIT`` it is given up and the context stays."""
+def test_a_reload_that_hangs_is_given_up_and_the_next_waits_for_its_thread(
+    tmp_path: Path,
+) -> None:
+    """Files that never finish reading (a stuck disk) do not hold a reload for ever: past
+    ``RELOAD_LIMIT`` it is given up and the context stays; while its thread still reads, the
+    next reload starts none of its own (threads do not pile up), and once it has ended they
+    do again."""
     certificate_files(tmp_path)
     first = server_context(str(tmp_path / "cert.pem"), str(tmp_path / "key.pem"))
     door = TlsDoor(first, 1.0)
     release = threading.Event()
+    calls: list[str] = []
 
     def stuck() -> ssl.SSLContext:
+        calls.append("stuck")
         release.wait(30)
+        return first
+
+    def good() -> ssl.SSLContext:
+        calls.append("good")
         return server_context(str(tmp_path / "cert.pem"), str(tmp_path / "key.pem"))
 
     async def main() -> None:
+        reading = trio.CapacityLimiter(1)
         began = trio.current_time()
-        assert not await reload(stuck, door.use)
+        assert not await reload(stuck, door.use, reading)
         assert trio.current_time() - began == pytest.approx(RELOAD_LIMIT)
         assert door.context is first
+        assert not await reload(good, door.use, reading)
+        assert calls == ["stuck"]
+        release.set()
+        while reading.borrowed_tokens:
+            await trio.sleep(0.01)
+        assert await reload(good, door.use, reading)
+        assert calls == ["stuck", "good"]
+        assert door.context is not first
 
     try:
         trio.run(main, clock=trio.testing.MockClock(autojump_threshold=0))
     finally:
         release.set()
+
+
+@pytest.mark.parametrize("kind", ["pipe", "huge", "directory", "device"])
+def test_a_certificate_that_is_not_a_small_regular_file_is_refused_at_once(
+    tmp_path: Path, kind: str
+) -> None:
+    """A pipe (that no one writes, or that never ends), a file past ``MAX_PEM`` bytes, a
+    directory or a device is refused before it is read, naming it."""
+    certificate_files(tmp_path)
+    cert = tmp_path / "cert.pem"
+    cert.unlink()
+    if kind == "pipe":
+        os.mkfifo(cert)
+    elif kind == "huge":
+        cert.write_bytes(b"-" * (MAX_PEM + 1))
+    elif kind == "directory":
+        cert.mkdir()
+    else:
+        cert.symlink_to("/dev/zero")
+    with pytest.raises(CertificateError) as refused:
+        server_context(str(cert), str(tmp_path / "key.pem"), ask=False)
+    assert str(refused.value).startswith(f"--tls-cert {cert}: ")
+
+
+def test_a_reload_refuses_a_key_with_a_passphrase_without_asking(tmp_path: Path) -> None:
+    """A reload cannot ask for a passphrase (nobody is at the terminal, and OpenSSL's
+    question would hold the process's signals): such a key is refused at once."""
+    authority = trustme.CA()
+    issued = authority.issue_cert("127.0.0.1")
+    key = serialization.load_pem_private_key(issued.private_key_pem.bytes(), None)
+    (tmp_path / "key.pem").write_bytes(
+        key.private_bytes(
+            serialization.Encoding.PEM,
+            serialization.PrivateFormat.PKCS8,
+            serialization.BestAvailableEncryption(b"a passphrase"),
+        )
+    )
+    issued.cert_chain_pems[0].write_to_path(str(tmp_path / "cert.pem"))
+    with pytest.raises(CertificateError) as refused:
+        server_context(str(tmp_path / "cert.pem"), str(tmp_path / "key.pem"), ask=False)
+    assert str(refused.value) == f"--tls-key {tmp_path / 'key.pem'}: needs a passphrase"
 
 
 def _until(condition: Callable[[], bool]) -> bool:
@@ -163,3 +233,32 @@ def test_sighup_serves_a_renewed_certificate_on_both_ports(tmp_path: Path) -> No
     assert server.returncode == 0, err
     assert "Traceback" not in err
     assert (err.count("tls_reloaded"), err.count("tls_reload_failed")) == (1, 1), err
+
+
+def test_hangups_through_a_stop_do_not_end_the_server_with_a_signal(tmp_path: Path) -> None:
+    """SIGHUPs that keep coming while a TLS server stops (after its watcher has gone) are
+    ignored: it exits 0, as a stop should, not killed by SIGHUP."""
+    certificate_files(tmp_path)
+    command = [
+        sys.executable, "-m", "enginesrv.cli", "serve", "--port", "0", "--workers", "1",
+        "--game", "yoxii",
+        "--tls-cert", str(tmp_path / "cert.pem"), "--tls-key", str(tmp_path / "key.pem"),
+    ]  # fmt: skip
+    server = subprocess.Popen(
+        command, cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True
+    )
+    try:
+        assert server.stdout is not None
+        assert server.stdout.readline().startswith("listening 127.0.0.1:")
+        server.send_signal(signal.SIGTERM)
+        deadline = time.monotonic() + DEADLINE
+        while server.poll() is None and time.monotonic() < deadline:
+            server.send_signal(signal.SIGHUP)
+            time.sleep(0.002)
+        assert server.wait(timeout=15) == 0
+    finally:
+        if server.poll() is None:
+            server.kill()
+            server.wait()
+        assert server.stdout is not None
+        server.stdout.close()

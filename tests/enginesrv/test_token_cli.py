@@ -5,6 +5,7 @@ and a real server that a client reaches over TLS with its token."""
 from __future__ import annotations
 
 import json
+import os
 import signal
 import stat
 import subprocess
@@ -120,6 +121,10 @@ def test_set_changes_made_at_once_are_all_kept(tmp_path: Path) -> None:
         (("token", "list"), "no such token file"),
         (("token", "add", "alice", "--searches", "0"), "--searches: "),
         (("token", "set", "alice", "--hour", "60"), "no such token file"),
+        (
+            ("token", "add", "alice", "--searches", "1000000000"),
+            "searches 1000000000: a quota is a whole number, 1 to 999,999,999",
+        ),
     ],
 )
 def test_token_refuses_what_it_cannot_do(
@@ -138,6 +143,10 @@ def test_token_refuses_what_it_cannot_do(
             "--hour: '0' is neither a whole number of at least 1 nor none",
         ),
         (("set", "alice", "--searches", "many"), "--searches: 'many' is neither"),
+        (
+            ("set", "alice", "--hour", "1000000000"),
+            "hour 1000000000: a quota is a whole number, 1 to 999,999,999",
+        ),
     ],
 )
 def test_set_refuses_what_it_cannot_do(
@@ -147,6 +156,38 @@ def test_set_refuses_what_it_cannot_do(
     TokenFile(file).add("alice", Quotas(hour=600))
     assert says in refusal(capsys, "token", *argv, "--file", str(file))
     assert [a.quotas for a in TokenFile(file).accounts()] == [Quotas(hour=600)]
+
+
+def test_the_largest_quota_is_written_and_read_back(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """What ``token`` writes, its reader reads (a quota it could not would leave the file
+    unreadable, and every login refused)."""
+    file = str(tmp_path / "tokens")
+    run(capsys, "token", "add", "alice", "--file", file, "--searches", "999999999")
+    code, _, err = run(capsys, "token", "set", "alice", "--hour", "999999999", "--file", file)
+    assert (code, err) == (0, "token: account alice now has searches=999999999 hour=999999999\n")
+    assert [a.quotas for a in TokenFile(Path(file)).accounts()] == [Quotas(999999999, 999999999)]
+
+
+def test_a_link_planted_beside_the_file_is_never_written_through(tmp_path: Path) -> None:
+    """The file is written to a new file of a random name, then renamed: a link put where a
+    writer could be expected to write is left alone, and so is what it points to."""
+    target = tmp_path / "elsewhere"
+    target.write_text("kept\n")
+    tokens = TokenFile(tmp_path / "tokens")
+    for pid in range(os.getpid() - 2, os.getpid() + 3):
+        (tmp_path / f".tokens.{pid}.tmp").symlink_to(target)
+    tokens.add("alice")
+    tokens.requota("alice", lambda q: Quotas(hour=60))
+    tokens.revoke("alice")
+    assert target.read_text() == "kept\n"
+    assert tokens.accounts() == []
+    assert sorted(p.name for p in tmp_path.iterdir() if not p.is_symlink()) == [
+        ".tokens.lock",
+        "elsewhere",
+        "tokens",
+    ]
 
 
 def test_serve_refuses_a_missing_token_file_and_half_a_certificate(

@@ -18,7 +18,7 @@ from trio_websocket import open_websocket_url
 
 from enginesrv.ladder.accounts import players
 from enginesrv.ladder.client import ClientSettings, run_client
-from enginesrv.ladder.server import open_ladder, serve_ladder
+from enginesrv.ladder.server import open_ladder, serve_ladder, use_certificate
 from enginesrv.ladder.state import Ladder, LadderRun
 from protocol.login import encode_login
 from tests.ladder.support import ladder_run, serving, trio_test
@@ -227,5 +227,33 @@ async def test_sighup_gives_both_ports_a_renewed_certificate(
                     await trio.sleep(0.02)
             assert await _shows_a_certificate_of(renewed, web)
             assert not await _shows_a_certificate_of(authority, web)
+        finally:
+            ladder.stop.set()
+
+
+@trio_test
+async def test_a_certificate_renewed_before_the_web_port_opens_is_the_one_it_serves(
+    tmp_path: Path, authority: trustme.CA
+) -> None:
+    """A reload that comes while the ladder starts (its house bots' workers, before the web
+    port is open) is not lost on the web port: it opens with the certificate of then."""
+    renewed = trustme.CA()
+    server = ssl.create_default_context(ssl.Purpose.CLIENT_AUTH)
+    authority.issue_cert("127.0.0.1").configure_cert(server)
+    reloaded = ssl.create_default_context(ssl.Purpose.CLIENT_AUTH)
+    renewed.issue_cert("127.0.0.1").configure_cert(reloaded)
+    pages: list[str] = []
+    run = ladder_run(tmp_path, tls=server, web=0)
+    async with open_ladder(run) as ladder, trio.open_nursery() as nursery:
+        use_certificate(ladder, reloaded)  # as the watcher does, before the ports are open
+        await nursery.start(
+            functools.partial(
+                serve_ladder, ladder, on_ready=lambda h, p: None, on_page=pages.append
+            )
+        )
+        try:
+            web = int(pages[0].rstrip("/").rsplit(":", 1)[1])
+            for port in (ladder.address[1], web):
+                assert await _shows_a_certificate_of(renewed, port)
         finally:
             ladder.stop.set()
