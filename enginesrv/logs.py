@@ -15,7 +15,7 @@ import sys
 import time
 from collections import OrderedDict
 from collections.abc import Callable, MutableMapping
-from typing import Any
+from typing import Any, TextIO
 
 import structlog
 
@@ -52,6 +52,23 @@ logged nothing before (closed before a whole command: thousands a second can com
 so)."""
 
 
+def tell(text: str, stream: TextIO | None = None) -> None:
+    """Write ``text`` for people on ``stream`` (standard error unless given) and flush it. A
+    stream that cannot be written (a hung-up terminal, a pipe whose reader is gone, none at
+    all) loses it: what a long-running program says about itself never stops it."""
+    with contextlib.suppress(OSError, ValueError, AttributeError):
+        target = sys.stderr if stream is None else stream
+        target.write(text)
+        target.flush()
+
+
+def _on_a_terminal() -> bool:
+    try:
+        return sys.stderr.isatty()
+    except (AttributeError, ValueError, OSError):  # no standard error, or a closed one
+        return False
+
+
 class _Stderr:
     """The process's current standard error, looked up at every write. A line it cannot
     write (a hung-up terminal, a full disk, a pipe whose reader is gone) is lost: a log that
@@ -60,11 +77,11 @@ class _Stderr:
     def write(self, text: str) -> int:
         try:
             return sys.stderr.write(text)
-        except (OSError, ValueError):  # ValueError: the stream was closed
+        except (OSError, ValueError, AttributeError):  # closed (ValueError), or none at all
             return 0
 
     def flush(self) -> None:
-        with contextlib.suppress(OSError, ValueError):
+        with contextlib.suppress(OSError, ValueError, AttributeError):
             sys.stderr.flush()
 
 
@@ -146,7 +163,7 @@ def configure(*, json: bool = False, level: int = logging.INFO) -> None:
     if json:
         renderer = structlog.processors.JSONRenderer()
     else:
-        renderer = structlog.dev.ConsoleRenderer(colors=sys.stderr.isatty())
+        renderer = structlog.dev.ConsoleRenderer(colors=_on_a_terminal())
     structlog.configure(
         processors=[
             structlog.contextvars.merge_contextvars,

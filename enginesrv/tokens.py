@@ -275,9 +275,11 @@ class TokenFile:
                 file.flush()
                 os.fsync(file.fileno())
             os.replace(temporary, self.path)
-        except OSError as exc:
+        except BaseException as exc:  # Ctrl-C included: no temporary file is left behind
             temporary.unlink(missing_ok=True)
-            raise TokenFileError(f"{self.path}: {exc.strerror or exc}") from None
+            if isinstance(exc, OSError):
+                raise TokenFileError(f"{self.path}: {exc.strerror or exc}") from None
+            raise
 
 
 def _lines(data: bytes) -> Iterator[tuple[int, str]]:

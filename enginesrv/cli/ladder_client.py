@@ -7,7 +7,6 @@ import argparse
 import functools
 import signal
 import ssl
-import sys
 from typing import TextIO
 
 import trio
@@ -25,6 +24,7 @@ from enginesrv.ladder.client import (
     option_lines,
     run_client,
 )
+from enginesrv.logs import tell
 from enginesrv.safefiles import FileRefusedError, open_regular, read_capped
 from protocol.login import NAME, TOKEN
 
@@ -135,8 +135,7 @@ def cmd_ladder_client(args: argparse.Namespace, out: TextIO, err: TextIO) -> Non
     command, first, quiet = _engine(args.engine, not args.no_contain, err)
 
     def say(text: str) -> None:
-        err.write(f"ladder-client: {printable(text)}\n")
-        err.flush()
+        tell(f"ladder-client: {printable(text)}\n", err)
 
     settings = ClientSettings(
         host,
@@ -178,4 +177,4 @@ async def _main(settings: ClientSettings) -> None:
         nursery.start_soon(signals)
         await run_client(settings, stop)
         nursery.cancel_scope.cancel()
-    sys.stderr.write("ladder-client: stopped\n")
+    tell("ladder-client: stopped\n")

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import argparse
 import functools
-import sys
 from collections.abc import Callable
 from pathlib import Path
 from typing import TextIO
@@ -30,6 +29,7 @@ from enginesrv.ladder.settings import (
 )
 from enginesrv.ladder.state import CHALLENGES, LadderRun
 from enginesrv.logs import configure as configure_logging
+from enginesrv.logs import tell
 from enginesrv.serve.app import exit_on_early_signal
 from enginesrv.serve.certificates import ignore_hangups, server_context
 from protocol.login import NAME
@@ -162,12 +162,10 @@ def cmd_ladder_run(args: argparse.Namespace, out: TextIO, err: TextIO) -> None:
     configure_logging(json=args.log_json)
 
     def ready(host: str, bound: int) -> None:
-        out.write(f"listening {host}:{bound}\n")
-        out.flush()
+        tell(f"listening {host}:{bound}\n", out)
 
     def page(url: str) -> None:
-        out.write(f"web {url}\n")
-        out.flush()
+        tell(f"web {url}\n", out)
 
     try:
         trio.run(functools.partial(_main, run, ready, page))
@@ -200,4 +198,4 @@ async def _main(
         await nursery.start(watch_signals, ladder.stop)
         await serve_ladder(ladder, on_ready=ready, on_page=page)
         nursery.cancel_scope.cancel()
-    sys.stderr.write("ladder: stopped; the games being played were not stored\n")
+    tell("ladder: stopped; the games being played were not stored\n")

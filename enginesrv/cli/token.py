@@ -12,9 +12,9 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import TextIO
 
-from enginesrv.cli.common import CommandError, Parser, Subcommands, positive
+from enginesrv.cli.common import CommandError, Parser, Subcommands
 from enginesrv.event.results.wording import printable
-from enginesrv.tokens import Quotas, TokenFile, TokenFileError
+from enginesrv.tokens import MAX_QUOTA, Quotas, TokenFile, TokenFileError
 
 
 def add_token(sub: Subcommands) -> argparse.ArgumentParser:
@@ -38,14 +38,14 @@ def add_token(sub: Subcommands) -> argparse.ArgumentParser:
     add.add_argument(
         "--searches",
         metavar="N",
-        type=positive,
+        type=quota_value,
         help="searches (and analysed positions) the account may run at once (default: a "
         "peer's share, --max-searches-per-peer)",
     )
     add.add_argument(
         "--hour",
         metavar="S",
-        type=positive,
+        type=quota_value,
         help="seconds of search the account may use in any hour (default: no quota)",
     )
     quotas = commands.add_parser(
@@ -87,15 +87,19 @@ def add_token(sub: Subcommands) -> argparse.ArgumentParser:
 
 
 def quota(text: str) -> int:
-    """A quota: a whole number of at least 1, or ``none`` (0: no quota)."""
-    if text == "none":
-        return 0
-    try:
-        return positive(text)
-    except argparse.ArgumentTypeError:
+    """A quota of ``set``: a whole number from 1 to ``MAX_QUOTA``, or ``none`` (0: none)."""
+    return 0 if text == "none" else quota_value(text, " (or none)")
+
+
+def quota_value(text: str, other: str = "") -> int:
+    """A quota: a whole number from 1 to ``MAX_QUOTA``, in ASCII digits."""
+    digits = text.isascii() and text.isdigit() and len(text) <= len(str(MAX_QUOTA))
+    if not digits or not 1 <= int(text) <= MAX_QUOTA:
+        shown = printable(text if len(text) <= 20 else text[:20] + "...")
         raise argparse.ArgumentTypeError(
-            f"{text!r} is neither a whole number of at least 1 nor none"
-        ) from None
+            f"{shown!r}: a quota is a whole number from 1 to {MAX_QUOTA:,}{other}"
+        )
+    return int(text)
 
 
 def _changed(args: argparse.Namespace) -> Callable[[Quotas], Quotas]:

@@ -16,7 +16,6 @@ import functools
 import os
 import signal
 import ssl
-import sys
 from collections.abc import AsyncIterator, Callable
 
 import anyio
@@ -40,6 +39,7 @@ from enginesrv.ladder.settings import (
 from enginesrv.ladder.standings import Board
 from enginesrv.ladder.state import Ladder, LadderRun
 from enginesrv.ladder.store import Section
+from enginesrv.logs import tell
 from enginesrv.search.pool import WorkerPool
 from enginesrv.serve.app import raise_descriptor_limit
 from enginesrv.serve.certificates import watch_reloads
@@ -289,10 +289,9 @@ def use_certificate(ladder: Ladder, tls: ssl.SSLContext) -> None:
 def _tell_ended(ladder: Ladder, ended: Ended) -> None:
     row = ended.row
     words = result_words(ended.result.outcome, (row.p1, row.p2), ended.result.detail)
-    sys.stderr.write(f"game {row.id} {ended.game}: {row.p1} - {row.p2}: {words}\n")
-    sys.stderr.flush()
-    for tell in ladder.ended:
-        tell(ended)
+    tell(f"game {row.id} {ended.game}: {row.p1} - {row.p2}: {words}\n")
+    for told in ladder.ended:
+        told(ended)
 
 
 async def watch_signals(

@@ -23,6 +23,7 @@ from typing import Protocol
 import structlog
 import trio
 
+from enginesrv.logs import tell
 from enginesrv.search.pool import WORKER_COMMAND, WorkerPool
 from enginesrv.serve.auth import Keeper
 from enginesrv.serve.catalog import prepare_handshake
@@ -49,8 +50,7 @@ log = structlog.get_logger("enginesrv.serve.app")
 
 def _print_ready(host: str, port: int) -> None:
     # the one line other tools wait for; everything else goes to stderr
-    sys.stdout.write(f"listening {host}:{port}\n")
-    sys.stdout.flush()
+    tell(f"listening {host}:{port}\n", sys.stdout)
 
 
 def raise_descriptor_limit() -> None:
@@ -123,8 +123,7 @@ async def run_server(  # noqa: PLR0913  (keyword options, passed by name)
                     def ready(host: str, port: int) -> None:
                         _print_ready(host, port)
                         if page is not None:
-                            sys.stdout.write(f"web {page}\n")
-                            sys.stdout.flush()
+                            tell(f"web {page}\n", sys.stdout)
 
                     await serve(server, listeners, on_ready=ready)
         finally:
@@ -204,6 +203,5 @@ async def _watch_signals(
                 first()
                 continue
             pool.kill_all()
-            sys.stderr.write("enginesrv: second signal: exiting now\n")
-            sys.stderr.flush()
+            tell("enginesrv: second signal: exiting now\n")
             os._exit(EXIT_SECOND_SIGNAL)

@@ -4,9 +4,10 @@ read at start, and again on SIGHUP, so that a renewed certificate is served with
 On SIGHUP the two files are read again on a thread of their own, within ``RELOAD_LIMIT``:
 new connections get the new certificate, open ones keep theirs, and files that cannot be
 loaded leave the certificate in use as it was (the log says why, ``tls_reload_failed``). Each
-file must be a regular file of at most ``MAX_PEM`` bytes, so that a reload cannot be held by
-a pipe or fill the memory. A key with a passphrase is asked for at start only (OpenSSL asks
-on the terminal): a reload cannot ask, and refuses such a key. A reload still reading files
+file is read once, at most ``MAX_PEM`` bytes, and what was read is loaded from memory; on a
+reload each must be a regular file, so that a pipe cannot hold it. A key with a passphrase is
+asked for at start only (OpenSSL asks on the terminal): a reload cannot ask, and refuses such
+a key. A reload still reading files
 that do not answer (a hung network mount) is given up after ``RELOAD_LIMIT``, and no other
 begins until its thread has ended.
 
@@ -16,15 +17,16 @@ that one sent while nothing watches for it does not end them.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import signal
 import ssl
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 
 import structlog
 import trio
 
-from enginesrv.safefiles import FileRefusedError, open_regular
+from enginesrv.safefiles import FileRefusedError, open_regular, read_capped
 
 MAX_PEM = 1 << 20
 """The largest certificate chain or key file read (a chain is a few kilobytes)."""
@@ -45,40 +47,66 @@ class PassphraseNeededError(Exception):
 def server_context(cert: str, key: str, *, ask: bool = True) -> ssl.SSLContext:
     """A server's TLS context with the certificate chain ``cert`` and its private key ``key``
     (PEM files): TLS 1.2 or later, and HTTP/1.1 as the only protocol a web port offers.
-    ``ask``: a key with a passphrase is asked for on the terminal (else refused).
+    ``ask``: at start, a key with a passphrase is asked for on the terminal, and the files
+    may be pipes (``<(...)``); on a reload (``ask`` false) neither.
+
+    Each file is read once, at most ``MAX_PEM`` bytes, and what was read is what is loaded
+    (from memory: a file swapped between the check and the load changes nothing).
 
     Raises:
-        CertificateError: a file is not a regular file of at most ``MAX_PEM`` bytes, cannot
-            be read, or the two are not a certificate chain and its key.
+        CertificateError: a file cannot be read, is too large (or, on a reload, not a
+            regular file), or the two are not a certificate chain and its key.
     """
-    for what, path in (("--tls-cert", cert), ("--tls-key", key)):
-        _check(what, path)
+    chain = _read("--tls-cert", cert, regular=not ask)
+    secret = _read("--tls-key", key, regular=not ask)
+    if b"-----BEGIN CERTIFICATE-----" not in chain:
+        raise CertificateError(f"--tls-cert {cert}: holds no PEM certificate")
+    if b"PRIVATE KEY-----" not in secret:
+        raise CertificateError(f"--tls-key {key}: holds no PEM private key")
     context = ssl.create_default_context(ssl.Purpose.CLIENT_AUTH)
     context.minimum_version = ssl.TLSVersion.TLSv1_2
     context.set_alpn_protocols(["http/1.1"])  # a web port speaks HTTP/1.1 only
     try:
-        context.load_cert_chain(cert, key, password=None if ask else _no_passphrase)
+        with _in_memory(chain, cert) as chain_path, _in_memory(secret, key) as key_path:
+            context.load_cert_chain(chain_path, key_path, password=None if ask else _no_passphrase)
     except PassphraseNeededError:
         raise CertificateError(f"--tls-key {key}: needs a passphrase") from None
     except (OSError, ssl.SSLError) as exc:
-        raise CertificateError(str(exc)) from None
+        raise CertificateError(f"--tls-cert {cert} and --tls-key {key}: {exc}") from None
     return context
 
 
-def _check(what: str, path: str) -> None:
-    """Refuse ``path`` unless it is a regular file of at most ``MAX_PEM`` bytes."""
+def _read(what: str, path: str, *, regular: bool) -> bytes:
+    """The bytes of ``path``, at most ``MAX_PEM`` (``regular``: a regular file only)."""
     try:
-        descriptor = open_regular(path)
+        if regular:
+            descriptor = open_regular(path)
+        else:
+            descriptor = os.open(path, os.O_RDONLY | os.O_CLOEXEC)
+        return read_capped(descriptor, MAX_PEM)
     except FileRefusedError as exc:
         raise CertificateError(f"{what} {path}: {exc.reason}") from None
     except OSError as exc:
         raise CertificateError(f"{what} {path}: {exc.strerror or exc}") from None
+
+
+@contextlib.contextmanager
+def _in_memory(data: bytes, path: str) -> Iterator[str]:
+    """A path that reads ``data``: a file in memory only (``memfd``), or ``path`` itself
+    where there is no such file or no ``/proc`` to name it."""
     try:
-        size = os.fstat(descriptor).st_size
+        descriptor = os.memfd_create("tls", os.MFD_CLOEXEC)
+    except (AttributeError, OSError):
+        yield path
+        return
+    try:
+        view = memoryview(data)
+        while view:
+            view = view[os.write(descriptor, view) :]
+        named = f"/proc/self/fd/{descriptor}"
+        yield named if os.path.exists(named) else path
     finally:
         os.close(descriptor)
-    if size > MAX_PEM:
-        raise CertificateError(f"{what} {path}: {size:,} bytes, over {MAX_PEM:,}")
 
 
 def _no_passphrase() -> str:

@@ -12,7 +12,7 @@ from typing import Any
 import pytest
 import structlog
 
-from enginesrv.logs import BURST, LOG_VALUE, ConnectionRations, configure, cut_values
+from enginesrv.logs import BURST, LOG_VALUE, ConnectionRations, configure, cut_values, tell
 
 
 def test_a_long_value_is_cut_and_its_length_said() -> None:
@@ -153,3 +153,25 @@ def test_a_log_that_cannot_be_written_loses_its_lines_not_the_program(
         log.warning("tls_reloaded")
     finally:
         structlog.configure(**saved)
+
+
+def test_a_program_without_a_standard_error_still_runs() -> None:
+    """``enginesrv version 2>&-``: no standard error at all loses what would be written on
+    it, and nothing else."""
+    ran = subprocess.run(
+        ["sh", "-c", 'exec "$0" -m enginesrv.cli version 2>&-', sys.executable],
+        stdout=subprocess.PIPE,
+        text=True,
+        check=False,
+    )
+    assert ran.returncode == 0
+    assert ran.stdout.startswith("enginesrv ")
+
+
+def test_tell_writes_and_loses_what_it_cannot_write(monkeypatch: pytest.MonkeyPatch) -> None:
+    shown = io.StringIO()
+    tell("game 1 yoxii: a - b: 1-0\n", shown)
+    assert shown.getvalue() == "game 1 yoxii: a - b: 1-0\n"
+    tell("lost\n", _HungUp())
+    monkeypatch.setattr(sys, "stderr", None)
+    tell("lost\n")

@@ -156,6 +156,33 @@ def test_a_certificate_that_is_not_a_small_regular_file_is_refused_at_once(
     assert str(refused.value).startswith(f"--tls-cert {cert}: ")
 
 
+def test_at_start_the_files_may_be_pipes_read_once_and_loaded_as_read(tmp_path: Path) -> None:
+    """``serve --tls-cert <(...)``: at start a pipe is read (once: a pipe cannot be read
+    twice), and what was read is what is loaded, from memory, not the path opened again."""
+    certificate_files(tmp_path)
+    pem = (tmp_path / "cert.pem").read_bytes()
+    pipe = tmp_path / "cert-pipe"
+    os.mkfifo(pipe)
+
+    def feed() -> None:
+        with pipe.open("wb") as writer:
+            writer.write(pem)
+
+    feeder = threading.Thread(target=feed, daemon=True)
+    feeder.start()
+    made: list[ssl.SSLContext] = []
+    loader = threading.Thread(
+        target=lambda: made.append(server_context(str(pipe), str(tmp_path / "key.pem"))),
+        daemon=True,
+    )
+    loader.start()
+    loader.join(timeout=10)
+    if loader.is_alive():  # it opened the pipe again: let it go before failing
+        with pipe.open("wb"):
+            pass
+    assert len(made) == 1
+
+
 def test_a_reload_refuses_a_key_with_a_passphrase_without_asking(tmp_path: Path) -> None:
     """A reload cannot ask for a passphrase (nobody is at the terminal, and OpenSSL's
     question would hold the process's signals): such a key is refused at once."""

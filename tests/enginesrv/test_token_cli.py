@@ -123,7 +123,7 @@ def test_set_changes_made_at_once_are_all_kept(tmp_path: Path) -> None:
         (("token", "set", "alice", "--hour", "60"), "no such token file"),
         (
             ("token", "add", "alice", "--searches", "1000000000"),
-            "searches 1000000000: a quota is a whole number, 1 to 999,999,999",
+            "--searches: '1000000000': a quota is a whole number from 1 to 999,999,999",
         ),
     ],
 )
@@ -140,12 +140,15 @@ def test_token_refuses_what_it_cannot_do(
         (("set", "alice"), "token set: give --searches N or --hour S (none removes one)"),
         (
             ("set", "alice", "--hour", "0"),
-            "--hour: '0' is neither a whole number of at least 1 nor none",
+            "--hour: '0': a quota is a whole number from 1 to 999,999,999 (or none)",
         ),
-        (("set", "alice", "--searches", "many"), "--searches: 'many' is neither"),
+        (("set", "alice", "--searches", "many"), "--searches: 'many': a quota is a whole"),
+        (("set", "alice", "--searches", "+5"), "--searches: '+5': a quota is a whole"),
+        (("set", "alice", "--searches", "\u0665"), "--searches: '\u0665': a quota is a whole"),
+        (("set", "alice", "--hour", "9" * 5000), "--hour: '" + "9" * 20 + "...': a quota"),
         (
             ("set", "alice", "--hour", "1000000000"),
-            "hour 1000000000: a quota is a whole number, 1 to 999,999,999",
+            "--hour: '1000000000': a quota is a whole number from 1 to 999,999,999 (or none)",
         ),
     ],
 )
@@ -188,6 +191,23 @@ def test_a_link_planted_beside_the_file_is_never_written_through(tmp_path: Path)
         "elsewhere",
         "tokens",
     ]
+
+
+def test_a_write_cut_off_by_ctrl_c_leaves_no_temporary_file(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    tokens = TokenFile(tmp_path / "tokens")
+    tokens.add("alice")
+
+    def interrupted(descriptor: int) -> None:
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(os, "fsync", interrupted)
+    with pytest.raises(KeyboardInterrupt):
+        tokens.add("bob")
+    monkeypatch.undo()
+    assert sorted(p.name for p in tmp_path.iterdir()) == [".tokens.lock", "tokens"]
+    assert [a.name for a in tokens.accounts()] == ["alice"]
 
 
 def test_serve_refuses_a_missing_token_file_and_half_a_certificate(
