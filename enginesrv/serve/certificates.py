@@ -7,12 +7,12 @@ loaded leave the certificate in use as it was (the log says why, ``tls_reload_fa
 file is read once, at most ``MAX_PEM`` bytes, and what was read is loaded from memory; on a
 reload each must be a regular file, so that a pipe cannot hold it. A key with a passphrase is
 asked for at start only (OpenSSL asks on the terminal): a reload cannot ask, and refuses such
-a key. A reload still reading files
-that do not answer (a hung network mount) is given up after ``RELOAD_LIMIT``, and no other
-begins until its thread has ended.
+a key. A reload still reading files that do not answer (a hung network mount) is given up
+after ``RELOAD_LIMIT``, and no other begins until its thread has ended.
 
-The programs ignore SIGHUP from before they start to after they end (``ignore_hangups``), so
-that one sent while nothing watches for it does not end them.
+A TLS server ignores SIGHUP from early in its start to its end (``ignore_hangups``), so that
+one sent while nothing watches for it does not end it (one sent before the program has
+started to run, a fraction of a second, still does).
 """
 
 from __future__ import annotations
