@@ -10,7 +10,8 @@ scrypt$N$r$p$SALT$HASH CREATED`` and its quotas, if any (``searches=N``: searche
 standard memory-hard key-derivation function). ``check`` costs one
 scrypt whatever it is given, a known name or not, and compares in constant time, so that
 neither its answer's time nor its words tell which part was wrong. The file is written whole
-and renamed into place, under a lock, readable by its owner only.
+and renamed into place, under a lock, readable by its owner only; its comments (``#`` lines)
+and blank lines stay where they were.
 """
 
 from __future__ import annotations
@@ -259,9 +260,17 @@ class TokenFile:
             os.close(descriptor)
 
     def _write(self, accounts: list[Account]) -> None:
-        text = "".join(
-            " ".join([a.name, a.digest, a.created, *a.quotas.words()]) + "\n" for a in accounts
-        )
+        """Write ``accounts`` as the file's accounts; its comments and blank lines stay where
+        they were, each account on the line it had (new ones at the end)."""
+        try:
+            before = read_capped(open_regular(self.path, follow=False), MAX_FILE)
+        except FileNotFoundError:
+            before = b""
+        except (OSError, FileRefusedError) as exc:
+            raise TokenFileError(f"{self.path}: {exc}") from None
+        self._replace(_merged(before, accounts))
+
+    def _replace(self, text: bytes) -> None:
         try:
             # a new file of a random name (O_EXCL, mode 0600): never one, or a link, that
             # someone put there before
@@ -270,7 +279,7 @@ class TokenFile:
             raise TokenFileError(f"{self.path}: {exc.strerror or exc}") from None
         temporary = Path(name)
         try:
-            with os.fdopen(descriptor, "w", encoding="ascii") as file:
+            with os.fdopen(descriptor, "wb") as file:
                 file.write(text)
                 file.flush()
                 os.fsync(file.fileno())
@@ -280,6 +289,34 @@ class TokenFile:
             if isinstance(exc, OSError):
                 raise TokenFileError(f"{self.path}: {exc.strerror or exc}") from None
             raise
+
+
+def _merged(before: bytes, accounts: list[Account]) -> bytes:
+    """The file ``before`` with ``accounts`` as its accounts: each of its comments and blank
+    lines kept, each account written on the line of its name (gone if it is not in
+    ``accounts``), the accounts it did not hold at the end."""
+    waiting: dict[str, list[Account]] = {}
+    for account in accounts:
+        waiting.setdefault(account.name, []).append(account)
+    out: list[bytes] = []
+    lines = before.split(b"\n")
+    if lines[-1] == b"":  # the end of the last line (or of an empty file)
+        lines.pop()
+    for raw in lines:
+        line = raw.strip()
+        if not line or line.startswith(b"#"):
+            out.append(raw)
+            continue
+        name = line.split()[0].decode("ascii", "replace")
+        if waiting.get(name):
+            out.append(_line(waiting[name].pop(0)))
+    out.extend(_line(a) for group in waiting.values() for a in group)
+    return b"".join(line + b"\n" for line in out) if out else b""
+
+
+def _line(account: Account) -> bytes:
+    words = [account.name, account.digest, account.created, *account.quotas.words()]
+    return " ".join(words).encode("ascii")
 
 
 def _lines(data: bytes) -> Iterator[tuple[int, str]]:

@@ -277,3 +277,23 @@ def test_a_real_server_with_tokens_and_tls_serves_a_client_that_has_both(tmp_pat
         _, err = server.communicate(timeout=15)
     assert server.returncode == 0, err
     assert token.split(":")[1] not in err
+
+
+def test_the_files_comments_and_blank_lines_stay_where_they_were(tmp_path: Path) -> None:
+    """An operator's notes in the file (``#`` lines, blank lines) are kept by every change,
+    and each account keeps its line."""
+    file = tmp_path / "tokens"
+    tokens = TokenFile(file)
+    tokens.add("alice")
+    tokens.add("bob")
+    alice, bob = file.read_text().splitlines()
+    file.write_text(f"# clients of the club\n{alice}\n\n# bob: until March, é\n{bob}\n")
+    tokens.add("carol")
+    tokens.requota("bob", lambda q: Quotas(hour=60))
+    tokens.revoke("alice")
+    lines = file.read_text().splitlines()
+    assert lines[:3] == ["# clients of the club", "", "# bob: until March, é"]
+    assert lines[3] == bob + " hour=60"
+    assert lines[4].startswith("carol ")
+    assert len(lines) == 5
+    assert [a.name for a in tokens.accounts()] == ["bob", "carol"]
