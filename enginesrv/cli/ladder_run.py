@@ -161,7 +161,10 @@ def cmd_ladder_run(args: argparse.Namespace, out: TextIO, err: TextIO) -> None:
     run.deadlines.startup = args.startup_timeout
     configure_logging(json=args.log_json)
 
+    listening: list[str] = []
+
     def ready(host: str, bound: int) -> None:
+        listening.append(f"{host}:{bound}")
         tell(f"listening {host}:{bound}\n", out)
 
     def page(url: str) -> None:
@@ -174,8 +177,10 @@ def cmd_ladder_run(args: argparse.Namespace, out: TextIO, err: TextIO) -> None:
         if isinstance(failure, LadderError):
             raise CommandError(str(failure)) from None
         if isinstance(failure, OSError):
-            where = f"{args.host}:{args.port}"
-            raise CommandError(f"cannot listen on {where}: {failure.strerror or failure}") from None
+            why = failure.strerror or str(failure)
+            if listening:  # it served, then failed: no listening went wrong
+                raise CommandError(f"stopped on {listening[0]}: {why}") from None
+            raise CommandError(f"cannot listen on {args.host}:{args.port}: {why}") from None
         raise
 
 

@@ -4,9 +4,11 @@ nothing on stdout, and nothing made in the ladder's folder."""
 
 from __future__ import annotations
 
+import errno
 import signal
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -176,4 +178,28 @@ def test_ladder_client_refuses_no_engine_and_a_bad_name_in_one_line(
     assert refusal(capsys, *argv) == (
         "enginesrv ladder-client: error: --name '9lives': a letter, then up to 31 of "
         "A-Z a-z 0-9 _ . -"
+    )
+
+
+def test_a_failure_after_the_ladder_listens_is_not_called_a_listening_one(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """An error of the system once the ladder serves (a full disk, say) stops it with one
+    line that says so, not "cannot listen"."""
+
+    async def serve_then_fail(ladder: object, *, on_ready: Any, on_page: Any) -> None:
+        on_ready("127.0.0.1", 7000)
+        raise OSError(errno.ENOSPC, "No space left on device")
+
+    monkeypatch.setattr("enginesrv.cli.ladder_run.serve_ladder", serve_then_fail)
+    try:
+        code = main(
+            ["ladder", "run", "--game", "yoxii", "--tc", "2+0.05", "--out", str(tmp_path / "l")]
+        )
+    except SystemExit as exc:
+        code = int(exc.code or 0)
+    out, err = capsys.readouterr()
+    assert (code, out) == (2, "listening 127.0.0.1:7000\n")
+    assert err.splitlines()[-1] == (
+        "enginesrv ladder: error: stopped on 127.0.0.1:7000: No space left on device"
     )
