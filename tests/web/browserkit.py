@@ -39,6 +39,10 @@ def server() -> Iterator[ServerThread]:
         # every table of a module is made from 127.0.0.1: more than the 8 an address may
         # hold, and a game left unfinished holds its place until its players' grace is over
         held.web.app.tables.per_peer = 64
+        # and every browser of a test is on 127.0.0.1 too: three loading their pages at once
+        # open more connections within a second (busy, so not to be closed for another) than
+        # the 32 of one address
+        held.web.server.admission.peer_connections = 128
         yield held
 
 
