@@ -3,11 +3,13 @@ certificates of a test authority (``trustme``)."""
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import os
 import signal
 import ssl
 import sys
+from collections.abc import AsyncIterator, Callable
 from pathlib import Path
 
 import anyio
@@ -198,37 +200,53 @@ async def _shows_a_certificate_of(authority: trustme.CA, port: int) -> bool:
         await trio.aclose_forcefully(stream)
 
 
-@trio_test
-async def test_sighup_gives_both_ports_a_renewed_certificate(
-    tmp_path: Path, authority: trustme.CA
-) -> None:
-    """``ladder run --tls-cert --tls-key`` reads its certificate again on SIGHUP: the bot
-    port's and the web port's new connections get the renewed one."""
+def _first_and_renewed(authority: trustme.CA) -> tuple[ssl.SSLContext, ssl.SSLContext, trustme.CA]:
+    """A server context of ``authority``'s certificate, one of a renewed certificate (another
+    authority's), and that authority."""
     renewed = trustme.CA()
-    server = ssl.create_default_context(ssl.Purpose.CLIENT_AUTH)
-    authority.issue_cert("127.0.0.1").configure_cert(server)
+    first = ssl.create_default_context(ssl.Purpose.CLIENT_AUTH)
+    authority.issue_cert("127.0.0.1").configure_cert(first)
     reloaded = ssl.create_default_context(ssl.Purpose.CLIENT_AUTH)
     renewed.issue_cert("127.0.0.1").configure_cert(reloaded)
+    return first, reloaded, renewed
+
+
+@contextlib.asynccontextmanager
+async def _serving_with_page(
+    run: LadderRun, before: Callable[[Ladder], None] = lambda ladder: None
+) -> AsyncIterator[tuple[Ladder, int]]:
+    """The ladder of ``run`` (``before`` done to it first) serving, and its web port."""
     pages: list[str] = []
-    run = ladder_run(tmp_path, tls=server, web=0, reload_tls=lambda: reloaded)
     async with open_ladder(run) as ladder, trio.open_nursery() as nursery:
+        before(ladder)
         await nursery.start(
             functools.partial(
                 serve_ladder, ladder, on_ready=lambda h, p: None, on_page=pages.append
             )
         )
         try:
-            web = int(pages[0].rstrip("/").rsplit(":", 1)[1])
-            for port in (ladder.address[1], web):
-                assert await _shows_a_certificate_of(authority, port)
-            os.kill(os.getpid(), signal.SIGHUP)
-            with trio.fail_after(10):
-                while not await _shows_a_certificate_of(renewed, ladder.address[1]):
-                    await trio.sleep(0.02)
-            assert await _shows_a_certificate_of(renewed, web)
-            assert not await _shows_a_certificate_of(authority, web)
+            yield ladder, int(pages[0].rstrip("/").rsplit(":", 1)[1])
         finally:
             ladder.stop.set()
+
+
+@trio_test
+async def test_sighup_gives_both_ports_a_renewed_certificate(
+    tmp_path: Path, authority: trustme.CA
+) -> None:
+    """``ladder run --tls-cert --tls-key`` reads its certificate again on SIGHUP: the bot
+    port's and the web port's new connections get the renewed one."""
+    first, reloaded, renewed = _first_and_renewed(authority)
+    run = ladder_run(tmp_path, tls=first, web=0, reload_tls=lambda: reloaded)
+    async with _serving_with_page(run) as (ladder, web):
+        for port in (ladder.address[1], web):
+            assert await _shows_a_certificate_of(authority, port)
+        os.kill(os.getpid(), signal.SIGHUP)
+        with trio.fail_after(10):
+            while not await _shows_a_certificate_of(renewed, ladder.address[1]):
+                await trio.sleep(0.02)
+        assert await _shows_a_certificate_of(renewed, web)
+        assert not await _shows_a_certificate_of(authority, web)
 
 
 @trio_test
@@ -237,23 +255,12 @@ async def test_a_certificate_renewed_before_the_web_port_opens_is_the_one_it_ser
 ) -> None:
     """A reload that comes while the ladder starts (its house bots' workers, before the web
     port is open) is not lost on the web port: it opens with the certificate of then."""
-    renewed = trustme.CA()
-    server = ssl.create_default_context(ssl.Purpose.CLIENT_AUTH)
-    authority.issue_cert("127.0.0.1").configure_cert(server)
-    reloaded = ssl.create_default_context(ssl.Purpose.CLIENT_AUTH)
-    renewed.issue_cert("127.0.0.1").configure_cert(reloaded)
-    pages: list[str] = []
-    run = ladder_run(tmp_path, tls=server, web=0)
-    async with open_ladder(run) as ladder, trio.open_nursery() as nursery:
-        use_certificate(ladder, reloaded)  # as the watcher does, before the ports are open
-        await nursery.start(
-            functools.partial(
-                serve_ladder, ladder, on_ready=lambda h, p: None, on_page=pages.append
-            )
-        )
-        try:
-            web = int(pages[0].rstrip("/").rsplit(":", 1)[1])
-            for port in (ladder.address[1], web):
-                assert await _shows_a_certificate_of(renewed, port)
-        finally:
-            ladder.stop.set()
+    first, reloaded, renewed = _first_and_renewed(authority)
+    run = ladder_run(tmp_path, tls=first, web=0)
+    # as the watcher does, before the ports are open
+    async with _serving_with_page(run, lambda ladder: use_certificate(ladder, reloaded)) as (
+        ladder,
+        web,
+    ):
+        for port in (ladder.address[1], web):
+            assert await _shows_a_certificate_of(renewed, port)
