@@ -46,6 +46,11 @@ from enginesrv.serve.settings import Framing, SessionConfig
 from enginesrv.serve.tls import TlsDoor
 from enginesrv.tokens import Grant
 
+STOP_MARGIN = 2.0
+"""Seconds past the workers' grace that stopping connections have to send their best moves
+and close; what is still running then is cancelled (a search that never answers its stop, a
+peer that never reads), so a stop always ends."""
+
 
 class Server:
     """The TCP server: admits connections and tracks them for the caps and for shutdown."""
@@ -167,7 +172,8 @@ async def serve(
     task_status: trio.TaskStatus[None] = trio.TASK_STATUS_IGNORED,
 ) -> None:
     """Serve on ``listeners`` until ``server.stop`` is set; then stop accepting, let every
-    connection send its best move and close, and return."""
+    connection send its best move and close, and return (within the workers' grace and
+    ``STOP_MARGIN``: what has not ended then is cancelled)."""
     bound = listeners[0].socket.getsockname()
     async with trio.open_nursery() as connections:
         async with trio.open_nursery() as accepting:
@@ -183,6 +189,7 @@ async def serve(
         for listener in listeners:
             await listener.aclose()
         server.shutdown()
+        connections.cancel_scope.deadline = trio.current_time() + server.config.grace + STOP_MARGIN
 
 
 def stdio_streams() -> tuple[trio.abc.SendStream, trio.abc.ReceiveStream]:

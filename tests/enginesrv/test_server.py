@@ -2,27 +2,20 @@
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable
-from functools import wraps
-from typing import Any
+from typing import Any, NoReturn
 
 import msgpack
 import pytest
 import trio
 
+from enginesrv.search.jobs import SearchJob
 from enginesrv.serve.connection import Limits
+from enginesrv.serve.server import STOP_MARGIN
 from tests.enginesrv.peer import MsgpackPeer, TextPeer, running_server
+from tests.trio_run import trio_test
 
 T7 = "2wb/3wb2/3wb3/3wb4/2Wbw5/9/10/9/8/WWWW2B/BBBB w m 0-0 41"
 OVER = "3b/4b2/4b3/4b4/2w1bW4/9/10/9/8/1WWW2B/BBBB - e 1-0 45"
-
-
-def trio_test(fn: Callable[..., Awaitable[None]]) -> Callable[..., None]:
-    @wraps(fn)
-    def run(*args: Any, **kwargs: Any) -> None:
-        trio.run(lambda: fn(*args, **kwargs))
-
-    return run
 
 
 @trio_test
@@ -287,6 +280,29 @@ async def test_shutdown_sends_best_moves_then_closes() -> None:
         lines = await peer.until("error 304")
         assert lines[0].startswith("bestmove ")
         assert await peer.closed()
+
+
+class DeafRunner:
+    """A search runner whose searches never end, whatever they are told (a runner gone
+    wrong: the server's pool kills a worker that ignores its stop, this one cannot be)."""
+
+    async def search(self, job: SearchJob, **_: Any) -> NoReturn:
+        await trio.sleep_forever()
+
+
+@trio_test
+async def test_a_search_that_never_answers_its_stop_cannot_hold_the_servers_stop() -> None:
+    """Past the workers' grace and ``STOP_MARGIN`` a stopping connection still waiting for
+    its search is cancelled and closed, and the server's stop ends."""
+    async with running_server(game="yoxii", runner=DeafRunner()) as (server, port):
+        peer = await TextPeer.connect(port)
+        await peer.send("go infinite", "isready")
+        assert await peer.line() == "readyok"
+        stopped = trio.current_time()
+        server.stop.set()
+        assert await peer.closed()
+        assert peer.buffer == b""  # no best move: there is none to send
+        assert trio.current_time() - stopped >= server.config.grace + STOP_MARGIN
 
 
 @trio_test
