@@ -83,7 +83,7 @@ class Driver:
         finally:
             if self.proc.poll() is None:
                 self.proc.kill()
-                self.proc.wait()
+                self.proc.wait(timeout=10)
             self.reader.join(timeout=WAIT)
             self.proc.stdin.close()
             self.proc.stdout.close()

@@ -60,7 +60,7 @@ def test_the_turning_point_and_the_largest_drop_of_a_loss(tmp_path: Path) -> Non
     write(tmp_path, 2, 1, "p2", {})  # won by new: not a loss
     out = subprocess.run(
         [sys.executable, str(ROOT / "benchmarks" / "losses.py"), str(tmp_path), "--json"],
-        capture_output=True, text=True, check=True, cwd=ROOT,
+        capture_output=True, text=True, check=True, cwd=ROOT, timeout=60,
     )  # fmt: skip
     losses = [json.loads(line) for line in out.stdout.splitlines()]
     assert len(losses) == 1

@@ -55,7 +55,7 @@ def core(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Core]:
         "-o",
         str(out),
     ]
-    built = subprocess.run(command, capture_output=True, text=True, check=False)
+    built = subprocess.run(command, capture_output=True, text=True, check=False, timeout=120)
     assert built.returncode == 0, built.stderr
     spec = importlib.util.spec_from_file_location("hashgame_core", out)
     assert spec is not None

@@ -108,7 +108,12 @@ def _child(code: str) -> str:
     there fails the test rather than the run)."""
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
     done = subprocess.run(
-        [sys.executable, "-c", code], capture_output=True, text=True, check=False, env=env
+        [sys.executable, "-c", code],
+        capture_output=True,
+        text=True,
+        check=False,
+        env=env,
+        timeout=120,
     )
     assert done.returncode == 0, (done.returncode, done.stderr[-2000:])
     return done.stdout.strip()

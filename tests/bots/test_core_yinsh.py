@@ -296,7 +296,7 @@ def test_a_damaged_table_stops_the_import_with_its_name() -> None:
     mistyped table is a ValueError naming it and no module (native_module then answers None:
     the reference runs); once repaired, the module imports."""
     proc = subprocess.run(
-        [sys.executable, "-c", DAMAGE], capture_output=True, text=True, check=True
+        [sys.executable, "-c", DAMAGE], capture_output=True, text=True, check=True, timeout=120
     )
     results = json.loads(proc.stdout)
     assert results[-2:] == [["absent when damaged", True], ["none", "imported"]]

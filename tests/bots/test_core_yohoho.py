@@ -453,7 +453,11 @@ print(attempt())
 
 def test_damaged_tables_leave_the_module_unimported_until_they_are_whole() -> None:
     out = subprocess.run(
-        [sys.executable, "-c", DAMAGED_TABLES], capture_output=True, text=True, check=True
+        [sys.executable, "-c", DAMAGED_TABLES],
+        capture_output=True,
+        text=True,
+        check=True,
+        timeout=120,
     ).stdout.splitlines()
     names = ["Z_PIECE", "Z_PIECE", "Z_BLACK", "Z_FIRST", "Z_PHASE2", "Z_PHASE2", "NBR"]
     names += ["SOURCE", "SOURCE", "CONE_UP", "ROW_OF"]

@@ -332,7 +332,12 @@ def test_damaged_tables_of_the_reference_fail_the_import_with_an_error_naming_th
     Python code then runs on the reference), and a later, sound import succeeds."""
     env = {**os.environ, "PYTHONPATH": str(ROOT)}  # this checkout's build
     out = subprocess.run(
-        [sys.executable, "-c", INIT_DAMAGE], capture_output=True, text=True, check=True, env=env
+        [sys.executable, "-c", INIT_DAMAGE],
+        capture_output=True,
+        text=True,
+        check=True,
+        env=env,
+        timeout=120,
     ).stdout.splitlines()
     names = ["Z_TOTEM", "Z_PIECE", "NEIGHBOURS_MASK", "RAYS", "_RING2", "SOLVED", "Z_TURN",
              "NEIGHBOURS_MASK"]  # fmt: skip

@@ -67,7 +67,12 @@ def test_the_pure_python_switch_turns_it_off(native: yinyang._Native) -> None:
     )
     env = {**os.environ, "ENGINESRV_PURE_PYTHON": "1"}
     out = subprocess.run(
-        [sys.executable, "-c", code], capture_output=True, text=True, env=env, check=True
+        [sys.executable, "-c", code],
+        capture_output=True,
+        text=True,
+        env=env,
+        check=True,
+        timeout=120,
     ).stdout.split()
     reference = YinYangEvaluator().evaluate_python(state_of(START_VIEW))
     assert out == ["True", str(reference)]

@@ -82,7 +82,12 @@ def test_the_pure_python_switch_turns_them_off() -> None:
     )
     env = {**os.environ, "ENGINESRV_PURE_PYTHON": "1"}
     out = subprocess.run(
-        [sys.executable, "-c", code], capture_output=True, text=True, env=env, check=True
+        [sys.executable, "-c", code],
+        capture_output=True,
+        text=True,
+        env=env,
+        check=True,
+        timeout=120,
     ).stdout
     assert out.strip() == "True"
 

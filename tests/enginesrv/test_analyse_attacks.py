@@ -25,7 +25,7 @@ from enginesrv.serve.server import Server
 from enginesrv.serve.session import Session
 from protocol.messages import MAX_POSITIONS
 from tests.enginesrv.peer import MsgpackPeer, TextPeer, open_stream, running_server
-from tests.enginesrv.test_server import trio_test
+from tests.trio_run import trio_test
 
 YINSH_10_1 = "position startpos moves h6 g6 g8 c6 e10 f8 g11 e9 h11 d7"
 """The Yinsh position of docs/protocol.md §10.1."""

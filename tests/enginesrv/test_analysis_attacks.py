@@ -19,7 +19,7 @@ from enginesrv.search.jobs import SearchJob
 from enginesrv.serve.reader import TOKEN_COST, _cost
 from protocol import messages as m
 from tests.enginesrv.peer import MsgpackPeer, TextPeer, running_server
-from tests.enginesrv.test_server import trio_test
+from tests.trio_run import trio_test
 
 YINYANG = games.load("yinyang")
 CROWDED = "bwbw/bwbw/bwbw/bwbw b start -bwbw>*,-wbwb>*,-bbww>*,-wwbb>* ?,?,?,? 8 10 1"

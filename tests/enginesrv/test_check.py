@@ -13,6 +13,7 @@ import pytest
 
 from enginesrv.cli import main
 from enginesrv.tokens import TokenFile
+from tests.processes import ended, line_within
 from tests.tls_files import certificate_files
 
 
@@ -39,8 +40,7 @@ def test_check_passes_against_the_server() -> None:
         stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True,
     )  # fmt: skip
     try:
-        assert server.stdout is not None
-        port = server.stdout.readline().rsplit(":", 1)[1].strip()
+        port = line_within(server).rsplit(":", 1)[1].strip()
         proc = subprocess.run(
             [sys.executable, "-m", "enginesrv.cli", "check", "--connect", f"127.0.0.1:{port}"],
             capture_output=True, text=True, timeout=120, check=False,
@@ -49,8 +49,7 @@ def test_check_passes_against_the_server() -> None:
         assert "PASS msgpack: stop of no search is error 205" in proc.stdout
         assert proc.stdout.splitlines()[-1] == "enginesrv check: all 20 checks pass"
     finally:
-        server.terminate()
-        assert server.wait(timeout=30) == 0
+        assert ended(server, 30) == 0  # SIGTERM: a clean stop
         if server.stdout is not None:
             server.stdout.close()
 
@@ -121,8 +120,7 @@ def test_check_passes_against_a_server_with_tls_and_tokens(tmp_path: Path) -> No
         stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True,
     )  # fmt: skip
     try:
-        assert server.stdout is not None
-        where = f"127.0.0.1:{server.stdout.readline().rsplit(':', 1)[1].strip()}"
+        where = f"127.0.0.1:{line_within(server).rsplit(':', 1)[1].strip()}"
         ca = str(tmp_path / "ca.pem")
         proc = check("--connect", where, "--tls-ca", ca, "--token-file", token)
         assert proc.returncode == 0, proc.stdout + proc.stderr
@@ -146,8 +144,7 @@ def test_check_passes_against_a_server_with_tls_and_tokens(tmp_path: Path) -> No
             "error 307 auth-refused the token is not accepted\n"
         )
     finally:
-        server.terminate()
-        assert server.wait(timeout=30) == 0
+        assert ended(server, 30) == 0  # SIGTERM: a clean stop
         if server.stdout is not None:
             server.stdout.close()
 

@@ -186,6 +186,7 @@ def test_console_script_runs_as_a_process() -> None:
         capture_output=True,
         text=True,
         check=False,
+        timeout=60,
     )
     assert proc.returncode == 2
     assert proc.stdout == ""

@@ -30,6 +30,7 @@ from enginesrv.client import (
 from enginesrv.client.types import Framing
 from protocol import messages as m
 from tests.enginesrv.test_pool import children
+from tests.processes import ended, line_within
 
 FRAMINGS: tuple[Framing, ...] = ("text", "msgpack")
 BACKENDS = ("trio", "asyncio")
@@ -112,13 +113,11 @@ def server_port() -> Iterator[int]:
         stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True,
     )  # fmt: skip
     try:
-        assert server.stdout is not None
-        line = server.stdout.readline()
+        line = line_within(server)
         assert line.startswith("listening "), line
         yield int(line.rsplit(":", 1)[1])
     finally:
-        server.terminate()
-        assert server.wait(timeout=30) == 0
+        assert ended(server, 30) == 0  # SIGTERM: a clean stop
         if server.stdout is not None:
             server.stdout.close()
 

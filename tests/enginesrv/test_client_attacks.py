@@ -134,7 +134,8 @@ def test_asyncio_a_deadline_during_the_close_still_ends_the_process() -> None:
         ended = process.returncode is not None
         if not ended:  # clean up after the finding, so that the loop closes cleanly
             os.killpg(process.pid, signal.SIGKILL)
-            await process.wait()
+            async with asyncio.timeout(10):
+                await process.wait()
             with contextlib.suppress(Exception):
                 await process.aclose()
         return ended

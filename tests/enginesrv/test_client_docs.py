@@ -12,6 +12,7 @@ from pathlib import Path
 import pytest
 
 from enginesrv.tokens import TokenFile
+from tests.processes import ended, line_within
 from tests.tls_files import certificate_files
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -81,8 +82,7 @@ def test_the_example_client_against_a_server() -> None:
         stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True,
     )  # fmt: skip
     try:
-        assert server.stdout is not None
-        port = server.stdout.readline().rsplit(":", 1)[1].strip()
+        port = line_within(server).rsplit(":", 1)[1].strip()
         for framing in ("text", "msgpack"):
             proc = run([
                 "examples/client.py", "--connect", f"127.0.0.1:{port}", "--framing", framing,
@@ -91,8 +91,7 @@ def test_the_example_client_against_a_server() -> None:
             assert proc.returncode == 0, proc.stderr
             assert re.search(r"^bestmove \S+ ", proc.stdout, re.M), proc.stdout
     finally:
-        server.terminate()
-        assert server.wait(timeout=30) == 0
+        assert ended(server, 30) == 0  # SIGTERM: a clean stop
         if server.stdout is not None:
             server.stdout.close()
 
@@ -111,8 +110,7 @@ def test_the_examples_reach_a_server_with_tls_and_a_token(tmp_path: Path) -> Non
         stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True,
     )  # fmt: skip
     try:
-        assert server.stdout is not None
-        port = server.stdout.readline().rsplit(":", 1)[1].strip()
+        port = line_within(server).rsplit(":", 1)[1].strip()
         access = ["--connect", f"127.0.0.1:{port}", "--tls-ca", str(tmp_path / "ca.pem"),
                   "--token-file", str(tmp_path / "alice.token")]  # fmt: skip
         proc = run(["examples/client.py", *access, "--movetime", "100"])
@@ -125,7 +123,6 @@ def test_the_examples_reach_a_server_with_tls_and_a_token(tmp_path: Path) -> Non
         assert lines[-3:] == ["> query turn", "< response p1", "> quit"]
         assert secret not in proc.stdout + proc.stderr
     finally:
-        server.terminate()
-        assert server.wait(timeout=30) == 0
+        assert ended(server, 30) == 0  # SIGTERM: a clean stop
         if server.stdout is not None:
             server.stdout.close()

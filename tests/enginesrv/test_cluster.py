@@ -25,6 +25,7 @@ from enginesrv.event.prepared import prepare
 from enginesrv.event.runners.cluster import ClusterSettings, ClusterVenue
 from enginesrv.event.tournament import Finished, run_event
 from tests.enginesrv.cluster_support import local_scheduler, stored
+from tests.processes import line_within, rest_within
 
 scheduler = pytest.fixture(scope="module", name="scheduler")(local_scheduler)
 
@@ -179,7 +180,7 @@ def test_the_command_line(scheduler: str, tmp_path: Path) -> None:
     proc = subprocess.run(
         [sys.executable, "-m", "enginesrv.cli", "match", "yoxii", "bot:greedy", "bot:random",
          "--depth", "1", "--games", "2", "--cluster", scheduler, "--out", str(out)],
-        capture_output=True, text=True, check=False, cwd=ROOT,
+        capture_output=True, text=True, check=False, cwd=ROOT, timeout=240,
     )  # fmt: skip
     assert proc.returncode == 0, proc.stderr
     assert f"on the cluster {scheduler}" in proc.stderr
@@ -190,7 +191,7 @@ def test_the_command_line(scheduler: str, tmp_path: Path) -> None:
         [sys.executable, "-m", "enginesrv.cli", "match", "yoxii", "bot:greedy",
          f"cmd:{sys.executable} -m enginesrv.cli engine --game yoxii",
          "--depth", "1", "--cluster", scheduler, "--debug", "--out", str(tmp_path / "d")],
-        capture_output=True, text=True, check=False, cwd=ROOT,
+        capture_output=True, text=True, check=False, cwd=ROOT, timeout=60,
     )  # fmt: skip
     assert bad.returncode == 2
     assert bad.stderr.count("\n") == 1
@@ -320,14 +321,11 @@ def test_a_real_cluster_with_a_worker_killed_mid_event(tmp_path: Path) -> None:
                 stdout=subprocess.PIPE, stderr=err_file, text=True, cwd=ROOT,
             )  # fmt: skip
         started.append(event)  # type: ignore[arg-type]
-        assert event.stdout is not None
-        lines = [event.stdout.readline() for _ in range(3)]
+        lines = [line_within(event, 120) for _ in range(3)]
         assert all(line.startswith("game ") for line in lines), lines
         os.killpg(workers[0].pid, signal.SIGKILL)
         event.wait(timeout=240)
-        # the rest through the reader that took the first lines: it may hold lines read
-        # with them (``communicate`` reads the pipe itself, past that reader's buffer)
-        rest = event.stdout.read()
+        rest = rest_within(event)
         assert event.returncode == 0, err_path.read_text()
         games = [line for line in [*lines, *rest.splitlines()] if line.startswith("game ")]
         assert sorted(int(line.split()[1].split("/")[0]) for line in games) == list(range(1, 25))

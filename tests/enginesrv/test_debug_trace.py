@@ -27,9 +27,9 @@ from enginesrv.event.prepared import prepare
 from enginesrv.event.results.store import ResultsDB
 from enginesrv.event.tournament import Finished, run_event
 from tests.enginesrv.test_players import FAKE, YOXII, fake, request
-from tests.enginesrv.test_server import trio_test
 from tests.enginesrv.test_tournament import ROOT, cli
 from tests.enginesrv.test_tournament import stored as stored_rows
+from tests.trio_run import trio_test
 
 LIMIT = 10.0
 STAMP = r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z"

@@ -28,8 +28,8 @@ from enginesrv.event.play.engine_player import TextEnginePlayer
 from enginesrv.event.play.players import Clocks, ForfeitError, PlayerSpec, parse_player
 from enginesrv.search.pool import WorkerPool
 from tests.enginesrv.test_players import YOXII, request
-from tests.enginesrv.test_server import trio_test
 from tests.enginesrv.test_tournament import ROOT
+from tests.trio_run import trio_test
 
 FAKES = Path(__file__).resolve().parent / "fakes"
 HOSTILE = FAKES / "hostile_engine.py"
@@ -86,7 +86,9 @@ async def test_a_line_of_processes_that_regrows_what_is_killed_is_ended_whole(
     if compiler is None:
         pytest.skip("a C compiler is needed to build the line of processes")
     program = tmp_path / "ladder"
-    subprocess.run([compiler, "-O1", "-o", str(program), str(FAKES / "ladder.c")], check=True)
+    subprocess.run(
+        [compiler, "-O1", "-o", str(program), str(FAKES / "ladder.c")], check=True, timeout=120
+    )
     pidfile = tmp_path / "pids"
     player = TextEnginePlayer(hostile("ladder", str(pidfile), str(program)))
     with trio.fail_after(LIMIT):

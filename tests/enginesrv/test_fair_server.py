@@ -23,7 +23,7 @@ from enginesrv.serve.outbox import Outbox, OutputBudget
 from enginesrv.serve.reader import READ_AHEAD, TOKEN_COST
 from enginesrv.serve.settings import SessionConfig
 from tests.enginesrv.peer import MsgpackPeer, TextPeer, running_server
-from tests.enginesrv.test_server import trio_test
+from tests.trio_run import trio_test
 
 YINSH_10_1 = "position startpos moves h6 g6 g8 c6 e10 f8 g11 e9 h11 d7"
 """The Yinsh position of docs/protocol.md §10.1."""

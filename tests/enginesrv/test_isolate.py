@@ -103,7 +103,9 @@ def test_an_isolated_engine_in_a_virtual_environment_under_tmp_starts_and_plays(
     # the base interpreter), and the engine's script is named by a link under /tmp too: all
     # of it must be seen in the sandbox where the command names it, and the rest of /tmp not
     venv = host_tmp / "venv"
-    subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(venv)], check=True)
+    subprocess.run(
+        [sys.executable, "-m", "venv", "--without-pip", str(venv)], check=True, timeout=120
+    )
     script = host_tmp / "engine.py"
     script.symlink_to(FAKE)
     out = _event_dir(tmp_path)

@@ -13,6 +13,7 @@ import pytest
 import structlog
 
 from enginesrv.logs import BURST, LOG_VALUE, ConnectionRations, configure, cut_values, tell
+from tests.processes import ended, line_within
 
 
 def test_a_long_value_is_cut_and_its_length_said() -> None:
@@ -57,8 +58,7 @@ def test_a_client_that_sends_huge_bad_lines_writes_a_bounded_log(tmp_path: Any) 
             stdout=subprocess.PIPE, stderr=err,
         )  # fmt: skip
         try:
-            assert server.stdout is not None
-            ready = server.stdout.readline().decode()
+            ready = line_within(server)
             assert ready.startswith("listening 127.0.0.1:"), ready
             port = int(ready.split()[1].rsplit(":", 1)[1])
             with socket.create_connection(("127.0.0.1", port), timeout=20) as client:
@@ -69,8 +69,7 @@ def test_a_client_that_sends_huge_bad_lines_writes_a_bounded_log(tmp_path: Any) 
                     received.write(chunk)
             assert received.getvalue().count(b"invalidmove ") == 200
         finally:
-            server.terminate()
-            server.wait(timeout=20)
+            ended(server, 20)
             if server.stdout is not None:
                 server.stdout.close()
     text = log.read_text()
@@ -163,6 +162,7 @@ def test_a_program_without_a_standard_error_still_runs() -> None:
         stdout=subprocess.PIPE,
         text=True,
         check=False,
+        timeout=60,
     )
     assert ran.returncode == 0
     assert ran.stdout.startswith("enginesrv ")

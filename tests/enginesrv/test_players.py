@@ -28,7 +28,7 @@ from enginesrv.event.play.players import (
 from enginesrv.search.pool import WorkerPool
 from tests.enginesrv.peer import running_server
 from tests.enginesrv.test_pool import children
-from tests.enginesrv.test_server import trio_test
+from tests.trio_run import trio_test
 
 FAKE = Path(__file__).parent / "fakes" / "fake_engine.py"
 YOXII = games.load("yoxii")

@@ -23,7 +23,8 @@ from enginesrv import reaper
 from enginesrv.search.jobs import SearchJob
 from enginesrv.search.pool import WorkerPool
 from tests.enginesrv.peer import TextPeer, running_server
-from tests.enginesrv.test_server import trio_test
+from tests.processes import ended, line_within, rest_within
+from tests.trio_run import trio_test
 
 YOXII = "3/5/7/3T3/7/5/3 w t w:5553 b:5553"
 
@@ -175,8 +176,7 @@ def test_sigterm_sends_best_moves_and_exits_cleanly() -> None:
         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
     )  # fmt: skip
     try:
-        assert proc.stdout is not None
-        ready = proc.stdout.readline()
+        ready = line_within(proc)
         assert ready.startswith("listening 127.0.0.1:")
         port = int(ready.rsplit(":", 1)[1])
         import socket
@@ -193,11 +193,9 @@ def test_sigterm_sends_best_moves_and_exits_cleanly() -> None:
                 buffer += data
         assert b"bestmove " in buffer
         assert proc.wait(timeout=20) == 0
-        assert proc.stdout.read() == ""  # exactly one line on stdout
+        assert rest_within(proc) == ""  # exactly one line on stdout
     finally:
-        if proc.poll() is None:
-            proc.kill()
-            proc.wait()
+        ended(proc)
         if proc.stdout is not None:
             proc.stdout.close()
         if proc.stderr is not None:

@@ -24,9 +24,7 @@ import re
 import shlex
 import subprocess
 import sys
-from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
-from functools import wraps
 from pathlib import Path
 from typing import Any, Literal
 
@@ -41,6 +39,7 @@ from enginesrv.serve.server import Server
 from enginesrv.serve.settings import SessionConfig
 from enginesrv.tokens import TokenFile, digest_of
 from tests.enginesrv.peer import TextPeer, ThreadRunner, open_stream, serving
+from tests.trio_run import trio_test
 
 ROOT = Path(__file__).resolve().parents[2]
 DOC = ROOT / "docs" / "protocol.md"
@@ -55,14 +54,6 @@ BARRIER = 2**31
 CLOSING = (102, 103, 302, 304, 307)
 """Error codes after which the server closes the connection (§6)."""
 Framing = Literal["text", "msgpack"]
-
-
-def trio_test(fn: Callable[..., Awaitable[None]]) -> Callable[..., None]:
-    @wraps(fn)
-    def run(*args: Any, **kwargs: Any) -> None:
-        trio.run(lambda: fn(*args, **kwargs))
-
-    return run
 
 
 # --- reading transcripts -------------------------------------------------------------------

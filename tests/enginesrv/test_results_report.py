@@ -20,7 +20,7 @@ FAKE = Path(__file__).resolve().parent / "fakes" / "fake_engine.py"
 def cli(*args: str) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
         [sys.executable, "-m", "enginesrv.cli", *args],
-        capture_output=True, text=True, check=False, cwd=ROOT,
+        capture_output=True, text=True, check=False, cwd=ROOT, timeout=240,
     )  # fmt: skip
 
 

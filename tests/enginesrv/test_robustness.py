@@ -40,7 +40,7 @@ from tests.enginesrv.peer import (
     serving,
 )
 from tests.enginesrv.test_pool import job, settled
-from tests.enginesrv.test_server import trio_test
+from tests.trio_run import trio_test
 
 FAKE_WORKER = Path(__file__).parent / "fakes" / "fake_worker.py"
 VIEW = "bwww/bwww/bbbw/bbbw b start -bbbb>*,-..w.>bbw.,-wwww>w.ww,-.ww.>bwwb ?,?,?,? 8 10 1"

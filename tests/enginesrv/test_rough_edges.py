@@ -8,7 +8,6 @@ from __future__ import annotations
 import io
 import os
 import re
-import selectors
 import signal
 import subprocess
 import sys
@@ -26,7 +25,8 @@ from enginesrv.cli import check, main
 from enginesrv.serve.settings import Options, RequestError, SessionConfig
 from protocol import messages as m
 from tests.enginesrv.peer import MsgpackPeer, TextPeer, running_server
-from tests.enginesrv.test_server import trio_test
+from tests.processes import ended, line_within
+from tests.trio_run import trio_test
 
 CLI = (sys.executable, "-m", "enginesrv.cli")
 LOG_LINE = re.compile(r"\[\s*(debug|info|warning|error|critical)\s*\]|worker_restart")
@@ -45,36 +45,20 @@ def _run(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]
 # -- enginesrv engine without --game -----------------------------------------------------------
 
 
-def _first_line(stream: object, timeout: float) -> str:
-    """The first line on a child's pipe, without writing anything to the child."""
-    assert hasattr(stream, "fileno")
-    data = b""
-    with selectors.DefaultSelector() as sel:
-        sel.register(stream.fileno(), selectors.EVENT_READ)
-        while b"\n" not in data:
-            assert sel.select(timeout), f"no line within {timeout} s; got {data!r}"
-            chunk = os.read(stream.fileno(), 4096)
-            assert chunk, f"the pipe closed; got {data!r}"
-            data += chunk
-    return data.split(b"\n", 1)[0].decode()
-
-
 def test_engine_without_a_game_warns_on_stderr_at_once() -> None:
     proc = subprocess.Popen(
         [*CLI, "engine", "--workers", "1", "--bot", "random"],
         stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
     )  # fmt: skip
     try:
-        first = _first_line(proc.stderr, 60)  # stdin is open and empty: nothing was asked
+        first = line_within(proc, 60, pipe="stderr")  # stdin is open and empty: nothing was asked
         assert first.startswith("enginesrv engine: warning: no --game:")
         assert "error 200" in first
         assert "cutegames" in first
         assert "enginesrv engine --game GAME" in first
         out, err = proc.communicate(b"quit\n", timeout=60)
     finally:
-        if proc.poll() is None:
-            proc.kill()
-            proc.wait()
+        ended(proc)
     assert proc.returncode == 0, err.decode()
     assert out == b""  # stdout is the protocol channel: no warning, no log line
     assert b"connection_open" in err  # the logs went to stderr
@@ -304,15 +288,12 @@ def test_ctrl_c_during_a_match_keeps_stdout_to_result_lines(tmp_path: Path) -> N
     finally:
         signal.signal(signal.SIGINT, previous)
     try:
-        assert proc.stdout is not None
-        first = proc.stdout.readline()
+        first = line_within(proc, 60)
         assert first.startswith("game 1/100: ")
         os.killpg(proc.pid, signal.SIGINT)
         out, err = proc.communicate(timeout=60)
     finally:
-        if proc.poll() is None:
-            os.killpg(proc.pid, signal.SIGKILL)
-            proc.wait()
+        ended(proc, group=True)
     assert proc.returncode == 130  # the interrupt status of `enginesrv --help`
     for line in [first, *out.splitlines()]:
         assert line.startswith("game "), line

@@ -12,7 +12,7 @@ from bots.engine import SearchInfo
 from enginesrv.search.child import SearchOutcome
 from enginesrv.search.jobs import SearchJob
 from tests.enginesrv.peer import MsgpackPeer, TextPeer, running_server
-from tests.enginesrv.test_server import trio_test
+from tests.trio_run import trio_test
 
 GAME = games.load("yinyang")
 REFEREE = (

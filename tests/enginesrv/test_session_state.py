@@ -20,7 +20,7 @@ from protocol import messages as m
 from protocol import state as s
 from protocol.errors import BAD_ARGUMENTS, GAME_OVER
 from tests.enginesrv.peer import running_server
-from tests.enginesrv.test_server import trio_test
+from tests.trio_run import trio_test
 
 
 class GateRunner:

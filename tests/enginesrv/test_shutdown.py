@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import json
 import os
-import select
 import signal
 import socket
 import subprocess
@@ -22,7 +21,8 @@ from enginesrv.serve.server import Server, open_listeners, serve
 from enginesrv.serve.settings import SessionConfig
 from tests.enginesrv.peer import TextPeer
 from tests.enginesrv.test_pool import children
-from tests.enginesrv.test_server import trio_test
+from tests.processes import ended, line_within, stopping
+from tests.trio_run import trio_test
 
 STUBBORN = textwrap.dedent(
     """
@@ -96,9 +96,12 @@ def _start(
         stdout=subprocess.PIPE, stderr=stderr, text=True,
         env={**os.environ, "STUBBORN_PIDS": str(pids)},
     )  # fmt: skip
-    assert proc.stdout is not None
-    ready = proc.stdout.readline()
-    assert ready.startswith("listening 127.0.0.1:"), ready
+    try:
+        ready = line_within(proc)
+        assert ready.startswith("listening 127.0.0.1:"), ready
+    except BaseException:
+        with stopping(proc):  # the server is ended, and the failure goes on
+            raise
     sock = socket.create_connection(("127.0.0.1", int(ready.rsplit(":", 1)[1])), timeout=20)
     sock.sendall(b"go infinite\nisready\n")
     buffer = b""
@@ -111,22 +114,16 @@ def _start(
 
 def _wait_for_log(proc: subprocess.Popen[str], event: str, **fields: object) -> None:
     """Read the server's JSON log lines (its stderr, a pipe) up to the first of ``event`` with
-    ``fields``."""
-    assert proc.stderr is not None
-    fd = proc.stderr.fileno()  # read raw: a text reader's buffer would hide lines from select
-    pending = b""
+    ``fields``, for 20 s at most."""
     deadline = time.monotonic() + 20
     while True:
-        *lines, pending = pending.split(b"\n")
-        for line in lines:
-            entry = json.loads(line)
-            if entry["event"] == event and fields.items() <= entry.items():
-                return
-        ready, _, _ = select.select([fd], [], [], max(0.0, deadline - time.monotonic()))
-        assert ready, f"no {event} {fields} logged in 20 s"
-        data = os.read(fd, 1 << 16)
-        assert data, f"the server ended without logging {event} {fields}"
-        pending += data
+        try:
+            line = line_within(proc, max(0.0, deadline - time.monotonic()), pipe="stderr")
+        except AssertionError as exc:
+            raise AssertionError(f"no {event} {fields} logged: {exc}") from None
+        entry = json.loads(line)
+        if entry["event"] == event and fields.items() <= entry.items():
+            return
 
 
 def _gone(pid: int) -> bool:
@@ -163,9 +160,7 @@ def test_sigterm_stops_the_server_although_its_worker_ignores_stop(tmp_path: Pat
         assert _wait_gone(workers)
     finally:
         sock.close()
-        if proc.poll() is None:
-            proc.kill()
-        proc.wait()
+        ended(proc)
         if proc.stdout is not None:
             proc.stdout.close()
 
@@ -184,9 +179,7 @@ def test_a_second_signal_exits_at_once_and_kills_the_workers(tmp_path: Path) -> 
         assert _wait_gone(workers)
     finally:
         sock.close()
-        if proc.poll() is None:
-            proc.kill()
-        proc.wait()
+        ended(proc)
         if proc.stdout is not None:
             proc.stdout.close()
         if proc.stderr is not None:

@@ -16,7 +16,7 @@ from enginesrv.serve.positions import SortedMoves
 from enginesrv.serve.settings import SessionConfig
 from tests.enginesrv.peer import running_server
 from tests.enginesrv.test_robustness import VIEW, YOXII, sorted_moves
-from tests.enginesrv.test_server import trio_test
+from tests.trio_run import trio_test
 
 
 def test_a_list_is_sorted_once_and_the_least_recently_used_goes_first() -> None:

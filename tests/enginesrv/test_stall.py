@@ -22,7 +22,7 @@ from enginesrv.search.child import SearchOutcome
 from enginesrv.search.jobs import SearchJob
 from enginesrv.search.pool import GRACE, MIN_GRACE
 from tests.enginesrv.peer import RecordingThreadRunner, TextPeer, running_server
-from tests.enginesrv.test_server import trio_test
+from tests.trio_run import trio_test
 
 
 async def asked(go: str) -> tuple[float, float | None, float | None, float | None]:

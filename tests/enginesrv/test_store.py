@@ -132,7 +132,7 @@ def test_a_running_event_holds_its_directory_and_a_killed_one_blocks_nothing(
         one_line_error(err, f"{out} is in use by another run (PID {child.pid})")
     finally:
         os.killpg(child.pid, signal.SIGKILL)
-        child.wait()
+        child.wait(timeout=10)
     # kill -9 leaves the file, but not the lock: the directory is free again
     assert lock.read_text().strip() == str(child.pid)
     with lock_event(out):
@@ -190,7 +190,7 @@ def test_a_killed_event_keeps_its_logged_games_and_a_resume_finishes_it_in_one_f
             pytest.fail("the run stored no three games")
     finally:
         os.killpg(child.pid, signal.SIGKILL)
-        child.wait()
+        child.wait(timeout=10)
     # the games are in the log beside the store, and read from there
     assert (out / "results.sqlite-wal").exists()
     status, text, err = run(capsys, "results", str(out), "--json")

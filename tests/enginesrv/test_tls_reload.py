@@ -32,6 +32,7 @@ from enginesrv.serve.certificates import (
     server_context,
 )
 from enginesrv.serve.tls import TlsDoor
+from tests.processes import ended, line_within
 from tests.tls_files import certificate_files
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -236,10 +237,9 @@ def test_sighup_serves_a_renewed_certificate_on_both_ports(tmp_path: Path) -> No
     reader = threading.Thread(target=lambda: logged.extend(server.stderr or ()), daemon=True)
     reader.start()
     try:
-        assert server.stdout is not None
-        listening = server.stdout.readline()
+        listening = line_within(server)
         assert listening.startswith("listening 127.0.0.1:"), listening
-        web = server.stdout.readline()
+        web = line_within(server)
         assert web.startswith("web https://127.0.0.1:"), web
         port = int(listening.rsplit(":", 1)[1])
         web_port = int(web.strip().rstrip("/").rsplit(":", 1)[1])
@@ -257,8 +257,7 @@ def test_sighup_serves_a_renewed_certificate_on_both_ports(tmp_path: Path) -> No
         assert verified_by(tmp_path / "ca2.pem", port)
         assert verified_by(tmp_path / "ca2.pem", web_port)
     finally:
-        server.send_signal(signal.SIGTERM)
-        server.wait(timeout=15)
+        ended(server, 15)  # SIGTERM: a clean stop, whose status is checked below
         reader.join(timeout=5)
         for pipe in (server.stdout, server.stderr):
             if pipe is not None:
@@ -282,8 +281,7 @@ def test_hangups_through_a_stop_do_not_end_the_server_with_a_signal(tmp_path: Pa
         command, cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True
     )
     try:
-        assert server.stdout is not None
-        assert server.stdout.readline().startswith("listening 127.0.0.1:")
+        assert line_within(server).startswith("listening 127.0.0.1:")
         server.send_signal(signal.SIGTERM)
         deadline = time.monotonic() + DEADLINE
         while server.poll() is None and time.monotonic() < deadline:
@@ -291,8 +289,6 @@ def test_hangups_through_a_stop_do_not_end_the_server_with_a_signal(tmp_path: Pa
             time.sleep(0.002)
         assert server.wait(timeout=15) == 0
     finally:
-        if server.poll() is None:
-            server.kill()
-            server.wait()
+        ended(server)
         assert server.stdout is not None
         server.stdout.close()

@@ -19,6 +19,7 @@ import pytest
 from enginesrv.cli import main
 from enginesrv.client import Engine, EngineError
 from enginesrv.tokens import Quotas, TokenFile
+from tests.processes import line_within, stopping
 from tests.tls_files import certificate_files
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -260,10 +261,9 @@ def test_a_real_server_with_tokens_and_tls_serves_a_client_that_has_both(tmp_pat
         command, cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
     )
     try:
-        assert server.stdout is not None
-        listening = server.stdout.readline()
+        listening = line_within(server)
         assert listening.startswith("listening 127.0.0.1:"), listening
-        assert server.stdout.readline().startswith("web https://127.0.0.1:")
+        assert line_within(server).startswith("web https://127.0.0.1:")
         port = int(listening.rsplit(":", 1)[1])
         ca = str(tmp_path / "ca.pem")
         with Engine.connect("127.0.0.1", port, cafile=ca, token=token) as engine:
@@ -274,7 +274,8 @@ def test_a_real_server_with_tokens_and_tls_serves_a_client_that_has_both(tmp_pat
         assert refused.value.code == 307
     finally:
         server.send_signal(signal.SIGTERM)
-        _, err = server.communicate(timeout=15)
+        with stopping(server):  # ended and its pipes closed, should it outlast the timeout
+            _, err = server.communicate(timeout=15)
     assert server.returncode == 0, err
     assert token.split(":")[1] not in err
 

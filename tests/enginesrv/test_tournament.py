@@ -31,7 +31,7 @@ ROOT = Path(__file__).resolve().parents[2]
 def cli(*args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
         [sys.executable, "-m", "enginesrv.cli", *args],
-        capture_output=True, text=True, check=False, env=env, cwd=ROOT,
+        capture_output=True, text=True, check=False, env=env, cwd=ROOT, timeout=240,
     )  # fmt: skip
 
 
@@ -229,7 +229,7 @@ def test_a_killed_tournament_resumes_to_the_same_results(tmp_path: Path) -> None
                 break
             time.sleep(0.02)
         os.killpg(child.pid, signal.SIGKILL)
-        child.wait()
+        child.wait(timeout=10)
         partial = stored(out)
         # killed after its first game was stored and before its last: else the resume below
         # would play the event from its start, or only reopen it finished
@@ -250,7 +250,7 @@ def test_plugin_example_installs_and_plays(tmp_path: Path) -> None:
     install = subprocess.run(
         [sys.executable, "-m", "pip", "install", "--quiet", "--no-deps",
          "--no-build-isolation", "--target", str(target), str(ROOT / "examples" / "plugin_bot")],
-        capture_output=True, text=True, check=False,
+        capture_output=True, text=True, check=False, timeout=240,
     )  # fmt: skip
     assert install.returncode == 0, install.stderr
     env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(target), str(ROOT)])}

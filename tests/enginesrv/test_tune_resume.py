@@ -126,7 +126,7 @@ def test_a_killed_tune_resumes_to_exactly_its_games_and_steps(tmp_path: Path) ->
             time.sleep(0.01)
     finally:
         os.killpg(child.pid, signal.SIGKILL)
-        child.wait()
+        child.wait(timeout=10)
     partial, dispatched, taken = rows(out), probes(out), steps(out)
     # killed after some games were stored and before the last: else the resume below would
     # have nothing to resume, or play the run from its start

@@ -19,7 +19,7 @@ from enginesrv.search.jobs import SearchJob
 from enginesrv.search.timeman import allot
 from games.yinsh import PLACEMENT_TIME_WEIGHT
 from tests.enginesrv.peer import RecordingThreadRunner, TextPeer, running_server
-from tests.enginesrv.test_server import trio_test
+from tests.trio_run import trio_test
 
 NOTE = "from the search of this turn's first decision"
 YOXII = games.load("yoxii")

@@ -15,8 +15,8 @@ from enginesrv.event.play.engine_player import TextEnginePlayer
 from enginesrv.event.play.players import Clocks, Deadlines, ForfeitError, parse_player
 from enginesrv.search.pool import WorkerPool
 from tests.enginesrv.test_players import YOXII, fake, request
-from tests.enginesrv.test_server import trio_test
 from tests.enginesrv.test_shutdown import STUBBORN
+from tests.trio_run import trio_test
 
 LIMIT = 10.0
 

@@ -21,7 +21,7 @@ from enginesrv.serve.settings import Options, RequestError, SessionConfig
 from protocol import messages as m
 from tests.enginesrv.peer import MsgpackPeer, TextPeer, running_server
 from tests.enginesrv.test_pool import job
-from tests.enginesrv.test_server import trio_test
+from tests.trio_run import trio_test
 
 GALLEON_WEIGHT = next(t for t in TUNABLES["yohoho"] if t.name == "EvalYohohoGalleon")
 MARKER_WEIGHT = next(t for t in TUNABLES["yinsh"] if t.name == "EvalYinshMarker")

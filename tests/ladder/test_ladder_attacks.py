@@ -52,6 +52,7 @@ from tests.ladder.support import (
     serving,
     trio_test,
 )
+from tests.processes import ended, line_within, stopping
 
 REPO = Path(__file__).resolve().parents[2]
 WRONG = "W" * 43
@@ -660,12 +661,11 @@ def test_a_plaintext_stranger_puts_no_traceback_on_a_tls_ladders_terminal(
     argv = [sys.executable, "-m", "enginesrv.cli", "ladder", "run", "--game", "yoxii",
             "--tc", "2+0.05", "--out", str(tmp_path / "ladder"), "--port", "0",
             "--tls-cert", str(cert), "--tls-key", str(key)]  # fmt: skip
-    with subprocess.Popen(
-        argv, cwd=REPO, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
+    with stopping(
+        subprocess.Popen(argv, cwd=REPO, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     ) as ladder:
         try:
-            assert ladder.stdout is not None
-            listening = ladder.stdout.readline()
+            listening = line_within(ladder)
             port = int(listening.strip().rsplit(":", 1)[1])
             for _ in range(3):
                 got = trio.run(answer_to_tls_ladder, port)
@@ -727,8 +727,7 @@ async def test_an_engine_that_kills_its_reaper_ends_with_the_ladder_client(tmp_p
             pid = int(pidfile.read_text())
             await until(lambda: not alive(pid), within=3.0)
         finally:
-            client.terminate()
-            await trio.to_thread.run_sync(client.wait)
+            await trio.to_thread.run_sync(ended, client)
             with contextlib.suppress(OSError, ValueError):
                 os.kill(int(pidfile.read_text()), signal.SIGKILL)
 

@@ -10,9 +10,8 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import AsyncIterator, Awaitable, Callable
+from collections.abc import AsyncIterator, Callable
 from contextlib import AsyncExitStack, asynccontextmanager
-from functools import wraps
 from typing import Any
 from urllib.parse import urlencode
 
@@ -64,14 +63,6 @@ PLACE_GRACE = 1.0
 BLACK_LAWS = ("bwbb>b.bb", "..bb>bbbb", "bwbw>*", "bw.w>b..w")
 WHITE_LAWS = ("wbww>w.ww", "..ww>wwww", "w.bb>*", ".bb.>wbbw")
 """White's laws: in neither form one of Black's (a leak test finds no false leak)."""
-
-
-def trio_test(fn: Callable[..., Awaitable[None]]) -> Callable[..., None]:
-    @wraps(fn)
-    def run(*args: Any, **kwargs: Any) -> None:
-        trio.run(lambda: fn(*args, **kwargs))
-
-    return run
 
 
 def pairs(text: str) -> dict[str, str]:

@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING
 import pytest
 
 import games
+from tests.processes import line_within, stopping
 from tests.web.browser import CHROMIUM, CHROMIUM_ARGS, ServerThread, need_chromium, server_thread
 
 if TYPE_CHECKING:
@@ -1303,29 +1304,24 @@ def test_the_watch_page_of_a_match_draws_its_standings_games_and_board(
         "name=b:bot:random", "--games", "4", "--st", "0.3", "--concurrency", "2", "--web", "0",
         "--out", str(tmp_path / "event"),
     ]  # fmt: skip
-    with subprocess.Popen(command, stdout=subprocess.PIPE, text=True) as match:
-        try:
-            assert match.stdout is not None
-            first = match.stdout.readline()
-            assert first.startswith("web http://"), first
-            page.goto(first.split(" ", 1)[1].strip())
-            page.locator("[data-testid=standings]").wait_for(timeout=MOVE_TIMEOUT)
-            page.locator("[data-testid=board] [data-square]").first.wait_for(timeout=MOVE_TIMEOUT)
-            page.wait_for_function(
-                "() => document.querySelectorAll('[data-testid=games] button').length >= 2",
-                timeout=MOVE_TIMEOUT,
-            )
-            assert page.evaluate("document.body.dataset.state") == "watching"
-            heading = str(page.locator("#watch h2").text_content())
-            assert "Yoxii" in heading
-            games_listed = page.locator("[data-testid=games] button")
-            other = games_listed.nth(1)
-            other.click()
-            assert other.get_attribute("aria-current") == "true"
-            assert "vs" in str(other.text_content())
-        finally:
-            match.terminate()
-            match.wait(timeout=30)
+    with stopping(subprocess.Popen(command, stdout=subprocess.PIPE, text=True), 30) as match:
+        first = line_within(match)
+        assert first.startswith("web http://"), first
+        page.goto(first.split(" ", 1)[1].strip())
+        page.locator("[data-testid=standings]").wait_for(timeout=MOVE_TIMEOUT)
+        page.locator("[data-testid=board] [data-square]").first.wait_for(timeout=MOVE_TIMEOUT)
+        page.wait_for_function(
+            "() => document.querySelectorAll('[data-testid=games] button').length >= 2",
+            timeout=MOVE_TIMEOUT,
+        )
+        assert page.evaluate("document.body.dataset.state") == "watching"
+        heading = str(page.locator("#watch h2").text_content())
+        assert "Yoxii" in heading
+        games_listed = page.locator("[data-testid=games] button")
+        other = games_listed.nth(1)
+        other.click()
+        assert other.get_attribute("aria-current") == "true"
+        assert "vs" in str(other.text_content())
 
 
 def test_a_replayed_game_analysed_whole_has_a_graph_and_its_mistakes_marked(

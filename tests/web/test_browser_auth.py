@@ -6,9 +6,7 @@ revoked while the page is in use; and a server without tokens, whose page asks f
 
 from __future__ import annotations
 
-import os
 import random
-import signal
 import subprocess
 import sys
 from collections.abc import Iterator
@@ -18,6 +16,7 @@ from typing import TYPE_CHECKING
 import pytest
 
 from enginesrv.tokens import TokenFile
+from tests.processes import line_within, stopping
 from tests.web.browser import ServerThread, need_chromium, server_thread
 from tests.web.test_browser import MOVE_TIMEOUT, browser, click_a_decision, wait_for_turn
 
@@ -56,20 +55,10 @@ def tokened(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Tokened]:
          "--web", "0", "--tokens", str(path)],
         stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True, start_new_session=True,
     )  # fmt: skip
-    assert process.stdout is not None
-    try:
-        lines = [process.stdout.readline().strip(), process.stdout.readline().strip()]
+    with stopping(process, group=True):
+        lines = [line_within(process).strip(), line_within(process).strip()]
         assert lines[1].startswith("web http://"), lines
         yield Tokened(lines[1].split()[1], file)
-    finally:
-        if process.poll() is None:
-            os.killpg(process.pid, signal.SIGTERM)
-            try:
-                process.wait(timeout=10)
-            except subprocess.TimeoutExpired:
-                os.killpg(process.pid, signal.SIGKILL)
-                process.wait(timeout=10)
-        process.stdout.close()
 
 
 @dataclass

@@ -15,6 +15,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from tests.processes import ended, line_within, stopping
 from tests.web.browser import need_chromium
 from tests.web.test_browser import (
     MOVE_TIMEOUT,
@@ -41,7 +42,7 @@ def ladder_with_alice(page: Page, tmp_path: Path, games_at_once: int = 1) -> Ite
     folder = tmp_path / "ladder"
     added = subprocess.run(
         [*ENGINESRV, "ladder", "add", "alice", "--out", str(folder)],
-        capture_output=True, text=True, check=True,
+        capture_output=True, text=True, check=True, timeout=60,
     )  # fmt: skip
     (tmp_path / "alice.token").write_text(added.stdout)
     ladder_command = [
@@ -49,12 +50,12 @@ def ladder_with_alice(page: Page, tmp_path: Path, games_at_once: int = 1) -> Ite
         "--port", "0", "--web", "0", "--min-games", "2",
         "--house", "name=house1:bot:alphabeta:Depth=1",
     ]  # fmt: skip
-    with subprocess.Popen(ladder_command, stdout=subprocess.PIPE, text=True) as ladder:
+    ladder = subprocess.Popen(ladder_command, stdout=subprocess.PIPE, text=True)
+    with stopping(ladder, 30):
         client = None
         try:
-            assert ladder.stdout is not None
-            listening = ladder.stdout.readline()
-            web = ladder.stdout.readline()
+            listening = line_within(ladder)
+            web = line_within(ladder)
             assert listening.startswith("listening "), listening
             assert web.startswith("web http://"), web
             client = subprocess.Popen(
@@ -66,10 +67,8 @@ def ladder_with_alice(page: Page, tmp_path: Path, games_at_once: int = 1) -> Ite
             yield web.split(" ", 1)[1].strip()
         finally:
             page.goto("about:blank")
-            for process in (client, ladder):
-                if process is not None:
-                    process.terminate()
-                    process.wait(timeout=30)
+            if client is not None:
+                ended(client, 30)  # the client first, then the ladder (as the block ends)
 
 
 def test_the_page_of_a_ladder_draws_its_leaderboard_and_its_live_games(

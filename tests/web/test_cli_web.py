@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import os
 import signal
 import socket
 import subprocess
@@ -14,6 +13,7 @@ from contextlib import contextmanager
 import pytest
 
 from tests.enginesrv.test_cli import run
+from tests.processes import line_within, stopping
 
 
 @pytest.mark.parametrize(
@@ -46,15 +46,8 @@ def serving(*argv: str) -> Iterator[tuple[subprocess.Popen[str], list[str]]]:
         text=True,
         start_new_session=True,
     )
-    assert process.stdout is not None
-    try:
-        lines = [process.stdout.readline().strip(), process.stdout.readline().strip()]
-        yield process, lines
-    finally:
-        if process.poll() is None:
-            os.killpg(process.pid, signal.SIGKILL)
-        process.wait(timeout=10)
-        process.stdout.close()
+    with stopping(process, group=True):
+        yield process, [line_within(process).strip(), line_within(process).strip()]
 
 
 def test_serve_web_prints_its_address_and_serves_the_page() -> None:

@@ -7,7 +7,6 @@ from __future__ import annotations
 import contextlib
 import functools
 import os
-import signal
 import socket
 import sqlite3
 import subprocess
@@ -31,7 +30,9 @@ from enginesrv.web.gamespec import GameSpec, GameSpecError, parse_game_spec
 from enginesrv.web.http import GuardedStream, HttpTimeouts
 from enginesrv.web.referee import Referee
 from tests.enginesrv.peer import connect_from
-from tests.web.test_websocket import closed_with, trio_test
+from tests.processes import ended, line_within, rest_within
+from tests.trio_run import trio_test
+from tests.web.test_websocket import closed_with
 from tests.web.test_websocket_hostile import WS_UPGRADE, wait_for
 from tests.web.webpeer import http_get, running_web, text_socket
 
@@ -251,9 +252,8 @@ def test_an_http_hoard_under_a_low_descriptor_limit_leaves_a_fresh_peer_served()
         stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True,
     )  # fmt: skip
     try:
-        assert server.stdout is not None
-        listening = server.stdout.readline().split()[1]
-        page = server.stdout.readline().split()[1]
+        listening = line_within(server).split()[1]
+        page = line_within(server).split()[1]
         tcp_port = int(listening.rsplit(":", 1)[1])
         web_port = int(page.rstrip("/").rsplit(":", 1)[1])
 
@@ -286,13 +286,9 @@ def test_an_http_hoard_under_a_low_descriptor_limit_leaves_a_fresh_peer_served()
 
         trio.run(main)
     finally:
-        server.send_signal(signal.SIGTERM)
         try:
-            assert server.wait(timeout=15) == 0
+            assert ended(server, 15) == 0  # SIGTERM: a clean stop
         finally:
-            if server.poll() is None:
-                server.kill()
-                server.wait()
             if server.stdout is not None:
                 server.stdout.close()
 
@@ -315,8 +311,7 @@ def test_watchers_of_an_event_are_refused_before_its_engines_lack_a_descriptor(
         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
     )  # fmt: skip
     try:
-        assert match.stdout is not None
-        page = match.stdout.readline().split()[1]
+        page = line_within(match).split()[1]
         web_port = int(page.rstrip("/").rsplit(":", 1)[1])
 
         async def hoard() -> None:
@@ -338,11 +333,9 @@ def test_watchers_of_an_event_are_refused_before_its_engines_lack_a_descriptor(
                     await trio.aclose_forcefully(stream)
 
         trio.run(hoard)
-        assert match.wait(timeout=60) == 0, match.stderr.read() if match.stderr else ""
+        assert match.wait(timeout=60) == 0, rest_within(match, pipe="stderr")
     finally:
-        if match.poll() is None:
-            match.kill()
-            match.wait()
+        ended(match)
         for pipe in (match.stdout, match.stderr):
             if pipe is not None:
                 pipe.close()

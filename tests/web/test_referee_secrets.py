@@ -24,7 +24,8 @@ from enginesrv.event.prepared import prepare
 from enginesrv.event.tournament import run_event
 from enginesrv.search.pool import WorkerPool
 from enginesrv.web.gamespec import PAGE_OPTIONS, GameSpecError, parse_game_spec
-from tests.web.test_websocket import closed_with, trio_test
+from tests.trio_run import trio_test
+from tests.web.test_websocket import closed_with
 from tests.web.test_websocket_hostile import ADAPTING, lines_socket, person_setup, the_referee
 from tests.web.webpeer import drop, running_web, text_socket
 

@@ -14,6 +14,7 @@ import trio
 
 from enginesrv.web.table import SOCKETS_PER_PLAYER, Table
 from enginesrv.web.tables import TABLES_PER_PEER
+from tests.trio_run import trio_test
 from tests.web.tablekit import (
     BAD_KEY,
     GUEST_KEY,
@@ -41,7 +42,6 @@ from tests.web.tablekit import (
     seat_url,
     spectator,
     table,
-    trio_test,
     wait_for,
     write_laws,
     yinyang_choice,

@@ -28,6 +28,7 @@ from trio_websocket import ConnectionClosed, open_websocket_url
 
 from enginesrv.web import table as table_module
 from enginesrv.web import tables as tables_module
+from tests.trio_run import trio_test
 from tests.web.browser import ServerThread
 from tests.web.browserkit import (
     MOVE_TIMEOUT,
@@ -69,7 +70,6 @@ from tests.web.tablekit import (
     socket_from,
     spectator,
     table,
-    trio_test,
     wait_for,
     write_laws,
 )

@@ -34,6 +34,7 @@ from enginesrv.web import tables as tables_module
 from enginesrv.web.gamespec import GameSpecError, parse_game_spec
 from enginesrv.web.sockets import close_reason
 from enginesrv.web.table import SOCKETS_PER_PLAYER, Table
+from tests.trio_run import trio_test
 from tests.web.tablekit import (
     BLACK_LAWS,
     FAULTS,
@@ -65,7 +66,6 @@ from tests.web.tablekit import (
     socket_from,
     spectator,
     table,
-    trio_test,
     wait_for,
     write_laws,
     yinyang_choice,

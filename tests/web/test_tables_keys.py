@@ -25,6 +25,7 @@ from trio_websocket import ConnectionClosed
 
 from enginesrv.web import tables as tables_module
 from enginesrv.web.table import SOCKETS_PER_PLAYER, Table
+from tests.trio_run import trio_test
 from tests.web.browser import ServerThread
 from tests.web.browserkit import (
     MOVE_TIMEOUT,
@@ -55,7 +56,6 @@ from tests.web.tablekit import (
     refused,
     seat_url,
     table,
-    trio_test,
     wait_for,
     write_laws,
 )

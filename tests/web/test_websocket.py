@@ -3,9 +3,6 @@
 from __future__ import annotations
 
 import random
-from collections.abc import Awaitable, Callable
-from functools import wraps
-from typing import Any
 
 import msgpack
 import pytest
@@ -13,15 +10,8 @@ import trio
 from trio_websocket import ConnectionClosed, open_websocket_url
 
 from enginesrv.serve.connection import Limits
+from tests.trio_run import trio_test
 from tests.web.webpeer import TextSocket, Web, binary_socket, drop, running_web, text_socket
-
-
-def trio_test(fn: Callable[..., Awaitable[None]]) -> Callable[..., None]:
-    @wraps(fn)
-    def run(*args: Any, **kwargs: Any) -> None:
-        trio.run(lambda: fn(*args, **kwargs))
-
-    return run
 
 
 async def closed_with(web: Web, query: str) -> tuple[int, str]:

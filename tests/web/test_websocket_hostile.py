@@ -19,9 +19,8 @@ from __future__ import annotations
 import contextlib
 import functools
 import random
-from collections.abc import AsyncIterator, Awaitable, Callable, Iterable, MutableMapping
+from collections.abc import AsyncIterator, Callable, Iterable, MutableMapping
 from contextlib import AsyncExitStack, asynccontextmanager
-from functools import wraps
 from typing import Any
 from urllib.parse import urlencode, urlsplit
 
@@ -51,6 +50,7 @@ from enginesrv.web.referee import Referee
 from enginesrv.web.watch import serve_watch
 from protocol.text import TextDecoder
 from tests.enginesrv.peer import ThreadRunner
+from tests.trio_run import trio_test
 from tests.web.webpeer import Web, binary_socket, drop, http_get, running_web, text_socket
 
 Message = str | bytes
@@ -75,14 +75,6 @@ takes far longer (the floods here hold seconds of work); a busy test machine doe
 
 REAL_GRACE = web_run.GRACE
 """The grace as served (tests/web/conftest.py shortens it for the other tests)."""
-
-
-def trio_test(fn: Callable[..., Awaitable[None]]) -> Callable[..., None]:
-    @wraps(fn)
-    def run(*args: Any, **kwargs: Any) -> None:
-        trio.run(lambda: fn(*args, **kwargs))
-
-    return run
 
 
 # -- helpers -----------------------------------------------------------------------------------
