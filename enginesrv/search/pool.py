@@ -7,6 +7,8 @@ bounds every wait:
   answer; a worker still silent after that is killed and replaced, and the search ends with no
   result (the caller plays the best move reported so far, or any legal move);
 * a worker that dies is replaced; its search ends with an error;
+* a search or a stop that a worker does not take within the grace period (its input stays
+  full: it is hung) gets it killed and replaced, and the search ends with ``STUCK``;
 * a caller that is cancelled (its client went away) gets its search stopped; the worker comes
   back to the pool once it has answered, or is killed after the grace period.
 
@@ -50,6 +52,23 @@ GRACE = 0.2
 MIN_GRACE = 0.02
 """The shortest grace period ``stall_grace`` gives, however close the answer is due: a worker
 killed for being a few milliseconds late costs more than it saves."""
+
+
+STUCK = "the search worker does not read what it is sent"
+"""Why a worker whose input stays full past its grace period is killed (a healthy worker
+reads each message as it comes, so one ever waits only for room in the pipe)."""
+
+
+async def _send(worker: WorkerProcess, data: bytes, within: float) -> str | None:
+    """Send ``data`` to ``worker`` within ``within`` seconds; None once sent, or why not: it
+    died, or it is ``STUCK``."""
+    with trio.move_on_after(within):
+        try:
+            await worker.send(data)
+        except (trio.BrokenResourceError, trio.ClosedResourceError):
+            return "the search worker died"
+        return None
+    return STUCK
 
 
 def stall_grace(grace: float, deadline: float, due: float) -> float:
@@ -299,10 +318,11 @@ class WorkerPool:
         released = False
         self._share.segments.add(segment)
         try:
-            try:
-                await worker.send(rpc.pack_request(running.msgid, "search", job.to_map()))
-            except (trio.BrokenResourceError, trio.ClosedResourceError):
-                running.error = "the search worker died"
+            unsent = await _send(
+                worker, rpc.pack_request(running.msgid, "search", job.to_map()), grace
+            )
+            if unsent is not None:
+                running.error = unsent
                 running.done.set()
             with trio.move_on_at(until):
                 await first_of(running.done, stop, segment.suspend)
@@ -312,9 +332,10 @@ class WorkerPool:
                 # period to answer
                 await self._stop(worker, running, grace)
             outcome = SearchOutcome(running.result, running.error, False, running.last_info)
-            if not running.done.is_set():
+            if unsent == STUCK or not running.done.is_set():
                 outcome.killed = True
-                self._processes.kill(worker, "no answer to stop" if stop.is_set() else "deadline")
+                why = "no answer to stop" if stop.is_set() else "deadline"
+                self._processes.kill(worker, STUCK if unsent == STUCK else why)
             released = True
             self._share.segments.discard(segment)
             if suspended and segment.lend_to is not None:
@@ -342,10 +363,8 @@ class WorkerPool:
     async def _stop(self, worker: WorkerProcess, job: PoolJob, grace: float) -> None:
         if job.done.is_set() or not worker.is_alive():
             return
-        try:
-            await worker.send(rpc.pack_notification("stop", {"search": job.msgid}))
-        except (trio.BrokenResourceError, trio.ClosedResourceError):
-            return
+        if await _send(worker, rpc.pack_notification("stop", {"search": job.msgid}), grace):
+            return  # dead, or stuck: the caller kills it
         with trio.move_on_after(grace):
             await job.done.wait()
 

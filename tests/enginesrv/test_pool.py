@@ -20,8 +20,9 @@ import trio
 import games
 from bots.engine import SearchInfo
 from enginesrv import reaper
+from enginesrv.search.child import SearchOutcome
 from enginesrv.search.jobs import SearchJob
-from enginesrv.search.pool import WorkerPool
+from enginesrv.search.pool import STUCK, WorkerPool
 from tests.enginesrv.peer import TextPeer, running_server
 from tests.processes import ended, line_within, rest_within
 from tests.trio_run import trio_test
@@ -104,6 +105,66 @@ async def test_a_silent_worker_is_killed_at_the_deadline_and_replaced() -> None:
         await settled(pool)
         assert pool.restarts == 1
         assert pool.idle == 1
+        await pool.aclose()
+
+
+async def fill_input(pool: WorkerPool) -> None:
+    """Fill the input pipe of the pool's one worker, which does not read it, to the brim."""
+    (worker,) = pool._processes.workers
+    with trio.move_on_after(0.5):  # a pipe holds some 64 KiB: full long before
+        while True:
+            await worker.send(b"\0" * 4096)
+
+
+@trio_test
+async def test_a_worker_that_does_not_read_its_search_is_killed_within_its_grace() -> None:
+    """A worker whose input stays full (hung, or stopped by a signal) cannot hold a search
+    for ever, not even one without a deadline: the search is not sent within the grace
+    period, so the worker is killed and replaced and the search ends with why."""
+    deaf = (sys.executable, "-c", "import time; time.sleep(600)")
+    async with trio.open_nursery() as nursery:
+        pool = WorkerPool(nursery, 1, grace=0.1, command=deaf, ready_timeout=0)
+        await pool.start()
+        await fill_input(pool)
+        outcome = await pool.search(
+            job(), on_info=lambda i: None, stop=trio.Event(), hard_deadline=None
+        )
+        assert outcome.error == STUCK
+        assert outcome.killed
+        assert outcome.result is None
+        await settled(pool)
+        assert pool.restarts == 1
+        await pool.aclose()
+
+
+@trio_test
+async def test_a_stop_that_a_worker_does_not_read_still_ends_its_search() -> None:
+    """A worker that took its search and then stopped reading: the stop cannot be sent, and
+    the worker is killed within its grace period all the same."""
+    deaf = (sys.executable, "-c", "import os, time; os.read(0, 1); time.sleep(600)")
+    async with trio.open_nursery() as nursery:
+        pool = WorkerPool(nursery, 1, grace=0.1, command=deaf, ready_timeout=0)
+        await pool.start()
+        stop = trio.Event()
+        outcomes: list[SearchOutcome] = []
+
+        async def search() -> None:
+            outcomes.append(
+                await pool.search(job(), on_info=lambda i: None, stop=stop, hard_deadline=None)
+            )
+
+        nursery.start_soon(search)
+        (worker,) = pool._processes.workers
+        while worker.job is None:
+            await trio.sleep(0.01)
+        await fill_input(pool)
+        stop.set()
+        while not outcomes:
+            await trio.sleep(0.01)
+        assert outcomes[0].killed
+        assert outcomes[0].result is None
+        await settled(pool)
+        assert pool.restarts == 1
         await pool.aclose()
 
 
