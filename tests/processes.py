@@ -33,25 +33,20 @@ def line_within(
     ``pipe`` is read) or the pipe itself. Fails the test if no whole line has come within
     ``seconds``, or if the pipe ends first, saying what was read so far."""
     stream, name = _stream(source, pipe)
-    fd = stream.fileno()
     got = bytearray()
-    deadline = time.monotonic() + seconds
-    with selectors.DefaultSelector() as selector:
-        selector.register(fd, selectors.EVENT_READ)
-        while not got.endswith(b"\n"):
-            left = deadline - time.monotonic()
-            if left <= 0 or not selector.select(left):
-                raise AssertionError(
-                    f"no line on {name} within {seconds} s; read so far: {bytes(got)!r}"
-                )
-            byte = os.read(fd, 1)  # one byte: what comes after the line stays in the pipe
-            if not byte:
-                raise AssertionError(
-                    f"{name} ended before a whole line{_status(source)}; read so far: "
-                    f"{bytes(got)!r}"
-                )
+    try:
+        # one byte at a time: what comes after the line stays in the pipe
+        for byte in _pieces(stream.fileno(), seconds, 1):
             got += byte
-    return _decoded(stream, bytes(got))
+            if byte == b"\n":
+                return _decoded(stream, bytes(got))
+    except TimeoutError:
+        raise AssertionError(
+            f"no line on {name} within {seconds} s; read so far: {bytes(got)!r}"
+        ) from None
+    raise AssertionError(
+        f"{name} ended before a whole line{_status(source)}; read so far: {bytes(got)!r}"
+    )
 
 
 def rest_within(
@@ -61,21 +56,31 @@ def rest_within(
     Fails the test if the pipe has not ended within ``seconds`` (whoever still holds its
     other end: the child, or a process it started), saying what was read so far."""
     stream, name = _stream(source, pipe)
-    fd = stream.fileno()
     got = bytearray()
+    try:
+        for chunk in _pieces(stream.fileno(), seconds, 65536):
+            got += chunk
+    except TimeoutError:
+        raise AssertionError(
+            f"{name} did not end within {seconds} s; read so far: {bytes(got)!r}"
+        ) from None
+    return _decoded(stream, bytes(got))
+
+
+def _pieces(fd: int, seconds: float, size: int) -> Iterator[bytes]:
+    """What descriptor ``fd`` gives, at most ``size`` bytes at a time, up to its end; raises
+    ``TimeoutError`` once ``seconds`` have passed since the first was asked for."""
     deadline = time.monotonic() + seconds
     with selectors.DefaultSelector() as selector:
         selector.register(fd, selectors.EVENT_READ)
         while True:
             left = deadline - time.monotonic()
             if left <= 0 or not selector.select(left):
-                raise AssertionError(
-                    f"{name} did not end within {seconds} s; read so far: {bytes(got)!r}"
-                )
-            chunk = os.read(fd, 65536)
-            if not chunk:
-                return _decoded(stream, bytes(got))
-            got += chunk
+                raise TimeoutError
+            piece = os.read(fd, size)
+            if not piece:
+                return
+            yield piece
 
 
 def ended(proc: subprocess.Popen[Any], seconds: float = END_GRACE, *, group: bool = False) -> int:
