@@ -7,8 +7,9 @@ bounds every wait:
   answer; a worker still silent after that is killed and replaced, and the search ends with no
   result (the caller plays the best move reported so far, or any legal move);
 * a worker that dies is replaced; its search ends with an error;
-* a search or a stop that a worker does not take within the grace period (its input stays
-  full: it is hung) gets it killed and replaced, and the search ends with ``STUCK``;
+* a search or a stop that a worker does not take within the grace period, or
+  ``SEND_FLOOR`` if longer (its input stays full: it is hung), gets it killed and replaced
+  (the reason logged: ``STUCK``); a search it never took ends with that error;
 * a caller that is cancelled (its client went away) gets its search stopped; the worker comes
   back to the pool once it has answered, or is killed after the grace period.
 
@@ -57,12 +58,16 @@ killed for being a few milliseconds late costs more than it saves."""
 STUCK = "the search worker does not read what it is sent"
 """Why a worker whose input stays full past its grace period is killed (a healthy worker
 reads each message as it comes, so one ever waits only for room in the pipe)."""
+SEND_FLOOR = 0.5
+"""The shortest time a message to a worker is given, however short its grace: a healthy
+worker takes even a 1 MiB search (Yin Yang's largest) within some 50 ms, a pause of its
+garbage collector included, and a grace may be 0."""
 
 
 async def _send(worker: WorkerProcess, data: bytes, within: float) -> str | None:
-    """Send ``data`` to ``worker`` within ``within`` seconds; None once sent, or why not: it
-    died, or it is ``STUCK``."""
-    with trio.move_on_after(within):
+    """Send ``data`` to ``worker`` within ``within`` seconds (``SEND_FLOOR`` at least); None
+    once sent, or why not: it died, or it is ``STUCK``."""
+    with trio.move_on_after(max(within, SEND_FLOOR)):
         try:
             await worker.send(data)
         except (trio.BrokenResourceError, trio.ClosedResourceError):
@@ -330,7 +335,7 @@ class WorkerPool:
             if not running.done.is_set():
                 # stopped, suspended or past the hard deadline: the worker has the grace
                 # period to answer
-                await self._stop(worker, running, grace)
+                unsent = await self._stop(worker, running, grace)
             outcome = SearchOutcome(running.result, running.error, False, running.last_info)
             if unsent == STUCK or not running.done.is_set():
                 outcome.killed = True
@@ -360,13 +365,17 @@ class WorkerPool:
             return None
         return SearchOutcome(None, f"no search worker left: {self._processes.lost}")
 
-    async def _stop(self, worker: WorkerProcess, job: PoolJob, grace: float) -> None:
+    async def _stop(self, worker: WorkerProcess, job: PoolJob, grace: float) -> str | None:
+        """Stop ``job`` and give ``worker`` ``grace`` seconds to answer; None, or why the
+        stop could not be sent (the caller kills a worker that has not answered)."""
         if job.done.is_set() or not worker.is_alive():
-            return
-        if await _send(worker, rpc.pack_notification("stop", {"search": job.msgid}), grace):
-            return  # dead, or stuck: the caller kills it
+            return None
+        unsent = await _send(worker, rpc.pack_notification("stop", {"search": job.msgid}), grace)
+        if unsent is not None:
+            return unsent
         with trio.move_on_after(grace):
             await job.done.wait()
+        return None
 
     async def _abandon(self, worker: WorkerProcess, job: PoolJob, peer: str | None) -> None:
         with trio.move_on_after(self.grace * 2 + 1):  # the send may block on a full pipe

@@ -16,6 +16,7 @@ from typing import Any
 import msgpack
 import pytest
 import trio
+from structlog.testing import capture_logs
 
 import games
 from bots.engine import SearchInfo
@@ -158,13 +159,34 @@ async def test_a_stop_that_a_worker_does_not_read_still_ends_its_search() -> Non
         while worker.job is None:
             await trio.sleep(0.01)
         await fill_input(pool)
-        stop.set()
-        while not outcomes:
-            await trio.sleep(0.01)
+        with capture_logs() as logs:
+            stop.set()
+            while not outcomes:
+                await trio.sleep(0.01)
         assert outcomes[0].killed
         assert outcomes[0].result is None
+        assert [e["reason"] for e in logs if e["event"] == "worker_restart"] == [STUCK]
         await settled(pool)
         assert pool.restarts == 1
+        await pool.aclose()
+
+
+@trio_test
+async def test_a_grace_of_zero_still_hands_healthy_workers_their_searches() -> None:
+    """``--stop-grace 0``: a worker is given ``SEND_FLOOR`` to take a message however short
+    its grace, so a healthy one is never taken for stuck."""
+    async with trio.open_nursery() as nursery:
+        pool = WorkerPool(nursery, 1, grace=0)
+        await pool.start()
+        for _ in range(3):
+            outcome = await pool.search(
+                job(depth=1), on_info=lambda i: None, stop=trio.Event(),
+                hard_deadline=None,
+            )  # fmt: skip
+            assert outcome.error is None
+            assert not outcome.killed
+            assert outcome.result is not None
+        assert pool.restarts == 0
         await pool.aclose()
 
 
