@@ -111,4 +111,4 @@ def tls_context(cert: str | None, key: str | None) -> ssl.SSLContext | None:
     try:
         return server_context(cert, key)
     except CertificateError as exc:
-        raise CommandError(f"--tls-cert/--tls-key: {printable(str(exc))}") from None
+        raise CommandError(printable(str(exc))) from None  # it names the file and the option

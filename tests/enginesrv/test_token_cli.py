@@ -225,7 +225,7 @@ def test_serve_refuses_a_missing_token_file_and_half_a_certificate(
     line = refusal(
         capsys, "serve", "--port", "0", "--tls-cert", str(missing), "--tls-key", str(missing)
     )
-    assert line.startswith("enginesrv serve: error: --tls-cert/--tls-key: ")
+    assert line == f"enginesrv serve: error: --tls-cert {missing}: No such file or directory"
     damaged = tmp_path / "damaged"
     damaged.write_text("alice not-a-digest 2026\n")
     line = refusal(capsys, "serve", "--port", "0", "--tokens", str(damaged))
