@@ -103,6 +103,9 @@ class Connection:
         (``_watch_token``)."""
         self.evicted: str | None = None
         """Why the connection was closed for a new peer's (``evict``)."""
+        self.refused: str | None = None
+        """Why the connection was closed for its token (``late``, or a command's refusal),
+        once it was: a WebSocket's is then closed with the close code that says so."""
         self.reader = RequestReader(self._receive, limits, busy=self._busy, lose=self._lose)
 
     # -- writing -------------------------------------------------------------------------------
@@ -345,6 +348,7 @@ class Connection:
                 now + TOKEN_LOOK if grant is not None else min(by, now + TOKEN_LOOK)
             )
         self.log.info("auth_refused", reason=self.late)
+        self.refused = self.late
         io.cancel()
 
     async def _screen(self, session: Session, item: m.Request | ProtocolError) -> bool | str:
@@ -354,6 +358,7 @@ class Connection:
             passed = await self.guard.screen(item)
         except AuthRefusedError as exc:
             self.log.info("auth_refused", reason=exc.message)
+            self.refused = exc.message
             msgid = item.msgid
             await session.reply(refusal(exc), msgid)
             return "auth refused"

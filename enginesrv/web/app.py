@@ -41,7 +41,7 @@ from enginesrv.web.http import (
 from enginesrv.web.pages import page_app, page_routes
 from enginesrv.web.referee import Referee
 from enginesrv.web.refereed import RefereedGame
-from enginesrv.web.signin import signed_in, until_revoked
+from enginesrv.web.signin import CLOSE_AUTH, signed_in, until_revoked
 from enginesrv.web.sockets import (
     CLOSE_BAD_GAME,
     CLOSE_CAP,
@@ -310,7 +310,10 @@ class WebApp:
                 guarding.start_soon(tell_table, game, connection)
             await self.server.run_connection(connection)
             ended.set()
-            await socket.close()
+            if connection.refused is None:
+                await socket.close()
+            else:  # the page asks for a token again (docs/web.md, "Signing in")
+                await socket.close(CLOSE_AUTH, connection.refused)
             guard.release()
             guarding.cancel_scope.cancel()
 

@@ -30,6 +30,12 @@ log = structlog.get_logger("enginesrv.web")
 ABORT_AFTER = 1.0
 """Seconds a connection that is ending may still be writing before its TCP stream is closed
 under it (longer than the connection's own flush, ``FLUSH_TIMEOUT``)."""
+CLOSE_SETTLE = 1.0
+"""Seconds a socket the server closes waits for the peer's close frame in answer (RFC 6455
+§7.1.1: the server closes the TCP stream once both have sent theirs). A stream closed at once
+answers whatever the peer sent meanwhile (a page's next command, sent with its token) with a
+reset, which can cost the peer the close frame still unread, and with it the close code: a
+refused token's 4401 would reach the page as 1006. What arrives meanwhile is dropped."""
 
 
 class StuckGuard:
@@ -53,7 +59,8 @@ class StuckGuard:
             if not self.released:
                 await self._abort("the handler was stopped while a write could be stuck")
             raise
-        await self._abort("a write did not end")
+        if not self.socket.close_sent:  # past it, the socket only waits for the peer's close
+            await self._abort("a write did not end")
 
     async def _abort(self, reason: str) -> None:
         log.info("websocket_aborted", reason=reason)
@@ -67,6 +74,8 @@ class StarletteSocket:
     def __init__(self, websocket: WebSocket) -> None:
         self.websocket = websocket
         self.closed = False
+        self.close_sent = False
+        """Whether the close frame has gone (no write of the socket's can be stuck after it)."""
 
     async def receive(self) -> Message | None:
         if self.closed:
@@ -110,6 +119,7 @@ class StarletteSocket:
             await stream.aclose()
 
     async def close(self, code: int = 1000, reason: str = "") -> None:
+        """Send the close frame, then wait for the peer's (``CLOSE_SETTLE``)."""
         if self.closed or self.websocket.application_state == WebSocketState.DISCONNECTED:
             self.closed = True
             return
@@ -118,6 +128,16 @@ class StarletteSocket:
             await self.websocket.close(code, close_reason(reason))
         except Exception:  # already gone: nothing to close
             log.debug("close_failed")
+            return
+        self.close_sent = True
+        with trio.move_on_after(CLOSE_SETTLE):
+            while True:
+                try:
+                    message = await self.websocket.receive()
+                except (WebSocketDisconnect, RuntimeError):
+                    return
+                if message["type"] == "websocket.disconnect":
+                    return
 
 
 def close_reason(text: str) -> str:

@@ -10,7 +10,9 @@ import random
 import subprocess
 import sys
 from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import TYPE_CHECKING
 
 import pytest
@@ -18,7 +20,13 @@ import pytest
 from enginesrv.tokens import TokenFile
 from tests.processes import line_within, stopping
 from tests.web.browser import ServerThread, need_chromium, server_thread
-from tests.web.test_browser import MOVE_TIMEOUT, browser, click_a_decision, wait_for_turn
+from tests.web.test_browser import (
+    MOVE_TIMEOUT,
+    browser,
+    click_a_decision,
+    moves_count,
+    wait_for_turn,
+)
 
 if TYPE_CHECKING:
     from playwright.sync_api import Browser, Page, WebSocket
@@ -241,26 +249,71 @@ def test_a_spectator_signs_in_to_watch_a_game_between_two_pages(
 def test_a_token_refused_while_the_page_plays_is_asked_for_again(
     tokened: Tokened, browser: Browser, pages: list[Watched]
 ) -> None:
+    """A refusal that is no revocation (here: the server cannot read its token file for a
+    while, which revokes nothing) shows the form above the game, which goes on."""
     watched = opened(browser, pages)
     page = watched.page
     page.goto(tokened.url + GAME)
     sign_in(page, tokened.token("dave"))
     page.wait_for_selector("[data-testid=board] [data-square]", timeout=MOVE_TIMEOUT)
-    tokened.file.revoke("dave")
-    page.locator("[data-testid=new-game]").click()
-    # the form comes back above the game, which goes on, with the server's reason
+    with unreadable(tokened.file.path):
+        page.locator("[data-testid=new-game]").click()
+        # the form comes back above the game, which goes on, with the server's reason
+        form_shown(page)
+        assert "cannot read its tokens" in str(
+            page.locator("[data-testid=signin-problem]").text_content()
+        )
+        assert page.evaluate("document.body.dataset.auth") == "again"
+        assert page.locator("[data-testid=board]").is_visible()
+        assert kept(page) is None
+        page.wait_for_function(
+            "() => /the game in play goes on/i.test(document.querySelector("
+            "'[data-testid=status]').textContent)",
+            timeout=MOVE_TIMEOUT,
+        )
+        # the server looks at the game's token every second: it is not taken for revoked
+        page.wait_for_timeout(2500)
+        assert wait_for_turn(page)
+        played = moves_count(page)
+        click_a_decision(page, random.Random(2))
+        assert moves_count(page) == played + 1
+        assert wait_for_turn(page)  # the game is still in play
+        assert "closed" not in str(page.locator("[data-testid=status]").text_content())
+    page.locator("[data-testid=signin-token]").click()  # back to the form, after playing
+    new_game_with_a_new_token(tokened, watched)
+
+
+def test_a_token_revoked_while_the_page_plays_ends_its_game_and_is_asked_for_again(
+    tokened: Tokened, browser: Browser, pages: list[Watched]
+) -> None:
+    """The server closes a revoked token's sockets within a second, the game's with them
+    (docs/security.md): the page says why, keeps the board in view and asks for a token."""
+    watched = opened(browser, pages)
+    page = watched.page
+    page.goto(tokened.url + GAME)
+    sign_in(page, tokened.token("frank"))
+    page.wait_for_selector("[data-testid=board] [data-square]", timeout=MOVE_TIMEOUT)
+    tokened.file.revoke("frank")
     form_shown(page)
-    assert "not accepted" in str(page.locator("[data-testid=signin-problem]").text_content())
+    assert "the token was revoked" in str(
+        page.locator("[data-testid=signin-problem]").text_content()
+    )
     assert page.evaluate("document.body.dataset.auth") == "again"
-    assert page.locator("[data-testid=board]").is_visible()
-    assert kept(page) is None
     page.wait_for_function(
-        "() => /the game in play goes on/i.test(document.querySelector('[data-testid=status]')"
-        ".textContent)",
+        "() => /closed: the token was revoked/.test(document.querySelector("
+        "'[data-testid=status]').textContent)",
         timeout=MOVE_TIMEOUT,
     )
+    assert page.locator("[data-testid=board]").is_visible()
+    assert kept(page) is None
+    new_game_with_a_new_token(tokened, watched)
+
+
+def new_game_with_a_new_token(tokened: Tokened, watched: Watched) -> None:
+    """Signs in again with a new account's token: New game starts a game with it."""
+    page = watched.page
     before = len(watched.sockets)
-    token = tokened.token("erin")
+    token = tokened.token(f"p{random.randrange(10**9)}")
     sign_in(page, token)
     assert page.locator("[data-testid=signin]").is_hidden()
     with page.expect_websocket(timeout=MOVE_TIMEOUT):
@@ -268,11 +321,25 @@ def test_a_token_refused_while_the_page_plays_is_asked_for_again(
     # the new game starts (its start ends the refusal's notice) with the new token
     page.wait_for_function(
         "() => document.body.dataset.state === 'person' &&"
-        " !/goes on/.test(document.querySelector('[data-testid=status]').textContent)",
+        " !/goes on|closed/.test(document.querySelector('[data-testid=status]').textContent)",
         timeout=MOVE_TIMEOUT,
     )
     assert kept(page) == token
     assert watched.first_messages()[before:] == [f"auth {token}"]
+
+
+@contextmanager
+def unreadable(path: Path) -> Iterator[None]:
+    """The token file replaced by a link to itself, which the server does not follow: it
+    cannot read the file (and so revokes nothing) until it is put back."""
+    aside = path.with_name(path.name + ".aside")
+    path.rename(aside)
+    try:
+        path.symlink_to(aside)
+        yield
+    finally:
+        path.unlink(missing_ok=True)
+        aside.rename(path)
 
 
 @pytest.fixture(scope="module")

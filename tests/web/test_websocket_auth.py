@@ -15,6 +15,9 @@ import pytest
 import trio
 import trustme
 from trio_websocket import ConnectionClosed, open_websocket_url
+from wsproto import ConnectionType, WSConnection
+from wsproto.events import AcceptConnection, CloseConnection, Request, TextMessage
+from wsproto.frame_protocol import FrameProtocol
 
 from enginesrv.serve.auth import Keeper
 from enginesrv.serve.connection import Limits
@@ -274,3 +277,89 @@ async def test_a_web_connection_mid_tls_handshake_does_not_hold_the_shutdown(
     # the TCP port's handshakes end at the stop (TlsDoor.secure watches it); the web port's
     # wait for their time limit or hypercorn's graceful timeout
     assert took < 0.5, f"the shutdown waited {took:.2f} s for a handshake that never ends"
+
+
+async def refused_while_speaking(web: Web, token: str) -> tuple[int | None, str]:
+    """A socket that sends ``token`` and then, once the refusal's error line has come, its next
+    command, as a page does that sends its first command without waiting (the refusal's close
+    frame may still be on its way); it answers the close frame it reads, as a browser does.
+    Its close code, and how its stream ended: "end", or the error that ended it."""
+    stream = await trio.open_tcp_stream("127.0.0.1", web.web_port)
+    client = WSConnection(ConnectionType.CLIENT)
+    code: int | None = None
+    try:
+        host = f"127.0.0.1:{web.web_port}"
+        await stream.send_all(client.send(Request(host=host, target="/ws?" + GAME)))
+        events: list[object] = []
+        while not any(isinstance(event, AcceptConnection) for event in events):
+            client.receive_data(await stream.receive_some(65536))
+            events.extend(client.events())
+        await stream.send_all(client.send(TextMessage(f"auth {token}")))
+        data = b""
+        while b"auth-refused" not in data:
+            got = await stream.receive_some(65536)
+            assert got, "the stream ended before the refusal"
+            data += got
+        # the command goes out before the close frame is read (the client would refuse to
+        # send it once it has)
+        await stream.send_all(command_frame("isready"))
+        client.receive_data(data)
+        while code is None:
+            for event in client.events():
+                if isinstance(event, CloseConnection):
+                    code = event.code
+                    await stream.send_all(client.send(event.response()))
+            if code is None:
+                client.receive_data(await stream.receive_some(65536) or None)
+        while await stream.receive_some(65536):
+            pass
+    except trio.BrokenResourceError as exc:
+        return code, str(exc.__cause__ or exc)
+    finally:
+        await stream.aclose()
+    return code, "end"
+
+
+def command_frame(text: str) -> bytes:
+    """A client's text frame holding ``text`` (masked, as RFC 6455 wants a client's)."""
+    return bytes(FrameProtocol(client=True, extensions=[]).send_data(text, fin=True))
+
+
+@trio_test
+async def test_a_refused_tokens_close_code_reaches_a_page_that_goes_on_speaking(
+    tmp_path: Path,
+) -> None:
+    """The server waits for the peer's close frame before it closes the TCP stream: a command
+    of the page that reaches a stream already closed is answered with a reset, which can cost
+    the page the close frame it has not read yet (its code then reads as 1006 and the page
+    cannot tell that its token was refused). Ten sockets, each with a wrong token."""
+    async with token_web(tmp_path) as (web, _token):
+        for _ in range(10):
+            code, ended = await refused_while_speaking(web, "alice:" + "W" * 43)
+            assert (code, ended) == (CLOSE_AUTH, "end")
+
+
+@trio_test
+async def test_a_revoked_tokens_game_is_closed_with_4401(tmp_path: Path) -> None:
+    """A game's socket whose token is revoked gets the refusal and the close code 4401 with
+    its reason, as a refused token does, so that the page asks for a token again."""
+    async with token_web(tmp_path) as (web, token):
+        async with open_websocket_url(web.ws(GAME)) as ws:
+            await ws.send_message(f"auth {token}")
+            await ws.send_message("isready")
+            with trio.fail_after(5):
+                while await ws.get_message() != "readyok\n":
+                    pass
+            TokenFile(tmp_path / "tokens").revoke("alice")
+            got: list[str | bytes] = []
+            closed: tuple[int, str | None] | None = None
+            with trio.move_on_after(5):
+                try:
+                    while True:
+                        got.append(await ws.get_message())
+                except ConnectionClosed as exc:
+                    assert exc.reason is not None
+                    closed = (exc.reason.code, exc.reason.reason)
+            await drop(ws)
+        assert closed == (CLOSE_AUTH, "the token was revoked"), got
+        assert got[-1:] == ["error 307 auth-refused the token was revoked\n"]
