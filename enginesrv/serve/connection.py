@@ -92,9 +92,10 @@ class Connection:
         self.gone: str | None = None
         """Why the client can no longer be answered (None while it can)."""
         self.ending = trio.Event()
-        """Set once the connection is lost or told to shut down: it ends within
-        ``FLUSH_TIMEOUT`` unless a write it cannot cancel holds it (a transport that shields
-        its writes is then closed under it by its owner)."""
+        """Set once the connection stops reading (it is lost, told to shut down, refused,
+        quit, or its input ended): it ends within ``FLUSH_TIMEOUT`` unless a write it cannot
+        cancel holds it (a transport that shields its writes is then closed under it by its
+        owner)."""
         self.started = trio.current_time()
         self.session: Session | None = None
         self.handling = False
@@ -222,6 +223,7 @@ class Connection:
                             io.start_soon(self._watch_token, first_by, io.cancel_scope)
                         reason = await self._handle(session, searches, requests_receive)
                         io.cancel_scope.cancel()
+                self.ending.set()  # for whatever reason: a write may hold what follows
                 if self.late is not None:
                     reason = self.late
                 if self.shutting_down:

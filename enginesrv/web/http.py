@@ -32,11 +32,13 @@ from typing import Any, cast
 import structlog
 import trio
 from hypercorn.config import Config
+from hypercorn.protocol import ws_stream
 from hypercorn.trio.tcp_server import TCPServer
 from hypercorn.trio.worker_context import WorkerContext
 from hypercorn.typing import ASGIFramework, LifespanState
 from hypercorn.utils import wrap_app
 from starlette.types import ASGIApp, Scope
+from wsproto.events import Message
 
 from enginesrv.admission import Admission
 from enginesrv.serve.tls import TlsDoor
@@ -63,6 +65,47 @@ head may hold (hypercorn's ``h11_max_incomplete_size``, 16 KiB), so that no spli
 of white space hides it."""
 
 log = structlog.get_logger("enginesrv.web.http")
+
+
+class CappedBuffer(ws_stream.WebsocketBuffer):
+    """hypercorn's buffer of a WebSocket message being received, checked before it grows.
+
+    hypercorn's own writes a frame's data first and compares the size after, keeps what it
+    holds once it has refused a message (close code 1009), and refuses each frame that
+    follows by leaving the rest of what was read unparsed: a peer that never ends a message
+    (continuation frames without end) grew the server's memory without bound, before
+    sending a token. This one refuses the frame that would take the message past
+    ``websocket_max_message_size`` and drops what it held; the rest of that message is
+    dropped as it comes, and its end (or the end of the next message) is told to the
+    application as the socket's end."""
+
+    def __init__(self, max_length: int) -> None:
+        super().__init__(max_length)
+        self.refused = False
+
+    def extend(self, event: Message[Any]) -> None:
+        if self.refused:
+            return
+        if self.length + len(event.data) > self.max_length:
+            self.value = None
+            self.length = 0
+            self.refused = True
+            raise ws_stream.FrameTooLargeError
+        super().extend(event)
+
+    def clear(self) -> None:
+        super().clear()
+        self.refused = False
+
+    def to_message(self) -> dict[str, Any]:
+        if self.refused:
+            return {"type": "websocket.disconnect", "code": 1009}
+        message: dict[str, Any] = super().to_message()
+        return message
+
+
+# hypercorn makes each socket's buffer by this name (checked by the tests of the web port)
+ws_stream.WebsocketBuffer = CappedBuffer  # type: ignore[misc]
 
 
 @dataclass(frozen=True)

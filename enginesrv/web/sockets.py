@@ -36,6 +36,9 @@ CLOSE_SETTLE = 1.0
 answers whatever the peer sent meanwhile (a page's next command, sent with its token) with a
 reset, which can cost the peer the close frame still unread, and with it the close code: a
 refused token's 4401 would reach the page as 1006. What arrives meanwhile is dropped."""
+SETTLE_BYTES = 64 * 1024
+"""The most a socket reads (and drops) while it waits for the peer's close frame: a page has
+a command or two on its way, a peer that sends more is cut off at once."""
 
 
 class StuckGuard:
@@ -119,7 +122,8 @@ class StarletteSocket:
             await stream.aclose()
 
     async def close(self, code: int = 1000, reason: str = "") -> None:
-        """Send the close frame, then wait for the peer's (``CLOSE_SETTLE``)."""
+        """Send the close frame, then wait for the peer's (``CLOSE_SETTLE``, reading at most
+        ``SETTLE_BYTES``)."""
         if self.closed or self.websocket.application_state == WebSocketState.DISCONNECTED:
             self.closed = True
             return
@@ -130,14 +134,16 @@ class StarletteSocket:
             log.debug("close_failed")
             return
         self.close_sent = True
+        dropped = 0
         with trio.move_on_after(CLOSE_SETTLE):
-            while True:
+            while dropped <= SETTLE_BYTES:
                 try:
                     message = await self.websocket.receive()
                 except (WebSocketDisconnect, RuntimeError):
                     return
                 if message["type"] == "websocket.disconnect":
                     return
+                dropped += len(message.get("text") or message.get("bytes") or b"")
 
 
 def close_reason(text: str) -> str:

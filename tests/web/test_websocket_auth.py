@@ -5,6 +5,7 @@ before it (enginesrv.web.signin; docs/web.md, "Signing in")."""
 from __future__ import annotations
 
 import json
+import socket
 import ssl
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
@@ -363,3 +364,37 @@ async def test_a_revoked_tokens_game_is_closed_with_4401(tmp_path: Path) -> None
             await drop(ws)
         assert closed == (CLOSE_AUTH, "the token was revoked"), got
         assert got[-1:] == ["error 307 auth-refused the token was revoked\n"]
+
+
+@trio_test
+async def test_a_revoked_tokens_socket_that_does_not_read_is_cut_off_within_seconds(
+    tmp_path: Path,
+) -> None:
+    """A socket whose peer has stopped reading, with replies stuck in the server's write, is
+    closed under its connection soon after its token is revoked (``StuckGuard``), not when
+    the write's own limit (30 s) ends it."""
+    async with token_web(tmp_path) as (web, token):
+        sock = trio.socket.socket()
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)
+        await sock.connect(("127.0.0.1", web.web_port))
+        stream = trio.SocketStream(sock)
+        client = WSConnection(ConnectionType.CLIENT)
+        try:
+            await stream.send_all(
+                client.send(Request(host=f"127.0.0.1:{web.web_port}", target="/ws?" + GAME))
+            )
+            with trio.fail_after(5):
+                while not any(isinstance(e, AcceptConnection) for e in client.events()):
+                    client.receive_data(await stream.receive_some(65536))
+            await stream.send_all(client.send(TextMessage(f"auth {token}")))
+            # replies pile up in the server (a write is stuck), short of the output cap
+            with trio.fail_after(10):
+                while not [c for c in web.server.connections if c.outbox.size > 1 << 20]:
+                    await stream.send_all(client.send(TextMessage("ugi\n" * 200)))
+                    await trio.sleep(0.01)
+            TokenFile(tmp_path / "tokens").revoke("alice")
+            with trio.fail_after(8):
+                while web.server.connections:
+                    await trio.sleep(0.05)
+        finally:
+            await trio.aclose_forcefully(stream)

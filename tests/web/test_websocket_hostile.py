@@ -19,6 +19,7 @@ from __future__ import annotations
 import contextlib
 import functools
 import random
+import tracemalloc
 from collections.abc import AsyncIterator, Callable, Iterable, MutableMapping
 from contextlib import AsyncExitStack, asynccontextmanager
 from typing import Any
@@ -37,6 +38,7 @@ from trio_websocket import (
 from wsproto import ConnectionType, WSConnection
 from wsproto.events import AcceptConnection, RejectConnection, TextMessage
 from wsproto.events import Request as WsRequest
+from wsproto.frame_protocol import FrameProtocol
 
 import games
 from enginesrv.admission import event_admission
@@ -541,6 +543,33 @@ async def test_a_message_over_the_websocket_message_limit_closes_only_that_socke
             assert await wait_for(lambda: len(web.server.connections) == 1, 3)
     assert not faults(logs), faults(logs)
     assert not [r for r in caplog.records if r.levelname in ("ERROR", "CRITICAL")]
+
+
+@trio_test
+async def test_a_message_that_never_ends_holds_no_more_than_the_message_limit() -> None:
+    """A peer that starts a message and sends continuation frames without end, before any
+    command: the server refuses it at the limit (1009) and holds nothing more of it, however
+    much comes (hypercorn's own buffer kept all of it: ``CappedBuffer``)."""
+    limits = Limits(line=1000, frame=2000)
+    sent = 20 * 1024 * 1024
+    async with running_web(limits=limits) as web:
+        stream, _ws = await raw_socket(web)
+        frames = FrameProtocol(client=True, extensions=[])
+        chunk = "x" * 1000
+        tracemalloc.start()
+        try:
+            before = tracemalloc.get_traced_memory()[0]
+            with trio.fail_after(20):
+                for _ in range(sent // len(chunk)):
+                    await stream.send_all(bytes(frames.send_data(chunk, fin=False)))
+                # what the socket's buffers still hold is a small part of it; a new socket's
+                # pong lets the server's loop read on meanwhile, and shows it is lively
+                assert await pong_time(web, 1) < LIVELY
+            grown = tracemalloc.get_traced_memory()[1] - before
+        finally:
+            tracemalloc.stop()
+            await trio.aclose_forcefully(stream)
+    assert grown < 2 * 1024 * 1024, f"{grown:,} bytes held for {sent:,} sent"
 
 
 # -- a refereed game and its bot's search ------------------------------------------------------
