@@ -92,10 +92,9 @@ class Connection:
         self.gone: str | None = None
         """Why the client can no longer be answered (None while it can)."""
         self.ending = trio.Event()
-        """Set once the connection stops reading (it is lost, told to shut down, refused,
-        quit, or its input ended): it ends within ``FLUSH_TIMEOUT`` unless a write it cannot
-        cancel holds it (a transport that shields its writes is then closed under it by its
-        owner)."""
+        """Set once the connection is lost, told to shut down or refused for its token: it
+        ends within ``FLUSH_TIMEOUT`` unless a write it cannot cancel holds it (a transport
+        that shields its writes is then closed under it by its owner)."""
         self.started = trio.current_time()
         self.session: Session | None = None
         self.handling = False
@@ -223,7 +222,6 @@ class Connection:
                             io.start_soon(self._watch_token, first_by, io.cancel_scope)
                         reason = await self._handle(session, searches, requests_receive)
                         io.cancel_scope.cancel()
-                self.ending.set()  # for whatever reason: a write may hold what follows
                 if self.late is not None:
                     reason = self.late
                 if self.shutting_down:
@@ -351,6 +349,7 @@ class Connection:
             )
         self.log.info("auth_refused", reason=self.late)
         self.refused = self.late
+        self.ending.set()  # a refused peer is owed no more than its refusal
         io.cancel()
 
     async def _screen(self, session: Session, item: m.Request | ProtocolError) -> bool | str:
@@ -361,6 +360,7 @@ class Connection:
         except AuthRefusedError as exc:
             self.log.info("auth_refused", reason=exc.message)
             self.refused = exc.message
+            self.ending.set()
             msgid = item.msgid
             await session.reply(refusal(exc), msgid)
             return "auth refused"

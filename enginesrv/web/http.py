@@ -20,12 +20,13 @@ from __future__ import annotations
 
 import contextlib
 import functools
+import io
 import ipaddress
 import math
 import re
 import socket
 import urllib.parse
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import Any, cast
 
@@ -38,6 +39,7 @@ from hypercorn.trio.worker_context import WorkerContext
 from hypercorn.typing import ASGIFramework, LifespanState
 from hypercorn.utils import wrap_app
 from starlette.types import ASGIApp, Scope
+from wsproto.connection import Connection as WSConnection
 from wsproto.events import Message
 
 from enginesrv.admission import Admission
@@ -70,11 +72,12 @@ log = structlog.get_logger("enginesrv.web.http")
 class CappedBuffer(ws_stream.WebsocketBuffer):
     """hypercorn's buffer of a WebSocket message being received, checked before it grows.
 
-    hypercorn's own writes a frame's data first and compares the size after, keeps what it
-    holds once it has refused a message (close code 1009), and refuses each frame that
-    follows by leaving the rest of what was read unparsed: a peer that never ends a message
-    (continuation frames without end) grew the server's memory without bound, before
-    sending a token. This one refuses the frame that would take the message past
+    hypercorn's own writes a frame's data first and compares the size after, counts a text
+    message in characters (4 bytes each in memory for an emoji), keeps what it holds once it
+    has refused a message (close code 1009), and refuses each frame that follows by leaving
+    the rest of what was read unparsed: a peer that never ends a message (continuation frames
+    without end) grew the server's memory without bound, before sending a token. This one
+    counts UTF-8 bytes, refuses the frame that would take the message past
     ``websocket_max_message_size`` and drops what it held; the rest of that message is
     dropped as it comes, and its end (or the end of the next message) is told to the
     application as the socket's end."""
@@ -86,12 +89,17 @@ class CappedBuffer(ws_stream.WebsocketBuffer):
     def extend(self, event: Message[Any]) -> None:
         if self.refused:
             return
-        if self.length + len(event.data) > self.max_length:
+        data = event.data
+        size = len(data) if isinstance(data, bytes) or data.isascii() else len(data.encode())
+        if self.length + size > self.max_length:
             self.value = None
             self.length = 0
             self.refused = True
             raise ws_stream.FrameTooLargeError
-        super().extend(event)
+        if self.value is None:
+            self.value = io.StringIO() if isinstance(data, str) else io.BytesIO()
+        self.value.write(data)
+        self.length += size
 
     def clear(self) -> None:
         super().clear()
@@ -104,8 +112,23 @@ class CappedBuffer(ws_stream.WebsocketBuffer):
         return message
 
 
-# hypercorn makes each socket's buffer by this name (checked by the tests of the web port)
+class PlainHandshake(ws_stream.Handshake):
+    """hypercorn's WebSocket handshake, without the compression it would agree to
+    (permessage-deflate): wsproto inflates what it reads without a cap, before any message
+    is measured, so that 65 KB of a peer's frames took 64 MiB of the server's memory and
+    its time. A compressed frame is then a protocol error (1002)."""
+
+    def accept(
+        self, subprotocol: str | None, additional_headers: Iterable[tuple[bytes, bytes]]
+    ) -> tuple[int, list[tuple[bytes, bytes]], WSConnection]:
+        self.extensions = None
+        return super().accept(subprotocol, additional_headers)
+
+
+# hypercorn makes each socket's buffer and handshake by these names (checked by the tests of
+# the web port)
 ws_stream.WebsocketBuffer = CappedBuffer  # type: ignore[misc]
+ws_stream.Handshake = PlainHandshake  # type: ignore[misc]
 
 
 @dataclass(frozen=True)
@@ -139,13 +162,18 @@ class GuardedStream(trio.abc.HalfCloseableStream):
         self.on_close = on_close
         self.websocket = False
         self._tail = b""
+        self._sending = trio.Lock()
+        """Held by a write or a half close: hypercorn half-closes a connection it ends without
+        its lock, and a ping written meanwhile met trio's ``BusyResourceError``, which
+        nothing caught (the web server stopped)."""
         self.last_io = trio.current_time()
         """When it last read or wrote (``trio.current_time``)."""
 
     async def send_all(self, data: bytes | bytearray | memoryview) -> None:
         self.last_io = trio.current_time()
         with trio.move_on_after(self.write_timeout or math.inf) as scope:
-            await self.stream.send_all(data)
+            async with self._sending:
+                await self.stream.send_all(data)
         self.last_io = trio.current_time()
         if scope.cancelled_caught:
             await trio.aclose_forcefully(self)
@@ -167,8 +195,10 @@ class GuardedStream(trio.abc.HalfCloseableStream):
         await self.stream.wait_send_all_might_not_block()
 
     async def send_eof(self) -> None:
-        if isinstance(self.stream, trio.SocketStream):  # TLS has no half close
-            await self.stream.send_eof()
+        # TLS has no half close; during a write, the close that follows ends the stream
+        if isinstance(self.stream, trio.SocketStream) and not self._sending.locked():
+            async with self._sending:
+                await self.stream.send_eof()
 
     async def receive_some(self, max_bytes: int | None = None) -> bytes | bytearray:
         limit = math.inf if self.websocket or not self.read_timeout else self.read_timeout
@@ -342,6 +372,8 @@ async def serve_http(  # noqa: PLR0913  (keyword options, passed by name)
                 await server.run()
             except (trio.BrokenResourceError, trio.ClosedResourceError):
                 log.debug("http_connection_broken", peer=host)
+            except Exception:  # a fault of hypercorn's or ours costs one connection only
+                log.exception("http_connection_failed", peer=host)
 
     async with trio.open_nursery() as connections:
         async with trio.open_nursery() as accepting:

@@ -37,8 +37,9 @@ answers whatever the peer sent meanwhile (a page's next command, sent with its t
 reset, which can cost the peer the close frame still unread, and with it the close code: a
 refused token's 4401 would reach the page as 1006. What arrives meanwhile is dropped."""
 SETTLE_BYTES = 64 * 1024
-"""The most a socket reads (and drops) while it waits for the peer's close frame: a page has
-a command or two on its way, a peer that sends more is cut off at once."""
+"""What a socket reads (and drops) while it waits for the peer's close frame, at most: once
+past it, no more messages (the last may take it past by one message); a page has a command
+or two on its way, a peer that sends more is cut off at once."""
 
 
 class StuckGuard:

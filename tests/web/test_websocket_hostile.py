@@ -20,6 +20,7 @@ import contextlib
 import functools
 import random
 import tracemalloc
+import zlib
 from collections.abc import AsyncIterator, Callable, Iterable, MutableMapping
 from contextlib import AsyncExitStack, asynccontextmanager
 from typing import Any
@@ -37,7 +38,9 @@ from trio_websocket import (
 )
 from wsproto import ConnectionType, WSConnection
 from wsproto.events import AcceptConnection, RejectConnection, TextMessage
+from wsproto.events import Message as WsMessage
 from wsproto.events import Request as WsRequest
+from wsproto.extensions import PerMessageDeflate
 from wsproto.frame_protocol import FrameProtocol
 
 import games
@@ -570,6 +573,66 @@ async def test_a_message_that_never_ends_holds_no_more_than_the_message_limit() 
             tracemalloc.stop()
             await trio.aclose_forcefully(stream)
     assert grown < 2 * 1024 * 1024, f"{grown:,} bytes held for {sent:,} sent"
+
+
+@trio_test
+async def test_the_message_limit_counts_bytes_not_characters() -> None:
+    """A text message is measured in UTF-8 bytes: 2,001 emoji (8,004 bytes, 2,001 characters)
+    are over a limit of 8,000, as the server holds each character in up to 4 bytes."""
+    async with running_web(limits=Limits(line=1000, frame=2000)) as web:
+        async with open_websocket_url(web.ws()) as ws:
+            await ws.send_message("\U0001f600" * 2001)
+            received, code = await until_closed(ws)
+        assert (received, code) == ([], 1009)
+        async with open_websocket_url(web.ws()) as ws:  # exactly at the limit: a message
+            await ws.send_message("ping 1\n" + "\U0001f600" * 1998)
+            assert await ws.get_message() == "pong 1\n"
+
+
+@trio_test
+async def test_the_server_takes_no_compression_and_inflates_nothing() -> None:
+    """A handshake that offers permessage-deflate is accepted without it, and a compressed
+    frame (16 KB that would inflate to 16 MiB) ends the connection, inflated by no one."""
+    bomb = zlib.compressobj(9, zlib.DEFLATED, -15)
+    payload = bomb.compress(b"a" * (16 << 20)) + bomb.flush(zlib.Z_SYNC_FLUSH)
+    payload = payload.removesuffix(b"\x00\x00\xff\xff")
+    async with running_web() as web:
+        url = urlsplit(web.ws())
+        assert url.hostname is not None
+        assert url.port is not None
+        stream = await trio.open_tcp_stream(url.hostname, url.port)
+        client = WSConnection(ConnectionType.CLIENT)
+        request = WsRequest(
+            host=f"{url.hostname}:{url.port}", target="/ws", extensions=[PerMessageDeflate()]
+        )
+        tracemalloc.start()
+        try:
+            await stream.send_all(client.send(request))
+            accepted: list[AcceptConnection] = []
+            with trio.fail_after(5):
+                while not accepted:
+                    client.receive_data(await stream.receive_some(65536))
+                    accepted = [e for e in client.events() if isinstance(e, AcceptConnection)]
+            assert accepted[0].extensions == []
+            before = tracemalloc.get_traced_memory()[0]
+            frame = FrameProtocol(client=True, extensions=[])
+            head = bytearray(frame.send_data(payload, fin=True))
+            head[0] |= 0x40  # RSV1: a compressed message
+            await stream.send_all(bytes(head))
+            data = b""
+            with trio.fail_after(5):
+                while chunk := await stream.receive_some(65536):
+                    data += chunk
+            grown = tracemalloc.get_traced_memory()[1] - before
+        finally:
+            tracemalloc.stop()
+            await trio.aclose_forcefully(stream)
+        # wsproto takes the frame for a protocol error and hypercorn drops the connection
+        # (it sends no close frame for one): nothing was answered, nothing inflated
+        client.receive_data(data)
+        assert [e for e in client.events() if isinstance(e, WsMessage)] == []
+        assert grown < 2 * 1024 * 1024, f"{grown:,} bytes for {len(payload):,} sent"
+        assert await pong_time(web, 1) < LIVELY
 
 
 # -- a refereed game and its bot's search ------------------------------------------------------
