@@ -30,6 +30,8 @@ from enginesrv.selfplay.store import WINNER_DRAW, WINNER_NONE, GameRows, Parts
 from envs import GameEnv, make
 from envs.core import AGENTS
 
+KILL_WAIT = 5.0
+"""Seconds a killed worker is waited for (it ends at once; the wait is bounded all the same)."""
 GAME_CAP = 3600.0
 """Seconds the run waits for some game to end before it gives up (a depth-1 game takes well
 under a second): every wait is bounded."""
@@ -197,11 +199,24 @@ def run(
         on_ready()
         _drive(executor, settings, parts, deque(todo), 2 * size, on_game)
     except BaseException:
-        for process in list(executor._processes.values()):  # no public way to kill them
-            process.kill()
+        kill_workers(executor)
         raise
     finally:
         executor.shutdown(wait=True, cancel_futures=True)
+
+
+def kill_workers(executor: concurrent.futures.ProcessPoolExecutor) -> None:
+    """Kill the workers of ``executor`` (there is no public way), then close this process's
+    end of the pipe their results come through. A worker killed while it wrote a result
+    leaves part of it in the pipe, and the executor's thread, reading the rest, would wait
+    for ever, and ``shutdown`` with it; once no process holds the pipe's writing end, that
+    read ends and the executor finds itself broken."""
+    processes = list(executor._processes.values())
+    for process in processes:
+        process.kill()
+    for process in processes:
+        process.join(KILL_WAIT)
+    executor._result_queue._writer.close()  # type: ignore[attr-defined]
 
 
 def _drive(

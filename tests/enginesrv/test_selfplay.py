@@ -5,6 +5,12 @@ refusals."""
 
 from __future__ import annotations
 
+import concurrent.futures
+import multiprocessing
+import os
+import struct
+import threading
+import time
 from pathlib import Path
 from typing import Any
 
@@ -12,7 +18,7 @@ import numpy as np
 import pytest
 
 import envs
-from enginesrv.selfplay import store
+from enginesrv.selfplay import play, store
 from envs.core import AGENTS
 from tests.enginesrv.test_event_files import run_main
 
@@ -134,6 +140,40 @@ def test_a_stopped_run_goes_on_to_the_same_file(
     for key in first:
         assert np.array_equal(first[key], again[key]), key
     check_replay("yinsh", again, 2)
+
+
+_RESULTS: Any = None
+"""The executor's result pipe (its writing end), for a worker forked after it is set."""
+
+
+def _write_half_a_result() -> None:
+    """In a worker: the start of a result on the executor's result pipe and no more, as a
+    worker killed while it writes one leaves it."""
+    os.write(_RESULTS.fileno(), struct.pack("!i", 1 << 20) + b"\x80")
+    time.sleep(60)
+
+
+def test_workers_killed_in_the_middle_of_a_result_do_not_hold_the_shutdown() -> None:
+    """A run stopped (Ctrl-C) while a worker writes a game's result: ``kill_workers`` lets the
+    executor's shutdown end; the executor's thread waited for the rest of the result for ever
+    (a CI run hung in ``test_a_stopped_run_goes_on_to_the_same_file``)."""
+    global _RESULTS  # noqa: PLW0603  (read by the forked worker)
+    executor = concurrent.futures.ProcessPoolExecutor(
+        1, mp_context=multiprocessing.get_context("fork")
+    )
+    _RESULTS = executor._result_queue._writer  # type: ignore[attr-defined]
+    executor.submit(_write_half_a_result)
+    time.sleep(0.5)  # the executor's thread is reading the result's rest
+
+    def stop() -> None:
+        play.kill_workers(executor)
+        executor.shutdown(wait=True, cancel_futures=True)
+
+    stopping = threading.Thread(target=stop, daemon=True)
+    stopping.start()
+    stopping.join(20)
+    assert not stopping.is_alive(), "the shutdown waits for a result that will never come"
+    _RESULTS = None
 
 
 def test_yin_yang_plays_its_setup_and_keeps_the_decisions_after_it(
