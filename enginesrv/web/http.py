@@ -116,7 +116,8 @@ class PlainHandshake(ws_stream.Handshake):
     """hypercorn's WebSocket handshake, without the compression it would agree to
     (permessage-deflate): wsproto inflates what it reads without a cap, before any message
     is measured, so that 65 KB of a peer's frames took 64 MiB of the server's memory and
-    its time. A compressed frame is then a protocol error (1002)."""
+    its time. A compressed frame is then a protocol error, which ends the connection (with
+    no close frame: hypercorn sends none for one)."""
 
     def accept(
         self, subprotocol: str | None, additional_headers: Iterable[tuple[bytes, bytes]]
@@ -291,10 +292,13 @@ def foreign_origin(scope: Scope, names: frozenset[str] = frozenset()) -> str | N
     origin = raw[0].decode("latin-1")
     hosts = _header(scope, b"host")
     host = hosts[0].decode("latin-1").lower() if len(hosts) == 1 else ""
-    parsed = urllib.parse.urlsplit(origin)
+    try:
+        parsed = urllib.parse.urlsplit(origin)
+        name = (urllib.parse.urlsplit(f"//{host}").hostname or "").rstrip(".")
+    except ValueError:  # an unclosed "[" (an IPv6 address): a refusal, never a traceback
+        return f"origin {origin!r} or host {host!r} is no address"
     if parsed.scheme not in ("http", "https") or not host or parsed.netloc.lower() != host:
         return f"origin {origin!r} is not the page of host {host!r}"
-    name = (urllib.parse.urlsplit(f"//{host}").hostname or "").rstrip(".")
     if not (
         _is_address(name) or name == "localhost" or name.endswith(".localhost") or name in names
     ):

@@ -1390,6 +1390,22 @@ async def test_another_sites_page_cannot_open_a_websocket_nor_take_the_peers_sha
 
 
 @trio_test
+async def test_an_origin_that_is_no_url_is_refused_without_a_traceback(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    """An ``Origin`` (or ``Host``) with an unclosed ``[`` made the URL parser raise: hypercorn
+    answered 500 and logged a traceback, some 2.9 KB of the server's log a connection, at
+    will. It is refused as another site's page is."""
+    async with running_web() as web:
+        for origin, host in ((b"http://[", None), (b"http://[::1", "[::1"), (b"http://x", "[x")):
+            for _ in range(3):
+                assert await handshake_status(web.url, origin, host=host) == 403, origin
+        assert await handshake_status(web.url, b"http://[", path="/events") == 403
+        assert web.app.per_host == {}
+    assert not [r for r in caplog.records if r.levelname in ("ERROR", "CRITICAL")]
+
+
+@trio_test
 async def test_another_sites_page_cannot_watch_an_event_either() -> None:
     """A watch page's ``/events`` takes the same rule: another site's page is refused before
     it is a WebSocket, the event's own page is served."""
