@@ -16,8 +16,7 @@ import pytest
 import trio
 import trustme
 from trio_websocket import ConnectionClosed, open_websocket_url
-from wsproto import ConnectionType, WSConnection
-from wsproto.events import AcceptConnection, CloseConnection, Request, TextMessage
+from wsproto.events import CloseConnection, TextMessage
 from wsproto.frame_protocol import FrameProtocol
 
 from enginesrv.serve.auth import Keeper
@@ -26,7 +25,15 @@ from enginesrv.serve.settings import SessionConfig
 from enginesrv.tokens import TokenFile
 from enginesrv.web.signin import CLOSE_AUTH
 from tests.trio_run import read_to_end, trio_test
-from tests.web.webpeer import Web, binary_socket, drop, http_get, running_web, text_socket
+from tests.web.webpeer import (
+    Web,
+    binary_socket,
+    drop,
+    http_get,
+    running_web,
+    text_socket,
+    upgraded,
+)
 
 GAME = "game=yoxii&opponent=bot:random&side=p1"
 REFUSED = "error 307 auth-refused the token is not accepted\n"
@@ -286,15 +293,9 @@ async def refused_while_speaking(web: Web, token: str) -> tuple[int | None, str]
     frame may still be on its way); it answers the close frame it reads, as a browser does.
     Its close code, and how its stream ended: "end", or the error that ended it."""
     stream = await trio.open_tcp_stream("127.0.0.1", web.web_port)
-    client = WSConnection(ConnectionType.CLIENT)
     code: int | None = None
     try:
-        host = f"127.0.0.1:{web.web_port}"
-        await stream.send_all(client.send(Request(host=host, target="/ws?" + GAME)))
-        events: list[object] = []
-        while not any(isinstance(event, AcceptConnection) for event in events):
-            client.receive_data(await stream.receive_some(65536))
-            events.extend(client.events())
+        client = await upgraded(stream, f"127.0.0.1:{web.web_port}", "/ws?" + GAME)
         await stream.send_all(client.send(TextMessage(f"auth {token}")))
         data = b""
         while b"auth-refused" not in data:
@@ -378,14 +379,8 @@ async def test_a_revoked_tokens_socket_that_does_not_read_is_cut_off_within_seco
         sock.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)
         await sock.connect(("127.0.0.1", web.web_port))
         stream = trio.SocketStream(sock)
-        client = WSConnection(ConnectionType.CLIENT)
         try:
-            await stream.send_all(
-                client.send(Request(host=f"127.0.0.1:{web.web_port}", target="/ws?" + GAME))
-            )
-            with trio.fail_after(5):
-                while not any(isinstance(e, AcceptConnection) for e in client.events()):
-                    client.receive_data(await stream.receive_some(65536))
+            client = await upgraded(stream, f"127.0.0.1:{web.web_port}", "/ws?" + GAME)
             await stream.send_all(client.send(TextMessage(f"auth {token}")))
             # replies pile up in the server (a write is stuck), short of the output cap
             with trio.fail_after(10):

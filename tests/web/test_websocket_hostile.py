@@ -56,7 +56,15 @@ from enginesrv.web.watch import serve_watch
 from protocol.text import TextDecoder
 from tests.enginesrv.peer import ThreadRunner
 from tests.trio_run import trio_test
-from tests.web.webpeer import Web, binary_socket, drop, http_get, running_web, text_socket
+from tests.web.webpeer import (
+    Web,
+    binary_socket,
+    drop,
+    http_get,
+    running_web,
+    text_socket,
+    upgraded,
+)
 
 Message = str | bytes
 LogEntry = MutableMapping[str, Any]
@@ -863,12 +871,7 @@ async def raw_socket(web: Web) -> tuple[trio.SocketStream, WSConnection]:
     assert url.hostname is not None
     assert url.port is not None
     stream = await trio.open_tcp_stream(url.hostname, url.port)
-    ws = WSConnection(ConnectionType.CLIENT)
-    await stream.send_all(ws.send(WsRequest(host=f"{url.hostname}:{url.port}", target="/ws")))
-    with trio.fail_after(5):
-        while not any(isinstance(event, AcceptConnection) for event in ws.events()):
-            ws.receive_data(await stream.receive_some(65536))
-    return stream, ws
+    return stream, await upgraded(stream, f"{url.hostname}:{url.port}")
 
 
 def masked_text_frame(payload: bytes) -> bytes:

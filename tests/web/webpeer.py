@@ -12,6 +12,8 @@ from typing import Any
 import msgpack
 import trio
 from trio_websocket import WebSocketConnection, open_websocket_url
+from wsproto import ConnectionType, WSConnection
+from wsproto.events import AcceptConnection, Request
 
 from enginesrv.serve.auth import Keeper
 from enginesrv.serve.connection import Limits
@@ -197,3 +199,14 @@ async def text_socket(url: str, tls: ssl.SSLContext | None = None) -> AsyncItera
 async def binary_socket(url: str, tls: ssl.SSLContext | None = None) -> AsyncIterator[BinarySocket]:
     async with open_websocket_url(url, ssl_context=tls) as ws:
         yield BinarySocket(ws)
+
+
+async def upgraded(stream: trio.abc.Stream, host: str, target: str = "/ws") -> WSConnection:
+    """A WebSocket opened by hand (wsproto) on ``stream``, to send frames no library would:
+    the handshake for ``target`` at ``host`` (``HOST:PORT``), once the server accepts it."""
+    ws = WSConnection(ConnectionType.CLIENT)
+    await stream.send_all(ws.send(Request(host=host, target=target)))
+    with trio.fail_after(5):
+        while not any(isinstance(event, AcceptConnection) for event in ws.events()):
+            ws.receive_data(bytes(await stream.receive_some(65536)))
+    return ws
