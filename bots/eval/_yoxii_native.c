@@ -28,7 +28,7 @@ static signed char BEYOND_LEN[N_SQUARES][N_SQUARES];
 /* the weights of one evaluator: the heuristic's, its stock values, and the constants the
  * reference hands over with them (bots/eval/yoxii.py, _load_native) */
 typedef struct {
-    long W_RING1, W_RING2, W_RING3, W_COUNT1, W_MOBILITY;
+    long W_RING1, W_RING2, W_RING3, W_COUNT1, W_MOBILITY, W_TEMPO_TOTEM, W_TEMPO_PLACE;
     long SOLVED, HEURISTIC_CAP, SOLVE_EMPTIES, SOLVE_NODES, WIDE, MAX_EVAL;
     long STOCK_VALUE[4096];
 } Weights;
@@ -271,7 +271,8 @@ static BB_HOT long evaluate(const Weights *w, u64 white, u64 black, u64 lo, u64 
              w->W_COUNT1 * (mine1 - theirs1) +
              w->W_MOBILITY * (popcount(totem_destinations(t, me, opp)) -
                            popcount(totem_destinations(t, opp, me))) +
-             w->STOCK_VALUE[st_me] - w->STOCK_VALUE[st_opp & 4095];
+             w->STOCK_VALUE[st_me] - w->STOCK_VALUE[st_opp & 4095] +
+             (phase ? w->W_TEMPO_PLACE : w->W_TEMPO_TOTEM);
     if (h > w->HEURISTIC_CAP)
         h = w->HEURISTIC_CAP;
     else if (h < -w->HEURISTIC_CAP)
@@ -322,15 +323,16 @@ static int read_rays(PyObject *rays) {
 
 #define VALUE_MAX (1L << 30) /* far above any weight or value; their sums stay far from overflow */
 
-/* weights: the five terms' weights (signed), then SOLVED, HEURISTIC_CAP, SOLVE_EMPTIES (at most
+/* weights: the seven terms' weights (signed), then SOLVED, HEURISTIC_CAP, SOLVE_EMPTIES (at most
  * the board), SOLVE_NODES, _WIDE and MAX_EVAL (none negative); stock values: a player's stock
  * worth by packed stock (4096 of them). Read whole and checked into out. */
 static int read_weights(PyObject *weights, PyObject *stock_values, Weights *out) {
-    long w[11];
-    PyObject *fw = bb_sequence(weights, 11, "weights");
+    enum { TERMS = 7, COUNT = TERMS + 6 };
+    long w[COUNT];
+    PyObject *fw = bb_sequence(weights, COUNT, "weights");
     if (!fw) return -1;
-    for (int i = 0; i < 11; i++) {
-        long low = i < 5 ? -VALUE_MAX : 0, high = i == 7 ? N_SQUARES : VALUE_MAX;
+    for (int i = 0; i < COUNT; i++) {
+        long low = i < TERMS ? -VALUE_MAX : 0, high = i == TERMS + 2 ? N_SQUARES : VALUE_MAX;
         if (bb_table_int(PySequence_Fast_GET_ITEM(fw, i), low, high, "weights", i, &w[i]) < 0) {
             Py_DECREF(fw);
             return -1;
@@ -340,11 +342,12 @@ static int read_weights(PyObject *weights, PyObject *stock_values, Weights *out)
     if (bb_table_ints(stock_values, 4096, -VALUE_MAX, VALUE_MAX, "stock values",
                       out->STOCK_VALUE) < 0)
         return -1;
-    long *const slot[11] = {&out->W_RING1,    &out->W_RING2,       &out->W_RING3,
-                            &out->W_COUNT1,   &out->W_MOBILITY,    &out->SOLVED,
-                            &out->HEURISTIC_CAP, &out->SOLVE_EMPTIES, &out->SOLVE_NODES,
-                            &out->WIDE,       &out->MAX_EVAL};
-    for (int i = 0; i < 11; i++) *slot[i] = w[i];
+    long *const slot[COUNT] = {&out->W_RING1,       &out->W_RING2,         &out->W_RING3,
+                               &out->W_COUNT1,      &out->W_MOBILITY,      &out->W_TEMPO_TOTEM,
+                               &out->W_TEMPO_PLACE, &out->SOLVED,          &out->HEURISTIC_CAP,
+                               &out->SOLVE_EMPTIES, &out->SOLVE_NODES,     &out->WIDE,
+                               &out->MAX_EVAL};
+    for (int i = 0; i < COUNT; i++) *slot[i] = w[i];
     return 0;
 }
 

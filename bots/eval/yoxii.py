@@ -130,6 +130,8 @@ class Weights(NamedTuple):
     count1: int = 20
     mobility: int = 15
     stock: tuple[int, int, int, int] = (0, 5, 10, 20)
+    tempo_totem: int = 0
+    tempo_place: int = 0
 
 
 # ---------------------------------------------------------------------------------------------
@@ -560,6 +562,7 @@ class YoxiiEvaluator(Evaluator):
             )
             + self._stock[st_me]
             - self._stock[st_opp]
+            + (w.tempo_place if phase else w.tempo_totem)
         )
         if h > HEURISTIC_CAP:
             h = HEURISTIC_CAP
@@ -649,6 +652,8 @@ def _native_weights(w: Weights, solve_nodes: int) -> tuple[int, ...]:
         w.ring3,
         w.count1,
         w.mobility,
+        w.tempo_totem,
+        w.tempo_place,
         SOLVED,
         HEURISTIC_CAP,
         SOLVE_EMPTIES,

@@ -70,7 +70,7 @@ typedef struct {
 } YxCacheEntry;
 
 struct CoreEval {
-    int64_t ring1, ring2, ring3, count1, mobility, stock[4];
+    int64_t ring1, ring2, ring3, count1, mobility, tempo_totem, tempo_place, stock[4];
     int64_t solve_nodes;
     YxCacheEntry cache[YX_CACHE_SLOTS];
 };
@@ -422,7 +422,8 @@ CORE_HOT static int core_evaluate(CorePos *pos, CoreEval *ev) {
                 ev->count1 * (mine1 - theirs1) +
                 ev->mobility *
                     (popcount64(yx_dests(t, me, opp)) - popcount64(yx_dests(t, opp, me))) +
-                yx_stock_worth(ev, st_me) - yx_stock_worth(ev, st_opp);
+                yx_stock_worth(ev, st_me) - yx_stock_worth(ev, st_opp) +
+                (phase ? ev->tempo_place : ev->tempo_totem);
     if (h > yx.heuristic_cap)
         h = yx.heuristic_cap;
     else if (h < -yx.heuristic_cap)
@@ -856,7 +857,9 @@ static int core_eval_load(CoreEval *ev, PyObject *evaluator) {
         yx_weight(weights, "ring2", &ev->ring2) < 0 ||
         yx_weight(weights, "ring3", &ev->ring3) < 0 ||
         yx_weight(weights, "count1", &ev->count1) < 0 ||
-        yx_weight(weights, "mobility", &ev->mobility) < 0)
+        yx_weight(weights, "mobility", &ev->mobility) < 0 ||
+        yx_weight(weights, "tempo_totem", &ev->tempo_totem) < 0 ||
+        yx_weight(weights, "tempo_place", &ev->tempo_place) < 0)
         goto done;
     stock = PyObject_GetAttrString(weights, "stock");
     if (!stock) goto done;

@@ -37,7 +37,16 @@ START = YOXII.start_position
 BENCH_POSITIONS = sorted(
     {case.position for case in BENCH["yoxii"] + SEARCH_BENCH["yoxii"]} | {START}
 )
-TUNED = Weights(ring1=90, ring2=7, ring3=-3, count1=0, mobility=40, stock=(1, 2, 3, 50))
+TUNED = Weights(
+    ring1=90,
+    ring2=7,
+    ring3=-3,
+    count1=0,
+    mobility=40,
+    stock=(1, 2, 3, 50),
+    tempo_totem=-70,
+    tempo_place=130,
+)
 """Other weights, every one changed, so that the core must read them from the evaluator."""
 
 

@@ -93,7 +93,14 @@ def test_the_pure_python_switch_turns_them_off() -> None:
 
 
 YOXII_TUNED = yoxii_eval.Weights(
-    ring1=90, ring2=7, ring3=-3, count1=0, mobility=40, stock=(1, 2, 3, 50)
+    ring1=90,
+    ring2=7,
+    ring3=-3,
+    count1=0,
+    mobility=40,
+    stock=(1, 2, 3, 50),
+    tempo_totem=-70,
+    tempo_place=130,
 )
 """Every Yoxii weight changed."""
 YOHOHO_TUNED = yohoho_eval.Weights(
@@ -396,9 +403,9 @@ def _yoxii_damage() -> list[Damage]:
         Damage("weights", (5,), longer, "a weight too many"),
         Damage("weights", (5, 0), becomes(1 << 31), "a weight out of range"),
         Damage("weights", (5, 0), becomes("x"), "a string"),
-        Damage("weights", (5, 5), becomes(-1), "SOLVED negative"),
-        Damage("weights", (5, 7), becomes(38), "SOLVE_EMPTIES beyond the board"),
-        Damage("weights", (5, 8), becomes(-1), "SOLVE_NODES negative"),
+        Damage("weights", (5, 7), becomes(-1), "SOLVED negative"),
+        Damage("weights", (5, 9), becomes(38), "SOLVE_EMPTIES beyond the board"),
+        Damage("weights", (5, 10), becomes(-1), "SOLVE_NODES negative"),
         Damage("stock values", (6,), shorter, "4095 stocks"),
         Damage("stock values", (6,), longer, "4097 stocks"),
         Damage("stock values", (6, 9), becomes(1 << 31), "a value out of range"),
