@@ -18,7 +18,7 @@ import pytest
 from bots.alphabeta import AlphaBeta
 from bots.engine import Limits
 from bots.eval import MAX_EVAL, evaluator_for
-from bots.eval.yoxii import SOLVE_EMPTIES, SOLVED, YoxiiEvaluator
+from bots.eval.yoxii import HEURISTIC_CAP, SOLVE_EMPTIES, SOLVED, Weights, YoxiiEvaluator
 from games import State
 from games.yoxii import COORDS, N_SQUARES, YoxiiGame, YoxiiState, format_board
 
@@ -170,6 +170,27 @@ def test_forced_winning_placement_is_proven() -> None:
     state.push(state.parse_move("c7"))
     assert state.phase() == "p"
     assert YoxiiEvaluator().evaluate(state) == SOLVED + 100 * 13 + 10 * 4
+
+
+def test_the_tempo_weights_add_to_the_heuristic_of_their_phase_only(
+    positions: list[YoxiiState],
+) -> None:
+    plain = YoxiiEvaluator()
+    tempo = YoxiiEvaluator(Weights(tempo_totem=300, tempo_place=-70))
+    seen = {"t": 0, "p": 0, "proven": 0}
+    for state in positions:
+        before = plain.evaluate(state)
+        after = tempo.evaluate(state)
+        assert tempo.evaluate_python(state) == after, state
+        if abs(before) >= SOLVED - 4000:
+            assert after == before, state  # a proven score takes no tempo
+            seen["proven"] += 1
+        elif before < 0 or 70 < before < HEURISTIC_CAP - 300:
+            # the heuristic's value: a closure floor under it (a loss, or a draw's 0 under a
+            # value above 70) stays under it with either tempo
+            assert after - before == (300 if state.phase() == "t" else -70), state
+            seen[state.phase()] += 1
+    assert min(seen.values()) >= 5, seen
 
 
 def solve(state: State, alpha: int = -1, beta: int = 1) -> int:
