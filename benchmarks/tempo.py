@@ -16,9 +16,11 @@ the best value the side to act reaches one decision on, by the static evaluation
 child's value is negated where the other side acts in it), less the position's own value: the
 gap. Positions are grouped by their phase and their children's (all the children of a
 position are assumed to be of one phase and one side to act, as they are in Yinsh, Yohoho and
-Yoxii). An evaluation that added a tempo ``T[phase]`` for the side to act would close the gaps
-where, for each group, ``T[phase] - sign * T[child phase]`` equals its mean gap (``sign`` +1
-where the same side acts in the child, else -1); the least-squares solution is printed.
+Yoxii). An evaluation that added a tempo ``T[phase]`` for the side to act would close the
+gaps where, for each group, ``T[phase] - sign * T[child phase]`` equals its mean gap (``sign``
++1 where the same side acts in the child, else -1); the least-squares solution is printed. It
+comes on top of any tempo the evaluation has: ``--option`` sets a game's own tempo weights to 0
+to measure without them (Yoxii: ``EvalYoxiiTempoTotem=0``, ``EvalYoxiiTempoPlace=0``).
 
 The best child is a maximum over many noisy values, so the gaps run somewhat high: tune from
 the printed values (``enginesrv tune``, ``benchmarks/tune_eval.py``) rather than take them.

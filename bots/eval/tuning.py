@@ -148,8 +148,10 @@ YOXII: Final = (
     _weight("EvalYoxiiStock2", "stock", 5, "a 2 kept in stock", signed=True, index=1),
     _weight("EvalYoxiiStock3", "stock", 10, "a 3 kept in stock", signed=True, index=2),
     _weight("EvalYoxiiStock4", "stock", 20, "a 4 kept in stock", signed=True, index=3),
-    Tunable("EvalYoxiiTempoTotem", "tempo_totem", 0, -800, 800, "the turn to come (Totem to move)"),
-    Tunable("EvalYoxiiTempoPlace", "tempo_place", 0, -800, 800, "the placement to come"),
+    Tunable(
+        "EvalYoxiiTempoTotem", "tempo_totem", 320, -800, 800, "the turn to come (Totem to move)"
+    ),
+    Tunable("EvalYoxiiTempoPlace", "tempo_place", 6, -800, 800, "the placement to come"),
 )
 """Yoxii's heuristic weights (``bots.eval.yoxii.Weights``)."""
 

@@ -63,6 +63,15 @@ three layers, cheapest first:
                                    10/20   add later: a 4 kept for the last placement is what
                                            decides close regions. Small, so that placing a 4
                                            into the region still pays (400 > 20)
+   tempo, side to act: before its  320/6   a side with its whole turn ahead (a Totem move to
+   Totem move / before its                 its best square, then a piece) is worth about
+   placement                               three points more than the heuristic says; before
+                                           its placement, with the Totem moved, about nothing.
+                                           Without it the value swings by some 350 from a
+                                           Totem-move position to a placement position,
+                                           and a search comparing values a decision apart
+                                           (late move reductions, the table, the aspiration
+                                           window) compares unlike with unlike
    ==============================  ======  ==================================================
 
    Each weight is an option of alphabeta, ``EvalYoxii...`` (``bots.eval.tuning``), for a tuner
@@ -70,7 +79,11 @@ three layers, cheapest first:
    2,000 and 8,000 nodes a move (120-200 games each) found no variation clearly better:
    without the outer rings, mobility 0 or 40, count 0 or 50, stock weights 0 or doubled, or a
    region weight growing with the region's fill all scored within the noise or worse; the
-   tactics of layers 1-2 and the search decide most games.
+   tactics of layers 1-2 and the search decide most games. The tempo terms are the exception:
+   ``benchmarks/tempo.py`` measured the swing (a position's best child against the position,
+   static values, over 144 games at 5+0.05: +325 from a Totem-move position, +370 from a
+   placement position, closed by tempi of 347 and 23), ``enginesrv tune`` moved both from 0
+   to 320 and 6 in 800 games at 5+0.05, and SPRT accepted them (benchmarks/README.md).
 
 Speed: 4.7 us per call over 9,000 middle-game positions of random games (plies 10-44) on an
 idle core, 7 us with the machine loaded; alphabeta searches about 110,000-170,000 nodes/s on
@@ -130,8 +143,8 @@ class Weights(NamedTuple):
     count1: int = 20
     mobility: int = 15
     stock: tuple[int, int, int, int] = (0, 5, 10, 20)
-    tempo_totem: int = 0
-    tempo_place: int = 0
+    tempo_totem: int = 320
+    tempo_place: int = 6
 
 
 # ---------------------------------------------------------------------------------------------

@@ -54,7 +54,8 @@ def test_the_printed_tempo_closes_the_gaps_of_the_records(tmp_path: Path) -> Non
         records.append(format_record(Record({"Game": "yoxii"}, moves)))
     path = tmp_path / "games.txt"
     path.write_text("\n".join(records))
-    first = run("yoxii", str(path), "--json")
+    none = ("--option", "EvalYoxiiTempoTotem=0", "--option", "EvalYoxiiTempoPlace=0")
+    first = run("yoxii", str(path), "--json", *none)
     assert first.returncode == 0, first.stderr
     tempo = json.loads(first.stdout)["tempo"]
     assert set(tempo) == {"t", "p"}

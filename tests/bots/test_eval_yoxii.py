@@ -175,7 +175,7 @@ def test_forced_winning_placement_is_proven() -> None:
 def test_the_tempo_weights_add_to_the_heuristic_of_their_phase_only(
     positions: list[YoxiiState],
 ) -> None:
-    plain = YoxiiEvaluator()
+    plain = YoxiiEvaluator(Weights(tempo_totem=0, tempo_place=0))
     tempo = YoxiiEvaluator(Weights(tempo_totem=300, tempo_place=-70))
     seen = {"t": 0, "p": 0, "proven": 0}
     for state in positions:
