@@ -1317,10 +1317,16 @@ def test_the_watch_page_of_a_match_draws_its_standings_games_and_board(
         assert page.evaluate("document.body.dataset.state") == "watching"
         heading = str(page.locator("#watch h2").text_content())
         assert "Yoxii" in heading
-        games_listed = page.locator("[data-testid=games] button")
-        other = games_listed.nth(1)
+        # the newest game is listed first, so the nth button can change under the test: the
+        # game clicked is named by its number
+        game = page.locator("[data-testid=games] button").nth(1).get_attribute("data-game")
+        other = page.locator(f"[data-testid=games] button[data-game='{game}']")
         other.click()
-        assert other.get_attribute("aria-current") == "true"
+        page.wait_for_function(
+            f"() => document.querySelector(\"[data-testid=games] button[data-game='{game}']\")"
+            ".getAttribute('aria-current') === 'true'",
+            timeout=MOVE_TIMEOUT,
+        )
         assert "vs" in str(other.text_content())
 
 
