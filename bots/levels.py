@@ -185,12 +185,12 @@ ELO: dict[str, dict[int, tuple[int, int]]] = {
     },
     "yoxii": {
         1: (877, 53),
-        2: (1016, 72),
-        3: (1147, 89),
-        4: (1284, 102),
-        5: (1431, 114),
-        6: (1750, 130),
-        7: (1877, 138),
+        2: (1014, 73),
+        3: (1147, 88),
+        4: (1292, 103),
+        5: (1439, 114),
+        6: (1836, 139),
+        7: (2022, 147),
     },
 }
 """Per game, each level's measured Elo and the half-width of its 95% interval (greedy at
