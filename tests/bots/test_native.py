@@ -27,6 +27,7 @@ from bots.simple import GreedyBot
 from games import State
 from games import yinsh as yinsh_rules
 from games import yoxii as yoxii_rules
+from tests.bots.test_core_yoxii import TUNED
 from tests.bots.test_eval_yohoho import (
     ADMIRAL_AT_THE_GOAL,
     CAPTURE_LOSES_THE_RACE,
@@ -92,17 +93,8 @@ def test_the_pure_python_switch_turns_them_off() -> None:
     assert out.strip() == "True"
 
 
-YOXII_TUNED = yoxii_eval.Weights(
-    ring1=90,
-    ring2=7,
-    ring3=-3,
-    count1=0,
-    mobility=40,
-    stock=(1, 2, 3, 50),
-    tempo_totem=-70,
-    tempo_place=130,
-)
-"""Every Yoxii weight changed."""
+YOXII_TUNED = TUNED
+"""Every Yoxii weight changed (the compiled core's tests use the same)."""
 YOHOHO_TUNED = yohoho_eval.Weights(
     chebec=73,
     galleon=190,
