@@ -390,7 +390,8 @@ class YoxiiEvaluator(Evaluator):
     # The value swings between the totem ply and the placement ply. A root window of 200
     # against the default 50: 17/20 at 0.1 s per move (SPRT elo0=0 elo1=30 accepted H1), then
     # 36/60 at 0.2 s; the same change lost in Yinsh (15/40) and made no difference in Yohoho
-    # (21/40), so it is Yoxii's alone.
+    # (21/40), so it is Yoxii's alone. With the tempo terms, which took most of that swing
+    # out, 50 scored the same as 200 (172-60-168 in 400 games at 0.1 s a move).
     aspiration = 200
 
     def __init__(self, weights: Weights | None = None, solve_nodes: int = SOLVE_NODES) -> None:
